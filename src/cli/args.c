@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* args.c — option table, flag parser, config file and AISB_* environment */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "util/log.h"
+#include "util/util.h"
+
+enum opt_kind {
+	OPT_BOOL,  /* flag without value; config/env value true/false */
+	OPT_VALUE, /* one value; later sources override */
+	OPT_LIST,  /* repeatable; all sources accumulate */
+	OPT_KIND_MAX,
+};
+
+enum opt_id {
+	OPT_NET,
+	OPT_ROOTFS,
+	OPT_IMAGE,
+	OPT_HARNESS,
+	OPT_WORKDIR,
+	OPT_NO_CWD,
+	OPT_READ_ONLY,
+	OPT_WRITABLE_GIT,
+	OPT_EPHEMERAL_HOME,
+	OPT_NO_AGENTS,
+	OPT_AGENTS_DIR,
+	OPT_ALLOW_PTRACE,
+	OPT_KEEP,
+	OPT_EPHEMERAL,
+	OPT_MOUNT,
+	OPT_ENV,
+	OPT_ENV_FILE,
+	OPT_ALLOW,
+	OPT_ALLOW_FILE,
+	OPT_ADD_HOST,
+	OPT_PUBLISH,
+	OPT_ALLOW_HOST_PORT,
+	OPT_PROXY,
+	OPT_MEMORY,
+	OPT_PIDS,
+	OPT_CPUS,
+	/* flag-only below */
+	OPT_SHELL,
+	OPT_STRICT_ARGS,
+	OPT_DRY_RUN,
+	OPT_PRINT_POLICY,
+	OPT_PRINT_RULESET,
+	OPT_HELP,
+	OPT_VERSION,
+	OPT_VERBOSE,
+	OPT_ID_MAX,
+};
+
+struct opt_def {
+	const char *flag;  /* without the leading "--" */
+	const char *key;   /* config key and AISB_<KEY>; NULL: flag only */
+	enum opt_kind kind;
+	enum opt_id id;
+	const char *arg;   /* metavar for help */
+	const char *help;
+};
+
+/* The one table of options. Defaults live in args_defaults(). */
+static const struct opt_def opts[] = {
+	{ "net", "net", OPT_VALUE, OPT_NET, "MODE", "network: none, allow, full" },
+	{ "allow", "allow", OPT_LIST, OPT_ALLOW, "ENTRY", "allow a destination (name, *.name, name:port, IP, CIDR)" },
+	{ "allow-file", "allow_file", OPT_LIST, OPT_ALLOW_FILE, "FILE", "allow entries from FILE, one per line" },
+	{ "add-host", "add_host", OPT_LIST, OPT_ADD_HOST, "NAME=IP", "pin NAME to IP for the gate" },
+	{ "allow-host-port", "allow_host_port", OPT_LIST, OPT_ALLOW_HOST_PORT, "PORT", "reach host 127.0.0.1:PORT as host.aisb.internal:PORT" },
+	{ "publish", "publish", OPT_LIST, OPT_PUBLISH, "[ADDR:]HOSTPORT:PORT", "publish a sandbox port on the host" },
+	{ "proxy", "proxy", OPT_VALUE, OPT_PROXY, "HOST:PORT", "chain allowed connections through an upstream proxy" },
+	{ "rootfs", "rootfs", OPT_VALUE, OPT_ROOTFS, "host", "root filesystem source" },
+	{ "image", "image", OPT_VALUE, OPT_IMAGE, "REF", "run on an OCI image from the store" },
+	{ "ephemeral", "ephemeral", OPT_BOOL, OPT_EPHEMERAL, NULL, "image writes go to a tmpfs" },
+	{ "harness", "harness", OPT_VALUE, OPT_HARNESS, "NAME", "pi, codex, claude or shell (default pi)" },
+	{ "workdir", "workdir", OPT_VALUE, OPT_WORKDIR, "PATH", "where the project appears inside (default auto)" },
+	{ "no-cwd", "no_cwd", OPT_BOOL, OPT_NO_CWD, NULL, "do not mount the current directory" },
+	{ "read-only", "read_only", OPT_BOOL, OPT_READ_ONLY, NULL, "mount the project read-only" },
+	{ "writable-git", "writable_git", OPT_BOOL, OPT_WRITABLE_GIT, NULL, "let the sandbox write .git/hooks and .git/config" },
+	{ "mount", "mount", OPT_LIST, OPT_MOUNT, "SRC[:DST][:ro|:rw]", "bind a host path (read-only unless :rw)" },
+	{ "ephemeral-home", "ephemeral_home", OPT_BOOL, OPT_EPHEMERAL_HOME, NULL, "home is a tmpfs, not persistent" },
+	{ "no-agents", "no_agents", OPT_BOOL, OPT_NO_AGENTS, NULL, "do not mount ~/.agents" },
+	{ "agents-dir", "agents_dir", OPT_VALUE, OPT_AGENTS_DIR, "DIR", "mount DIR read-only as ~/.agents" },
+	{ "env", "env", OPT_LIST, OPT_ENV, "NAME[=VALUE]", "pass a variable (NAME takes the host value)" },
+	{ "env-file", "env_file", OPT_LIST, OPT_ENV_FILE, "FILE", "pass NAME=VALUE lines from a 0600 file" },
+	{ "memory", "memory", OPT_VALUE, OPT_MEMORY, "SIZE", "memory limit" },
+	{ "pids", "pids", OPT_VALUE, OPT_PIDS, "N", "process limit" },
+	{ "cpus", "cpus", OPT_VALUE, OPT_CPUS, "X", "cpu limit" },
+	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside" },
+	{ "keep", "keep", OPT_BOOL, OPT_KEEP, NULL, "keep the session directory after exit" },
+	{ "shell", NULL, OPT_BOOL, OPT_SHELL, NULL, "run an interactive shell instead of the harness" },
+	{ "strict-args", NULL, OPT_BOOL, OPT_STRICT_ARGS, NULL, "an unknown flag is an error" },
+	{ "dry-run", NULL, OPT_BOOL, OPT_DRY_RUN, NULL, "print the plan (secrets redacted); start nothing" },
+	{ "print-policy", NULL, OPT_BOOL, OPT_PRINT_POLICY, NULL, "print the effective policy as key=value" },
+	{ "print-ruleset", NULL, OPT_BOOL, OPT_PRINT_RULESET, NULL, "print the nft ruleset; start nothing" },
+	{ "verbose", NULL, OPT_BOOL, OPT_VERBOSE, NULL, "more diagnostics" },
+	{ "help", NULL, OPT_BOOL, OPT_HELP, NULL, "this help" },
+	{ "version", NULL, OPT_BOOL, OPT_VERSION, NULL, "print the version" },
+};
+
+const char *net_mode_to_string(enum net_mode m)
+{
+	static const char *const names[NET_MODE_MAX] = { "none", "allow", "full" };
+	return m < NET_MODE_MAX ? names[m] : "?";
+}
+
+int net_mode_from_string(const char *s, enum net_mode *out)
+{
+	for (int m = 0; m < NET_MODE_MAX; m++)
+		if (streq(s, net_mode_to_string(m))) {
+			*out = m;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int set_str(char **dst, const char *v)
+{
+	char *c = strdup(v);
+	if (!c)
+		return -ENOMEM;
+	free(*dst);
+	*dst = c;
+	return 0;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	if (streq(v, "1") || streq(v, "true") || streq(v, "yes") || streq(v, "on"))
+		*out = true;
+	else if (streq(v, "0") || streq(v, "false") || streq(v, "no") || streq(v, "off"))
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static bool *bool_slot(struct aisb_settings *s, enum opt_id id)
+{
+	switch (id) {
+	case OPT_NO_CWD: return &s->no_cwd;
+	case OPT_READ_ONLY: return &s->read_only;
+	case OPT_WRITABLE_GIT: return &s->writable_git;
+	case OPT_EPHEMERAL_HOME: return &s->ephemeral_home;
+	case OPT_NO_AGENTS: return &s->no_agents;
+	case OPT_ALLOW_PTRACE: return &s->allow_ptrace;
+	case OPT_KEEP: return &s->keep;
+	case OPT_EPHEMERAL: return &s->ephemeral;
+	case OPT_SHELL: return &s->shell;
+	case OPT_STRICT_ARGS: return &s->strict_args;
+	case OPT_DRY_RUN: return &s->dry_run;
+	case OPT_PRINT_POLICY: return &s->print_policy;
+	case OPT_PRINT_RULESET: return &s->print_ruleset;
+	case OPT_HELP: return &s->help;
+	case OPT_VERSION: return &s->version;
+	default: return NULL;
+	}
+}
+
+static char **str_slot(struct aisb_settings *s, enum opt_id id)
+{
+	switch (id) {
+	case OPT_ROOTFS: return &s->rootfs;
+	case OPT_IMAGE: return &s->image;
+	case OPT_HARNESS: return &s->harness;
+	case OPT_WORKDIR: return &s->workdir;
+	case OPT_AGENTS_DIR: return &s->agents_dir;
+	case OPT_PROXY: return &s->proxy;
+	case OPT_MEMORY: return &s->memory;
+	case OPT_PIDS: return &s->pids;
+	case OPT_CPUS: return &s->cpus;
+	default: return NULL;
+	}
+}
+
+static char ***list_slot(struct aisb_settings *s, enum opt_id id)
+{
+	switch (id) {
+	case OPT_MOUNT: return &s->mounts;
+	case OPT_ENV: return &s->envs;
+	case OPT_ENV_FILE: return &s->env_files;
+	case OPT_ALLOW: return &s->allows;
+	case OPT_ALLOW_FILE: return &s->allow_files;
+	case OPT_ADD_HOST: return &s->add_hosts;
+	case OPT_PUBLISH: return &s->publish;
+	case OPT_ALLOW_HOST_PORT: return &s->allow_host_ports;
+	default: return NULL;
+	}
+}
+
+/* Validates values whose grammar is known here; deeper checks happen in plan resolution.
+ * @what names the source for the message. Logs on failure. */
+static int apply(struct aisb_settings *s, const struct opt_def *o, const char *v,
+		 enum setting_source src, const char *what)
+{
+	switch (o->kind) {
+	case OPT_BOOL: {
+		bool b = true;
+		if (v && parse_bool(v, &b) < 0)
+			return log_error("%s: '%s' takes true or false, not '%s'", what, o->key ? o->key : o->flag, v);
+		if (o->id == OPT_VERBOSE) {
+			s->verbose += b;
+			return 0;
+		}
+		*bool_slot(s, o->id) = b;
+		return 0;
+	}
+	case OPT_VALUE:
+		if (o->id == OPT_NET) {
+			if (net_mode_from_string(v, &s->net) < 0)
+				return log_error("%s: invalid network mode '%s' (use none, allow or full)", what, v);
+			s->net_source = src;
+			return 0;
+		}
+		if (o->id == OPT_HARNESS && !(streq(v, "pi") || streq(v, "codex") || streq(v, "claude") || streq(v, "shell")))
+			return log_error("%s: unknown harness '%s' (use pi, codex, claude or shell)", what, v);
+		if (o->id == OPT_ROOTFS && !streq(v, "host"))
+			return log_error("%s: unknown rootfs '%s' (use host, or --image REF)", what, v);
+		if (!*v)
+			return log_error("%s: '%s' needs a value", what, o->key ? o->key : o->flag);
+		return set_str(str_slot(s, o->id), v);
+	case OPT_LIST:
+		if (!*v)
+			return log_error("%s: '%s' needs a value", what, o->key ? o->key : o->flag);
+		return strv_push(list_slot(s, o->id), v) < 0 ? -ENOMEM : 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int args_defaults(struct aisb_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	/* Until the gate exists (issue 3), `none` is the only network mode and the default. */
+	s->net = NET_NONE;
+	s->net_source = SRC_DEFAULT;
+	if (set_str(&s->rootfs, "host") < 0 || set_str(&s->harness, "pi") < 0 ||
+	    set_str(&s->workdir, "auto") < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static const struct opt_def *find_key(const char *key)
+{
+	for (size_t i = 0; i < ELEMENTSOF(opts); i++)
+		if (opts[i].key && streq(opts[i].key, key))
+			return &opts[i];
+	return NULL;
+}
+
+static const struct opt_def *find_flag(const char *flag, size_t len)
+{
+	for (size_t i = 0; i < ELEMENTSOF(opts); i++)
+		if (strlen(opts[i].flag) == len && strncmp(opts[i].flag, flag, len) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+static char *strip(char *s)
+{
+	char *e;
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+int args_apply_config(struct aisb_settings *s, const char *text, const char *origin)
+{
+	_cleanup_free_ char *copy = strdup(text);
+	char *line, *save = NULL;
+	unsigned lineno = 0;
+	char *p;
+
+	if (!copy)
+		return -ENOMEM;
+	/* strtok is banned; split by hand so empty lines keep their numbers. */
+	for (line = copy; line; line = save) {
+		char what[512];
+		const struct opt_def *o;
+		char *eq, *key, *val;
+		int r;
+
+		p = strchr(line, '\n');
+		save = p ? p + 1 : NULL;
+		if (p)
+			*p = 0;
+		lineno++;
+		line = strip(line);
+		if (!*line || *line == '#')
+			continue;
+		snprintf(what, sizeof(what), "%s:%u", origin, lineno);
+		eq = strchr(line, '=');
+		if (!eq)
+			return log_error("%s: expected 'key = value'", what);
+		*eq = 0;
+		key = strip(line);
+		val = strip(eq + 1);
+		o = find_key(key);
+		if (!o)
+			return log_error("%s: unknown key '%s'", what, key);
+		r = apply(s, o, val, SRC_CONFIG, what);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int args_apply_env(struct aisb_settings *s, env_getter get)
+{
+	for (size_t i = 0; i < ELEMENTSOF(opts); i++) {
+		char name[64], what[80];
+		const char *v;
+		size_t j;
+		int r;
+
+		if (!opts[i].key)
+			continue;
+		snprintf(name, sizeof(name), "AISB_%s", opts[i].key);
+		for (j = 5; name[j]; j++)
+			name[j] = (char)toupper((unsigned char)name[j]);
+		v = get(name);
+		if (!v)
+			continue;
+		snprintf(what, sizeof(what), "environment %s", name);
+		if (opts[i].kind == OPT_LIST) {
+			/* Lists in the environment are comma-separated. */
+			_cleanup_free_ char *copy = strdup(v);
+			char *item = copy, *next;
+			if (!copy)
+				return -ENOMEM;
+			for (; item; item = next) {
+				next = strchr(item, ',');
+				if (next)
+					*next++ = 0;
+				item = strip(item);
+				if (!*item)
+					continue;
+				r = apply(s, &opts[i], item, SRC_ENV, what);
+				if (r < 0)
+					return r;
+			}
+			continue;
+		}
+		r = apply(s, &opts[i], v, SRC_ENV, what);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int args_parse_flags(struct aisb_settings *s, int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *name, *eq, *val = NULL;
+		const struct opt_def *o;
+		char what[128];
+		int r;
+
+		if (streq(a, "--")) {
+			if (i + 1 >= argc)
+				return log_error("'--' must be followed by a command"), -E2BIG;
+			s->command = strv_copy(argv + i + 1);
+			return s->command ? 0 : -ENOMEM;
+		}
+		if (strncmp(a, "--", 2) != 0 || !a[2])
+			break; /* positional (or "-x"): harness arguments start here */
+		name = a + 2;
+		eq = strchr(name, '=');
+		o = find_flag(name, eq ? (size_t)(eq - name) : strlen(name));
+		if (!o) {
+			if (s->strict_args)
+				return log_error("unknown flag '%s' (--strict-args is set; use '--' before the command)", a), -E2BIG;
+			break;
+		}
+		snprintf(what, sizeof(what), "--%s", o->flag);
+		if (o->kind == OPT_BOOL) {
+			if (eq)
+				val = eq + 1;
+		} else if (eq) {
+			val = eq + 1;
+		} else {
+			if (i + 1 >= argc)
+				return log_error("%s needs a value (%s)", what, o->arg), -E2BIG;
+			val = argv[++i];
+		}
+		r = apply(s, o, val, SRC_FLAG, what);
+		if (r < 0)
+			return r;
+	}
+	s->harness_args = strv_copy(argv + i);
+	return s->harness_args ? 0 : -ENOMEM;
+}
+
+int args_load(struct aisb_settings *s, int argc, char **argv, const char *config_path, env_getter get)
+{
+	int r = args_defaults(s);
+	if (r < 0)
+		return AISB_EXIT_FAILED;
+	if (config_path) {
+		_cleanup_free_ char *text = NULL;
+		r = read_file_at(-100 /* AT_FDCWD */, config_path, 1 << 20, &text, NULL);
+		if (r == -ENOENT)
+			r = 0;
+		else if (r < 0)
+			return log_error_errno(r, "cannot read config '%s': %m", config_path), AISB_EXIT_POLICY;
+		else if (args_apply_config(s, text, config_path) < 0)
+			return AISB_EXIT_POLICY;
+	}
+	if (args_apply_env(s, get) < 0)
+		return AISB_EXIT_POLICY;
+	r = args_parse_flags(s, argc, argv);
+	if (r == -E2BIG)
+		return AISB_EXIT_USAGE;
+	if (r < 0)
+		return AISB_EXIT_POLICY;
+	return 0;
+}
+
+void args_print_help(const char *prog)
+{
+	printf("usage: %s [run] [SANDBOX FLAGS] [HARNESS ARGS...]\n"
+	       "       %s [run] [SANDBOX FLAGS] -- COMMAND [ARGS...]\n\n"
+	       "Runs a harness (pi by default) or COMMAND against the current directory with only\n"
+	       "the project writable, no ambient environment, no capabilities and filtered network.\n"
+	       "Sandbox flags are read until the first argument that is not one; the rest goes to\n"
+	       "the harness. '--' replaces the harness with COMMAND.\n\nFlags:\n",
+	       prog, prog);
+	for (size_t i = 0; i < ELEMENTSOF(opts); i++) {
+		char left[64];
+		snprintf(left, sizeof(left), "--%s%s%s", opts[i].flag, opts[i].arg ? " " : "",
+			 opts[i].arg ? opts[i].arg : "");
+		printf("  %-34s %s\n", left, opts[i].help);
+	}
+	printf("\nConfig: $XDG_CONFIG_HOME/aisb/config ('key = value', keys as flags with '_');\n"
+	       "environment AISB_<KEY> overrides it; flags override both.\n"
+	       "Other commands: aisb COMMAND --help. Exit codes: the command's; 128+N for signal N;\n"
+	       "125 aisb failed; 126 not executable; 127 not found; 77 enforcement; 78 policy.\n");
+}
+
+void settings_free(struct aisb_settings *s)
+{
+	free(s->rootfs);
+	free(s->image);
+	free(s->harness);
+	free(s->workdir);
+	free(s->agents_dir);
+	free(s->proxy);
+	free(s->memory);
+	free(s->pids);
+	free(s->cpus);
+	strv_free(s->mounts);
+	strv_free(s->envs);
+	strv_free(s->env_files);
+	strv_free(s->allows);
+	strv_free(s->allow_files);
+	strv_free(s->add_hosts);
+	strv_free(s->publish);
+	strv_free(s->allow_host_ports);
+	strv_free(s->harness_args);
+	strv_free(s->command);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* args.h — sandbox flags, config file and AISB_* environment, with one precedence.
+ *
+ * One option table drives all three sources: built-in defaults < `$XDG_CONFIG_HOME/aisb/config`
+ * (`key = value`) < `AISB_<KEY>` environment < flags. Scalars are overridden by a later source;
+ * lists (mount, env, allow, ...) accumulate. The flag parser follows the seed's rule: sandbox flags
+ * are consumed until the first positional argument or unknown flag; that and everything after it
+ * are harness arguments; `--` ends the flags and replaces the harness with the command after it.
+ */
+#ifndef AISB_CLI_ARGS_H
+#define AISB_CLI_ARGS_H
+
+#include "cli/plan.h"
+
+/* A getter for host environment variables (secure_getenv in production, a table in tests). */
+typedef const char *(*env_getter)(const char *name);
+
+/* Sets the built-in defaults. Does not log. */
+int args_defaults(struct aisb_settings *s);
+
+/* Applies one `key = value` config text (the file's content). @origin names it in errors.
+ * Return: 0, or -EINVAL after logging "origin:line: ..." (exit 78). Logs on failure. */
+int args_apply_config(struct aisb_settings *s, const char *text, const char *origin);
+
+/* Applies every AISB_<KEY> variable that names an option. Logs on failure. */
+int args_apply_env(struct aisb_settings *s, env_getter get);
+
+/* Parses sandbox flags from argv[1..]. argv[0] is the program or subcommand name.
+ * Return: 0; -EINVAL for a bad value (exit 78) or -E2BIG for a usage error (exit 2).
+ * Logs on failure. */
+int args_parse_flags(struct aisb_settings *s, int argc, char **argv);
+
+/* All three sources in order. The config file is read from @config_path if non-NULL and present.
+ * Return: 0, or the exit code to use (2 or 78). Logs on failure. */
+int args_load(struct aisb_settings *s, int argc, char **argv, const char *config_path, env_getter get);
+
+/* Prints the run help to stdout. */
+void args_print_help(const char *prog);
+
+/* "none" "allow" "full" */
+const char *net_mode_to_string(enum net_mode m);
+int net_mode_from_string(const char *s, enum net_mode *out);
+
+#endif

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* commands.h — the subcommand table: one entry and one file per subcommand.
+ *
+ * Each handler gets the arguments after the subcommand name (argv[0] is the subcommand name)
+ * and returns the process exit code. Handlers are thin: they build a plan with the library and
+ * hand it on.
+ */
+#ifndef AISB_CLI_COMMANDS_H
+#define AISB_CLI_COMMANDS_H
+
+struct cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+int cmd_run(int argc, char **argv);
+
+/* The table, NULL-terminated; defined in commands.c. */
+extern const struct cli_command cli_commands[];
+
+/* Returns the command named @name, or NULL. Does not log. */
+const struct cli_command *cli_command_find(const char *name);
+
+#endif

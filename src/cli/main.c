@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* main.c — aisb entry point: pick the subcommand, default to `run` */
+#include <string.h>
+
+#include "cli/commands.h"
+#include "util/log.h"
+
+int main(int argc, char **argv)
+{
+	const struct cli_command *c = NULL;
+
+	/* `alias pi=aisb` must work: anything that is not a subcommand name is `run`'s. */
+	if (argc > 1)
+		c = cli_command_find(argv[1]);
+	if (c)
+		return c->run(argc - 1, argv + 1);
+	return cmd_run(argc, argv);
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* plan.h — the immutable sandbox plan and the settings it is resolved from.
+ *
+ * Settings are what the user asked for, merged from defaults < config < AISB_* environment <
+ * flags. The plan is what will be done: every path checked, every env value resolved, every
+ * refusal already made. Nothing after clone() parses untrusted input; the code inside the
+ * namespaces only executes a plan.
+ */
+#ifndef AISB_CLI_PLAN_H
+#define AISB_CLI_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+enum net_mode { NET_NONE, NET_ALLOW, NET_FULL, NET_MODE_MAX };
+enum rootfs_kind { ROOTFS_HOST, ROOTFS_IMAGE, ROOTFS_KIND_MAX };
+
+/* Where a setting came from; used for error messages and tests of precedence. */
+enum setting_source { SRC_DEFAULT, SRC_CONFIG, SRC_ENV, SRC_FLAG, SRC_MAX };
+
+struct aisb_settings {
+	enum net_mode net;
+	char *rootfs;         /* "host" */
+	char *image;          /* image reference, or NULL */
+	char *harness;        /* pi codex claude shell */
+	char *workdir;        /* "auto" or an absolute path inside */
+	bool no_cwd;
+	bool read_only;
+	bool writable_git;
+	bool ephemeral_home;
+	bool no_agents;
+	char *agents_dir;     /* NULL: $HOME/.agents */
+	bool allow_ptrace;
+	bool keep;
+	bool ephemeral;       /* image upper on tmpfs */
+	char **mounts;        /* SRC[:DST][:ro|:rw] */
+	char **envs;          /* NAME or NAME=VALUE */
+	char **env_files;
+	char **allows;        /* network allow entries (issue 3) */
+	char **allow_files;
+	char **add_hosts;     /* NAME=IP */
+	char **publish;       /* [ADDR:]HOSTPORT:PORT */
+	char **allow_host_ports;
+	char *proxy;          /* upstream HOST:PORT */
+	char *memory;         /* limits (issue 5) */
+	char *pids;
+	char *cpus;
+	/* flag-only */
+	bool shell;
+	bool strict_args;
+	bool dry_run;
+	bool print_policy;
+	bool print_ruleset;
+	bool help;
+	bool version;
+	int verbose;
+	/* the command: harness arguments, or the `--` command */
+	char **harness_args;
+	char **command;       /* non-NULL when `--` was given */
+	enum setting_source net_source;
+};
+
+struct plan_mount {
+	char *src;     /* host path, checked */
+	char *dst;     /* path inside */
+	bool ro;
+	bool is_dir;
+};
+
+struct plan_env {
+	char *name;
+	char *value;
+	bool secret;   /* came from --env / --env-file: never printed */
+};
+
+struct aisb_plan {
+	/* identity */
+	uid_t host_uid, host_gid;
+	uid_t uid;             /* inside: 1000 */
+	gid_t gid;
+	const char *user;      /* "sandbox" */
+	const char *home;      /* "/home/sandbox" */
+
+	/* rootfs */
+	enum rootfs_kind rootfs;
+	char *image_ref;
+	char *image_rootfs;    /* host path of the unpacked image (issue 4) */
+
+	/* project */
+	char *project_src;     /* NULL with --no-cwd */
+	char *project_dst;
+	bool project_ro;
+	bool project_relocated;/* mounted at /project because its own path is sandbox-owned */
+	bool writable_git;
+	char *cwd;             /* working directory inside */
+
+	/* home */
+	char *home_src;        /* persistent home on the host, NULL when ephemeral */
+	char *agents_src;      /* host ~/.agents, NULL when absent or --no-agents */
+
+	struct plan_mount *mounts;
+	size_t n_mounts;
+
+	struct plan_env *env;
+	size_t n_env;
+
+	enum net_mode net;
+
+	bool allow_ptrace;
+	bool keep;
+
+	char **argv;           /* the command to exec */
+
+	/* state */
+	char *state_dir;       /* $XDG_STATE_HOME/aisb */
+	char *session_id;
+	char *session_dir;
+};
+
+void settings_free(struct aisb_settings *s);
+void plan_free(struct aisb_plan *p);
+
+#endif

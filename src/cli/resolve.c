@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* resolve.c — settings to plan: paths, project placement, mounts, environment, command */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "cli/resolve.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#define SANDBOX_UID 1000
+#define SANDBOX_GID 1000
+#define SANDBOX_HOME "/home/sandbox"
+#define SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* Paths the sandbox owns together with everything below them. */
+static const char *const reserved_trees[] = {
+	"/usr", "/etc", "/var", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/boot", "/proc", "/sys", "/dev", "/root", "/run", "/tmp", "/project",
+};
+
+bool plan_path_is_reserved(const char *path)
+{
+	if (!path_is_absolute(path) || streq(path, "/") || streq(path, "/home"))
+		return true;
+	for (size_t i = 0; i < ELEMENTSOF(reserved_trees); i++)
+		if (path_startswith(path, reserved_trees[i]))
+			return true;
+	/* /home/sandbox, /home/sandbox-x, ...: the sandbox's home and anything that looks like it. */
+	if (strncmp(path, SANDBOX_HOME, strlen(SANDBOX_HOME)) == 0)
+		return true;
+	return false;
+}
+
+bool plan_path_is_forbidden_source(const char *path, const char *xdg_runtime_dir)
+{
+	static const char *const forbidden[] = { "/proc", "/sys", "/dev", "/run", "/var/run", "/boot" };
+	if (!path_is_absolute(path) || streq(path, "/"))
+		return true;
+	for (size_t i = 0; i < ELEMENTSOF(forbidden); i++)
+		if (path_startswith(path, forbidden[i]))
+			return true;
+	if (xdg_runtime_dir && path_is_absolute(xdg_runtime_dir) && !streq(xdg_runtime_dir, "/") &&
+	    (path_startswith(path, xdg_runtime_dir) || path_startswith(xdg_runtime_dir, path)))
+		return true;
+	return false;
+}
+
+int plan_parse_mount_spec(const char *spec, char **src, char **dst, bool *ro)
+{
+	_cleanup_free_ char *s = strdup(spec);
+	size_t n;
+	char *colon;
+
+	if (!s)
+		return -ENOMEM;
+	*ro = true; /* rw only when asked */
+	n = strlen(s);
+	if (n > 3 && (streq(s + n - 3, ":ro") || streq(s + n - 3, ":rw"))) {
+		*ro = s[n - 1] == 'o';
+		s[n - 3] = 0;
+	}
+	colon = strchr(s, ':');
+	if (colon)
+		*colon = 0;
+	if (!*s)
+		return log_error("invalid --mount '%s': empty source", spec);
+	if (colon && !path_is_absolute(colon + 1))
+		return log_error("invalid --mount '%s': destination must be an absolute path", spec);
+	if (path_has_dotdot(s) || (colon && path_has_dotdot(colon + 1)))
+		return log_error("invalid --mount '%s': '..' is not allowed", spec);
+	*src = strdup(s);
+	*dst = colon ? strdup(colon + 1) : NULL;
+	if (!*src || (colon && !*dst))
+		return -ENOMEM;
+	return 0;
+}
+
+int plan_project_dst(const char *cwd, const char *workdir, char **dst, bool *relocated)
+{
+	*relocated = false;
+	if (!workdir || streq(workdir, "auto")) {
+		if (plan_path_is_reserved(cwd)) {
+			*relocated = true;
+			*dst = strdup("/project");
+		} else
+			*dst = strdup(cwd);
+		return *dst ? 0 : -ENOMEM;
+	}
+	if (!path_is_absolute(workdir) || path_has_dotdot(workdir))
+		return log_error("invalid --workdir '%s': use 'auto' or an absolute path without '..'", workdir);
+	if (plan_path_is_reserved(workdir) && !streq(workdir, "/project"))
+		return log_error("invalid --workdir '%s': the sandbox owns that path", workdir);
+	*dst = strdup(workdir);
+	return *dst ? 0 : -ENOMEM;
+}
+
+bool plan_env_name_valid(const char *name)
+{
+	if (!name || !(isalpha((unsigned char)*name) || *name == '_'))
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!(isalnum((unsigned char)*p) || *p == '_'))
+			return false;
+	return strlen(name) < 256;
+}
+
+static int env_set(struct aisb_plan *p, const char *name, const char *value, bool secret)
+{
+	for (size_t i = 0; i < p->n_env; i++)
+		if (streq(p->env[i].name, name)) {
+			char *v = strdup(value);
+			if (!v)
+				return -ENOMEM;
+			free(p->env[i].value);
+			p->env[i].value = v;
+			p->env[i].secret = secret;
+			return 0;
+		}
+	struct plan_env *n = realloc(p->env, (p->n_env + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	p->env = n;
+	n[p->n_env].name = strdup(name);
+	n[p->n_env].value = strdup(value);
+	n[p->n_env].secret = secret;
+	if (!n[p->n_env].name || !n[p->n_env].value)
+		return -ENOMEM;
+	p->n_env++;
+	return 0;
+}
+
+/* Reads NAME=VALUE lines. Errors name the file and line, never the content. Logs on failure. */
+static int env_file_load(struct aisb_plan *p, const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	_cleanup_free_ char *text = NULL;
+	struct stat st;
+	char *line, *next;
+	unsigned lineno = 0;
+	int r;
+
+	if (fd < 0)
+		return log_error_errno(-errno, "cannot open --env-file '%s': %m", path);
+	if (fstat(fd, &st) < 0)
+		return log_error_errno(-errno, "cannot stat --env-file '%s': %m", path);
+	if (!S_ISREG(st.st_mode))
+		return log_error("--env-file '%s' is not a regular file", path);
+	if (st.st_mode & 077)
+		return log_error("--env-file '%s' has mode %04o; it holds secrets, so it must be 0600 "
+				 "(chmod 600 '%s')", path, (unsigned)(st.st_mode & 07777), path);
+	if (st.st_uid != getuid())
+		return log_error("--env-file '%s' is not owned by you (uid %u)", path, (unsigned)getuid());
+	/* Read through the fd we checked, never by name again. */
+	{
+		char fdpath[64];
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+		r = read_file_at(AT_FDCWD, fdpath, 1 << 20, &text, NULL);
+		if (r < 0)
+			return log_error_errno(r, "cannot read --env-file '%s': %m", path);
+	}
+	for (line = text; line; line = next) {
+		char *eq, *name, *val;
+		size_t vl;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		lineno++;
+		while (isspace((unsigned char)*line))
+			line++;
+		if (!*line || *line == '#')
+			continue;
+		if (strncmp(line, "export ", 7) == 0)
+			line += 7;
+		eq = strchr(line, '=');
+		if (!eq)
+			return log_error("--env-file '%s':%u: expected NAME=VALUE", path, lineno);
+		*eq = 0;
+		name = line;
+		val = eq + 1;
+		if (!plan_env_name_valid(name))
+			return log_error("--env-file '%s':%u: invalid variable name", path, lineno);
+		vl = strlen(val);
+		if (vl && val[vl - 1] == '\r')
+			val[--vl] = 0;
+		if (vl >= 2 && (val[0] == '"' || val[0] == '\'') && val[vl - 1] == val[0]) {
+			val[vl - 1] = 0;
+			val++;
+		}
+		r = env_set(p, name, val, true);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int plan_build_env(struct aisb_plan *p, const struct aisb_settings *s, env_getter get)
+{
+	static const char *const pass[] = { "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TZ" };
+	int r;
+
+	for (size_t i = 0; i < ELEMENTSOF(pass); i++) {
+		const char *v = get(pass[i]);
+		if (v && (r = env_set(p, pass[i], v, false)) < 0)
+			return r;
+	}
+	if ((r = env_set(p, "HOME", SANDBOX_HOME, false)) < 0 ||
+	    (r = env_set(p, "USER", "sandbox", false)) < 0 ||
+	    (r = env_set(p, "LOGNAME", "sandbox", false)) < 0 ||
+	    (r = env_set(p, "PATH", SANDBOX_PATH, false)) < 0 ||
+	    (r = env_set(p, "SHELL", access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh", false)) < 0 ||
+	    (r = env_set(p, "container", "aisb", false)) < 0)
+		return r;
+
+	for (size_t i = 0; s->envs && s->envs[i]; i++) {
+		const char *spec = s->envs[i];
+		const char *eq = strchr(spec, '=');
+		_cleanup_free_ char *name = eq ? strndup(spec, (size_t)(eq - spec)) : strdup(spec);
+
+		if (!name)
+			return -ENOMEM;
+		if (!plan_env_name_valid(name))
+			return log_error("invalid --env name '%s'", name);
+		if (eq) {
+			r = env_set(p, name, eq + 1, true);
+		} else {
+			const char *v = get(name);
+			if (!v)
+				return log_error("--env %s: the variable is not set on the host "
+						 "(set it, or use --env-file)", name);
+			r = env_set(p, name, v, true);
+		}
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; s->env_files && s->env_files[i]; i++)
+		if ((r = env_file_load(p, s->env_files[i])) < 0)
+			return r;
+	return 0;
+}
+
+static int add_mount(struct aisb_plan *p, const char *spec, const char *xdg_runtime)
+{
+	_cleanup_free_ char *src = NULL, *dst = NULL, *real = NULL;
+	struct plan_mount *m;
+	struct stat st;
+	bool ro;
+	int r;
+
+	r = plan_parse_mount_spec(spec, &src, &dst, &ro);
+	if (r < 0)
+		return r;
+	real = realpath(src, NULL);
+	if (!real)
+		return log_error_errno(-errno, "invalid --mount '%s': source '%s': %m", spec, src);
+	if (lstat(real, &st) < 0)
+		return log_error_errno(-errno, "invalid --mount '%s': %m", spec);
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return log_error("invalid --mount '%s': only directories and regular files can be mounted", spec);
+	if (plan_path_is_forbidden_source(real, xdg_runtime))
+		return log_error("invalid --mount '%s': '%s' must never be exposed to the sandbox", spec, real);
+	if (!dst) {
+		dst = strdup(real);
+		if (!dst)
+			return -ENOMEM;
+	}
+	if (plan_path_is_reserved(dst))
+		return log_error("invalid --mount '%s': the sandbox owns '%s'; pick another destination", spec, dst);
+	if (p->project_dst && streq(dst, p->project_dst))
+		return log_error("invalid --mount '%s': '%s' is where the project is mounted", spec, dst);
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (streq(p->mounts[i].dst, dst))
+			return log_error("invalid --mount '%s': '%s' is already a mount destination", spec, dst);
+	m = realloc(p->mounts, (p->n_mounts + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	p->mounts = m;
+	m[p->n_mounts] = (struct plan_mount){ TAKE_PTR(real), TAKE_PTR(dst), ro, S_ISDIR(st.st_mode) };
+	p->n_mounts++;
+	return 0;
+}
+
+static char *home_dir(env_getter get)
+{
+	const char *h = get("HOME");
+	struct passwd *pw;
+	if (h && path_is_absolute(h))
+		return strdup(h);
+	pw = getpwuid(getuid());
+	return pw && pw->pw_dir ? strdup(pw->pw_dir) : NULL;
+}
+
+static int resolve_command(struct aisb_plan *p, const struct aisb_settings *s)
+{
+	const char *shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+
+	if (s->command) {
+		p->argv = strv_copy(s->command);
+		return p->argv ? 0 : -ENOMEM;
+	}
+	p->argv = calloc(1, sizeof(char *));
+	if (!p->argv)
+		return -ENOMEM;
+	if (s->shell || streq(s->harness, "shell")) {
+		if (strv_push(&p->argv, shell) < 0)
+			return -ENOMEM;
+	} else if (strv_push(&p->argv, s->harness) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; s->harness_args && s->harness_args[i]; i++)
+		if (strv_push(&p->argv, s->harness_args[i]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get)
+{
+	_cleanup_free_ char *home = NULL, *cwd = NULL;
+	const char *xdg_runtime = get("XDG_RUNTIME_DIR");
+	const char *xdg_state = get("XDG_STATE_HOME");
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->host_uid = getuid();
+	p->host_gid = getgid();
+	p->uid = SANDBOX_UID;
+	p->gid = SANDBOX_GID;
+	p->user = "sandbox";
+	p->home = SANDBOX_HOME;
+	p->allow_ptrace = s->allow_ptrace;
+	p->keep = s->keep;
+	p->writable_git = s->writable_git;
+
+	/* Features of later issues are refused loudly rather than ignored. */
+	if (s->net != NET_NONE)
+		return log_error("--net %s is not available yet: this build has only --net none "
+				 "(loopback only)", net_mode_to_string(s->net)), AISB_EXIT_POLICY;
+	if (s->allows || s->allow_files || s->add_hosts || s->publish || s->allow_host_ports || s->proxy)
+		return log_error("network allow entries, --add-host, --publish, --allow-host-port and "
+				 "--proxy need --net allow, which is not available yet"), AISB_EXIT_POLICY;
+	if (s->image)
+		return log_error("--image is not available yet: this build runs on --rootfs host only"),
+		       AISB_EXIT_POLICY;
+	if (s->memory || s->pids || s->cpus)
+		return log_error("--memory, --pids and --cpus are not available yet: no resource limit "
+				 "would be enforced"), AISB_EXIT_POLICY;
+	p->net = s->net;
+	p->rootfs = ROOTFS_HOST;
+
+	home = home_dir(get);
+	if (!home)
+		return log_error("cannot find your home directory (set HOME)"), AISB_EXIT_FAILED;
+
+	/* The project. */
+	if (!s->no_cwd) {
+		cwd = getcwd(NULL, 0);
+		if (!cwd)
+			return log_error_errno(-errno, "cannot read the current directory: %m"), AISB_EXIT_FAILED;
+		if (streq(cwd, "/") || path_startswith(home, cwd))
+			return log_error("refusing to mount '%s' as the project: it is or contains your home "
+					 "directory; cd into a project, or use --no-cwd", cwd), AISB_EXIT_POLICY;
+		if (plan_path_is_forbidden_source(cwd, xdg_runtime))
+			return log_error("refusing to mount '%s' as the project: it must never be exposed to "
+					 "the sandbox; cd into a project, or use --no-cwd", cwd), AISB_EXIT_POLICY;
+		r = plan_project_dst(cwd, s->workdir, &p->project_dst, &p->project_relocated);
+		if (r < 0)
+			return AISB_EXIT_POLICY;
+		p->project_src = TAKE_PTR(cwd);
+		p->project_ro = s->read_only;
+		p->cwd = strdup(p->project_dst);
+	} else {
+		if (s->workdir && !streq(s->workdir, "auto"))
+			return log_error("--workdir needs a project; it cannot be used with --no-cwd"), AISB_EXIT_POLICY;
+		p->cwd = strdup(SANDBOX_HOME);
+	}
+	if (!p->cwd)
+		return AISB_EXIT_FAILED;
+
+	/* State and home. */
+	if (xdg_state && path_is_absolute(xdg_state))
+		p->state_dir = path_join(xdg_state, "aisb");
+	else if (asprintf(&p->state_dir, "%s/.local/state/aisb", home) < 0)
+		p->state_dir = NULL;
+	if (!p->state_dir)
+		return AISB_EXIT_FAILED;
+	if (!s->ephemeral_home && !(p->home_src = path_join(p->state_dir, "homes/default")))
+		return AISB_EXIT_FAILED;
+
+	if (!s->no_agents) {
+		_cleanup_free_ char *agents = s->agents_dir ? strdup(s->agents_dir) : path_join(home, ".agents");
+		struct stat st;
+		if (!agents)
+			return AISB_EXIT_FAILED;
+		if (stat(agents, &st) == 0 && S_ISDIR(st.st_mode)) {
+			p->agents_src = realpath(agents, NULL);
+			if (!p->agents_src)
+				return log_error_errno(-errno, "cannot resolve agents dir '%s': %m", agents), AISB_EXIT_POLICY;
+			if (plan_path_is_forbidden_source(p->agents_src, xdg_runtime))
+				return log_error("--agents-dir '%s' must never be exposed", agents), AISB_EXIT_POLICY;
+		} else if (s->agents_dir)
+			return log_error("--agents-dir '%s' is not a directory", agents), AISB_EXIT_POLICY;
+	}
+
+	for (size_t i = 0; s->mounts && s->mounts[i]; i++)
+		if (add_mount(p, s->mounts[i], xdg_runtime) < 0)
+			return AISB_EXIT_POLICY;
+
+	r = plan_build_env(p, s, get);
+	if (r == -ENOMEM)
+		return AISB_EXIT_FAILED;
+	if (r < 0)
+		return AISB_EXIT_POLICY;
+
+	if (resolve_command(p, s) < 0)
+		return AISB_EXIT_FAILED;
+	return 0;
+}
+
+static void print_argv(FILE *f, char *const *argv)
+{
+	for (size_t i = 0; argv && argv[i]; i++)
+		fprintf(f, "%s'%s'", i ? " " : "", argv[i]);
+	fputc('\n', f);
+}
+
+void plan_print(const struct aisb_plan *p, FILE *f)
+{
+	fprintf(f, "aisb plan (dry run: nothing was started or written)\n");
+	fprintf(f, "command:    ");
+	print_argv(f, p->argv);
+	fprintf(f, "identity:   uid %u gid %u (%s) inside <-> uid %u gid %u outside\n", (unsigned)p->uid,
+		(unsigned)p->gid, p->user, (unsigned)p->host_uid, (unsigned)p->host_gid);
+	fprintf(f, "namespaces: user mount pid net ipc uts cgroup\n");
+	fprintf(f, "rootfs:     host: /usr /bin /sbin /lib* /etc /opt read-only; fresh /proc, minimal /dev, "
+		   "tmpfs /tmp /run\n");
+	if (p->project_src)
+		fprintf(f, "project:    %s -> %s (%s)%s%s\n", p->project_src, p->project_dst,
+			p->project_ro ? "read-only" : "read-write",
+			p->project_relocated ? " [its own path is sandbox-owned]" : "",
+			p->writable_git ? " .git writable" : " .git/hooks,.git/config read-only");
+	else
+		fprintf(f, "project:    none (--no-cwd)\n");
+	fprintf(f, "cwd:        %s\n", p->cwd);
+	fprintf(f, "home:       %s -> %s\n", p->home_src ? p->home_src : "tmpfs (ephemeral)", p->home);
+	fprintf(f, "agents:     %s\n", p->agents_src ? p->agents_src : "none");
+	for (size_t i = 0; i < p->n_mounts; i++)
+		fprintf(f, "mount:      %s -> %s (%s)\n", p->mounts[i].src, p->mounts[i].dst,
+			p->mounts[i].ro ? "read-only" : "read-write");
+	fprintf(f, "network:    %s\n", net_mode_to_string(p->net));
+	fprintf(f, "hardening:  no capabilities, empty bounding set, no_new_privs, seccomp deny list%s\n",
+		p->allow_ptrace ? " (ptrace allowed)" : "");
+	for (size_t i = 0; i < p->n_env; i++)
+		fprintf(f, "env:        %s=%s\n", p->env[i].name, p->env[i].secret ? "<redacted>" : p->env[i].value);
+	fprintf(f, "state:      %s/sessions/<id> (%s at exit)\n", p->state_dir, p->keep ? "kept" : "removed");
+}
+
+void plan_print_policy(const struct aisb_plan *p, FILE *f)
+{
+	fprintf(f, "net=%s\n", net_mode_to_string(p->net));
+	fprintf(f, "rootfs=host\n");
+	fprintf(f, "project=%s\n", p->project_src ? p->project_src : "");
+	fprintf(f, "project_dst=%s\n", p->project_dst ? p->project_dst : "");
+	fprintf(f, "project_ro=%s\n", p->project_ro ? "true" : "false");
+	fprintf(f, "writable_git=%s\n", p->writable_git ? "true" : "false");
+	fprintf(f, "home=%s\n", p->home_src ? p->home_src : "ephemeral");
+	fprintf(f, "agents=%s\n", p->agents_src ? p->agents_src : "");
+	for (size_t i = 0; i < p->n_mounts; i++)
+		fprintf(f, "mount=%s:%s:%s\n", p->mounts[i].src, p->mounts[i].dst, p->mounts[i].ro ? "ro" : "rw");
+	for (size_t i = 0; i < p->n_env; i++)
+		fprintf(f, "env=%s\n", p->env[i].name);
+	fprintf(f, "uid=%u\ngid=%u\n", (unsigned)p->uid, (unsigned)p->gid);
+	fprintf(f, "capabilities=none\nno_new_privs=true\nseccomp=default\nallow_ptrace=%s\n",
+		p->allow_ptrace ? "true" : "false");
+	fprintf(f, "max_user_namespaces=0\n");
+}
+
+char *plan_to_json(const struct aisb_plan *p)
+{
+	json_object *o = json_object_new_object(), *a, *env, *m;
+	char *out;
+
+	if (!o)
+		return NULL;
+	a = json_object_new_array();
+	for (size_t i = 0; p->argv && p->argv[i]; i++)
+		json_object_array_add(a, json_object_new_string(p->argv[i]));
+	json_object_object_add(o, "command", a);
+	json_object_object_add(o, "session", json_object_new_string(p->session_id ? p->session_id : ""));
+	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(p->net)));
+	json_object_object_add(o, "rootfs", json_object_new_string("host"));
+	json_object_object_add(o, "project", p->project_src ? json_object_new_string(p->project_src) : NULL);
+	json_object_object_add(o, "project_dst", p->project_dst ? json_object_new_string(p->project_dst) : NULL);
+	json_object_object_add(o, "project_ro", json_object_new_boolean(p->project_ro));
+	json_object_object_add(o, "writable_git", json_object_new_boolean(p->writable_git));
+	json_object_object_add(o, "cwd", json_object_new_string(p->cwd));
+	json_object_object_add(o, "home", json_object_new_string(p->home_src ? p->home_src : "ephemeral"));
+	json_object_object_add(o, "host_uid", json_object_new_int((int)p->host_uid));
+	m = json_object_new_array();
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		json_object *e = json_object_new_object();
+		json_object_object_add(e, "src", json_object_new_string(p->mounts[i].src));
+		json_object_object_add(e, "dst", json_object_new_string(p->mounts[i].dst));
+		json_object_object_add(e, "ro", json_object_new_boolean(p->mounts[i].ro));
+		json_object_array_add(m, e);
+	}
+	json_object_object_add(o, "mounts", m);
+	/* Names only: a value never reaches the session dir. */
+	env = json_object_new_array();
+	for (size_t i = 0; i < p->n_env; i++)
+		json_object_array_add(env, json_object_new_string(p->env[i].name));
+	json_object_object_add(o, "env", env);
+	json_object_object_add(o, "allow_ptrace", json_object_new_boolean(p->allow_ptrace));
+	out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return out;
+}
+
+void plan_free(struct aisb_plan *p)
+{
+	free(p->image_ref);
+	free(p->image_rootfs);
+	free(p->project_src);
+	free(p->project_dst);
+	free(p->cwd);
+	free(p->home_src);
+	free(p->agents_src);
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		free(p->mounts[i].src);
+		free(p->mounts[i].dst);
+	}
+	free(p->mounts);
+	for (size_t i = 0; i < p->n_env; i++) {
+		free(p->env[i].name);
+		if (p->env[i].value)
+			explicit_bzero(p->env[i].value, strlen(p->env[i].value));
+		free(p->env[i].value);
+	}
+	free(p->env);
+	strv_free(p->argv);
+	free(p->state_dir);
+	free(p->session_id);
+	free(p->session_dir);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* sandbox.h — the supervisor: clone the sandbox, run it, tear it down.
+ *
+ * sandbox_run() executes a resolved plan (design section 3): it creates the session dir, clones
+ * init into new user/mount/pid/net/ipc/uts/cgroup namespaces, writes the single-id maps, relays the
+ * pty, forwards signals, waits, and removes everything it created.
+ */
+#ifndef AISB_NS_SANDBOX_H
+#define AISB_NS_SANDBOX_H
+
+#include "cli/plan.h"
+
+/* Runs @p. Return: the process exit code (the command's, 128+N, or 77/78/125/126/127).
+ * Logs on failure. */
+int sandbox_run(struct aisb_plan *p);
+
+#endif

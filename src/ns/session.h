@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* session.h — the session directory: what a run leaves for ps/inspect/logs/clean.
+ *
+ * Layout under the state dir ($XDG_STATE_HOME/aisb, default ~/.local/state/aisb):
+ *   sessions/<id>/plan.json     the plan without secret values (plan_to_json)
+ *   sessions/<id>/supervisor    "PID STARTTIME\n": the supervisor's pid and its start time
+ *                               (field 22 of /proc/PID/stat), so a reused pid is not mistaken
+ *                               for a live session
+ *   sessions/<id>/init          "PID\n": host pid of the sandbox's init
+ *   sessions/<id>/egress.jsonl  egress log (network modes with a gate)
+ *   sessions/<id>/etc/          generated passwd, group, hosts, resolv.conf
+ *   sessions.log                one JSON line per finished run: id, start, end, command, project,
+ *                               net, exit (never an env value)
+ * The session dir is removed at exit unless --keep; a supervisor killed with SIGKILL leaves it for
+ * `aisb clean`.
+ */
+#ifndef AISB_NS_SESSION_H
+#define AISB_NS_SESSION_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cli/plan.h"
+
+/* Creates sessions/<id>/ (0700) with plan.json, supervisor and the generated etc files; fills
+ * p->session_id and p->session_dir. Logs on failure. */
+int session_create(struct aisb_plan *p);
+
+/* Records the init pid. Does not log. */
+int session_set_init_pid(const struct aisb_plan *p, pid_t pid);
+
+/* Appends the sessions.log line and removes the session dir unless p->keep. Logs on failure. */
+int session_finish(const struct aisb_plan *p, int exit_code, long long start_usec);
+
+/* Reads "PID STARTTIME" of a session's supervisor and tells whether it is still that process.
+ * Does not log. */
+bool session_is_live(const char *session_dir);
+
+#endif

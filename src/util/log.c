@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* log.c — stderr diagnostics with errno-returning helpers */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/log.h"
+
+static enum log_level max_level = LOG_LVL_INFO;
+
+void log_set_level(enum log_level l)
+{
+	max_level = l;
+}
+
+enum log_level log_get_level(void)
+{
+	return max_level;
+}
+
+int log_internal(enum log_level l, int err, const char *fmt, ...)
+{
+	int saved = errno;
+	char buf[2048];
+	va_list ap;
+
+	if (err < 0)
+		err = -err;
+	if (l > max_level)
+		goto out;
+	/* "%m" must print the error we were given, not whatever errno is now. */
+	errno = err ? err : saved;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "aisb: %s%s\n", l == LOG_LVL_WARN ? "warning: " : "", buf);
+out:
+	errno = saved;
+	return err ? -err : -EINVAL;
+}

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* util.c — fd, file, path and string-vector helpers */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+size_t strv_length(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+int strv_push_take(char ***v, char *s)
+{
+	size_t n = strv_length(*v);
+	char **nv;
+
+	if (!s)
+		return -ENOMEM;
+	nv = realloc(*v, (n + 2) * sizeof(char *));
+	if (!nv) {
+		free(s);
+		return -ENOMEM;
+	}
+	nv[n] = s;
+	nv[n + 1] = NULL;
+	*v = nv;
+	return 0;
+}
+
+int strv_push(char ***v, const char *s)
+{
+	return strv_push_take(v, strdup(s));
+}
+
+bool strv_contains(char *const *v, const char *s)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (streq(v[i], s))
+			return true;
+	return false;
+}
+
+char **strv_copy(char *const *v)
+{
+	char **c = calloc(1, sizeof(char *));
+	if (!c)
+		return NULL;
+	for (size_t i = 0; v && v[i]; i++)
+		if (strv_push(&c, v[i]) < 0) {
+			strv_free(c);
+			return NULL;
+		}
+	return c;
+}
+
+ssize_t read_full(int fd, void *buf, size_t n)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t k = read(fd, (char *)buf + done, n - done);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			break;
+		done += (size_t)k;
+	}
+	return (ssize_t)done;
+}
+
+int write_full(int fd, const void *buf, size_t n)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t k = write(fd, (const char *)buf + done, n - done);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+int read_file_at(int dirfd, const char *path, size_t max, char **out, size_t *len)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_free_ char *buf = NULL;
+	size_t cap = 4096, n = 0;
+
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t k;
+		if (n == cap) {
+			char *nb;
+			if (cap >= max)
+				return -EFBIG;
+			cap = cap * 2 > max ? max : cap * 2;
+			nb = realloc(buf, cap + 1);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+		}
+		k = read(fd, buf + n, cap - n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	*out = TAKE_PTR(buf);
+	return 0;
+}
+
+int write_file_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode)
+{
+	_cleanup_close_ int fd = openat(dirfd, path,
+					O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0)
+		return -errno;
+	return write_full(fd, data, len);
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+	_cleanup_free_ char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int rm_rf_at(int parent, const char *name, dev_t dev)
+{
+	struct stat st;
+	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode)) {
+		int fd;
+		DIR *d;
+		struct dirent *de;
+		int r = 0;
+
+		if (st.st_dev != dev)
+			return -EXDEV; /* a mount point: never descend */
+		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		d = fdopendir(fd);
+		if (!d) {
+			close(fd);
+			return -errno;
+		}
+		while ((de = readdir(d))) {
+			int k;
+			if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+				continue;
+			k = rm_rf_at(dirfd(d), de->d_name, dev);
+			if (k < 0 && r == 0)
+				r = k;
+		}
+		closedir(d);
+		if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && r == 0)
+			r = -errno;
+		return r;
+	}
+	if (unlinkat(parent, name, 0) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int rm_rf(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return rm_rf_at(AT_FDCWD, path, st.st_dev);
+}
+
+bool path_is_absolute(const char *p)
+{
+	return p && p[0] == '/';
+}
+
+bool path_has_dotdot(const char *p)
+{
+	const char *s = p;
+	while ((s = strstr(s, ".."))) {
+		bool start = s == p || s[-1] == '/';
+		bool end = s[2] == 0 || s[2] == '/';
+		if (start && end)
+			return true;
+		s += 2;
+	}
+	return false;
+}
+
+bool path_startswith(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	while (n > 1 && prefix[n - 1] == '/')
+		n--;
+	if (streq(prefix, "/"))
+		return path[0] == '/';
+	if (strncmp(path, prefix, n) != 0)
+		return false;
+	return path[n] == 0 || path[n] == '/';
+}
+
+char *path_join(const char *a, const char *b)
+{
+	char *r;
+	size_t la = strlen(a);
+	while (la > 0 && a[la - 1] == '/')
+		la--;
+	while (*b == '/')
+		b++;
+	if (asprintf(&r, "%.*s/%s", (int)la, a, b) < 0)
+		return NULL;
+	return r;
+}
+
+int random_hex(char *buf, size_t nbytes)
+{
+	unsigned char raw[64];
+	static const char hex[] = "0123456789abcdef";
+	if (nbytes > sizeof(raw))
+		return -EINVAL;
+	if (getrandom(raw, nbytes, 0) != (ssize_t)nbytes)
+		return -EIO;
+	for (size_t i = 0; i < nbytes; i++) {
+		buf[2 * i] = hex[raw[i] >> 4];
+		buf[2 * i + 1] = hex[raw[i] & 15];
+	}
+	buf[2 * nbytes] = 0;
+	return 0;
+}
+
+int parse_u64(const char *s, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}

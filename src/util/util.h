@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* util.h — fd, file, path and string-vector helpers used across aisb.
+ *
+ * All functions return >= 0 on success and -errno on failure, and do not log, unless said.
+ */
+#ifndef AISB_UTIL_UTIL_H
+#define AISB_UTIL_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "util/macro.h"
+
+/* Strings vectors: NULL-terminated arrays of malloc'd strings. */
+size_t strv_length(char *const *v);
+int strv_push(char ***v, const char *s);       /* copies s */
+int strv_push_take(char ***v, char *s);        /* takes ownership of s */
+bool strv_contains(char *const *v, const char *s);
+char **strv_copy(char *const *v);
+
+/* I/O */
+ssize_t read_full(int fd, void *buf, size_t n);         /* retries EINTR, stops at EOF */
+int write_full(int fd, const void *buf, size_t n);      /* all or -errno */
+int read_file_at(int dirfd, const char *path, size_t max, char **out, size_t *len);
+int write_file_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode);
+int mkdir_p(const char *path, mode_t mode);
+int rm_rf(const char *path);                             /* never crosses a mount point */
+
+/* Paths */
+bool path_is_absolute(const char *p);
+bool path_has_dotdot(const char *p);
+bool path_startswith(const char *path, const char *prefix); /* component-wise */
+char *path_join(const char *a, const char *b);
+
+/* Random lower-case hex, for session ids. */
+int random_hex(char *buf, size_t nbytes);
+
+/* Parse a non-negative decimal integer; -EINVAL on garbage or overflow. */
+int parse_u64(const char *s, unsigned long long *out);
+
+#endif

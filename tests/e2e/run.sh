@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "e2e: not yet"; exit 0
