@@ -738,6 +738,29 @@ int cgroup_read_oom_kills(const struct cgroup *cg, uint64_t *kills)
 	return 0;
 }
 
+static uint64_t leaf_key(const struct cgroup *cg, const char *file, const char *key)
+{
+	_cleanup_free_ char *p = path_join(cg->leaf, file), *text = NULL;
+	if (!p || read_file_at(AT_FDCWD, p, CGROUP_FILE_MAX, &text, NULL) < 0)
+		return 0;
+	if (!key)
+		return strtoull(text, NULL, 10);
+	return flat_key(text, key);
+}
+
+int cgroup_read_stats(const struct cgroup *cg, struct cgroup_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!cg->leaf)
+		return -EINVAL;
+	st->oom_kill = leaf_key(cg, "memory.events", "oom_kill");
+	st->pids_max_events = leaf_key(cg, "pids.events", "max");
+	st->nr_throttled = leaf_key(cg, "cpu.stat", "nr_throttled");
+	st->throttled_usec = leaf_key(cg, "cpu.stat", "throttled_usec");
+	st->memory_peak = leaf_key(cg, "memory.peak", NULL);
+	return 0;
+}
+
 int cgroup_oom_report(int exit_code, uint64_t oom_kills, uint64_t memory_max, char *msg, size_t n)
 {
 	char lim[32];

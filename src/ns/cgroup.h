@@ -152,6 +152,19 @@ uint64_t cgroup_parse_oom_kills(const char *events_text);
 /* Reads the leaf's memory.events oom_kill count. Return: 0 or -errno. Does not log. */
 int cgroup_read_oom_kills(const struct cgroup *cg, uint64_t *kills);
 
+/* Counters of a session leaf, read before teardown. */
+struct cgroup_stats {
+	uint64_t oom_kill;          /* memory.events oom_kill */
+	uint64_t pids_max_events;   /* pids.events max: forks refused at pids.max */
+	uint64_t nr_throttled;      /* cpu.stat nr_throttled */
+	uint64_t throttled_usec;    /* cpu.stat throttled_usec */
+	uint64_t memory_peak;       /* memory.peak (Linux 5.19+), 0 when absent */
+};
+
+/* Reads the counters of the leaf; a missing file leaves its fields 0. Return: 0 or -EINVAL
+ * without a leaf. Does not log. */
+int cgroup_read_stats(const struct cgroup *cg, struct cgroup_stats *st);
+
 /* Turns the sandbox's @exit_code into the one aisb exits with, given @oom_kills from the leaf
  * and the memory limit: an OOM kill that ended the command (SIGKILL, 137) is reported as
  * "killed: out of memory (limit 512 MiB)" and exit 137; an OOM kill of some other process gives
