@@ -474,7 +474,8 @@ int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen)
 		case MOP_DEVPTS: {
 			static const char *const types[] = { [MOP_TMPFS] = "tmpfs", [MOP_PROC] = "proc",
 							     [MOP_DEVPTS] = "devpts" };
-			unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+			/* devpts must keep dev: its nodes are the ptys we open */
+			unsigned attrs = MOUNT_ATTR_NOSUID | (op->kind == MOP_DEVPTS ? 0 : MOUNT_ATTR_NODEV);
 			if (op->kind != MOP_TMPFS || streq(op->dst, "/dev") || streq(op->dst, "/dev/shm"))
 				attrs |= MOUNT_ATTR_NOEXEC;
 			tfd = open_target(rootfd, op->dst, true, false);
