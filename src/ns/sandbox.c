@@ -212,7 +212,7 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 	return status;
 }
 
-static int status_to_code(int st)
+int sandbox_exit_code(int st)
 {
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
@@ -339,7 +339,7 @@ int sandbox_run(struct aisb_plan *p)
 		(void)term_raw(&term, 0);
 	r = run_loop(pid, sfd, master, (master >= 0 && (tty_mask & 1)) ? 0 : -1, out_fd >= 0 ? out_fd : 1, ws_fd);
 	pid = -1;
-	code = status_to_code(r);
+	code = sandbox_exit_code(r);
 	term_restore(&term);
 	goto cleanup;
 
