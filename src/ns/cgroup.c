@@ -657,8 +657,8 @@ int cgroup_create(const char *root, const char *id, const struct cgroup_limits *
 			log_error_errno(r, "cannot write '%s/memory.swap.max': %m", cg->leaf);
 			goto fail;
 		}
-		/* One OOM kill takes the whole sandbox down rather than leaving it half-dead. */
-		(void)write_ctl(cg->leaf, "memory.oom.group", "1\n");
+		/* memory.oom.group stays 0: the kernel kills the biggest process (usually the
+		 * culprit) and an agent harness survives a test that blew the limit. */
 	}
 	if (want & CGROUP_PIDS) {
 		r = write_u64_or_max(cg->leaf, "pids.max", l->pids_max);
@@ -905,7 +905,7 @@ bool cgroup_probe(const char *root, unsigned want, char *why, size_t n)
 int cgroup_degrade(const struct cgroup_limits *l, const char *why, bool host_root, char *warn,
 		   size_t n)
 {
-	char names[64], mem[32];
+	char names[64], mem[32], pidsbuf[32];
 	unsigned explicit_mask = 0;
 
 	if (l->memory_explicit && l->memory_max)
@@ -928,10 +928,15 @@ int cgroup_degrade(const struct cgroup_limits *l, const char *why, bool host_roo
 	if (!l->memory_max && !l->pids_max && !l->cpu_quota_us)
 		return 0; /* nothing was asked, nothing to warn about */
 	cgroup_format_size(l->memory_max, mem, sizeof(mem));
+	if (l->pids_max)
+		snprintf(pidsbuf, sizeof(pidsbuf), "%" PRIu64, l->pids_max);
+	else
+		snprintf(pidsbuf, sizeof(pidsbuf), "max");
 	if (!l->pids_max || host_root)
-		snprintf(warn, n, "resource limits are not enforced: %s; memory (%s) and process (%s) "
-			 "limits are off for this run (run 'aisb doctor' for the fix)", why,
-			 l->memory_max ? mem : "max", host_root ? "RLIMIT_NPROC does not bind root" : "max");
+		snprintf(warn, n, "resource limits are not enforced: %s; the memory (%s) and process (%s) "
+			 "limits are off for this run%s (run 'aisb doctor' for the fix)", why,
+			 l->memory_max ? mem : "max", pidsbuf,
+			 host_root && l->pids_max ? ": RLIMIT_NPROC does not bind root" : "");
 	else
 		snprintf(warn, n, "resource limits are not enforced: %s; the memory limit (%s) and cpu "
 			 "accounting are off, processes are capped by RLIMIT_NPROC=%" PRIu64 " only (run "

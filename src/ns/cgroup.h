@@ -45,6 +45,15 @@ struct cgroup_limits {
 	bool memory_explicit, pids_explicit, cpus_explicit;
 };
 
+/* How a plan's limits are enforced. */
+enum limits_mode {
+	LIMITS_NONE,       /* nothing to enforce (every limit "max") */
+	LIMITS_CGROUP,     /* a session leaf in a delegated cgroup v2 subtree */
+	LIMITS_SCOPE,      /* re-run inside a delegated systemd scope first */
+	LIMITS_DEGRADED,   /* defaults only, not enforced by cgroups (RLIMIT_NPROC at most) */
+	LIMITS_MODE_MAX,
+};
+
 /* Where we are in the cgroup v2 hierarchy. All paths are host paths without the root prefix. */
 struct cgroup_place {
 	char *mount;      /* cgroup2 mount point, e.g. "/sys/fs/cgroup" */
