@@ -32,8 +32,8 @@ init_has_child() {
 
 # wait_for CMD...: up to 10 s.
 wait_for() {
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		"$@" && return 0
 		sleep 0.1
 	done
@@ -220,7 +220,9 @@ session_ids() { ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null; }
 	[ -z "$(pids_with "$tok")" ]
 	# The sandbox's mounts lived in its own mount namespace, which died with its last process:
 	# nothing of the session is mounted on the host.
-	! grep -q -e "$sid" -e "$tok" /proc/self/mountinfo
+	[ -n "$sid" ]
+	run grep -q -e "$sid" -e "$tok" /proc/self/mountinfo
+	[ "$status" -eq 1 ]
 	run "$AISB" ps -a
 	[[ "$output" == *"ended"* ]]
 	run "$AISB" clean
