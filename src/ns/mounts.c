@@ -2,6 +2,7 @@
 /* mounts.c — mount plan builder (pure) and its application inside the new mount namespace */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,45 @@ static const char *const lib_names[6] = { "bin", "sbin", "lib", "lib32", "lib64"
 static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
 /* ---- facts ------------------------------------------------------------------------------- */
+
+#define MASK_MAX 512
+static char **mask_files, **mask_dirs;
+static size_t mask_count;
+
+static int mask_visit(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	int r = 0;
+	if (mask_count >= MASK_MAX)
+		return 1; /* too many: the caller fails closed */
+	if (type == FTW_F && S_ISREG(st->st_mode) && !(st->st_mode & S_IROTH))
+		r = strv_push(&mask_files, path);
+	else if ((type == FTW_D || type == FTW_DNR) && !(st->st_mode & S_IXOTH)) {
+		r = strv_push(&mask_dirs, path);
+		if (r == 0) {
+			mask_count++;
+			return FTW_SKIP_SUBTREE;
+		}
+	} else
+		return 0;
+	if (r < 0)
+		return -1;
+	mask_count++;
+	return 0;
+}
+
+/* Root callers see the host through uid 0's owner bits: hide what only root may read. */
+static int collect_masks(struct mount_host_facts *f)
+{
+	int r;
+	mask_files = mask_dirs = NULL;
+	mask_count = 0;
+	r = nftw("/etc", mask_visit, 16, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL);
+	f->masked_files = mask_files;
+	f->masked_dirs = mask_dirs;
+	if (r != 0 || mask_count >= MASK_MAX)
+		return log_error("cannot list the root-only files under /etc to hide them (%zu found)", mask_count);
+	return 0;
+}
 
 int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 {
@@ -48,6 +88,8 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 	f->resolv_is_link = lstat("/etc/resolv.conf", &st) == 0 && S_ISLNK(st.st_mode);
 	if (p->session_dir && !(f->session_etc = path_join(p->session_dir, "etc")))
 		return -ENOMEM;
+	if (p->host_uid == 0 && collect_masks(f) < 0)
+		return -EPERM;
 
 	if (p->project_src) {
 		_cleanup_close_ int pfd = open(p->project_src, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -82,6 +124,8 @@ void mount_host_facts_free(struct mount_host_facts *f)
 	for (size_t i = 0; i < ELEMENTSOF(f->lib_link); i++)
 		free(f->lib_link[i]);
 	free(f->session_etc);
+	strv_free(f->masked_files);
+	strv_free(f->masked_dirs);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -138,6 +182,10 @@ int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f
 	TRY(add(&mp, MOP_BIND, "/etc", "/etc", NULL, MOP_F_RO));
 	if (f->has_opt)
 		TRY(add(&mp, MOP_BIND, "/opt", "/opt", NULL, MOP_F_RO));
+	for (size_t i = 0; f->masked_dirs && f->masked_dirs[i]; i++)
+		TRY(add(&mp, MOP_TMPFS, NULL, f->masked_dirs[i], "mode=0700,size=4k", MOP_F_RO));
+	for (size_t i = 0; f->masked_files && f->masked_files[i]; i++)
+		TRY(add(&mp, MOP_BIND, "/dev/null", f->masked_files[i], NULL, MOP_F_RO | MOP_F_DEV | MOP_F_FILE));
 
 	/* Kernel filesystems: a fresh proc of the new pid namespace; no sysfs at all. */
 	TRY(add(&mp, MOP_PROC, NULL, "/proc", "hidepid=invisible", 0));
@@ -478,6 +526,8 @@ int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen)
 			unsigned attrs = MOUNT_ATTR_NOSUID | (op->kind == MOP_DEVPTS ? 0 : MOUNT_ATTR_NODEV);
 			if (op->kind != MOP_TMPFS || streq(op->dst, "/dev") || streq(op->dst, "/dev/shm"))
 				attrs |= MOUNT_ATTR_NOEXEC;
+			if (op->flags & MOP_F_RO)
+				attrs |= MOUNT_ATTR_RDONLY;
 			tfd = open_target(rootfd, op->dst, true, false);
 			if (tfd < 0) {
 				r = fail(err, errlen, tfd, "cannot prepare mount point '%s'", op->dst);

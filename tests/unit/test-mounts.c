@@ -182,6 +182,26 @@ static void test_home_agents_mounts(void **state)
 	plan_free(&p);
 }
 
+static void test_root_masks(void **state)
+{
+	struct aisb_plan p;
+	struct mount_host_facts f;
+	struct mount_plan mp;
+
+	base_plan(&p);
+	base_facts(&f);
+	strv_push(&f.masked_files, "/etc/shadow");
+	strv_push(&f.masked_dirs, "/etc/ssl/private");
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_string_equal(must(&mp, "/etc/shadow", MOP_BIND)->src, "/dev/null");
+	assert_true(must(&mp, "/etc/shadow", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/etc/ssl/private", MOP_TMPFS)->flags & MOP_F_RO);
+	assert_true(index_of(&mp, "/etc") < index_of(&mp, "/etc/shadow"));
+	mount_plan_free(&mp);
+	mount_host_facts_free(&f);
+	plan_free(&p);
+}
+
 static void test_exit_codes(void **state)
 {
 	assert_int_equal(sandbox_exit_code(0), 0);
@@ -197,6 +217,7 @@ int main(void)
 		cmocka_unit_test(test_system_dirs),
 		cmocka_unit_test(test_project_and_git),
 		cmocka_unit_test(test_home_agents_mounts),
+		cmocka_unit_test(test_root_masks),
 		cmocka_unit_test(test_exit_codes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
