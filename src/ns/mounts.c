@@ -104,10 +104,23 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 					(void)mkdirat(pfd, ".git/hooks", 0755);
 				f->git_hooks = fstatat(pfd, ".git/hooks", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 					       S_ISDIR(st.st_mode);
+				/* A missing config would let the sandbox create one: make it empty. */
+				if (!p->writable_git && fstatat(pfd, ".git/config", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+				    errno == ENOENT) {
+					int c = openat(pfd, ".git/config", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+					if (c >= 0)
+						close(c);
+				}
 				f->git_config = fstatat(pfd, ".git/config", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 						S_ISREG(st.st_mode);
+				/* Submodules keep their own hooks and config under .git/modules. */
+				f->git_modules = fstatat(pfd, ".git/modules", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+						 S_ISDIR(st.st_mode);
 				if (!p->writable_git && !f->git_hooks)
 					return log_error("'%s/.git/hooks' is not a directory and cannot be made "
+							 "read-only; fix it or pass --writable-git", p->project_src);
+				if (!p->writable_git && !f->git_config)
+					return log_error("'%s/.git/config' is not a regular file and cannot be made "
 							 "read-only; fix it or pass --writable-git", p->project_src);
 			} else if (S_ISREG(st.st_mode))
 				f->git = GIT_FILE;
@@ -229,6 +242,9 @@ int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f
 			if (f->git_config)
 				TRY(addf(&mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git/config",
 					 p->project_src, "%s/.git/config", p->project_dst));
+			if (f->git_modules)
+				TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/modules", p->project_src,
+					 "%s/.git/modules", p->project_dst));
 		} else if (!p->writable_git && f->git == GIT_FILE)
 			TRY(addf(&mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git", p->project_src,
 				 "%s/.git", p->project_dst));

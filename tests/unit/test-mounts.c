@@ -108,8 +108,9 @@ static void test_project_and_git(void **state)
 	base_plan(&p);
 	base_facts(&f);
 	f.git = GIT_DIR;
-	f.git_hooks = f.git_config = true;
+	f.git_hooks = f.git_config = f.git_modules = true;
 	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_true(must(&mp, "/home/alice/proj/.git/modules", MOP_BIND)->flags & MOP_F_RO);
 	assert_false(must(&mp, "/home/alice/proj", MOP_BIND)->flags & MOP_F_RO);
 	/* .git pinned (a mount point cannot be renamed), hooks and config read-only */
 	assert_false(must(&mp, "/home/alice/proj/.git", MOP_BIND)->flags & MOP_F_RO);
