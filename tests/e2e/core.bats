@@ -111,6 +111,11 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	if [ "$(id -u)" -ne 0 ]; then
 		[[ "$output" != *"$(id -un):x:$(id -u)"* ]]
 	fi
+	# generated name files: no resolver with --net none, localhost resolves
+	run sb -- sh -c 'cat /etc/resolv.conf; getent hosts localhost'
+	[ "$status" -eq 0 ]
+	[[ "$output" != *nameserver* ]]
+	[[ "$output" == *127.0.0.1* || "$output" == *::1* ]]
 }
 
 @test "fs: the project is mounted at its own path, and the command starts there" {
@@ -301,6 +306,40 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[[ "$output" != *"$CANARY"* ]]
 }
 
+@test "fs: \$XDG_RUNTIME_DIR is never exposed, as a mount or as the project" {
+	mkdir -p "$WORK/rt/p" "$WORK/other"
+	run env XDG_RUNTIME_DIR="$WORK/rt" "$AISB" --net none --mount "$WORK/rt:/rt" -- true
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"$WORK/rt"* ]]
+	run env XDG_RUNTIME_DIR="$WORK/rt" "$AISB" --net none --mount "$WORK:/w" -- true
+	[ "$status" -eq 78 ]    # a parent of it, too
+	cd "$WORK/rt/p"
+	run env XDG_RUNTIME_DIR="$WORK/rt" "$AISB" --net none -- true
+	[ "$status" -eq 78 ]
+	cd "$PROJ"
+	no_session_left
+	run env XDG_RUNTIME_DIR="$WORK/rt" "$AISB" --net none --mount "$WORK/other:/o" -- sh -c "test -d /o && ! test -e '$WORK/rt' && echo OK"
+	[ "$output" = OK ]    # control
+}
+
+@test "fs: a symlink planted in the persistent home never redirects the ~/.agents mount" {
+	mkdir -p "$WORK/agents"
+	echo "$CANARY" >"$WORK/agents/a"
+	run sb --no-agents -- sh -c "ln -s /tmp/elsewhere ~/.agents && mkdir -p /tmp/elsewhere && echo planted"
+	[ "$output" = planted ]
+	run sb --agents-dir "$WORK/agents" -- sh -c 'cat /home/sandbox/.agents/a; ls /tmp/elsewhere 2>&1'
+	echo "status $status: $output"
+	# Either the run fails closed (naming the mount point) or the agents dir is where it belongs.
+	if [ "$status" -ne 0 ]; then
+		[[ "$output" == *".agents"* ]]
+		[[ "$output" != *"$CANARY"* ]]
+	else
+		[ "${lines[0]}" = "$CANARY" ]
+	fi
+	[ "$(readlink "$XDG_STATE_HOME/aisb/homes/default/.agents")" = /tmp/elsewhere ]
+	[ ! -e /tmp/elsewhere/a ]
+}
+
 @test "fs: the home persists between runs; --ephemeral-home starts empty and keeps nothing" {
 	run sb -- sh -c "echo $CANARY > ~/persist"
 	[ "$status" -eq 0 ]
@@ -322,7 +361,12 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	local mark=$((RANDOM + 40000))
 	sleep "$mark" 3>&- &
 	HOST_PID=$!
-	# control: the host sees the marker process
+	# control: the host sees the marker process (once the fork has exec'd sleep)
+	local i
+	for i in $(seq 50); do
+		grep -qs "$mark" /proc/"$HOST_PID"/cmdline && break
+		sleep 0.1
+	done
 	grep -qs "$mark" /proc/"$HOST_PID"/cmdline
 	run sb -- sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " < $f; echo; done; echo self=$$'
 	[ "$status" -eq 0 ]
@@ -402,6 +446,73 @@ print(r, ctypes.get_errno())'
 	# control: the same probe on the host sees them
 	run sh -c 'ls /proc/self/fd' 7<"$PROJ" 8>"$WORK/fd8"
 	[[ " $(echo $output) " == *" 7 "* ]]
+}
+
+@test "proc: the seccomp deny list is loaded (keyctl, io_uring, setns, personality, clone3)" {
+	require_feature python3 command -v python3
+	require_feature "x86_64 (syscall numbers below)" test "$(uname -m)" = x86_64
+	cat >sc.py <<'EOF'
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def call(name, nr, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    print(name, "ok" if r >= 0 else "err%d" % ctypes.get_errno())
+params = ctypes.create_string_buffer(120)
+call("keyctl", 250, 0, -3, 0)               # KEYCTL_GET_KEYRING_ID, session keyring
+call("io_uring_setup", 425, 1, ctypes.addressof(params))
+call("setns", 308, -1, 0)                   # EBADF when allowed
+call("personality_default", 135, 0)
+call("personality_rie", 135, 0x0400000)     # READ_IMPLIES_EXEC
+call("clone3", 435, 0, 0)                   # EINVAL when allowed (size 0)
+EOF
+	run python3 sc.py
+	local host=$output
+	run sb -- python3 sc.py
+	[ "$status" -eq 0 ]
+	echo "host: $host"
+	echo "sandbox: $output"
+	[[ "$output" == *"keyctl err1"* ]]
+	[[ "$output" == *"io_uring_setup err1"* ]]
+	[[ "$output" == *"setns err1"* ]]
+	[[ "$output" == *"personality_rie err1"* ]]
+	[[ "$output" == *"clone3 err38"* ]]
+	# control: the default personality is allowed inside; the host gets past the filter
+	[[ "$output" == *"personality_default ok"* ]]
+	[[ "$host" == *"setns err9"* ]]
+	[[ "$host" == *"clone3 err22"* ]]
+	[[ "$host" == *"personality_rie ok"* ]]
+}
+
+@test "proc: the command leads its own session (setsid)" {
+	# field 6 of /proc/PID/stat is the session id; $$ of a sh -c is its own pid
+	run sb -- sh -c 'set -- $(cat /proc/$$/stat); [ "$6" = "$$" ] && echo LEADER'
+	[ "$output" = LEADER ]
+	run sh -c 'set -- $(cat /proc/$$/stat); [ "$6" = "$$" ] && echo LEADER'    # control
+	[ "$output" != LEADER ]
+}
+
+@test "proc: nothing outlives a supervisor killed with SIGKILL" {
+	local mark=$((RANDOM + 20000))
+	"$AISB" --net none -- sh -c "touch ready; exec sleep $mark" 3>&- &
+	local pid=$!
+	wait_for_file ready
+	local i
+	for i in $(seq 50); do
+		pgrep -f "^sleep $mark\$" >/dev/null && break
+		sleep 0.1
+	done
+	# control: the sandboxed sleep is visible from the host while aisb lives
+	pgrep -f "^sleep $mark\$"
+	kill -KILL "$pid"
+	wait "$pid" || true
+	for i in $(seq 50); do
+		pgrep -f "^sleep $mark\$" >/dev/null || break
+		sleep 0.1
+	done
+	run pgrep -f "^sleep $mark\$"
+	[ "$status" -ne 0 ]
 }
 
 # ---- network ---------------------------------------------------------------------------------
