@@ -6,6 +6,8 @@
 # Every refusal is paired with a control where the same probe succeeds because policy allows
 # it there (on the host, in the project, with the lifting flag), so a test cannot pass just
 # because the probe itself is broken. The terminal tests live in pty.bats.
+# Inner commands are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016
 load lib/common
 bats_require_minimum_version 1.5.0
 
@@ -29,8 +31,8 @@ no_session_left() {
 
 # wait_for_file PATH: up to 10 s for PATH to appear.
 wait_for_file() {
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		[ -e "$1" ] && return 0
 		sleep 0.1
 	done
@@ -362,8 +364,8 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	sleep "$mark" 3>&- &
 	HOST_PID=$!
 	# control: the host sees the marker process (once the fork has exec'd sleep)
-	local i
-	for i in $(seq 50); do
+	local _
+	for _ in $(seq 50); do
 		grep -qs "$mark" /proc/"$HOST_PID"/cmdline && break
 		sleep 0.1
 	done
@@ -441,11 +443,11 @@ print(r, ctypes.get_errno())'
 @test "proc: file descriptors above 2 do not leak into the sandbox" {
 	run sb -- sh -c 'ls /proc/self/fd' 7<"$PROJ" 8>"$WORK/fd8"
 	[ "$status" -eq 0 ]
-	[[ " $(echo $output) " != *" 7 "* ]]
-	[[ " $(echo $output) " != *" 8 "* ]]
+	[[ " ${output//$'\n'/ } " != *" 7 "* ]]
+	[[ " ${output//$'\n'/ } " != *" 8 "* ]]
 	# control: the same probe on the host sees them
 	run sh -c 'ls /proc/self/fd' 7<"$PROJ" 8>"$WORK/fd8"
-	[[ " $(echo $output) " == *" 7 "* ]]
+	[[ " ${output//$'\n'/ } " == *" 7 "* ]]
 }
 
 @test "proc: the seccomp deny list is loaded (keyctl, io_uring, setns, personality, clone3)" {
@@ -498,8 +500,8 @@ EOF
 	"$AISB" --net none -- sh -c "touch ready; exec sleep $mark" 3>&- &
 	local pid=$!
 	wait_for_file ready
-	local i
-	for i in $(seq 50); do
+	local _
+	for _ in $(seq 50); do
 		pgrep -f "^sleep $mark\$" >/dev/null && break
 		sleep 0.1
 	done
@@ -507,7 +509,7 @@ EOF
 	pgrep -f "^sleep $mark\$"
 	kill -KILL "$pid"
 	wait "$pid" || true
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		pgrep -f "^sleep $mark\$" >/dev/null || break
 		sleep 0.1
 	done
@@ -539,8 +541,8 @@ try:
     c = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=2); print(c.recv(16).decode().strip())
 except OSError as e:
     print('refused', e.errno)"
-	local i
-	for i in $(seq 50); do python3 -c "$probe" "$port" | grep -q hello && break; sleep 0.1; done
+	local _
+	for _ in $(seq 50); do python3 -c "$probe" "$port" | grep -q hello && break; sleep 0.1; done
 	# control: reachable from the host
 	run python3 -c "$probe" "$port"
 	[ "$output" = hello ]

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/e2e/pty.bats — interactive use: the sandbox's own pty relayed by the supervisor under
 # script(1) and tmux, window size, terminal restore, and terminal injection (TIOCSTI).
+# Inner commands are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016
 load lib/common
 bats_require_minimum_version 1.5.0
 
@@ -22,8 +24,8 @@ in_script() { script -qec "$1" /dev/null; }
 aisb_cmd() { printf '%q --net none' "$AISB"; }
 
 wait_for_file() {
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		[ -e "$1" ] && return 0
 		sleep 0.1
 	done
@@ -115,8 +117,8 @@ tmux_run() { tmx send-keys -t e2e -l "$1" && tmx send-keys -t e2e Enter; }
 
 # wait_for_content FILE TEXT: up to 10 s for FILE to hold exactly TEXT.
 wait_for_content() {
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		[ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0
 		sleep 0.1
 	done
@@ -142,8 +144,8 @@ wait_for_content() {
 	[ "$(stty -F "$tty" -g)" != "$(cat "$WORK/before")" ]
 	tmx capture-pane -p -t e2e | grep -q 'stty size > size1'
 	tmx resize-window -t e2e -x 120 -y 40
-	local i
-	for i in $(seq 50); do
+	local _
+	for _ in $(seq 50); do
 		tmux_run "stty size > size2"
 		[ "$(cat size2 2>/dev/null)" = "40 120" ] && break
 		sleep 0.2
