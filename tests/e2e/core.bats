@@ -11,6 +11,12 @@
 load lib/common
 bats_require_minimum_version 1.5.0
 
+# The sandbox's PATH is /usr/local/bin:/usr/bin:...; use the same python3 on the host side (a
+# python3 earlier on the caller's PATH may be a slow shim, e.g. pyenv's).
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=/usr/local/bin/python3
+have_python() { [ -x "$PY" ]; }
+
 setup() {
 	common_setup
 	CANARY="aisb-canary-$RANDOM$RANDOM-$$"
@@ -103,8 +109,6 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[[ "$output" == *urandom* ]]
 	[[ "$output" != *sda* ]]
 	[[ "$output" != *mem* ]]
-	# control: the host has a non-empty /run
-	[ -n "$(ls -A /run)" ]
 	# generated identity files, not the host's
 	run sb -- sh -c 'cat /etc/passwd; id -un; echo $HOME'
 	[[ "$output" == *"sandbox:x:1000:1000"* ]]
@@ -395,9 +399,9 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[ "$(status_field "$st" NoNewPrivs)" = 1 ]
 	[ "$(status_field "$st" Seccomp)" = 2 ]
 	[ "$(status_field "$st" Uid)" = 1000 ]
-	# control: the host's values differ (a full bounding set; root also has effective caps)
+	# control: the host's values differ (a full bounding set; root also has effective caps).
+	# (NoNewPrivs may already be 1 on the host, e.g. in a container started with it.)
 	[ "$(status_field /proc/self/status CapBnd)" != 0000000000000000 ]
-	[ "$(status_field /proc/self/status NoNewPrivs)" = 0 ]
 	if is_root; then
 		[ "$(status_field /proc/self/status CapEff)" != 0000000000000000 ]
 	fi
@@ -415,7 +419,7 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	run sb -- sh -c 'mkdir -p /tmp/m && mount -t tmpfs none /tmp/m'
 	[ "$status" -ne 0 ]
 	# a mount syscall without the mount(8) uid check: EPERM from seccomp
-	require_feature python3 command -v python3
+	require_feature "python3 in /usr" have_python
 	run sb -- python3 -c '
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
@@ -426,7 +430,7 @@ print(r, ctypes.get_errno())'
 }
 
 @test "proc: ptrace is denied; --allow-ptrace allows it" {
-	require_feature python3 command -v python3
+	require_feature "python3 in /usr" have_python
 	local probe='import ctypes; libc = ctypes.CDLL(None, use_errno=True); print(libc.ptrace(0, 0, 0, 0), ctypes.get_errno())'
 	run sb -- python3 -c "$probe"
 	[ "$output" = "-1 1" ]
@@ -451,7 +455,7 @@ print(r, ctypes.get_errno())'
 }
 
 @test "proc: the seccomp deny list is loaded (keyctl, io_uring, setns, personality, clone3)" {
-	require_feature python3 command -v python3
+	require_feature "python3 in /usr" have_python
 	require_feature "x86_64 (syscall numbers below)" test "$(uname -m)" = x86_64
 	cat >sc.py <<'EOF'
 import ctypes
@@ -469,7 +473,7 @@ call("personality_default", 135, 0)
 call("personality_rie", 135, 0x0400000)     # READ_IMPLIES_EXEC
 call("clone3", 435, 0, 0)                   # EINVAL when allowed (size 0)
 EOF
-	run python3 sc.py
+	run "$PY" sc.py
 	local host=$output
 	run sb -- python3 sc.py
 	[ "$status" -eq 0 ]
@@ -520,7 +524,7 @@ EOF
 # ---- network ---------------------------------------------------------------------------------
 
 @test "net: --net none has only lo, and a host 127.0.0.1 server is unreachable (loopback inside works)" {
-	require_feature python3 command -v python3
+	require_feature "python3 in /usr" have_python
 	run sb --net none -- cat /proc/net/dev
 	[ "$status" -eq 0 ]
 	local ifs
@@ -528,8 +532,8 @@ EOF
 	[ "$ifs" = "lo " ]
 	# a server on the host's 127.0.0.1
 	local port
-	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	python3 -c "
+	port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$PY" -c "
 import socket, sys
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(('127.0.0.1', $port)); s.listen(8)
@@ -542,9 +546,9 @@ try:
 except OSError as e:
     print('refused', e.errno)"
 	local _
-	for _ in $(seq 50); do python3 -c "$probe" "$port" | grep -q hello && break; sleep 0.1; done
+	for _ in $(seq 50); do "$PY" -c "$probe" "$port" | grep -q hello && break; sleep 0.1; done
 	# control: reachable from the host
-	run python3 -c "$probe" "$port"
+	run "$PY" -c "$probe" "$port"
 	[ "$output" = hello ]
 	run sb --net none -- python3 -c "$probe" "$port"
 	[[ "$output" == refused* ]]
@@ -741,8 +745,8 @@ c = socket.create_connection(s.getsockname(), timeout=2); print(c.recv(16).decod
 	[ "$status" -eq 5 ]
 	no_session_left
 	[ "$(wc -l <"$XDG_STATE_HOME/aisb/sessions.log")" -eq 2 ]
-	require_feature python3 command -v python3
-	run python3 -c '
+	require_feature "python3 in /usr" have_python
+	run "$PY" -c '
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 print(lines[0]["exit"], lines[1]["exit"], lines[1]["command"][0], lines[0]["id"] != lines[1]["id"])' \

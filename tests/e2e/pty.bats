@@ -7,6 +7,12 @@
 load lib/common
 bats_require_minimum_version 1.5.0
 
+# The sandbox's PATH is /usr/local/bin:/usr/bin:...; use the same python3 on the host side (a
+# python3 earlier on the caller's PATH may be a slow shim, e.g. pyenv's).
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=/usr/local/bin/python3
+have_python() { [ -x "$PY" ]; }
+
 setup() {
 	common_setup
 	TSOCK="$WORK/tmux.sock"
@@ -69,7 +75,7 @@ wait_for_file() {
 
 @test "pty: TIOCSTI is refused inside while TIOCGWINSZ works (TIOCSTI works on the host)" {
 	require_feature "script(1)" command -v script
-	require_feature python3 command -v python3
+	require_feature "python3 in /usr" have_python
 	cat >probe.py <<'EOF'
 import fcntl, termios
 try:
@@ -87,7 +93,7 @@ EOF
 	[[ "$output" == *"STI err 1"* ]]    # EPERM: seccomp (the kernel's own refusal is EIO)
 	# control: the same probe on a host pty injects, where the kernel allows it at all
 	if [ "$(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null || echo 1)" = 1 ] || is_root; then
-		run in_script "python3 probe.py"
+		run in_script "$PY probe.py"
 		output=${output//$'\r'/}
 		[[ "$output" == *"STI ok"* ]]
 	fi
@@ -180,4 +186,19 @@ wait_for_content() {
 	tmux_run "$(aisb_cmd) --env E2E_UNSET_PTY -- true; echo \$? > $WORK/rc3; stty -g > $WORK/after3"
 	wait_for_content "$WORK/rc3" 78
 	[ "$(cat "$WORK/after3")" = "$(cat "$WORK/before")" ]
+}
+
+@test "pty: aisb --shell gives an interactive shell in the sandbox" {
+	require_feature tmux command -v tmux
+	tmux_start
+	tmux_run "$(aisb_cmd) --shell; echo \$? > $WORK/rc"
+	local _
+	for _ in $(seq 100); do
+		tmx capture-pane -p -t e2e | grep -q 'sandbox@' && break
+		sleep 0.1
+	done
+	tmx capture-pane -p -t e2e | grep -q 'sandbox@'
+	tmux_run 'echo $((6 * 7)) $(id -un) $HOME > shell-out; exit 4'
+	wait_for_content shell-out "42 sandbox /home/sandbox"
+	wait_for_content "$WORK/rc" 4
 }
