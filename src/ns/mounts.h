@@ -56,8 +56,14 @@ struct mount_host_facts {
 	bool has_opt;
 	enum git_kind git;         /* what <project>/.git is */
 	bool git_hooks, git_config;/* present inside a .git directory */
+	bool git_modules;          /* .git/modules (submodules' hooks and config) exists */
 	char *session_etc;         /* <session dir>/etc: generated passwd group hosts resolv.conf */
 	bool resolv_is_link;       /* host /etc/resolv.conf is a symlink */
+	/* For a root caller (inside 1000 maps to host 0, so owner permission bits apply): entries
+	 * under the host's /etc that are not world-readable (shadow, ssh host keys, ssl/private),
+	 * masked with an empty file or tmpfs. NULL-terminated. */
+	char **masked_files;
+	char **masked_dirs;
 };
 
 /* Reads the facts for @p from the host. Creates <project>/.git/hooks when .git is a directory

@@ -75,7 +75,7 @@ struct term {
 static void term_restore(struct term *t)
 {
 	if (t->fd >= 0) {
-		tcsetattr(t->fd, TCSAFLUSH, &t->saved);
+		tcsetattr(t->fd, TCSADRAIN, &t->saved);
 		t->fd = -1;
 	}
 }
@@ -87,7 +87,8 @@ static int term_raw(struct term *t, int fd)
 		return -errno;
 	raw = t->saved;
 	cfmakeraw(&raw);
-	if (tcsetattr(fd, TCSAFLUSH, &raw) < 0)
+	/* TCSANOW, not TCSAFLUSH: keys typed before the sandbox was ready must not be lost */
+	if (tcsetattr(fd, TCSANOW, &raw) < 0)
 		return -errno;
 	t->fd = fd;
 	return 0;

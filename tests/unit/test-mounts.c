@@ -108,8 +108,9 @@ static void test_project_and_git(void **state)
 	base_plan(&p);
 	base_facts(&f);
 	f.git = GIT_DIR;
-	f.git_hooks = f.git_config = true;
+	f.git_hooks = f.git_config = f.git_modules = true;
 	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_true(must(&mp, "/home/alice/proj/.git/modules", MOP_BIND)->flags & MOP_F_RO);
 	assert_false(must(&mp, "/home/alice/proj", MOP_BIND)->flags & MOP_F_RO);
 	/* .git pinned (a mount point cannot be renamed), hooks and config read-only */
 	assert_false(must(&mp, "/home/alice/proj/.git", MOP_BIND)->flags & MOP_F_RO);
@@ -182,6 +183,26 @@ static void test_home_agents_mounts(void **state)
 	plan_free(&p);
 }
 
+static void test_root_masks(void **state)
+{
+	struct aisb_plan p;
+	struct mount_host_facts f;
+	struct mount_plan mp;
+
+	base_plan(&p);
+	base_facts(&f);
+	strv_push(&f.masked_files, "/etc/shadow");
+	strv_push(&f.masked_dirs, "/etc/ssl/private");
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_string_equal(must(&mp, "/etc/shadow", MOP_BIND)->src, "/dev/null");
+	assert_true(must(&mp, "/etc/shadow", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/etc/ssl/private", MOP_TMPFS)->flags & MOP_F_RO);
+	assert_true(index_of(&mp, "/etc") < index_of(&mp, "/etc/shadow"));
+	mount_plan_free(&mp);
+	mount_host_facts_free(&f);
+	plan_free(&p);
+}
+
 static void test_exit_codes(void **state)
 {
 	assert_int_equal(sandbox_exit_code(0), 0);
@@ -197,6 +218,7 @@ int main(void)
 		cmocka_unit_test(test_system_dirs),
 		cmocka_unit_test(test_project_and_git),
 		cmocka_unit_test(test_home_agents_mounts),
+		cmocka_unit_test(test_root_masks),
 		cmocka_unit_test(test_exit_codes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
