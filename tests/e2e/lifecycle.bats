@@ -60,6 +60,7 @@ session_ids() { ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null; }
 
 @test "limits: a default run warns exactly once; --memory max --pids max does not warn" {
 	no_delegation || skip "this host delegates cgroup v2"
+	rm -f "$XDG_CONFIG_HOME/aisb/config" # common_setup acknowledges the warning away
 	run sb --no-cwd -- echo hi
 	[ "$status" -eq 0 ]
 	[ "$(grep -c 'not enforced' <<<"$output")" -eq 1 ]
@@ -67,10 +68,17 @@ session_ids() { ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null; }
 	run sb --no-cwd --memory max --pids max -- echo hi
 	[ "$status" -eq 0 ]
 	[ "$(grep -c 'not enforced' <<<"$output")" -eq 0 ]
+	# acknowledged once in config: quiet, and still degraded (not silently "enforced")
+	echo "accept_unenforced_limits = true" >"$XDG_CONFIG_HOME/aisb/config"
+	run sb --no-cwd -- echo hi
+	[ "$(grep -c 'not enforced' <<<"$output")" -eq 0 ]
+	run sb --no-cwd --print-policy -- true
+	[[ "$output" =~ limits_enforced=(no|rlimit-nproc-only) ]]
 }
 
 @test "limits: without cgroups a non-root run gets RLIMIT_NPROC=4096 inside, root none" {
 	no_delegation || skip "this host delegates cgroup v2"
+	rm -f "$XDG_CONFIG_HOME/aisb/config"
 	run sb --no-cwd -- grep '^Max processes' /proc/self/limits
 	[ "$status" -eq 0 ]
 	if is_root; then
