@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -310,7 +311,9 @@ int pasta_start(const char *path, const struct pasta_opts *o, const struct pasta
 			dup2(null, 0);
 		dup2(log_fd >= 0 ? log_fd : null, 1);
 		dup2(log_fd >= 0 ? log_fd : null, 2);
-		/* pasta must not outlive a killed supervisor either */
+		/* pasta must not outlive a killed supervisor either (forked before any gate thread, so
+		 * the parent that dies is the supervisor's main thread) */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execv(path, argv);
 		_exit(127);
 	}
