@@ -414,6 +414,20 @@ static void reset_close(struct conn *c)
 	conn_free(c);
 }
 
+/* After an HTTP error answer: end our side, and drop what the client already sent, so the close
+ * does not turn into a reset that destroys the answer before the client reads it (a 431 comes
+ * while the rest of the oversized head is still queued). Bounded: at most 1 MiB is discarded. */
+static void lingering_close(struct conn *c)
+{
+	char junk[16384];
+
+	shutdown(c->cfd, SHUT_WR);
+	for (int i = 0; i < 64; i++)
+		if (recv(c->cfd, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
+			break;
+	conn_free(c);
+}
+
 static void log_conn(struct conn *c, bool allowed, const char *reason)
 {
 	egress_log(c->g, c->connect_req ? "connect" : c->kind == K_TRANS ? "transparent" : "http",
@@ -432,7 +446,7 @@ static void deny(struct conn *c, const char *reason, const char *suggest)
 
 		if (n > 0)
 			(void)!write(c->cfd, resp, (size_t)n);
-		conn_free(c);
+		lingering_close(c);
 		return;
 	}
 	reset_close(c);
@@ -451,7 +465,7 @@ static void fail(struct conn *c, int status, const char *reason)
 
 		if (n > 0)
 			(void)!write(c->cfd, resp, (size_t)n);
-		conn_free(c);
+		lingering_close(c);
 		return;
 	}
 	reset_close(c);
