@@ -113,7 +113,7 @@ NOPROXY='env -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u http_proxy -u https_pr
 	egress_log | grep -q 'resolves to loopback address 127.0.0.1'
 	[[ "$output" == *"--add-host localhost=127.0.0.1"* ]]
 	run "$AISB" --allow "localhost:$PORT" --add-host localhost=127.0.0.1 -- \
-		$SCURL --noproxy '' -x http://127.0.0.1:3128 "http://localhost:$PORT/"
+		$CURL --noproxy '' -x http://127.0.0.1:3128 "http://localhost:$PORT/"
 	[ "${lines[0]}" = 200 ]
 }
 
@@ -136,14 +136,19 @@ print(q("svc.test", 28)[0], q("svc.test", 28)[1])'
 	! egress_log | grep -q '"host":"unknown.test".*"decision":"allow"'
 }
 
+# nft lives in /usr/sbin, which an unprivileged user's PATH may lack
+nft_bin() { command -v nft || { [ -x /usr/sbin/nft ] && echo /usr/sbin/nft; }; }
+
 @test "net: the ruleset cannot be flushed or listed from inside (control: it can in a netns we own)" {
-	require_feature "nft" command -v nft
+	require_feature "nft" nft_bin
 	require_feature "unshare -Urn" unshare -Urn true
-	run gate --allow "svc.test:$PORT" -- sh -c 'nft flush ruleset; echo "flush=$?"; nft list ruleset; echo "list=$?"'
+	local nft
+	nft=$(nft_bin)
+	run gate --allow "svc.test:$PORT" -- sh -c "$nft flush ruleset; echo flush=\$?; $nft list ruleset; echo list=\$?"
 	echo "$output"
 	[[ "$output" == *"flush=1"* ]]
 	[[ "$output" == *"list=1"* ]]
-	run unshare -Urn sh -c 'nft add table inet t && nft list ruleset >/dev/null; echo "list=$?"'
+	run unshare -Urn sh -c "$nft add table inet t && $nft list ruleset >/dev/null; echo list=\$?"
 	[[ "$output" == *"list=0"* ]]
 }
 
@@ -153,8 +158,11 @@ print(q("svc.test", 28)[0], q("svc.test", 28)[1])'
 	[[ "$output" == *"table inet aisb"*"policy drop"*"redirect to :3129"* ]]
 	ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null && false
 	require_feature "unshare -Urn" unshare -Urn true
+	require_feature "nft" nft_bin
+	local nft
+	nft=$(nft_bin)
 	"$AISB" --allow example.com --print-ruleset -- true >"$WORK/r.nft"
-	run unshare -Urn sh -c "nft -f '$WORK/r.nft' && nft list ruleset"
+	run unshare -Urn sh -c "$nft -f '$WORK/r.nft' && $nft list ruleset"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"meta l4proto tcp counter packets 0 bytes 0 reject with tcp reset"* ]]
