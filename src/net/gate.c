@@ -807,6 +807,11 @@ static void on_head(struct conn *c)
 		return fail(c, status, status == 431 ? "request head too large" : "malformed request");
 	snprintf(c->method, sizeof(c->method), "%s", req.method);
 	c->connect_req = req.connect;
+	if (req.host_mismatch) {
+		snprintf(c->d.host, sizeof(c->d.host), "%.253s", req.host);
+		c->d.port = req.port;
+		return deny(c, "the Host header names another host than the request target", NULL);
+	}
 	if (!req.connect && http_rewrite_origin(c->in, &req, &c->fwd, &c->fwd_len) < 0)
 		return fail(c, 503, "out of memory");
 	/* keep what followed the head: a body for HTTP, maybe a ClientHello for CONNECT */

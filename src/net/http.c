@@ -222,6 +222,21 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req, int *
 			*status = 431;
 			return -EMSGSIZE;
 		}
+		if (!req->connect && (size_t)(colon - line) == 4 && strncasecmp(line, "host", 4) == 0) {
+			/* The Host header must name the checked host: otherwise one allowed address could
+			 * serve another (fronting) name. The value is compared, never kept or logged. */
+			const char *v = colon + 1, *e = line + content;
+			char h[HTTP_HOST_MAX + 1];
+			uint16_t hp;
+
+			while (v < e && (*v == ' ' || *v == '\t'))
+				v++;
+			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+				e--;
+			if (http_split_hostport(v, (size_t)(e - v), h, sizeof(h), &hp, 80) < 0 ||
+			    !streq(h, req->host) || hp != req->port)
+				req->host_mismatch = true;
+		}
 		pos += l + 1;
 	}
 	req->n_headers = n_headers;

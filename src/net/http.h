@@ -26,6 +26,7 @@ struct http_request {
 	size_t head_len;              /* bytes of the head incl. the empty line */
 	unsigned version_minor;
 	size_t n_headers;
+	bool host_mismatch;           /* absolute-form with a Host header naming another host */
 };
 
 /* Return values of http_parse_head() besides a head length. */

@@ -86,6 +86,14 @@ NOPROXY='env -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u http_proxy -u https_pr
 	[[ "$output" == *"X-Aisb-Denied: other.test is not in the allowlist"* ]]
 }
 
+@test "net: a Host header naming another host is refused (control: the matching one passes)" {
+	run gate --allow "svc.test:$PORT" -- $CURL -H "Host: other.test:$PORT" "http://svc.test:$PORT/"
+	echo "$output"
+	[ "${lines[0]}" = 403 ]
+	run gate --allow "svc.test:$PORT" -- $CURL -H "Host: svc.test:$PORT" "http://svc.test:$PORT/"
+	[ "${lines[0]}" = 200 ]
+}
+
 @test "net: a non-default port is refused until name:port is allowed" {
 	run gate --allow svc.test -- $CURL "http://svc.test:$PORT/"
 	echo "$output"

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,6 +63,32 @@ static void test_http_heads(void **state)
 			assert_int_equal(req.port, t[i].port);
 			assert_int_equal(req.connect, t[i].connect);
 		}
+	}
+}
+
+static void test_http_host_header(void **state)
+{
+	static const struct {
+		const char *in;
+		bool mismatch;
+	} t[] = {
+		{ "GET http://a.com/ HTTP/1.1\r\nHost: a.com\r\n\r\n", false },
+		{ "GET http://a.com/ HTTP/1.1\r\nHost: A.COM:80\r\n\r\n", false },
+		{ "GET http://a.com:8080/ HTTP/1.1\r\nHost: a.com:8080\r\n\r\n", false },
+		{ "GET http://a.com/ HTTP/1.1\r\n\r\n", false },
+		{ "GET http://a.com/ HTTP/1.1\r\nHost: evil.com\r\n\r\n", true },
+		{ "GET http://a.com:8080/ HTTP/1.1\r\nHost: a.com\r\n\r\n", true },
+		{ "GET http://a.com/ HTTP/1.1\r\nHost: a.com\r\nHost: evil.com\r\n\r\n", true },
+		{ "CONNECT a.com:443 HTTP/1.1\r\nHost: b.com\r\n\r\n", false }, /* SNI is checked instead */
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct http_request req;
+		int status;
+
+		assert_true(http_parse_head(t[i].in, strlen(t[i].in), &req, &status) > 0);
+		if (req.host_mismatch != t[i].mismatch)
+			fail_msg("case %zu: mismatch=%d", i, req.host_mismatch);
 	}
 }
 
@@ -281,7 +308,7 @@ static void test_dns_pool(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_http_heads),  cmocka_unit_test(test_http_bounds),
+		cmocka_unit_test(test_http_heads),  cmocka_unit_test(test_http_bounds), cmocka_unit_test(test_http_host_header),
 		cmocka_unit_test(test_http_rewrite),cmocka_unit_test(test_http_error),
 		cmocka_unit_test(test_dns_parse),   cmocka_unit_test(test_dns_answers),
 		cmocka_unit_test(test_dns_pool),
