@@ -24,7 +24,8 @@ for _ in $(seq 100); do python3 -c "import socket; socket.create_connection(('12
 export BYTES=${BYTES:-1073741824}
 sb() { "$aisb" --allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home --no-agents \
 	--env BYTES --env HOLD=2 -- "$@"; }
-load="python3 $work/gate-load.py"
+# the work dir is the project: inside, the script is in the working directory
+load="python3 gate-load.py"
 
 echo "== 1 GiB, one connection"
 $load bulk direct 127.0.0.1 "$port"

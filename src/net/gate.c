@@ -37,7 +37,7 @@
 #define DEFAULT_IDLE_TIMEOUT_MS 600000
 #define UPSTREAM_HEAD_MAX 16384
 #define DNS_TCP_BUF (2 + 4096)
-#define PIPE_CHUNK (1 << 16)
+#define PIPE_CHUNK (1 << 20) /* pipes are grown to this when the pipe-user quota allows */
 #define DENIED_MAX 64
 #define SWEEP_MS 200
 
@@ -865,6 +865,12 @@ static void on_sni(struct conn *c)
 /* Moves bytes src -> pipe -> dst; returns -1 on a fatal error. */
 static int pump(int src, int pw, int pr, int dst, size_t *q, bool *eof, bool *done, uint64_t *count)
 {
+	/* A direction that carried 1 MiB gets a 1 MiB pipe: fewer splice calls per byte (bench/gate.sh:
+	 * ~0.55x -> ~0.6x direct here). Only bulk flows grow, so 1,000 idle connections do not eat the
+	 * user's pipe quota (past it the kernel hands out one-page pipes). Failure keeps 64 KiB. */
+	if (*count >= PIPE_CHUNK && *count - PIPE_CHUNK < (1 << 16) && *q == 0)
+		(void)fcntl(pw, F_SETPIPE_SZ, PIPE_CHUNK);
+
 	for (int round = 0; round < 16; round++) {
 		if (*q > 0) {
 			ssize_t k = splice(pr, NULL, dst, NULL, *q, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
@@ -908,6 +914,7 @@ static void relay(struct conn *c)
 	if (c->p_cu[0] < 0) {
 		if (pipe2(c->p_cu, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(c->p_uc, O_CLOEXEC | O_NONBLOCK) < 0)
 			return fail(c, 503, "out of pipes");
+
 	}
 	c->deadline = now_ms() + c->g->cfg.idle_timeout_ms;
 	r = buf_flush(c->ufd, &c->to_u);
