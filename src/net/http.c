@@ -223,8 +223,9 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req, int *
 			return -EMSGSIZE;
 		}
 		if (!req->connect && (size_t)(colon - line) == 4 && strncasecmp(line, "host", 4) == 0) {
-			/* The Host header must name the checked host: otherwise one allowed address could
-			 * serve another (fronting) name. The value is compared, never kept or logged. */
+			/* The Host header must name the checked host (and port, when it gives one):
+			 * otherwise one allowed address could serve another (fronting) name. The value is
+			 * compared, never kept or logged. */
 			const char *v = colon + 1, *e = line + content;
 			char h[HTTP_HOST_MAX + 1];
 			uint16_t hp;
@@ -233,7 +234,7 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req, int *
 				v++;
 			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
 				e--;
-			if (http_split_hostport(v, (size_t)(e - v), h, sizeof(h), &hp, 80) < 0 ||
+			if (http_split_hostport(v, (size_t)(e - v), h, sizeof(h), &hp, req->port) < 0 ||
 			    !streq(h, req->host) || hp != req->port)
 				req->host_mismatch = true;
 		}

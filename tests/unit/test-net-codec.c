@@ -77,7 +77,8 @@ static void test_http_host_header(void **state)
 		{ "GET http://a.com:8080/ HTTP/1.1\r\nHost: a.com:8080\r\n\r\n", false },
 		{ "GET http://a.com/ HTTP/1.1\r\n\r\n", false },
 		{ "GET http://a.com/ HTTP/1.1\r\nHost: evil.com\r\n\r\n", true },
-		{ "GET http://a.com:8080/ HTTP/1.1\r\nHost: a.com\r\n\r\n", true },
+		{ "GET http://a.com:8080/ HTTP/1.1\r\nHost: a.com\r\n\r\n", false }, /* no port: the name counts */
+		{ "GET http://a.com:8080/ HTTP/1.1\r\nHost: a.com:9090\r\n\r\n", true },
 		{ "GET http://a.com/ HTTP/1.1\r\nHost: a.com\r\nHost: evil.com\r\n\r\n", true },
 		{ "CONNECT a.com:443 HTTP/1.1\r\nHost: b.com\r\n\r\n", false }, /* SNI is checked instead */
 	};
