@@ -253,6 +253,25 @@ static int finish(struct store *s, const struct oci_ref *ref, const char *digest
 	return r;
 }
 
+/* After a failed pull: drop the manifest and config it stored unless a pin uses them, so a
+ * refused or broken image leaves nothing behind (partial blobs never left tmp/). */
+static void drop_unpinned(struct store *s, const char *digest)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct oci_manifest m;
+	size_t len;
+
+	if (!digest)
+		return;
+	if (store_blob_read(s, digest, OCI_JSON_MAX, &buf, &len) == 0 &&
+	    oci_manifest_parse(buf, len, NULL, &m, NULL) == 0) {
+		if (!m.is_index)
+			(void)store_blob_remove_unpinned(s, m.config.digest);
+		oci_manifest_done(&m);
+	}
+	(void)store_blob_remove_unpinned(s, digest);
+}
+
 static int pull_registry(struct store *s, const struct oci_ref *ref, const struct image_opts *o, bool force,
 			 struct store_ref *pin)
 {
@@ -319,6 +338,8 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 done:
 	r = finish(s, ref, digest, resolved_at, o, pin);
 out:
+	if (r < 0)
+		drop_unpinned(s, digest);
 	if (reg)
 		log_debug("%s: %u registry request(s)", ref->name, registry_requests(reg));
 	registry_free(reg);
@@ -481,9 +502,12 @@ static int pull_oci_dir(struct store *s, const struct oci_ref *ref, const struct
 		return log_error_errno(r, "'%s' is not an OCI layout (index.json: %m)", ref->path);
 	if ((r = resolve_layout(s, dfd, buf, len, ref->tag, ref->name, &digest)) < 0)
 		return r;
-	if ((r = import_manifest_blobs(s, dfd, digest)) < 0)
-		return r;
-	return finish(s, ref, digest, time(NULL), o, pin);
+	r = import_manifest_blobs(s, dfd, digest);
+	if (r == 0)
+		r = finish(s, ref, digest, time(NULL), o, pin);
+	if (r < 0)
+		drop_unpinned(s, digest);
+	return r;
 }
 
 /* ---- oci-archive: and docker-archive: ---- */
@@ -686,6 +710,8 @@ static int pull_archive(struct store *s, const struct oci_ref *ref, const struct
 		goto out;
 	r = finish(s, ref, digest, time(NULL), o, pin);
 out:
+	if (r < 0)
+		drop_unpinned(s, digest);
 	members_done(&mb);
 	return r;
 }

@@ -610,9 +610,12 @@ static int do_get(struct registry *r, const char *path, const char *accept, stru
 				r->tried_http = true;
 				continue;
 			}
-			return log_error("TLS with %s failed: %s (for a private CA use --cert-dir DIR with its .crt, "
-					 "or --tls-verify=false to skip verification)", r->host, curl_easy_strerror(c)),
-			       -EPROTO;
+			if (c == CURLE_PEER_FAILED_VERIFICATION || c == CURLE_SSL_CACERT_BADFILE || c == CURLE_SSL_ISSUER_ERROR)
+				return log_error("the TLS certificate of registry %s is not trusted (%s): for a private CA "
+						 "use --cert-dir DIR with its .crt file", r->host, curl_easy_strerror(c)),
+				       -EPROTO;
+			return log_error("TLS handshake with registry %s failed (%s): a plain-HTTP registry needs "
+					 "--tls-verify=false", r->host, curl_easy_strerror(c)), -EPROTO;
 		}
 		if (c == CURLE_OK && b->status == 401 && !auth_tried) {
 			struct registry_challenge ch;

@@ -357,6 +357,12 @@ int store_rootfs_ensure(struct store *s, const char *manifest_digest, const stru
 			goto fail;
 		}
 		r = unpack_layer(tfd, lfd, what, lim, &st);
+		if (r == -EPERM) {
+			/* the layer is unsafe for every image that uses it: do not keep it */
+			_cleanup_free_ char *bp = blob_relpath(m->layers[i].digest);
+			if (bp)
+				(void)unlinkat(s->rootfd, bp, 0);
+		}
 		if (r < 0)
 			goto fail;
 	}
@@ -575,6 +581,28 @@ bool store_pin_is_fresh(int64_t resolved_at, int64_t now, long ttl_days)
 	if (now < resolved_at) /* clock went backwards: re-resolve */
 		return false;
 	return now - resolved_at < (int64_t)ttl_days * 86400;
+}
+
+int store_blob_remove_unpinned(struct store *s, const char *digest)
+{
+	_cleanup_free_ char *p = blob_relpath(digest);
+	struct store_ref *refs = NULL;
+	size_t n = 0;
+	bool used = false;
+	int r;
+
+	if (!p)
+		return -EINVAL;
+	if ((r = store_ref_list(s, &refs, &n)) < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		used |= streq(refs[i].digest, digest) || (refs[i].config && streq(refs[i].config, digest));
+		store_ref_done(&refs[i]);
+	}
+	free(refs);
+	if (used)
+		return 0;
+	return unlinkat(s->rootfd, p, 0) < 0 && errno != ENOENT ? -errno : 0;
 }
 
 /* ---- garbage collection ---- */

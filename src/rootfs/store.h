@@ -68,6 +68,9 @@ int store_blob_commit(struct store_blob_writer *w, char **digest_out);
 void store_blob_abort(struct store_blob_writer *w);
 /* Bytes written so far. */
 uint64_t store_blob_written(const struct store_blob_writer *w);
+/* Removes blob @digest unless a pin names it as its manifest or config (cleanup after a failed
+ * pull). Does not log. */
+int store_blob_remove_unpinned(struct store *s, const char *digest);
 /* Imports @len bytes from memory as a blob; returns its digest in *digest_out. Logs on failure. */
 int store_blob_put(struct store *s, const void *buf, size_t len, char **digest_out);
 
