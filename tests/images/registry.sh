@@ -36,7 +36,8 @@ start)
 			echo "auth: {htpasswd: {realm: aisb-test, path: $dir/htpasswd}}"
 		} >>"$dir/config.yml"
 	fi
-	docker-registry serve "$dir/config.yml" >"$dir/log" 2>&1 &
+	# no inherited fds: a test runner waiting on its pipes must not wait for the registry
+	docker-registry serve "$dir/config.yml" </dev/null >"$dir/log" 2>&1 3>&- 4>&- 5>&- &
 	echo $! >"$dir/pid"
 	i=0
 	until curl -s -o /dev/null ${mode:+--cacert "$dir/ca/ca.crt"} "$( [ "$mode" = tls ] && echo https || echo http)://127.0.0.1:$port/v2/" 2>/dev/null; do
