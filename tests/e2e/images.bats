@@ -53,6 +53,11 @@ setup() {
 plain() { cat "$W/plain/port"; }
 tlsport() { cat "$W/tls/port"; }
 
+skopeo() {
+	[ -f "$W/skopeo-auth.json" ] || echo '{"auths":{}}' >"$W/skopeo-auth.json"
+	REGISTRY_AUTH_FILE=$W/skopeo-auth.json command skopeo "$@"
+}
+
 push_plain() { # SRC-LAYOUT:TAG NAME:TAG
 	skopeo copy -q --dest-tls-verify=false "oci:$1" "docker://127.0.0.1:$(plain)/$2"
 }
