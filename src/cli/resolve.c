@@ -58,29 +58,42 @@ bool plan_path_is_forbidden_source(const char *path, const char *xdg_runtime_dir
 int plan_parse_mount_spec(const char *spec, char **src, char **dst, bool *ro)
 {
 	_cleanup_free_ char *s = strdup(spec);
-	size_t n;
-	char *colon;
+	char *field[4] = { NULL };
+	const char *mode = NULL;
+	size_t n = 0;
 
 	if (!s)
 		return -ENOMEM;
-	*ro = true; /* rw only when asked */
-	n = strlen(s);
-	if (n > 3 && (streq(s + n - 3, ":ro") || streq(s + n - 3, ":rw"))) {
-		*ro = s[n - 1] == 'o';
-		s[n - 3] = 0;
+	/* SRC[:DST][:ro|:rw]: at most three ':'-separated fields; paths with ':' are not supported,
+	 * so a typo such as ':rx' is an error rather than part of a destination. */
+	for (char *p = s; p && n < 4; n++) {
+		field[n] = p;
+		p = strchr(p, ':');
+		if (p)
+			*p++ = 0;
 	}
-	colon = strchr(s, ':');
-	if (colon)
-		*colon = 0;
-	if (!*s)
+	if (n > 3 || (n == 4))
+		return log_error("invalid --mount '%s': expected SRC[:DST][:ro|:rw]", spec);
+	if (n == 3)
+		mode = field[2];
+	else if (n == 2 && !path_is_absolute(field[1]))
+		mode = field[1], field[1] = NULL;
+	*ro = true; /* rw only when asked */
+	if (mode) {
+		if (streq(mode, "rw"))
+			*ro = false;
+		else if (!streq(mode, "ro"))
+			return log_error("invalid --mount '%s': unknown mode '%s' (use ro or rw)", spec, mode);
+	}
+	if (!*field[0])
 		return log_error("invalid --mount '%s': empty source", spec);
-	if (colon && !path_is_absolute(colon + 1))
+	if (n == 3 && !path_is_absolute(field[1]))
 		return log_error("invalid --mount '%s': destination must be an absolute path", spec);
-	if (path_has_dotdot(s) || (colon && path_has_dotdot(colon + 1)))
+	if (path_has_dotdot(field[0]) || (field[1] && path_has_dotdot(field[1])))
 		return log_error("invalid --mount '%s': '..' is not allowed", spec);
-	*src = strdup(s);
-	*dst = colon ? strdup(colon + 1) : NULL;
-	if (!*src || (colon && !*dst))
+	*src = strdup(field[0]);
+	*dst = field[1] ? strdup(field[1]) : NULL;
+	if (!*src || (field[1] && !*dst))
 		return -ENOMEM;
 	return 0;
 }

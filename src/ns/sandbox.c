@@ -1,11 +1,379 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* sandbox.c — supervisor (placeholder until the core lands) */
+/* sandbox.c — the supervisor: clone, id maps, pty relay, signal forwarding, teardown */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ns/mounts.h"
 #include "ns/sandbox.h"
+#include "ns/session.h"
+#include "ns/stage.h"
+#include "util/fdpass.h"
 #include "util/log.h"
+#include "util/util.h"
+
+#define NS_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | \
+		  CLONE_NEWUTS | CLONE_NEWCGROUP)
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD };
+
+static long long now_usec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Stage: identity. Should: map exactly one id, the caller's, to 1000 inside; deny setgroups
+ * first (required for an unprivileged gid_map). Mustn't: map any other host id. */
+static int write_id_maps(pid_t pid, uid_t uid, gid_t gid, uid_t in_uid, gid_t in_gid)
+{
+	char path[64], buf[64];
+	_cleanup_close_ int dir = -1;
+	int n, r;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return log_error_errno(-errno, "cannot open '%s': %m", path);
+	r = write_file_at(dir, "setgroups", "deny", 4, 0);
+	if (r < 0 && r != -ENOENT)
+		return log_error_errno(r, "cannot write setgroups for the sandbox: %m");
+	n = snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)in_uid, (unsigned)uid);
+	r = write_file_at(dir, "uid_map", buf, (size_t)n, 0);
+	if (r < 0)
+		return log_error_errno(r, "cannot write the sandbox's uid_map: %m (run 'aisb doctor')");
+	n = snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)in_gid, (unsigned)gid);
+	r = write_file_at(dir, "gid_map", buf, (size_t)n, 0);
+	if (r < 0)
+		return log_error_errno(r, "cannot write the sandbox's gid_map: %m (run 'aisb doctor')");
+	return 0;
+}
+
+/* ---- terminal ---------------------------------------------------------------------------- */
+
+struct term {
+	int fd;                 /* the host tty we put in raw mode, or -1 */
+	struct termios saved;
+};
+
+static void term_restore(struct term *t)
+{
+	if (t->fd >= 0) {
+		tcsetattr(t->fd, TCSAFLUSH, &t->saved);
+		t->fd = -1;
+	}
+}
+
+static int term_raw(struct term *t, int fd)
+{
+	struct termios raw;
+	if (tcgetattr(fd, &t->saved) < 0)
+		return -errno;
+	raw = t->saved;
+	cfmakeraw(&raw);
+	if (tcsetattr(fd, TCSAFLUSH, &raw) < 0)
+		return -errno;
+	t->fd = fd;
+	return 0;
+}
+
+struct buf {
+	char data[16384];
+	size_t len;
+};
+
+/* Moves what is readable from @in into @b; returns 0, or -1 at EOF/EIO. */
+static int fill(int in, struct buf *b)
+{
+	ssize_t k = read(in, b->data + b->len, sizeof(b->data) - b->len);
+	if (k > 0) {
+		b->len += (size_t)k;
+		return 0;
+	}
+	if (k < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	return -1;
+}
+
+static int drain(int out, struct buf *b)
+{
+	ssize_t k;
+	if (!b->len)
+		return 0;
+	k = write(out, b->data, b->len);
+	if (k < 0)
+		return (errno == EAGAIN || errno == EINTR) ? 0 : -1;
+	memmove(b->data, b->data + k, b->len - (size_t)k);
+	b->len -= (size_t)k;
+	return 0;
+}
+
+/* ---- the run loop ------------------------------------------------------------------------ */
+
+/* Relays the pty (when @master >= 0) and forwards signals until init exits.
+ * Return: init's wait status. Does not log. */
+static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, int ws_fd)
+{
+	struct buf to_master = { .len = 0 }, to_out = { .len = 0 };
+	bool in_open = in_fd >= 0, master_open = master >= 0;
+	int status = 0;
+	bool exited = false;
+
+	if (master >= 0)
+		fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+	while (!exited || (master_open && to_out.len)) {
+		struct pollfd pf[4];
+		int n = 0, i_sig, i_in = -1, i_m = -1, i_out = -1;
+
+		pf[n] = (struct pollfd){ sfd, POLLIN, 0 };
+		i_sig = n++;
+		if (in_open && to_master.len < sizeof(to_master.data)) {
+			pf[n] = (struct pollfd){ in_fd, POLLIN, 0 };
+			i_in = n++;
+		}
+		if (master_open) {
+			short ev = 0;
+			if (to_out.len < sizeof(to_out.data))
+				ev |= POLLIN;
+			if (to_master.len)
+				ev |= POLLOUT;
+			pf[n] = (struct pollfd){ master, ev, 0 };
+			i_m = n++;
+		}
+		if (to_out.len) {
+			pf[n] = (struct pollfd){ out_fd, POLLOUT, 0 };
+			i_out = n++;
+		}
+		if (exited) {
+			/* init is gone: flush what the pty still holds, without blocking forever */
+			if (poll(pf, (nfds_t)n, 200) <= 0)
+				break;
+		} else if (poll(pf, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[i_sig].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGCHLD) {
+					pid_t w;
+					int st;
+					/* we are a subreaper: reap helpers too, remember init */
+					while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+						if (w == init_pid) {
+							status = st;
+							exited = true;
+						}
+				} else if (si.ssi_signo == SIGWINCH) {
+					struct winsize ws;
+					if (master_open && ws_fd >= 0 && ioctl(ws_fd, TIOCGWINSZ, &ws) == 0)
+						(void)ioctl(master, TIOCSWINSZ, &ws);
+				} else if (!exited)
+					kill(init_pid, (int)si.ssi_signo);
+			}
+		}
+		if (i_in >= 0 && (pf[i_in].revents & (POLLIN | POLLHUP | POLLERR)))
+			if (fill(in_fd, &to_master) < 0)
+				in_open = false;
+		if (i_m >= 0 && (pf[i_m].revents & POLLOUT))
+			if (drain(master, &to_master) < 0)
+				to_master.len = 0;
+		if (i_m >= 0 && (pf[i_m].revents & (POLLIN | POLLHUP | POLLERR)))
+			if (fill(master, &to_out) < 0)
+				master_open = false;
+		if (i_out >= 0 && (pf[i_out].revents & (POLLOUT | POLLERR | POLLHUP)))
+			if (drain(out_fd, &to_out) < 0)
+				to_out.len = 0;
+		if (!master_open && to_out.len)
+			while (to_out.len && drain(out_fd, &to_out) == 0 && to_out.len)
+				;
+	}
+	if (!exited) {
+		kill(init_pid, SIGKILL);
+		while (waitpid(init_pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	return status;
+}
+
+int sandbox_exit_code(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return AISB_EXIT_FAILED;
+}
 
 int sandbox_run(struct aisb_plan *p)
 {
-	(void)p;
-	log_error("sandbox not implemented yet");
-	return AISB_EXIT_FAILED;
+	struct mount_host_facts facts = { 0 };
+	struct mount_plan mp = { 0 };
+	struct term term = { .fd = -1 };
+	struct sync_go go = { .magic = SYNC_MAGIC };
+	struct sync_ready ready;
+	struct stage_report rep;
+	struct init_args ia;
+	sigset_t mask, oldmask;
+	int sync_fds[2] = { -1, -1 }, err_fds[2] = { -1, -1 };
+	int sfd = -1, master = -1, ws_fd = -1, out_fd = -1, code = AISB_EXIT_FAILED, r;
+	unsigned tty_mask = 0;
+	long long start = now_usec();
+	size_t nfds = 0;
+	ssize_t k;
+	pid_t pid = -1;
+
+	if (session_create(p) < 0)
+		return AISB_EXIT_FAILED;
+	r = mount_host_facts(p, &facts);
+	if (r >= 0)
+		r = mount_plan_build(p, &facts, &mp);
+	if (r < 0) {
+		code = r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
+		goto finish;
+	}
+
+	for (int i = 0; i < 3; i++)
+		if (isatty(i)) {
+			tty_mask |= 1u << i;
+			if (ws_fd < 0)
+				ws_fd = i;
+			if (i > 0 && out_fd < 0)
+				out_fd = i;
+		}
+	if (ws_fd >= 0)
+		(void)ioctl(ws_fd, TIOCGWINSZ, &go.ws);
+
+	sigemptyset(&mask);
+	for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+		sigaddset(&mask, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		log_error_errno(-errno, "cannot create a signalfd: %m");
+		goto restore_mask;
+	}
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync_fds) < 0 ||
+	    pipe2(err_fds, O_CLOEXEC) < 0) {
+		log_error_errno(-errno, "cannot create the sync channel: %m");
+		goto restore_mask;
+	}
+
+	ia = (struct init_args){ .plan = p, .mounts = &mp, .sync_fd = sync_fds[1], .err_fd = err_fds[1],
+				 .tty_mask = tty_mask, .oldmask = oldmask };
+	fflush(NULL);
+	/* A raw clone with a NULL stack behaves like fork, but creates every namespace at once,
+	 * so the child is PID 1 of the new pid namespace. */
+	pid = (pid_t)syscall(SYS_clone, NS_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		log_error_errno(-errno, "cannot create the sandbox namespaces: %m (are unprivileged user "
+				"namespaces allowed? run 'aisb doctor')");
+		goto restore_mask;
+	}
+	if (pid == 0) {
+		close(sync_fds[0]);
+		close(err_fds[0]);
+		close(sfd);
+		init_main(&ia);
+	}
+	close(sync_fds[1]);
+	sync_fds[1] = -1;
+	close(err_fds[1]);
+	err_fds[1] = -1;
+	(void)session_set_init_pid(p, pid);
+
+	if (write_id_maps(pid, p->host_uid, p->host_gid, p->uid, p->gid) < 0)
+		goto kill_init;
+	if (fdpass_send(sync_fds[0], &go, sizeof(go), NULL, 0) < 0) {
+		log_error_errno(-errno, "cannot start the sandbox's init: %m");
+		goto kill_init;
+	}
+
+	k = fdpass_recv(sync_fds[0], &ready, sizeof(ready), &master, 1, &nfds);
+	if (k != sizeof(ready) || ready.magic != SYNC_MAGIC) {
+		/* init failed before forking the workload: its report says why */
+		if (nfds)
+			close(master);
+		master = -1;
+		if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
+			rep.msg[sizeof(rep.msg) - 1] = 0;
+			log_error("%s", rep.msg);
+			code = rep.code;
+		} else
+			log_error("the sandbox's init exited before it was ready");
+		goto kill_init_keep_code;
+	}
+	if (!nfds)
+		master = -1;
+
+	/* The report pipe closes at execve; a report means the workload failed before it. */
+	if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
+		rep.msg[sizeof(rep.msg) - 1] = 0;
+		log_error("%s", rep.msg);
+		code = rep.code;
+		if (master >= 0) {
+			close(master);
+			master = -1;
+		}
+		goto kill_init_keep_code;
+	}
+
+	if (master >= 0 && (tty_mask & 1))
+		(void)term_raw(&term, 0);
+	r = run_loop(pid, sfd, master, (master >= 0 && (tty_mask & 1)) ? 0 : -1, out_fd >= 0 ? out_fd : 1, ws_fd);
+	pid = -1;
+	code = sandbox_exit_code(r);
+	term_restore(&term);
+	goto cleanup;
+
+kill_init:
+	code = AISB_EXIT_FAILED;
+kill_init_keep_code:
+	if (pid > 0) {
+		int st;
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+cleanup:
+	term_restore(&term);
+	if (master >= 0)
+		close(master);
+restore_mask:
+	if (sync_fds[0] >= 0)
+		close(sync_fds[0]);
+	if (sync_fds[1] >= 0)
+		close(sync_fds[1]);
+	if (err_fds[0] >= 0)
+		close(err_fds[0]);
+	if (err_fds[1] >= 0)
+		close(err_fds[1]);
+	if (sfd >= 0)
+		close(sfd);
+	/* reap anything else we adopted as subreaper */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+finish:
+	mount_plan_free(&mp);
+	mount_host_facts_free(&facts);
+	session_finish(p, code, start);
+	return code;
 }

@@ -14,4 +14,7 @@
  * Logs on failure. */
 int sandbox_run(struct aisb_plan *p);
 
+/* Maps a wait status to aisb's exit code: the code itself, or 128+N for signal N. Pure. */
+int sandbox_exit_code(int wait_status);
+
 #endif

@@ -8,6 +8,12 @@
 #include "util/log.h"
 
 static enum log_level max_level = LOG_LVL_INFO;
+static bool quiet;
+
+void log_set_quiet(bool q)
+{
+	quiet = q;
+}
 
 void log_set_level(enum log_level l)
 {
@@ -27,13 +33,18 @@ int log_internal(enum log_level l, int err, const char *fmt, ...)
 
 	if (err < 0)
 		err = -err;
-	if (l > max_level)
+	if (l > max_level || quiet)
 		goto out;
 	/* "%m" must print the error we were given, not whatever errno is now. */
 	errno = err ? err : saved;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* Messages quote user-controlled strings: no newline or escape sequence reaches the
+	 * terminal or a log line through them. */
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
+			*p = '?';
 	fprintf(stderr, "aisb: %s%s\n", l == LOG_LVL_WARN ? "warning: " : "", buf);
 out:
 	errno = saved;

@@ -15,6 +15,7 @@
 enum log_level { LOG_LVL_ERROR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG, LOG_LVL_MAX };
 
 void log_set_level(enum log_level l);
+void log_set_quiet(bool quiet); /* nothing at all (fuzz targets) */
 enum log_level log_get_level(void);
 int log_internal(enum log_level l, int err, const char *fmt, ...) _printf_(3, 4);
 

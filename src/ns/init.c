@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* init.c — PID 1 of the sandbox and the workload's last steps before execve */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "ns/caps.h"
+#include "ns/seccomp.h"
+#include "ns/stage.h"
+#include "util/fdpass.h"
+#include "util/util.h"
+
+extern char **environ;
+
+_Noreturn void stage_fail(int fd, int code, int err, const char *fmt, ...)
+{
+	struct stage_report rep = { .code = code, .err = err };
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(rep.msg, sizeof(rep.msg), fmt, ap);
+	va_end(ap);
+	if (err) {
+		n = strlen(rep.msg);
+		snprintf(rep.msg + n, sizeof(rep.msg) - n, ": %s", strerror(err));
+	}
+	(void)write_full(fd, &rep, sizeof(rep));
+	_exit(code);
+}
+
+/* Stage: loopback. Should: bring lo up so --net none still has 127.0.0.1. Mustn't: create any
+ * other interface or route. */
+static int lo_up(void)
+{
+	struct ifreq ifr = { 0 };
+	_cleanup_close_ int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		return -errno;
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Stage: no more user namespaces. Should: set user.max_user_namespaces=0 in the sandbox's user
+ * namespace, so even a seccomp bypass cannot create one (machine-facts: unshare -U then fails
+ * with ENOSPC). Mustn't: touch the host's value (the sysctl is per user namespace). */
+static int userns_limit_zero(void)
+{
+	_cleanup_close_ int fd = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return write_full(fd, "0\n", 2);
+}
+
+static void build_envp(const struct aisb_plan *p, char **envp, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->n_env && n + 1 < cap; i++) {
+		char *e;
+		if (asprintf(&e, "%s=%s", p->env[i].name, p->env[i].value) < 0)
+			continue;
+		envp[n++] = e;
+	}
+	envp[n] = NULL;
+}
+
+/* The workload. Should: become a session leader on the pty (or keep the inherited fds), enter
+ * the working directory, close every other fd, drop every capability, load seccomp last and
+ * execve. Mustn't: log anything on stderr itself (failures go through the report pipe) or touch
+ * a path outside the new root. */
+_Noreturn static void workload(const struct init_args *a, const char *slave)
+{
+	const struct aisb_plan *p = a->plan;
+	struct seccomp_options so = { .allow_ptrace = p->allow_ptrace };
+	char *envp[256];
+	int r;
+
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			signal(s, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &a->oldmask, NULL);
+	close(a->sync_fd);
+
+	if (setsid() < 0)
+		stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "workload: setsid failed");
+	if (slave) {
+		int fd = open(slave, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "workload: cannot open the pty '%s'", slave);
+		if (ioctl(fd, TIOCSCTTY, 0) < 0)
+			stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "workload: cannot make the pty the controlling terminal");
+		for (int i = 0; i < 3; i++)
+			if ((a->tty_mask & (1u << i)) && dup2(fd, i) < 0)
+				stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "workload: dup2 of the pty failed");
+		if (fd > 2)
+			close(fd);
+	}
+	if (chdir(p->cwd) < 0)
+		stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "workload: cannot enter the working directory '%s'", p->cwd);
+
+	build_envp(p, envp, ELEMENTSOF(envp));
+	/* Nothing above 2 survives execve (the report pipe is CLOEXEC already and stays usable). */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, errno, "workload: close_range failed");
+	r = caps_drop_all();
+	if (r < 0)
+		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "workload: cannot drop all capabilities");
+	r = seccomp_policy_apply(&so);
+	if (r < 0)
+		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "workload: cannot load the seccomp filter");
+
+	environ = envp;
+	execvp(p->argv[0], p->argv);
+	if (errno == ENOENT)
+		stage_fail(a->err_fd, AISB_EXIT_NOTFOUND, 0, "command not found in the sandbox: '%s'%s", p->argv[0],
+			   strchr(p->argv[0], '/') ? "" : " (is it installed on the host's PATH or in the image?)");
+	stage_fail(a->err_fd, AISB_EXIT_NOEXEC, errno, "cannot execute '%s'", p->argv[0]);
+}
+
+_Noreturn void init_main(const struct init_args *a)
+{
+	struct sync_go go;
+	struct sync_ready ready = { .magic = SYNC_MAGIC };
+	char err[512] = "";
+	char slave[128];
+	int master = -1, sfd, r;
+	sigset_t mask;
+	pid_t child;
+
+	/* A killed supervisor takes the whole sandbox with it: PID 1 dying kills the pid namespace. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "init: PR_SET_PDEATHSIG failed");
+	if (read_full(a->sync_fd, &go, sizeof(go)) != sizeof(go) || go.magic != SYNC_MAGIC)
+		_exit(AISB_EXIT_FAILED); /* supervisor gone before the maps were written */
+
+	if (sethostname("aisb", 4) < 0)
+		stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "init: cannot set the hostname");
+
+	/* Stage: mounts. Should: build the whole tree from the plan and pivot. Mustn't: resolve a
+	 * user-controlled path by name twice, or leave the old root reachable. */
+	r = mount_plan_apply(a->mounts, err, sizeof(err));
+	if (r < 0)
+		stage_fail(a->err_fd, AISB_EXIT_FAILED, 0, "init: %s", err);
+
+	r = lo_up();
+	if (r < 0)
+		stage_fail(a->err_fd, AISB_EXIT_FAILED, -r, "init: cannot bring up the loopback interface");
+
+	/* issue 3: the nft ruleset and the gate's listening sockets are set up here, inside the
+	 * new netns and before any capability is dropped. */
+
+	r = userns_limit_zero();
+	if (r < 0)
+		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "init: cannot set user.max_user_namespaces=0 inside");
+
+	if (a->tty_mask) {
+		master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (master < 0 || unlockpt(master) < 0 || ptsname_r(master, slave, sizeof(slave)) != 0)
+			stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "init: cannot allocate a pty inside the sandbox");
+		if (go.ws.ws_row && go.ws.ws_col)
+			(void)ioctl(master, TIOCSWINSZ, &go.ws);
+	}
+
+	child = fork();
+	if (child < 0)
+		stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "init: cannot fork the workload");
+	if (child == 0) {
+		if (master >= 0)
+			close(master);
+		workload(a, a->tty_mask ? slave : NULL);
+	}
+	close(a->err_fd);
+
+	ready.workload_pid = child;
+	ready.nfds = master >= 0 ? 1 : 0;
+	if (fdpass_send(a->sync_fd, &ready, sizeof(ready), &master, ready.nfds) < 0)
+		_exit(AISB_EXIT_FAILED);
+	if (master >= 0)
+		close(master);
+
+	/* Stage: PID 1. Should: reap every orphan, forward the supervisor's signals to the workload,
+	 * and exit with the workload's status. Mustn't: wait for daemons the workload left behind
+	 * (they die with the pid namespace when we exit). */
+	sigemptyset(&mask);
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP && s < SIGRTMIN)
+			sigaddset(&mask, s);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0)
+		_exit(AISB_EXIT_FAILED);
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t k = read(sfd, &si, sizeof(si));
+		if (k != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGCHLD) {
+			int st;
+			pid_t w;
+			while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+				if (w == child)
+					_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+			continue;
+		}
+		kill(child, (int)si.ssi_signo);
+	}
+}

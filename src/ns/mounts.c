@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* mounts.c — mount plan builder (pure) and its application inside the new mount namespace */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ns/mounts.h"
+#include "util/log.h"
+#include "util/util.h"
+
+static const char *const lib_names[6] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+/* ---- facts ------------------------------------------------------------------------------- */
+
+#define MASK_MAX 512
+#define MASK_DEPTH 16
+
+struct mask_walk {
+	char **files, **dirs;
+	size_t count;
+	int err;
+};
+
+/* getdents64 + statx of the mode only, symlinks skipped by d_type: measured ~3x faster than
+ * nftw over this host's /etc (1586 entries: 6 ms vs 18 ms). */
+static void mask_walk_dir(struct mask_walk *w, int dfd, const char *path, int depth)
+{
+	char buf[16384];
+	long k;
+
+	while (w->err == 0 && (k = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < k && w->err == 0;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			_cleanup_free_ char *child = NULL;
+			struct statx sx;
+			bool dir;
+
+			off += d->d_reclen;
+			if (streq(d->d_name, ".") || streq(d->d_name, "..") || d->d_type == DT_LNK)
+				continue;
+			if (statx(dfd, d->d_name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MODE, &sx) < 0)
+				continue;
+			dir = S_ISDIR(sx.stx_mode);
+			if (!dir && !S_ISREG(sx.stx_mode))
+				continue;
+			if (dir ? (sx.stx_mode & S_IXOTH) && (sx.stx_mode & S_IROTH) : (sx.stx_mode & S_IROTH)) {
+				if (dir && depth < MASK_DEPTH) {
+					int c = openat(dfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+					if (c >= 0) {
+						child = path_join(path, d->d_name);
+						if (!child)
+							w->err = -ENOMEM;
+						else
+							mask_walk_dir(w, c, child, depth + 1);
+						close(c);
+					}
+				}
+				continue;
+			}
+			if (++w->count > MASK_MAX) {
+				w->err = -E2BIG;
+				return;
+			}
+			child = path_join(path, d->d_name);
+			if (!child || strv_push(dir ? &w->dirs : &w->files, child) < 0)
+				w->err = -ENOMEM;
+		}
+	}
+}
+
+/* Root callers see the host through uid 0's owner bits: hide what only root may read. */
+static int collect_masks(struct mount_host_facts *f)
+{
+	struct mask_walk w = { 0 };
+	_cleanup_close_ int fd = open("/etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return log_error_errno(-errno, "cannot list /etc to hide its root-only files: %m");
+	mask_walk_dir(&w, fd, "/etc", 0);
+	f->masked_files = w.files;
+	f->masked_dirs = w.dirs;
+	if (w.err < 0)
+		return log_error_errno(w.err, "cannot list the root-only files under /etc to hide them: %m");
+	return 0;
+}
+
+int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
+{
+	struct stat st;
+
+	memset(f, 0, sizeof(*f));
+	for (size_t i = 0; i < ELEMENTSOF(lib_names); i++) {
+		char path[32], target[4096];
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/%s", lib_names[i]);
+		if (lstat(path, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			n = readlink(path, target, sizeof(target) - 1);
+			if (n <= 0)
+				continue;
+			target[n] = 0;
+			f->lib_link[i] = strdup(target);
+			if (!f->lib_link[i])
+				return -ENOMEM;
+		} else if (S_ISDIR(st.st_mode))
+			f->lib_dir[i] = true;
+	}
+	f->has_opt = lstat("/opt", &st) == 0 && S_ISDIR(st.st_mode);
+	f->resolv_is_link = lstat("/etc/resolv.conf", &st) == 0 && S_ISLNK(st.st_mode);
+	if (p->session_dir && !(f->session_etc = path_join(p->session_dir, "etc")))
+		return -ENOMEM;
+	if (p->host_uid == 0 && collect_masks(f) < 0)
+		return -EPERM;
+
+	if (p->project_src) {
+		_cleanup_close_ int pfd = open(p->project_src, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (pfd < 0)
+			return log_error_errno(-errno, "cannot open the project '%s': %m", p->project_src);
+		if (fstatat(pfd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (S_ISDIR(st.st_mode)) {
+				f->git = GIT_DIR;
+				/* An absent hooks dir would let the sandbox create one: make the
+				 * (empty) directory that the read-only bind will cover. */
+				if (fstatat(pfd, ".git/hooks", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+					(void)mkdirat(pfd, ".git/hooks", 0755);
+				f->git_hooks = fstatat(pfd, ".git/hooks", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+					       S_ISDIR(st.st_mode);
+				/* A missing config would let the sandbox create one: make it empty. */
+				if (!p->writable_git && fstatat(pfd, ".git/config", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+				    errno == ENOENT) {
+					int c = openat(pfd, ".git/config", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+					if (c >= 0)
+						close(c);
+				}
+				f->git_config = fstatat(pfd, ".git/config", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+						S_ISREG(st.st_mode);
+				/* Submodules keep their own hooks and config under .git/modules. */
+				f->git_modules = fstatat(pfd, ".git/modules", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+						 S_ISDIR(st.st_mode);
+				if (!p->writable_git && !f->git_hooks)
+					return log_error("'%s/.git/hooks' is not a directory and cannot be made "
+							 "read-only; fix it or pass --writable-git", p->project_src);
+				if (!p->writable_git && !f->git_config)
+					return log_error("'%s/.git/config' is not a regular file and cannot be made "
+							 "read-only; fix it or pass --writable-git", p->project_src);
+			} else if (S_ISREG(st.st_mode))
+				f->git = GIT_FILE;
+			else if (S_ISLNK(st.st_mode))
+				log_warn("'%s/.git' is a symlink: its target is not mounted, and the link "
+					 "itself is not protected", p->project_src);
+		}
+	}
+	return 0;
+}
+
+void mount_host_facts_free(struct mount_host_facts *f)
+{
+	for (size_t i = 0; i < ELEMENTSOF(f->lib_link); i++)
+		free(f->lib_link[i]);
+	free(f->session_etc);
+	strv_free(f->masked_files);
+	strv_free(f->masked_dirs);
+	memset(f, 0, sizeof(*f));
+}
+
+/* ---- pure builder ------------------------------------------------------------------------ */
+
+static int add(struct mount_plan *mp, enum mount_op_kind k, const char *src, const char *dst,
+	       const char *data, unsigned flags)
+{
+	struct mount_op *n = realloc(mp->ops, (mp->n + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	mp->ops = n;
+	n[mp->n] = (struct mount_op){ k, src ? strdup(src) : NULL, strdup(dst), data ? strdup(data) : NULL, flags };
+	if ((src && !n[mp->n].src) || !n[mp->n].dst || (data && !n[mp->n].data)) {
+		mp->n++;
+		return -ENOMEM;
+	}
+	mp->n++;
+	return 0;
+}
+
+static int addf(struct mount_plan *mp, enum mount_op_kind k, unsigned flags, const char *data,
+		const char *src_fmt, const char *src_arg, const char *dst_fmt, const char *dst_arg)
+{
+	_cleanup_free_ char *src = NULL, *dst = NULL;
+	if (src_fmt && asprintf(&src, src_fmt, src_arg) < 0)
+		return -ENOMEM;
+	if (asprintf(&dst, dst_fmt, dst_arg) < 0)
+		return -ENOMEM;
+	return add(mp, k, src, dst, data, flags);
+}
+
+int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f, struct mount_plan *out)
+{
+	struct mount_plan mp = { 0 };
+	char buf[64];
+	int r = 0;
+
+#define TRY(x)                                                                                     \
+	do {                                                                                       \
+		if ((r = (x)) < 0)                                                                 \
+			goto fail;                                                                 \
+	} while (0)
+
+	/* System directories of the host, read-only; merged-/usr symlinks recreated as links. */
+	TRY(add(&mp, MOP_BIND, "/usr", "/usr", NULL, MOP_F_RO));
+	for (size_t i = 0; i < ELEMENTSOF(lib_names); i++) {
+		snprintf(buf, sizeof(buf), "/%s", lib_names[i]);
+		if (f->lib_link[i])
+			TRY(add(&mp, MOP_SYMLINK, f->lib_link[i], buf, NULL, 0));
+		else if (f->lib_dir[i])
+			TRY(add(&mp, MOP_BIND, buf, buf, NULL, MOP_F_RO));
+	}
+	TRY(add(&mp, MOP_BIND, "/etc", "/etc", NULL, MOP_F_RO));
+	if (f->has_opt)
+		TRY(add(&mp, MOP_BIND, "/opt", "/opt", NULL, MOP_F_RO));
+	for (size_t i = 0; f->masked_dirs && f->masked_dirs[i]; i++)
+		TRY(add(&mp, MOP_TMPFS, NULL, f->masked_dirs[i], "mode=0700,size=4k", MOP_F_RO));
+	for (size_t i = 0; f->masked_files && f->masked_files[i]; i++)
+		TRY(add(&mp, MOP_BIND, "/dev/null", f->masked_files[i], NULL, MOP_F_RO | MOP_F_DEV | MOP_F_FILE));
+
+	/* Kernel filesystems: a fresh proc of the new pid namespace; no sysfs at all. */
+	TRY(add(&mp, MOP_PROC, NULL, "/proc", "hidepid=invisible", 0));
+
+	/* A minimal /dev: a handful of host nodes, our own devpts, no /dev/net/tun, no disks. */
+	TRY(add(&mp, MOP_TMPFS, NULL, "/dev", "mode=0755,size=64k", 0));
+	for (size_t i = 0; i < ELEMENTSOF(dev_nodes); i++)
+		TRY(addf(&mp, MOP_BIND, MOP_F_FILE | MOP_F_DEV, NULL, "/dev/%s", dev_nodes[i], "/dev/%s", dev_nodes[i]));
+	TRY(add(&mp, MOP_DEVPTS, NULL, "/dev/pts", "newinstance,ptmxmode=0666,mode=0620", 0));
+	TRY(add(&mp, MOP_SYMLINK, "pts/ptmx", "/dev/ptmx", NULL, 0));
+	TRY(add(&mp, MOP_TMPFS, NULL, "/dev/shm", "mode=1777", 0));
+	TRY(add(&mp, MOP_SYMLINK, "/proc/self/fd", "/dev/fd", NULL, 0));
+	TRY(add(&mp, MOP_SYMLINK, "/proc/self/fd/0", "/dev/stdin", NULL, 0));
+	TRY(add(&mp, MOP_SYMLINK, "/proc/self/fd/1", "/dev/stdout", NULL, 0));
+	TRY(add(&mp, MOP_SYMLINK, "/proc/self/fd/2", "/dev/stderr", NULL, 0));
+
+	TRY(add(&mp, MOP_TMPFS, NULL, "/tmp", "mode=1777", 0));
+	TRY(add(&mp, MOP_TMPFS, NULL, "/run", "mode=0755", 0));
+
+	/* Home: persistent under the state dir, or a tmpfs; ~/.agents read-only on top. */
+	TRY(add(&mp, MOP_MKDIR, NULL, "/home", NULL, 0));
+	if (p->home_src)
+		TRY(add(&mp, MOP_BIND, p->home_src, p->home, NULL, 0));
+	else {
+		snprintf(buf, sizeof(buf), "mode=0700,uid=%u,gid=%u", (unsigned)p->uid, (unsigned)p->gid);
+		TRY(add(&mp, MOP_TMPFS, NULL, p->home, buf, 0));
+	}
+	if (p->agents_src)
+		TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s", p->agents_src, "%s/.agents", p->home));
+
+	/* The project, and the git files that run code on the host later. Binding .git onto itself
+	 * makes it a mount point, so it cannot be renamed aside (EBUSY) and replaced. */
+	if (p->project_src) {
+		TRY(add(&mp, MOP_BIND, p->project_src, p->project_dst, NULL, p->project_ro ? MOP_F_RO : 0));
+		if (!p->writable_git && f->git == GIT_DIR) {
+			TRY(addf(&mp, MOP_BIND, p->project_ro ? MOP_F_RO : 0, NULL, "%s/.git", p->project_src,
+				 "%s/.git", p->project_dst));
+			if (f->git_hooks)
+				TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/hooks", p->project_src,
+					 "%s/.git/hooks", p->project_dst));
+			if (f->git_config)
+				TRY(addf(&mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git/config",
+					 p->project_src, "%s/.git/config", p->project_dst));
+			if (f->git_modules)
+				TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/modules", p->project_src,
+					 "%s/.git/modules", p->project_dst));
+		} else if (!p->writable_git && f->git == GIT_FILE)
+			TRY(addf(&mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git", p->project_src,
+				 "%s/.git", p->project_dst));
+	}
+
+	for (size_t i = 0; i < p->n_mounts; i++)
+		TRY(add(&mp, MOP_BIND, p->mounts[i].src, p->mounts[i].dst, NULL,
+			(p->mounts[i].ro ? MOP_F_RO : 0) | (p->mounts[i].is_dir ? 0 : MOP_F_FILE)));
+
+	/* Generated identity and name files over the host's /etc. */
+	if (f->session_etc) {
+		static const char *const etc_files[] = { "passwd", "group", "hosts", "resolv.conf" };
+		for (size_t i = 0; i < ELEMENTSOF(etc_files); i++) {
+			unsigned fl = MOP_F_RO | MOP_F_FILE;
+			if (streq(etc_files[i], "resolv.conf") && f->resolv_is_link)
+				fl |= MOP_F_OVER_LINK;
+			_cleanup_free_ char *src = path_join(f->session_etc, etc_files[i]);
+			snprintf(buf, sizeof(buf), "/etc/%s", etc_files[i]);
+			if (!src) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			TRY(add(&mp, MOP_BIND, src, buf, NULL, fl));
+		}
+	}
+#undef TRY
+	*out = mp;
+	return 0;
+fail:
+	mount_plan_free(&mp);
+	return r;
+}
+
+void mount_plan_free(struct mount_plan *mp)
+{
+	for (size_t i = 0; i < mp->n; i++) {
+		free(mp->ops[i].src);
+		free(mp->ops[i].dst);
+		free(mp->ops[i].data);
+	}
+	free(mp->ops);
+	mp->ops = NULL;
+	mp->n = 0;
+}
+
+const struct mount_op *mount_plan_find(const struct mount_plan *mp, const char *dst)
+{
+	for (size_t i = 0; i < mp->n; i++)
+		if (streq(mp->ops[i].dst, dst))
+			return &mp->ops[i];
+	return NULL;
+}
+
+/* ---- apply (inside the namespaces) ------------------------------------------------------- */
+
+static int fail(char *err, size_t errlen, int r, const char *fmt, ...) _printf_(4, 5);
+static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	n = strlen(err);
+	snprintf(err + n, errlen - n, ": %s", strerror(-r));
+	return r;
+}
+
+/* Opens a host source once, refusing a symlink anywhere in the path (the plan holds canonical
+ * paths, so a symlink means something changed under us). */
+static int open_source(const char *path)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Opens (creating as needed) the target @dst below @rootfd, one component at a time, never
+ * following a symlink: a link planted in the persistent home cannot redirect a mount. */
+static int open_target(int rootfd, const char *dst, bool want_dir, bool allow_link)
+{
+	_cleanup_free_ char *copy = strdup(dst);
+	_cleanup_close_ int cur = -1;
+	char *comp, *next;
+	struct stat st;
+
+	if (!copy)
+		return -ENOMEM;
+	cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return -errno;
+	for (comp = copy; *comp == '/'; comp++)
+		;
+	if (!*comp)
+		return TAKE_FD(cur);
+	for (; comp; comp = next) {
+		bool last;
+		int fd;
+
+		next = strchr(comp, '/');
+		if (next) {
+			*next++ = 0;
+			while (*next == '/')
+				next++;
+			if (!*next)
+				next = NULL;
+		}
+		last = !next;
+		fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT) {
+			if (!last || want_dir) {
+				if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+					return -errno;
+			} else {
+				int c = openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+				if (c < 0)
+					return -errno;
+				close(c);
+			}
+			fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, &st) < 0) {
+			close(fd);
+			return -errno;
+		}
+		if (S_ISLNK(st.st_mode) && !(last && allow_link)) {
+			close(fd);
+			return -ELOOP;
+		}
+		if ((!last || want_dir) && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) {
+			close(fd);
+			return -ENOTDIR;
+		}
+		if (last && !want_dir && S_ISDIR(st.st_mode)) {
+			close(fd);
+			return -EISDIR;
+		}
+		close(cur);
+		cur = fd;
+	}
+	return TAKE_FD(cur);
+}
+
+static int parent_and_name(int rootfd, const char *dst, const char **name)
+{
+	_cleanup_free_ char *parent = strdup(dst);
+	char *slash;
+	if (!parent)
+		return -ENOMEM;
+	slash = strrchr(parent, '/');
+	if (!slash || !slash[1])
+		return -EINVAL;
+	*name = dst + (slash - parent) + 1;
+	*slash = 0;
+	return open_target(rootfd, *parent ? parent : "/", true, false);
+}
+
+/* fsopen + fsconfig + fsmount + move_mount onto @tfd. */
+static int mount_fs(const char *type, const char *data, unsigned attrs, int tfd)
+{
+	_cleanup_close_ int fs = fsopen(type, FSOPEN_CLOEXEC);
+	_cleanup_close_ int mnt = -1;
+	_cleanup_free_ char *opts = data ? strdup(data) : NULL;
+	char *o, *next;
+
+	if (fs < 0)
+		return -errno;
+	for (o = opts; o && *o; o = next) {
+		char *eq;
+		next = strchr(o, ',');
+		if (next)
+			*next++ = 0;
+		eq = strchr(o, '=');
+		if (eq) {
+			*eq = 0;
+			if (fsconfig(fs, FSCONFIG_SET_STRING, o, eq + 1, 0) < 0)
+				return -errno;
+		} else if (fsconfig(fs, FSCONFIG_SET_FLAG, o, NULL, 0) < 0)
+			return -errno;
+	}
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return -errno;
+	mnt = fsmount(fs, FSMOUNT_CLOEXEC, attrs);
+	if (mnt < 0)
+		return -errno;
+	if (move_mount(mnt, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return -errno;
+	return 0;
+}
+
+int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen)
+{
+	_cleanup_free_ int *trees = calloc(mp->n ? mp->n : 1, sizeof(int));
+	_cleanup_close_ int rootfd = -1;
+	int r = 0;
+
+	if (!trees)
+		return fail(err, errlen, -ENOMEM, "mount plan");
+	for (size_t i = 0; i < mp->n; i++)
+		trees[i] = -1;
+
+	/* Stage 1: nothing we mount may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return fail(err, errlen, -errno, "cannot make the mount tree private");
+
+	/* Stage 2: open every source once, as a detached clone of its tree, with the attributes it
+	 * must have (read-only, nosuid, nodev) set before it is attached anywhere. */
+	for (size_t i = 0; i < mp->n; i++) {
+		const struct mount_op *op = &mp->ops[i];
+		struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID };
+		_cleanup_close_ int src = -1;
+		struct stat st;
+
+		if (op->kind != MOP_BIND)
+			continue;
+		src = open_source(op->src);
+		if (src == -ENOENT && (op->flags & MOP_F_OPTIONAL))
+			continue;
+		if (src < 0) {
+			r = fail(err, errlen, src, "cannot open mount source '%s'", op->src);
+			goto out;
+		}
+		if (fstat(src, &st) < 0) {
+			r = fail(err, errlen, -errno, "cannot stat mount source '%s'", op->src);
+			goto out;
+		}
+		if ((op->flags & MOP_F_DEV) ? !S_ISCHR(st.st_mode)
+		    : (op->flags & MOP_F_FILE) ? !S_ISREG(st.st_mode) : !S_ISDIR(st.st_mode)) {
+			r = fail(err, errlen, -EINVAL, "mount source '%s' changed type since it was checked", op->src);
+			goto out;
+		}
+		trees[i] = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+		if (trees[i] < 0) {
+			r = fail(err, errlen, -errno, "cannot clone mount '%s'", op->src);
+			goto out;
+		}
+		if (op->flags & MOP_F_RO)
+			attr.attr_set |= MOUNT_ATTR_RDONLY;
+		if (op->flags & MOP_F_DEV)
+			attr.attr_set |= MOUNT_ATTR_NOEXEC;
+		else
+			attr.attr_set |= MOUNT_ATTR_NODEV;
+		if (mount_setattr(trees[i], "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
+			r = fail(err, errlen, -errno, "cannot set attributes on '%s'", op->src);
+			goto out;
+		}
+	}
+
+	/* Stage 3: the new root, a tmpfs on the (now private) /tmp; every source is already open. */
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0) {
+		r = fail(err, errlen, -errno, "cannot mount the root tmpfs");
+		goto out;
+	}
+	rootfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (rootfd < 0) {
+		r = fail(err, errlen, -errno, "cannot open the new root");
+		goto out;
+	}
+
+	/* Stage 4: the operations, in order. Targets are resolved below the new root without
+	 * following symlinks. */
+	for (size_t i = 0; i < mp->n; i++) {
+		const struct mount_op *op = &mp->ops[i];
+		_cleanup_close_ int tfd = -1;
+		const char *name;
+
+		switch (op->kind) {
+		case MOP_BIND:
+			if (trees[i] < 0)
+				continue; /* optional and absent */
+			tfd = open_target(rootfd, op->dst, !(op->flags & (MOP_F_FILE | MOP_F_DEV)),
+					  op->flags & MOP_F_OVER_LINK);
+			if (tfd < 0) {
+				r = fail(err, errlen, tfd, "cannot prepare mount point '%s'", op->dst);
+				goto out;
+			}
+			if (move_mount(trees[i], "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+				r = fail(err, errlen, -errno, "cannot mount '%s' on '%s'", op->src, op->dst);
+				goto out;
+			}
+			break;
+		case MOP_TMPFS:
+		case MOP_PROC:
+		case MOP_DEVPTS: {
+			static const char *const types[] = { [MOP_TMPFS] = "tmpfs", [MOP_PROC] = "proc",
+							     [MOP_DEVPTS] = "devpts" };
+			/* devpts must keep dev: its nodes are the ptys we open */
+			unsigned attrs = MOUNT_ATTR_NOSUID | (op->kind == MOP_DEVPTS ? 0 : MOUNT_ATTR_NODEV);
+			if (op->kind != MOP_TMPFS || streq(op->dst, "/dev") || streq(op->dst, "/dev/shm"))
+				attrs |= MOUNT_ATTR_NOEXEC;
+			if (op->flags & MOP_F_RO)
+				attrs |= MOUNT_ATTR_RDONLY;
+			tfd = open_target(rootfd, op->dst, true, false);
+			if (tfd < 0) {
+				r = fail(err, errlen, tfd, "cannot prepare mount point '%s'", op->dst);
+				goto out;
+			}
+			r = mount_fs(types[op->kind], op->data, attrs, tfd);
+			if (r < 0 && op->kind == MOP_PROC)
+				/* hidepid needs 5.8; the pid namespace is what hides the host anyway */
+				r = mount_fs("proc", NULL, attrs, tfd);
+			if (r < 0) {
+				r = fail(err, errlen, r, "cannot mount %s on '%s'%s", types[op->kind], op->dst,
+					 op->kind == MOP_PROC ? " (is /proc masked by a container engine? "
+								"run 'aisb doctor')" : "");
+				goto out;
+			}
+			break;
+		}
+		case MOP_SYMLINK:
+			tfd = parent_and_name(rootfd, op->dst, &name);
+			if (tfd < 0 || symlinkat(op->src, tfd, name) < 0) {
+				r = fail(err, errlen, tfd < 0 ? tfd : -errno, "cannot create symlink '%s'", op->dst);
+				goto out;
+			}
+			break;
+		case MOP_MKDIR:
+			tfd = open_target(rootfd, op->dst, true, false);
+			if (tfd < 0) {
+				r = fail(err, errlen, tfd, "cannot create directory '%s'", op->dst);
+				goto out;
+			}
+			break;
+		default:
+			r = fail(err, errlen, -EINVAL, "unknown mount operation");
+			goto out;
+		}
+	}
+
+	/* Stage 5: pivot into the new root and detach the old one; then make / itself read-only. */
+	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
+		r = fail(err, errlen, -errno, "cannot pivot_root into the new root");
+		goto out;
+	}
+	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) {
+		r = fail(err, errlen, -errno, "cannot detach the old root");
+		goto out;
+	}
+	{
+		struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+		if (mount_setattr(AT_FDCWD, "/", 0, &attr, sizeof(attr)) < 0) {
+			r = fail(err, errlen, -errno, "cannot make the root read-only");
+			goto out;
+		}
+	}
+out:
+	for (size_t i = 0; i < mp->n; i++)
+		if (trees[i] >= 0)
+			close(trees[i]);
+	return r;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* mounts.h — the sandbox's mount tree: a pure plan of operations and the code that applies it.
+ *
+ * mount_plan_build() turns a resolved plan plus a few facts about the host (which /lib* exist and
+ * which are symlinks, what .git is) into an ordered list of operations, without touching the
+ * kernel, so the tree is unit-tested op by op. mount_plan_apply() runs inside the new mount
+ * namespace: it opens every source once (no symlinks), builds the tree on a fresh tmpfs, pivots
+ * into it and detaches the old root.
+ */
+#ifndef AISB_NS_MOUNTS_H
+#define AISB_NS_MOUNTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cli/plan.h"
+
+enum mount_op_kind {
+	MOP_BIND,    /* bind src (host) at dst */
+	MOP_TMPFS,   /* tmpfs at dst, options in data */
+	MOP_PROC,    /* fresh proc at dst */
+	MOP_DEVPTS,  /* devpts newinstance at dst */
+	MOP_SYMLINK, /* symlink dst -> src */
+	MOP_MKDIR,   /* directory dst */
+	MOP_KIND_MAX,
+};
+
+enum {
+	MOP_F_RO = 1 << 0,        /* read-only (recursively for binds) */
+	MOP_F_FILE = 1 << 1,      /* the bind source is a file, not a directory */
+	MOP_F_DEV = 1 << 2,       /* a device node: keep dev, add noexec */
+	MOP_F_OPTIONAL = 1 << 3,  /* skip silently when the source is missing */
+	MOP_F_OVER_LINK = 1 << 4, /* the target may be a symlink (host /etc/resolv.conf) */
+};
+
+struct mount_op {
+	enum mount_op_kind kind;
+	char *src;        /* host path (BIND), link target (SYMLINK) */
+	char *dst;        /* absolute path inside the sandbox */
+	char *data;       /* tmpfs options */
+	unsigned flags;
+};
+
+struct mount_plan {
+	struct mount_op *ops;
+	size_t n;
+};
+
+enum git_kind { GIT_NONE, GIT_DIR, GIT_FILE, GIT_KIND_MAX };
+
+/* Facts read from the host before the plan is built (mount_host_facts()). */
+struct mount_host_facts {
+	char *lib_link[6];         /* for bin sbin lib lib32 lib64 libx32: link target or NULL */
+	bool lib_dir[6];           /* ... or a real directory */
+	bool has_opt;
+	enum git_kind git;         /* what <project>/.git is */
+	bool git_hooks, git_config;/* present inside a .git directory */
+	bool git_modules;          /* .git/modules (submodules' hooks and config) exists */
+	char *session_etc;         /* <session dir>/etc: generated passwd group hosts resolv.conf */
+	bool resolv_is_link;       /* host /etc/resolv.conf is a symlink */
+	/* For a root caller (inside 1000 maps to host 0, so owner permission bits apply): entries
+	 * under the host's /etc that are not world-readable (shadow, ssh host keys, ssl/private),
+	 * masked with an empty file or tmpfs. NULL-terminated. */
+	char **masked_files;
+	char **masked_dirs;
+};
+
+/* Reads the facts for @p from the host. Creates <project>/.git/hooks when .git is a directory
+ * without it, so that the read-only bind has something to cover. Logs on failure. */
+int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f);
+void mount_host_facts_free(struct mount_host_facts *f);
+
+/* Builds the ordered operations for @p. Pure. Does not log. Return: 0 or -ENOMEM. */
+int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f, struct mount_plan *out);
+void mount_plan_free(struct mount_plan *mp);
+
+/* Finds the op whose dst is @dst, or NULL (for tests and previews). */
+const struct mount_op *mount_plan_find(const struct mount_plan *mp, const char *dst);
+
+/* Applies @mp inside a new mount namespace and pivots into it. Must run as init with
+ * CAP_SYS_ADMIN in the sandbox's user namespace. On failure @err (size @errlen) names the step.
+ * Does not log (the caller reports through the sync pipe). Return: 0 or -errno. */
+int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* session.c — session directory and the sessions.log line */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "cli/args.h"
+#include "cli/resolve.h"
+#include "ns/session.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* Field 22 of /proc/PID/stat: start time in clock ticks since boot. Does not log. */
+static int proc_starttime(pid_t pid, unsigned long long *out)
+{
+	char path[64];
+	_cleanup_free_ char *buf = NULL;
+	char *p;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	r = read_file_at(AT_FDCWD, path, 4096, &buf, NULL);
+	if (r < 0)
+		return r;
+	p = strrchr(buf, ')'); /* comm may contain spaces and parens */
+	if (!p)
+		return -EINVAL;
+	/* after ") " comes field 3; skip to field 22 */
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -EINVAL;
+	*out = strtoull(p + 1, NULL, 10);
+	return 0;
+}
+
+static int write_etc(int dirfd, const struct aisb_plan *p)
+{
+	char buf[1024];
+	int n, r;
+
+	if (mkdirat(dirfd, "etc", 0700) < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf),
+		     "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+		     "%s:x:%u:%u:aisb sandbox:%s:%s\n"
+		     "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		     p->user, (unsigned)p->uid, (unsigned)p->gid, p->home,
+		     access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh");
+	if ((r = write_file_at(dirfd, "etc/passwd", buf, (size_t)n, 0644)) < 0)
+		return r;
+	n = snprintf(buf, sizeof(buf), "root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", p->user, (unsigned)p->gid);
+	if ((r = write_file_at(dirfd, "etc/group", buf, (size_t)n, 0644)) < 0)
+		return r;
+	n = snprintf(buf, sizeof(buf), "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+				       "127.0.1.1\taisb\n");
+	if ((r = write_file_at(dirfd, "etc/hosts", buf, (size_t)n, 0644)) < 0)
+		return r;
+	/* Allow mode points this at the gate's DNS stub (issue 3); in none mode there is no resolver. */
+	n = snprintf(buf, sizeof(buf), p->net == NET_NONE ? "# aisb: --net none, no resolver\n"
+							  : "nameserver 127.0.0.53\noptions edns0\n");
+	return write_file_at(dirfd, "etc/resolv.conf", buf, (size_t)n, 0644);
+}
+
+int session_create(struct aisb_plan *p)
+{
+	_cleanup_free_ char *sessions = path_join(p->state_dir, "sessions");
+	_cleanup_free_ char *json = NULL;
+	_cleanup_close_ int dfd = -1;
+	char id[25], buf[64];
+	unsigned long long st = 0;
+	int r, n;
+
+	if (!sessions)
+		return -ENOMEM;
+	r = mkdir_p(sessions, 0700);
+	if (r < 0)
+		return log_error_errno(r, "cannot create state dir '%s': %m (set XDG_STATE_HOME to a writable "
+				       "directory)", sessions);
+	/* Sources are opened without following any symlink: use canonical paths from here on. */
+	{
+		char *real = realpath(p->state_dir, NULL);
+		if (!real)
+			return log_error_errno(-errno, "cannot resolve state dir '%s': %m", p->state_dir);
+		free(p->state_dir);
+		p->state_dir = real;
+		free(sessions);
+		sessions = path_join(p->state_dir, "sessions");
+		if (!sessions)
+			return -ENOMEM;
+	}
+	if (p->home_src) {
+		free(p->home_src);
+		p->home_src = path_join(p->state_dir, "homes/default");
+		if (!p->home_src)
+			return -ENOMEM;
+		r = mkdir_p(p->home_src, 0700);
+		if (r < 0)
+			return log_error_errno(r, "cannot create the sandbox home '%s': %m", p->home_src);
+	}
+	r = random_hex(id, 6);
+	if (r < 0)
+		return log_error_errno(r, "cannot get random bytes: %m");
+	p->session_id = strdup(id);
+	p->session_dir = path_join(sessions, id);
+	if (!p->session_id || !p->session_dir)
+		return -ENOMEM;
+	if (mkdir(p->session_dir, 0700) < 0)
+		return log_error_errno(-errno, "cannot create session dir '%s': %m", p->session_dir);
+	dfd = open(p->session_dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	json = plan_to_json(p);
+	if (!json) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((r = write_file_at(dfd, "plan.json", json, strlen(json), 0600)) < 0)
+		goto fail;
+	(void)proc_starttime(getpid(), &st);
+	n = snprintf(buf, sizeof(buf), "%d %llu\n", (int)getpid(), st);
+	if ((r = write_file_at(dfd, "supervisor", buf, (size_t)n, 0600)) < 0)
+		goto fail;
+	if ((r = write_etc(dfd, p)) < 0)
+		goto fail;
+	return 0;
+fail:
+	log_error_errno(r, "cannot write session dir '%s': %m", p->session_dir);
+	rm_rf(p->session_dir);
+	return r;
+}
+
+int session_set_init_pid(const struct aisb_plan *p, pid_t pid)
+{
+	_cleanup_close_ int dfd = open(p->session_dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+	if (dfd < 0)
+		return -errno;
+	return write_file_at(dfd, "init", buf, (size_t)n, 0600);
+}
+
+int session_finish(const struct aisb_plan *p, int exit_code, long long start_usec)
+{
+	_cleanup_free_ char *logpath = path_join(p->state_dir, "sessions.log");
+	_cleanup_close_ int fd = -1;
+	struct timespec now;
+	json_object *o, *a;
+	const char *line;
+	int r = 0;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	o = json_object_new_object();
+	a = json_object_new_array();
+	for (size_t i = 0; p->argv && p->argv[i]; i++)
+		json_object_array_add(a, json_object_new_string(p->argv[i]));
+	json_object_object_add(o, "id", json_object_new_string(p->session_id));
+	json_object_object_add(o, "start", json_object_new_int64(start_usec / 1000000));
+	json_object_object_add(o, "end", json_object_new_int64(now.tv_sec));
+	json_object_object_add(o, "command", a);
+	json_object_object_add(o, "project", p->project_src ? json_object_new_string(p->project_src) : NULL);
+	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(p->net)));
+	json_object_object_add(o, "exit", json_object_new_int(exit_code));
+	line = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (logpath)
+		fd = open(logpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		/* one write per line, so concurrent sessions never interleave */
+		_cleanup_free_ char *l = NULL;
+		if (asprintf(&l, "%s\n", line) >= 0)
+			(void)write_full(fd, l, strlen(l));
+	}
+	json_object_put(o);
+	if (!p->keep && p->session_dir) {
+		r = rm_rf(p->session_dir);
+		if (r < 0)
+			log_warn_errno(r, "cannot remove session dir '%s': %m", p->session_dir);
+	} else if (p->keep)
+		log_info("session kept: %s", p->session_dir);
+	return r;
+}
+
+bool session_is_live(const char *session_dir)
+{
+	_cleanup_close_ int dfd = open(session_dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_free_ char *buf = NULL;
+	int pid;
+	unsigned long long st, now;
+
+	if (dfd < 0 || read_file_at(dfd, "supervisor", 128, &buf, NULL) < 0)
+		return false;
+	if (sscanf(buf, "%d %llu", &pid, &st) != 2 || pid <= 0)
+		return false;
+	if (proc_starttime(pid, &now) < 0)
+		return false;
+	return now == st;
+}

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/e2e/lib/common.bash — shared setup for the end-to-end bats files.
+#
+# Every test gets its own project dir (under AISB_E2E_WORK, a path the sandbox does not own),
+# its own XDG state/config/cache dirs, and $AISB pointing at the binary under test.
+
+AISB=${AISB_BIN:?AISB_BIN must name the aisb binary}
+
+common_setup() {
+	WORK=$(mktemp -d "${AISB_E2E_WORK:-$BATS_TEST_TMPDIR}/t.XXXXXX")
+	PROJ="$WORK/proj"
+	mkdir -p "$PROJ"
+	export XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" XDG_CACHE_HOME="$WORK/cache"
+	unset XDG_RUNTIME_DIR
+	cd "$PROJ" || return 1
+}
+
+common_teardown() {
+	cd / || true
+	[ -n "${WORK:-}" ] && rm -rf "$WORK"
+}
+
+# require_feature NAME CMD...: skip (or fail under AISB_MUST_WORK=1) when CMD fails.
+require_feature() {
+	local name=$1
+	shift
+	if ! "$@" >/dev/null 2>&1; then
+		if [ "${AISB_MUST_WORK:-0}" = 1 ]; then
+			echo "required feature missing: $name (AISB_MUST_WORK=1)" >&2
+			return 1
+		fi
+		skip "feature missing: $name"
+	fi
+}
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+# sb ARGS...: run aisb with --net none (the network tests choose their own mode).
+sb() { "$AISB" --net none "$@"; }

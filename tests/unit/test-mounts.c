@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* test-mounts.c — the mount plan, op by op, and the exit-code mapping */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "ns/mounts.h"
+#include "ns/sandbox.h"
+#include "util/util.h"
+
+static void base_plan(struct aisb_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->uid = 1000;
+	p->gid = 1000;
+	p->user = "sandbox";
+	p->home = "/home/sandbox";
+	p->project_src = strdup("/home/alice/proj");
+	p->project_dst = strdup("/home/alice/proj");
+	p->home_src = strdup("/home/alice/.local/state/aisb/homes/default");
+}
+
+static void base_facts(struct mount_host_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->lib_link[0] = strdup("usr/bin");  /* bin */
+	f->lib_dir[1] = true;                /* sbin a real dir */
+	f->lib_link[2] = strdup("usr/lib");  /* lib */
+	f->has_opt = false;
+	f->session_etc = strdup("/state/sessions/abc/etc");
+}
+
+static const struct mount_op *must(const struct mount_plan *mp, const char *dst, enum mount_op_kind k)
+{
+	const struct mount_op *op = mount_plan_find(mp, dst);
+	if (!op)
+		fail_msg("no op for %s", dst);
+	if (op->kind != k)
+		fail_msg("op for %s has kind %d, want %d", dst, op->kind, k);
+	return op;
+}
+
+static void test_system_dirs(void **state)
+{
+	struct aisb_plan p;
+	struct mount_host_facts f;
+	struct mount_plan mp;
+
+	base_plan(&p);
+	base_facts(&f);
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_true(must(&mp, "/usr", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/etc", MOP_BIND)->flags & MOP_F_RO);
+	assert_string_equal(must(&mp, "/bin", MOP_SYMLINK)->src, "usr/bin");
+	assert_true(must(&mp, "/sbin", MOP_BIND)->flags & MOP_F_RO);
+	assert_null(mount_plan_find(&mp, "/opt"));
+	assert_null(mount_plan_find(&mp, "/lib64"));
+	must(&mp, "/proc", MOP_PROC);
+	must(&mp, "/tmp", MOP_TMPFS);
+	must(&mp, "/run", MOP_TMPFS);
+	must(&mp, "/dev", MOP_TMPFS);
+	must(&mp, "/dev/pts", MOP_DEVPTS);
+	assert_true(must(&mp, "/dev/null", MOP_BIND)->flags & MOP_F_DEV);
+	/* the deny list: nothing of these ever appears as a destination or a source */
+	for (size_t i = 0; i < mp.n; i++) {
+		static const char *const never[] = { "/home/alice", "/root", "/sys", "/dev/net/tun",
+						     "/var/run", "/run/user", "/var/run/docker.sock",
+						     "/run/podman", "/media", "/mnt", "/srv" };
+		for (size_t j = 0; j < ELEMENTSOF(never); j++) {
+			if (streq(mp.ops[i].dst, never[j]))
+				fail_msg("%s mounted", never[j]);
+			if (mp.ops[i].src && mp.ops[i].kind == MOP_BIND && streq(mp.ops[i].src, never[j]))
+				fail_msg("%s used as a source", never[j]);
+		}
+		if (mp.ops[i].kind == MOP_BIND && mp.ops[i].src && path_startswith(mp.ops[i].src, "/dev") &&
+		    !(mp.ops[i].flags & MOP_F_DEV))
+			fail_msg("a /dev source that is not a device node: %s", mp.ops[i].src);
+	}
+	/* generated identity files cover the host's */
+	assert_string_equal(must(&mp, "/etc/passwd", MOP_BIND)->src, "/state/sessions/abc/etc/passwd");
+	assert_true(must(&mp, "/etc/resolv.conf", MOP_BIND)->flags & MOP_F_RO);
+	mount_plan_free(&mp);
+	mount_host_facts_free(&f);
+	plan_free(&p);
+}
+
+/* Order matters: a bind must come after the mount it lands in. */
+static size_t index_of(const struct mount_plan *mp, const char *dst)
+{
+	for (size_t i = 0; i < mp->n; i++)
+		if (streq(mp->ops[i].dst, dst))
+			return i;
+	fail_msg("no %s", dst);
+	return 0;
+}
+
+static void test_project_and_git(void **state)
+{
+	struct aisb_plan p;
+	struct mount_host_facts f;
+	struct mount_plan mp;
+
+	base_plan(&p);
+	base_facts(&f);
+	f.git = GIT_DIR;
+	f.git_hooks = f.git_config = f.git_modules = true;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_true(must(&mp, "/home/alice/proj/.git/modules", MOP_BIND)->flags & MOP_F_RO);
+	assert_false(must(&mp, "/home/alice/proj", MOP_BIND)->flags & MOP_F_RO);
+	/* .git pinned (a mount point cannot be renamed), hooks and config read-only */
+	assert_false(must(&mp, "/home/alice/proj/.git", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/home/alice/proj/.git/hooks", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/home/alice/proj/.git/config", MOP_BIND)->flags & (MOP_F_RO | MOP_F_FILE));
+	assert_true(index_of(&mp, "/home/alice/proj") < index_of(&mp, "/home/alice/proj/.git"));
+	assert_true(index_of(&mp, "/home/alice/proj/.git") < index_of(&mp, "/home/alice/proj/.git/hooks"));
+	assert_true(index_of(&mp, "/etc") < index_of(&mp, "/etc/passwd"));
+	assert_true(index_of(&mp, "/dev") < index_of(&mp, "/dev/null"));
+	mount_plan_free(&mp);
+
+	/* --writable-git: no git binds */
+	p.writable_git = true;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_null(mount_plan_find(&mp, "/home/alice/proj/.git/hooks"));
+	assert_null(mount_plan_find(&mp, "/home/alice/proj/.git"));
+	mount_plan_free(&mp);
+
+	/* a worktree's .git file is bound read-only */
+	p.writable_git = false;
+	f.git = GIT_FILE;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_true(must(&mp, "/home/alice/proj/.git", MOP_BIND)->flags & MOP_F_RO);
+	assert_null(mount_plan_find(&mp, "/home/alice/proj/.git/hooks"));
+	mount_plan_free(&mp);
+
+	/* --read-only: the project and its .git are read-only */
+	p.project_ro = true;
+	f.git = GIT_DIR;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_true(must(&mp, "/home/alice/proj", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/home/alice/proj/.git", MOP_BIND)->flags & MOP_F_RO);
+	mount_plan_free(&mp);
+	mount_host_facts_free(&f);
+	plan_free(&p);
+}
+
+static void test_home_agents_mounts(void **state)
+{
+	struct aisb_plan p;
+	struct mount_host_facts f;
+	struct mount_plan mp;
+	struct plan_mount *m = calloc(2, sizeof(*m));
+
+	base_plan(&p);
+	base_facts(&f);
+	m[0] = (struct plan_mount){ strdup("/srv/data"), strdup("/data"), true, true };
+	m[1] = (struct plan_mount){ strdup("/srv/out"), strdup("/out"), false, true };
+	p.agents_src = strdup("/home/alice/.agents");
+	p.mounts = m;
+	p.n_mounts = 2;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_false(must(&mp, "/home/sandbox", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/home/sandbox/.agents", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(index_of(&mp, "/home/sandbox") < index_of(&mp, "/home/sandbox/.agents"));
+	assert_true(must(&mp, "/data", MOP_BIND)->flags & MOP_F_RO);
+	assert_false(must(&mp, "/out", MOP_BIND)->flags & MOP_F_RO);
+	mount_plan_free(&mp);
+
+	/* ephemeral home and no project */
+	free(p.home_src);
+	p.home_src = NULL;
+	free(p.project_src);
+	p.project_src = NULL;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_non_null(strstr(must(&mp, "/home/sandbox", MOP_TMPFS)->data, "uid=1000"));
+	assert_null(mount_plan_find(&mp, "/home/alice/proj"));
+	mount_plan_free(&mp);
+	mount_host_facts_free(&f);
+	plan_free(&p);
+}
+
+static void test_root_masks(void **state)
+{
+	struct aisb_plan p;
+	struct mount_host_facts f;
+	struct mount_plan mp;
+
+	base_plan(&p);
+	base_facts(&f);
+	strv_push(&f.masked_files, "/etc/shadow");
+	strv_push(&f.masked_dirs, "/etc/ssl/private");
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_string_equal(must(&mp, "/etc/shadow", MOP_BIND)->src, "/dev/null");
+	assert_true(must(&mp, "/etc/shadow", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/etc/ssl/private", MOP_TMPFS)->flags & MOP_F_RO);
+	assert_true(index_of(&mp, "/etc") < index_of(&mp, "/etc/shadow"));
+	mount_plan_free(&mp);
+	mount_host_facts_free(&f);
+	plan_free(&p);
+}
+
+static void test_exit_codes(void **state)
+{
+	assert_int_equal(sandbox_exit_code(0), 0);
+	assert_int_equal(sandbox_exit_code(42 << 8), 42);
+	assert_int_equal(sandbox_exit_code(9), 137);     /* killed by SIGKILL */
+	assert_int_equal(sandbox_exit_code(15), 143);    /* SIGTERM */
+	assert_int_equal(sandbox_exit_code(127 << 8), 127);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_system_dirs),
+		cmocka_unit_test(test_project_and_git),
+		cmocka_unit_test(test_home_agents_mounts),
+		cmocka_unit_test(test_root_masks),
+		cmocka_unit_test(test_exit_codes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
