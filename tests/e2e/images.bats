@@ -394,9 +394,48 @@ image_run_available() {
 
 @test "run --image: runs on the image; its Env and WorkingDir apply; writes do not reach the store" {
 	image_run_available
-	run "$AISB" run --no-cwd --image "oci:$W/bb:v1" -- /bin/sh -c 'cat /etc/motd; echo $IMAGE_VAR; pwd; echo x >/etc/motd && echo wrote'
+	run "$AISB" run --no-cwd --image "oci:$W/bb:v1" -- /bin/sh -c \
+		'cat /etc/motd; echo $IMAGE_VAR; pwd; id -u; echo x >/etc/motd && echo wrote; rm -rf /usr && echo rmdir-ok'
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"hello from the image"*"from-image"*"/work"*wrote* ]]
+	[[ "$output" == *"hello from the image"*"from-image"*"/work"*1000*wrote*rmdir-ok* ]]
 	root=$(rootfs_of "oci:$W/bb:v1")
 	[ "$(cat "$root/etc/motd")" = "hello from the image" ]
+	[ -d "$root/usr" ]
+	# the user's --env wins over the image's; the image never sets HOME
+	run "$AISB" run --no-cwd --env IMAGE_VAR=mine --image "oci:$W/bb:v1" -- /bin/sh -c 'echo $IMAGE_VAR $HOME'
+	[ "$status" -eq 0 ]
+	[ "$output" = "mine /home/sandbox" ]
+	# no command: the image's Cmd (/bin/sh) reads stdin
+	run sh -c "echo 'echo via-cmd' | '$AISB' run --no-cwd --image 'oci:$W/bb:v1'"
+	[ "$status" -eq 0 ]
+	[ "$output" = via-cmd ]
+}
+
+@test "run --image --ephemeral: the upper is a tmpfs; the project is still read-write" {
+	image_run_available
+	mkdir -p "$BATS_TEST_TMPDIR/proj"
+	cd "$BATS_TEST_TMPDIR/proj"
+	run "$AISB" run --ephemeral --image "oci:$W/bb:v1" -- /bin/sh -c 'echo y >/etc/new && cat /etc/new && echo p >out.txt'
+	[ "$status" -eq 0 ]
+	[ "$output" = y ]
+	[ "$(cat "$BATS_TEST_TMPDIR/proj/out.txt")" = p ]
+	root=$(rootfs_of "oci:$W/bb:v1")
+	[ ! -e "$root/etc/new" ]
+}
+
+@test "run --image runs a registry image by tag and by digest" {
+	image_run_available
+	need docker-registry skopeo
+	push_plain "$W/bb:v1" runimg:v1
+	digest=$(cat "$W/bb.digest")
+	# the run path has no --tls-verify flag: a plain-HTTP registry is reached through a pin made by pull
+	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/runimg:v1"
+	[ "$status" -eq 0 ]
+	run "$AISB" run --no-cwd --image "127.0.0.1:$(plain)/runimg:v1" -- /bin/cat /etc/motd
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image" ]
+	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/runimg@$digest"
+	run "$AISB" run --no-cwd --image "127.0.0.1:$(plain)/runimg@$digest" -- /bin/cat /etc/motd
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image" ]
 }
