@@ -4,6 +4,8 @@
 # built by tests/images/*.sh|py, Debian's docker-registry on 127.0.0.1 (plain HTTP, and TLS from
 # a test CA with htpasswd basic auth), skopeo to push, and a small HTTP front (proxy.py) for the
 # bearer-token flow and truncated downloads. Never any address but 127.0.0.1.
+# Inner commands are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016,SC2030,SC2031
 
 AISB=${AISB_BIN:-aisb}
 SRC=${AISB_SRCDIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
@@ -22,6 +24,10 @@ need() {
 	done
 }
 
+biggest_blob() { # LAYOUT -> path of its largest blob (the busybox layer)
+	find "$1/blobs/sha256" -type f -printf '%s %p\n' | sort -n | tail -1 | cut -d' ' -f2
+}
+
 setup_file() {
 	export W=$BATS_FILE_TMPDIR
 	"$IMG/mk-busybox-oci.sh" "$W/bb" v1 >"$W/bb.digest"
@@ -29,7 +35,7 @@ setup_file() {
 	$PY "$IMG/craft-layer.py" setuid "$W/extra.tar"
 	cp -r "$W/bb" "$W/bb2"
 	$PY "$IMG/oci-layout.py" "$W/bb2" --tag v1 --cmd /bin/sh \
-		"$W/bb/blobs/sha256/$(ls -S "$W/bb/blobs/sha256" | head -1)" "$W/extra.tar" >/dev/null 2>&1 || true
+		"$(biggest_blob "$W/bb")" "$W/extra.tar" >/dev/null 2>&1 || true
 	if command -v docker-registry >/dev/null && command -v skopeo >/dev/null; then
 		"$IMG/registry.sh" start "$W/plain" >/dev/null
 		"$IMG/registry.sh" start "$W/tls" tls >/dev/null
@@ -284,7 +290,7 @@ pull_crafted() { # KIND [ARG] -> runs aisb pull on a one-layer layout with that 
 @test "a corrupted blob is refused and leaves nothing; restored, it pulls (control)" {
 	need docker-registry skopeo
 	push_plain "$W/bb:v1" corrupt:v1
-	layer=$(ls -S "$W/bb/blobs/sha256" | head -1)
+	layer=$(basename "$(biggest_blob "$W/bb")")
 	data=$W/plain/data/docker/registry/v2/blobs/sha256/${layer:0:2}/$layer/data
 	cp "$data" "$BATS_TEST_TMPDIR/orig"
 	$PY -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[len(b)//2]^=0xff; open(p,"wb").write(b)' "$data"
@@ -311,7 +317,7 @@ pull_crafted() { # KIND [ARG] -> runs aisb pull on a one-layer layout with that 
 @test "two concurrent pulls download each blob once" {
 	need docker-registry skopeo
 	push_plain "$W/bb:v1" conc:v1
-	layer=$(ls -S "$W/bb/blobs/sha256" | head -1)
+	layer=$(basename "$(biggest_blob "$W/bb")")
 	before=$(count "GET /v2/conc/blobs/sha256:$layer" "$W/plain/log")
 	"$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/conc:v1" >"$BATS_TEST_TMPDIR/o1" 2>&1 &
 	p1=$!

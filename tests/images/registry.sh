@@ -49,7 +49,9 @@ start)
 	echo "$port"
 	;;
 stop)
-	[ -f "$dir/pid" ] && kill "$(cat "$dir/pid")" 2>/dev/null || true
+	if [ -f "$dir/pid" ]; then
+		kill "$(cat "$dir/pid")" 2>/dev/null || true
+	fi
 	rm -f "$dir/pid"
 	;;
 *)
