@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* cmd-images.c — `aisb images`, `aisb rmi REF`, `aisb inspect REF|ID` */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -115,16 +116,7 @@ static json_object *strv_json(char **v)
 	return a;
 }
 
-/* Session inspection belongs to issue 5 (`aisb inspect ID`).
- * HOOK(issue 5): replace this stub with the session inspector; it is reached for every argument
- * that is not a pulled image. Return the exit code. */
-static int inspect_session(const char *id)
-{
-	return log_error("no image or session named '%s' (session inspection is not available yet)", id),
-	       AISB_EXIT_FAILED;
-}
-
-int cmd_inspect(int argc, char **argv)
+int cli_inspect_image(const char *ref, bool json)
 {
 	struct image_opts o;
 	struct store *s = NULL;
@@ -135,20 +127,17 @@ int cmd_inspect(int argc, char **argv)
 	char when[32];
 	int r;
 
-	if (argc != 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
-		printf("usage: aisb inspect REF|SESSION-ID\n");
-		return argc == 2 ? 0 : AISB_EXIT_USAGE;
-	}
+	(void)json; /* images are always shown as JSON */
 	r = open_store(&o, &s);
 	if (r) {
 		image_opts_done(&o);
 		return r;
 	}
-	r = image_find_pin(s, argv[1], &pin);
+	r = image_find_pin(s, ref, &pin);
 	if (r < 0) {
 		store_free(s);
 		image_opts_done(&o);
-		return inspect_session(argv[1]);
+		return -ENOENT;
 	}
 	if (image_load_config(s, &pin, &cfg) < 0) {
 		store_ref_done(&pin);

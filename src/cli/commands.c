@@ -10,8 +10,12 @@ const struct cli_command cli_commands[] = {
 	{ "pull", cmd_pull, "pull an image into the store (registry, oci:, oci-archive:, docker-archive:)" },
 	{ "images", cmd_images, "list pulled images" },
 	{ "rmi", cmd_rmi, "remove an image from the store" },
-	{ "inspect", cmd_inspect, "show an image (or a session)" },
 	{ "update", cmd_update, "re-resolve pinned image tags (--check: only compare)" },
+	{ "ps", cmd_ps, "list live sessions" },
+	{ "inspect", cmd_inspect, "show a session (or an image)" },
+	{ "logs", cmd_logs, "show a session's record and egress log" },
+	{ "clean", cmd_clean, "remove ended sessions (--all, --volumes)" },
+	{ "doctor", cmd_doctor, "check prerequisites and print fixes (--deep)" },
 	{ NULL, NULL, NULL },
 };
 

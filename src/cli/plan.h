@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "ns/cgroup.h"
+
 enum net_mode { NET_NONE, NET_ALLOW, NET_FULL, NET_MODE_MAX };
 enum rootfs_kind { ROOTFS_HOST, ROOTFS_IMAGE, ROOTFS_KIND_MAX };
 
@@ -112,6 +114,12 @@ struct aisb_plan {
 	bool keep;
 
 	char **argv;           /* the command to exec */
+
+	/* limits (issue 5, ns/limits.h) */
+	struct cgroup_limits limits;
+	enum limits_mode limits_mode;
+	bool limits_rlimit;    /* degraded: RLIMIT_NPROC = limits.pids_max inside */
+	char limits_why[320];  /* why cgroups cannot enforce (degraded mode) */
 
 	/* state */
 	char *state_dir;       /* $XDG_STATE_HOME/aisb */

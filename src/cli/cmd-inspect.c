@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* cmd-inspect.c — `aisb inspect ID|REF [--json]`: a session first, else an image.
+ *
+ * Images are issue 4's: cli_inspect_image() in cmd-images.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/sessions.h"
+#include "util/log.h"
+
+
+int cmd_inspect(int argc, char **argv)
+{
+	const char *ref = NULL;
+	bool json = false;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "--json"))
+			json = true;
+		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+			printf("usage: aisb inspect ID|REF [--json]\n"
+			       "Shows a session (plan without secret values, limits, state) or an image.\n");
+			return 0;
+		} else if (!ref)
+			ref = argv[i];
+		else
+			return log_error("inspect: unexpected argument '%s'", argv[i]), AISB_EXIT_USAGE;
+	}
+	if (!ref)
+		return log_error("inspect: which session or image? usage: aisb inspect ID|REF [--json]"), AISB_EXIT_USAGE;
+	r = session_inspect(ref, json);
+	if (r == 0)
+		return 0;
+	if (r != -ENOENT)
+		return AISB_EXIT_FAILED;
+	r = cli_inspect_image(ref, json);
+	if (r != -ENOENT)
+		return r;
+	return log_error("no session or image '%s' (see 'aisb ps -a' and 'aisb images')", ref), 1;
+}
