@@ -7,6 +7,8 @@
 # Inner commands are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016,SC2030,SC2031
 
+bats_require_minimum_version 1.5.0
+
 AISB=${AISB_BIN:-aisb}
 SRC=${AISB_SRCDIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 IMG=$SRC/tests/images
@@ -394,13 +396,13 @@ image_run_available() {
 
 @test "run --image: a bad reference is exit 78" {
 	image_run_available
-	run "$AISB" run --no-cwd --image 'Bad Ref' -- /bin/true
+	run --separate-stderr "$AISB" run --no-cwd --image 'Bad Ref' -- /bin/true
 	[ "$status" -eq 78 ]
 }
 
 @test "run --image: runs on the image; its Env and WorkingDir apply; writes do not reach the store" {
 	image_run_available
-	run "$AISB" run --no-cwd --image "oci:$W/bb:v1" -- /bin/sh -c \
+	run --separate-stderr "$AISB" run --no-cwd --image "oci:$W/bb:v1" -- /bin/sh -c \
 		'cat /etc/motd; echo $IMAGE_VAR; pwd; id -u; echo x >/etc/motd && echo wrote; rm -rf /usr && echo rmdir-ok'
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"hello from the image"*"from-image"*"/work"*1000*wrote*rmdir-ok* ]]
@@ -408,11 +410,11 @@ image_run_available() {
 	[ "$(cat "$root/etc/motd")" = "hello from the image" ]
 	[ -d "$root/usr" ]
 	# the user's --env wins over the image's; the image never sets HOME
-	run "$AISB" run --no-cwd --env IMAGE_VAR=mine --image "oci:$W/bb:v1" -- /bin/sh -c 'echo $IMAGE_VAR $HOME'
+	run --separate-stderr "$AISB" run --no-cwd --env IMAGE_VAR=mine --image "oci:$W/bb:v1" -- /bin/sh -c 'echo $IMAGE_VAR $HOME'
 	[ "$status" -eq 0 ]
 	[ "$output" = "mine /home/sandbox" ]
 	# no command: the image's Cmd (/bin/sh) reads stdin
-	run sh -c "echo 'echo via-cmd' | '$AISB' run --no-cwd --image 'oci:$W/bb:v1'"
+	run --separate-stderr sh -c "echo 'echo via-cmd' | '$AISB' run --no-cwd --image 'oci:$W/bb:v1'"
 	[ "$status" -eq 0 ]
 	[ "$output" = via-cmd ]
 }
@@ -421,7 +423,7 @@ image_run_available() {
 	image_run_available
 	mkdir -p "$BATS_TEST_TMPDIR/proj"
 	cd "$BATS_TEST_TMPDIR/proj"
-	run "$AISB" run --ephemeral --image "oci:$W/bb:v1" -- /bin/sh -c 'echo y >/etc/new && cat /etc/new && echo p >out.txt'
+	run --separate-stderr "$AISB" run --ephemeral --image "oci:$W/bb:v1" -- /bin/sh -c 'echo y >/etc/new && cat /etc/new && echo p >out.txt'
 	[ "$status" -eq 0 ]
 	[ "$output" = y ]
 	[ "$(cat "$BATS_TEST_TMPDIR/proj/out.txt")" = p ]
@@ -437,11 +439,11 @@ image_run_available() {
 	# the run path has no --tls-verify flag: a plain-HTTP registry is reached through a pin made by pull
 	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/runimg:v1"
 	[ "$status" -eq 0 ]
-	run "$AISB" run --no-cwd --image "127.0.0.1:$(plain)/runimg:v1" -- /bin/cat /etc/motd
+	run --separate-stderr "$AISB" run --no-cwd --image "127.0.0.1:$(plain)/runimg:v1" -- /bin/cat /etc/motd
 	[ "$status" -eq 0 ]
 	[ "$output" = "hello from the image" ]
 	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/runimg@$digest"
-	run "$AISB" run --no-cwd --image "127.0.0.1:$(plain)/runimg@$digest" -- /bin/cat /etc/motd
+	run --separate-stderr "$AISB" run --no-cwd --image "127.0.0.1:$(plain)/runimg@$digest" -- /bin/cat /etc/motd
 	[ "$status" -eq 0 ]
 	[ "$output" = "hello from the image" ]
 }
