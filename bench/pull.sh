@@ -19,7 +19,7 @@ N=${N:-3}
 PY=/usr/bin/python3
 work=$(mktemp -d "${TMPDIR:-/tmp}/aisb-bench.XXXXXX")
 cleanup() {
-	"$here/tests/images/registry.sh" stop "$work/reg" 2>/dev/null || true
+	"$here/tests/e2e/lib/images/registry.sh" stop "$work/reg" 2>/dev/null || true
 	chmod -R u+rwx "$work" 2>/dev/null || true
 	rm -rf "$work"
 }
@@ -49,8 +49,8 @@ fi
 gzip -n -6 <"$work/layer.tar" >"$work/layer.tar.gz"
 entries=$(tar -tf "$work/layer.tar" | wc -l)
 echo "# layer: $(du -m "$work/layer.tar" | cut -f1) MB tar, $(du -m "$work/layer.tar.gz" | cut -f1) MB gzip, $entries entries"
-$PY "$here/tests/images/oci-layout.py" "$work/oci" --tag bench "$work/layer.tar.gz" >/dev/null
-port=$("$here/tests/images/registry.sh" start "$work/reg")
+$PY "$here/tests/e2e/lib/images/oci-layout.py" "$work/oci" --tag bench "$work/layer.tar.gz" >/dev/null
+port=$("$here/tests/e2e/lib/images/registry.sh" start "$work/reg")
 echo '{"auths":{}}' >"$work/auth.json"
 REGISTRY_AUTH_FILE=$work/auth.json skopeo copy -q --dest-tls-verify=false "oci:$work/oci:bench" \
 	"docker://127.0.0.1:$port/bench:1"

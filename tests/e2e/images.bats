@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
 # images.bats — `aisb pull/images/rmi/inspect/update` against real local components: OCI layouts
-# built by tests/images/*.sh|py, Debian's docker-registry on 127.0.0.1 (plain HTTP, and TLS from
+# built by lib/images/*.sh and *.py, Debian's docker-registry on 127.0.0.1 (plain HTTP, and TLS from
 # a test CA with htpasswd basic auth), skopeo to push, and a small HTTP front (proxy.py) for the
 # bearer-token flow and truncated downloads. Never any address but 127.0.0.1.
 # Inner commands are single-quoted on purpose: they expand inside the sandbox.
@@ -10,8 +10,8 @@
 bats_require_minimum_version 1.5.0
 
 AISB=${AISB_BIN:-aisb}
-SRC=${AISB_SRCDIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
-IMG=$SRC/tests/images
+
+IMG=$BATS_TEST_DIRNAME/lib/images
 PY=/usr/bin/python3
 
 need() {
