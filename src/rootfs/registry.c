@@ -22,6 +22,7 @@
 	"Accept: " OCI_MT_INDEX ", " DOCKER_MT_LIST ", " OCI_MT_MANIFEST ", " DOCKER_MT_MANIFEST
 #define HEADER_MAX 8192
 #define CA_MAX (1u << 20)
+#define REGISTRY_BLOB_MAX (16ULL << 30) /* one layer; the descriptor's size is enforced exactly */
 
 /* ---- WWW-Authenticate ---- */
 
@@ -730,6 +731,9 @@ int registry_fetch_blob(struct registry *r, const struct oci_descriptor *d, stru
 
 	if (!oci_digest_is_valid(d->digest))
 		return log_error("invalid digest in a descriptor"), -EINVAL;
+	if (d->size < 0 || (uint64_t)d->size > REGISTRY_BLOB_MAX)
+		return log_error("blob %s: declared size %lld is over the 16 GiB cap: refused", d->digest,
+				 (long long)d->size), -E2BIG;
 	/* One download per blob even with concurrent pulls: whoever holds the lock fetches. */
 	lock = store_lock(s, "blob", d->digest + 7, false);
 	if (lock < 0)
