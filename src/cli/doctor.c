@@ -141,7 +141,7 @@ static int probe_nft(void)
 
 	if (r < 0)
 		return r;
-	nl = mnl_socket_open(NETLINK_NETFILTER);
+	nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
 	if (!nl)
 		return -errno;
 	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)

@@ -35,6 +35,7 @@ struct aisb_settings {
 	char *agents_dir;     /* NULL: $HOME/.agents */
 	bool allow_ptrace;
 	bool keep;
+	bool accept_unenforced_limits; /* no warning when default limits cannot be enforced */
 	bool ephemeral;       /* image upper on tmpfs */
 	char **mounts;        /* SRC[:DST][:ro|:rw] */
 	char **envs;          /* NAME or NAME=VALUE */
@@ -118,6 +119,7 @@ struct aisb_plan {
 	/* limits (issue 5, ns/limits.h) */
 	struct cgroup_limits limits;
 	enum limits_mode limits_mode;
+	bool limits_quiet;     /* accept_unenforced_limits: the degradation is not announced */
 	bool limits_rlimit;    /* degraded: RLIMIT_NPROC = limits.pids_max inside */
 	char limits_why[320];  /* why cgroups cannot enforce (degraded mode) */
 

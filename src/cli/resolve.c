@@ -438,6 +438,7 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 
 	/* Limits (issue 5): enforce with cgroup v2, re-run in a systemd scope, refuse (78) or
 	 * degrade the defaults with one warning. */
+	p->limits_quiet = s->accept_unenforced_limits;
 	r = limits_resolve(p, s->memory, s->pids, s->cpus, get, "");
 	if (r != 0)
 		return r;

@@ -72,8 +72,12 @@ int limits_resolve(struct aisb_plan *p, const char *memory, const char *pids, co
 	}
 	if (cgroup_degrade(&p->limits, p->limits_why, p->host_uid == 0, warn, sizeof(warn)) < 0)
 		return AISB_EXIT_POLICY;
-	if (*warn)
+	/* Explicit limits never get here (they fail with 78); for the defaults, the user may have
+	 * acknowledged once in config that this host cannot enforce them. */
+	if (*warn && !p->limits_quiet)
 		log_warn("%s", warn);
+	else if (*warn)
+		log_debug("%s", warn);
 	p->limits_mode = LIMITS_DEGRADED;
 	p->limits_rlimit = p->limits.pids_max && p->host_uid != 0;
 	return 0;

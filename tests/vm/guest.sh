@@ -126,6 +126,49 @@ if as_user probe "$aisb" run --no-cwd --ephemeral-home -- true; then
 	check "aisb: --cpus 0.2 throttles (cpu.stat nr_throttled > 0)" \
 		sh -c "grep -Eq 'nr_throttled=[1-9]' /tmp/a-cpu.err"
 	grep -Eq 'nr_throttled=[1-9]' /tmp/a-cpu.err || dump a-cpu
+	# SIGKILL of the supervisor, while the workload runs and during startup: the watchdog
+	# removes the leaf (and undoes the supervisor leaf), nothing of the sandbox survives, and
+	# the next `aisb clean` removes the session dir.
+	for when in run start; do
+		d=$cg/deleg/a-kill-$when
+		mkdir $d && chown "$uid" $d $d/cgroup.procs $d/cgroup.subtree_control $d/cgroup.threads
+		sh -c 'u=$1; shift; echo $$ >"$0/cgroup.procs" && cd /tmp/home/proj &&
+			exec setpriv --reuid="$u" --regid="$u" --clear-groups \
+			env -i PATH="$PATH" HOME=/tmp/home XDG_STATE_HOME=/tmp/home/.local/state "$@"' \
+			$d "$uid" "$aisb" run --no-cwd --ephemeral-home --memory 64M -- sh -c 'sleep 60; true' vmkill-$when \
+			>/tmp/a-kill-$when.out 2>&1 &
+		sup=$!
+		if [ $when = run ]; then
+			i=0
+			while [ $i -lt 300 ]; do
+				l=$(find $d -maxdepth 1 -name 'aisb-*' ! -name '*.sup' -type d | head -n 1)
+				[ -n "$l" ] && [ "$(wc -l <$l/cgroup.procs)" -ge 3 ] && break
+				sleep 0.1
+				i=$((i + 1))
+			done
+			check "aisb: the session leaf holds init, sh and sleep before the kill" [ -n "$l" ]
+		else
+			sleep 0.3
+		fi
+		kill -9 $sup
+		wait $sup
+		i=0
+		while [ $i -lt 100 ]; do
+			find $d -name 'aisb-*' -type d | grep -q . || grep -lqaw -e "v[m]kill-$when" /proc/[0-9]*/cmdline 2>/dev/null || break
+			sleep 0.1
+			i=$((i + 1))
+		done
+		check "aisb: SIGKILL of the supervisor ($when): no aisb-* cgroup is left" \
+			sh -c "! find $d -name 'aisb-*' -type d | grep -q ."
+		check "aisb: SIGKILL of the supervisor ($when): no sandbox process survives" \
+			sh -c "! grep -lqaw -e 'v[m]kill-$when' /proc/[0-9]*/cmdline 2>/dev/null"
+		rmdir $d 2>/dev/null
+	done
+	as_user a-clean "$aisb" clean
+	check "aisb clean removes the session dirs the killed supervisors left" \
+		sh -c "grep -q 'removed session' /tmp/a-clean.out && [ -z \"\$(ls /tmp/home/.local/state/aisb/sessions)\" ]"
+	[ -z "$(ls /tmp/home/.local/state/aisb/sessions)" ] || dump a-clean
+
 	as_user a-default "$aisb" run --no-cwd --ephemeral-home -- true
 	check "aisb: a default run with cgroups prints no limits warning" sh -c "! grep -q 'not enforced' /tmp/a-default.err"
 	check "aisb: no aisb-* leaf is left" sh -c "! find $cg/deleg -name 'aisb-*' -type d | grep -q ."

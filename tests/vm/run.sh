@@ -9,7 +9,7 @@
 # back as TAP on the guest's second serial port; this script prints them and decides.
 #
 # Env: AISB_BIN (built aisb; its dir is the build dir), AISB_SRCDIR, AISB_MUST_WORK=1 (a missing
-# qemu/kernel fails instead of skipping), AISB_VM_KERNEL (a vmlinuz), AISB_VM_TIMEOUT (s, 300),
+# qemu/kernel fails instead of skipping), AISB_VM_KERNEL (a vmlinuz), AISB_VM_TIMEOUT (s, 600),
 # AISB_VM_UID (the unprivileged uid in the guest, 65534), AISB_VM_KEEP=1 (keep the work dir).
 set -u
 
@@ -17,7 +17,7 @@ srcdir=${AISB_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 bin=${AISB_BIN:-}
 [ -n "$bin" ] || bin=$(pwd)/aisb
 build=$(cd "$(dirname "$bin")" && pwd)
-timeout_s=${AISB_VM_TIMEOUT:-300}
+timeout_s=${AISB_VM_TIMEOUT:-600}
 vm_uid=${AISB_VM_UID:-65534}
 
 skip() {
@@ -36,7 +36,7 @@ command -v cpio >/dev/null || skip "cpio not found (apt-get install cpio)"
 [ -x "$bin" ] || skip "aisb binary '$bin' not built"
 
 # A static busybox: the initramfs has no libc.
-bb=
+bb=''
 for c in /bin/busybox /usr/bin/busybox $(command -v busybox 2>/dev/null); do
 	[ -x "$c" ] || continue
 	if ! ldd "$c" >/dev/null 2>&1; then bb=$c; break; fi
@@ -44,7 +44,7 @@ done
 [ -n "$bb" ] || skip "no static busybox (apt-get install busybox-static)"
 
 # A kernel whose modules include 9p (the host's own modules dir names the version).
-kernel= kver=
+kernel='' kver=''
 for k in ${AISB_VM_KERNEL:-} /boot/vmlinuz-*; do
 	[ -f "$k" ] || continue
 	v=${k##*/vmlinuz-}
@@ -57,7 +57,9 @@ done
 [ -r "$kernel" ] || skip "kernel '$kernel' is not readable by uid $(id -u)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/aisb-vm.XXXXXX") || exit 1
-cleanup() { [ "${AISB_VM_KEEP:-0}" = 1 ] && echo "# vm work dir kept: $work" || rm -rf "$work"; }
+cleanup() {
+	if [ "${AISB_VM_KEEP:-0}" = 1 ]; then echo "# vm work dir kept: $work"; else rm -rf "$work"; fi
+}
 trap cleanup EXIT INT TERM
 
 # ---- the initramfs ----
