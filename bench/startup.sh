@@ -1,25 +1,31 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # bench/startup.sh — start-up cost of `aisb run --net none -- true` against bwrap and unshare,
-# run side by side, N times each, interleaved. Prints medians and ratios. Not a test: no
+# run side by side, N times each, interleaved, plus the same run on a cached busybox image
+# (--image; target: <= 1.2x the host-rootfs run). Prints medians and ratios. Not a test: no
 # threshold, no exit status from the numbers.
 #   AISB_BIN=./build/aisb N=50 bench/startup.sh
 set -eu
-aisb=${AISB_BIN:-$(dirname "$0")/../build/aisb}
+here=$(cd "$(dirname "$0")" && pwd)
+aisb=${AISB_BIN:-$here/../build/aisb}
 n=${N:-50}
 proj=$(mktemp -d /tmp/aisb-bench.XXXXXX)
-export XDG_STATE_HOME="$proj/state"
+export XDG_STATE_HOME="$proj/state" XDG_CACHE_HOME="$proj/cache"
 trap 'rm -rf "$proj"' EXIT
 cd "$proj"
+# a cached image: built locally, pulled once before timing
+"$here/../tests/e2e/lib/images/mk-busybox-oci.sh" "$proj/bb" v1 >/dev/null &&
+	"$aisb" pull -q "oci:$proj/bb:v1" >/dev/null || echo "bench: no busybox image for the --image run" >&2
 
 declare -A cmds=(
 	[aisb]="$aisb --net none --ephemeral-home --no-agents -- true"
 	[aisb-allow]="$aisb --allow example.com --ephemeral-home --no-agents -- true"
+	[image]="$aisb --net none --ephemeral-home --no-agents --image oci:$proj/bb:v1 -- /bin/true"
 	[bwrap]="bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true"
 	[unshare]="unshare -Urmnp --fork true"
 	[true]="/bin/true"
 )
-order=(true unshare bwrap aisb aisb-allow)
+order=(true unshare bwrap aisb aisb-allow image)
 for name in "${order[@]}"; do
 	# shellcheck disable=SC2086
 	if ! ${cmds[$name]} >/dev/null 2>&1; then
@@ -54,4 +60,6 @@ for ref in bwrap unshare; do
 done
 [ -n "${med[aisb-allow]:-}" ] && [ -n "${med[aisb]:-}" ] &&
 	printf 'allow - none   %6.2f ms\n' "$(echo "(${med[aisb-allow]} - ${med[aisb]}) / 1000" | bc -l)"
+[ -n "${med[image]:-}" ] && [ -n "${med[aisb]:-}" ] &&
+	printf 'image / aisb   %6.2f (cached --image vs host rootfs; target <= 1.2)\n' "$(echo "${med[image]} / ${med[aisb]}" | bc -l)"
 echo "(n=$n, user $(id -un), $(uname -r))"

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* cmd-inspect.c — `aisb inspect ID|REF [--json]`: a session first, else an image.
  *
- * Images are issue 4's: until its `image_inspect` lands, the hook below is a weak symbol. NOTE for
- * the merge: a weak undefined reference does not pull an object out of libaisb.a, so when the
- * image code is merged, replace the hook with a direct call to its function.
+ * Images are issue 4's: cli_inspect_image() in cmd-images.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,8 +11,6 @@
 #include "cli/sessions.h"
 #include "util/log.h"
 
-/* Inspects image @ref (issue 4). Return: an exit code; -ENOENT when there is no such image. */
-int cli_inspect_image_hook(const char *ref, bool json) __attribute__((weak));
 
 int cmd_inspect(int argc, char **argv)
 {
@@ -41,10 +37,8 @@ int cmd_inspect(int argc, char **argv)
 		return 0;
 	if (r != -ENOENT)
 		return AISB_EXIT_FAILED;
-	if (cli_inspect_image_hook) {
-		r = cli_inspect_image_hook(ref, json);
-		if (r != -ENOENT)
-			return r;
-	}
+	r = cli_inspect_image(ref, json);
+	if (r != -ENOENT)
+		return r;
 	return log_error("no session or image '%s' (see 'aisb ps -a' and 'aisb images')", ref), 1;
 }

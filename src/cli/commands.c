@@ -7,6 +7,10 @@
 
 const struct cli_command cli_commands[] = {
 	{ "run", cmd_run, "run a command or harness in a sandbox (the default)" },
+	{ "pull", cmd_pull, "pull an image into the store (registry, oci:, oci-archive:, docker-archive:)" },
+	{ "images", cmd_images, "list pulled images" },
+	{ "rmi", cmd_rmi, "remove an image from the store" },
+	{ "update", cmd_update, "re-resolve pinned image tags (--check: only compare)" },
 	{ "ps", cmd_ps, "list live sessions" },
 	{ "inspect", cmd_inspect, "show a session (or an image)" },
 	{ "logs", cmd_logs, "show a session's record and egress log" },

@@ -185,6 +185,9 @@ static int rm_rf_at(int parent, const char *name, dev_t dev)
 		if (st.st_dev != dev)
 			return -EXDEV; /* a mount point: never descend */
 		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == EACCES && fchmodat(parent, name, (st.st_mode & 07777) | 0700, 0) == 0)
+			/* our own dir without search/read bits, e.g. overlayfs's work/work (mode 000) */
+			fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
 		d = fdopendir(fd);
