@@ -1092,6 +1092,12 @@ static void on_conn_event(struct conn *c, bool upstream, uint32_t ev)
 		conn_free(c);
 		return;
 	}
+	/* The server hung up while we wait for the client's ClientHello: nothing to relay to. */
+	if (upstream && (ev & (EPOLLHUP | EPOLLERR)) && c->st == CS_SNI) {
+		log_conn(c, true, "server closed before the client's TLS ClientHello");
+		reset_close(c);
+		return;
+	}
 	switch (c->st) {
 	case CS_HEAD:
 		return on_head(c);
