@@ -651,7 +651,7 @@ static void start_dial(struct conn *c)
 		if (c->has_dialed)
 			addr_format(&c->dialed, a, sizeof(a));
 		snprintf(reason, sizeof(reason), "cannot connect to %s%s %s port %u", upstream ? "upstream proxy for " : "",
-			 c->d.host, a, upstream ? g->up_port : c->d.port);
+			 c->d.host, a, (unsigned)(upstream ? g->up_port : c->d.port));
 		fail(c, 502, reason);
 	}
 }
@@ -672,7 +672,8 @@ static void connected(struct conn *c)
 	}
 	if (c->fwd) {
 		free(c->to_u.p);
-		c->to_u = (struct buf){ .p = TAKE_PTR(c->fwd), .len = c->fwd_len };
+		c->to_u = (struct buf){ .p = c->fwd, .len = c->fwd_len };
+		c->fwd = NULL;
 	}
 	c->deadline = now_ms() + c->g->cfg.head_timeout_ms;
 	c->st = c->check_sni ? CS_SNI : CS_RELAY;

@@ -188,7 +188,7 @@ static void test_connect_allowed_and_denied(void **state)
 
 	/* the same name on another port */
 	fd = dial(f->proxy_port);
-	snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", f->srv_port == 65535 ? 1 : f->srv_port + 1);
+	snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", (unsigned)(f->srv_port == 65535 ? 1 : f->srv_port + 1));
 	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
 	read_all(fd, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "403"));
