@@ -185,6 +185,7 @@ struct conn {
 	int p_cu[2], p_uc[2];
 	size_t q_cu, q_uc;
 	bool eof_c, eof_u, done_cu, done_uc;
+	bool hup_u;             /* the server hung up: stop watching it once its data is drained */
 	uint64_t bytes_out, bytes_in;
 	long long t_start, deadline;
 };
@@ -937,6 +938,9 @@ static void relay(struct conn *c)
 	}
 	if (c->done_cu && c->done_uc)
 		goto closed;
+	/* A server that hung up can take no more bytes: give up if some are still meant for it. */
+	if (c->hup_u && c->eof_u && (c->q_cu > 0 || c->to_u.off < c->to_u.len))
+		goto closed;
 	conn_update(c);
 	return;
 closed:
@@ -1079,6 +1083,15 @@ static void conn_update(struct conn *c)
 		conn_free(c);
 		return;
 	}
+	if (c->ufd >= 0 && c->hup_u && c->eof_u) {
+		/* EPOLLHUP is reported even with no events requested: stop watching the fd, or the
+		 * loop would spin while the client drains the rest */
+		if (c->u_registered) {
+			(void)epoll_ctl(c->g->ep, EPOLL_CTL_DEL, c->ufd, NULL);
+			c->u_registered = false;
+		}
+		return;
+	}
 	if (c->ufd >= 0 && ep_set(c->g, c->ufd, &c->hu, &c->ev_u, wu, &c->u_registered) < 0)
 		conn_free(c);
 }
@@ -1092,6 +1105,20 @@ static void on_conn_event(struct conn *c, bool upstream, uint32_t ev)
 		log_conn(c, c->d.step == POLICY_DIAL, "client closed while the gate was dialing");
 		conn_free(c);
 		return;
+	}
+	/* In the relay, a client that hung up (EPOLLHUP: both directions closed) or an error on
+	 * either side ends the connection: level-triggered HUP would otherwise spin the loop. */
+	if (c->st == CS_RELAY && (ev & (EPOLLHUP | EPOLLERR))) {
+		if (upstream && !(ev & EPOLLERR)) {
+			c->hup_u = true;    /* drain what the server sent, then stop watching it */
+		} else {
+			relay(c);           /* deliver what can still be delivered */
+			if (!c->dead) {
+				log_conn(c, true, NULL);
+				conn_free(c);
+			}
+			return;
+		}
 	}
 	/* The server hung up while we wait for the client's ClientHello: nothing to relay to. */
 	if (upstream && (ev & (EPOLLHUP | EPOLLERR)) && c->st == CS_SNI) {
