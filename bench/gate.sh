@@ -25,21 +25,21 @@ export BYTES=${BYTES:-1073741824}
 sb() { "$aisb" --allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home --no-agents \
 	--env BYTES --env HOLD=2 -- "$@"; }
 # the work dir is the project: inside, the script is in the working directory
-load="python3 gate-load.py"
+load=(python3 gate-load.py)
 
 echo "== 1 GiB, one connection"
-$load bulk direct 127.0.0.1 "$port"
-sb $load bulk connect svc.test "$port"
-sb $load bulk transparent svc.test "$port"
+"${load[@]}" bulk direct 127.0.0.1 "$port"
+sb "${load[@]}" bulk connect svc.test "$port"
+sb "${load[@]}" bulk transparent svc.test "$port"
 
 echo "== time to first byte, $n sequential connections"
-$load ttfb direct 127.0.0.1 "$port" "$n"
-sb $load ttfb connect svc.test "$port" "$n"
-sb $load ttfb transparent svc.test "$port" "$n"
+"${load[@]}" ttfb direct 127.0.0.1 "$port" "$n"
+sb "${load[@]}" ttfb connect svc.test "$port" "$n"
+sb "${load[@]}" ttfb transparent svc.test "$port" "$n"
 
 echo "== $conc concurrent connections through CONNECT, supervisor RSS"
 "$aisb" --allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home --no-agents \
-	--env HOLD=2 -- $load many connect svc.test "$port" "$conc" &
+	--env HOLD=2 -- "${load[@]}" many connect svc.test "$port" "$conc" &
 apid=$! # the supervisor itself
 peak=0
 while kill -0 "$apid" 2>/dev/null; do

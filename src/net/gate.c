@@ -185,6 +185,7 @@ struct conn {
 	int p_cu[2], p_uc[2];
 	size_t q_cu, q_uc;
 	bool eof_c, eof_u, done_cu, done_uc;
+	bool hup_u;             /* the server hung up: stop watching it once its data is drained */
 	uint64_t bytes_out, bytes_in;
 	long long t_start, deadline;
 };
@@ -651,7 +652,7 @@ static void start_dial(struct conn *c)
 		if (c->has_dialed)
 			addr_format(&c->dialed, a, sizeof(a));
 		snprintf(reason, sizeof(reason), "cannot connect to %s%s %s port %u", upstream ? "upstream proxy for " : "",
-			 c->d.host, a, upstream ? g->up_port : c->d.port);
+			 c->d.host, a, (unsigned)(upstream ? g->up_port : c->d.port));
 		fail(c, 502, reason);
 	}
 }
@@ -672,7 +673,8 @@ static void connected(struct conn *c)
 	}
 	if (c->fwd) {
 		free(c->to_u.p);
-		c->to_u = (struct buf){ .p = TAKE_PTR(c->fwd), .len = c->fwd_len };
+		c->to_u = (struct buf){ .p = c->fwd, .len = c->fwd_len };
+		c->fwd = NULL;
 	}
 	c->deadline = now_ms() + c->g->cfg.head_timeout_ms;
 	c->st = c->check_sni ? CS_SNI : CS_RELAY;
@@ -936,6 +938,9 @@ static void relay(struct conn *c)
 	}
 	if (c->done_cu && c->done_uc)
 		goto closed;
+	/* A server that hung up can take no more bytes: give up if some are still meant for it. */
+	if (c->hup_u && c->eof_u && (c->q_cu > 0 || c->to_u.off < c->to_u.len))
+		goto closed;
 	conn_update(c);
 	return;
 closed:
@@ -1078,6 +1083,15 @@ static void conn_update(struct conn *c)
 		conn_free(c);
 		return;
 	}
+	if (c->ufd >= 0 && c->hup_u && c->eof_u) {
+		/* EPOLLHUP is reported even with no events requested: stop watching the fd, or the
+		 * loop would spin while the client drains the rest */
+		if (c->u_registered) {
+			(void)epoll_ctl(c->g->ep, EPOLL_CTL_DEL, c->ufd, NULL);
+			c->u_registered = false;
+		}
+		return;
+	}
 	if (c->ufd >= 0 && ep_set(c->g, c->ufd, &c->hu, &c->ev_u, wu, &c->u_registered) < 0)
 		conn_free(c);
 }
@@ -1090,6 +1104,26 @@ static void on_conn_event(struct conn *c, bool upstream, uint32_t ev)
 	    (c->st == CS_RESOLVE || c->st == CS_CONNECT || c->st == CS_UPHEAD)) {
 		log_conn(c, c->d.step == POLICY_DIAL, "client closed while the gate was dialing");
 		conn_free(c);
+		return;
+	}
+	/* In the relay, a client that hung up (EPOLLHUP: both directions closed) or an error on
+	 * either side ends the connection: level-triggered HUP would otherwise spin the loop. */
+	if (c->st == CS_RELAY && (ev & (EPOLLHUP | EPOLLERR))) {
+		if (upstream && !(ev & EPOLLERR)) {
+			c->hup_u = true;    /* drain what the server sent, then stop watching it */
+		} else {
+			relay(c);           /* deliver what can still be delivered */
+			if (!c->dead) {
+				log_conn(c, true, NULL);
+				conn_free(c);
+			}
+			return;
+		}
+	}
+	/* The server hung up while we wait for the client's ClientHello: nothing to relay to. */
+	if (upstream && (ev & (EPOLLHUP | EPOLLERR)) && c->st == CS_SNI) {
+		log_conn(c, true, "server closed before the client's TLS ClientHello");
+		reset_close(c);
 		return;
 	}
 	switch (c->st) {

@@ -229,11 +229,16 @@ nft_bin() { command -v nft || { [ -x /usr/sbin/nft ] && echo /usr/sbin/nft; }; }
 
 @test "net: --net full warns loudly and pasta is reaped" {
 	require_feature "pasta" command -v pasta
-	run "$AISB" --net full -- true
+	run "$AISB" --net full --keep -- true
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"warning: --net full"*"UNFILTERED"* ]]
-	! pgrep -u "$(id -u)" -f -- "--config-net" >/dev/null
+	# this run's pasta (its argv ends with the sandbox's init pid), not another test run's
+	local sess init
+	sess=$(ls -d "$XDG_STATE_HOME"/aisb/sessions/*/ | head -1)
+	init=$(cat "$sess/init")
+	[ -n "$init" ]
+	! pgrep -u "$(id -u)" -f -- "--config-net.* $init\$" >/dev/null
 }
 
 @test "net: malformed, oversized and slow requests get their errors while a parallel good one completes" {

@@ -188,7 +188,7 @@ static void test_connect_allowed_and_denied(void **state)
 
 	/* the same name on another port */
 	fd = dial(f->proxy_port);
-	snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", f->srv_port == 65535 ? 1 : f->srv_port + 1);
+	snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", (unsigned)(f->srv_port == 65535 ? 1 : f->srv_port + 1));
 	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
 	read_all(fd, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "403"));
@@ -343,6 +343,82 @@ static void test_log_and_summary(void **state)
 	free(sum);
 }
 
+/* A minimal ClientHello carrying @sni (or none). */
+static size_t mkhello(unsigned char *b, const char *sni)
+{
+	size_t n = 0, hs, ext, rec;
+
+	b[n++] = 0x16, b[n++] = 3, b[n++] = 1;
+	rec = n, n += 2;
+	b[n++] = 1;
+	hs = n, n += 3;
+	b[n++] = 3, b[n++] = 3;
+	memset(b + n, 0xab, 32), n += 32;
+	b[n++] = 0;
+	b[n++] = 0, b[n++] = 2, b[n++] = 0x13, b[n++] = 0x01;
+	b[n++] = 1, b[n++] = 0;
+	ext = n, n += 2;
+	if (sni) {
+		size_t l = strlen(sni);
+
+		b[n++] = 0, b[n++] = 0, b[n++] = 0, b[n++] = (unsigned char)(l + 5);
+		b[n++] = 0, b[n++] = (unsigned char)(l + 3), b[n++] = 0, b[n++] = 0, b[n++] = (unsigned char)l;
+		memcpy(b + n, sni, l), n += l;
+	}
+	b[ext] = (unsigned char)((n - ext - 2) >> 8), b[ext + 1] = (unsigned char)(n - ext - 2);
+	b[hs] = 0, b[hs + 1] = (unsigned char)((n - hs - 3) >> 8), b[hs + 2] = (unsigned char)(n - hs - 3);
+	b[rec] = (unsigned char)((n - rec - 2) >> 8), b[rec + 1] = (unsigned char)(n - rec - 2);
+	return n;
+}
+
+/* SNI must equal the CONNECT host on 443: needs a server on 127.0.0.1:443 (root only). */
+static void test_sni_on_443(void **state)
+{
+	struct fixture *f = *state;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(443),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	static const struct {
+		const char *sni;
+		int pass;
+	} t[] = { { "svc.test", 1 }, { "evil.test", 0 }, { NULL, 0 }, { "", 0 } };
+	pthread_t srv;
+
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int));
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 16) < 0) {
+		close(lfd);
+		skip(); /* port 443 needs root */
+	}
+	pthread_create(&srv, NULL, server, &lfd);
+	assert_int_equal(allow_list_add(&f->pol.allow, "svc.test"), 0);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		unsigned char hello[512];
+		char buf[4096];
+		size_t n = t[i].sni && !*t[i].sni ? 10 : mkhello(hello, t[i].sni);
+		int fd = dial(f->proxy_port);
+		static const char req[] = "CONNECT svc.test:443 HTTP/1.1\r\n\r\n";
+
+		if (t[i].sni && !*t[i].sni)
+			memcpy(hello, "SSH-2.0-x\r\n", 10); /* not TLS at all */
+		assert_int_equal(write(fd, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
+		read_head(fd, buf, sizeof(buf));
+		assert_non_null(strstr(buf, " 200 "));
+		assert_int_equal(write(fd, hello, n), (ssize_t)n);
+		shutdown(fd, SHUT_WR);
+		if (t[i].pass) {
+			assert_int_equal(read_all(fd, buf, sizeof(buf)), n); /* echoed by the server */
+		} else {
+			ssize_t k = read(fd, buf, sizeof(buf));
+
+			assert_true(k <= 0); /* reset or closed, nothing relayed */
+		}
+		close(fd);
+	}
+	shutdown(lfd, SHUT_RDWR);
+	close(lfd);
+	pthread_join(srv, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -352,6 +428,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slow_client_does_not_stall, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dns_stub, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_and_summary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sni_on_443, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
