@@ -279,6 +279,19 @@ pull_crafted() { # KIND [ARG] -> runs aisb pull on a one-layer layout with that 
 	[[ "$output" != *"$pw"* ]]
 }
 
+@test "registry: a progress line only on a terminal" {
+	need docker-registry skopeo script
+	push_plain "$W/bb:v1" progress:v1
+	run script -qec "'$AISB' pull --tls-verify=false 127.0.0.1:$(plain)/progress:v1" /dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" MB"* ]]
+	# control: the same pull into a fresh store without a terminal draws nothing
+	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/cache2
+	run "$AISB" pull --tls-verify=false "127.0.0.1:$(plain)/progress:v1"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *" MB"* ]]
+}
+
 @test "registry: anonymous bearer-token flow" {
 	need docker-registry skopeo
 	push_plain "$W/bb:v1" bb:v1
