@@ -432,6 +432,19 @@ image_run_available() {
 	[ "$output" = via-cmd ]
 }
 
+@test "run: image = REF in the user config, and a bad one there is exit 78" {
+	image_run_available
+	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config
+	mkdir -p "$XDG_CONFIG_HOME/aisb"
+	echo "image = oci:$W/bb:v1" >"$XDG_CONFIG_HOME/aisb/config"
+	run --separate-stderr "$AISB" run --no-cwd -- /bin/cat /etc/motd
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image" ]
+	echo "image = Not A Ref" >"$XDG_CONFIG_HOME/aisb/config"
+	run "$AISB" run --no-cwd -- /bin/true
+	[ "$status" -eq 78 ]
+}
+
 @test "run --image --ephemeral: the upper is a tmpfs; the project is still read-write" {
 	image_run_available
 	mkdir -p "$BATS_TEST_TMPDIR/proj"
