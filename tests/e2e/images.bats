@@ -58,6 +58,15 @@ setup() {
 	STORE=$XDG_CACHE_HOME/aisb
 }
 
+teardown() {
+	# a test's own registry (the pins test) and proxies never outlive it, even when it fails
+	"$IMG/registry.sh" stop "$BATS_TEST_TMPDIR/reg" 2>/dev/null || true
+	for f in "$BATS_TEST_TMPDIR"/proxy-*.pid; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	done
+	true
+}
+
 plain() { cat "$W/plain/port"; }
 tlsport() { cat "$W/tls/port"; }
 
