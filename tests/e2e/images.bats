@@ -58,6 +58,15 @@ setup() {
 	STORE=$XDG_CACHE_HOME/aisb
 }
 
+teardown() {
+	# a test's own registry (the pins test) and proxies never outlive it, even when it fails
+	"$IMG/registry.sh" stop "$BATS_TEST_TMPDIR/reg" 2>/dev/null || true
+	for f in "$BATS_TEST_TMPDIR"/proxy-*.pid; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	done
+	true
+}
+
 plain() { cat "$W/plain/port"; }
 tlsport() { cat "$W/tls/port"; }
 
@@ -279,6 +288,19 @@ pull_crafted() { # KIND [ARG] -> runs aisb pull on a one-layer layout with that 
 	[[ "$output" != *"$pw"* ]]
 }
 
+@test "registry: a progress line only on a terminal" {
+	need docker-registry skopeo script
+	push_plain "$W/bb:v1" progress:v1
+	run script -qec "'$AISB' pull --tls-verify=false 127.0.0.1:$(plain)/progress:v1" /dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" MB"* ]]
+	# control: the same pull into a fresh store without a terminal draws nothing
+	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/cache2
+	run "$AISB" pull --tls-verify=false "127.0.0.1:$(plain)/progress:v1"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *" MB"* ]]
+}
+
 @test "registry: anonymous bearer-token flow" {
 	need docker-registry skopeo
 	push_plain "$W/bb:v1" bb:v1
@@ -417,6 +439,19 @@ image_run_available() {
 	run --separate-stderr sh -c "echo 'echo via-cmd' | '$AISB' run --no-cwd --image 'oci:$W/bb:v1'"
 	[ "$status" -eq 0 ]
 	[ "$output" = via-cmd ]
+}
+
+@test "run: image = REF in the user config, and a bad one there is exit 78" {
+	image_run_available
+	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config
+	mkdir -p "$XDG_CONFIG_HOME/aisb"
+	echo "image = oci:$W/bb:v1" >"$XDG_CONFIG_HOME/aisb/config"
+	run --separate-stderr "$AISB" run --no-cwd -- /bin/cat /etc/motd
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image" ]
+	echo "image = Not A Ref" >"$XDG_CONFIG_HOME/aisb/config"
+	run "$AISB" run --no-cwd -- /bin/true
+	[ "$status" -eq 78 ]
 }
 
 @test "run --image --ephemeral: the upper is a tmpfs; the project is still read-write" {
