@@ -27,13 +27,21 @@
 
 #define SMALL_MAX (256 * 1024)
 
+/* Copies with truncation (messages are bounded on purpose). */
+static void copy_trunc(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
 static void set(struct doctor_result *r, enum doctor_status st, const char *name, const char *msg,
 		const char *fix)
 {
 	r->status = st;
-	snprintf(r->name, sizeof(r->name), "%s", name);
-	snprintf(r->msg, sizeof(r->msg), "%s", msg);
-	snprintf(r->fix, sizeof(r->fix), "%s", fix ? fix : "");
+	copy_trunc(r->name, sizeof(r->name), name);
+	copy_trunc(r->msg, sizeof(r->msg), msg);
+	copy_trunc(r->fix, sizeof(r->fix), fix ? fix : "");
 }
 
 /* Reads a file below @root; NULL when absent. */
