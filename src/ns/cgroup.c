@@ -855,7 +855,12 @@ int cgroup_destroy(struct cgroup *cg)
 		if (cg->enabled_by_us && disable_ctl(cg->parent, cg->enabled_by_us) >= 0)
 			cg->enabled_by_us = 0;
 		if (!cg->enabled_by_us && write_pid(cg->parent, getpid()) >= 0)
-			(void)rmdir(cg->sup);
+			/* Helpers of a SIGKILLed supervisor (pasta, by its parent-death signal) may
+			 * still be dying in the supervisor leaf: retry for up to 2 s. */
+			for (int i = 0; i < 100 && rmdir(cg->sup) < 0 && errno == EBUSY; i++) {
+				struct timespec ts = { 0, 20 * 1000 * 1000 };
+				nanosleep(&ts, NULL);
+			}
 		free(cg->sup);
 		cg->sup = NULL;
 	}

@@ -256,6 +256,26 @@ session_ids() { ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null; }
 	[ -z "$(session_ids)" ]
 }
 
+@test "lifecycle: SIGKILL of a --net full supervisor leaves no pasta" {
+	require_feature "pasta" command -v pasta
+	local tok=lc-pasta-$$ helpers p
+	"$AISB" --net full --no-cwd -- sh -c 'sleep 60; true' "$tok" >/dev/null 2>&1 3>&- &
+	BG_PIDS=$!
+	wait_for init_has_child
+	helpers=$(pgrep -P "$BG_PIDS" -x 'pasta|pasta.avx2|passt|passt.avx2' || true)
+	[ -n "$helpers" ]
+	kill -9 "$BG_PIDS"
+	wait "$BG_PIDS" || true
+	BG_PIDS=
+	wait_for no_pids_with "$tok"
+	for p in $helpers; do
+		wait_for test ! -e "/proc/$p"
+		[ ! -e "/proc/$p" ]
+	done
+	run "$AISB" clean
+	[ -z "$(session_ids)" ]
+}
+
 @test "doctor: one line per check, a fix under every non-ok line, exit code matches" {
 	run "$AISB" doctor
 	local n_fail

@@ -19,10 +19,10 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $*" >>$out; }
 notok() { n=$((n + 1)); echo "not ok $n - $*" >>$out; }
 skipt() { n=$((n + 1)); echo "ok $n # SKIP $*" >>$out; }
-check() { # check DESC CMD...: ok when CMD succeeds
-	d=$1
+check() { # check DESC CMD...: ok when CMD succeeds (sh has no locals: unique names)
+	_check_desc=$1
 	shift
-	if "$@"; then ok "$d"; else notok "$d"; fi
+	if "$@"; then ok "$_check_desc"; else notok "$_check_desc"; fi
 }
 finish() {
 	echo "1..$n" >>$out
@@ -62,7 +62,7 @@ as_user() {
 	return $rc
 }
 stat_of() { sed -n "s/.*$2=\([0-9]*\).*/\1/p" /tmp/$1.out | tail -n 1; }
-dump() { for f in /tmp/$1.out /tmp/$1.err; do sed "s/^/# $1: /" $f >>$out; done; }
+dump() { for f in /tmp/$1.out /tmp/$1.err; do [ -f $f ] && sed "s/^/# $1: /" $f >>$out; done; }
 
 # ---- the cgroup module alone (cg-run) ----
 as_user mem-ok $cgrun --memory 64M --id t1 -- dd if=/dev/zero of=/dev/null bs=16M count=4
@@ -130,39 +130,49 @@ if as_user probe "$aisb" run --no-cwd --ephemeral-home -- true; then
 	# removes the leaf (and undoes the supervisor leaf), nothing of the sandbox survives, and
 	# the next `aisb clean` removes the session dir.
 	for when in run start; do
-		d=$cg/deleg/a-kill-$when
-		mkdir $d && chown "$uid" $d $d/cgroup.procs $d/cgroup.subtree_control $d/cgroup.threads
+		kd=$cg/deleg/a-kill-$when
+		mkdir $kd && chown "$uid" $kd $kd/cgroup.procs $kd/cgroup.subtree_control $kd/cgroup.threads
 		sh -c 'u=$1; shift; echo $$ >"$0/cgroup.procs" && cd /tmp/home/proj &&
 			exec setpriv --reuid="$u" --regid="$u" --clear-groups \
 			env -i PATH="$PATH" HOME=/tmp/home XDG_STATE_HOME=/tmp/home/.local/state "$@"' \
-			$d "$uid" "$aisb" run --no-cwd --ephemeral-home --memory 64M -- sh -c 'sleep 60; true' vmkill-$when \
+			$kd "$uid" "$aisb" run --no-cwd --ephemeral-home --memory 64M -- sh -c 'sleep 60; true' vmkill-$when \
 			>/tmp/a-kill-$when.out 2>&1 &
 		sup=$!
 		if [ $when = run ]; then
 			i=0
+			ready=0
 			while [ $i -lt 300 ]; do
-				l=$(find $d -maxdepth 1 -name 'aisb-*' ! -name '*.sup' -type d | head -n 1)
-				[ -n "$l" ] && [ "$(wc -l <$l/cgroup.procs)" -ge 3 ] && break
+				l=$(find $kd -maxdepth 1 -name 'aisb-*' ! -name '*.sup' -type d | head -n 1)
+				if [ -n "$l" ] && [ "$(wc -l <"$l/cgroup.procs")" -ge 3 ]; then
+					ready=1
+					break
+				fi
 				sleep 0.1
 				i=$((i + 1))
 			done
-			check "aisb: the session leaf holds init, sh and sleep before the kill" [ -n "$l" ]
+			check "aisb: the session leaf holds init, sh and sleep before the kill" [ $ready = 1 ]
+			[ $ready = 1 ] || dump a-kill-$when
 		else
-			sleep 0.3
+			# startup: kill as soon as the session leaf exists, before the workload runs
+			i=0
+			while [ $i -lt 3000 ] && ! find $kd -maxdepth 1 -name 'aisb-*' ! -name '*.sup' -type d | grep -q .; do
+				i=$((i + 1))
+			done
 		fi
 		kill -9 $sup
 		wait $sup
+		echo "# after SIGKILL ($when): $(find $kd -name 'aisb-*' -type d | wc -l) aisb-* cgroup(s)" >>$out
 		i=0
 		while [ $i -lt 100 ]; do
-			find $d -name 'aisb-*' -type d | grep -q . || grep -lqaw -e "v[m]kill-$when" /proc/[0-9]*/cmdline 2>/dev/null || break
+			find $kd -name 'aisb-*' -type d | grep -q . || grep -lqaw -e "v[m]kill-$when" /proc/[0-9]*/cmdline 2>/dev/null || break
 			sleep 0.1
 			i=$((i + 1))
 		done
 		check "aisb: SIGKILL of the supervisor ($when): no aisb-* cgroup is left" \
-			sh -c "! find $d -name 'aisb-*' -type d | grep -q ."
+			sh -c "! find $kd -name 'aisb-*' -type d | grep -q ."
 		check "aisb: SIGKILL of the supervisor ($when): no sandbox process survives" \
 			sh -c "! grep -lqaw -e 'v[m]kill-$when' /proc/[0-9]*/cmdline 2>/dev/null"
-		rmdir $d 2>/dev/null
+		rmdir $kd 2>/dev/null
 	done
 	as_user a-clean "$aisb" clean
 	check "aisb clean removes the session dirs the killed supervisors left" \

@@ -99,12 +99,20 @@ done
 fail() { echo "vm-init: \$*" >/dev/ttyS1; echo o >/proc/sysrq-trigger; sleep 5; }
 opts=trans=virtio,version=9p2000.L,ro,msize=262144
 mount -t 9p -o \$opts hostroot /newroot || fail "cannot mount the host root over 9p"
+# Keep what we need from under /tmp and /run before tmpfs covers them (a second mount of the
+# same 9p tag fails with EBUSY): bind it aside, then back over the tmpfs.
+i=0
+for d in $keep; do
+	mkdir -p /keep/\$i && mount --bind /newroot\$d /keep/\$i || fail "cannot keep \$d"
+	i=\$((i + 1))
+done
 mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp || fail "tmpfs /tmp"
 mount -t tmpfs -o mode=755 tmpfs /newroot/run || fail "tmpfs /run"
-if [ -n "$keep" ]; then
-	mount -t 9p -o \$opts hostroot /keep || fail "second 9p mount"
-	for d in $keep; do mkdir -p /newroot\$d && mount --bind /keep\$d /newroot\$d; done
-fi
+i=0
+for d in $keep; do
+	mkdir -p /newroot\$d && mount --move /keep/\$i /newroot\$d || fail "cannot restore \$d"
+	i=\$((i + 1))
+done
 mount --move /proc /newroot/proc
 mount --move /sys /newroot/sys
 mount --move /dev /newroot/dev
