@@ -7,6 +7,7 @@
 
 const struct cli_command cli_commands[] = {
 	{ "run", cmd_run, "run a command or harness in a sandbox (the default)" },
+	{ "build", cmd_build, "build an image from a Containerfile subset or the built-in recipe" },
 	{ NULL, NULL, NULL },
 };
 

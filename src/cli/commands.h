@@ -15,6 +15,7 @@ struct cli_command {
 };
 
 int cmd_run(int argc, char **argv);
+int cmd_build(int argc, char **argv);
 
 /* The table, NULL-terminated; defined in commands.c. */
 extern const struct cli_command cli_commands[];
