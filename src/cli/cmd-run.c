@@ -5,6 +5,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/hostenv.h"
+#include "cli/image-run.h"
 #include "cli/resolve.h"
 #include "ns/sandbox.h"
 #include "util/log.h"
@@ -14,6 +15,7 @@ int cmd_run(int argc, char **argv)
 	_cleanup_free_ char *config = hostenv_config_path();
 	struct aisb_settings s;
 	struct aisb_plan p;
+	_cleanup_close_ int image_lock = -1; /* keeps gc/rmi off the image's rootfs while we run */
 	int r;
 
 	r = args_load(&s, argc, argv, config, hostenv_get);
@@ -36,6 +38,11 @@ int cmd_run(int argc, char **argv)
 	r = plan_resolve(&p, &s, hostenv_get);
 	if (r != 0)
 		goto out;
+	if (p.rootfs == ROOTFS_IMAGE) {
+		r = image_attach(&p, &s, s.dry_run || s.print_policy, &image_lock);
+		if (r != 0)
+			goto out;
+	}
 	if (s.dry_run || s.print_policy) {
 		if (s.dry_run)
 			plan_print(&p, stdout);

@@ -16,6 +16,11 @@ struct cli_command {
 
 int cmd_run(int argc, char **argv);
 int cmd_build(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
+int cmd_update(int argc, char **argv);
+int cmd_images(int argc, char **argv);
+int cmd_rmi(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 
 /* The table, NULL-terminated; defined in commands.c. */
 extern const struct cli_command cli_commands[];

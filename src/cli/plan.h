@@ -85,7 +85,8 @@ struct aisb_plan {
 	/* rootfs */
 	enum rootfs_kind rootfs;
 	char *image_ref;
-	char *image_rootfs;    /* host path of the unpacked image (issue 4) */
+	char *image_rootfs;    /* host path of the unpacked image: the overlay's read-only lower */
+	bool image_ephemeral;  /* overlay upper on a tmpfs instead of <session>/overlay/upper */
 
 	/* project */
 	char *project_src;     /* NULL with --no-cwd */

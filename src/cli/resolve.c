@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "cli/resolve.h"
+#include "rootfs/ref.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -360,14 +361,24 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	if (s->allows || s->allow_files || s->add_hosts || s->publish || s->allow_host_ports || s->proxy)
 		return log_error("network allow entries, --add-host, --publish, --allow-host-port and "
 				 "--proxy need --net allow, which is not available yet"), AISB_EXIT_POLICY;
-	if (s->image)
-		return log_error("--image is not available yet: this build runs on --rootfs host only"),
-		       AISB_EXIT_POLICY;
+	if (s->image) {
+		/* Only the syntax here (resolution creates nothing); the store is consulted, and the
+		 * image pulled when needed, by image_attach() before the sandbox starts. */
+		struct oci_ref ref;
+		if (oci_ref_parse(s->image, &ref) < 0)
+			return log_error("--image '%s' is not an image reference (e.g. debian:12, "
+					 "HOST:PORT/NAME:TAG, NAME@sha256:..., oci:DIR[:TAG])", s->image),
+			       AISB_EXIT_POLICY;
+		oci_ref_done(&ref);
+	}
 	if (s->memory || s->pids || s->cpus)
 		return log_error("--memory, --pids and --cpus are not available yet: no resource limit "
 				 "would be enforced"), AISB_EXIT_POLICY;
 	p->net = s->net;
-	p->rootfs = ROOTFS_HOST;
+	p->rootfs = s->image ? ROOTFS_IMAGE : ROOTFS_HOST;
+	p->image_ephemeral = s->ephemeral;
+	if (s->image && !(p->image_ref = strdup(s->image)))
+		return log_error("out of memory"), AISB_EXIT_FAILED;
 
 	home = home_dir(get);
 	if (!home)
@@ -453,8 +464,14 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 	fprintf(f, "identity:   uid %u gid %u (%s) inside <-> uid %u gid %u outside\n", (unsigned)p->uid,
 		(unsigned)p->gid, p->user, (unsigned)p->host_uid, (unsigned)p->host_gid);
 	fprintf(f, "namespaces: user mount pid net ipc uts cgroup\n");
-	fprintf(f, "rootfs:     host: /usr /bin /sbin /lib* /etc /opt read-only; fresh /proc, minimal /dev, "
-		   "tmpfs /tmp /run\n");
+	if (p->rootfs == ROOTFS_IMAGE)
+		fprintf(f, "rootfs:     image %s: %s as overlay lower (userxattr), upper %s; fresh /proc, "
+			   "minimal /dev, tmpfs /tmp /run\n", p->image_ref,
+			p->image_rootfs ? p->image_rootfs : "(not pulled yet: would be pulled)",
+			p->image_ephemeral ? "on a tmpfs (--ephemeral)" : "in the session dir");
+	else
+		fprintf(f, "rootfs:     host: /usr /bin /sbin /lib* /etc /opt read-only; fresh /proc, minimal /dev, "
+			   "tmpfs /tmp /run\n");
 	if (p->project_src)
 		fprintf(f, "project:    %s -> %s (%s)%s%s\n", p->project_src, p->project_dst,
 			p->project_ro ? "read-only" : "read-write",
@@ -479,7 +496,10 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 void plan_print_policy(const struct aisb_plan *p, FILE *f)
 {
 	fprintf(f, "net=%s\n", net_mode_to_string(p->net));
-	fprintf(f, "rootfs=host\n");
+	if (p->rootfs == ROOTFS_IMAGE)
+		fprintf(f, "rootfs=image\nimage=%s\n", p->image_ref);
+	else
+		fprintf(f, "rootfs=host\n");
 	fprintf(f, "project=%s\n", p->project_src ? p->project_src : "");
 	fprintf(f, "project_dst=%s\n", p->project_dst ? p->project_dst : "");
 	fprintf(f, "project_ro=%s\n", p->project_ro ? "true" : "false");
@@ -509,7 +529,11 @@ char *plan_to_json(const struct aisb_plan *p)
 	json_object_object_add(o, "command", a);
 	json_object_object_add(o, "session", json_object_new_string(p->session_id ? p->session_id : ""));
 	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(p->net)));
-	json_object_object_add(o, "rootfs", json_object_new_string("host"));
+	json_object_object_add(o, "rootfs", json_object_new_string(p->rootfs == ROOTFS_IMAGE ? "image" : "host"));
+	if (p->image_ref)
+		json_object_object_add(o, "image", json_object_new_string(p->image_ref));
+	if (p->image_rootfs)
+		json_object_object_add(o, "image_rootfs", json_object_new_string(p->image_rootfs));
 	json_object_object_add(o, "project", p->project_src ? json_object_new_string(p->project_src) : NULL);
 	json_object_object_add(o, "project_dst", p->project_dst ? json_object_new_string(p->project_dst) : NULL);
 	json_object_object_add(o, "project_ro", json_object_new_boolean(p->project_ro));

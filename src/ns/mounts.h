@@ -23,6 +23,8 @@ enum mount_op_kind {
 	MOP_DEVPTS,  /* devpts newinstance at dst */
 	MOP_SYMLINK, /* symlink dst -> src */
 	MOP_MKDIR,   /* directory dst */
+	MOP_OVERLAY, /* the root itself (dst "/", first op only): overlay with lowerdir src, upper and
+		      * work dirs in data ("UPPER\nWORK"), or on a fresh tmpfs when data is NULL */
 	MOP_KIND_MAX,
 };
 
@@ -64,6 +66,8 @@ struct mount_host_facts {
 	 * masked with an empty file or tmpfs. NULL-terminated. */
 	char **masked_files;
 	char **masked_dirs;
+	/* --image: <session dir>/overlay/{upper,work}, created here; NULL with --ephemeral */
+	char *overlay_upper, *overlay_work;
 };
 
 /* Reads the facts for @p from the host. Creates <project>/.git/hooks when .git is a directory

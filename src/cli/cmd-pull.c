@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* cmd-pull.c — `aisb pull REF` and `aisb update [--check] [REF...]` */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/commands.h"
+#include "cli/hostenv.h"
+#include "rootfs/image.h"
+#include "util/log.h"
+#include "util/util.h"
+
+static const struct option registry_options[] = {
+	{ "tls-verify", optional_argument, NULL, 'T' },
+	{ "cert-dir", required_argument, NULL, 'C' },
+	{ "authfile", required_argument, NULL, 'A' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "check", no_argument, NULL, 'c' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parses the flags pull and update share. Return: 0, or an exit code. */
+static int parse_flags(int argc, char **argv, struct image_opts *o, bool *check, const char *usage)
+{
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+qvh", registry_options, NULL)) != -1) {
+		switch (c) {
+		case 'T':
+			if (!optarg || streq(optarg, "true"))
+				o->reg.tls_verify = true;
+			else if (streq(optarg, "false"))
+				o->reg.tls_verify = false;
+			else
+				return log_error("--tls-verify takes true or false, not '%s'", optarg), AISB_EXIT_USAGE;
+			break;
+		case 'C':
+			o->reg.cert_dir = optarg;
+			break;
+		case 'A': {
+			/* an explicit auth file goes first */
+			char **v = calloc(1, sizeof(char *));
+			if (!v || strv_push(&v, optarg) < 0)
+				return AISB_EXIT_FAILED;
+			for (size_t i = 0; o->reg.auth_files && o->reg.auth_files[i]; i++)
+				strv_push(&v, o->reg.auth_files[i]);
+			strv_free(o->reg.auth_files);
+			o->reg.auth_files = v;
+			break;
+		}
+		case 'q':
+			o->quiet = true;
+			o->reg.progress = false;
+			break;
+		case 'c':
+			if (!check)
+				return log_error("unknown option '--check'"), AISB_EXIT_USAGE;
+			*check = true;
+			break;
+		case 'v':
+			log_set_level(LOG_LVL_DEBUG);
+			break;
+		case 'h':
+			printf("%s", usage);
+			return -1;
+		default:
+			return log_error("unknown option '%s' (see --help)", argv[optind - 1]), AISB_EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+static int exit_code(int r)
+{
+	return r == -EINVAL ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
+}
+
+int cmd_pull(int argc, char **argv)
+{
+	static const char usage[] =
+		"usage: aisb pull [--tls-verify=false] [--cert-dir DIR] [--authfile FILE] [-q] REF\n"
+		"  REF: NAME[:TAG], HOST[:PORT]/NAME[:TAG], NAME@sha256:..., oci:DIR[:TAG], oci-archive:FILE[:TAG],\n"
+		"       docker-archive:FILE\n";
+	struct image_opts o;
+	struct oci_ref ref;
+	struct store *s = NULL;
+	struct store_ref pin = { 0 };
+	int r;
+
+	if (image_opts_init(&o, hostenv_get) < 0) {
+		image_opts_done(&o);
+		return AISB_EXIT_POLICY;
+	}
+	r = parse_flags(argc, argv, &o, NULL, usage);
+	if (r) {
+		image_opts_done(&o);
+		return r < 0 ? 0 : r;
+	}
+	if (optind != argc - 1) {
+		image_opts_done(&o);
+		return log_error("pull takes exactly one image reference (see --help)"), AISB_EXIT_USAGE;
+	}
+	if (oci_ref_parse(argv[optind], &ref) < 0) {
+		image_opts_done(&o);
+		return log_error("'%s' is not an image reference (e.g. debian:12, HOST:PORT/NAME:TAG, NAME@sha256:..., "
+				 "oci:DIR[:TAG])", argv[optind]), AISB_EXIT_POLICY;
+	}
+	r = store_open(o.store_root, &s);
+	if (r == 0)
+		r = image_pull(s, &ref, &o, false, &pin);
+	if (r == 0) {
+		printf("%s\n", pin.digest);
+		if (!o.quiet)
+			log_info("%s: %s, rootfs %s/rootfs/%s", ref.name, pin.digest, s->root, pin.rootfs_id);
+	}
+	store_ref_done(&pin);
+	store_free(s);
+	oci_ref_done(&ref);
+	image_opts_done(&o);
+	return r == 0 ? 0 : exit_code(r);
+}
+
+/* The names to update: those given, or every pin of a registry tag. */
+static int update_one(struct store *s, const char *name, const struct image_opts *o, bool check, bool named)
+{
+	struct oci_ref ref;
+	struct store_ref pin = { 0 }, npin = { 0 };
+	_cleanup_free_ char *up = NULL;
+	int r;
+
+	if (oci_ref_parse(name, &ref) < 0)
+		return log_error("'%s' is not an image reference", name), -EINVAL;
+	if (ref.transport != OCI_TRANSPORT_REGISTRY || ref.digest) {
+		if (named)
+			log_info("%s: pinned by digest or local: nothing to update", ref.name);
+		oci_ref_done(&ref);
+		return 0;
+	}
+	r = store_ref_read(s, ref.name, &pin);
+	if (r < 0) {
+		log_error("%s has not been pulled (aisb pull %s)", ref.name, name);
+		oci_ref_done(&ref);
+		return -ENOENT;
+	}
+	if (check) {
+		r = image_resolve_upstream(&ref, o, &up);
+		if (r == 0)
+			printf("%s\tpinned %s\tupstream %s\t%s\n", ref.name, pin.digest, up,
+			       streq(pin.digest, up) ? "up-to-date" : "update-available");
+	} else {
+		r = image_pull(s, &ref, o, true, &npin);
+		if (r == 0)
+			printf("%s\t%s\t%s\n", ref.name, npin.digest, streq(pin.digest, npin.digest) ? "unchanged" : "updated");
+		store_ref_done(&npin);
+	}
+	store_ref_done(&pin);
+	oci_ref_done(&ref);
+	return r;
+}
+
+int cmd_update(int argc, char **argv)
+{
+	static const char usage[] = "usage: aisb update [--check] [--tls-verify=false] [--cert-dir DIR] [REF...]\n"
+				    "  re-resolves pinned tags now; --check prints pinned vs upstream and changes nothing\n";
+	struct image_opts o;
+	struct store *s = NULL;
+	bool check = false;
+	int r, ret = 0;
+
+	if (image_opts_init(&o, hostenv_get) < 0) {
+		image_opts_done(&o);
+		return AISB_EXIT_POLICY;
+	}
+	r = parse_flags(argc, argv, &o, &check, usage);
+	if (r) {
+		image_opts_done(&o);
+		return r < 0 ? 0 : r;
+	}
+	if (store_open(o.store_root, &s) < 0) {
+		image_opts_done(&o);
+		return AISB_EXIT_FAILED;
+	}
+	if (optind < argc) {
+		for (int i = optind; i < argc; i++)
+			if ((r = update_one(s, argv[i], &o, check, true)) < 0 && !ret)
+				ret = exit_code(r);
+	} else {
+		struct store_ref *refs;
+		size_t n;
+		if (store_ref_list(s, &refs, &n) < 0) {
+			ret = AISB_EXIT_FAILED;
+		} else {
+			for (size_t i = 0; i < n; i++) {
+				if ((r = update_one(s, refs[i].name, &o, check, false)) < 0 && !ret)
+					ret = exit_code(r);
+				store_ref_done(&refs[i]);
+			}
+			free(refs);
+		}
+	}
+	store_free(s);
+	image_opts_done(&o);
+	return ret;
+}

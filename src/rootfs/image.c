@@ -1,0 +1,817 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* image.c — pull (registry, oci dir, oci/docker archives), pins and the run path's rootfs */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "rootfs/image.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#define BLOB_MAX (16ULL << 30) /* one blob from an archive or directory */
+
+/* ---- options ---- */
+
+int image_opts_init(struct image_opts *o, image_env_getter get)
+{
+	const char *v;
+
+	memset(o, 0, sizeof(*o));
+	o->reg.tls_verify = true;
+	o->ttl_days = 7;
+	unpack_limits_default(&o->lim);
+	o->store_root = store_default_root(get("XDG_CACHE_HOME"), get("HOME"));
+	if (!o->store_root)
+		return log_error("cannot find the image store: set HOME or XDG_CACHE_HOME"), -EINVAL;
+	v = get("AISB_BASE_TTL_DAYS");
+	if (v && *v) {
+		char *end;
+		long d;
+		errno = 0;
+		d = strtol(v, &end, 10);
+		if (errno || *end || d < -1 || d > 36500)
+			return log_error("AISB_BASE_TTL_DAYS='%s' is not a number of days (-1 never, 0 always)", v),
+			       -EINVAL;
+		o->ttl_days = d;
+	}
+	/* podman's order: $REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/auth.json, then Docker's */
+	o->reg.auth_files = calloc(1, sizeof(char *));
+	if (!o->reg.auth_files)
+		return -ENOMEM;
+	if ((v = get("REGISTRY_AUTH_FILE")) && *v)
+		strv_push(&o->reg.auth_files, v);
+	if ((v = get("XDG_RUNTIME_DIR")) && path_is_absolute(v))
+		strv_push_take(&o->reg.auth_files, path_join(v, "containers/auth.json"));
+	if ((v = get("HOME")) && path_is_absolute(v))
+		strv_push_take(&o->reg.auth_files, path_join(v, ".docker/config.json"));
+	if ((v = get("HTTPS_PROXY")) || (v = get("https_proxy")))
+		if (*v)
+			o->reg.proxy = v;
+	o->reg.progress = isatty(STDERR_FILENO);
+	return 0;
+}
+
+void image_opts_done(struct image_opts *o)
+{
+	free(o->store_root);
+	strv_free(o->reg.auth_files);
+	memset(o, 0, sizeof(*o));
+}
+
+static const char *platform_string(char buf[64])
+{
+	const char *os, *arch, *variant;
+	oci_host_platform(&os, &arch, &variant);
+	snprintf(buf, 64, "%s/%s%s%s", os, arch, variant ? "/" : "", variant ?: "");
+	return buf;
+}
+
+/* From a parsed index, the member digest for this host. Logs on failure. */
+static int choose_member(const struct oci_manifest *idx, const char *tag, const char *what, char **digest)
+{
+	const char *os, *arch, *variant;
+	int i;
+
+	oci_host_platform(&os, &arch, &variant);
+	i = oci_index_choose(idx, os, arch, variant, tag);
+	if (i == -ENOENT && !tag && idx->n_manifests > 1) {
+		/* an oci-layout index with several names and none asked for */
+		bool any_platform = false;
+		for (size_t k = 0; k < idx->n_manifests; k++)
+			any_platform |= idx->manifests[k].arch != NULL;
+		if (!any_platform)
+			return log_error("%s holds %zu images: name one (oci:DIR:TAG)", what, idx->n_manifests), -ENOENT;
+	}
+	if (i < 0) {
+		char plat[64];
+		if (tag)
+			return log_error("%s has no image tagged '%s' for %s", what, tag, platform_string(plat)), -ENOENT;
+		return log_error("%s has no image for this platform (%s)", what, platform_string(plat)), -ENOENT;
+	}
+	*digest = strdup(idx->manifests[i].digest);
+	return *digest ? 0 : -ENOMEM;
+}
+
+/* ---- registry ---- */
+
+static int put_manifest(struct store *s, const char *buf, size_t len, const char *want)
+{
+	_cleanup_free_ char *got = NULL;
+	int r = store_blob_put(s, buf, len, &got);
+	if (r < 0)
+		return r;
+	if (want && !streq(want, got))
+		return log_error("manifest content hashes to %s, not %s: refused", got, want), -EBADMSG;
+	return 0;
+}
+
+/* Fetches @reference, stores it; follows one index level to the host's platform.
+ * *digest is the platform manifest's digest. */
+static int registry_resolve(struct registry *reg, struct store *s, const char *reference, const char *what,
+			    char **digest, bool store_it)
+{
+	_cleanup_free_ char *buf = NULL, *mt = NULL, *d = NULL;
+	struct oci_manifest m;
+	const char *why;
+	size_t len;
+	int r;
+
+	r = registry_get_manifest(reg, reference, &buf, &len, &mt, &d);
+	if (r < 0)
+		return r;
+	r = oci_manifest_parse(buf, len, mt, &m, &why);
+	if (r < 0)
+		return log_error("%s: %s", what, why), r;
+	if (m.is_index) {
+		_cleanup_free_ char *member = NULL;
+		r = choose_member(&m, NULL, what, &member);
+		oci_manifest_done(&m);
+		if (r < 0)
+			return r;
+		if (!store_it) {
+			*digest = TAKE_PTR(member);
+			return 0;
+		}
+		if (!store_has_blob(s, member)) {
+			free(buf);
+			free(mt);
+			free(d);
+			buf = mt = d = NULL;
+			r = registry_get_manifest(reg, member, &buf, &len, &mt, &d);
+			if (r < 0)
+				return r;
+			r = oci_manifest_parse(buf, len, mt, &m, &why);
+			if (r < 0)
+				return log_error("%s: %s", what, why), r;
+			if (m.is_index) {
+				oci_manifest_done(&m);
+				return log_error("%s: nested index: refused", what), -EINVAL;
+			}
+			oci_manifest_done(&m);
+			if ((r = put_manifest(s, buf, len, member)) < 0)
+				return r;
+		}
+		*digest = TAKE_PTR(member);
+		return 0;
+	}
+	oci_manifest_done(&m);
+	if (store_it && (r = put_manifest(s, buf, len, d)) < 0)
+		return r;
+	*digest = TAKE_PTR(d);
+	return 0;
+}
+
+static int fetch_image_blobs(struct registry *reg, struct store *s, const struct oci_manifest *m, bool layers)
+{
+	int r;
+	if ((r = registry_fetch_blob(reg, &m->config, s)) < 0)
+		return r;
+	for (size_t i = 0; layers && i < m->n_layers; i++)
+		if ((r = registry_fetch_blob(reg, &m->layers[i], s)) < 0)
+			return r;
+	return 0;
+}
+
+static int read_manifest_blob(struct store *s, const char *digest, struct oci_manifest *m)
+{
+	_cleanup_free_ char *buf = NULL;
+	const char *why;
+	size_t len;
+	int r = store_blob_read(s, digest, OCI_JSON_MAX, &buf, &len);
+	if (r < 0)
+		return log_error_errno(r, "manifest %s missing from the store: %m", digest);
+	r = oci_manifest_parse(buf, len, NULL, m, &why);
+	if (r < 0)
+		return log_error("manifest %s: %s", digest, why), r;
+	if (m->is_index) {
+		oci_manifest_done(m);
+		return log_error("manifest %s is an index", digest), -EINVAL;
+	}
+	return 0;
+}
+
+static bool rootfs_present(struct store *s, const char *digest)
+{
+	char id[65];
+	_cleanup_free_ char *p = NULL;
+	struct stat st;
+	store_rootfs_id(digest, id);
+	p = store_rootfs_path(s, id);
+	return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Unpacks (if needed) and records the pin. */
+static int finish(struct store *s, const struct oci_ref *ref, const char *digest, int64_t resolved_at,
+		  const struct image_opts *o, struct store_ref *pin)
+{
+	struct oci_manifest m;
+	_cleanup_free_ char *path = NULL;
+	struct store_ref old;
+	char id[65], plat[64];
+	uint64_t size = 0;
+	int r;
+
+	if ((r = read_manifest_blob(s, digest, &m)) < 0)
+		return r;
+	r = store_rootfs_ensure(s, digest, &m, &o->lim, &path, &size);
+	if (r < 0) {
+		oci_manifest_done(&m);
+		return r;
+	}
+	store_rootfs_id(digest, id);
+	memset(pin, 0, sizeof(*pin));
+	if (!size && store_ref_read(s, ref->name, &old) == 0) {
+		if (streq(old.digest, digest))
+			size = old.size;
+		store_ref_done(&old);
+	}
+	pin->name = strdup(ref->name);
+	pin->digest = strdup(digest);
+	pin->platform = strdup(platform_string(plat));
+	pin->config = strdup(m.config.digest);
+	pin->rootfs_id = strdup(id);
+	pin->resolved_at = resolved_at;
+	pin->size = size;
+	oci_manifest_done(&m);
+	if (!pin->name || !pin->digest || !pin->platform || !pin->config || !pin->rootfs_id) {
+		store_ref_done(pin);
+		return log_error_errno(-ENOMEM, "%m");
+	}
+	r = store_ref_write(s, pin);
+	if (r < 0)
+		store_ref_done(pin);
+	return r;
+}
+
+/* After a failed pull: drop the manifest and config it stored unless a pin uses them, so a
+ * refused or broken image leaves nothing behind (partial blobs never left tmp/). */
+static void drop_unpinned(struct store *s, const char *digest)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct oci_manifest m;
+	size_t len;
+
+	if (!digest)
+		return;
+	if (store_blob_read(s, digest, OCI_JSON_MAX, &buf, &len) == 0 &&
+	    oci_manifest_parse(buf, len, NULL, &m, NULL) == 0) {
+		if (!m.is_index)
+			(void)store_blob_remove_unpinned(s, m.config.digest);
+		oci_manifest_done(&m);
+	}
+	(void)store_blob_remove_unpinned(s, digest);
+}
+
+static int pull_registry(struct store *s, const struct oci_ref *ref, const struct image_opts *o, bool force,
+			 struct store_ref *pin)
+{
+	struct registry *reg = NULL;
+	_cleanup_free_ char *digest = NULL;
+	struct store_ref old = { 0 };
+	bool have_old = store_ref_read(s, ref->name, &old) == 0;
+	int64_t now = time(NULL), resolved_at = now;
+	struct oci_manifest m;
+	int r;
+
+	if (ref->digest) {
+		/* pinned by the user: nothing to resolve, never stale */
+		digest = strdup(ref->digest);
+		if (!digest) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (have_old && streq(old.digest, digest) && store_has_blob(s, digest) && rootfs_present(s, digest)) {
+			resolved_at = old.resolved_at;
+			goto done;
+		}
+	} else if (have_old && !force && store_pin_is_fresh(old.resolved_at, now, o->ttl_days) &&
+		   store_has_blob(s, old.digest) && rootfs_present(s, old.digest)) {
+		/* a fresh pin and everything present: no network at all */
+		digest = strdup(old.digest);
+		resolved_at = old.resolved_at;
+		r = digest ? 0 : -ENOMEM;
+		if (r == 0)
+			goto done;
+		goto out;
+	}
+
+	if ((r = registry_open(ref, &o->reg, &reg)) < 0)
+		goto out;
+	if (ref->digest) {
+		/* a user digest may name an index: resolve through it to the platform manifest */
+		free(digest);
+		digest = NULL;
+		r = registry_resolve(reg, s, ref->digest, ref->name, &digest, true);
+	} else {
+		r = registry_resolve(reg, s, ref->tag, ref->name, &digest, true);
+		if (r == -ECONNREFUSED && have_old && store_has_blob(s, old.digest)) {
+			char when[32];
+			time_t t = (time_t)old.resolved_at;
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", gmtime(&t));
+			log_warn("registry unreachable: using the pinned digest %s of %s (resolved %s)", old.digest,
+				 ref->name, when);
+			digest = strdup(old.digest);
+			resolved_at = old.resolved_at;
+			r = digest ? 0 : -ENOMEM;
+		}
+		if (r == 0 && have_old && !streq(old.digest, digest) && !o->quiet)
+			log_info("%s: pin moves from %s to %s", ref->name, old.digest, digest);
+	}
+	if (r < 0)
+		goto out;
+	if ((r = read_manifest_blob(s, digest, &m)) < 0)
+		goto out;
+	r = fetch_image_blobs(reg, s, &m, !rootfs_present(s, digest));
+	oci_manifest_done(&m);
+	if (r < 0)
+		goto out;
+done:
+	r = finish(s, ref, digest, resolved_at, o, pin);
+out:
+	if (r < 0)
+		drop_unpinned(s, digest);
+	if (reg)
+		log_debug("%s: %u registry request(s)", ref->name, registry_requests(reg));
+	registry_free(reg);
+	store_ref_done(&old);
+	return r;
+}
+
+int image_resolve_upstream(const struct oci_ref *ref, const struct image_opts *o, char **digest)
+{
+	struct registry *reg = NULL;
+	int r;
+
+	if (ref->transport != OCI_TRANSPORT_REGISTRY || ref->digest)
+		return log_error("%s is not a tag on a registry: nothing to re-resolve", ref->name), -EINVAL;
+	if ((r = registry_open(ref, &o->reg, &reg)) < 0)
+		return r;
+	r = registry_resolve(reg, NULL, ref->tag, ref->name, digest, false);
+	registry_free(reg);
+	return r;
+}
+
+/* ---- oci: directories ---- */
+
+static int open_beneath(int dirfd, const char *path, int flags)
+{
+	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC),
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* Copies DIR/blobs/sha256/<hex> into the store, verified against @d. */
+static int import_dir_blob(struct store *s, int dfd, const char *digest, int64_t size)
+{
+	_cleanup_free_ char *rel = NULL;
+	_cleanup_close_ int fd = -1, lock = -1;
+	struct store_blob_writer *w;
+	char buf[1 << 16];
+	int r;
+
+	if (!oci_digest_is_valid(digest))
+		return log_error("invalid digest in the layout"), -EINVAL;
+	lock = store_lock(s, "blob", digest + 7, false);
+	if (lock < 0)
+		return log_error_errno(lock, "cannot lock blob %s: %m", digest);
+	if (store_has_blob(s, digest))
+		return 0;
+	if (asprintf(&rel, "blobs/sha256/%s", digest + 7) < 0)
+		return -ENOMEM;
+	fd = open_beneath(dfd, rel, O_RDONLY);
+	if (fd < 0)
+		return log_error_errno(fd, "blob %s missing from the layout: %m", digest);
+	if ((r = store_blob_begin(s, digest, size, &w)) < 0)
+		return r;
+	for (;;) {
+		ssize_t k = read(fd, buf, sizeof(buf));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			r = -errno;
+			store_blob_abort(w);
+			return log_error_errno(r, "reading blob %s: %m", digest);
+		}
+		if (k == 0)
+			break;
+		if ((r = store_blob_write(w, buf, (size_t)k)) < 0) {
+			store_blob_abort(w);
+			return log_error("blob %s is larger than its descriptor says: refused", digest), -EBADMSG;
+		}
+	}
+	return store_blob_commit(w, NULL);
+}
+
+/* Resolves an oci-layout's index.json (@index_buf) to a platform manifest digest, importing
+ * manifests from @dfd (or expecting them in the store when @dfd < 0). */
+static int resolve_layout(struct store *s, int dfd, const char *index_buf, size_t len, const char *tag,
+			  const char *what, char **digest)
+{
+	struct oci_manifest idx, m;
+	_cleanup_free_ char *member = NULL, *buf = NULL;
+	const char *why;
+	size_t n;
+	int r;
+
+	r = oci_manifest_parse(index_buf, len, OCI_MT_INDEX, &idx, &why);
+	if (r < 0 || !idx.is_index) {
+		if (r == 0)
+			oci_manifest_done(&idx);
+		return log_error("%s: index.json: %s", what, r < 0 ? why : "not an index"), -EINVAL;
+	}
+	r = choose_member(&idx, tag, what, &member);
+	if (r == 0 && dfd >= 0) {
+		int64_t sz = -1;
+		for (size_t i = 0; i < idx.n_manifests; i++)
+			if (streq(idx.manifests[i].digest, member))
+				sz = idx.manifests[i].size;
+		r = import_dir_blob(s, dfd, member, sz);
+	}
+	oci_manifest_done(&idx);
+	if (r < 0)
+		return r;
+	/* the member may itself be an index (multi-platform layouts) */
+	r = store_blob_read(s, member, OCI_JSON_MAX, &buf, &n);
+	if (r < 0)
+		return log_error_errno(r, "%s: manifest %s missing: %m", what, member);
+	r = oci_manifest_parse(buf, n, NULL, &m, &why);
+	if (r < 0)
+		return log_error("%s: manifest %s: %s", what, member, why), r;
+	if (m.is_index) {
+		_cleanup_free_ char *inner = NULL;
+		r = choose_member(&m, NULL, what, &inner);
+		if (r == 0 && dfd >= 0) {
+			for (size_t i = 0; i < m.n_manifests; i++)
+				if (streq(m.manifests[i].digest, inner))
+					r = import_dir_blob(s, dfd, inner, m.manifests[i].size);
+		}
+		oci_manifest_done(&m);
+		if (r < 0)
+			return r;
+		*digest = TAKE_PTR(inner);
+		return 0;
+	}
+	oci_manifest_done(&m);
+	*digest = TAKE_PTR(member);
+	return 0;
+}
+
+static int import_manifest_blobs(struct store *s, int dfd, const char *digest)
+{
+	struct oci_manifest m;
+	int r = read_manifest_blob(s, digest, &m);
+	if (r < 0)
+		return r;
+	if (dfd >= 0) {
+		r = import_dir_blob(s, dfd, m.config.digest, m.config.size);
+		for (size_t i = 0; r == 0 && i < m.n_layers; i++)
+			r = import_dir_blob(s, dfd, m.layers[i].digest, m.layers[i].size);
+	} else {
+		if (!store_has_blob(s, m.config.digest))
+			r = (log_error("config %s is missing from the archive", m.config.digest), -ENOENT);
+		for (size_t i = 0; r == 0 && i < m.n_layers; i++)
+			if (!store_has_blob(s, m.layers[i].digest))
+				r = (log_error("layer %s is missing from the archive", m.layers[i].digest), -ENOENT);
+	}
+	oci_manifest_done(&m);
+	return r;
+}
+
+static int pull_oci_dir(struct store *s, const struct oci_ref *ref, const struct image_opts *o, struct store_ref *pin)
+{
+	_cleanup_close_ int dfd = open(ref->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL, *digest = NULL;
+	size_t len;
+	int r;
+
+	if (dfd < 0)
+		return log_error_errno(-errno, "cannot open the OCI layout '%s': %m", ref->path);
+	r = read_file_at(dfd, "index.json", OCI_JSON_MAX, &buf, &len);
+	if (r < 0)
+		return log_error_errno(r, "'%s' is not an OCI layout (index.json: %m)", ref->path);
+	if ((r = resolve_layout(s, dfd, buf, len, ref->tag, ref->name, &digest)) < 0)
+		return r;
+	r = import_manifest_blobs(s, dfd, digest);
+	if (r == 0)
+		r = finish(s, ref, digest, time(NULL), o, pin);
+	if (r < 0)
+		drop_unpinned(s, digest);
+	return r;
+}
+
+/* ---- oci-archive: and docker-archive: ---- */
+
+struct member {
+	char *name;
+	char *digest;
+	int64_t size;
+};
+
+struct members {
+	struct member *v;
+	size_t n;
+	char *index_json, *manifest_json;
+	size_t index_len, manifest_len;
+};
+
+static void members_done(struct members *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->v[i].name);
+		free(m->v[i].digest);
+	}
+	free(m->v);
+	free(m->index_json);
+	free(m->manifest_json);
+	memset(m, 0, sizeof(*m));
+}
+
+static const struct member *members_find(const struct members *m, const char *name)
+{
+	_cleanup_free_ char *norm = NULL;
+	if (unpack_path_normalize(name, &norm) < 0)
+		return NULL;
+	for (size_t i = 0; i < m->n; i++)
+		if (streq(m->v[i].name, norm))
+			return &m->v[i];
+	return NULL;
+}
+
+static void archive_freep(struct archive **a)
+{
+	if (*a)
+		archive_read_free(*a);
+}
+
+/* Reads every regular file of the archive into the store as a blob (hashed as it streams); keeps
+ * index.json and manifest.json in memory too. A "blobs/sha256/<hex>" member must hash to <hex>. */
+static int scan_archive(struct store *s, const char *file, const char *what, struct members *mb)
+{
+	_cleanup_(archive_freep) struct archive *a = archive_read_new();
+	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC);
+	struct archive_entry *e;
+	int r;
+
+	if (fd < 0)
+		return log_error_errno(-errno, "cannot open '%s': %m", file);
+	if (!a)
+		return -ENOMEM;
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	archive_read_support_format_gnutar(a);
+	if (archive_read_open_fd(a, fd, 1 << 20) != ARCHIVE_OK)
+		return log_error("%s: not a tar archive: %s", what, archive_error_string(a)), -EINVAL;
+	for (;;) {
+		_cleanup_free_ char *name = NULL, *digest = NULL;
+		struct store_blob_writer *w;
+		int64_t size;
+		int k = archive_read_next_header(a, &e);
+		bool is_index, is_manifest;
+		struct member *nv;
+
+		if (k == ARCHIVE_EOF)
+			break;
+		if (k != ARCHIVE_OK && k != ARCHIVE_WARN)
+			return log_error("%s: corrupt archive: %s", what, archive_error_string(a)), -EINVAL;
+		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
+			continue;
+		if (unpack_path_normalize(archive_entry_pathname(e), &name) < 0)
+			return log_error("%s: member '%s' has an unsafe name: refused", what, archive_entry_pathname(e)),
+			       -EPERM;
+		size = archive_entry_size(e);
+		if (size < 0 || (uint64_t)size > BLOB_MAX)
+			return log_error("%s: member '%s' is too large", what, name), -E2BIG;
+		is_index = streq(name, "index.json");
+		is_manifest = streq(name, "manifest.json");
+		if ((is_index || is_manifest) && size > (int64_t)OCI_JSON_MAX)
+			return log_error("%s: %s is too large", what, name), -E2BIG;
+		if ((r = store_blob_begin(s, NULL, size, &w)) < 0)
+			return r;
+		{
+			const void *buf;
+			size_t len;
+			la_int64_t off;
+			char *keep = (is_index || is_manifest) ? calloc(1, (size_t)size + 1) : NULL;
+			for (;;) {
+				k = archive_read_data_block(a, &buf, &len, &off);
+				if (k == ARCHIVE_EOF)
+					break;
+				if (k != ARCHIVE_OK) {
+					free(keep);
+					store_blob_abort(w);
+					return log_error("%s: reading '%s': %s", what, name, archive_error_string(a)), -EIO;
+				}
+				if ((uint64_t)off != store_blob_written(w) || store_blob_write(w, buf, len) < 0) {
+					free(keep);
+					store_blob_abort(w);
+					return log_error("%s: member '%s' is malformed", what, name), -EINVAL;
+				}
+				if (keep)
+					memcpy(keep + off, buf, len);
+			}
+			if (is_index) {
+				free(mb->index_json);
+				mb->index_json = keep;
+				mb->index_len = (size_t)size;
+			} else if (is_manifest) {
+				free(mb->manifest_json);
+				mb->manifest_json = keep;
+				mb->manifest_len = (size_t)size;
+			}
+		}
+		if ((r = store_blob_commit(w, &digest)) < 0)
+			return r;
+		if (strncmp(name, "blobs/sha256/", 13) == 0 && !streq(name + 13, digest + 7))
+			return log_error("%s: blob '%s' hashes to %s: refused (corrupted)", what, name, digest), -EBADMSG;
+		nv = realloc(mb->v, (mb->n + 1) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		mb->v = nv;
+		mb->v[mb->n++] = (struct member){ .name = TAKE_PTR(name), .digest = TAKE_PTR(digest), .size = size };
+	}
+	return 0;
+}
+
+static int pull_archive(struct store *s, const struct oci_ref *ref, const struct image_opts *o, struct store_ref *pin)
+{
+	struct members mb = { 0 };
+	_cleanup_free_ char *digest = NULL;
+	int r;
+
+	if ((r = scan_archive(s, ref->path, ref->name, &mb)) < 0)
+		goto out;
+	if (ref->transport == OCI_TRANSPORT_OCI_ARCHIVE) {
+		if (!mb.index_json) {
+			r = (log_error("%s: no index.json: not an OCI archive", ref->name), -EINVAL);
+			goto out;
+		}
+		r = resolve_layout(s, -1, mb.index_json, mb.index_len, ref->tag, ref->name, &digest);
+	} else {
+		/* `docker save`: manifest.json names a config file and layer tars; synthesise an OCI manifest */
+		_cleanup_free_ char *cfgpath = NULL, *json = NULL;
+		_cleanup_strv_free_ char **layers = NULL;
+		const struct member *cm;
+		FILE *f;
+		size_t jlen = 0;
+
+		if (!mb.manifest_json) {
+			r = (log_error("%s: no manifest.json: not a docker-archive", ref->name), -EINVAL);
+			goto out;
+		}
+		r = oci_docker_archive_manifest_parse(mb.manifest_json, mb.manifest_len, NULL, &cfgpath, &layers);
+		if (r < 0) {
+			log_error("%s: manifest.json: %s", ref->name,
+				  r == -ENOENT ? "holds several images (not supported)" : "malformed");
+			goto out;
+		}
+		cm = members_find(&mb, cfgpath);
+		if (!cm) {
+			r = (log_error("%s: config '%s' missing", ref->name, cfgpath), -ENOENT);
+			goto out;
+		}
+		f = open_memstream(&json, &jlen);
+		if (!f) {
+			r = -ENOMEM;
+			goto out;
+		}
+		fprintf(f, "{\"schemaVersion\":2,\"mediaType\":\"%s\",\"config\":{\"mediaType\":\"%s\",\"digest\":\"%s\","
+			   "\"size\":%lld},\"layers\":[", OCI_MT_MANIFEST, OCI_MT_CONFIG, cm->digest, (long long)cm->size);
+		for (size_t i = 0; layers[i]; i++) {
+			const struct member *lm = members_find(&mb, layers[i]);
+			if (!lm) {
+				fclose(f);
+				r = (log_error("%s: layer '%s' missing", ref->name, layers[i]), -ENOENT);
+				goto out;
+			}
+			fprintf(f, "%s{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar\",\"digest\":\"%s\",\"size\":%lld}",
+				i ? "," : "", lm->digest, (long long)lm->size);
+		}
+		fputs("]}", f);
+		if (fclose(f) != 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+		r = store_blob_put(s, json, jlen, &digest);
+	}
+	if (r < 0)
+		goto out;
+	if ((r = import_manifest_blobs(s, -1, digest)) < 0)
+		goto out;
+	r = finish(s, ref, digest, time(NULL), o, pin);
+out:
+	if (r < 0)
+		drop_unpinned(s, digest);
+	members_done(&mb);
+	return r;
+}
+
+/* ---- entry points ---- */
+
+int image_pull(struct store *s, const struct oci_ref *ref, const struct image_opts *o, bool force,
+	       struct store_ref *pin)
+{
+	_cleanup_close_ int gc = -1, reflock = -1;
+	char key[65];
+
+	/* store lock shared against gc; ref lock so a concurrent pull of the same name waits and then
+	 * finds a fresh pin instead of resolving again */
+	gc = store_lock(s, "store", "gc", true);
+	if (gc < 0)
+		return log_error_errno(gc, "cannot lock the image store: %m");
+	store_rootfs_id(ref->name, key);
+	reflock = store_lock(s, "ref", key, false);
+	if (reflock < 0)
+		return log_error_errno(reflock, "cannot lock '%s': %m", ref->name);
+	switch (ref->transport) {
+	case OCI_TRANSPORT_REGISTRY:
+		return pull_registry(s, ref, o, force, pin);
+	case OCI_TRANSPORT_OCI_DIR:
+		return pull_oci_dir(s, ref, o, pin);
+	case OCI_TRANSPORT_OCI_ARCHIVE:
+	case OCI_TRANSPORT_DOCKER_ARCHIVE:
+		return pull_archive(s, ref, o, pin);
+	default:
+		return -EINVAL;
+	}
+}
+
+int image_load_config(struct store *s, const struct store_ref *pin, struct oci_image_config *cfg)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (!pin->config)
+		return log_error("%s: pin has no config", pin->name), -EINVAL;
+	r = store_blob_read(s, pin->config, OCI_JSON_MAX, &buf, &len);
+	if (r < 0)
+		return log_error_errno(r, "%s: config %s missing from the store: %m", pin->name, pin->config);
+	r = oci_config_parse(buf, len, cfg);
+	if (r < 0)
+		return log_error("%s: malformed image config", pin->name), r;
+	return 0;
+}
+
+int image_find_pin(struct store *s, const char *refstr, struct store_ref *pin)
+{
+	struct oci_ref ref;
+	int r = oci_ref_parse(refstr, &ref);
+	if (r < 0)
+		return r;
+	r = store_ref_read(s, ref.name, pin);
+	oci_ref_done(&ref);
+	return r;
+}
+
+int image_prepare_rootfs(const char *refstr, const struct image_opts *o, char **rootfs_dir,
+			 struct oci_image_config *cfg, int *lock_fd)
+{
+	struct oci_ref ref;
+	struct store *s = NULL;
+	struct store_ref pin = { 0 };
+	int r, lock = -1;
+
+	*rootfs_dir = NULL;
+	*lock_fd = -1;
+	memset(cfg, 0, sizeof(*cfg));
+	if (oci_ref_parse(refstr, &ref) < 0)
+		return log_error("'%s' is not an image reference (e.g. debian:12, HOST:PORT/NAME:TAG, "
+				 "NAME@sha256:..., oci:DIR[:TAG])", refstr), -EINVAL;
+	if ((r = store_open(o->store_root, &s)) < 0)
+		goto out;
+	if ((r = image_pull(s, &ref, o, false, &pin)) < 0)
+		goto out;
+	lock = store_lock(s, "rootfs", pin.rootfs_id, true);
+	if (lock < 0) {
+		r = log_error_errno(lock, "cannot lock rootfs %s: %m", pin.rootfs_id);
+		goto out;
+	}
+	if ((r = image_load_config(s, &pin, cfg)) < 0)
+		goto out;
+	*rootfs_dir = store_rootfs_path(s, pin.rootfs_id);
+	if (!*rootfs_dir) {
+		r = -ENOMEM;
+		oci_config_done(cfg);
+		goto out;
+	}
+	*lock_fd = TAKE_FD(lock);
+out:
+	if (lock >= 0)
+		close(lock);
+	store_ref_done(&pin);
+	store_free(s);
+	oci_ref_done(&ref);
+	return r;
+}

@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* store.c — blobs verified while streaming, rootfs trees by content hash, pins, locks */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/evp.h>
+
+#include "rootfs/ref.h"
+#include "rootfs/store.h"
+#include "util/log.h"
+#include "util/util.h"
+
+static const char *const store_dirs[] = { "blobs", "blobs/sha256", "rootfs", "refs", "tmp", "locks" };
+
+char *store_default_root(const char *xdg_cache, const char *home)
+{
+	if (xdg_cache && path_is_absolute(xdg_cache))
+		return path_join(xdg_cache, "aisb");
+	if (home && path_is_absolute(home))
+		return path_join(home, ".cache/aisb");
+	return NULL;
+}
+
+int store_open(const char *root, struct store **out)
+{
+	_cleanup_free_ struct store *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return log_error_errno(-ENOMEM, "%m");
+	r = mkdir_p(root, 0700);
+	if (r < 0)
+		return log_error_errno(r, "cannot create the image store '%s': %m", root);
+	s->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->rootfd < 0)
+		return log_error_errno(-errno, "cannot open the image store '%s': %m", root);
+	for (size_t i = 0; i < ELEMENTSOF(store_dirs); i++)
+		if (mkdirat(s->rootfd, store_dirs[i], 0700) < 0 && errno != EEXIST) {
+			r = -errno;
+			close(s->rootfd);
+			return log_error_errno(r, "cannot create '%s/%s': %m", root, store_dirs[i]);
+		}
+	s->root = strdup(root);
+	if (!s->root) {
+		close(s->rootfd);
+		return log_error_errno(-ENOMEM, "%m");
+	}
+	*out = TAKE_PTR(s);
+	return 0;
+}
+
+void store_free(struct store *s)
+{
+	if (!s)
+		return;
+	if (s->rootfd >= 0)
+		close(s->rootfd);
+	free(s->root);
+	free(s);
+}
+
+static int lock_common(struct store *s, const char *kind, const char *key, bool shared, bool wait)
+{
+	_cleanup_free_ char *p = NULL;
+	int fd;
+
+	if (asprintf(&p, "locks/%s-%s.lock", kind, key) < 0)
+		return -ENOMEM;
+	fd = openat(s->rootfd, p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, (shared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB)) < 0) {
+		int e = errno;
+		if (e == EINTR)
+			continue;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int store_lock(struct store *s, const char *kind, const char *key, bool shared)
+{
+	return lock_common(s, kind, key, shared, true);
+}
+
+int store_trylock(struct store *s, const char *kind, const char *key, bool shared)
+{
+	return lock_common(s, kind, key, shared, false);
+}
+
+static const char *digest_hex(const char *digest)
+{
+	return digest + 7; /* after "sha256:", callers validated */
+}
+
+static char *blob_relpath(const char *digest)
+{
+	char *p;
+	if (!oci_digest_is_valid(digest))
+		return NULL;
+	if (asprintf(&p, "blobs/sha256/%s", digest_hex(digest)) < 0)
+		return NULL;
+	return p;
+}
+
+bool store_has_blob(struct store *s, const char *digest)
+{
+	_cleanup_free_ char *p = blob_relpath(digest);
+	return p && faccessat(s->rootfd, p, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int store_blob_open(struct store *s, const char *digest)
+{
+	_cleanup_free_ char *p = blob_relpath(digest);
+	int fd;
+	if (!p)
+		return -EINVAL;
+	fd = openat(s->rootfd, p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	return fd < 0 ? -errno : fd;
+}
+
+int store_blob_read(struct store *s, const char *digest, size_t max, char **buf, size_t *len)
+{
+	_cleanup_free_ char *p = blob_relpath(digest);
+	if (!p)
+		return -EINVAL;
+	return read_file_at(s->rootfd, p, max, buf, len);
+}
+
+/* ---- blob writer ---- */
+
+struct store_blob_writer {
+	struct store *s;
+	char *expected;
+	int64_t size;
+	uint64_t written;
+	EVP_MD_CTX *md;
+	char tmpname[64];
+	int fd;
+};
+
+static void hex_encode(const unsigned char *in, size_t n, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hex[in[i] >> 4];
+		out[2 * i + 1] = hex[in[i] & 15];
+	}
+	out[2 * n] = 0;
+}
+
+void store_blob_abort(struct store_blob_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0) {
+		close(w->fd);
+		unlinkat(w->s->rootfd, w->tmpname, 0);
+	}
+	EVP_MD_CTX_free(w->md);
+	free(w->expected);
+	free(w);
+}
+
+int store_blob_begin(struct store *s, const char *digest, int64_t size, struct store_blob_writer **out)
+{
+	struct store_blob_writer *w = calloc(1, sizeof(*w));
+	char rnd[17];
+	int r;
+
+	if (!w)
+		return log_error_errno(-ENOMEM, "%m");
+	w->s = s;
+	w->fd = -1;
+	w->size = size;
+	if (digest && !(w->expected = strdup(digest))) {
+		store_blob_abort(w);
+		return log_error_errno(-ENOMEM, "%m");
+	}
+	w->md = EVP_MD_CTX_new();
+	if (!w->md || EVP_DigestInit_ex(w->md, EVP_sha256(), NULL) != 1) {
+		store_blob_abort(w);
+		return log_error_errno(-ENOMEM, "cannot initialise sha256");
+	}
+	if ((r = random_hex(rnd, 8)) < 0) {
+		store_blob_abort(w);
+		return log_error_errno(r, "%m");
+	}
+	snprintf(w->tmpname, sizeof(w->tmpname), "tmp/blob-%s", rnd);
+	w->fd = openat(s->rootfd, w->tmpname, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (w->fd < 0) {
+		r = -errno;
+		store_blob_abort(w);
+		return log_error_errno(r, "cannot create a file in '%s/tmp': %m", s->root);
+	}
+	*out = w;
+	return 0;
+}
+
+int store_blob_write(struct store_blob_writer *w, const void *buf, size_t len)
+{
+	if (w->size >= 0 && w->written + len > (uint64_t)w->size)
+		return -EFBIG;
+	if (EVP_DigestUpdate(w->md, buf, len) != 1)
+		return -EIO;
+	w->written += len;
+	return write_full(w->fd, buf, len);
+}
+
+int store_blob_reset(struct store_blob_writer *w)
+{
+	if (ftruncate(w->fd, 0) < 0 || lseek(w->fd, 0, SEEK_SET) < 0)
+		return -errno;
+	w->written = 0;
+	if (EVP_DigestInit_ex(w->md, EVP_sha256(), NULL) != 1)
+		return -EIO;
+	return 0;
+}
+
+uint64_t store_blob_written(const struct store_blob_writer *w)
+{
+	return w->written;
+}
+
+int store_blob_commit(struct store_blob_writer *w, char **digest_out)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char digest[7 + 65];
+	_cleanup_free_ char *dst = NULL;
+	int r;
+
+	if (EVP_DigestFinal_ex(w->md, md, &mdlen) != 1 || mdlen != 32) {
+		store_blob_abort(w);
+		return log_error_errno(-EIO, "sha256 failed");
+	}
+	memcpy(digest, "sha256:", 7);
+	hex_encode(md, 32, digest + 7);
+	if (w->size >= 0 && w->written != (uint64_t)w->size) {
+		log_error("blob %s: got %llu bytes, expected %lld: refused (truncated download?)",
+			  w->expected ?: digest, (unsigned long long)w->written, (long long)w->size);
+		store_blob_abort(w);
+		return -EBADMSG;
+	}
+	if (w->expected && !streq(w->expected, digest)) {
+		log_error("blob %s: content hashes to %s: refused (corrupted or tampered)", w->expected, digest);
+		store_blob_abort(w);
+		return -EBADMSG;
+	}
+	/* Make the content durable before its name claims it. */
+	if (fdatasync(w->fd) < 0) {
+		r = -errno;
+		store_blob_abort(w);
+		return log_error_errno(r, "cannot write blob %s: %m", digest);
+	}
+	dst = blob_relpath(digest);
+	if (!dst || renameat(w->s->rootfd, w->tmpname, w->s->rootfd, dst) < 0) {
+		r = dst ? -errno : -ENOMEM;
+		store_blob_abort(w);
+		return log_error_errno(r, "cannot store blob %s: %m", digest);
+	}
+	close(w->fd);
+	w->fd = -1;
+	if (digest_out && !(*digest_out = strdup(digest))) {
+		store_blob_abort(w);
+		return -ENOMEM;
+	}
+	store_blob_abort(w);
+	return 0;
+}
+
+int store_blob_put(struct store *s, const void *buf, size_t len, char **digest_out)
+{
+	struct store_blob_writer *w;
+	int r = store_blob_begin(s, NULL, (int64_t)len, &w);
+	if (r < 0)
+		return r;
+	r = store_blob_write(w, buf, len);
+	if (r < 0) {
+		store_blob_abort(w);
+		return log_error_errno(r, "cannot write a blob: %m");
+	}
+	return store_blob_commit(w, digest_out);
+}
+
+/* ---- rootfs ---- */
+
+void store_rootfs_id(const char *manifest_digest, char id[65])
+{
+	unsigned char md[32];
+	unsigned int n = 0;
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	/* The id changes with the unpacker, so a fixed unpacker never reuses an old tree. */
+	if (!c || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1 ||
+	    EVP_DigestUpdate(c, manifest_digest, strlen(manifest_digest)) != 1 || EVP_DigestUpdate(c, "\n", 1) != 1 ||
+	    EVP_DigestUpdate(c, UNPACK_VERSION, strlen(UNPACK_VERSION)) != 1 || EVP_DigestFinal_ex(c, md, &n) != 1)
+		memset(md, 0, sizeof(md));
+	EVP_MD_CTX_free(c);
+	hex_encode(md, 32, id);
+}
+
+char *store_rootfs_path(struct store *s, const char *id)
+{
+	char *p;
+	if (asprintf(&p, "%s/rootfs/%s", s->root, id) < 0)
+		return NULL;
+	return p;
+}
+
+int store_rootfs_ensure(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			const struct unpack_limits *lim, char **path_out, uint64_t *size_out)
+{
+	char id[65], rnd[17];
+	_cleanup_free_ char *rel = NULL, *tmprel = NULL, *tmpabs = NULL;
+	_cleanup_close_ int lock = -1, tfd = -1;
+	struct unpack_stats st = { 0 };
+	struct stat sb;
+	int r;
+
+	store_rootfs_id(manifest_digest, id);
+	if (asprintf(&rel, "rootfs/%s", id) < 0)
+		return log_error_errno(-ENOMEM, "%m");
+	lock = store_lock(s, "rootfs", id, false);
+	if (lock < 0)
+		return log_error_errno(lock, "cannot lock rootfs %s: %m", id);
+	if (fstatat(s->rootfd, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode)) {
+		*path_out = store_rootfs_path(s, id);
+		return *path_out ? 0 : -ENOMEM;
+	}
+	if ((r = random_hex(rnd, 8)) < 0)
+		return log_error_errno(r, "%m");
+	if (asprintf(&tmprel, "tmp/rootfs-%s", rnd) < 0 || asprintf(&tmpabs, "%s/%s", s->root, tmprel) < 0)
+		return log_error_errno(-ENOMEM, "%m");
+	if (mkdirat(s->rootfd, tmprel, 0755) < 0)
+		return log_error_errno(-errno, "cannot create '%s': %m", tmpabs);
+	tfd = openat(s->rootfd, tmprel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (tfd < 0) {
+		r = log_error_errno(-errno, "cannot open '%s': %m", tmpabs);
+		goto fail;
+	}
+	for (size_t i = 0; i < m->n_layers; i++) {
+		_cleanup_close_ int lfd = store_blob_open(s, m->layers[i].digest);
+		char what[128];
+		snprintf(what, sizeof(what), "layer %zu/%zu (%.19s)", i + 1, m->n_layers, m->layers[i].digest);
+		if (lfd < 0) {
+			r = log_error_errno(lfd, "%s: blob missing from the store: %m", what);
+			goto fail;
+		}
+		r = unpack_layer(tfd, lfd, what, lim, &st);
+		if (r == -EPERM) {
+			/* the layer is unsafe for every image that uses it: do not keep it */
+			_cleanup_free_ char *bp = blob_relpath(m->layers[i].digest);
+			if (bp)
+				(void)unlinkat(s->rootfd, bp, 0);
+		}
+		if (r < 0)
+			goto fail;
+	}
+	if (fchmod(tfd, 0755) < 0) {
+		r = log_error_errno(-errno, "chmod '%s': %m", tmpabs);
+		goto fail;
+	}
+	if (renameat(s->rootfd, tmprel, s->rootfd, rel) < 0) {
+		r = log_error_errno(-errno, "cannot move the unpacked image into '%s/%s': %m", s->root, rel);
+		goto fail;
+	}
+	if (st.devices_skipped)
+		log_info("skipped %llu device node(s) in the image (the sandbox has its own /dev)",
+			 (unsigned long long)st.devices_skipped);
+	if (st.setid_cleared)
+		log_info("cleared setuid/setgid bits on %llu file(s)", (unsigned long long)st.setid_cleared);
+	if (size_out)
+		*size_out = st.bytes;
+	*path_out = store_rootfs_path(s, id);
+	return *path_out ? 0 : -ENOMEM;
+fail:
+	(void)rm_rf(tmpabs);
+	return r < 0 ? r : -EIO;
+}
+
+/* ---- refs ---- */
+
+static char *ref_filename(const char *name)
+{
+	size_t n = strlen(name);
+	char *out = malloc(n * 3 + 8), *o = out;
+	static const char hex[] = "0123456789ABCDEF";
+
+	if (!out)
+		return NULL;
+	for (const char *p = name; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+		    c == '-' || c == '_') {
+			*o++ = (char)c;
+		} else {
+			*o++ = '%';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
+		}
+	}
+	memcpy(o, ".json", 6);
+	if (strlen(out) > 240 || out[0] == '.') {
+		/* too long for one file name: hash it (the name itself is inside the file) */
+		unsigned char md[32];
+		unsigned int k;
+		EVP_Digest(name, n, md, &k, EVP_sha256(), NULL);
+		memcpy(out, "h-", 2);
+		hex_encode(md, 32, out + 2);
+		memcpy(out + 66, ".json", 6);
+	}
+	return out;
+}
+
+void store_ref_done(struct store_ref *r)
+{
+	if (!r)
+		return;
+	free(r->name);
+	free(r->digest);
+	free(r->platform);
+	free(r->config);
+	free(r->rootfs_id);
+	memset(r, 0, sizeof(*r));
+}
+
+static int ref_parse_json(const char *buf, struct store_ref *r)
+{
+	json_object *o = json_tokener_parse(buf), *v;
+	int ret = -EINVAL;
+
+	memset(r, 0, sizeof(*r));
+	if (!o)
+		return -EINVAL;
+#define S(key, field)                                                                                          \
+	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) &&                   \
+	    !(r->field = strdup(json_object_get_string(v))))                                                        \
+		goto out;
+	S("name", name) S("digest", digest) S("platform", platform) S("config", config) S("rootfs", rootfs_id)
+#undef S
+	if (json_object_object_get_ex(o, "resolved_at", &v))
+		r->resolved_at = json_object_get_int64(v);
+	if (json_object_object_get_ex(o, "size", &v))
+		r->size = (uint64_t)json_object_get_int64(v);
+	if (r->name && r->digest && oci_digest_is_valid(r->digest))
+		ret = 0;
+out:
+	json_object_put(o);
+	if (ret < 0)
+		store_ref_done(r);
+	return ret;
+}
+
+int store_ref_read(struct store *s, const char *name, struct store_ref *r)
+{
+	_cleanup_free_ char *fn = ref_filename(name), *rel = NULL, *buf = NULL;
+	int k;
+
+	memset(r, 0, sizeof(*r));
+	if (!fn || asprintf(&rel, "refs/%s", fn) < 0)
+		return -ENOMEM;
+	k = read_file_at(s->rootfd, rel, 1 << 16, &buf, NULL);
+	if (k < 0)
+		return k;
+	k = ref_parse_json(buf, r);
+	if (k == 0 && !streq(r->name, name)) {
+		store_ref_done(r);
+		return -ENOENT;
+	}
+	return k;
+}
+
+int store_ref_write(struct store *s, const struct store_ref *r)
+{
+	_cleanup_free_ char *fn = ref_filename(r->name), *rel = NULL, *tmp = NULL;
+	json_object *o = json_object_new_object();
+	char rnd[17];
+	const char *text;
+	int k;
+
+	if (!fn || !o || asprintf(&rel, "refs/%s", fn) < 0 || random_hex(rnd, 8) < 0 ||
+	    asprintf(&tmp, "tmp/ref-%s", rnd) < 0) {
+		json_object_put(o);
+		return log_error_errno(-ENOMEM, "%m");
+	}
+	json_object_object_add(o, "name", json_object_new_string(r->name));
+	json_object_object_add(o, "digest", json_object_new_string(r->digest));
+	if (r->platform)
+		json_object_object_add(o, "platform", json_object_new_string(r->platform));
+	json_object_object_add(o, "resolved_at", json_object_new_int64(r->resolved_at));
+	if (r->config)
+		json_object_object_add(o, "config", json_object_new_string(r->config));
+	if (r->rootfs_id)
+		json_object_object_add(o, "rootfs", json_object_new_string(r->rootfs_id));
+	json_object_object_add(o, "size", json_object_new_int64((int64_t)r->size));
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	k = write_file_at(s->rootfd, tmp, text, strlen(text), 0644);
+	if (k == 0 && renameat(s->rootfd, tmp, s->rootfd, rel) < 0)
+		k = -errno;
+	json_object_put(o);
+	if (k < 0) {
+		unlinkat(s->rootfd, tmp, 0);
+		return log_error_errno(k, "cannot record the pin for '%s': %m", r->name);
+	}
+	return 0;
+}
+
+int store_ref_remove(struct store *s, const char *name)
+{
+	_cleanup_free_ char *fn = ref_filename(name), *rel = NULL;
+	struct store_ref r;
+	int k = store_ref_read(s, name, &r);
+	if (k < 0)
+		return k;
+	store_ref_done(&r);
+	if (!fn || asprintf(&rel, "refs/%s", fn) < 0)
+		return -ENOMEM;
+	return unlinkat(s->rootfd, rel, 0) < 0 ? -errno : 0;
+}
+
+static int cmp_ref(const void *a, const void *b)
+{
+	return strcmp(((const struct store_ref *)a)->name, ((const struct store_ref *)b)->name);
+}
+
+int store_ref_list(struct store *s, struct store_ref **refs, size_t *n)
+{
+	int fd = openat(s->rootfd, "refs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct store_ref *v = NULL;
+	size_t k = 0;
+	DIR *d;
+	struct dirent *de;
+
+	*refs = NULL;
+	*n = 0;
+	if (fd < 0)
+		return log_error_errno(-errno, "cannot open '%s/refs': %m", s->root);
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return log_error_errno(-ENOMEM, "%m");
+	}
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *buf = NULL;
+		struct store_ref r, *nv;
+		if (de->d_name[0] == '.' || read_file_at(dirfd(d), de->d_name, 1 << 16, &buf, NULL) < 0 ||
+		    ref_parse_json(buf, &r) < 0)
+			continue;
+		nv = realloc(v, (k + 1) * sizeof(*v));
+		if (!nv) {
+			store_ref_done(&r);
+			break;
+		}
+		v = nv;
+		v[k++] = r;
+	}
+	closedir(d);
+	if (k)
+		qsort(v, k, sizeof(*v), cmp_ref);
+	*refs = v;
+	*n = k;
+	return 0;
+}
+
+bool store_pin_is_fresh(int64_t resolved_at, int64_t now, long ttl_days)
+{
+	if (ttl_days < 0)
+		return true;
+	if (ttl_days == 0)
+		return false;
+	if (now < resolved_at) /* clock went backwards: re-resolve */
+		return false;
+	return now - resolved_at < (int64_t)ttl_days * 86400;
+}
+
+int store_blob_remove_unpinned(struct store *s, const char *digest)
+{
+	_cleanup_free_ char *p = blob_relpath(digest);
+	struct store_ref *refs = NULL;
+	size_t n = 0;
+	bool used = false;
+	int r;
+
+	if (!p)
+		return -EINVAL;
+	if ((r = store_ref_list(s, &refs, &n)) < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		used |= streq(refs[i].digest, digest) || (refs[i].config && streq(refs[i].config, digest));
+		store_ref_done(&refs[i]);
+	}
+	free(refs);
+	if (used)
+		return 0;
+	return unlinkat(s->rootfd, p, 0) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+/* ---- garbage collection ---- */
+
+static DIR *opendir_at(int at, const char *path)
+{
+	int fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	DIR *d;
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
+}
+
+static bool strv_has(char **v, const char *s)
+{
+	return strv_contains(v, s);
+}
+
+int store_gc(struct store *s, uint64_t *freed)
+{
+	_cleanup_strv_free_ char **keep_blobs = calloc(1, sizeof(char *));
+	_cleanup_strv_free_ char **keep_rootfs = calloc(1, sizeof(char *));
+	struct store_ref *refs = NULL;
+	size_t n = 0;
+	int r;
+	DIR *d;
+	struct dirent *de;
+	_cleanup_close_ int gclock = -1;
+
+	*freed = 0;
+	if (!keep_blobs || !keep_rootfs)
+		return log_error_errno(-ENOMEM, "%m");
+	/* pulls hold the store lock shared; wait until none runs */
+	gclock = store_lock(s, "store", "gc", false);
+	if (gclock < 0)
+		return log_error_errno(gclock, "cannot lock the store: %m");
+	if ((r = store_ref_list(s, &refs, &n)) < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *buf = NULL;
+		struct oci_manifest m;
+		size_t len;
+		strv_push(&keep_blobs, refs[i].digest);
+		if (refs[i].rootfs_id)
+			strv_push(&keep_rootfs, refs[i].rootfs_id);
+		if (store_blob_read(s, refs[i].digest, OCI_JSON_MAX, &buf, &len) == 0 &&
+		    oci_manifest_parse(buf, len, NULL, &m, NULL) == 0) {
+			if (m.config.digest)
+				strv_push(&keep_blobs, m.config.digest);
+			for (size_t j = 0; j < m.n_layers; j++)
+				strv_push(&keep_blobs, m.layers[j].digest);
+			oci_manifest_done(&m);
+		}
+		store_ref_done(&refs[i]);
+	}
+	free(refs);
+
+	if ((d = opendir_at(s->rootfd, "rootfs"))) {
+		while ((de = readdir(d))) {
+			_cleanup_free_ char *p = NULL;
+			int l;
+			if (de->d_name[0] == '.' || strv_has(keep_rootfs, de->d_name))
+				continue;
+			/* a running session holds its rootfs lock shared: leave that tree alone */
+			l = store_trylock(s, "rootfs", de->d_name, false);
+			if (l < 0)
+				continue;
+			p = store_rootfs_path(s, de->d_name);
+			if (p && rm_rf(p) == 0)
+				(*freed)++;
+			close(l);
+		}
+		closedir(d);
+	}
+	if ((d = opendir_at(s->rootfd, "blobs/sha256"))) {
+		while ((de = readdir(d))) {
+			_cleanup_free_ char *dg = NULL;
+			if (de->d_name[0] == '.' || asprintf(&dg, "sha256:%s", de->d_name) < 0 || strv_has(keep_blobs, dg))
+				continue;
+			if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+				(*freed)++;
+		}
+		closedir(d);
+	}
+	/* tmp/ litter from crashed pulls: we hold the exclusive store lock, nothing is in flight */
+	if ((d = opendir_at(s->rootfd, "tmp"))) {
+		while ((de = readdir(d))) {
+			_cleanup_free_ char *p = NULL;
+			if (de->d_name[0] == '.' || asprintf(&p, "%s/tmp/%s", s->root, de->d_name) < 0)
+				continue;
+			(void)rm_rf(p);
+		}
+		closedir(d);
+	}
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* store.h — the content-hashed image store under $XDG_CACHE_HOME/aisb (design section 8).
+ *
+ *   blobs/sha256/<hex>   manifests, configs and layers, each verified while it streamed in
+ *   rootfs/<id>/         an unpacked image; id = sha256(manifest digest "\n" UNPACK_VERSION)
+ *   refs/<name>.json     a pin: name → manifest digest, platform, resolved-at, config, rootfs id
+ *   tmp/                 partial blobs and rootfs trees; same filesystem, so results appear by
+ *                        atomic rename and a crash leaves only tmp/ litter (cleared when unlocked)
+ *   locks/               flock(2) files: one per blob, per rootfs and per ref, so two concurrent
+ *                        pulls of one image download and unpack it once
+ * Nothing in blobs/, rootfs/ or refs/ is ever written in place.
+ */
+#ifndef AISB_ROOTFS_STORE_H
+#define AISB_ROOTFS_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rootfs/oci.h"
+#include "rootfs/unpack.h"
+
+struct store {
+	char *root;
+	int rootfd;
+};
+
+struct store_ref {
+	char *name;          /* canonical reference */
+	char *digest;        /* the pinned manifest digest (platform manifest, not the index) */
+	char *platform;      /* "linux/amd64" */
+	int64_t resolved_at; /* unix time the tag was last resolved upstream */
+	char *config;        /* config blob digest */
+	char *rootfs_id;
+	uint64_t size;       /* unpacked bytes */
+};
+
+/* Opens (creating) the store at @root. Logs on failure. */
+int store_open(const char *root, struct store **out);
+void store_free(struct store *s);
+
+/* "$XDG_CACHE_HOME/aisb" or "$HOME/.cache/aisb" from @xdg_cache and @home; caller frees. */
+char *store_default_root(const char *xdg_cache, const char *home);
+
+/* Takes an exclusive flock on locks/<kind>-<key>.lock; returns the fd (close to release).
+ * Does not log. */
+int store_lock(struct store *s, const char *kind, const char *key, bool shared);
+/* Like store_lock(shared) but fails with -EWOULDBLOCK instead of waiting. */
+int store_trylock(struct store *s, const char *kind, const char *key, bool shared);
+
+/* Blobs. */
+bool store_has_blob(struct store *s, const char *digest);
+int store_blob_open(struct store *s, const char *digest); /* read fd, or -errno; does not log */
+int store_blob_read(struct store *s, const char *digest, size_t max, char **buf, size_t *len);
+
+struct store_blob_writer;
+/* Starts a blob in tmp/. @digest: the expected digest, or NULL to learn it at commit (archives);
+ * @size: the expected size, or -1. Logs on failure. */
+int store_blob_begin(struct store *s, const char *digest, int64_t size, struct store_blob_writer **w);
+/* Hashes and writes; -EFBIG once more than the expected size arrived. Does not log. */
+int store_blob_write(struct store_blob_writer *w, const void *buf, size_t len);
+/* Discards what was written so far (for a retry). Does not log. */
+int store_blob_reset(struct store_blob_writer *w);
+/* Verifies size and digest and renames into blobs/; a mismatch deletes the partial file and is
+ * -EBADMSG. *digest_out (optional) gets the digest. Frees @w. Logs on failure. */
+int store_blob_commit(struct store_blob_writer *w, char **digest_out);
+/* Deletes the partial file and frees @w; accepts NULL. */
+void store_blob_abort(struct store_blob_writer *w);
+/* Bytes written so far. */
+uint64_t store_blob_written(const struct store_blob_writer *w);
+/* Removes blob @digest unless a pin names it as its manifest or config (cleanup after a failed
+ * pull). Does not log. */
+int store_blob_remove_unpinned(struct store *s, const char *digest);
+/* Imports @len bytes from memory as a blob; returns its digest in *digest_out. Logs on failure. */
+int store_blob_put(struct store *s, const void *buf, size_t len, char **digest_out);
+
+/* Rootfs. */
+void store_rootfs_id(const char *manifest_digest, char id[65]);
+char *store_rootfs_path(struct store *s, const char *id);
+/* Unpacks the layers of @m (all blobs present) into rootfs/<id> unless it exists. A refused or
+ * failed layer leaves nothing. *path_out gets the directory. Logs on failure. */
+int store_rootfs_ensure(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			const struct unpack_limits *lim, char **path_out, uint64_t *size_out);
+
+/* Refs (pins). */
+int store_ref_read(struct store *s, const char *name, struct store_ref *r); /* -ENOENT; no log */
+int store_ref_write(struct store *s, const struct store_ref *r);            /* logs */
+int store_ref_remove(struct store *s, const char *name);                    /* -ENOENT; no log */
+int store_ref_list(struct store *s, struct store_ref **refs, size_t *n);    /* logs */
+void store_ref_done(struct store_ref *r);
+
+/* Is a pin resolved at @resolved_at still good at @now with @ttl_days (0: never; -1: always)? */
+bool store_pin_is_fresh(int64_t resolved_at, int64_t now, long ttl_days);
+
+/* Removes rootfs trees and blobs no pin refers to. Logs on failure. */
+int store_gc(struct store *s, uint64_t *freed);
+
+#endif

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* unpack.h — apply OCI layer tarballs (plain, gzip, zstd) onto a rootfs directory, safely.
+ *
+ * Every entry is created relative to a directory fd: its parent is opened with
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV), so no path, symlink or
+ * hardlink in a layer can make aisb write outside the root. Refused outright (the whole layer
+ * fails): absolute names, `..` components, parents reached through a symlink that leaves the
+ * root (absolute or `../` targets), hardlinks whose target is outside, entries over the size
+ * caps. Skipped and counted: device nodes and sockets. Never applied: ownership, xattrs (so no
+ * file capabilities), setuid/setgid bits. Directories get u+rwx so later layers and `aisb rmi`
+ * can always work in them. OCI whiteouts (`.wh.NAME`, `.wh..wh..opq`) remove what lower layers
+ * put there.
+ */
+#ifndef AISB_ROOTFS_UNPACK_H
+#define AISB_ROOTFS_UNPACK_H
+
+#include <stdint.h>
+
+/* Bump when the unpacked result for the same layers changes: the rootfs id hashes it. */
+#define UNPACK_VERSION "aisb-unpack-1"
+
+struct unpack_limits {
+	uint64_t max_entry_bytes; /* one file */
+	uint64_t max_total_bytes; /* the sum over all layers of an image */
+	uint64_t max_entries;     /* entries per image */
+};
+
+struct unpack_stats {
+	uint64_t entries, files, dirs, symlinks, hardlinks, whiteouts;
+	uint64_t devices_skipped, setid_cleared;
+	uint64_t bytes;
+};
+
+/* Defaults: 8 GiB per entry, 64 GiB total, 4 million entries. */
+void unpack_limits_default(struct unpack_limits *l);
+
+enum unpack_whiteout { UNPACK_WH_NONE, UNPACK_WH_FILE, UNPACK_WH_OPAQUE, UNPACK_WH_OTHER, UNPACK_WH_MAX };
+
+/* Normalises a layer entry name: drops "./", "." components, duplicate and trailing slashes.
+ * The root itself becomes "". Return: 0, or -EINVAL for an absolute name, a ".." component, a
+ * NUL-free name over 4096 bytes. Does not log. */
+int unpack_path_normalize(const char *in, char **out);
+
+/* Classifies a normalised path. For UNPACK_WH_FILE *target is the path the whiteout removes; for
+ * UNPACK_WH_OPAQUE the directory whose lower contents are hidden ("" for the root). OTHER is an
+ * aufs-internal ".wh..wh.*" name that is skipped. Caller frees *target. Does not log. */
+enum unpack_whiteout unpack_whiteout_kind(const char *path, char **target);
+
+/* Applies the layer read from @layer_fd onto the directory @rootfd. @what names the layer in
+ * messages. @stats accumulates (and its bytes/entries count against @lim across calls).
+ * Return: 0, -EPERM for a refused layer, other -errno. Logs on failure. */
+int unpack_layer(int rootfd, int layer_fd, const char *what, const struct unpack_limits *lim,
+		 struct unpack_stats *stats);
+
+#endif
