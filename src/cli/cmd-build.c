@@ -17,10 +17,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+
 #include "build/containerfile.h"
 #include "build/context.h"
+#include "build/podman.h"
 #include "build/recipe.h"
 #include "cli/commands.h"
+#include "cli/hostenv.h"
+#include "rootfs/image.h"
+#include "rootfs/ref.h"
+#include "rootfs/store.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -202,46 +211,66 @@ static int report(const char *name, int r, const struct cf_error *err)
 	return log_error("%s: %s", name, err->msg);
 }
 
-/* Checks every COPY source against the context; prints nothing on success. Logs. */
-static int check_context(const struct build_opts *o, const struct cf_recipe *rc, size_t *n_entries)
+/* The context as the COPY steps see it: the listing and, per COPY step, what it takes. */
+struct ctx_state {
+	struct build_context ctx;
+	bool **copies;
+	size_t n_copies;
+};
+
+static void ctx_state_done(struct ctx_state *cs)
+{
+	for (size_t i = 0; i < cs->n_copies; i++)
+		free(cs->copies[i]);
+	free(cs->copies);
+	context_done(&cs->ctx);
+	*cs = (struct ctx_state){ 0 };
+}
+
+/* Lists the context (only when a COPY needs it), checks every COPY source against it and, with
+ * @hash, hashes what the COPY steps take. Logs on failure. */
+static int load_context(const struct build_opts *o, const struct cf_recipe *rc, bool hash, struct ctx_state *cs)
 {
 	_cleanup_close_ int dfd = -1;
 	struct ignore ig = { 0 };
-	struct build_context ctx = { 0 };
-	_cleanup_free_ bool *take = NULL;
-	bool any_copy = false;
+	uint64_t budget = CTX_MAX_BYTES;
+	size_t n_copy = 0;
 	int r;
 
-	*n_entries = 0;
+	*cs = (struct ctx_state){ 0 };
 	for (size_t i = 0; i < rc->n_steps; i++)
-		any_copy |= rc->steps[i].kind == CF_COPY;
-	if (!any_copy)
+		n_copy += rc->steps[i].kind == CF_COPY;
+	if (n_copy == 0)
 		return 0; /* the context is not read at all */
 	dfd = open(o->context, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return log_error_errno(-errno, "Failed to open the build context '%s': %m", o->context);
 	r = context_load_ignore(dfd, &ig);
 	if (r >= 0)
-		r = context_scan(dfd, &ig, &ctx);
+		r = context_scan(dfd, &ig, &cs->ctx);
 	ignore_done(&ig);
 	if (r < 0)
 		return r;
-	take = calloc(ctx.n + 1, sizeof(bool));
-	if (!take) {
-		context_done(&ctx);
+	cs->copies = calloc(n_copy, sizeof(bool *));
+	if (!cs->copies)
 		return log_error_errno(-ENOMEM, "Out of memory");
-	}
 	for (size_t i = 0; i < rc->n_steps && r >= 0; i++) {
 		const char *missing = NULL;
+		bool *take;
+
 		if (rc->steps[i].kind != CF_COPY)
 			continue;
-		r = context_select(&ctx, rc->steps[i].sources, take, &missing);
+		take = calloc(cs->ctx.n + 1, sizeof(bool));
+		if (!take)
+			return log_error_errno(-ENOMEM, "Out of memory");
+		cs->copies[cs->n_copies++] = take;
+		r = context_select(&cs->ctx, rc->steps[i].sources, take, &missing);
 		if (r == -ENOENT)
-			r = log_error_errno(r, "line %u: COPY source '%s' is not in the build context '%s' (or is "
+			return log_error_errno(r, "line %u: COPY source '%s' is not in the build context '%s' (or is "
 					       "left out by its ignore file)", rc->steps[i].line, missing, o->context);
+		if (r >= 0 && hash)
+			r = context_hash_files(dfd, &cs->ctx, take, &budget);
 	}
-	*n_entries = ctx.n;
-	context_done(&ctx);
 	return r;
 }
 
@@ -279,6 +308,186 @@ static void print_steps(const struct build_opts *o, const struct cf_recipe *rc, 
 		}
 		putchar('\n');
 	}
+}
+
+/* "NAME" or "org/NAME" → "localhost/NAME": a built image has no registry, and a docker.io name
+ * would be re-resolved upstream when its pin ages (podman does the same). Caller frees. */
+static char *local_name(const char *tag)
+{
+	const char *slash = strchr(tag, '/');
+	size_t n = slash ? (size_t)(slash - tag) : 0;
+	char *r;
+
+	if (slash && (memchr(tag, '.', n) || memchr(tag, ':', n) || (n == 9 && strncmp(tag, "localhost", 9) == 0)))
+		return strdup(tag);
+	if (asprintf(&r, "localhost/%s", tag) < 0)
+		return NULL;
+	return r;
+}
+
+/* Records @pin (an imported image) under @refstr as well. Logs on failure. */
+static int pin_as(struct store *s, const struct store_ref *pin, const char *refstr, char **canonical)
+{
+	struct oci_ref ref;
+	struct store_ref copy = *pin;
+	int r = oci_ref_parse(refstr, &ref);
+
+	if (r < 0)
+		return log_error_errno(r, "'%s' is not an image name", refstr);
+	copy.name = ref.name;
+	copy.resolved_at = (int64_t)time(NULL);
+	r = store_ref_write(s, &copy);
+	if (r >= 0 && canonical) {
+		*canonical = strdup(ref.name);
+		if (!*canonical)
+			r = log_error_errno(-ENOMEM, "%m");
+	}
+	oci_ref_done(&ref);
+	return r;
+}
+
+static bool pin_is_complete(struct store *s, const struct store_ref *pin)
+{
+	_cleanup_free_ char *p = NULL;
+	struct stat st;
+
+	if (!pin->rootfs_id || !pin->digest || !store_has_blob(s, pin->digest))
+		return false;
+	p = store_rootfs_path(s, pin->rootfs_id);
+	return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* --builder podman: build, save, import; a cache hit runs nothing. Returns an exit code. */
+static int build_with_podman(const struct build_opts *o, const char *text, size_t len,
+			     const struct containerfile *cf, const struct cf_recipe *rc)
+{
+	struct podman pm = { 0 };
+	struct image_opts io = { 0 };
+	struct store *s = NULL;
+	struct ctx_state cs = { 0 };
+	struct oci_ref aref = { 0 };
+	struct store_ref pin = { 0 };
+	_cleanup_free_ char *base = NULL, *ser = NULL, *cache_ref = NULL, *tmp = NULL, *file = NULL,
+			    *archive = NULL, *aname = NULL, *tag_local = NULL, *final = NULL;
+	_cleanup_strv_free_ char **labels = NULL;
+	char tag[65], recipe_sha[65];
+	size_t serlen = 0;
+	int r, status = 0, ex = AISB_EXIT_FAILED;
+
+	r = podman_init(&pm, hostenv_get("PATH"));
+	if (r == -ENOENT) {
+		log_error("--builder podman: podman is not installed (apt-get install podman runc)");
+		return AISB_EXIT_FAILED;
+	}
+	if (o->allow) {
+		log_error("--allow cannot be enforced with --builder podman: its RUN steps use podman's network, "
+			  "not aisb's gate (drop --allow, or use the native builder)");
+		podman_done(&pm);
+		return AISB_EXIT_POLICY;
+	}
+	log_info("building with podman%s: RUN steps get podman's network, not limited by aisb's gate",
+		 pm.runtime_runc ? " (--runtime runc: this host has no pure cgroup v2)" : "");
+
+	if (podman_base_digest(&pm, rc->from, &base) < 0)
+		goto out;
+	r = load_context(o, rc, true, &cs);
+	if (r < 0) {
+		ex = r == -ENOENT || r == -EINVAL || r == -EFBIG ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
+		goto out;
+	}
+	ser = cf_serialize(cf, &serlen);
+	if (!ser || build_sha256_hex(ser, serlen, recipe_sha) < 0)
+		goto oom;
+	{
+		struct build_tag_input in = { .builder = "podman", .base_digest = base, .recipe = ser,
+					      .recipe_len = serlen, .build_args = o->build_args, .ctx = &cs.ctx,
+					      .copies = (const bool *const *)cs.copies, .n_copies = cs.n_copies };
+		if (build_tag(&in, tag) < 0)
+			goto oom;
+	}
+	if (asprintf(&cache_ref, "localhost/aisb-build:%s", tag) < 0)
+		goto oom;
+	if (o->tag && !(tag_local = local_name(o->tag)))
+		goto oom;
+
+	if (image_opts_init(&io, hostenv_get) < 0) {
+		ex = AISB_EXIT_POLICY;
+		goto out;
+	}
+	io.quiet = true;
+	if (store_open(io.store_root, &s) < 0)
+		goto out;
+
+	/* Cache: the same inputs were built before. Nothing runs. */
+	if (image_find_pin(s, cache_ref, &pin) == 0 && pin_is_complete(s, &pin)) {
+		log_info("cache hit: %s (nothing to build)", cache_ref);
+		if (tag_local && pin_as(s, &pin, tag_local, &final) < 0)
+			goto out;
+		printf("%s\n", final ? final : pin.name);
+		ex = 0;
+		goto out;
+	}
+	store_ref_done(&pin);
+
+	if (asprintf(&tmp, "%s/tmp/build-XXXXXX", s->root) < 0)
+		goto oom;
+	if (!mkdtemp(tmp)) {
+		log_error_errno(-errno, "Failed to create a build directory under '%s': %m", s->root);
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	file = path_join(tmp, "Containerfile");
+	archive = path_join(tmp, "image.oci.tar");
+	if (!file || !archive)
+		goto oom;
+	/* podman reads the very text that was checked and hashed, not the file again */
+	r = write_file_at(AT_FDCWD, file, text, len, 0600);
+	if (r < 0) {
+		log_error_errno(r, "Failed to write '%s': %m", file);
+		goto out;
+	}
+	{
+		char *l;
+		if (asprintf(&l, "aisb.base-digest=%s", base) < 0 || strv_push_take(&labels, l) < 0 ||
+		    asprintf(&l, "aisb.recipe-sha256=%s", recipe_sha) < 0 || strv_push_take(&labels, l) < 0 ||
+		    strv_push(&labels, "aisb.builder=podman") < 0 ||
+		    asprintf(&l, "aisb.version=%s", PACKAGE_VERSION) < 0 || strv_push_take(&labels, l) < 0)
+			goto oom;
+	}
+	if (podman_build(&pm, file, o->context, cache_ref, o->build_args, labels, &status) < 0)
+		goto out;
+	if (podman_save(&pm, cache_ref, archive) < 0)
+		goto out;
+	if (asprintf(&aname, "oci-archive:%s", archive) < 0)
+		goto oom;
+	if (oci_ref_parse(aname, &aref) < 0) {
+		log_error("internal: '%s' is not a reference", aname);
+		goto out;
+	}
+	if (image_pull(s, &aref, &io, true, &pin) < 0)
+		goto out;
+	/* the archive goes away with the build dir: its pin is replaced by the build's names */
+	if (pin_as(s, &pin, cache_ref, NULL) < 0)
+		goto out;
+	(void)store_ref_remove(s, aref.name);
+	if (tag_local && pin_as(s, &pin, tag_local, &final) < 0)
+		goto out;
+	printf("%s\n", final ? final : cache_ref);
+	ex = 0;
+	goto out;
+oom:
+	log_error_errno(-ENOMEM, "Out of memory");
+out:
+	if (tmp)
+		(void)rm_rf(tmp);
+	store_ref_done(&pin);
+	oci_ref_done(&aref);
+	store_free(s);
+	image_opts_done(&io);
+	ctx_state_done(&cs);
+	podman_done(&pm);
+	return ex;
 }
 
 int cmd_build(int argc, char **argv)
@@ -328,7 +537,16 @@ int cmd_build(int argc, char **argv)
 		r = r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
 		goto out;
 	}
-	r = check_context(&o, &rc, &n_entries);
+	if (o.builder == BUILDER_PODMAN && !o.dry_run) {
+		r = build_with_podman(&o, text, len, &cf, &rc);
+		goto out;
+	}
+	{
+		struct ctx_state cs;
+		r = load_context(&o, &rc, false, &cs);
+		n_entries = cs.ctx.n;
+		ctx_state_done(&cs);
+	}
 	if (r < 0) {
 		r = r == -ENOENT || r == -EINVAL || r == -EFBIG || r == -ENOTDIR ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
 		goto out;
@@ -340,12 +558,7 @@ int cmd_build(int argc, char **argv)
 	}
 
 	/* No fake success: say what is missing and build nothing. */
-	if (o.builder == BUILDER_PODMAN)
-		log_error("build: --builder podman is not available in this aisb yet: importing its "
-			  "`podman save --format oci-archive` result needs the image store's oci-archive import "
-			  "(issue 4); nothing was built (the recipe and context were checked: see --dry-run)");
-	else
-		log_error("build: the native builder is not available in this aisb yet: it needs the image "
+	log_error("build: the native builder is not available in this aisb yet: it needs the image "
 			  "store to pin FROM %s by digest and commit the layer (issue 4) and the network gate "
 			  "for RUN (issue 3); nothing was built (the recipe and context were checked: see --dry-run)",
 			  rc.from);
