@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck disable=SC2016 # single quotes: literal $ in expected output and inner sh -c
 # tests/e2e/build.bats — `aisb build`: the recipe subset, the built-in recipe, context checks.
 #
 # What runs without the image store and the gate (issues 3 and 4): --print-containerfile,
@@ -8,7 +9,10 @@
 load lib/common
 
 setup() { common_setup; }
-teardown() { common_teardown; }
+teardown() {
+	podman_cleanup
+	common_teardown
+}
 
 # nothing_written: no state, cache or config dir was created by aisb
 nothing_written() {
@@ -147,18 +151,96 @@ nothing_written() {
 	[[ "$output" == *"--print-containerfile"* ]]
 }
 
-@test "build: until the builders land, a real build says what is missing, exits 78 and writes nothing" {
+@test "build: until the native builder lands, a native build says what is missing, exits 78 and writes nothing" {
 	printf 'FROM debian:bookworm\nRUN true\n' > Containerfile
 	run "$AISB" build -f Containerfile -t t1
 	[ "$status" -eq 78 ]
 	[[ "$output" == *"native builder is not available"*"issue 4"*"issue 3"* ]]
-	run "$AISB" build -f Containerfile --builder podman -t t1
-	[ "$status" -eq 78 ]
-	[[ "$output" == *"--builder podman is not available"* ]]
 	nothing_written
 	# and a bad recipe is still reported first (78 for the recipe, not for the builder)
 	printf 'FROM debian\nVOLUME /x\n' > Containerfile
 	run "$AISB" build -f Containerfile
 	[ "$status" -eq 78 ]
 	[[ "$output" == *"Containerfile:2: VOLUME is not supported"* ]]
+}
+
+# ---- --builder podman (needs podman; `apt-get install podman runc`) ----
+
+# podman_base: imports a static-busybox rootfs into the caller's podman storage as $BB.
+podman_base() {
+	local r="$WORK/bbroot" t
+	mkdir -p "$r/bin" "$r/etc" "$r/tmp"
+	cp "$(command -v busybox)" "$r/bin/busybox"
+	for t in sh cat echo ls id mkdir chown true false; do ln -s busybox "$r/bin/$t"; done
+	echo "root:x:0:0:root:/root:/bin/sh" >"$r/etc/passwd"
+	echo "root:x:0:" >"$r/etc/group"
+	tar -C "$r" -cf "$WORK/bb.tar" .
+	BB="localhost/aisb-e2e-bb:$$-$RANDOM"
+	podman import -q "$WORK/bb.tar" "$BB" >/dev/null
+	BB_DIGEST=$(podman image inspect --format '{{.Digest}}' "$BB")
+}
+
+# podman_cleanup: removes $BB and every image built on it (teardown, also after a failure)
+podman_cleanup() {
+	local ids
+	[ -n "${BB:-}" ] || return 0
+	ids=$(podman images -q --filter "label=aisb.base-digest=$BB_DIGEST" 2>/dev/null)
+	# shellcheck disable=SC2086 # one image id per word
+	[ -n "$ids" ] && podman rmi -f $ids >/dev/null 2>&1
+	podman rmi -f "$BB" >/dev/null 2>&1 || true
+}
+
+@test "build: --builder podman builds an image aisb run uses; unchanged is a cache hit; a change rebuilds" {
+	require_feature "podman (apt-get install podman runc)" command -v podman
+	require_feature "busybox" command -v busybox
+	podman_base
+	printf 'hello from context\n' > greeting.txt
+	cat > Containerfile <<-EOF
+	FROM $BB
+	ARG MSG=default
+	ENV APP_MSG=\$MSG
+	WORKDIR /app
+	COPY greeting.txt ./
+	RUN echo "built with \$MSG" > /app/built.txt && chown 123:456 /app/built.txt
+	EOF
+	name="e2e-demo-$$"
+	run "$AISB" build --builder podman -f Containerfile -t "$name" --build-arg MSG=hi .
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "localhost/$name:latest" ]
+	[[ "$output" == *"RUN steps get podman's network"* ]]
+	run "$AISB" run --net none --image "localhost/$name" -- sh -c 'cat /app/greeting.txt /app/built.txt; echo "APP_MSG=$APP_MSG"'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"hello from context"* ]]
+	[[ "$output" == *"built with hi"* ]]
+	[[ "$output" == *"APP_MSG=hi"* ]]
+	# unchanged: a cache hit that runs nothing
+	run "$AISB" build --builder podman -f Containerfile -t "$name" --build-arg MSG=hi .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cache hit"* ]]
+	[[ "$output" != *"STEP"* ]]
+	# a changed context file: rebuilt
+	printf 'changed\n' > greeting.txt
+	run "$AISB" build --builder podman -f Containerfile -t "$name" --build-arg MSG=hi .
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"cache hit"* ]]
+	run "$AISB" run --net none --image "localhost/$name" -- cat /app/greeting.txt
+	[ "${lines[0]}" = "changed" ]
+}
+
+@test "build: --builder podman: a failing RUN fails the build and leaves the store unchanged" {
+	require_feature "podman (apt-get install podman runc)" command -v podman
+	require_feature "busybox" command -v busybox
+	podman_base
+	printf 'FROM %s\nRUN true\nRUN exit 3\n' "$BB" > Containerfile
+	before=$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 2>/dev/null | sort)
+	run "$AISB" build --builder podman -f Containerfile -t "bad-$$" .
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"RUN exit 3"* ]]
+	[[ "$output" == *"podman build failed (exit 3); nothing was imported"* ]]
+	[ "$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 2>/dev/null | sort)" = "$before" ]
+	[ -z "$(find "$XDG_CACHE_HOME/aisb/tmp" -mindepth 1 2>/dev/null)" ]
+	# control: --allow cannot be enforced by podman, so it is refused
+	printf 'FROM %s\nRUN true\n' "$BB" > Containerfile
+	run "$AISB" build --builder podman --allow example.org -f Containerfile .
+	[ "$status" -eq 78 ]
 }
