@@ -27,6 +27,8 @@ static int open_in_root(int root_fd, const char *path, int flags)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+static int make_room(int pfd, const char *name, const char *target);
+
 /* mkdir -p of @dir (absolute inside the root, cleaned) with @mode for what it creates; returns an
  * O_PATH fd of the directory. Logs on failure. */
 static int mkdirs_in_root(int root_fd, const char *dir, mode_t mode)
@@ -73,6 +75,74 @@ static int mkdirs_in_root(int root_fd, const char *dir, mode_t mode)
 		}
 	}
 	return -EINVAL; /* not reached */
+}
+
+int copy_read_file(int root_fd, const char *path, size_t max, char **out, size_t *len)
+{
+	_cleanup_close_ int fd = open_in_root(root_fd, path[0] == '/' ? path + 1 : path, O_RDONLY | O_NOFOLLOW);
+	_cleanup_free_ char *buf = NULL;
+	size_t n = 0, cap = 0;
+
+	if (fd < 0)
+		return fd;
+	for (;;) {
+		ssize_t k;
+		if (n == cap) {
+			char *nb;
+			if (cap >= max)
+				return -EFBIG;
+			cap = cap ? (cap * 2 > max ? max : cap * 2) : (max < 65536 ? max : 65536);
+			nb = realloc(buf, cap + 1);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+		}
+		k = read(fd, buf + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	if (!buf && !(buf = malloc(1)))
+		return -ENOMEM;
+	buf[n] = 0;
+	*out = TAKE_PTR(buf);
+	*len = n;
+	return 0;
+}
+
+int copy_mkdir(int root_fd, const char *dir, mode_t mode)
+{
+	return mkdirs_in_root(root_fd, dir, mode);
+}
+
+int copy_write_file(int root_fd, const char *path, const char *data, size_t len, mode_t mode)
+{
+	_cleanup_free_ char *parent = strdup(path);
+	char *slash = parent ? strrchr(parent, '/') : NULL;
+	int pfd, dfd, r;
+
+	if (!parent || !slash)
+		return log_error_errno(parent ? -EINVAL : -ENOMEM, "internal: '%s' is not absolute", path);
+	*slash = 0;
+	pfd = mkdirs_in_root(root_fd, *parent ? parent : "/", 0755);
+	if (pfd < 0)
+		return pfd;
+	dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pfd);
+	if (dfd < 0)
+		return log_error_errno(-errno, "Failed to open the directory of '%s': %m", path);
+	r = make_room(dfd, slash + 1, path);
+	if (r >= 0) {
+		r = write_file_at(dfd, slash + 1, data, len, mode);
+		if (r < 0)
+			log_error_errno(r, "Failed to write '%s': %m", path);
+	}
+	close(dfd);
+	return r;
 }
 
 static const char *base_name(const char *p)

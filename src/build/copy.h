@@ -25,4 +25,16 @@
 int copy_step(int ctx_fd, const struct build_context *ctx, const bool *take, const struct cf_step *st,
 	      int root_fd);
 
+/* Reads the regular file @path (absolute) inside @root_fd, at most @max bytes (-EFBIG past it),
+ * NUL-terminated. Return: 0, -ENOENT, -errno. Does not log. */
+int copy_read_file(int root_fd, const char *path, size_t max, char **out, size_t *len);
+
+/* mkdir -p of @dir (absolute, cleaned) inside @root_fd, @mode for what is created (WORKDIR).
+ * Return: an O_PATH fd of the directory, or -errno. Logs on failure. */
+int copy_mkdir(int root_fd, const char *dir, mode_t mode);
+
+/* Writes @len bytes to @path (absolute) inside @root_fd, replacing a file there, creating its
+ * parents. Logs on failure. */
+int copy_write_file(int root_fd, const char *path, const char *data, size_t len, mode_t mode);
+
 #endif

@@ -151,17 +151,86 @@ nothing_written() {
 	[[ "$output" == *"--print-containerfile"* ]]
 }
 
-@test "build: until the native builder lands, a native build says what is missing, exits 78 and writes nothing" {
-	printf 'FROM debian:bookworm\nRUN true\n' > Containerfile
+@test "build: native: a recipe with RUN is refused by its line (78) until the build sandbox lands" {
+	printf 'FROM debian:bookworm\nENV A=1\nRUN true\n' > Containerfile
 	run "$AISB" build -f Containerfile -t t1
 	[ "$status" -eq 78 ]
-	[[ "$output" == *"native builder is not available"*"issue 4"*"issue 3"* ]]
+	[[ "$output" == *"line 3: RUN needs the build sandbox"* ]]
 	nothing_written
 	# and a bad recipe is still reported first (78 for the recipe, not for the builder)
 	printf 'FROM debian\nVOLUME /x\n' > Containerfile
 	run "$AISB" build -f Containerfile
 	[ "$status" -eq 78 ]
 	[[ "$output" == *"Containerfile:2: VOLUME is not supported"* ]]
+}
+
+# mk_oci_busybox DIR: a one-layer static-busybox OCI layout tagged "latest", made with tar,
+# gzip and sha256sum only.
+mk_oci_busybox() {
+	local out=$1 r="$WORK/bbr" t arch diff ld lsz cd csz md msz
+	mkdir -p "$r/bin" "$r/etc" "$r/tmp" "$out/blobs/sha256"
+	cp "$(command -v busybox)" "$r/bin/busybox"
+	for t in sh cat echo ls; do ln -s busybox "$r/bin/$t"; done
+	echo "root:x:0:0:root:/root:/bin/sh" >"$r/etc/passwd"
+	tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$r" -cf "$WORK/l.tar" .
+	diff=$(sha256sum <"$WORK/l.tar" | cut -d' ' -f1)
+	gzip -n <"$WORK/l.tar" >"$WORK/l.tgz"
+	ld=$(sha256sum <"$WORK/l.tgz" | cut -d' ' -f1)
+	lsz=$(stat -c %s "$WORK/l.tgz")
+	cp "$WORK/l.tgz" "$out/blobs/sha256/$ld"
+	case "$(uname -m)" in x86_64) arch=amd64 ;; aarch64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
+	printf '{"architecture":"%s","os":"linux","config":{"Env":["PATH=/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+		"$arch" "$diff" >"$WORK/c.json"
+	cd=$(sha256sum <"$WORK/c.json" | cut -d' ' -f1)
+	csz=$(stat -c %s "$WORK/c.json")
+	cp "$WORK/c.json" "$out/blobs/sha256/$cd"
+	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:%s","size":%s}]}' \
+		"$cd" "$csz" "$ld" "$lsz" >"$WORK/m.json"
+	md=$(sha256sum <"$WORK/m.json" | cut -d' ' -f1)
+	msz=$(stat -c %s "$WORK/m.json")
+	cp "$WORK/m.json" "$out/blobs/sha256/$md"
+	printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"org.opencontainers.image.ref.name":"latest"}}]}' \
+		"$md" "$msz" >"$out/index.json"
+	printf '{"imageLayoutVersion":"1.0.0"}' >"$out/oci-layout"
+}
+
+@test "build: native: FROM an OCI layout with ENV, WORKDIR and COPY; aisb run sees them; cache hit; a change rebuilds" {
+	require_feature "busybox" command -v busybox
+	mk_oci_busybox "$WORK/bb"
+	printf 'hello native\n' > greeting.txt
+	mkdir -p sub && printf 'deep\n' > sub/d.txt
+	cat > Containerfile <<-EOF
+	FROM oci:$WORK/bb:latest
+	ENV GREETING=hi PATH=/opt/x:\$PATH
+	WORKDIR /app
+	COPY greeting.txt ./
+	COPY sub /app/sub/
+	CMD ["cat", "/app/greeting.txt"]
+	EOF
+	run "$AISB" build -f Containerfile -t native-demo .
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "localhost/native-demo:latest" ]
+	[[ "$output" == *"step 3/3 line 5 COPY"* ]]
+	run "$AISB" run --net none --image localhost/native-demo -- sh -c 'cat /app/greeting.txt /app/sub/d.txt; echo "G=$GREETING P=$PATH"'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"hello native"* ]]
+	[[ "$output" == *"deep"* ]]
+	[[ "$output" == *"G=hi P=/opt/x:/bin"* ]]
+	# unchanged: a cache hit that runs nothing
+	run "$AISB" build -f Containerfile -t native-demo .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cache hit"* ]]
+	[[ "$output" != *"step 1/3"* ]]
+	# a changed context file: a new image under the same name
+	printf 'changed\n' > greeting.txt
+	run "$AISB" build -f Containerfile -t native-demo .
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"cache hit"* ]]
+	run "$AISB" run --net none --image localhost/native-demo -- cat /app/greeting.txt
+	[ "${lines[0]}" = "changed" ]
+	# --allow cannot be honoured by the native builder yet
+	run "$AISB" build -f Containerfile --allow example.org .
+	[ "$status" -eq 78 ]
 }
 
 # ---- --builder podman (needs podman; `apt-get install podman runc`) ----
