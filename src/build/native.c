@@ -8,13 +8,25 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "build/copy.h"
+#include "build/fakeroot.h"
 #include "build/native.h"
+#include "ns/seccomp.h"
 #include "util/log.h"
 #include "util/util.h"
+
+extern char **environ;
 
 const struct cf_step *native_first_run(const struct cf_recipe *rc)
 {
@@ -99,38 +111,45 @@ static int write_map(const char *file, const char *s)
 	return write_full(fd, s, strlen(s));
 }
 
-/* The child: namespaces, overlay, steps. Returns its exit code. Should: touch only the overlay.
- * Mustn't: mount anything into a namespace another process uses, or follow a path of the image
- * outside it (copy.c resolves inside the root). */
-static int child(const struct native_build *nb, uid_t uid, gid_t gid)
+/* Enters a new user namespace (inside 0 = @uid/@gid, one id) and mount namespace, plus @more
+ * (CLONE_NEWPID...). Logs on failure. */
+static int enter_build_ns(uid_t uid, gid_t gid, int more)
 {
-	char map[64], lp[64], up[64], wp[64];
-	_cleanup_close_ int fs = -1, root = -1, lower = -1, upper = -1, work = -1;
-	size_t k = 0;
-	int r;
+	char map[64];
 
 	if (unshare(CLONE_NEWUSER) < 0)
-		return log_error_errno(-errno, "build: cannot create a user namespace: %m (run 'aisb doctor')"), 1;
+		return log_error_errno(-errno, "build: cannot create a user namespace: %m (run 'aisb doctor')");
 	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
 	if (write_map("/proc/self/setgroups", "deny") < 0 || write_map("/proc/self/uid_map", map) < 0)
-		return log_error_errno(-errno, "build: cannot write the uid map: %m"), 1;
+		return log_error_errno(-errno, "build: cannot write the uid map: %m");
 	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
 	if (write_map("/proc/self/gid_map", map) < 0)
-		return log_error_errno(-errno, "build: cannot write the gid map: %m"), 1;
-	if (unshare(CLONE_NEWNS) < 0)
-		return log_error_errno(-errno, "build: cannot create a mount namespace: %m"), 1;
-	/* opened only now: overlayfs clones the upper's mount, which must be one of this mount
-	 * namespace (measured: an fd from before unshare gives "failed to clone upperpath", EINVAL) */
+		return log_error_errno(-errno, "build: cannot write the gid map: %m");
+	if (unshare(CLONE_NEWNS | more) < 0)
+		return log_error_errno(-errno, "build: cannot create the build's namespaces: %m");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return log_error_errno(-errno, "build: cannot make the mounts private: %m");
+	return 0;
+}
+
+/* The build overlay as a detached mount. The directories are opened only now: overlayfs clones
+ * the upper's mount, which must belong to this mount namespace (measured: an fd opened before
+ * unshare gives "failed to clone upperpath", EINVAL). `userxattr` is required in a user
+ * namespace (machine-facts.md) and makes opaque dirs user.overlay.opaque for layer.c. Logs. */
+static int mount_overlay(const struct native_build *nb)
+{
+	_cleanup_close_ int fs = -1, lower = -1, upper = -1, work = -1;
+	char lp[64], up[64], wp[64];
+	int root;
+
 	lower = open(nb->base_rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	upper = open(nb->upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	work = open(nb->work, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (lower < 0 || upper < 0 || work < 0)
-		return log_error_errno(-errno, "build: cannot open the overlay directories: %m"), 1;
+		return log_error_errno(-errno, "build: cannot open the overlay directories: %m");
 	snprintf(lp, sizeof(lp), "/proc/self/fd/%d", lower);
 	snprintf(up, sizeof(up), "/proc/self/fd/%d", upper);
 	snprintf(wp, sizeof(wp), "/proc/self/fd/%d", work);
-	/* userxattr: required in a user namespace (machine-facts.md: without it removing a lower
-	 * directory fails with EIO), and it makes opaque dirs user.overlay.opaque for layer.c */
 	fs = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lp, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", up, 0) < 0 ||
@@ -138,9 +157,25 @@ static int child(const struct native_build *nb, uid_t uid, gid_t gid)
 	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
 	    (root = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
-		return log_error_errno(-errno, "build: cannot mount the build overlay on '%s': %m", nb->base_rootfs), 1;
+		return log_error_errno(-errno, "build: cannot mount the build overlay on '%s': %m", nb->base_rootfs);
+	return root;
+}
 
-	for (size_t i = 0; i < nb->rc->n_steps; i++) {
+/* Filesystem steps [@from, @to) (WORKDIR, COPY; COPY steps numbered from *@k), then with
+ * @manifest the package manifest. Runs in a child; returns its exit code. Should: touch only the
+ * overlay. Mustn't: follow a path of the image outside it (copy.c resolves inside the root). */
+static int fs_child(const struct native_build *nb, uid_t uid, gid_t gid, size_t from, size_t to, size_t k,
+		    bool manifest)
+{
+	_cleanup_close_ int root = -1;
+	int r;
+
+	if (enter_build_ns(uid, gid, 0) < 0)
+		return 1;
+	root = mount_overlay(nb);
+	if (root < 0)
+		return 1;
+	for (size_t i = from; i < to; i++) {
 		const struct cf_step *st = &nb->rc->steps[i];
 
 		log_info("step %zu/%zu line %u %s", i + 1, nb->rc->n_steps, st->line, cf_kind_name(st->kind));
@@ -159,9 +194,8 @@ static int child(const struct native_build *nb, uid_t uid, gid_t gid)
 			       1;
 		}
 	}
-
-	/* /etc/aisb/manifest.txt: the resolved package versions, when there is a package manager */
-	{
+	if (manifest) {
+		/* /etc/aisb/manifest.txt: the resolved package versions, when there is a package manager */
 		_cleanup_free_ char *status = NULL, *man = NULL;
 		size_t len = 0;
 
@@ -177,29 +211,290 @@ static int child(const struct native_build *nb, uid_t uid, gid_t gid)
 	return 0;
 }
 
-int native_apply_steps(const struct native_build *nb)
+static int run_in_child(pid_t *pid_out, int (*fn)(void *), void *arg);
+static int run_in_child(pid_t *pid_out, int (*fn)(void *), void *arg)
 {
-	const struct cf_step *run = native_first_run(nb->rc);
-	uid_t uid = getuid();
-	gid_t gid = getgid();
 	pid_t pid;
-	int status;
 
-	if (run)
-		return log_error_errno(-EOPNOTSUPP, "line %u: RUN needs the build sandbox (the aisb sandbox in "
-				       "build mode with the network gate, issue 3), which is not in this aisb yet; "
-				       "nothing was built (--builder podman runs RUN)", run->line);
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
 	if (pid < 0)
 		return log_error_errno(-errno, "fork: %m");
 	if (pid == 0)
-		_exit(child(nb, uid, gid));
+		_exit(fn(arg));
+	*pid_out = pid;
+	return 0;
+}
+
+static int wait_exit(pid_t pid);
+
+/* ---- RUN ---- */
+
+struct run_args {
+	const struct native_build *nb;
+	const struct cf_step *st;
+	uid_t uid;
+	gid_t gid;
+	int out_fd; /* the step's stdout and stderr */
+};
+
+/* A file node of the host's /dev bound into the tmpfs /dev (mknod is not possible in a user
+ * namespace: machine-facts.md). */
+static int bind_dev(const char *name)
+{
+	char src[64], dst[64];
+	int fd;
+
+	snprintf(src, sizeof(src), "/dev/%s", name);
+	snprintf(dst, sizeof(dst), "dev/%s", name);
+	fd = open(dst, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return mount(src, dst, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+}
+
+/* A mount point that the image lacks is created (in the upper) and removed again after the
+ * step by prune_mountpoints(), so it never reaches the layer. A symlink is never used. */
+static bool ensure_mountpoint(const char *name)
+{
+	struct stat st;
+
+	if (lstat(name, &st) < 0 && errno == ENOENT)
+		(void)mkdir(name, 0755);
+	return lstat(name, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Removes from the upper the empty /proc and /dev that ensure_mountpoint() made for an image
+ * without them. Does not log. */
+static void prune_mountpoints(const struct native_build *nb)
+{
+	static const char *const names[] = { "proc", "dev" };
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		_cleanup_free_ char *lo = path_join(nb->base_rootfs, names[i]), *up = path_join(nb->upper, names[i]);
+		struct stat st;
+
+		if (lo && up && lstat(lo, &st) < 0 && errno == ENOENT)
+			(void)rmdir(up); /* fails, as it should, when a RUN put something there */
+	}
+}
+
+static void loopback_up(void)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		(void)ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+}
+
+/* PID 1 of the step's pid namespace: build the root, then exec the RUN command.
+ * Should: see only the overlay, a /proc of its own pid namespace and a small /dev; run as inside
+ * root with the workload deny list plus the fakeroot rules. Mustn't: keep a path to the host
+ * (the old root is detached), reach any network (its own netns, loopback only, until the gate of
+ * issue 3 serves builds), gain privileges (no_new_privs), or create user namespaces (deny list). */
+static int run_pid1(const struct run_args *a)
+{
+	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+	static const char apt_conf[] = "APT::Sandbox::User \"root\";\n";
+	const struct cf_step *st = a->st;
+	struct seccomp_options so = { .allow_ptrace = false };
+	_cleanup_strv_free_ char **env = strv_copy(st->env);
+	int root, devnull, r;
+	bool have_dev;
+
+	if (!env)
+		return log_error_errno(-ENOMEM, "%m"), AISB_EXIT_FAILED;
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	root = mount_overlay(a->nb);
+	if (root < 0 || devnull < 0)
+		return AISB_EXIT_FAILED;
+	if (move_mount(root, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0 || chdir("/tmp") < 0)
+		return log_error_errno(-errno, "build: cannot attach the build root: %m"), AISB_EXIT_FAILED;
+	if (ensure_mountpoint("proc") && mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return log_error_errno(-errno, "build: cannot mount /proc: %m"), AISB_EXIT_FAILED;
+	have_dev = ensure_mountpoint("dev");
+	if (have_dev) {
+		if (mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=256k") < 0)
+			return log_error_errno(-errno, "build: cannot mount /dev: %m"), AISB_EXIT_FAILED;
+		for (size_t i = 0; i < ELEMENTSOF(nodes); i++)
+			if ((r = bind_dev(nodes[i])) < 0)
+				return log_error_errno(r, "build: cannot bind /dev/%s: %m", nodes[i]), AISB_EXIT_FAILED;
+		if (symlink("/proc/self/fd", "dev/fd") < 0 || symlink("/proc/self/fd/0", "dev/stdin") < 0 ||
+		    symlink("/proc/self/fd/1", "dev/stdout") < 0 || symlink("/proc/self/fd/2", "dev/stderr") < 0 ||
+		    mkdir("dev/.aisb-build", 0755) < 0 ||
+		    write_file_at(AT_FDCWD, "dev/.aisb-build/apt.conf", apt_conf, sizeof(apt_conf) - 1, 0644) < 0)
+			return log_error_errno(-errno, "build: cannot populate /dev: %m"), AISB_EXIT_FAILED;
+		/* apt checks that its privilege drop worked, which the fakeroot rules only fake: tell
+		 * it not to drop (measured: otherwise "Could not switch group"). Outside the layer. */
+		if (strv_push(&env, "APT_CONFIG=/dev/.aisb-build/apt.conf") < 0)
+			return AISB_EXIT_FAILED;
+	}
+	if (syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		return log_error_errno(-errno, "build: cannot switch to the build root: %m"), AISB_EXIT_FAILED;
+	if (chdir(st->workdir) < 0)
+		return log_error_errno(-errno, "line %u: the working directory '%s' does not exist: %m", st->line,
+				       st->workdir),
+		       AISB_EXIT_FAILED;
+	if (sethostname("aisb-build", 10) < 0)
+		log_debug_errno(-errno, "build: sethostname: %m");
+	loopback_up();
+	if (dup2(devnull, STDIN_FILENO) < 0 || dup2(a->out_fd, STDOUT_FILENO) < 0 || dup2(a->out_fd, STDERR_FILENO) < 0)
+		return AISB_EXIT_FAILED;
+	r = seccomp_policy_apply(&so);
+	if (r >= 0)
+		r = fakeroot_seccomp_apply();
+	if (r < 0)
+		return log_error_errno(r, "build: cannot install the seccomp filters: %m"), AISB_EXIT_ENFORCE;
+	environ = env;
+	execvp(st->argv[0], st->argv);
+	r = errno;
+	log_error_errno(-r, "line %u: cannot execute '%s': %m", st->line, st->argv[0]);
+	return r == ENOENT ? AISB_EXIT_NOTFOUND : AISB_EXIT_NOEXEC;
+}
+
+/* The step's namespace holder: new user, mount, pid, net, ipc and uts namespaces; PID 1 in a
+ * child; its exit code is the step's. */
+static int run_entry(void *p)
+{
+	const struct run_args *a = p;
+	pid_t pid;
+
+	if (enter_build_ns(a->uid, a->gid, CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
+		return AISB_EXIT_FAILED;
+	pid = fork();
+	if (pid < 0)
+		return AISB_EXIT_FAILED;
+	if (pid == 0)
+		_exit(run_pid1(a));
+	return wait_exit(pid);
+}
+
+/* Runs RUN step @i: its output goes to stderr and the transcript; a heartbeat on a tty. */
+static int run_step(const struct native_build *nb, size_t i)
+{
+	const struct cf_step *st = &nb->rc->steps[i];
+	struct run_args a = { .nb = nb, .st = st, .uid = getuid(), .gid = getgid() };
+	bool tty = isatty(STDERR_FILENO);
+	time_t start = time(NULL);
+	char head[256];
+	int pfd[2], r;
+	pid_t pid = -1;
+
+	snprintf(head, sizeof(head), "step %zu/%zu line %u RUN", i + 1, nb->rc->n_steps, st->line);
+	log_info("%s", head);
+	if (nb->log_fd >= 0)
+		dprintf(nb->log_fd, "== %s: %s\n", head, st->argv[st->argv[1] && st->argv[2] ? 2 : 0]);
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return log_error_errno(-errno, "pipe: %m");
+	a.out_fd = pfd[1];
+	r = run_in_child(&pid, run_entry, &a);
+	close(pfd[1]);
+	if (r < 0) {
+		close(pfd[0]);
+		return r;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		char buf[16384];
+		ssize_t n;
+
+		r = poll(&p, 1, 10000);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			if (tty)
+				log_info("%s: still running (%lds)", head, (long)(time(NULL) - start));
+			continue;
+		}
+		n = read(pfd[0], buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		(void)write_full(STDERR_FILENO, buf, (size_t)n);
+		if (nb->log_fd >= 0)
+			(void)write_full(nb->log_fd, buf, (size_t)n);
+	}
+	close(pfd[0]);
+	r = wait_exit(pid);
+	if (r < 0)
+		return r;
+	if (r != 0) {
+		log_error("line %u: RUN exited %d; nothing was stored", st->line, r);
+		if (nb->log_fd >= 0)
+			dprintf(nb->log_fd, "== line %u: RUN exited %d\n", st->line, r);
+		return -ECHILD;
+	}
+	return 0;
+}
+
+static int wait_exit(pid_t pid)
+{
+	int status;
+
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return log_error_errno(-errno, "waitpid: %m");
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return -ECHILD; /* the child said why */
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+struct fs_args {
+	const struct native_build *nb;
+	uid_t uid;
+	gid_t gid;
+	size_t from, to, k;
+	bool manifest;
+};
+
+static int fs_entry(void *p)
+{
+	const struct fs_args *a = p;
+	return fs_child(a->nb, a->uid, a->gid, a->from, a->to, a->k, a->manifest);
+}
+
+int native_apply_steps(const struct native_build *nb)
+{
+	const struct cf_recipe *rc = nb->rc;
+	size_t i = 0, k = 0;
+	pid_t pid = -1;
+	int r;
+
+	while (i <= rc->n_steps) {
+		struct fs_args a = { .nb = nb, .uid = getuid(), .gid = getgid(), .from = i, .to = i, .k = k };
+
+		if (i < rc->n_steps && rc->steps[i].kind == CF_RUN) {
+			r = run_step(nb, i);
+			prune_mountpoints(nb);
+			if (r < 0)
+				return r;
+			i++;
+			continue;
+		}
+		/* a run of filesystem steps in one child; the last child also writes the manifest */
+		while (a.to < rc->n_steps && rc->steps[a.to].kind != CF_RUN) {
+			k += rc->steps[a.to].kind == CF_COPY;
+			a.to++;
+		}
+		a.manifest = a.to == rc->n_steps;
+		r = run_in_child(&pid, fs_entry, &a);
+		if (r < 0)
+			return r;
+		r = wait_exit(pid);
+		if (r != 0)
+			return r < 0 ? r : -ECHILD; /* the child said why */
+		i = a.to + (a.manifest ? 1 : 0);
+	}
 	return 0;
 }

@@ -4,11 +4,13 @@
  * native_apply_steps() mounts the build's overlay (lower: the base image's unpacked rootfs, read
  * only; upper and work: in the build dir; `userxattr`) as a detached mount in a child process
  * that has its own user namespace (inside 0 = the caller, one id) and mount namespace, and there
- * applies WORKDIR (mkdir -p) and COPY (copy_step) in recipe order, then writes
- * /etc/aisb/manifest.txt from the package database it finds. The parent never mounts anything
- * and the child touches nothing but the overlay. RUN steps need the build sandbox (the aisb
- * sandbox in build mode, with the network gate): until it exists they are refused before
- * anything is done, naming their line (see docs/build.md).
+ * applies WORKDIR (mkdir -p) and COPY (copy_step) in recipe order; each RUN runs as PID 1 of
+ * its own user, mount, pid, net, ipc and uts namespaces with the overlay as its root (pivot_root,
+ * old root detached), /proc, a tmpfs /dev with bound null/zero/full/random/urandom/tty, the
+ * workload's seccomp deny list plus the fakeroot rules, and no network (loopback only: the gate
+ * of issue 3 will serve builds). At the end /etc/aisb/manifest.txt is written from the package
+ * database. The parent never mounts anything. This runner is a stand-in for the aisb sandbox in
+ * a build mode (see docs/build.md).
  */
 #ifndef AISB_BUILD_NATIVE_H
 #define AISB_BUILD_NATIVE_H
@@ -29,13 +31,14 @@ struct native_build {
 	const struct build_context *ctx;
 	bool *const *copies;               /* per COPY step, from context_select() */
 	const struct cf_recipe *rc;
+	int log_fd;                        /* the build transcript, or -1 */
 };
 
 /* The first RUN step of @rc, or NULL. Pure. */
 const struct cf_step *native_first_run(const struct cf_recipe *rc);
 
-/* Applies the recipe's WORKDIR and COPY steps as described above. Return: 0, -EOPNOTSUPP when
- * the recipe has a RUN step, -errno. Logs on failure. */
+/* Applies the recipe's steps as described above. Return: 0, -ECHILD when a step failed (said
+ * with its line and exit code), -errno. Logs on failure. */
 int native_apply_steps(const struct native_build *nb);
 
 /* "NAME VERSION" lines of the installed packages in a dpkg status file. Pure. Return: 0, -ENOMEM.

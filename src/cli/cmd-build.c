@@ -493,9 +493,32 @@ out:
 	return ex;
 }
 
-/* The native builder. Today: FROM through the store, WORKDIR and COPY on the build's overlay,
- * the layer and the image committed; RUN is refused by line until the build sandbox exists.
- * Returns an exit code. */
+/* The transcript $XDG_STATE_HOME/aisb/build-<tag>.log (0600), or -1 when it cannot be made (said).
+ * Logs on failure. */
+static int open_transcript(const char *tag)
+{
+	const char *xdg = hostenv_get("XDG_STATE_HOME"), *home = hostenv_get("HOME");
+	_cleanup_free_ char *dir = NULL, *file = NULL;
+	int fd;
+
+	if (xdg && xdg[0] == '/')
+		dir = path_join(xdg, "aisb");
+	else if (home && home[0] == '/')
+		dir = path_join(home, ".local/state/aisb");
+	if (!dir || mkdir_p(dir, 0700) < 0 || asprintf(&file, "%s/build-%s.log", dir, tag) < 0) {
+		log_warn("no build transcript: cannot create the state directory");
+		return -1;
+	}
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		log_warn_errno(-errno, "no build transcript: cannot create '%s': %m", file);
+	else
+		log_info("transcript: %s", file);
+	return fd;
+}
+
+/* The native builder: FROM through the store, the steps on the build's overlay (native.c), one
+ * layer, the image committed and pinned; a cache hit runs nothing. Returns an exit code. */
 static int build_native(const struct build_opts *o, const struct containerfile *cf, const struct cf_recipe *rc0)
 {
 	struct image_opts io = { 0 };
@@ -511,7 +534,7 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 			    *final = NULL, *bdir = NULL, *upper = NULL, *work = NULL, *layer = NULL, *base_rootfs = NULL,
 			    *history = NULL;
 	_cleanup_strv_free_ char **labels = NULL;
-	_cleanup_close_ int ctx_fd = -1, rootfs_lock = -1, lfd = -1, ufd = -1;
+	_cleanup_close_ int ctx_fd = -1, rootfs_lock = -1, lfd = -1, ufd = -1, log_fd = -1;
 	const struct cf_step *run = native_first_run(rc0);
 	size_t bcfg_len = 0, bman_len = 0, serlen = 0;
 	char tag[65], recipe_sha[65], now[32];
@@ -519,17 +542,21 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 	int r, ex = AISB_EXIT_FAILED;
 
 	/* Refusals first: nothing is pulled or written for a build that cannot run. */
-	if (run) {
-		log_error("line %u: RUN needs the build sandbox (the aisb sandbox in build mode with the network "
-			  "gate, issue 3), which is not in this aisb yet; nothing was built (--builder podman "
-			  "runs RUN; recipes without RUN build natively)", run->line);
-		return AISB_EXIT_POLICY;
-	}
 	if (o->allow) {
-		log_error("--allow: the native builder's network gate is not in this aisb yet (and a recipe "
-			  "without RUN needs no network)");
+		log_error("--allow: RUN steps of the native builder have no network in this aisb yet (the "
+			  "network gate for builds is issue 3); use --builder podman for a build that needs it");
 		return AISB_EXIT_POLICY;
 	}
+	if (run)
+		log_info("RUN steps run without network (loopback only) until the network gate serves builds");
+	for (size_t i = 0; i < rc0->n_steps; i++)
+		if (rc0->steps[i].kind == CF_RUN && rc0->steps[i].user && !streq(rc0->steps[i].user, "root") &&
+		    !streq(rc0->steps[i].user, "0") && !streq(rc0->steps[i].user, "0:0")) {
+			log_warn("line %u: RUN runs as root in a fakeroot build, not as USER %s (one id is mapped); "
+				 "the image's USER is still %s", rc0->steps[i].line, rc0->steps[i].user,
+				 rc0->user ? rc0->user : "root");
+			break;
+		}
 
 	if (image_opts_init(&io, hostenv_get) < 0)
 		return AISB_EXIT_POLICY;
@@ -620,9 +647,10 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 			goto out;
 		}
 	}
+	log_fd = open_transcript(tag);
 	{
 		struct native_build nb = { .base_rootfs = base_rootfs, .upper = upper, .work = work, .ctx_fd = ctx_fd,
-					   .ctx = &cs.ctx, .copies = cs.copies, .rc = &rc };
+					   .ctx = &cs.ctx, .copies = cs.copies, .rc = &rc, .log_fd = log_fd };
 		if (native_apply_steps(&nb) < 0)
 			goto out;
 	}
@@ -670,7 +698,8 @@ oom:
 	log_error_errno(-ENOMEM, "Out of memory");
 out:
 	if (bdir) {
-		native_work_dir_release(bdir);
+		if (work)
+			native_work_dir_release(work);
 		(void)rm_rf(bdir);
 	}
 	store_ref_done(&pin);

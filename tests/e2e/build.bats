@@ -151,27 +151,15 @@ nothing_written() {
 	[[ "$output" == *"--print-containerfile"* ]]
 }
 
-@test "build: native: a recipe with RUN is refused by its line (78) until the build sandbox lands" {
-	printf 'FROM debian:bookworm\nENV A=1\nRUN true\n' > Containerfile
-	run "$AISB" build -f Containerfile -t t1
-	[ "$status" -eq 78 ]
-	[[ "$output" == *"line 3: RUN needs the build sandbox"* ]]
-	nothing_written
-	# and a bad recipe is still reported first (78 for the recipe, not for the builder)
-	printf 'FROM debian\nVOLUME /x\n' > Containerfile
-	run "$AISB" build -f Containerfile
-	[ "$status" -eq 78 ]
-	[[ "$output" == *"Containerfile:2: VOLUME is not supported"* ]]
-}
-
 # mk_oci_busybox DIR: a one-layer static-busybox OCI layout tagged "latest", made with tar,
 # gzip and sha256sum only.
 mk_oci_busybox() {
 	local out=$1 r="$WORK/bbr" t arch diff ld lsz cd csz md msz
 	mkdir -p "$r/bin" "$r/etc" "$r/tmp" "$out/blobs/sha256"
 	cp "$(command -v busybox)" "$r/bin/busybox"
-	for t in sh cat echo ls; do ln -s busybox "$r/bin/$t"; done
+	for t in sh cat echo ls id rm chown touch hostname; do ln -s busybox "$r/bin/$t"; done
 	echo "root:x:0:0:root:/root:/bin/sh" >"$r/etc/passwd"
+	echo "from the base" >"$r/etc/motd"
 	tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$r" -cf "$WORK/l.tar" .
 	diff=$(sha256sum <"$WORK/l.tar" | cut -d' ' -f1)
 	gzip -n <"$WORK/l.tar" >"$WORK/l.tgz"
@@ -228,9 +216,47 @@ mk_oci_busybox() {
 	[[ "$output" != *"cache hit"* ]]
 	run "$AISB" run --net none --image localhost/native-demo -- cat /app/greeting.txt
 	[ "${lines[0]}" = "changed" ]
-	# --allow cannot be honoured by the native builder yet
+}
+
+@test "build: native: RUN runs as fakeroot without network; deletions become whiteouts; a failing RUN names its line" {
+	require_feature "busybox" command -v busybox
+	mk_oci_busybox "$WORK/bb"
+	cat > Containerfile <<-EOF
+	FROM oci:$WORK/bb:latest
+	RUN echo "uid=\$(id -u) host=\$(hostname)" > /ran.txt && chown 123:456 /ran.txt && rm /etc/motd
+	RUN ["sh", "-c", "cat /ran.txt"]
+	EOF
+	run "$AISB" build -f Containerfile -t native-run .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"step 1/2 line 2 RUN"* ]]
+	[[ "$output" == *"uid=0 host=aisb-build"* ]]
+	[[ "$output" == *"(1 whiteouts)"* ]]
+	[ -n "$(find "$XDG_STATE_HOME/aisb" -name 'build-*.log' -size +0)" ]
+	run "$AISB" run --net none --image localhost/native-run -- sh -c 'cat /ran.txt; cat /etc/motd 2>&1 || echo motd-gone'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"uid=0 host=aisb-build"* ]]
+	[[ "$output" == *"motd-gone"* ]]
+	# control: the base itself still has the file the build deleted
+	printf 'FROM oci:%s/bb:latest\nRUN cat /etc/motd\n' "$WORK" > Base
+	run "$AISB" build -f Base .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"from the base"* ]]
+	# no network in RUN yet: --allow is refused rather than ignored
 	run "$AISB" build -f Containerfile --allow example.org .
 	[ "$status" -eq 78 ]
+	# a failing RUN: its line and exit code, and the store unchanged
+	before=$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 | sort)
+	printf 'FROM oci:%s/bb:latest\nRUN true\nRUN echo about to fail; exit 7\n' "$WORK" > Fail
+	run "$AISB" build -f Fail -t native-fail .
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"line 3: RUN exited 7; nothing was stored"* ]]
+	[ "$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 | sort)" = "$before" ]
+	[ -z "$(find "$XDG_CACHE_HOME/aisb/tmp" -mindepth 1)" ]
+	# and a bad recipe is still reported before anything runs
+	printf 'FROM debian\nVOLUME /x\n' > Bad
+	run "$AISB" build -f Bad
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"Bad:2: VOLUME is not supported"* ]]
 }
 
 # ---- --builder podman (needs podman; `apt-get install podman runc`) ----
