@@ -348,7 +348,9 @@ static int run_pid1(const struct run_args *a)
 	if (sethostname("aisb-build", 10) < 0)
 		log_debug_errno(-errno, "build: sethostname: %m");
 	loopback_up();
-	if (dup2(devnull, STDIN_FILENO) < 0 || dup2(a->out_fd, STDOUT_FILENO) < 0 || dup2(a->out_fd, STDERR_FILENO) < 0)
+	/* no controlling terminal (so /dev/tty cannot reach the user's), no inherited fds */
+	if (setsid() < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(a->out_fd, STDOUT_FILENO) < 0 ||
+	    dup2(a->out_fd, STDERR_FILENO) < 0 || close_range(3, ~0U, 0) < 0)
 		return AISB_EXIT_FAILED;
 	r = seccomp_policy_apply(&so);
 	if (r >= 0)
