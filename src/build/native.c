@@ -432,7 +432,8 @@ static int run_step(const struct native_build *nb, size_t i)
 	if (r < 0)
 		return r;
 	if (r != 0) {
-		log_error("line %u: RUN exited %d; nothing was stored", st->line, r);
+		log_error("line %u: RUN exited %d; nothing was stored (RUN has no network until the gate serves "
+			  "builds; --builder podman has)", st->line, r);
 		if (nb->log_fd >= 0)
 			dprintf(nb->log_fd, "== line %u: RUN exited %d\n", st->line, r);
 		return -ECHILD;
