@@ -7,6 +7,7 @@
 
 const struct cli_command cli_commands[] = {
 	{ "run", cmd_run, "run a command or harness in a sandbox (the default)" },
+	{ "build", cmd_build, "build an image from a Containerfile subset or the built-in recipe" },
 	{ "pull", cmd_pull, "pull an image into the store (registry, oci:, oci-archive:, docker-archive:)" },
 	{ "images", cmd_images, "list pulled images" },
 	{ "rmi", cmd_rmi, "remove an image from the store" },

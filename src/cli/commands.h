@@ -17,6 +17,7 @@ struct cli_command {
 };
 
 int cmd_run(int argc, char **argv);
+int cmd_build(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_update(int argc, char **argv);
 int cmd_images(int argc, char **argv);

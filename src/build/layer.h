@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* layer.h — commit an overlay upper directory as one OCI layer (design section 9).
+ *
+ * The upper directory of a build's overlay holds what the RUN/COPY steps changed, in overlayfs's
+ * own encoding: a deleted lower file is a character device 0:0 (a "whiteout"), a directory that
+ * replaced a lower one carries the xattr user.overlay.opaque=y (userxattr mounts, the unprivileged
+ * case; trusted.overlay.opaque when root mounted it). An OCI layer says the same with names:
+ * ".wh.NAME" deletes NAME, ".wh..wh..opq" inside a directory hides everything below it from lower
+ * layers. layer_classify() is the pure decision; layer_write() walks the upper in name order and
+ * writes an uncompressed pax tar (media type application/vnd.oci.image.layer.v1.tar, so the
+ * digest is the diff_id): owners 0:0 (a fakeroot build has one owner), setuid/setgid bits kept as
+ * the recipe made them (the store's unpacker clears them), sockets skipped. A name in the upper
+ * that itself starts with ".wh." is refused: in a layer it would delete a file on unpack.
+ */
+#ifndef AISB_BUILD_LAYER_H
+#define AISB_BUILD_LAYER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LAYER_MEDIA_TYPE "application/vnd.oci.image.layer.v1.tar"
+#define LAYER_MAX_DEPTH 256u
+#define LAYER_MAX_ENTRIES 2000000u
+
+enum layer_kind {
+	LAYER_NORMAL,    /* file, directory, symlink, fifo: copied as it is */
+	LAYER_WHITEOUT,  /* char 0:0: becomes an empty ".wh.NAME" */
+	LAYER_OPAQUE,    /* directory with overlay.opaque=y: the directory, then ".wh..wh..opq" */
+	LAYER_SKIP,      /* sockets, other device nodes: not representable, counted */
+	LAYER_REFUSED,   /* a name starting with ".wh.": would be read as a whiteout */
+	LAYER_KIND_MAX
+};
+
+/* How the upper entry @name (one component) with @mode/@rdev, and for directories @opaque (the
+ * overlay.opaque xattr is "y"), goes into the layer. Pure. */
+enum layer_kind layer_classify(const char *name, mode_t mode, dev_t rdev, bool opaque);
+
+/* The layer path that deletes @path: "a/b" → "a/.wh.b". Caller frees; NULL on ENOMEM. */
+char *layer_whiteout_path(const char *path);
+
+struct layer_result {
+	char digest[72];      /* "sha256:<hex>" of the tar = diff_id */
+	uint64_t size;
+	unsigned n_entries, n_whiteouts, n_opaque, n_skipped;
+};
+
+/* Writes the upper directory @upper_fd as an OCI layer tar to @out_fd and fills @res.
+ * Return: 0, -EINVAL for a refused name, -EFBIG past the bounds, -errno. Logs on failure. */
+int layer_write(int upper_fd, int out_fd, struct layer_result *res);
+
+#endif

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* native.c — WORKDIR and COPY applied to the build's overlay in a private user+mount namespace */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build/copy.h"
+#include "build/fakeroot.h"
+#include "build/native.h"
+#include "ns/seccomp.h"
+#include "util/log.h"
+#include "util/util.h"
+
+extern char **environ;
+
+const struct cf_step *native_first_run(const struct cf_recipe *rc)
+{
+	for (size_t i = 0; i < rc->n_steps; i++)
+		if (rc->steps[i].kind == CF_RUN)
+			return &rc->steps[i];
+	return NULL;
+}
+
+/* One paragraph field: the value of "Name: value" in [p, end), or NULL. */
+static const char *field(const char *p, const char *end, const char *name, size_t *vlen)
+{
+	size_t n = strlen(name);
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		if ((size_t)(le - p) > n && strncmp(p, name, n) == 0 && p[n] == ':') {
+			const char *v = p + n + 1;
+			while (v < le && (*v == ' ' || *v == '\t'))
+				v++;
+			*vlen = (size_t)(le - v);
+			return v;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return NULL;
+}
+
+int native_dpkg_manifest(const char *status, size_t len, char **out)
+{
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *f = open_memstream(&buf, &blen);
+	const char *p = status, *end = status + len;
+
+	if (!f)
+		return -ENOMEM;
+	while (p < end) {
+		/* a paragraph ends at an empty line */
+		const char *q = p, *pe = end, *name, *ver, *st;
+		size_t nl = 0, vl = 0, sl = 0;
+
+		while (q < end) {
+			const char *e = memchr(q, '\n', (size_t)(end - q));
+			if (!e)
+				break;
+			if (e + 1 < end && e[1] == '\n') {
+				pe = e + 1;
+				break;
+			}
+			q = e + 1;
+		}
+		name = field(p, pe, "Package", &nl);
+		ver = field(p, pe, "Version", &vl);
+		st = field(p, pe, "Status", &sl);
+		if (name && ver && st && sl >= 9 && strncmp(st + sl - 9, "installed", 9) == 0 &&
+		    !(sl >= 13 && strncmp(st + sl - 13, "not-installed", 13) == 0))
+			fprintf(f, "%.*s %.*s\n", (int)nl, name, (int)vl, ver);
+		p = pe < end ? pe + 1 : end;
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*out = buf;
+	return 0;
+}
+
+void native_work_dir_release(const char *dir)
+{
+	_cleanup_free_ char *w = path_join(dir, "work");
+	if (w)
+		(void)chmod(w, 0700);
+}
+
+static int write_map(const char *file, const char *s)
+{
+	_cleanup_close_ int fd = open(file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return write_full(fd, s, strlen(s));
+}
+
+/* Enters a new user namespace (inside 0 = @uid/@gid, one id) and mount namespace, plus @more
+ * (CLONE_NEWPID...). Logs on failure. */
+static int enter_build_ns(uid_t uid, gid_t gid, int more)
+{
+	char map[64];
+
+	if (unshare(CLONE_NEWUSER) < 0)
+		return log_error_errno(-errno, "build: cannot create a user namespace: %m (run 'aisb doctor')");
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+	if (write_map("/proc/self/setgroups", "deny") < 0 || write_map("/proc/self/uid_map", map) < 0)
+		return log_error_errno(-errno, "build: cannot write the uid map: %m");
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+	if (write_map("/proc/self/gid_map", map) < 0)
+		return log_error_errno(-errno, "build: cannot write the gid map: %m");
+	if (unshare(CLONE_NEWNS | more) < 0)
+		return log_error_errno(-errno, "build: cannot create the build's namespaces: %m");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return log_error_errno(-errno, "build: cannot make the mounts private: %m");
+	return 0;
+}
+
+/* The build overlay as a detached mount. The directories are opened only now: overlayfs clones
+ * the upper's mount, which must belong to this mount namespace (measured: an fd opened before
+ * unshare gives "failed to clone upperpath", EINVAL). `userxattr` is required in a user
+ * namespace (machine-facts.md) and makes opaque dirs user.overlay.opaque for layer.c. Logs. */
+static int mount_overlay(const struct native_build *nb)
+{
+	_cleanup_close_ int fs = -1, lower = -1, upper = -1, work = -1;
+	char lp[64], up[64], wp[64];
+	int root;
+
+	lower = open(nb->base_rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	upper = open(nb->upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	work = open(nb->work, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (lower < 0 || upper < 0 || work < 0)
+		return log_error_errno(-errno, "build: cannot open the overlay directories: %m");
+	snprintf(lp, sizeof(lp), "/proc/self/fd/%d", lower);
+	snprintf(up, sizeof(up), "/proc/self/fd/%d", upper);
+	snprintf(wp, sizeof(wp), "/proc/self/fd/%d", work);
+	fs = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lp, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", up, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", wp, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+	    (root = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
+		return log_error_errno(-errno, "build: cannot mount the build overlay on '%s': %m", nb->base_rootfs);
+	return root;
+}
+
+/* Filesystem steps [@from, @to) (WORKDIR, COPY; COPY steps numbered from *@k), then with
+ * @manifest the package manifest. Runs in a child; returns its exit code. Should: touch only the
+ * overlay. Mustn't: follow a path of the image outside it (copy.c resolves inside the root). */
+static int fs_child(const struct native_build *nb, uid_t uid, gid_t gid, size_t from, size_t to, size_t k,
+		    bool manifest)
+{
+	_cleanup_close_ int root = -1;
+	int r;
+
+	if (enter_build_ns(uid, gid, 0) < 0)
+		return 1;
+	root = mount_overlay(nb);
+	if (root < 0)
+		return 1;
+	for (size_t i = from; i < to; i++) {
+		const struct cf_step *st = &nb->rc->steps[i];
+
+		log_info("step %zu/%zu line %u %s", i + 1, nb->rc->n_steps, st->line, cf_kind_name(st->kind));
+		if (st->kind == CF_WORKDIR) {
+			r = copy_mkdir(root, st->workdir, 0755);
+			if (r < 0)
+				return 1;
+			close(r);
+		} else if (st->kind == CF_COPY) {
+			r = copy_step(nb->ctx_fd, nb->ctx, nb->copies[k++], st, root);
+			if (r < 0)
+				return log_error("line %u: COPY failed", st->line), 1;
+		} else {
+			return log_error("line %u: internal: %s reached the filesystem steps", st->line,
+					 cf_kind_name(st->kind)),
+			       1;
+		}
+	}
+	if (manifest) {
+		/* /etc/aisb/manifest.txt: the resolved package versions, when there is a package manager */
+		_cleanup_free_ char *status = NULL, *man = NULL;
+		size_t len = 0;
+
+		r = copy_read_file(root, "/var/lib/dpkg/status", NATIVE_DPKG_STATUS_MAX, &status, &len);
+		if (r >= 0) {
+			if (native_dpkg_manifest(status, len, &man) < 0 ||
+			    copy_write_file(root, NATIVE_MANIFEST_PATH, man, strlen(man), 0644) < 0)
+				return 1;
+		} else if (r != -ENOENT) {
+			return log_error_errno(r, "build: cannot read the package database: %m"), 1;
+		}
+	}
+	return 0;
+}
+
+static int run_in_child(pid_t *pid_out, int (*fn)(void *), void *arg);
+static int run_in_child(pid_t *pid_out, int (*fn)(void *), void *arg)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return log_error_errno(-errno, "fork: %m");
+	if (pid == 0)
+		_exit(fn(arg));
+	*pid_out = pid;
+	return 0;
+}
+
+static int wait_exit(pid_t pid);
+
+/* ---- RUN ---- */
+
+struct run_args {
+	const struct native_build *nb;
+	const struct cf_step *st;
+	uid_t uid;
+	gid_t gid;
+	int out_fd; /* the step's stdout and stderr */
+};
+
+/* A file node of the host's /dev bound into the tmpfs /dev (mknod is not possible in a user
+ * namespace: machine-facts.md). */
+static int bind_dev(const char *name)
+{
+	char src[64], dst[64];
+	int fd;
+
+	snprintf(src, sizeof(src), "/dev/%s", name);
+	snprintf(dst, sizeof(dst), "dev/%s", name);
+	fd = open(dst, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return mount(src, dst, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+}
+
+/* A mount point that the image lacks is created (in the upper) and removed again after the
+ * step by prune_mountpoints(), so it never reaches the layer. A symlink is never used. */
+static bool ensure_mountpoint(const char *name)
+{
+	struct stat st;
+
+	if (lstat(name, &st) < 0 && errno == ENOENT)
+		(void)mkdir(name, 0755);
+	return lstat(name, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Removes from the upper the empty /proc and /dev that ensure_mountpoint() made for an image
+ * without them. Does not log. */
+static void prune_mountpoints(const struct native_build *nb)
+{
+	static const char *const names[] = { "proc", "dev" };
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		_cleanup_free_ char *lo = path_join(nb->base_rootfs, names[i]), *up = path_join(nb->upper, names[i]);
+		struct stat st;
+
+		if (lo && up && lstat(lo, &st) < 0 && errno == ENOENT)
+			(void)rmdir(up); /* fails, as it should, when a RUN put something there */
+	}
+}
+
+static void loopback_up(void)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		(void)ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+}
+
+/* PID 1 of the step's pid namespace: build the root, then exec the RUN command.
+ * Should: see only the overlay, a /proc of its own pid namespace and a small /dev; run as inside
+ * root with the workload deny list plus the fakeroot rules. Mustn't: keep a path to the host
+ * (the old root is detached), reach any network (its own netns, loopback only, until the gate of
+ * issue 3 serves builds), gain privileges (no_new_privs), or create user namespaces (deny list). */
+static int run_pid1(const struct run_args *a)
+{
+	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+	static const char apt_conf[] = "APT::Sandbox::User \"root\";\n";
+	const struct cf_step *st = a->st;
+	struct seccomp_options so = { .allow_ptrace = false };
+	_cleanup_strv_free_ char **env = strv_copy(st->env);
+	int root, devnull, r;
+	bool have_dev;
+
+	if (!env)
+		return log_error_errno(-ENOMEM, "%m"), AISB_EXIT_FAILED;
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	root = mount_overlay(a->nb);
+	if (root < 0 || devnull < 0)
+		return AISB_EXIT_FAILED;
+	if (move_mount(root, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0 || chdir("/tmp") < 0)
+		return log_error_errno(-errno, "build: cannot attach the build root: %m"), AISB_EXIT_FAILED;
+	if (ensure_mountpoint("proc") && mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return log_error_errno(-errno, "build: cannot mount /proc: %m"), AISB_EXIT_FAILED;
+	have_dev = ensure_mountpoint("dev");
+	if (have_dev) {
+		if (mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=256k") < 0)
+			return log_error_errno(-errno, "build: cannot mount /dev: %m"), AISB_EXIT_FAILED;
+		for (size_t i = 0; i < ELEMENTSOF(nodes); i++)
+			if ((r = bind_dev(nodes[i])) < 0)
+				return log_error_errno(r, "build: cannot bind /dev/%s: %m", nodes[i]), AISB_EXIT_FAILED;
+		if (symlink("/proc/self/fd", "dev/fd") < 0 || symlink("/proc/self/fd/0", "dev/stdin") < 0 ||
+		    symlink("/proc/self/fd/1", "dev/stdout") < 0 || symlink("/proc/self/fd/2", "dev/stderr") < 0 ||
+		    mkdir("dev/.aisb-build", 0755) < 0 ||
+		    write_file_at(AT_FDCWD, "dev/.aisb-build/apt.conf", apt_conf, sizeof(apt_conf) - 1, 0644) < 0)
+			return log_error_errno(-errno, "build: cannot populate /dev: %m"), AISB_EXIT_FAILED;
+		/* apt checks that its privilege drop worked, which the fakeroot rules only fake: tell
+		 * it not to drop (measured: otherwise "Could not switch group"). Outside the layer. */
+		if (strv_push(&env, "APT_CONFIG=/dev/.aisb-build/apt.conf") < 0)
+			return AISB_EXIT_FAILED;
+	}
+	if (syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		return log_error_errno(-errno, "build: cannot switch to the build root: %m"), AISB_EXIT_FAILED;
+	if (chdir(st->workdir) < 0)
+		return log_error_errno(-errno, "line %u: the working directory '%s' does not exist: %m", st->line,
+				       st->workdir),
+		       AISB_EXIT_FAILED;
+	if (sethostname("aisb-build", 10) < 0)
+		log_debug_errno(-errno, "build: sethostname: %m");
+	loopback_up();
+	/* no controlling terminal (so /dev/tty cannot reach the user's), no inherited fds */
+	if (setsid() < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(a->out_fd, STDOUT_FILENO) < 0 ||
+	    dup2(a->out_fd, STDERR_FILENO) < 0 || close_range(3, ~0U, 0) < 0)
+		return AISB_EXIT_FAILED;
+	r = seccomp_policy_apply(&so);
+	if (r >= 0)
+		r = fakeroot_seccomp_apply();
+	if (r < 0)
+		return log_error_errno(r, "build: cannot install the seccomp filters: %m"), AISB_EXIT_ENFORCE;
+	environ = env;
+	execvp(st->argv[0], st->argv);
+	r = errno;
+	log_error_errno(-r, "line %u: cannot execute '%s': %m", st->line, st->argv[0]);
+	return r == ENOENT ? AISB_EXIT_NOTFOUND : AISB_EXIT_NOEXEC;
+}
+
+/* The step's namespace holder: new user, mount, pid, net, ipc and uts namespaces; PID 1 in a
+ * child; its exit code is the step's. */
+static int run_entry(void *p)
+{
+	const struct run_args *a = p;
+	pid_t pid;
+
+	if (enter_build_ns(a->uid, a->gid, CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
+		return AISB_EXIT_FAILED;
+	pid = fork();
+	if (pid < 0)
+		return AISB_EXIT_FAILED;
+	if (pid == 0)
+		_exit(run_pid1(a));
+	return wait_exit(pid);
+}
+
+/* Runs RUN step @i: its output goes to stderr and the transcript; a heartbeat on a tty. */
+static int run_step(const struct native_build *nb, size_t i)
+{
+	const struct cf_step *st = &nb->rc->steps[i];
+	struct run_args a = { .nb = nb, .st = st, .uid = getuid(), .gid = getgid() };
+	bool tty = isatty(STDERR_FILENO);
+	time_t start = time(NULL);
+	char head[256];
+	int pfd[2], r;
+	pid_t pid = -1;
+
+	snprintf(head, sizeof(head), "step %zu/%zu line %u RUN", i + 1, nb->rc->n_steps, st->line);
+	log_info("%s", head);
+	if (nb->log_fd >= 0)
+		dprintf(nb->log_fd, "== %s: %s\n", head, st->argv[st->argv[1] && st->argv[2] ? 2 : 0]);
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return log_error_errno(-errno, "pipe: %m");
+	a.out_fd = pfd[1];
+	r = run_in_child(&pid, run_entry, &a);
+	close(pfd[1]);
+	if (r < 0) {
+		close(pfd[0]);
+		return r;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		char buf[16384];
+		ssize_t n;
+
+		r = poll(&p, 1, 10000);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			if (tty)
+				log_info("%s: still running (%lds)", head, (long)(time(NULL) - start));
+			continue;
+		}
+		n = read(pfd[0], buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		(void)write_full(STDERR_FILENO, buf, (size_t)n);
+		if (nb->log_fd >= 0)
+			(void)write_full(nb->log_fd, buf, (size_t)n);
+	}
+	close(pfd[0]);
+	r = wait_exit(pid);
+	if (r < 0)
+		return r;
+	if (r != 0) {
+		log_error("line %u: RUN exited %d; nothing was stored (RUN has no network until the gate serves "
+			  "builds; --builder podman has)", st->line, r);
+		if (nb->log_fd >= 0)
+			dprintf(nb->log_fd, "== line %u: RUN exited %d\n", st->line, r);
+		return -ECHILD;
+	}
+	return 0;
+}
+
+static int wait_exit(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return log_error_errno(-errno, "waitpid: %m");
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+struct fs_args {
+	const struct native_build *nb;
+	uid_t uid;
+	gid_t gid;
+	size_t from, to, k;
+	bool manifest;
+};
+
+static int fs_entry(void *p)
+{
+	const struct fs_args *a = p;
+	return fs_child(a->nb, a->uid, a->gid, a->from, a->to, a->k, a->manifest);
+}
+
+int native_apply_steps(const struct native_build *nb)
+{
+	const struct cf_recipe *rc = nb->rc;
+	size_t i = 0, k = 0;
+	pid_t pid = -1;
+	int r;
+
+	while (i <= rc->n_steps) {
+		struct fs_args a = { .nb = nb, .uid = getuid(), .gid = getgid(), .from = i, .to = i, .k = k };
+
+		if (i < rc->n_steps && rc->steps[i].kind == CF_RUN) {
+			r = run_step(nb, i);
+			prune_mountpoints(nb);
+			if (r < 0)
+				return r;
+			i++;
+			continue;
+		}
+		/* a run of filesystem steps in one child; the last child also writes the manifest */
+		while (a.to < rc->n_steps && rc->steps[a.to].kind != CF_RUN) {
+			k += rc->steps[a.to].kind == CF_COPY;
+			a.to++;
+		}
+		a.manifest = a.to == rc->n_steps;
+		r = run_in_child(&pid, fs_entry, &a);
+		if (r < 0)
+			return r;
+		r = wait_exit(pid);
+		if (r != 0)
+			return r < 0 ? r : -ECHILD; /* the child said why */
+		i = a.to + (a.manifest ? 1 : 0);
+	}
+	return 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* native.h — the native builder's filesystem steps (design section 9).
+ *
+ * native_apply_steps() mounts the build's overlay (lower: the base image's unpacked rootfs, read
+ * only; upper and work: in the build dir; `userxattr`) as a detached mount in a child process
+ * that has its own user namespace (inside 0 = the caller, one id) and mount namespace, and there
+ * applies WORKDIR (mkdir -p) and COPY (copy_step) in recipe order; each RUN runs as PID 1 of
+ * its own user, mount, pid, net, ipc and uts namespaces with the overlay as its root (pivot_root,
+ * old root detached), /proc, a tmpfs /dev with bound null/zero/full/random/urandom/tty, the
+ * workload's seccomp deny list plus the fakeroot rules, and no network (loopback only: the gate
+ * of issue 3 will serve builds). At the end /etc/aisb/manifest.txt is written from the package
+ * database. The parent never mounts anything. This runner is a stand-in for the aisb sandbox in
+ * a build mode (see docs/build.md).
+ */
+#ifndef AISB_BUILD_NATIVE_H
+#define AISB_BUILD_NATIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "build/containerfile.h"
+#include "build/context.h"
+
+#define NATIVE_MANIFEST_PATH "/etc/aisb/manifest.txt"
+#define NATIVE_DPKG_STATUS_MAX (64u << 20)
+
+struct native_build {
+	const char *base_rootfs;           /* the overlay's lower */
+	const char *upper, *work;          /* in the build dir, empty, owned by the caller */
+	int ctx_fd;                        /* the context directory (only with COPY steps) */
+	const struct build_context *ctx;
+	bool *const *copies;               /* per COPY step, from context_select() */
+	const struct cf_recipe *rc;
+	int log_fd;                        /* the build transcript, or -1 */
+};
+
+/* The first RUN step of @rc, or NULL. Pure. */
+const struct cf_step *native_first_run(const struct cf_recipe *rc);
+
+/* Applies the recipe's steps as described above. Return: 0, -ECHILD when a step failed (said
+ * with its line and exit code), -errno. Logs on failure. */
+int native_apply_steps(const struct native_build *nb);
+
+/* "NAME VERSION" lines of the installed packages in a dpkg status file. Pure. Return: 0, -ENOMEM.
+ * Caller frees *out (an empty string when nothing is installed). */
+int native_dpkg_manifest(const char *status, size_t len, char **out);
+
+/* Makes @dir (an overlay work dir, whose work/ the kernel creates with mode 0) removable by its
+ * owner. Does not log. */
+void native_work_dir_release(const char *dir);
+
+#endif

@@ -1,0 +1,789 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* cmd-build.c — `aisb build`: read and check the recipe and context, preview, or build.
+ *
+ * aisb build [-f FILE] [-t NAME] [--build-arg K=V]... [--install PKG]... [--builder native|podman]
+ *            [--allow ENTRY]... [--print-containerfile] [--dry-run] [CONTEXT]
+ *
+ * Everything that can be checked without the image store and the network gate is checked here
+ * (the recipe subset, build args, the ignore file, every COPY source against the context), so a
+ * bad recipe fails with 78 at once. The builders themselves need the store (FROM by digest,
+ * layer import; issue 4) and the gate (RUN network; issue 3): until they are in, a real build
+ * says exactly that and exits 78 rather than pretend. See docs/build.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "build/containerfile.h"
+#include "build/commit.h"
+#include "build/context.h"
+#include "build/layer.h"
+#include "build/native.h"
+#include "build/podman.h"
+#include "build/recipe.h"
+#include "cli/commands.h"
+#include "cli/hostenv.h"
+#include "rootfs/image.h"
+#include "rootfs/ref.h"
+#include "rootfs/store.h"
+#include "util/log.h"
+#include "util/util.h"
+
+enum build_builder { BUILDER_NATIVE, BUILDER_PODMAN, BUILDER_MAX };
+
+struct build_opts {
+	const char *file;
+	const char *tag;
+	char **build_args;
+	char **install;
+	char **allow;
+	enum build_builder builder;
+	const char *context;
+	bool print_containerfile;
+	bool dry_run;
+	bool help;
+};
+
+static void build_opts_done(struct build_opts *o)
+{
+	strv_free(o->build_args);
+	strv_free(o->install);
+	strv_free(o->allow);
+}
+
+static void print_help(void)
+{
+	printf("Usage: aisb build [OPTIONS] [CONTEXT]\n"
+	       "\n"
+	       "Build an image from a Containerfile subset (FROM RUN ENV ARG WORKDIR COPY LABEL USER\n"
+	       "ENTRYPOINT CMD), or from the built-in default recipe when no -f is given.\n"
+	       "\n"
+	       "  -f, --file FILE            the Containerfile (default: the built-in recipe)\n"
+	       "  -t, --tag NAME             name the result in the image store\n"
+	       "      --build-arg K=V        set an ARG the recipe declares\n"
+	       "      --install PKG          add an Ubuntu package to the built-in recipe\n"
+	       "      --builder native|podman  which builder (default: native)\n"
+	       "      --allow ENTRY          let RUN reach ENTRY through the network gate\n"
+	       "      --print-containerfile  print the recipe and exit; touches nothing\n"
+	       "      --dry-run              check recipe and context, print the steps; builds nothing\n"
+	       "  -h, --help                 this help\n"
+	       "\n"
+	       "CONTEXT is the directory COPY reads from (default: the current directory);\n"
+	       ".containerignore or .dockerignore in it leaves files out.\n");
+}
+
+/* A full check is the store's reference parser's (issue 4); this only keeps blanks, control
+ * characters and absurd lengths out of messages and file names. */
+static bool tag_is_plausible(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n == 0 || n > 255 || t[0] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)t[i] <= ' ' || t[i] == 0x7f || t[i] == '\\')
+			return false;
+	return true;
+}
+
+enum { OPT_BUILD_ARG = 256, OPT_INSTALL, OPT_BUILDER, OPT_ALLOW, OPT_PRINT_CF, OPT_DRY_RUN };
+
+static int parse_args(struct build_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "file", required_argument, NULL, 'f' },
+		{ "tag", required_argument, NULL, 't' },
+		{ "build-arg", required_argument, NULL, OPT_BUILD_ARG },
+		{ "install", required_argument, NULL, OPT_INSTALL },
+		{ "builder", required_argument, NULL, OPT_BUILDER },
+		{ "allow", required_argument, NULL, OPT_ALLOW },
+		{ "print-containerfile", no_argument, NULL, OPT_PRINT_CF },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, r = 0;
+
+	opterr = 0;
+	optind = 0; /* full re-initialisation (glibc) */
+	while ((c = getopt_long(argc, argv, "f:t:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			o->file = optarg;
+			break;
+		case 't':
+			o->tag = optarg;
+			break;
+		case OPT_BUILD_ARG:
+			if (!strchr(optarg, '='))
+				return log_error("--build-arg '%s' needs a value: --build-arg NAME=VALUE "
+						 "(values are never taken from the environment)", optarg);
+			r = strv_push(&o->build_args, optarg);
+			break;
+		case OPT_INSTALL:
+			r = strv_push(&o->install, optarg);
+			break;
+		case OPT_BUILDER:
+			if (streq(optarg, "native"))
+				o->builder = BUILDER_NATIVE;
+			else if (streq(optarg, "podman"))
+				o->builder = BUILDER_PODMAN;
+			else
+				return log_error("--builder '%s': use native or podman", optarg);
+			break;
+		case OPT_ALLOW:
+			r = strv_push(&o->allow, optarg);
+			break;
+		case OPT_PRINT_CF:
+			o->print_containerfile = true;
+			break;
+		case OPT_DRY_RUN:
+			o->dry_run = true;
+			break;
+		case 'h':
+			o->help = true;
+			break;
+		case ':':
+			return log_error("build: option '%s' needs a value", argv[optind - 1]);
+		default:
+			return log_error("build: unknown option '%s' (see aisb build --help)", argv[optind - 1]);
+		}
+		if (r < 0)
+			return log_error_errno(r, "Out of memory");
+	}
+	if (optind < argc)
+		o->context = argv[optind++];
+	if (optind < argc)
+		return log_error("build: one CONTEXT only, got also '%s'", argv[optind]);
+	if (o->file && o->install)
+		return log_error("--install adds packages to the built-in recipe; with -f, write them in the file");
+	if (o->tag && !tag_is_plausible(o->tag))
+		return log_error("-t '%s' is not an image name", o->tag);
+	return 0;
+}
+
+/* Reads the recipe: -f FILE or the built-in one. *name says which, for messages. Logs. */
+static int load_recipe(const struct build_opts *o, char **text, size_t *len, const char **name)
+{
+	const char *bad;
+	int r;
+
+	if (o->file) {
+		*name = o->file;
+		r = read_file_at(AT_FDCWD, o->file, CF_MAX_FILE + 1, text, len);
+		if (r == -EFBIG)
+			return log_error_errno(r, "%s: larger than %u bytes", o->file, CF_MAX_FILE);
+		if (r < 0)
+			return log_error_errno(r, "Failed to read '%s': %m", o->file);
+		return 0;
+	}
+	*name = "(built-in recipe)";
+	/* The design makes no -f mean the built-in recipe (unlike podman, which reads
+	 * CONTEXT/Containerfile): say so when that may surprise. */
+	for (size_t i = 0; i < 2; i++) {
+		static const char *const files[] = { "Containerfile", "Dockerfile" };
+		_cleanup_free_ char *p = path_join(o->context, files[i]);
+		if (p && access(p, F_OK) == 0) {
+			log_warn("building the built-in recipe; to build '%s', pass -f %s", p, p);
+			break;
+		}
+	}
+	r = recipe_default(o->install, text, &bad);
+	if (r == -EINVAL)
+		return log_error_errno(r, "--install '%s': not a Debian package name (a-z 0-9 + - ., "
+				       "optionally =VERSION), or more than %u packages", bad ? bad : "", RECIPE_MAX_INSTALL);
+	if (r < 0)
+		return log_error_errno(r, "Out of memory");
+	*len = strlen(*text);
+	return 0;
+}
+
+static int report(const char *name, int r, const struct cf_error *err)
+{
+	if (r == -ENOMEM)
+		return log_error_errno(r, "Out of memory");
+	if (err->line)
+		return log_error("%s:%u: %s", name, err->line, err->msg);
+	return log_error("%s: %s", name, err->msg);
+}
+
+/* The context as the COPY steps see it: the listing and, per COPY step, what it takes. */
+struct ctx_state {
+	struct build_context ctx;
+	bool **copies;
+	size_t n_copies;
+};
+
+static void ctx_state_done(struct ctx_state *cs)
+{
+	for (size_t i = 0; i < cs->n_copies; i++)
+		free(cs->copies[i]);
+	free(cs->copies);
+	context_done(&cs->ctx);
+	*cs = (struct ctx_state){ 0 };
+}
+
+/* Lists the context (only when a COPY needs it), checks every COPY source against it and, with
+ * @hash, hashes what the COPY steps take. Logs on failure. */
+static int load_context(const struct build_opts *o, const struct cf_recipe *rc, bool hash, struct ctx_state *cs)
+{
+	_cleanup_close_ int dfd = -1;
+	struct ignore ig = { 0 };
+	uint64_t budget = CTX_MAX_BYTES;
+	size_t n_copy = 0;
+	int r;
+
+	*cs = (struct ctx_state){ 0 };
+	for (size_t i = 0; i < rc->n_steps; i++)
+		n_copy += rc->steps[i].kind == CF_COPY;
+	if (n_copy == 0)
+		return 0; /* the context is not read at all */
+	dfd = open(o->context, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return log_error_errno(-errno, "Failed to open the build context '%s': %m", o->context);
+	r = context_load_ignore(dfd, &ig);
+	if (r >= 0)
+		r = context_scan(dfd, &ig, &cs->ctx);
+	ignore_done(&ig);
+	if (r < 0)
+		return r;
+	cs->copies = calloc(n_copy, sizeof(bool *));
+	if (!cs->copies)
+		return log_error_errno(-ENOMEM, "Out of memory");
+	for (size_t i = 0; i < rc->n_steps && r >= 0; i++) {
+		const char *missing = NULL;
+		bool *take;
+
+		if (rc->steps[i].kind != CF_COPY)
+			continue;
+		take = calloc(cs->ctx.n + 1, sizeof(bool));
+		if (!take)
+			return log_error_errno(-ENOMEM, "Out of memory");
+		cs->copies[cs->n_copies++] = take;
+		r = context_select(&cs->ctx, rc->steps[i].sources, take, &missing);
+		if (r == -ENOENT)
+			return log_error_errno(r, "line %u: COPY source '%s' is not in the build context '%s' (or is "
+					       "left out by its ignore file)", rc->steps[i].line, missing, o->context);
+		if (r >= 0 && hash)
+			r = context_hash_files(dfd, &cs->ctx, take, &budget);
+	}
+	return r;
+}
+
+static void print_argv(FILE *f, char *const *v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		fprintf(f, "%s'%s'", i ? " " : "", v[i]);
+}
+
+static void print_steps(const struct build_opts *o, const struct cf_recipe *rc, size_t n_entries)
+{
+	printf("builder: %s\n", o->builder == BUILDER_PODMAN ? "podman" : "native");
+	printf("from: %s (line %u)\n", rc->from, rc->from_line);
+	if (o->tag)
+		printf("tag: %s\n", o->tag);
+	printf("context: %s (%zu entries)\n", o->context, n_entries);
+	for (size_t i = 0; o->build_args && o->build_args[i]; i++)
+		printf("build-arg: %.*s\n", (int)strcspn(o->build_args[i], "="), o->build_args[i]); /* names only */
+	for (size_t i = 0; o->allow && o->allow[i]; i++)
+		printf("allow: %s\n", o->allow[i]);
+	for (size_t i = 0; i < rc->n_steps; i++) {
+		const struct cf_step *s = &rc->steps[i];
+		printf("step %zu/%zu line %u %s", i + 1, rc->n_steps, s->line, cf_kind_name(s->kind));
+		if (s->kind == CF_RUN) {
+			printf(" [user %s, cwd %s] ", s->user ? s->user : "root", s->workdir);
+			print_argv(stdout, s->argv);
+		} else if (s->kind == CF_COPY) {
+			putchar(' ');
+			print_argv(stdout, s->sources);
+			printf(" -> '%s'", s->dest);
+			if (s->chmod != (mode_t)-1)
+				printf(" mode %04o", (unsigned)s->chmod);
+		} else {
+			printf(" '%s'", s->workdir);
+		}
+		putchar('\n');
+	}
+}
+
+/* "NAME" or "org/NAME" → "localhost/NAME": a built image has no registry, and a docker.io name
+ * would be re-resolved upstream when its pin ages (podman does the same). Caller frees. */
+static char *local_name(const char *tag)
+{
+	const char *slash = strchr(tag, '/');
+	size_t n = slash ? (size_t)(slash - tag) : 0;
+	char *r;
+
+	if (slash && (memchr(tag, '.', n) || memchr(tag, ':', n) || (n == 9 && strncmp(tag, "localhost", 9) == 0)))
+		return strdup(tag);
+	if (asprintf(&r, "localhost/%s", tag) < 0)
+		return NULL;
+	return r;
+}
+
+/* Records @pin (an imported image) under @refstr as well. Logs on failure. */
+static int pin_as(struct store *s, const struct store_ref *pin, const char *refstr, char **canonical)
+{
+	struct oci_ref ref;
+	struct store_ref copy = *pin;
+	int r = oci_ref_parse(refstr, &ref);
+
+	if (r < 0)
+		return log_error_errno(r, "'%s' is not an image name", refstr);
+	copy.name = ref.name;
+	copy.resolved_at = (int64_t)time(NULL);
+	r = store_ref_write(s, &copy);
+	if (r >= 0 && canonical) {
+		*canonical = strdup(ref.name);
+		if (!*canonical)
+			r = log_error_errno(-ENOMEM, "%m");
+	}
+	oci_ref_done(&ref);
+	return r;
+}
+
+static bool pin_is_complete(struct store *s, const struct store_ref *pin)
+{
+	_cleanup_free_ char *p = NULL;
+	struct stat st;
+
+	if (!pin->rootfs_id || !pin->digest || !store_has_blob(s, pin->digest))
+		return false;
+	p = store_rootfs_path(s, pin->rootfs_id);
+	return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* --builder podman: build, save, import; a cache hit runs nothing. Returns an exit code. */
+static int build_with_podman(const struct build_opts *o, const char *text, size_t len,
+			     const struct containerfile *cf, const struct cf_recipe *rc)
+{
+	struct podman pm = { 0 };
+	struct image_opts io = { 0 };
+	struct store *s = NULL;
+	struct ctx_state cs = { 0 };
+	struct oci_ref aref = { 0 };
+	struct store_ref pin = { 0 };
+	_cleanup_free_ char *base = NULL, *ser = NULL, *cache_ref = NULL, *tmp = NULL, *file = NULL,
+			    *archive = NULL, *aname = NULL, *tag_local = NULL, *final = NULL;
+	_cleanup_strv_free_ char **labels = NULL;
+	char tag[65], recipe_sha[65];
+	size_t serlen = 0;
+	int r, status = 0, ex = AISB_EXIT_FAILED;
+
+	r = podman_init(&pm, hostenv_get("PATH"));
+	if (r == -ENOENT) {
+		log_error("--builder podman: podman is not installed (apt-get install podman runc)");
+		return AISB_EXIT_FAILED;
+	}
+	if (o->allow) {
+		log_error("--allow cannot be enforced with --builder podman: its RUN steps use podman's network, "
+			  "not aisb's gate (drop --allow, or use the native builder)");
+		podman_done(&pm);
+		return AISB_EXIT_POLICY;
+	}
+	log_info("building with podman%s: RUN steps get podman's network, not limited by aisb's gate",
+		 pm.runtime_runc ? " (--runtime runc: this host has no pure cgroup v2)" : "");
+
+	if (podman_base_digest(&pm, rc->from, &base) < 0)
+		goto out;
+	r = load_context(o, rc, true, &cs);
+	if (r < 0) {
+		ex = r == -ENOENT || r == -EINVAL || r == -EFBIG ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
+		goto out;
+	}
+	ser = cf_serialize(cf, &serlen);
+	if (!ser || build_sha256_hex(ser, serlen, recipe_sha) < 0)
+		goto oom;
+	{
+		struct build_tag_input in = { .builder = "podman", .base_digest = base, .recipe = ser,
+					      .recipe_len = serlen, .build_args = o->build_args, .ctx = &cs.ctx,
+					      .copies = (const bool *const *)cs.copies, .n_copies = cs.n_copies };
+		if (build_tag(&in, tag) < 0)
+			goto oom;
+	}
+	if (asprintf(&cache_ref, "localhost/aisb-build:%s", tag) < 0)
+		goto oom;
+	if (o->tag && !(tag_local = local_name(o->tag)))
+		goto oom;
+
+	if (image_opts_init(&io, hostenv_get) < 0) {
+		ex = AISB_EXIT_POLICY;
+		goto out;
+	}
+	io.quiet = true;
+	if (store_open(io.store_root, &s) < 0)
+		goto out;
+
+	/* Cache: the same inputs were built before. Nothing runs. */
+	if (image_find_pin(s, cache_ref, &pin) == 0 && pin_is_complete(s, &pin)) {
+		log_info("cache hit: %s (nothing to build)", cache_ref);
+		if (tag_local && pin_as(s, &pin, tag_local, &final) < 0)
+			goto out;
+		printf("%s\n", final ? final : pin.name);
+		ex = 0;
+		goto out;
+	}
+	store_ref_done(&pin);
+
+	if (asprintf(&tmp, "%s/tmp/build-XXXXXX", s->root) < 0)
+		goto oom;
+	if (!mkdtemp(tmp)) {
+		log_error_errno(-errno, "Failed to create a build directory under '%s': %m", s->root);
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	file = path_join(tmp, "Containerfile");
+	archive = path_join(tmp, "image.oci.tar");
+	if (!file || !archive)
+		goto oom;
+	/* podman reads the very text that was checked and hashed, not the file again */
+	r = write_file_at(AT_FDCWD, file, text, len, 0600);
+	if (r < 0) {
+		log_error_errno(r, "Failed to write '%s': %m", file);
+		goto out;
+	}
+	{
+		char *l;
+		if (asprintf(&l, "aisb.base-digest=%s", base) < 0 || strv_push_take(&labels, l) < 0 ||
+		    asprintf(&l, "aisb.recipe-sha256=%s", recipe_sha) < 0 || strv_push_take(&labels, l) < 0 ||
+		    strv_push(&labels, "aisb.builder=podman") < 0 ||
+		    asprintf(&l, "aisb.version=%s", PACKAGE_VERSION) < 0 || strv_push_take(&labels, l) < 0)
+			goto oom;
+	}
+	if (podman_build(&pm, file, o->context, cache_ref, o->build_args, labels, &status) < 0)
+		goto out;
+	if (podman_save(&pm, cache_ref, archive) < 0)
+		goto out;
+	if (asprintf(&aname, "oci-archive:%s", archive) < 0)
+		goto oom;
+	if (oci_ref_parse(aname, &aref) < 0) {
+		log_error("internal: '%s' is not a reference", aname);
+		goto out;
+	}
+	if (image_pull(s, &aref, &io, true, &pin) < 0)
+		goto out;
+	/* the archive goes away with the build dir: its pin is replaced by the build's names */
+	if (pin_as(s, &pin, cache_ref, NULL) < 0)
+		goto out;
+	(void)store_ref_remove(s, aref.name);
+	if (tag_local && pin_as(s, &pin, tag_local, &final) < 0)
+		goto out;
+	printf("%s\n", final ? final : cache_ref);
+	ex = 0;
+	goto out;
+oom:
+	log_error_errno(-ENOMEM, "Out of memory");
+out:
+	if (tmp)
+		(void)rm_rf(tmp);
+	store_ref_done(&pin);
+	oci_ref_done(&aref);
+	store_free(s);
+	image_opts_done(&io);
+	ctx_state_done(&cs);
+	podman_done(&pm);
+	return ex;
+}
+
+/* The transcript $XDG_STATE_HOME/aisb/build-<tag>.log (0600), or -1 when it cannot be made (said).
+ * Logs on failure. */
+static int open_transcript(const char *tag)
+{
+	const char *xdg = hostenv_get("XDG_STATE_HOME"), *home = hostenv_get("HOME");
+	_cleanup_free_ char *dir = NULL, *file = NULL;
+	int fd;
+
+	if (xdg && xdg[0] == '/')
+		dir = path_join(xdg, "aisb");
+	else if (home && home[0] == '/')
+		dir = path_join(home, ".local/state/aisb");
+	if (!dir || mkdir_p(dir, 0700) < 0 || asprintf(&file, "%s/build-%s.log", dir, tag) < 0) {
+		log_warn("no build transcript: cannot create the state directory");
+		return -1;
+	}
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		log_warn_errno(-errno, "no build transcript: cannot create '%s': %m", file);
+	else
+		log_info("transcript: %s", file);
+	return fd;
+}
+
+/* The native builder: FROM through the store, the steps on the build's overlay (native.c), one
+ * layer, the image committed and pinned; a cache hit runs nothing. Returns an exit code. */
+static int build_native(const struct build_opts *o, const struct containerfile *cf, const struct cf_recipe *rc0)
+{
+	struct image_opts io = { 0 };
+	struct store *s = NULL;
+	struct oci_ref bref = { 0 };
+	struct store_ref base = { 0 }, pin = { 0 };
+	struct oci_image_config bcfg = { 0 };
+	struct cf_recipe rc = { 0 };
+	struct cf_error err;
+	struct ctx_state cs = { 0 };
+	struct layer_result lr;
+	_cleanup_free_ char *bcfg_raw = NULL, *bman_raw = NULL, *ser = NULL, *cache_ref = NULL, *tag_local = NULL,
+			    *final = NULL, *bdir = NULL, *upper = NULL, *work = NULL, *layer = NULL, *base_rootfs = NULL,
+			    *history = NULL;
+	_cleanup_strv_free_ char **labels = NULL;
+	_cleanup_close_ int ctx_fd = -1, rootfs_lock = -1, lfd = -1, ufd = -1, log_fd = -1;
+	const struct cf_step *run = native_first_run(rc0);
+	size_t bcfg_len = 0, bman_len = 0, serlen = 0;
+	char tag[65], recipe_sha[65], now[32];
+	time_t t = time(NULL);
+	int r, ex = AISB_EXIT_FAILED;
+
+	/* Refusals first: nothing is pulled or written for a build that cannot run. */
+	if (o->allow) {
+		log_error("--allow: RUN steps of the native builder have no network in this aisb yet (the "
+			  "network gate for builds is issue 3); use --builder podman for a build that needs it");
+		return AISB_EXIT_POLICY;
+	}
+	if (run)
+		log_info("RUN steps run without network (loopback only) until the network gate serves builds");
+	for (size_t i = 0; i < rc0->n_steps; i++)
+		if (rc0->steps[i].kind == CF_RUN && rc0->steps[i].user && !streq(rc0->steps[i].user, "root") &&
+		    !streq(rc0->steps[i].user, "0") && !streq(rc0->steps[i].user, "0:0")) {
+			log_warn("line %u: RUN runs as root in a fakeroot build, not as USER %s (one id is mapped); "
+				 "the image's USER is still %s", rc0->steps[i].line, rc0->steps[i].user,
+				 rc0->user ? rc0->user : "root");
+			break;
+		}
+
+	if (image_opts_init(&io, hostenv_get) < 0)
+		return AISB_EXIT_POLICY;
+	io.quiet = true;
+	if (oci_ref_parse(rc0->from, &bref) < 0) {
+		log_error("line %u: FROM '%s' is not an image reference", rc0->from_line, rc0->from);
+		ex = AISB_EXIT_POLICY;
+		goto out;
+	}
+	if (store_open(io.store_root, &s) < 0)
+		goto out;
+	/* FROM pinned by digest through the store (pulled when missing or stale) */
+	if (image_pull(s, &bref, &io, false, &base) < 0)
+		goto out;
+	rootfs_lock = store_lock(s, "rootfs", base.rootfs_id, true);
+	if (rootfs_lock < 0) {
+		log_error_errno(rootfs_lock, "cannot lock the base rootfs: %m");
+		goto out;
+	}
+	if (store_blob_read(s, base.config, OCI_JSON_MAX, &bcfg_raw, &bcfg_len) < 0 ||
+	    store_blob_read(s, base.digest, OCI_JSON_MAX, &bman_raw, &bman_len) < 0 ||
+	    oci_config_parse(bcfg_raw, bcfg_len, &bcfg) < 0) {
+		log_error("%s: the base image's config or manifest is missing or malformed", base.name);
+		goto out;
+	}
+	/* evaluate again, now with the base's Env/WorkingDir/User (ENV PATH=/x:$PATH needs them) */
+	{
+		struct cf_base cb = { .env = bcfg.env, .workdir = bcfg.working_dir, .user = bcfg.user };
+		r = cf_resolve(cf, o->build_args, &cb, &rc, &err);
+		if (r < 0) {
+			report(o->file ? o->file : "(built-in recipe)", r, &err);
+			ex = r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
+			goto out;
+		}
+	}
+	r = load_context(o, &rc, true, &cs);
+	if (r < 0) {
+		ex = r == -ENOENT || r == -EINVAL || r == -EFBIG ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
+		goto out;
+	}
+	ser = cf_serialize(cf, &serlen);
+	if (!ser || build_sha256_hex(ser, serlen, recipe_sha) < 0)
+		goto oom;
+	{
+		struct build_tag_input in = { .builder = "native", .base_digest = base.digest, .recipe = ser,
+					      .recipe_len = serlen, .build_args = o->build_args, .ctx = &cs.ctx,
+					      .copies = (const bool *const *)cs.copies, .n_copies = cs.n_copies };
+		if (build_tag(&in, tag) < 0)
+			goto oom;
+	}
+	if (asprintf(&cache_ref, "localhost/aisb-build:%s", tag) < 0)
+		goto oom;
+	if (o->tag && !(tag_local = local_name(o->tag)))
+		goto oom;
+	if (image_find_pin(s, cache_ref, &pin) == 0 && pin_is_complete(s, &pin)) {
+		log_info("cache hit: %s (nothing to build)", cache_ref);
+		if (tag_local && pin_as(s, &pin, tag_local, &final) < 0)
+			goto out;
+		printf("%s\n", final ? final : pin.name);
+		ex = 0;
+		goto out;
+	}
+	store_ref_done(&pin);
+
+	/* the build dir: upper, work and the layer file, all under the store's tmp/ */
+	if (asprintf(&bdir, "%s/tmp/build-XXXXXX", s->root) < 0)
+		goto oom;
+	if (!mkdtemp(bdir)) {
+		log_error_errno(-errno, "Failed to create a build directory under '%s': %m", s->root);
+		free(bdir);
+		bdir = NULL;
+		goto out;
+	}
+	upper = path_join(bdir, "upper");
+	work = path_join(bdir, "work");
+	layer = path_join(bdir, "layer.tar");
+	base_rootfs = store_rootfs_path(s, base.rootfs_id);
+	if (!upper || !work || !layer || !base_rootfs)
+		goto oom;
+	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0) {
+		log_error_errno(-errno, "Failed to create the overlay dirs in '%s': %m", bdir);
+		goto out;
+	}
+	if (cs.n_copies) {
+		ctx_fd = open(o->context, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (ctx_fd < 0) {
+			log_error_errno(-errno, "Failed to open the build context '%s': %m", o->context);
+			goto out;
+		}
+	}
+	log_fd = open_transcript(tag);
+	{
+		struct native_build nb = { .base_rootfs = base_rootfs, .upper = upper, .work = work, .ctx_fd = ctx_fd,
+					   .ctx = &cs.ctx, .copies = cs.copies, .rc = &rc, .log_fd = log_fd };
+		if (native_apply_steps(&nb) < 0)
+			goto out;
+	}
+	ufd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	lfd = open(layer, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (ufd < 0 || lfd < 0) {
+		log_error_errno(-errno, "Failed to open the build's upper dir or layer file: %m");
+		goto out;
+	}
+	if (layer_write(ufd, lfd, &lr) < 0)
+		goto out;
+	{
+		char *l;
+		if (asprintf(&l, "aisb.base-digest=%s", base.digest) < 0 || strv_push_take(&labels, l) < 0 ||
+		    asprintf(&l, "aisb.recipe-sha256=%s", recipe_sha) < 0 || strv_push_take(&labels, l) < 0 ||
+		    strv_push(&labels, "aisb.builder=native") < 0 ||
+		    asprintf(&l, "aisb.version=%s", PACKAGE_VERSION) < 0 || strv_push_take(&labels, l) < 0)
+			goto oom;
+	}
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	if (asprintf(&history, "aisb build%s%s (%zu steps)", o->file ? " -f " : "", o->file ? o->file : "",
+		     rc.n_steps) < 0)
+		goto oom;
+	{
+		char *names[] = { cache_ref, tag_local, NULL };
+		struct build_commit_input in = { .base_config = bcfg_raw, .base_config_len = bcfg_len,
+						 .base_manifest = bman_raw, .base_manifest_len = bman_len, .rc = &rc,
+						 .labels = labels, .created = now, .created_by = history,
+						 .layer_digest = lr.digest, .layer_size = lr.size };
+		if (build_commit(s, &in, lfd, names, &pin) < 0)
+			goto out;
+	}
+	if (tag_local) {
+		struct oci_ref tr;
+		if (oci_ref_parse(tag_local, &tr) == 0) {
+			final = strdup(tr.name);
+			oci_ref_done(&tr);
+		}
+	}
+	log_info("built %s: %u entries in one layer (%u whiteouts)", cache_ref, lr.n_entries, lr.n_whiteouts);
+	printf("%s\n", final ? final : cache_ref);
+	ex = 0;
+	goto out;
+oom:
+	log_error_errno(-ENOMEM, "Out of memory");
+out:
+	if (bdir) {
+		if (work)
+			native_work_dir_release(work);
+		(void)rm_rf(bdir);
+	}
+	store_ref_done(&pin);
+	store_ref_done(&base);
+	oci_config_done(&bcfg);
+	oci_ref_done(&bref);
+	cf_recipe_done(&rc);
+	ctx_state_done(&cs);
+	store_free(s);
+	image_opts_done(&io);
+	return ex;
+}
+
+int cmd_build(int argc, char **argv)
+{
+	struct build_opts o = { .context = "." };
+	_cleanup_free_ char *text = NULL;
+	struct containerfile cf = { 0 };
+	struct cf_recipe rc = { 0 };
+	struct cf_error err;
+	const char *name = NULL;
+	size_t len = 0, n_entries = 0;
+	int r;
+
+	r = parse_args(&o, argc, argv);
+	if (r < 0) {
+		build_opts_done(&o);
+		return AISB_EXIT_USAGE;
+	}
+	if (o.help) {
+		print_help();
+		build_opts_done(&o);
+		return 0;
+	}
+	r = load_recipe(&o, &text, &len, &name);
+	if (r < 0) {
+		build_opts_done(&o);
+		return r == -EINVAL ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
+	}
+	if (o.print_containerfile) {
+		/* prints the recipe that would be built, checked first; touches nothing */
+		r = cf_parse(text, len, &cf, &err);
+		if (r < 0) {
+			report(name, r, &err);
+			r = r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
+		} else {
+			fwrite(text, 1, len, stdout);
+			r = fflush(stdout) == 0 ? 0 : AISB_EXIT_FAILED;
+		}
+		goto out;
+	}
+
+	r = cf_parse(text, len, &cf, &err);
+	if (r >= 0)
+		r = cf_resolve(&cf, o.build_args, NULL, &rc, &err);
+	if (r < 0) {
+		report(name, r, &err);
+		r = r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
+		goto out;
+	}
+	if (o.builder == BUILDER_PODMAN && !o.dry_run) {
+		r = build_with_podman(&o, text, len, &cf, &rc);
+		goto out;
+	}
+	{
+		struct ctx_state cs;
+		r = load_context(&o, &rc, false, &cs);
+		n_entries = cs.ctx.n;
+		ctx_state_done(&cs);
+	}
+	if (r < 0) {
+		r = r == -ENOENT || r == -EINVAL || r == -EFBIG || r == -ENOTDIR ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
+		goto out;
+	}
+	if (o.dry_run) {
+		print_steps(&o, &rc, n_entries);
+		r = 0;
+		goto out;
+	}
+
+	r = build_native(&o, &cf, &rc);
+out:
+	cf_recipe_done(&rc);
+	cf_done(&cf);
+	build_opts_done(&o);
+	return r;
+}

@@ -1,0 +1,341 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck disable=SC2016 # single quotes: literal $ in expected output and inner sh -c
+# tests/e2e/build.bats — `aisb build`: the recipe subset, the built-in recipe, context checks.
+#
+# What runs without the image store and the gate (issues 3 and 4): --print-containerfile,
+# --dry-run, and every refusal with its control. A real build must say what is missing and exit
+# 78 until the builders land (then these last tests are replaced by the real build tests).
+load lib/common
+
+setup() { common_setup; }
+teardown() {
+	podman_cleanup
+	common_teardown
+}
+
+# nothing_written: no state, cache or config dir was created by aisb
+nothing_written() {
+	[ ! -e "$WORK/state" ] && [ ! -e "$WORK/cache" ] && [ ! -e "$WORK/config" ]
+}
+
+@test "build: --print-containerfile prints the built-in recipe and touches nothing" {
+	run "$AISB" build --print-containerfile
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"FROM docker.io/library/ubuntu:24.04"* ]]
+	[[ "$output" == *"git curl jq build-essential python3"* ]]
+	[[ "$output" == *"ARG NODE_VERSION=22."* ]]
+	[[ "$output" == *"SHASUMS256.txt"* ]]
+	[[ "$output" == *"sha256sum -c node.sha256"* ]]
+	[[ "$output" == *'npm install -g "@mariozechner/pi-coding-agent@${PI_VERSION}"'* ]]
+	nothing_written
+	[ -z "$(ls -A "$PROJ")" ]
+}
+
+@test "build: --install adds packages; a name that is not a package is refused (78)" {
+	run "$AISB" build --print-containerfile --install ripgrep --install tmux
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"python3 xz-utils ripgrep tmux;"* ]]
+	run "$AISB" build --print-containerfile --install 'jq;id'
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"--install 'jq;id': not a Debian package name"* ]]
+	[[ "$output" != *"FROM"* ]]
+}
+
+@test "build: -f prints that file with --print-containerfile; --install with -f is a usage error" {
+	printf 'FROM debian:bookworm\nRUN true\n' > Containerfile
+	run "$AISB" build -f Containerfile --print-containerfile
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'FROM debian:bookworm\nRUN true')" ]
+	run "$AISB" build -f Containerfile --install jq --print-containerfile
+	[ "$status" -eq 2 ]
+}
+
+@test "build: an unsupported instruction is refused by line; the supported file is accepted" {
+	printf 'FROM debian:bookworm\nRUN true\nADD https://example.invalid/x /x\n' > bad
+	run "$AISB" build -f bad --dry-run
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"bad:3: ADD is not supported"* ]]
+	# control: the same file with the subset's COPY passes the checks
+	printf 'x\n' > x
+	printf 'FROM debian:bookworm\nRUN true\nCOPY x /x\n' > good
+	run "$AISB" build -f good --dry-run
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"step 2/2 line 3 COPY 'x' -> '/x'"* ]]
+	nothing_written
+}
+
+@test "build: multi-stage, COPY --from and the escape directive are refused by line" {
+	printf 'FROM debian AS b\n' > f1
+	run "$AISB" build -f f1 --dry-run
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"f1:1: FROM ... AS: multi-stage builds are not supported"* ]]
+	printf 'FROM debian\nCOPY --from=b /x /x\n' > f2
+	run "$AISB" build -f f2 --dry-run
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"f2:2: COPY --from"* ]]
+	printf '# escape=`\nFROM debian\n' > f3
+	run "$AISB" build -f f3 --dry-run
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"f3:1:"*"escape"* ]]
+}
+
+@test "build: ARG, ENV, WORKDIR and --build-arg are evaluated; an undeclared build arg is refused" {
+	cat > Containerfile <<-'EOF'
+	ARG TAG=bookworm
+	FROM debian:${TAG}
+	ARG DIR=/opt/app
+	ENV APP_HOME=$DIR
+	WORKDIR $APP_HOME
+	RUN echo "$DIR"
+	EOF
+	run "$AISB" build -f Containerfile --dry-run --build-arg TAG=trixie --build-arg DIR=/srv
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"from: debian:trixie (line 2)"* ]]
+	[[ "$output" == *"line 5 WORKDIR '/srv'"* ]]
+	[[ "$output" == *"[user root, cwd /srv] '/bin/sh' '-c' 'echo \"\$DIR\"'"* ]]
+	[[ "$output" == *"build-arg: DIR"* ]]
+	[[ "$output" != *"/srv'"*"build-arg: DIR=/srv"* ]]
+	run "$AISB" build -f Containerfile --dry-run --build-arg NOPE=1
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"--build-arg NOPE is not declared by an ARG"* ]]
+	run "$AISB" build -f Containerfile --dry-run --build-arg TAG
+	[ "$status" -eq 2 ]
+}
+
+@test "build: a COPY source missing from the context, or left out by .containerignore, is refused" {
+	mkdir -p app && printf 'a\n' > app/a.txt && printf 's\n' > app/secret.key
+	printf 'FROM debian\nCOPY app/secret.key /k\n' > Containerfile
+	# control: present
+	run "$AISB" build -f Containerfile --dry-run
+	[ "$status" -eq 0 ]
+	printf 'app/*.key\n' > .containerignore
+	run "$AISB" build -f Containerfile --dry-run
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"line 2: COPY source 'app/secret.key' is not in the build context"* ]]
+	printf 'FROM debian\nCOPY missing /m\n' > Containerfile
+	run "$AISB" build -f Containerfile --dry-run
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"COPY source 'missing'"* ]]
+}
+
+@test "build: the context can be another directory; COPY may not climb out of it" {
+	mkdir -p ctx && printf 'x\n' > ctx/x
+	printf 'FROM debian\nCOPY x /x\n' > Containerfile
+	run "$AISB" build -f Containerfile --dry-run ctx
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"context: ctx"* ]]
+	printf 'FROM debian\nCOPY ../Containerfile /x\n' > ctx/Containerfile
+	run "$AISB" build -f ctx/Containerfile --dry-run ctx
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"outside the build context"* ]]
+}
+
+@test "build: with no -f the built-in recipe is used, and a Containerfile in the context is pointed out" {
+	printf 'FROM debian\nRUN true\n' > Containerfile
+	run "$AISB" build --dry-run
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"from: docker.io/library/ubuntu:24.04"* ]]
+	[[ "$output" == *"pass -f ./Containerfile"* ]]
+}
+
+@test "build: usage errors exit 2" {
+	run "$AISB" build --builder docker --dry-run
+	[ "$status" -eq 2 ]
+	run "$AISB" build --no-such-flag
+	[ "$status" -eq 2 ]
+	run "$AISB" build a b
+	[ "$status" -eq 2 ]
+	run "$AISB" build --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--print-containerfile"* ]]
+}
+
+# mk_oci_busybox DIR: a one-layer static-busybox OCI layout tagged "latest", made with tar,
+# gzip and sha256sum only.
+mk_oci_busybox() {
+	local out=$1 r="$WORK/bbr" t arch diff ld lsz cd csz md msz
+	mkdir -p "$r/bin" "$r/etc" "$r/tmp" "$out/blobs/sha256"
+	cp "$(command -v busybox)" "$r/bin/busybox"
+	for t in sh cat echo ls id rm chown touch hostname; do ln -s busybox "$r/bin/$t"; done
+	echo "root:x:0:0:root:/root:/bin/sh" >"$r/etc/passwd"
+	echo "from the base" >"$r/etc/motd"
+	tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$r" -cf "$WORK/l.tar" .
+	diff=$(sha256sum <"$WORK/l.tar" | cut -d' ' -f1)
+	gzip -n <"$WORK/l.tar" >"$WORK/l.tgz"
+	ld=$(sha256sum <"$WORK/l.tgz" | cut -d' ' -f1)
+	lsz=$(stat -c %s "$WORK/l.tgz")
+	cp "$WORK/l.tgz" "$out/blobs/sha256/$ld"
+	case "$(uname -m)" in x86_64) arch=amd64 ;; aarch64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
+	printf '{"architecture":"%s","os":"linux","config":{"Env":["PATH=/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+		"$arch" "$diff" >"$WORK/c.json"
+	cd=$(sha256sum <"$WORK/c.json" | cut -d' ' -f1)
+	csz=$(stat -c %s "$WORK/c.json")
+	cp "$WORK/c.json" "$out/blobs/sha256/$cd"
+	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:%s","size":%s}]}' \
+		"$cd" "$csz" "$ld" "$lsz" >"$WORK/m.json"
+	md=$(sha256sum <"$WORK/m.json" | cut -d' ' -f1)
+	msz=$(stat -c %s "$WORK/m.json")
+	cp "$WORK/m.json" "$out/blobs/sha256/$md"
+	printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"org.opencontainers.image.ref.name":"latest"}}]}' \
+		"$md" "$msz" >"$out/index.json"
+	printf '{"imageLayoutVersion":"1.0.0"}' >"$out/oci-layout"
+}
+
+@test "build: native: FROM an OCI layout with ENV, WORKDIR and COPY; aisb run sees them; cache hit; a change rebuilds" {
+	require_feature "busybox" command -v busybox
+	mk_oci_busybox "$WORK/bb"
+	printf 'hello native\n' > greeting.txt
+	mkdir -p sub && printf 'deep\n' > sub/d.txt
+	cat > Containerfile <<-EOF
+	FROM oci:$WORK/bb:latest
+	ENV GREETING=hi PATH=/opt/x:\$PATH
+	WORKDIR /app
+	COPY greeting.txt ./
+	COPY sub /app/sub/
+	CMD ["cat", "/app/greeting.txt"]
+	EOF
+	run "$AISB" build -f Containerfile -t native-demo .
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "localhost/native-demo:latest" ]
+	[[ "$output" == *"step 3/3 line 5 COPY"* ]]
+	run "$AISB" run --net none --image localhost/native-demo -- sh -c 'cat /app/greeting.txt /app/sub/d.txt; echo "G=$GREETING P=$PATH"'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"hello native"* ]]
+	[[ "$output" == *"deep"* ]]
+	[[ "$output" == *"G=hi P=/opt/x:/bin"* ]]
+	# unchanged: a cache hit that runs nothing
+	run "$AISB" build -f Containerfile -t native-demo .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cache hit"* ]]
+	[[ "$output" != *"step 1/3"* ]]
+	# a changed context file: a new image under the same name
+	printf 'changed\n' > greeting.txt
+	run "$AISB" build -f Containerfile -t native-demo .
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"cache hit"* ]]
+	run "$AISB" run --net none --image localhost/native-demo -- cat /app/greeting.txt
+	[ "${lines[0]}" = "changed" ]
+}
+
+@test "build: native: RUN runs as fakeroot without network; deletions become whiteouts; a failing RUN names its line" {
+	require_feature "busybox" command -v busybox
+	mk_oci_busybox "$WORK/bb"
+	cat > Containerfile <<-EOF
+	FROM oci:$WORK/bb:latest
+	RUN echo "uid=\$(id -u) host=\$(hostname)" > /ran.txt && chown 123:456 /ran.txt && rm /etc/motd
+	RUN ["sh", "-c", "cat /ran.txt"]
+	EOF
+	run "$AISB" build -f Containerfile -t native-run .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"step 1/2 line 2 RUN"* ]]
+	[[ "$output" == *"uid=0 host=aisb-build"* ]]
+	[[ "$output" == *"(1 whiteouts)"* ]]
+	[ -n "$(find "$XDG_STATE_HOME/aisb" -name 'build-*.log' -size +0)" ]
+	run "$AISB" run --net none --image localhost/native-run -- sh -c 'cat /ran.txt; cat /etc/motd 2>&1 || echo motd-gone'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"uid=0 host=aisb-build"* ]]
+	[[ "$output" == *"motd-gone"* ]]
+	# control: the base itself still has the file the build deleted
+	printf 'FROM oci:%s/bb:latest\nRUN cat /etc/motd\n' "$WORK" > Base
+	run "$AISB" build -f Base .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"from the base"* ]]
+	# no network in RUN yet: --allow is refused rather than ignored
+	run "$AISB" build -f Containerfile --allow example.org .
+	[ "$status" -eq 78 ]
+	# a failing RUN: its line and exit code, and the store unchanged
+	before=$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 | sort)
+	printf 'FROM oci:%s/bb:latest\nRUN true\nRUN echo about to fail; exit 7\n' "$WORK" > Fail
+	run "$AISB" build -f Fail -t native-fail .
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"line 3: RUN exited 7; nothing was stored"* ]]
+	[ "$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 | sort)" = "$before" ]
+	[ -z "$(find "$XDG_CACHE_HOME/aisb/tmp" -mindepth 1)" ]
+	# and a bad recipe is still reported before anything runs
+	printf 'FROM debian\nVOLUME /x\n' > Bad
+	run "$AISB" build -f Bad
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"Bad:2: VOLUME is not supported"* ]]
+}
+
+# ---- --builder podman (needs podman; `apt-get install podman runc`) ----
+
+# podman_base: imports a static-busybox rootfs into the caller's podman storage as $BB.
+podman_base() {
+	local r="$WORK/bbroot" t
+	mkdir -p "$r/bin" "$r/etc" "$r/tmp"
+	cp "$(command -v busybox)" "$r/bin/busybox"
+	for t in sh cat echo ls id mkdir chown true false; do ln -s busybox "$r/bin/$t"; done
+	echo "root:x:0:0:root:/root:/bin/sh" >"$r/etc/passwd"
+	echo "root:x:0:" >"$r/etc/group"
+	tar -C "$r" -cf "$WORK/bb.tar" .
+	BB="localhost/aisb-e2e-bb:$$-$RANDOM"
+	podman import -q "$WORK/bb.tar" "$BB" >/dev/null
+	BB_DIGEST=$(podman image inspect --format '{{.Digest}}' "$BB")
+}
+
+# podman_cleanup: removes $BB and every image built on it (teardown, also after a failure)
+podman_cleanup() {
+	local ids
+	[ -n "${BB:-}" ] || return 0
+	ids=$(podman images -q --filter "label=aisb.base-digest=$BB_DIGEST" 2>/dev/null)
+	# shellcheck disable=SC2086 # one image id per word
+	[ -n "$ids" ] && podman rmi -f $ids >/dev/null 2>&1
+	podman rmi -f "$BB" >/dev/null 2>&1 || true
+}
+
+@test "build: --builder podman builds an image aisb run uses; unchanged is a cache hit; a change rebuilds" {
+	require_feature "podman (apt-get install podman runc)" command -v podman
+	require_feature "busybox" command -v busybox
+	podman_base
+	printf 'hello from context\n' > greeting.txt
+	cat > Containerfile <<-EOF
+	FROM $BB
+	ARG MSG=default
+	ENV APP_MSG=\$MSG
+	WORKDIR /app
+	COPY greeting.txt ./
+	RUN echo "built with \$MSG" > /app/built.txt && chown 123:456 /app/built.txt
+	EOF
+	name="e2e-demo-$$"
+	run "$AISB" build --builder podman -f Containerfile -t "$name" --build-arg MSG=hi .
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "localhost/$name:latest" ]
+	[[ "$output" == *"RUN steps get podman's network"* ]]
+	run "$AISB" run --net none --image "localhost/$name" -- sh -c 'cat /app/greeting.txt /app/built.txt; echo "APP_MSG=$APP_MSG"'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"hello from context"* ]]
+	[[ "$output" == *"built with hi"* ]]
+	[[ "$output" == *"APP_MSG=hi"* ]]
+	# unchanged: a cache hit that runs nothing
+	run "$AISB" build --builder podman -f Containerfile -t "$name" --build-arg MSG=hi .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cache hit"* ]]
+	[[ "$output" != *"STEP"* ]]
+	# a changed context file: rebuilt
+	printf 'changed\n' > greeting.txt
+	run "$AISB" build --builder podman -f Containerfile -t "$name" --build-arg MSG=hi .
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"cache hit"* ]]
+	run "$AISB" run --net none --image "localhost/$name" -- cat /app/greeting.txt
+	[ "${lines[0]}" = "changed" ]
+}
+
+@test "build: --builder podman: a failing RUN fails the build and leaves the store unchanged" {
+	require_feature "podman (apt-get install podman runc)" command -v podman
+	require_feature "busybox" command -v busybox
+	podman_base
+	printf 'FROM %s\nRUN true\nRUN exit 3\n' "$BB" > Containerfile
+	before=$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 2>/dev/null | sort)
+	run "$AISB" build --builder podman -f Containerfile -t "bad-$$" .
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"RUN exit 3"* ]]
+	[[ "$output" == *"podman build failed (exit 3); nothing was imported"* ]]
+	[ "$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 2>/dev/null | sort)" = "$before" ]
+	[ -z "$(find "$XDG_CACHE_HOME/aisb/tmp" -mindepth 1 2>/dev/null)" ]
+	# control: --allow cannot be enforced by podman, so it is refused
+	printf 'FROM %s\nRUN true\n' "$BB" > Containerfile
+	run "$AISB" build --builder podman --allow example.org -f Containerfile .
+	[ "$status" -eq 78 ]
+}
