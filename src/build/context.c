@@ -403,7 +403,8 @@ int build_tag_serialize(const struct build_tag_input *in, char **out, size_t *le
 	args = calloc(na + 1, sizeof(char *));
 	if (!args)
 		return -ENOMEM;
-	memcpy(args, in->build_args, na * sizeof(char *));
+	if (na)
+		memcpy(args, in->build_args, na * sizeof(char *));
 	qsort(args, na, sizeof(char *), cmp_str);
 
 	r = ob_printf(&b, "%s\nbuilder ", BUILD_TAG_VERSION);
