@@ -78,19 +78,29 @@ static void mask_walk_dir(struct mask_walk *w, int dfd, const char *path, int de
 	}
 }
 
-/* Root callers see the host through uid 0's owner bits: hide what only root may read. */
+/* Root callers see the host through uid 0's owner bits: hide what only root may read under the
+ * bound system dirs that are small enough to walk at every start (/etc, /opt). /usr is not
+ * walked (100k+ entries here); see docs/threat-model.md. */
 static int collect_masks(struct mount_host_facts *f)
 {
+	static const char *const roots[] = { "/etc", "/opt" };
 	struct mask_walk w = { 0 };
-	_cleanup_close_ int fd = open("/etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (fd < 0)
-		return log_error_errno(-errno, "cannot list /etc to hide its root-only files: %m");
-	mask_walk_dir(&w, fd, "/etc", 0);
+	for (size_t i = 0; i < ELEMENTSOF(roots) && w.err == 0; i++) {
+		_cleanup_close_ int fd = open(roots[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				continue;
+			w.err = -errno;
+			break;
+		}
+		mask_walk_dir(&w, fd, roots[i], 0);
+	}
 	f->masked_files = w.files;
 	f->masked_dirs = w.dirs;
 	if (w.err < 0)
-		return log_error_errno(w.err, "cannot list the root-only files under /etc to hide them: %m");
+		return log_error_errno(w.err, "cannot list the root-only files under /etc and /opt to hide "
+				       "them: %m");
 	return 0;
 }
 
@@ -168,9 +178,12 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 							 "read-only; fix it or pass --writable-git", p->project_src);
 			} else if (S_ISREG(st.st_mode))
 				f->git = GIT_FILE;
-			else if (S_ISLNK(st.st_mode))
-				log_warn("'%s/.git' is a symlink: its target is not mounted, and the link "
-					 "itself is not protected", p->project_src);
+			else if (S_ISLNK(st.st_mode) && !p->writable_git)
+				/* A link cannot be pinned: the sandbox could replace it with a .git of its
+				 * own whose hooks run on the host later. */
+				return log_error("'%s/.git' is a symlink, which the sandbox could replace with a "
+						 "repository of its own; run from the real repository, or pass "
+						 "--writable-git", p->project_src);
 		}
 	}
 	return 0;

@@ -14,9 +14,11 @@ teardown() {
 	common_teardown
 }
 
-# nothing_written: no state, cache or config dir was created by aisb
+# nothing_written: no state or cache dir was created by aisb, and the config dir holds only the
+# config the suites write (common_setup)
 nothing_written() {
-	[ ! -e "$WORK/state" ] && [ ! -e "$WORK/cache" ] && [ ! -e "$WORK/config" ]
+	[ ! -e "$WORK/state" ] && [ ! -e "$WORK/cache" ] &&
+		[ "$(find "$WORK/config" -mindepth 1 | sort | tr '\n' ' ')" = "$WORK/config/aisb $WORK/config/aisb/config " ]
 }
 
 @test "build: --print-containerfile prints the built-in recipe and touches nothing" {
