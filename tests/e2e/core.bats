@@ -205,6 +205,10 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[ "$status" -eq 0 ]
 	[ "$(cat "$WORK/data/g")" = x ]
 	[ "$(stat -c %u "$WORK/data/g")" = "$(id -u)" ]
+	# a mode without DST: at its own path
+	run sb --mount "$WORK/data:rw" -- sh -c "echo y > '$WORK/data/h'"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$WORK/data/h")" = y ]
 	# a single file
 	run sb --mount "$WORK/data/f:/etcx/f" -- cat /etcx/f
 	[ "$status" -eq 0 ]
@@ -231,7 +235,7 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 }
 
 @test "fs: a mount spec with an unknown mode suffix is refused, not used as part of DST" {
-	# Known bug: 'SRC:/data:rx' (a typo of :ro) is accepted, and mounts at '/data:rx'.
+	# 'SRC:/data:rx' (a typo of :ro) once mounted at '/data:rx'.
 	mkdir -p "$WORK/data"
 	run sb --mount "$WORK/data:/data:rx" -- true
 	[ "$status" -eq 78 ]

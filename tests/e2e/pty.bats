@@ -65,8 +65,8 @@ wait_for_file() {
 }
 
 @test "pty: typeahead sent before the sandbox is ready is not lost" {
-	# Known bug: the supervisor enters raw mode with TCSAFLUSH, which discards input already
-	# queued on the host terminal (a user typing right after pressing Enter loses keys).
+	# Entering raw mode with TCSAFLUSH once discarded input already queued on the host terminal
+	# (a user typing right after pressing Enter lost keys).
 	require_feature "script(1)" command -v script
 	run sh -c "printf 'hello\n' | script -qec \"$(aisb_cmd) -- sh -c 'read x; echo got:\\\$x'\" /dev/null"
 	output=${output//$'\r'/}
