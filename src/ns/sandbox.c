@@ -86,7 +86,9 @@ static int term_raw(struct term *t, int fd)
 		return -errno;
 	raw = t->saved;
 	cfmakeraw(&raw);
-	if (tcsetattr(fd, TCSAFLUSH, &raw) < 0)
+	/* TCSADRAIN, not TCSAFLUSH: input typed before the sandbox was ready is still queued on
+	 * the host tty and belongs to the command (measured: TCSAFLUSH dropped it). */
+	if (tcsetattr(fd, TCSADRAIN, &raw) < 0)
 		return -errno;
 	t->fd = fd;
 	return 0;
