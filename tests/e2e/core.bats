@@ -25,6 +25,7 @@ setup() {
 teardown() {
 	[ -n "${HOST_PID:-}" ] && kill "$HOST_PID" 2>/dev/null
 	[ -n "${HOME_CANARY:-}" ] && rm -f "$HOME_CANARY"
+	[ -n "${OPT_PROBE:-}" ] && rm -rf "$OPT_PROBE"
 	common_teardown
 }
 
@@ -122,6 +123,28 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[ "$status" -eq 0 ]
 	[[ "$output" != *nameserver* ]]
 	[[ "$output" == *127.0.0.1* || "$output" == *::1* ]]
+}
+
+@test "fs: root-only host files stay unreadable inside, also when the caller is root" {
+	# The sandbox's uid maps to the caller; for root that is host uid 0, whose owner bits would
+	# open every root-only file on the read-only system dirs.
+	run sb -- sh -c 'cat /etc/shadow; ls /etc/ssl/private 2>/dev/null; true'
+	[[ "$output" != *'root:'* ]]
+	if ! is_root; then
+		return 0
+	fi
+	# control: the host's root reads them
+	grep -q '^root:' /etc/shadow
+	# a root-only file outside /etc, in a bound system dir (/opt). Known bug: only /etc is
+	# masked for root callers, so this file is readable inside.
+	[ -d /opt ] || skip "no /opt on this host"
+	OPT_PROBE=$(mktemp -d /opt/aisb-e2e.XXXXXX)
+	chmod 0700 "$OPT_PROBE"
+	echo "$CANARY" >"$OPT_PROBE/secret"
+	chmod 0600 "$OPT_PROBE/secret"
+	[ "$(cat "$OPT_PROBE/secret")" = "$CANARY" ]
+	run sb -- cat "$OPT_PROBE/secret"
+	[[ "$output" != *"$CANARY"* ]]
 }
 
 @test "fs: the project is mounted at its own path, and the command starts there" {
