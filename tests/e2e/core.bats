@@ -299,6 +299,25 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[ "$(cat .git/hooks/pre-commit)" = evil ]
 }
 
+@test "fs: submodule git dirs (.git/modules) are read-only; a missing .git/config cannot be created" {
+	require_feature git command -v git
+	git init -q .
+	mkdir -p .git/modules/sub/hooks
+	rm -f .git/config
+	run sb -- sh -c '
+		echo evil > .git/modules/sub/hooks/pre-commit && echo WROTE1
+		echo "[core]" > .git/modules/sub/config && echo WROTE2
+		echo "[core]" > .git/config && echo WROTE3
+		echo ok > .git/description && echo CONTROL
+		true'
+	[[ "$output" != *WROTE* ]]
+	[[ "$output" == *CONTROL* ]]
+	[ ! -e .git/modules/sub/hooks/pre-commit ]
+	[ ! -s .git/config ]
+	run sb --writable-git -- sh -c 'echo evil > .git/modules/sub/hooks/pre-commit && echo WROTE1'    # control
+	[ "$output" = WROTE1 ]
+}
+
 @test "fs: a worktree's .git file is read-only" {
 	require_feature git command -v git
 	mkdir "$WORK/repo"
@@ -762,6 +781,22 @@ c = socket.create_connection(s.getsockname(), timeout=2); print(c.recv(16).decod
 	sb -- sh -c 'echo out; echo err >&2' >"$WORK/o" 2>"$WORK/e"
 	[ "$(cat "$WORK/o")" = out ]
 	[ "$(cat "$WORK/e")" = err ]
+}
+
+@test "exit: the command's end ends the sandbox: background children, closed pipes, zombies" {
+	# a background child inside does not keep aisb (or its stdout) alive
+	local t0=$SECONDS
+	run sb -- sh -c 'sleep 60 & echo started'
+	[ "$status" -eq 0 ]
+	[ "$output" = started ]
+	[ $((SECONDS - t0)) -lt 10 ]
+	# a reader that goes away: the writer dies of SIGPIPE, aisb reports 128+13
+	run bash -c "'$AISB' --net none -- yes | head -n 1; echo \${PIPESTATUS[0]}"
+	[ "${lines[0]}" = y ]
+	[ "${lines[1]}" = 141 ]
+	# orphans are reaped by the sandbox's init: no zombie stays behind
+	run sb -- sh -c '(sleep 0.1 &); (true &); sleep 0.8; grep -l "^State:.*Z" /proc/[0-9]*/status; echo end'
+	[ "$output" = end ]
 }
 
 # ---- sessions --------------------------------------------------------------------------------

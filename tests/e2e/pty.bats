@@ -55,6 +55,14 @@ wait_for_file() {
 	[ "$status" -eq 143 ]
 }
 
+@test "pty: a large output is relayed completely before aisb exits" {
+	require_feature "script(1)" command -v script
+	in_script "$(aisb_cmd) -- seq 200000" | tr -d '\r' >"$WORK/out"
+	[ "$(tail -n 1 "$WORK/out")" = 200000 ]
+	# (script(1) turns its stdin's EOF into a NUL that the inner pty echoes as ^@)
+	seq 200000 | cmp - <(sed '1s/^\^@//' "$WORK/out")
+}
+
 @test "pty: input reaches the command once it runs" {
 	require_feature "script(1)" command -v script
 	# Type only after the command started (see the typeahead test for input sent earlier).
