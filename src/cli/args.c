@@ -32,6 +32,7 @@ enum opt_id {
 	OPT_ALLOW_PTRACE,
 	OPT_KEEP,
 	OPT_EPHEMERAL,
+	OPT_ACCEPT_UNENFORCED_LIMITS,
 	OPT_MOUNT,
 	OPT_ENV,
 	OPT_ENV_FILE,
@@ -91,6 +92,7 @@ static const struct opt_def opts[] = {
 	{ "memory", "memory", OPT_VALUE, OPT_MEMORY, "SIZE", "memory limit" },
 	{ "pids", "pids", OPT_VALUE, OPT_PIDS, "N", "process limit" },
 	{ "cpus", "cpus", OPT_VALUE, OPT_CPUS, "X", "cpu limit" },
+	{ "accept-unenforced-limits", "accept_unenforced_limits", OPT_BOOL, OPT_ACCEPT_UNENFORCED_LIMITS, NULL, "do not warn when the default limits cannot be enforced here" },
 	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside" },
 	{ "keep", "keep", OPT_BOOL, OPT_KEEP, NULL, "keep the session directory after exit" },
 	{ "shell", NULL, OPT_BOOL, OPT_SHELL, NULL, "run an interactive shell instead of the harness" },
@@ -151,6 +153,7 @@ static bool *bool_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_ALLOW_PTRACE: return &s->allow_ptrace;
 	case OPT_KEEP: return &s->keep;
 	case OPT_EPHEMERAL: return &s->ephemeral;
+	case OPT_ACCEPT_UNENFORCED_LIMITS: return &s->accept_unenforced_limits;
 	case OPT_SHELL: return &s->shell;
 	case OPT_STRICT_ARGS: return &s->strict_args;
 	case OPT_DRY_RUN: return &s->dry_run;

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/hostenv.h"
 #include "cli/resolve.h"
+#include "ns/limits.h"
 #include "ns/sandbox.h"
 #include "util/log.h"
 
@@ -42,6 +43,13 @@ int cmd_run(int argc, char **argv)
 		if (s.print_policy)
 			plan_print_policy(&p, stdout);
 		r = 0;
+		goto out;
+	}
+	if (p.limits_mode == LIMITS_SCOPE) {
+		/* No delegated cgroup, but systemd can give us one: re-run inside a scope. Returns
+		 * only on failure. */
+		(void)limits_reexec_in_scope(argv);
+		r = AISB_EXIT_FAILED;
 		goto out;
 	}
 	r = sandbox_run(&p);

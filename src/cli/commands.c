@@ -7,6 +7,11 @@
 
 const struct cli_command cli_commands[] = {
 	{ "run", cmd_run, "run a command or harness in a sandbox (the default)" },
+	{ "ps", cmd_ps, "list live sessions" },
+	{ "inspect", cmd_inspect, "show a session (or an image)" },
+	{ "logs", cmd_logs, "show a session's record and egress log" },
+	{ "clean", cmd_clean, "remove ended sessions (--all, --volumes)" },
+	{ "doctor", cmd_doctor, "check prerequisites and print fixes (--deep)" },
 	{ NULL, NULL, NULL },
 };
 

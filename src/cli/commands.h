@@ -15,6 +15,11 @@ struct cli_command {
 };
 
 int cmd_run(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_clean(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 /* The table, NULL-terminated; defined in commands.c. */
 extern const struct cli_command cli_commands[];

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "ns/cgroup.h"
+
 enum net_mode { NET_NONE, NET_ALLOW, NET_FULL, NET_MODE_MAX };
 enum rootfs_kind { ROOTFS_HOST, ROOTFS_IMAGE, ROOTFS_KIND_MAX };
 
@@ -33,6 +35,7 @@ struct aisb_settings {
 	char *agents_dir;     /* NULL: $HOME/.agents */
 	bool allow_ptrace;
 	bool keep;
+	bool accept_unenforced_limits; /* no warning when default limits cannot be enforced */
 	bool ephemeral;       /* image upper on tmpfs */
 	char **mounts;        /* SRC[:DST][:ro|:rw] */
 	char **envs;          /* NAME or NAME=VALUE */
@@ -111,6 +114,13 @@ struct aisb_plan {
 	bool keep;
 
 	char **argv;           /* the command to exec */
+
+	/* limits (issue 5, ns/limits.h) */
+	struct cgroup_limits limits;
+	enum limits_mode limits_mode;
+	bool limits_quiet;     /* accept_unenforced_limits: the degradation is not announced */
+	bool limits_rlimit;    /* degraded: RLIMIT_NPROC = limits.pids_max inside */
+	char limits_why[320];  /* why cgroups cannot enforce (degraded mode) */
 
 	/* state */
 	char *state_dir;       /* $XDG_STATE_HOME/aisb */

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "cli/resolve.h"
+#include "ns/limits.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -363,9 +364,6 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	if (s->image)
 		return log_error("--image is not available yet: this build runs on --rootfs host only"),
 		       AISB_EXIT_POLICY;
-	if (s->memory || s->pids || s->cpus)
-		return log_error("--memory, --pids and --cpus are not available yet: no resource limit "
-				 "would be enforced"), AISB_EXIT_POLICY;
 	p->net = s->net;
 	p->rootfs = ROOTFS_HOST;
 
@@ -427,6 +425,13 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		if (add_mount(p, s->mounts[i], xdg_runtime) < 0)
 			return AISB_EXIT_POLICY;
 
+	/* Limits (issue 5): enforce with cgroup v2, re-run in a systemd scope, refuse (78) or
+	 * degrade the defaults with one warning. */
+	p->limits_quiet = s->accept_unenforced_limits;
+	r = limits_resolve(p, s->memory, s->pids, s->cpus, get, "");
+	if (r != 0)
+		return r;
+
 	r = plan_build_env(p, s, get);
 	if (r == -ENOMEM)
 		return AISB_EXIT_FAILED;
@@ -469,6 +474,11 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 		fprintf(f, "mount:      %s -> %s (%s)\n", p->mounts[i].src, p->mounts[i].dst,
 			p->mounts[i].ro ? "read-only" : "read-write");
 	fprintf(f, "network:    %s\n", net_mode_to_string(p->net));
+	{
+		char lim[512];
+		limits_describe(p, lim, sizeof(lim));
+		fprintf(f, "limits:     %s\n", lim);
+	}
 	fprintf(f, "hardening:  no capabilities, empty bounding set, no_new_privs, seccomp deny list%s\n",
 		p->allow_ptrace ? " (ptrace allowed)" : "");
 	for (size_t i = 0; i < p->n_env; i++)
@@ -494,6 +504,14 @@ void plan_print_policy(const struct aisb_plan *p, FILE *f)
 	fprintf(f, "capabilities=none\nno_new_privs=true\nseccomp=default\nallow_ptrace=%s\n",
 		p->allow_ptrace ? "true" : "false");
 	fprintf(f, "max_user_namespaces=0\n");
+	fprintf(f, "memory_max=%llu\npids_max=%llu\ncpu_max=", (unsigned long long)p->limits.memory_max,
+		(unsigned long long)p->limits.pids_max);
+	if (p->limits.cpu_quota_us)
+		fprintf(f, "%llu %llu\n", (unsigned long long)p->limits.cpu_quota_us, CGROUP_CPU_PERIOD_US);
+	else
+		fprintf(f, "max %llu\n", CGROUP_CPU_PERIOD_US);
+	fprintf(f, "limits_enforced=%s\n", p->limits_mode == LIMITS_CGROUP || p->limits_mode == LIMITS_SCOPE ?
+		"cgroup" : p->limits_mode == LIMITS_DEGRADED ? (p->limits_rlimit ? "rlimit-nproc-only" : "no") : "none");
 }
 
 char *plan_to_json(const struct aisb_plan *p)
@@ -532,6 +550,19 @@ char *plan_to_json(const struct aisb_plan *p)
 		json_object_array_add(env, json_object_new_string(p->env[i].name));
 	json_object_object_add(o, "env", env);
 	json_object_object_add(o, "allow_ptrace", json_object_new_boolean(p->allow_ptrace));
+	{
+		static const char *const modes[LIMITS_MODE_MAX] = { "none", "cgroup", "scope", "degraded" };
+		json_object *l = json_object_new_object();
+		json_object_object_add(l, "memory_max", json_object_new_int64((int64_t)p->limits.memory_max));
+		json_object_object_add(l, "pids_max", json_object_new_int64((int64_t)p->limits.pids_max));
+		json_object_object_add(l, "cpu_quota_us", json_object_new_int64((int64_t)p->limits.cpu_quota_us));
+		json_object_object_add(l, "cpu_period_us", json_object_new_int64((int64_t)CGROUP_CPU_PERIOD_US));
+		json_object_object_add(l, "enforcement", json_object_new_string(
+					       p->limits_mode < LIMITS_MODE_MAX ? modes[p->limits_mode] : "?"));
+		if (p->limits_mode == LIMITS_DEGRADED)
+			json_object_object_add(l, "not_enforced_because", json_object_new_string(p->limits_why));
+		json_object_object_add(o, "limits", l);
+	}
 	out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 	return out;

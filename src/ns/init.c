@@ -18,6 +18,7 @@
 
 #include "ns/caps.h"
 #include "ns/seccomp.h"
+#include "ns/limits.h"
 #include "ns/stage.h"
 #include "util/fdpass.h"
 #include "util/util.h"
@@ -178,6 +179,12 @@ _Noreturn void init_main(const struct init_args *a)
 		if (go.ws.ws_row && go.ws.ws_col)
 			(void)ioctl(master, TIOCSWINSZ, &go.ws);
 	}
+
+	/* issue 5: without a delegated cgroup, default limits degrade to rlimits (RLIMIT_NPROC is
+	 * counted per user namespace since 5.14, so this bounds the sandbox's own processes). */
+	r = limits_apply_inside(a->plan);
+	if (r < 0)
+		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "init: cannot set the process rlimit");
 
 	child = fork();
 	if (child < 0)

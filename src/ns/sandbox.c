@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ns/limits.h"
 #include "ns/mounts.h"
 #include "ns/sandbox.h"
 #include "ns/session.h"
@@ -74,7 +75,7 @@ struct term {
 static void term_restore(struct term *t)
 {
 	if (t->fd >= 0) {
-		tcsetattr(t->fd, TCSAFLUSH, &t->saved);
+		tcsetattr(t->fd, TCSADRAIN, &t->saved);
 		t->fd = -1;
 	}
 }
@@ -86,9 +87,8 @@ static int term_raw(struct term *t, int fd)
 		return -errno;
 	raw = t->saved;
 	cfmakeraw(&raw);
-	/* TCSADRAIN, not TCSAFLUSH: input typed before the sandbox was ready is still queued on
-	 * the host tty and belongs to the command (measured: TCSAFLUSH dropped it). */
-	if (tcsetattr(fd, TCSADRAIN, &raw) < 0)
+	/* TCSANOW, not TCSAFLUSH: keys typed before the sandbox was ready must not be lost */
+	if (tcsetattr(fd, TCSANOW, &raw) < 0)
 		return -errno;
 	t->fd = fd;
 	return 0;
@@ -232,6 +232,7 @@ int sandbox_run(struct aisb_plan *p)
 	struct sync_ready ready;
 	struct stage_report rep;
 	struct init_args ia;
+	struct limits_run lr = { .watchdog = -1, .watchdog_fd = -1 };
 	sigset_t mask, oldmask;
 	int sync_fds[2] = { -1, -1 }, err_fds[2] = { -1, -1 };
 	int sfd = -1, master = -1, ws_fd = -1, out_fd = -1, code = AISB_EXIT_FAILED, r;
@@ -243,6 +244,12 @@ int sandbox_run(struct aisb_plan *p)
 
 	if (session_create(p) < 0)
 		return AISB_EXIT_FAILED;
+	/* Limits: the session leaf exists before anything of the sandbox does. */
+	r = limits_setup(p, &lr);
+	if (r != 0) {
+		code = r;
+		goto finish;
+	}
 	r = mount_host_facts(p, &facts);
 	if (r >= 0)
 		r = mount_plan_build(p, &facts, &mp);
@@ -302,6 +309,9 @@ int sandbox_run(struct aisb_plan *p)
 	(void)session_set_init_pid(p, pid);
 
 	if (write_id_maps(pid, p->host_uid, p->host_gid, p->uid, p->gid) < 0)
+		goto kill_init;
+	/* Into the session leaf before init may fork the workload: nothing runs unlimited. */
+	if (limits_attach(&lr, pid) < 0)
 		goto kill_init;
 	if (fdpass_send(sync_fds[0], &go, sizeof(go), NULL, 0) < 0) {
 		log_error_errno(-errno, "cannot start the sandbox's init: %m");
@@ -374,6 +384,7 @@ restore_mask:
 		;
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 finish:
+	code = limits_finish(p, &lr, code);
 	mount_plan_free(&mp);
 	mount_host_facts_free(&facts);
 	session_finish(p, code, start);

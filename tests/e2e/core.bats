@@ -893,7 +893,7 @@ dry_command() { "$AISB" --net none "$@" | sed -n 's/^command: *//p'; }
 	run sb --print-policy
 	[[ "$output" == *"project_ro=false"* ]]
 	[[ "$output" == *"allow_ptrace=false"* ]]
-	printf '# a comment\n\nread_only = true\nallow_ptrace = true\nenv = E2E_CFG=1\n' >"$XDG_CONFIG_HOME/aisb/config"
+	printf '# a comment\n\nread_only = true\nallow_ptrace = true\nenv = E2E_CFG=1\n' >>"$XDG_CONFIG_HOME/aisb/config"
 	run sb --print-policy
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"project_ro=true"* ]]

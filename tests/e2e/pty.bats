@@ -73,8 +73,8 @@ wait_for_file() {
 }
 
 @test "pty: typeahead sent before the sandbox is ready is not lost" {
-	# Entering raw mode with TCSAFLUSH once discarded input already queued on the host terminal
-	# (a user typing right after pressing Enter lost keys).
+	# Regression: raw mode used to be entered with TCSAFLUSH, which discarded input already
+	# queued on the host terminal (a user typing right after pressing Enter lost keys).
 	require_feature "script(1)" command -v script
 	run sh -c "printf 'hello\n' | script -qec \"$(aisb_cmd) -- sh -c 'read x; echo got:\\\$x'\" /dev/null"
 	output=${output//$'\r'/}

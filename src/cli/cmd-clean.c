@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* cmd-clean.c — `aisb clean [--all] [--volumes[=GLOB]]`: remove ended sessions (and homes) */
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/hostenv.h"
+#include "cli/sessions.h"
+#include "util/log.h"
+#include "util/util.h"
+
+static const char *plan_home(const struct session_info *s)
+{
+	json_object *v;
+	if (s->plan && json_object_object_get_ex(s->plan, "home", &v) && json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return NULL;
+}
+
+/* Removes homes/NAME matching @glob that no live session in @v uses. */
+static int clean_homes(const char *state, const char *glob, struct session_info *v, size_t n)
+{
+	_cleanup_free_ char *homes = path_join(state, "homes");
+	struct dirent *de;
+	int failed = 0;
+	DIR *d;
+
+	if (!homes)
+		return -ENOMEM;
+	d = opendir(homes);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *path = NULL;
+		const char *user = NULL;
+		int r;
+
+		if (de->d_name[0] == '.' || fnmatch(glob, de->d_name, FNM_PERIOD) != 0)
+			continue;
+		path = path_join(homes, de->d_name);
+		if (!path)
+			return -ENOMEM;
+		for (size_t i = 0; i < n && !user; i++) {
+			const char *h = plan_home(&v[i]);
+			if (v[i].live && h && (streq(h, path) || path_startswith(h, path)))
+				user = v[i].id;
+		}
+		if (user) {
+			printf("kept home %s: used by live session %s\n", de->d_name, user);
+			continue;
+		}
+		r = rm_rf(path);
+		if (r < 0) {
+			log_error_errno(r, "cannot remove home '%s': %m", path);
+			failed++;
+		} else
+			printf("removed home %s\n", de->d_name);
+	}
+	closedir(d);
+	return failed ? -EIO : 0;
+}
+
+int cmd_clean(int argc, char **argv)
+{
+	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
+	struct session_info *v = NULL;
+	const char *volumes = NULL;
+	bool all = false;
+	size_t n = 0;
+	int r, failed = 0, live = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "--all") || streq(argv[i], "-a"))
+			all = true;
+		else if (streq(argv[i], "--volumes"))
+			volumes = "*";
+		else if (strncmp(argv[i], "--volumes=", 10) == 0 && argv[i][10])
+			volumes = argv[i] + 10;
+		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+			printf("usage: aisb clean [--all] [--volumes[=GLOB]]\n"
+			       "Removes ended sessions; --all first stops live ones; --volumes also removes the\n"
+			       "persistent homes under the state dir (matching GLOB) that no live session uses.\n");
+			return 0;
+		} else
+			return log_error("clean: unknown argument '%s' (see 'aisb clean --help')", argv[i]), AISB_EXIT_USAGE;
+	}
+	if (!state)
+		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), AISB_EXIT_FAILED;
+	r = sessions_list(state, &v, &n);
+	if (r < 0)
+		return log_error_errno(r, "cannot list sessions in '%s/sessions': %m", state), AISB_EXIT_FAILED;
+
+	for (size_t i = 0; i < n; i++) {
+		struct session_info *s = &v[i];
+		if (s->live && all) {
+			r = sessions_stop(s, 5000);
+			if (r < 0 && r != -ESRCH) {
+				log_error_errno(r, "cannot stop session %s (pid %d): %m", s->id, (int)s->supervisor);
+				failed++;
+				continue;
+			}
+			printf("stopped session %s\n", s->id);
+			s->live = false;
+		}
+		if (s->live) {
+			live++;
+			continue;
+		}
+		r = sessions_remove(s);
+		if (r < 0) {
+			log_error_errno(r, "cannot remove session dir '%s': %m", s->dir);
+			failed++;
+		} else
+			printf("removed session %s\n", s->id);
+	}
+	if (live)
+		printf("%d live session%s left running (use --all to stop %s)\n", live, live == 1 ? "" : "s",
+		       live == 1 ? "it" : "them");
+	if (volumes && clean_homes(state, volumes, v, n) < 0)
+		failed++;
+	sessions_list_free(v, n);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* cmd-doctor.c — `aisb doctor [--deep]`: check every prerequisite, print the fix for each */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/doctor.h"
+#include "cli/hostenv.h"
+#include "ns/cgroup.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* Runs `aisb run --no-cwd --ephemeral-home EXTRA... -- CMD...` and reports one line. Return: 1 when
+ * it failed. */
+static int deep_run(const char *self, const char *name, const char *what, char *const *extra, char *const *cmd)
+{
+	char *argv[32];
+	size_t n = 0;
+	int fds[2], st;
+	char out[4096];
+	size_t len = 0;
+	pid_t pid;
+
+	argv[n++] = (char *)self;
+	argv[n++] = (char *)"run";
+	argv[n++] = (char *)"--no-cwd";
+	argv[n++] = (char *)"--ephemeral-home";
+	argv[n++] = (char *)"--net";
+	argv[n++] = (char *)"none";
+	for (size_t i = 0; extra && extra[i] && n < 20; i++)
+		argv[n++] = extra[i];
+	argv[n++] = (char *)"--";
+	for (size_t i = 0; cmd[i] && n < 31; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return 1;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (null >= 0)
+			dup2(null, 0);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		alarm(60);
+		execv(self, argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	for (;;) {
+		ssize_t k = read(fds[0], out + len, sizeof(out) - 1 - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+		if (len >= sizeof(out) - 1)
+			len = 0; /* keep the tail only */
+	}
+	out[len] = 0;
+	close(fds[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		printf("ok   %-10s %s\n", name, what);
+		return 0;
+	}
+	{
+		char *last = out, *nl;
+		while ((nl = strchr(last, '\n')) && nl[1])
+			last = nl + 1;
+		last[strcspn(last, "\n")] = 0;
+		printf("FAIL %-10s %s: exit %d%s%s\n", name, what, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+		       *last ? ": " : "", last);
+	}
+	return 1;
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	struct passwd *pw = getpwuid(getuid());
+	char self[PATH_MAX] = "aisb";
+	struct doctor_env e = {
+		.proc = "/proc", .sys = "/sys", .etc = "/etc", .cgroup_root = "", .uid = getuid(),
+		.user = pw ? pw->pw_name : NULL, .self_exe = self, .get = hostenv_get, .live = true,
+	};
+	bool deep = false;
+	ssize_t k;
+	int fails;
+
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "--deep"))
+			deep = true;
+		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+			printf("usage: aisb doctor [--deep]\n"
+			       "Checks every prerequisite and prints the fix for each problem; --deep also runs\n"
+			       "real sandboxes. Exits 1 when a required check fails.\n");
+			return 0;
+		} else
+			return log_error("doctor: unknown argument '%s'", argv[i]), AISB_EXIT_USAGE;
+	}
+	k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (k > 0)
+		self[k] = 0;
+	printf("aisb %s doctor (uid %u)\n", PACKAGE_VERSION, (unsigned)getuid());
+	fails = doctor_run(&e, stdout);
+	if (deep) {
+		char why[320];
+		char *true_cmd[] = { (char *)"true", NULL };
+		char *proc_cmd[] = { (char *)"sh", (char *)"-c", (char *)"test -r /proc/self/status && test ! -e /proc/1/environ -o -r /proc/1/environ", NULL };
+		char *caps_cmd[] = { (char *)"sh", (char *)"-c",
+				     (char *)"grep -q '^CapEff:[[:space:]]*0*$' /proc/self/status && grep -q '^NoNewPrivs:[[:space:]]*1' /proc/self/status && grep -q '^Seccomp:[[:space:]]*2' /proc/self/status", NULL };
+		char *ns_cmd[] = { (char *)"sh", (char *)"-c", (char *)"! unshare -U true 2>/dev/null", NULL };
+		char *mem[] = { (char *)"--memory", (char *)"64M", (char *)"--pids", (char *)"64", NULL };
+
+		printf("-- deep: real sandboxes --\n");
+		fails += deep_run(self, "run", "a sandbox starts and runs 'true'", NULL, true_cmd);
+		fails += deep_run(self, "proc", "the sandbox has its own /proc", NULL, proc_cmd);
+		fails += deep_run(self, "hardening", "no capabilities, no_new_privs, seccomp filter inside", NULL, caps_cmd);
+		if (access("/usr/bin/unshare", X_OK) == 0)
+			fails += deep_run(self, "nested-ns", "a nested user namespace is refused inside", NULL, ns_cmd);
+		if (cgroup_probe("", CGROUP_MEMORY | CGROUP_PIDS, why, sizeof(why)))
+			fails += deep_run(self, "limits", "--memory 64M --pids 64 are enforced", mem, true_cmd);
+		else
+			printf("warn %-10s skipped: %s\n", "limits", why);
+	}
+	if (fails)
+		printf("%d required check%s failed\n", fails, fails == 1 ? "" : "s");
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* cmd-logs.c — `aisb logs ID`: the session's line of sessions.log and its egress log */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/hostenv.h"
+#include "cli/sessions.h"
+#include "util/log.h"
+#include "util/util.h"
+
+int cmd_logs(int argc, char **argv)
+{
+	_cleanup_free_ char *state = sessions_state_dir(hostenv_get), *egress = NULL;
+	_cleanup_fclose_ FILE *in = NULL;
+	struct session_info si;
+	const char *id = NULL;
+	char line[65536];
+	int n, r;
+
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+			printf("usage: aisb logs ID\n"
+			       "Prints the session's record from sessions.log and its egress log (JSON lines).\n");
+			return 0;
+		} else if (!id && argv[i][0] != '-')
+			id = argv[i];
+		else
+			return log_error("logs: unexpected argument '%s' (see 'aisb logs --help')", argv[i]), AISB_EXIT_USAGE;
+	}
+	if (!id)
+		return log_error("logs: which session? usage: aisb logs ID (see 'aisb ps -a')"), AISB_EXIT_USAGE;
+	if (!sessions_id_valid(id))
+		return log_error("logs: '%s' is not a session id", id), AISB_EXIT_USAGE;
+	if (!state)
+		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), AISB_EXIT_FAILED;
+
+	r = sessions_load(state, id, &si);
+	printf("# session %s\n", id);
+	n = sessions_print_log_lines(state, id, stdout);
+	if (r == -ENOENT && n <= 0)
+		return log_error("no session '%s' (see 'aisb ps -a')", id), 1;
+	if (r == -ENOENT) {
+		printf("# egress log: removed with the session dir (run with --keep to keep it)\n");
+		return 0;
+	}
+	if (r < 0)
+		return log_error_errno(r, "cannot read session '%s': %m", id), AISB_EXIT_FAILED;
+	if (n <= 0)
+		printf("# %s: no record in sessions.log yet\n", si.live ? "live" : "ended");
+	egress = path_join(si.dir, "egress.jsonl");
+	sessions_info_done(&si);
+	if (!egress)
+		return AISB_EXIT_FAILED;
+	in = fopen(egress, "re");
+	if (!in) {
+		printf("# egress log: none (no gate in this session's network mode)\n");
+		return 0;
+	}
+	printf("# egress log\n");
+	while (fgets(line, sizeof(line), in))
+		fputs(line, stdout);
+	return 0;
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* cmd-ps.c — `aisb ps [-a] [--json]`: live sessions (with -a also ended ones that were kept) */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/commands.h"
+#include "cli/hostenv.h"
+#include "cli/sessions.h"
+#include "util/log.h"
+
+static const char *jstr(json_object *o, const char *key, const char *dflt)
+{
+	json_object *v;
+	if (o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return dflt;
+}
+
+int cmd_ps(int argc, char **argv)
+{
+	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
+	struct session_info *v = NULL;
+	bool all = false, json = false;
+	time_t now = time(NULL);
+	json_object *arr = NULL;
+	size_t n = 0;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "-a") || streq(argv[i], "--all"))
+			all = true;
+		else if (streq(argv[i], "--json"))
+			json = true;
+		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+			printf("usage: aisb ps [-a|--all] [--json]\n"
+			       "Lists live sessions; --all also ended ones whose dir is still there.\n");
+			return 0;
+		} else
+			return log_error("ps: unknown argument '%s' (see 'aisb ps --help')", argv[i]), AISB_EXIT_USAGE;
+	}
+	if (!state)
+		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), AISB_EXIT_FAILED;
+	r = sessions_list(state, &v, &n);
+	if (r < 0)
+		return log_error_errno(r, "cannot list sessions in '%s/sessions': %m", state), AISB_EXIT_FAILED;
+	if (json)
+		arr = json_object_new_array();
+	else
+		printf("%-12s %-8s %-6s %-6s %-6s %-6s %s\n", "ID", "PID", "STATE", "ROOTFS", "NET", "AGE", "PROJECT");
+	for (size_t i = 0; i < n; i++) {
+		struct session_info *s = &v[i];
+		const char *rootfs = jstr(s->plan, "image", NULL) ? jstr(s->plan, "image", NULL) : jstr(s->plan, "rootfs", "?");
+		char age[32];
+
+		if (!s->live && !all)
+			continue;
+		sessions_format_age((long long)now - s->started, age, sizeof(age));
+		if (json) {
+			json_object *o = json_object_new_object();
+			json_object_object_add(o, "id", json_object_new_string(s->id));
+			json_object_object_add(o, "pid", s->live ? json_object_new_int(s->supervisor) : NULL);
+			json_object_object_add(o, "state", json_object_new_string(s->live ? "live" : "ended"));
+			json_object_object_add(o, "rootfs", json_object_new_string(rootfs));
+			json_object_object_add(o, "net", json_object_new_string(jstr(s->plan, "net", "?")));
+			json_object_object_add(o, "started", json_object_new_int64(s->started));
+			json_object_object_add(o, "project", jstr(s->plan, "project", NULL) ?
+					       json_object_new_string(jstr(s->plan, "project", NULL)) : NULL);
+			json_object_array_add(arr, o);
+		} else {
+			char pid[16];
+			snprintf(pid, sizeof(pid), "%d", s->live ? (int)s->supervisor : 0);
+			printf("%-12s %-8s %-6s %-6s %-6s %-6s %s\n", s->id, s->live ? pid : "-",
+			       s->live ? "live" : "ended", rootfs, jstr(s->plan, "net", "?"), age,
+			       jstr(s->plan, "project", "-"));
+		}
+	}
+	if (json) {
+		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(arr);
+	}
+	sessions_list_free(v, n);
+	return 0;
+}

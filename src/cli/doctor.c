@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* doctor.c — prerequisite checks with fixes, readable from fake /proc, /sys and /etc trees */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+
+#include "cli/doctor.h"
+#include "cli/sessions.h"
+#include "ns/cgroup.h"
+#include "ns/limits.h"
+#include "util/util.h"
+
+#define SMALL_MAX (256 * 1024)
+
+static void set(struct doctor_result *r, enum doctor_status st, const char *name, const char *msg,
+		const char *fix)
+{
+	r->status = st;
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	snprintf(r->msg, sizeof(r->msg), "%s", msg);
+	snprintf(r->fix, sizeof(r->fix), "%s", fix ? fix : "");
+}
+
+/* Reads a file below @root; NULL when absent. */
+static char *read_under(const char *root, const char *rel)
+{
+	_cleanup_free_ char *p = path_join(root, rel);
+	char *text = NULL;
+	if (!p || read_file_at(AT_FDCWD, p, SMALL_MAX, &text, NULL) < 0)
+		return NULL;
+	return text;
+}
+
+/* A sysctl as a number, or -1 when absent/unreadable. */
+static long long read_sysctl(const struct doctor_env *e, const char *rel)
+{
+	_cleanup_free_ char *t = read_under(e->proc, rel);
+	unsigned long long v;
+	if (!t)
+		return -1;
+	t[strcspn(t, "\n ")] = 0;
+	return parse_u64(t, &v) == 0 ? (long long)v : -1;
+}
+
+/* ---- live probes: a child that tries, and reports errno as its exit status ---------------- */
+
+static int write_self_maps(uid_t uid, gid_t gid)
+{
+	char buf[64];
+	int n;
+	if (write_file_at(AT_FDCWD, "/proc/self/setgroups", "deny", 4, 0) < 0 && errno != ENOENT)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "0 %u 1\n", (unsigned)uid);
+	if (write_file_at(AT_FDCWD, "/proc/self/uid_map", buf, (size_t)n, 0) < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "0 %u 1\n", (unsigned)gid);
+	if (write_file_at(AT_FDCWD, "/proc/self/gid_map", buf, (size_t)n, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+static int probe_userns(void)
+{
+	return unshare(CLONE_NEWUSER) < 0 ? -errno : 0;
+}
+
+static int enter(int flags)
+{
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	int r;
+	if (unshare(CLONE_NEWUSER | flags) < 0)
+		return -errno;
+	r = write_self_maps(uid, gid);
+	if (r < 0)
+		return r;
+	if ((flags & CLONE_NEWNS) && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+static int probe_proc(void)
+{
+	pid_t pid;
+	int st, r = enter(CLONE_NEWNS | CLONE_NEWPID);
+	if (r < 0)
+		return r;
+	pid = fork(); /* PID 1 of the new pid namespace */
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? errno : 0);
+	if (waitpid(pid, &st, 0) < 0)
+		return -errno;
+	return WIFEXITED(st) ? -WEXITSTATUS(st) : -EINTR;
+}
+
+static int probe_overlay(void)
+{
+	int r = enter(CLONE_NEWNS);
+	if (r < 0)
+		return r;
+	if (mount("tmpfs", "/tmp", "tmpfs", 0, "size=1m") < 0)
+		return -errno;
+	if (mkdir("/tmp/l", 0755) < 0 || mkdir("/tmp/l/d", 0755) < 0 || mkdir("/tmp/u", 0755) < 0 ||
+	    mkdir("/tmp/w", 0755) < 0 || mkdir("/tmp/m", 0755) < 0)
+		return -errno;
+	if (mount("overlay", "/tmp/m", "overlay", 0,
+		  "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,userxattr") < 0)
+		return -errno;
+	/* The measured failure without userxattr: removing a lower dir gives EIO. */
+	if (rmdir("/tmp/m/d") < 0)
+		return -errno;
+	return 0;
+}
+
+static int probe_nft(void)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	struct nfgenmsg *nfg;
+	struct timeval tv = { 3, 0 };
+	unsigned portid;
+	int r = enter(CLONE_NEWNET), k;
+
+	if (r < 0)
+		return r;
+	nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		return -errno;
+	setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	portid = mnl_socket_get_portid(nl);
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETGEN;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = 1;
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = AF_UNSPEC;
+	nfg->version = NFNETLINK_V0;
+	nfg->res_id = 0;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	for (;;) {
+		k = (int)mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (k < 0)
+			return -errno;
+		k = mnl_cb_run(buf, (size_t)k, 1, portid, NULL, NULL);
+		if (k <= 0)
+			return k < 0 ? -errno : 0;
+	}
+}
+
+/* Runs @fn in a child (it may unshare freely). Return: 0 or -errno of the probe. */
+static int probe(int (*fn)(void))
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int r;
+		alarm(10); /* a probe never hangs doctor */
+		r = fn();
+		_exit(r < 0 ? (-r > 255 ? 255 : -r) : 0);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFEXITED(st))
+		return -WEXITSTATUS(st);
+	return -ETIMEDOUT;
+}
+
+/* The namespace probes below need a user namespace first; without one they would only repeat
+ * the userns check's failure under another name. */
+static bool needs_userns(const struct doctor_env *e, struct doctor_result *r, const char *name)
+{
+	if (!e->live || probe(probe_userns) == 0)
+		return false;
+	set(r, DOCTOR_WARN, name, "not checked: it needs a user namespace (see 'userns')", NULL);
+	return true;
+}
+
+/* ---- checks ------------------------------------------------------------------------------ */
+
+void doctor_check_userns(const struct doctor_env *e, struct doctor_result *r)
+{
+	long long apparmor = read_sysctl(e, "sys/kernel/apparmor_restrict_unprivileged_userns");
+	long long clone = read_sysctl(e, "sys/kernel/unprivileged_userns_clone");
+	char msg[256], fix[640];
+	int k;
+
+	if (e->uid != 0 && apparmor == 1) {
+		snprintf(fix, sizeof(fix),
+			 "install the AppArmor profile shipped in contrib/apparmor/aisb (its path must name '%s'): "
+			 "sudo install -m 0644 contrib/apparmor/aisb /etc/apparmor.d/aisb && sudo apparmor_parser "
+			 "-r /etc/apparmor.d/aisb   (or, system-wide and weaker: sudo sysctl -w "
+			 "kernel.apparmor_restrict_unprivileged_userns=0)", e->self_exe ? e->self_exe : "aisb");
+		if (e->live && probe(probe_userns) == 0) {
+			set(r, DOCTOR_OK, "userns", "unprivileged user namespaces work (an AppArmor profile "
+			    "allows aisb despite kernel.apparmor_restrict_unprivileged_userns=1)", NULL);
+			return;
+		}
+		set(r, DOCTOR_FAIL, "userns", "kernel.apparmor_restrict_unprivileged_userns=1: AppArmor "
+		    "forbids unprivileged user namespaces to programs without a profile", fix);
+		return;
+	}
+	if (e->uid != 0 && clone == 0) {
+		set(r, DOCTOR_FAIL, "userns", "kernel.unprivileged_userns_clone=0: unprivileged user "
+		    "namespaces are disabled", "sudo sysctl -w kernel.unprivileged_userns_clone=1 (persist "
+		    "it in /etc/sysctl.d/90-aisb.conf)");
+		return;
+	}
+	if (!e->live) {
+		set(r, DOCTOR_OK, "userns", "no sysctl forbids unprivileged user namespaces", NULL);
+		return;
+	}
+	k = probe(probe_userns);
+	if (k == 0) {
+		set(r, DOCTOR_OK, "userns", "unprivileged user namespaces work", NULL);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "cannot create a user namespace: %s", strerror(-k));
+	set(r, DOCTOR_FAIL, "userns", msg,
+	    k == -ENOSPC ? "user.max_user_namespaces is exhausted or 0: sudo sysctl -w user.max_user_namespaces=15000"
+	    : k == -EPERM ? "a seccomp filter or LSM forbids unshare(CLONE_NEWUSER) (in a container: run it "
+			    "with --security-opt seccomp=unconfined, or allow unshare and mount in its profile)"
+	    : "check 'dmesg' and the kernel's CONFIG_USER_NS");
+}
+
+void doctor_check_max_userns(const struct doctor_env *e, struct doctor_result *r)
+{
+	long long v = read_sysctl(e, "sys/user/max_user_namespaces");
+	char msg[128];
+
+	if (v < 0) {
+		set(r, DOCTOR_WARN, "max_userns", "cannot read user.max_user_namespaces",
+		    "mount /proc, or check that the kernel has CONFIG_USER_NS");
+		return;
+	}
+	snprintf(msg, sizeof(msg), "user.max_user_namespaces=%lld", v);
+	if (v == 0)
+		set(r, DOCTOR_FAIL, "max_userns", msg, "sudo sysctl -w user.max_user_namespaces=15000 (persist "
+		    "it in /etc/sysctl.d/90-aisb.conf)");
+	else if (v < 16)
+		set(r, DOCTOR_WARN, "max_userns", msg, "raise it: sudo sysctl -w user.max_user_namespaces=15000");
+	else
+		set(r, DOCTOR_OK, "max_userns", msg, NULL);
+}
+
+void doctor_check_seccomp(const struct doctor_env *e, struct doctor_result *r)
+{
+	_cleanup_free_ char *st = read_under(e->proc, "self/status");
+	const char *p;
+	long mode = -1, filters = 0;
+
+	if (!st) {
+		set(r, DOCTOR_WARN, "seccomp", "cannot read /proc/self/status", "mount /proc");
+		return;
+	}
+	if ((p = strstr(st, "\nSeccomp:")))
+		mode = strtol(p + 9, NULL, 10);
+	if ((p = strstr(st, "\nSeccomp_filters:")))
+		filters = strtol(p + 17, NULL, 10);
+	if (mode == 2) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "aisb already runs under %ld inherited seccomp filter%s (a container "
+			 "engine or a service manager)", filters, filters == 1 ? "" : "s");
+		set(r, DOCTOR_WARN, "seccomp", msg, "if the userns, proc or overlay checks fail, run the container "
+		    "with --security-opt seccomp=unconfined (docker/podman) or a profile that allows unshare, "
+		    "mount, pivot_root and setns");
+	} else if (mode == 1)
+		set(r, DOCTOR_FAIL, "seccomp", "strict seccomp mode: nothing but read/write/exit is allowed",
+		    "run aisb outside this strict-seccomp process");
+	else
+		set(r, DOCTOR_OK, "seccomp", "no inherited seccomp filter", NULL);
+}
+
+unsigned doctor_count_proc_overmounts(const char *mi, const char *proc_mnt)
+{
+	unsigned n = 0;
+	for (const char *line = mi; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		char mp[512];
+		/* field 5 is the mount point */
+		if (sscanf(line, "%*s %*s %*s %*s %511s", mp) == 1 && path_startswith(mp, proc_mnt) &&
+		    !streq(mp, proc_mnt) && !path_startswith(mp, "/proc/sys/fs/binfmt_misc"))
+			n++;
+		line = nl ? nl + 1 : NULL;
+	}
+	return n;
+}
+
+void doctor_check_proc(const struct doctor_env *e, struct doctor_result *r)
+{
+	_cleanup_free_ char *mi = read_under(e->proc, "self/mountinfo");
+	unsigned over = mi ? doctor_count_proc_overmounts(mi, "/proc") : 0;
+	char msg[256];
+	int k;
+
+	if (!e->live) {
+		if (over) {
+			snprintf(msg, sizeof(msg), "%u mount%s cover parts of /proc (a masked /proc, as container "
+				 "engines leave it): a fresh proc cannot be mounted in a user namespace", over,
+				 over == 1 ? "" : "s");
+			set(r, DOCTOR_WARN, "proc", msg, "aisb then binds the existing /proc; for a fresh one run "
+			    "the container with --security-opt systempaths=unconfined (docker) or --security-opt "
+			    "unmask=ALL (podman)");
+		} else
+			set(r, DOCTOR_OK, "proc", "/proc is not masked", NULL);
+		return;
+	}
+	if (needs_userns(e, r, "proc"))
+		return;
+	k = probe(probe_proc);
+	if (k == 0) {
+		set(r, DOCTOR_OK, "proc", "a fresh /proc mounts in a new user+pid namespace", NULL);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "a fresh /proc does not mount in a user namespace: %s%s", strerror(-k),
+		 over ? " (parts of /proc are masked)" : "");
+	set(r, over ? DOCTOR_WARN : DOCTOR_FAIL, "proc", msg,
+	    "run the container with --security-opt systempaths=unconfined (docker) or --security-opt "
+	    "unmask=ALL (podman); aisb falls back to binding /proc where it can");
+}
+
+void doctor_check_overlay(const struct doctor_env *e, struct doctor_result *r)
+{
+	_cleanup_free_ char *fs = read_under(e->proc, "filesystems");
+	char msg[256];
+	int k;
+
+	if (fs && !strstr(fs, "\toverlay\n")) {
+		set(r, DOCTOR_WARN, "overlay", "overlayfs is not loaded (and a user namespace cannot load it)",
+		    "sudo modprobe overlay (persist: echo overlay | sudo tee /etc/modules-load.d/aisb.conf); "
+		    "without it --image runs on a read-only bind with tmpfs for writable paths");
+		return;
+	}
+	if (!e->live) {
+		set(r, DOCTOR_OK, "overlay", "overlayfs is available", NULL);
+		return;
+	}
+	if (needs_userns(e, r, "overlay"))
+		return;
+	k = probe(probe_overlay);
+	if (k == 0) {
+		set(r, DOCTOR_OK, "overlay", "overlay with userxattr mounts in a user namespace, and removing "
+		    "a lower directory works", NULL);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "overlay with userxattr fails in a user namespace: %s", strerror(-k));
+	set(r, DOCTOR_WARN, "overlay", msg, "needs Linux >= 5.11; without it --image runs on a read-only "
+	    "bind with tmpfs for writable paths");
+}
+
+void doctor_check_nft(const struct doctor_env *e, struct doctor_result *r)
+{
+	char msg[256];
+	int k;
+
+	if (!e->live) {
+		set(r, DOCTOR_OK, "nft", "not probed", NULL);
+		return;
+	}
+	if (needs_userns(e, r, "nft"))
+		return;
+	k = probe(probe_nft);
+	if (k == 0) {
+		set(r, DOCTOR_OK, "nft", "nf_tables answers inside a new user+net namespace", NULL);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "nf_tables does not answer inside a new user+net namespace: %s", strerror(-k));
+	set(r, DOCTOR_FAIL, "nft", msg, "sudo modprobe nf_tables (persist: echo nf_tables | sudo tee "
+	    "/etc/modules-load.d/aisb.conf); --net allow needs it, --net none does not");
+}
+
+void doctor_pasta_missing(const char *help, char *buf, size_t n)
+{
+	static const char *const need[] = { "--config-net", "--no-map-gw", "--netns", "--userns",
+					    "--tcp-ns", "--udp-ns", "--foreground", "--quiet" };
+	size_t off = 0;
+
+	if (n)
+		buf[0] = 0;
+	for (size_t i = 0; i < ELEMENTSOF(need); i++)
+		if (!strstr(help, need[i])) {
+			int k = snprintf(buf + off, n > off ? n - off : 0, "%s%s", off ? " " : "", need[i]);
+			if (k > 0)
+				off += (size_t)k;
+		}
+}
+
+/* Finds @name on PATH. Caller frees. */
+static char *which(const struct doctor_env *e, const char *name)
+{
+	const char *path = e->get("PATH");
+	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; p && *p;) {
+		size_t len = strcspn(p, ":");
+		char *c = NULL;
+		if (len && asprintf(&c, "%.*s/%s", (int)len, p, name) >= 0 && access(c, X_OK) == 0)
+			return c;
+		free(c);
+		p += len;
+		if (*p == ':')
+			p++;
+	}
+	return NULL;
+}
+
+/* Runs `@exe --help` and returns its output (bounded, 5 s). */
+static char *help_text(const char *exe)
+{
+	int fds[2];
+	pid_t pid;
+	char *buf;
+	size_t len = 0, cap = 128 * 1024;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return NULL;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (null >= 0)
+			dup2(null, 0);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		alarm(5);
+		execl(exe, exe, "--help", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	buf = malloc(cap + 1);
+	if (buf) {
+		ssize_t k;
+		while (len < cap && (k = read(fds[0], buf + len, cap - len)) != 0) {
+			if (k < 0) {
+				if (errno == EINTR)
+					continue;
+				break;
+			}
+			len += (size_t)k;
+		}
+		buf[len] = 0;
+	}
+	close(fds[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return buf;
+}
+
+void doctor_check_pasta(const struct doctor_env *e, struct doctor_result *r)
+{
+	_cleanup_free_ char *exe = which(e, "pasta"), *help = NULL;
+	char missing[256], msg[512];
+
+	if (!exe) {
+		set(r, DOCTOR_WARN, "pasta", "pasta is not installed: --net full and --publish are unavailable "
+		    "(--net none and allow work without it)", "sudo apt-get install passt (Debian/Ubuntu), "
+		    "sudo dnf install passt (Fedora)");
+		return;
+	}
+	help = help_text(exe);
+	if (!help || !*help) {
+		snprintf(msg, sizeof(msg), "'%s --help' printed nothing", exe);
+		set(r, DOCTOR_WARN, "pasta", msg, "reinstall passt");
+		return;
+	}
+	doctor_pasta_missing(help, missing, sizeof(missing));
+	if (*missing) {
+		snprintf(msg, sizeof(msg), "%s lacks options aisb uses: %s", exe, missing);
+		set(r, DOCTOR_WARN, "pasta", msg, "install a newer passt (2023 or later)");
+		return;
+	}
+	snprintf(msg, sizeof(msg), "%s has every option aisb uses", exe);
+	set(r, DOCTOR_OK, "pasta", msg, NULL);
+}
+
+void doctor_check_cgroup(const struct doctor_env *e, struct doctor_result *r)
+{
+	char why[320], msg[512];
+
+	if (cgroup_probe(e->cgroup_root, CGROUP_CTRL_ALL, why, sizeof(why))) {
+		set(r, DOCTOR_OK, "cgroup", "a delegated cgroup v2 subtree offers memory, pids and cpu: "
+		    "limits are enforced", NULL);
+		return;
+	}
+	if (limits_systemd_usable(e->get, e->cgroup_root)) {
+		snprintf(msg, sizeof(msg), "no delegated cgroup here (%s), but aisb re-runs itself in "
+			 "'systemd-run --user --scope -p Delegate=yes'", why);
+		set(r, DOCTOR_OK, "cgroup", msg, NULL);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "limits cannot be enforced: %s; default limits degrade (RLIMIT_NPROC "
+		 "only, one warning per run) and an explicit --memory/--pids/--cpus is refused (78)", why);
+	set(r, DOCTOR_WARN, "cgroup", msg,
+	    "use the unified cgroup v2 hierarchy (boot with systemd.unified_cgroup_hierarchy=1 on a hybrid "
+	    "host) with systemd's user manager (aisb then uses 'systemd-run --user --scope -p "
+	    "Delegate=yes'), or delegate a subtree yourself: mkdir /sys/fs/cgroup/aisb-$USER, enable "
+	    "'+memory +pids +cpu' in its parent's cgroup.subtree_control, chown it and its cgroup.procs, "
+	    "cgroup.subtree_control and cgroup.threads to the user, and start aisb from a shell moved "
+	    "into a child of it (see docs/limits.md)");
+}
+
+bool doctor_subid_has_range(const char *text, const char *user, uid_t uid, unsigned long min)
+{
+	char uidbuf[16];
+
+	snprintf(uidbuf, sizeof(uidbuf), "%u", (unsigned)uid);
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		char name[256];
+		unsigned long start, count;
+		if (sscanf(line, "%255[^:]:%lu:%lu", name, &start, &count) == 3 &&
+		    ((user && streq(name, user)) || streq(name, uidbuf)) && count >= min)
+			return true;
+		line = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+void doctor_check_subuid(const struct doctor_env *e, struct doctor_result *r)
+{
+	_cleanup_free_ char *su = read_under(e->etc, "subuid"), *sg = read_under(e->etc, "subgid");
+	char msg[384];
+
+	if (su && sg && doctor_subid_has_range(su, e->user, e->uid, 65536) &&
+	    doctor_subid_has_range(sg, e->user, e->uid, 65536)) {
+		set(r, DOCTOR_OK, "subuid", "subordinate uid and gid ranges exist (optional: aisb maps one "
+		    "id and never requires them)", NULL);
+		return;
+	}
+	/* Not a warning: the single-id mapping is the design; ranges only serve a later mode. */
+	snprintf(msg, sizeof(msg), "no subordinate id range for %s (fine: aisb maps one id; for a later "
+		 "full-range mode: sudo usermod --add-subuids 100000-165535 --add-subgids 100000-165535 %s)",
+		 e->user ? e->user : "this user", e->user ? e->user : "$USER");
+	set(r, DOCTOR_OK, "subuid", msg, NULL);
+}
+
+static int dir_writable(const char *dir)
+{
+	int r = mkdir_p(dir, 0700);
+	if (r < 0)
+		return r;
+	if (access(dir, W_OK | X_OK) < 0)
+		return -errno;
+	return 0;
+}
+
+void doctor_check_dirs(const struct doctor_env *e, struct doctor_result *r)
+{
+	_cleanup_free_ char *state = sessions_state_dir(e->get), *cache = NULL;
+	const char *xc = e->get("XDG_CACHE_HOME"), *home = e->get("HOME");
+	char msg[640], fix[256];
+	int k;
+
+	if (xc && path_is_absolute(xc))
+		cache = path_join(xc, "aisb");
+	else if (home && path_is_absolute(home) && asprintf(&cache, "%s/.cache/aisb", home) < 0)
+		cache = NULL;
+	if (!state || !cache) {
+		set(r, DOCTOR_FAIL, "dirs", "no home directory: the state and cache dirs are unknown",
+		    "set HOME, or XDG_STATE_HOME and XDG_CACHE_HOME, to writable directories");
+		return;
+	}
+	if ((k = dir_writable(state)) < 0 || (k = dir_writable(cache)) < 0) {
+		snprintf(msg, sizeof(msg), "state dir '%s' or cache dir '%s' is not writable: %s", state,
+			 cache, strerror(-k));
+		snprintf(fix, sizeof(fix), "make them writable, or point XDG_STATE_HOME / XDG_CACHE_HOME "
+			 "elsewhere");
+		set(r, DOCTOR_FAIL, "dirs", msg, fix);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "state dir %s and cache dir %s are writable", state, cache);
+	set(r, DOCTOR_OK, "dirs", msg, NULL);
+}
+
+int doctor_run(const struct doctor_env *e, FILE *out)
+{
+	static void (*const checks[])(const struct doctor_env *, struct doctor_result *) = {
+		doctor_check_userns, doctor_check_max_userns, doctor_check_seccomp, doctor_check_proc,
+		doctor_check_overlay, doctor_check_nft, doctor_check_pasta, doctor_check_cgroup,
+		doctor_check_subuid, doctor_check_dirs,
+	};
+	static const char *const tag[DOCTOR_STATUS_MAX] = { "ok  ", "warn", "FAIL" };
+	int fails = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(checks); i++) {
+		struct doctor_result r = { 0 };
+		checks[i](e, &r);
+		fprintf(out, "%s %-10s %s\n", tag[r.status], r.name, r.msg);
+		if (r.status != DOCTOR_OK && *r.fix)
+			fprintf(out, "     %-10s fix: %s\n", "", r.fix);
+		if (r.status == DOCTOR_FAIL)
+			fails++;
+	}
+	return fails;
+}

@@ -1,0 +1,280 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/e2e/lifecycle.bats — limits on a host without cgroup delegation, ps/inspect/logs/clean
+# round trips, SIGKILL of the supervisor, doctor. (Enforcement itself: tests/vm/run.sh.)
+load lib/common
+
+setup() { common_setup; }
+teardown() {
+	# Stop anything a failed test left running, by pid only.
+	for p in ${BG_PIDS:-}; do kill -9 "$p" 2>/dev/null || true; done
+	common_teardown
+}
+
+# True when this host has no delegated cgroup v2 subtree for us (the doctor's verdict).
+no_delegation() { "$AISB" doctor 2>/dev/null | grep -q '^warn cgroup'; }
+
+# pids of processes whose command line contains the word $1. One grep over every cmdline; the
+# pattern is bracketed so that grep's own command line does not match it.
+pids_with() {
+	local tok=$1 f
+	grep -law -e "${tok:0:1}[${tok:1:1}]${tok:2}" /proc/[0-9]*/cmdline 2>/dev/null |
+		while read -r f; do f=${f#/proc/}; echo "${f%/cmdline}"; done
+	return 0
+}
+no_pids_with() { [ -z "$(pids_with "$1")" ]; }
+some_session_live() { "$AISB" ps 2>/dev/null | grep -q ' live '; }
+init_has_child() {
+	local f
+	f=$(echo "$XDG_STATE_HOME"/aisb/sessions/*/init)
+	[ -s "$f" ] && pgrep -P "$(cat "$f")" >/dev/null
+}
+
+# wait_for CMD...: up to 10 s.
+wait_for() {
+	local _
+	for _ in $(seq 100); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+session_ids() { ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null; }
+
+@test "limits: an explicit --memory on a host without delegation is refused (78) with the fix" {
+	no_delegation || skip "this host delegates cgroup v2: enforcement is tested, not refusal"
+	run sb --no-cwd --memory 512M -- true
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"cannot enforce the memory limit"* ]]
+	[[ "$output" == *"systemd-run --user --scope -p Delegate=yes"* ]]
+	[[ "$output" == *"aisb doctor"* ]]
+	run sb --no-cwd --pids 64 -- true
+	[ "$status" -eq 78 ]
+	run sb --no-cwd --cpus 1.5 -- true
+	[ "$status" -eq 78 ]
+	# control: the same run without the limit works
+	run sb --no-cwd -- true
+	[ "$status" -eq 0 ]
+}
+
+@test "limits: a default run warns exactly once; --memory max --pids max does not warn" {
+	no_delegation || skip "this host delegates cgroup v2"
+	rm -f "$XDG_CONFIG_HOME/aisb/config" # common_setup acknowledges the warning away
+	run sb --no-cwd -- echo hi
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'not enforced' <<<"$output")" -eq 1 ]
+	[[ "$output" == *"hi"* ]]
+	run sb --no-cwd --memory max --pids max -- echo hi
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'not enforced' <<<"$output")" -eq 0 ]
+	# acknowledged once in config: quiet, and still degraded (not silently "enforced")
+	echo "accept_unenforced_limits = true" >"$XDG_CONFIG_HOME/aisb/config"
+	run sb --no-cwd -- echo hi
+	[ "$(grep -c 'not enforced' <<<"$output")" -eq 0 ]
+	run sb --no-cwd --print-policy -- true
+	[[ "$output" =~ limits_enforced=(no|rlimit-nproc-only) ]]
+}
+
+@test "limits: without cgroups a non-root run gets RLIMIT_NPROC=4096 inside, root none" {
+	no_delegation || skip "this host delegates cgroup v2"
+	rm -f "$XDG_CONFIG_HOME/aisb/config"
+	run sb --no-cwd -- grep '^Max processes' /proc/self/limits
+	[ "$status" -eq 0 ]
+	if is_root; then
+		[[ "$output" == *"RLIMIT_NPROC does not bind root"* ]]
+	else
+		[[ "$output" =~ Max\ processes\ +4096\ +4096 ]]
+	fi
+}
+
+@test "limits: invalid values are 78 naming the setting; config and env keys work" {
+	run sb --no-cwd --memory lots -- true
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"invalid --memory 'lots'"* ]]
+	run sb --no-cwd --cpus 0 -- true
+	[ "$status" -eq 78 ]
+	run sb --no-cwd --pids 1 -- true
+	[ "$status" -eq 78 ]
+	run sb --no-cwd --print-policy -- true
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"memory_max=4294967296"* ]]
+	[[ "$output" == *"pids_max=4096"* ]]
+	[[ "$output" == *"cpu_max=max 100000"* ]]
+	run sb --no-cwd --memory max --pids max --print-policy -- true
+	[[ "$output" == *"memory_max=0"* ]]
+	[[ "$output" == *"limits_enforced=none"* ]]
+	if no_delegation; then
+		# a config key is as explicit as a flag: refused the same way
+		mkdir -p "$XDG_CONFIG_HOME/aisb"
+		echo "memory = 1G" >"$XDG_CONFIG_HOME/aisb/config"
+		run sb --no-cwd -- true
+		[ "$status" -eq 78 ]
+		[[ "$output" == *"cannot enforce the memory limit"* ]]
+		rm "$XDG_CONFIG_HOME/aisb/config"
+		AISB_PIDS=100 run sb --no-cwd -- true
+		[ "$status" -eq 78 ]
+	else
+		run sb --no-cwd --memory 1.5g --pids 99 --cpus 0.5 --print-policy -- true
+		[[ "$output" == *"memory_max=1610612736"* ]]
+		[[ "$output" == *"cpu_max=50000 100000"* ]]
+	fi
+}
+
+@test "lifecycle: ps, inspect, logs and clean --all round trip on a live session" {
+	"$AISB" --net none --no-cwd -- sh -c 'sleep 30; true' lc-live >/dev/null 2>&1 3>&- &
+	BG_PIDS=$!
+	wait_for some_session_live
+	run "$AISB" ps
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "ID"*"PID"*"NET"*"AGE"*"PROJECT" ]]
+	id=$(awk 'NR==2 {print $1}' <<<"$output")
+	[ -n "$id" ]
+	[[ "${lines[1]}" == *"$BG_PIDS"*"live"*"host"*"none"* ]]
+
+	run "$AISB" inspect "$id"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"state:      live (supervisor pid $BG_PIDS"* ]]
+	[[ "$output" == *"limits:"* ]]
+	run "$AISB" inspect "$id" --json
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .state <<<"$output")" = live ]
+	[ "$(jq -r .plan.net <<<"$output")" = none ]
+	[ "$(jq -r .supervisor_pid <<<"$output")" = "$BG_PIDS" ]
+
+	run "$AISB" logs "$id"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"# session $id"* ]]
+
+	# plain clean keeps live sessions
+	run "$AISB" clean
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"1 live session left running"* ]]
+	[ -d "$XDG_STATE_HOME/aisb/sessions/$id" ]
+
+	run "$AISB" clean --all
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"stopped session $id"* ]]
+	wait "$BG_PIDS" || true
+	BG_PIDS=
+	[ -z "$(session_ids)" ]
+	[ -z "$(pids_with lc-live)" ]
+	run "$AISB" ps -a
+	[ "${#lines[@]}" -eq 1 ]
+	# the finished run's record stays in sessions.log
+	run "$AISB" logs "$id"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"\"id\":\"$id\""* ]]
+	[[ "$output" == *"\"exit\":143"* ]]
+}
+
+@test "lifecycle: --keep leaves an ended session that ps -a, inspect and clean see" {
+	run sb --no-cwd --keep -- sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	id=$(session_ids)
+	[ -n "$id" ]
+	run "$AISB" ps
+	[ "${#lines[@]}" -eq 1 ]
+	run "$AISB" ps -a
+	[[ "$output" == *"$id"*"ended"* ]]
+	run "$AISB" inspect "$id"
+	[[ "$output" == *"state:      ended"* ]]
+	run "$AISB" logs "$id"
+	[[ "$output" == *"\"exit\":3"* ]]
+	run "$AISB" clean
+	[[ "$output" == *"removed session $id"* ]]
+	[ -z "$(session_ids)" ]
+	# unknown ids and refs
+	run "$AISB" inspect 0123456789ab
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no session or image"* ]]
+	run "$AISB" logs ../etc
+	[ "$status" -eq 2 ]
+}
+
+@test "lifecycle: clean --volumes removes unused homes and keeps a live session's" {
+	run sb --no-cwd -- true
+	[ -d "$XDG_STATE_HOME/aisb/homes/default" ]
+	mkdir -p "$XDG_STATE_HOME/aisb/homes/other"
+	run "$AISB" clean --volumes=oth*
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"removed home other"* ]]
+	[ -d "$XDG_STATE_HOME/aisb/homes/default" ]
+	"$AISB" --net none --no-cwd -- sh -c 'sleep 30; true' lc-vol >/dev/null 2>&1 3>&- &
+	BG_PIDS=$!
+	wait_for some_session_live
+	run "$AISB" clean --volumes
+	[[ "$output" == *"kept home default: used by live session"* ]]
+	[ -d "$XDG_STATE_HOME/aisb/homes/default" ]
+	run "$AISB" clean --all --volumes
+	[[ "$output" == *"removed home default"* ]]
+	wait "$BG_PIDS" || true
+	BG_PIDS=
+	[ ! -d "$XDG_STATE_HOME/aisb/homes/default" ]
+}
+
+@test "lifecycle: SIGKILL of the supervisor during a run leaves no process or mount; clean removes the dir" {
+	local tok=lc-kill-$$ sid
+	"$AISB" --net none --no-cwd -- sh -c 'sleep 60; true' "$tok" >/dev/null 2>&1 3>&- &
+	BG_PIDS=$!
+	# the workload runs: init has a child
+	wait_for init_has_child
+	sid=$(session_ids)
+	[ -n "$(pids_with "$tok")" ]
+	kill -9 "$BG_PIDS"
+	wait "$BG_PIDS" || true
+	BG_PIDS=
+	wait_for no_pids_with "$tok"
+	[ -z "$(pids_with "$tok")" ]
+	# The sandbox's mounts lived in its own mount namespace, which died with its last process:
+	# nothing of the session is mounted on the host.
+	[ -n "$sid" ]
+	run grep -q -e "$sid" -e "$tok" /proc/self/mountinfo
+	[ "$status" -eq 1 ]
+	run "$AISB" ps -a
+	[[ "$output" == *"ended"* ]]
+	run "$AISB" clean
+	[[ "$output" == *"removed session"* ]]
+	[ -z "$(session_ids)" ]
+}
+
+@test "lifecycle: SIGKILL of the supervisor during startup leaves nothing, at any moment" {
+	local tok d
+	for d in 0 0.002 0.005 0.01 0.02 0.05 0.1; do
+		tok=lc-start-$$-${d/./}
+		"$AISB" --net none --no-cwd -- sh -c 'sleep 60; true' "$tok" >/dev/null 2>&1 3>&- &
+		BG_PIDS=$!
+		sleep "$d"
+		kill -9 "$BG_PIDS"
+		wait "$BG_PIDS" || true
+		BG_PIDS=
+		wait_for no_pids_with "$tok"
+		[ -z "$(pids_with "$tok")" ]
+	done
+	run "$AISB" clean
+	[ "$status" -eq 0 ]
+	[ -z "$(session_ids)" ]
+}
+
+@test "doctor: one line per check, a fix under every non-ok line, exit code matches" {
+	run "$AISB" doctor
+	local n_fail
+	n_fail=$(grep -c '^FAIL' <<<"$output" || true)
+	if [ "$n_fail" -eq 0 ]; then [ "$status" -eq 0 ]; else [ "$status" -eq 1 ]; fi
+	for c in userns max_userns seccomp proc overlay nft pasta cgroup subuid dirs; do
+		grep -qE "^(ok  |warn|FAIL) $c " <<<"$output"
+	done
+	# every warn/FAIL line but the "not checked" ones is followed by a fix line
+	awk '/^(warn|FAIL) / && !/not checked/ {want=1; next} want {if ($0 !~ /fix: /) exit 1; want=0} END {exit want}' <<<"$output"
+	if no_delegation; then
+		[[ "$output" == *"warn cgroup"*"fix: "* ]]
+	fi
+}
+
+@test "doctor --deep: runs real sandboxes" {
+	run "$AISB" doctor --deep
+	[[ "$output" == *"-- deep: real sandboxes --"* ]]
+	[[ "$output" == *"ok   run "* ]]
+	[[ "$output" == *"ok   hardening "* ]]
+	[ "$status" -eq 0 ]
+}
