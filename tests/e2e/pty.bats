@@ -61,6 +61,13 @@ wait_for_file() {
 	[ "$(tail -n 1 "$WORK/out")" = 200000 ]
 	# (script(1) turns its stdin's EOF into a NUL that the inner pty echoes as ^@)
 	seq 200000 | cmp - <(sed '1s/^\^@//' "$WORK/out")
+	# A reader that stalls keeps the relay's buffer full when the command ends; the relay once
+	# took the pty's hangup on a full buffer for EOF and dropped the tail (about half the runs).
+	local _
+	for _ in 1 2; do
+		in_script "$(aisb_cmd) -- seq 10000" | { sleep 0.5; tr -d '\r'; } >"$WORK/out"
+		[ "$(tail -n 1 "$WORK/out")" = 10000 ]
+	done
 }
 
 @test "pty: input reaches the command once it runs" {
