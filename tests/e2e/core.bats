@@ -153,6 +153,15 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[ "$output" = "$PROJ" ]
 }
 
+@test "fs: a project path with spaces and a colon is mounted at its own path" {
+	mkdir -p "$WORK/my proj:1"
+	cd "$WORK/my proj:1"
+	run sb -- sh -c 'pwd; echo x > f'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$WORK/my proj:1" ]
+	[ -f "$WORK/my proj:1/f" ]
+}
+
 @test "fs: a project under a sandbox-owned path (/tmp) is relocated to /project, announced" {
 	local t
 	t=$(mktemp -d /tmp/aisb-e2e-proj.XXXXXX)
@@ -537,6 +546,12 @@ EOF
 	[[ "$host" == *"personality_rie ok"* ]]
 }
 
+@test "proc: the sandbox has its own hostname, and cannot change it" {
+	run sb -- sh -c 'cat /proc/sys/kernel/hostname; hostname other 2>/dev/null && echo CHANGED; true'
+	[ "$output" = aisb ]
+	[ "$(cat /proc/sys/kernel/hostname)" != other ]
+}
+
 @test "proc: the command leads its own session (setsid)" {
 	# field 6 of /proc/PID/stat is the session id; $$ of a sh -c is its own pid
 	run sb -- sh -c 'set -- $(cat /proc/$$/stat); [ "$6" = "$$" ] && echo LEADER'
@@ -648,6 +663,16 @@ c = socket.create_connection(s.getsockname(), timeout=2); print(c.recv(16).decod
 	[ "$status" -eq 78 ]
 	[[ "$output" == *E2E_UNSET_XYZ* ]]
 	no_session_left
+}
+
+@test "env: values with newlines, quotes, '=', '\$' and backslashes arrive intact" {
+	local v
+	v=$(printf 'a\nb=c "d" '"'"'e'"'"' $HOME \\ `x`')
+	run sb --env "E2E_V=$v" -- printenv E2E_V
+	[ "$status" -eq 0 ]
+	[ "$output" = "$v" ]
+	run env E2E_W="$v" "$AISB" --net none --env E2E_W -- printenv E2E_W
+	[ "$output" = "$v" ]
 }
 
 @test "env: --env-file is refused unless 0600, and works at 0600" {
@@ -822,6 +847,28 @@ print(lines[0]["exit"], lines[1]["exit"], lines[1]["command"][0], lines[0]["id"]
 	[ -f "$XDG_STATE_HOME/aisb/sessions/$dirs/plan.json" ]
 	[[ "$output" == *"$dirs"* ]]    # announced
 	[ "$(stat -c %a "$XDG_STATE_HOME/aisb/sessions/$dirs")" = 700 ]
+}
+
+@test "session: concurrent sessions each get their own dir and one intact log line" {
+	local i pids=()
+	for i in 1 2 3 4 5 6; do
+		sb -- sh -c "echo run$i > out$i" 3>&- &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i"
+	done
+	for i in 1 2 3 4 5 6; do
+		[ "$(cat "out$i")" = "run$i" ]
+	done
+	no_session_left
+	[ "$(wc -l <"$XDG_STATE_HOME/aisb/sessions.log")" -eq 6 ]
+	require_feature "python3 in /usr" have_python
+	run "$PY" -c '
+import json, sys
+ids = {json.loads(l)["id"] for l in open(sys.argv[1])}
+print(len(ids))' "$XDG_STATE_HOME/aisb/sessions.log"
+	[ "$output" = 6 ]
 }
 
 @test "session: previews start nothing and write nothing" {

@@ -203,6 +203,16 @@ wait_for_content() {
 	[ "$(cat "$WORK/after3")" = "$(cat "$WORK/before")" ]
 }
 
+@test "pty: Ctrl-C at the terminal interrupts the command inside (130)" {
+	require_feature tmux command -v tmux
+	tmux_start
+	tmux_run "$(aisb_cmd) -- sh -c 'touch ready; exec sleep 60'; echo \$? > $WORK/rc"
+	wait_for_file ready
+	sleep 0.3
+	tmx send-keys -t e2e C-c
+	wait_for_content "$WORK/rc" 130
+}
+
 @test "pty: aisb --shell gives an interactive shell in the sandbox" {
 	require_feature tmux command -v tmux
 	tmux_start
