@@ -491,6 +491,36 @@ print(r, ctypes.get_errno())'
 	[ "$output" = "-1 1" ]
 	run sb --allow-ptrace -- python3 -c "$probe"
 	[ "$output" = "0 0" ]
+	# even with --allow-ptrace, the sandbox's init (capable inside the user namespace, no
+	# seccomp) cannot be attached to or read: only the command's own children can
+	cat >att.py <<'EOF'
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+def attach(pid):
+    ctypes.set_errno(0)
+    r = libc.ptrace(16, pid, 0, 0)    # PTRACE_ATTACH
+    e = ctypes.get_errno()
+    if r == 0:
+        os.waitpid(pid, 0)
+        libc.ptrace(17, pid, 0, 0)    # PTRACE_DETACH
+    return "ok" if r == 0 else "err%d" % e
+child = os.fork()
+if child == 0:
+    time.sleep(5)
+    os._exit(0)
+print("child", attach(child), "init", attach(1))
+os.kill(child, 9)
+try:
+    open("/proc/1/environ").read(); print("environ readable")
+except OSError as e:
+    print("environ err%d" % e.errno)
+EOF
+	run sb --allow-ptrace -- python3 att.py
+	[ "${lines[0]}" = "child ok init err1" ]
+	# EACCES, or ENOENT where hidepid=invisible hides PID 1 altogether
+	[[ "${lines[1]}" == "environ err13" || "${lines[1]}" == "environ err2" ]]
+	run sb -- python3 att.py
+	[ "${lines[0]}" = "child err1 init err1" ]
 	if command -v strace >/dev/null; then
 		run sb -- strace -o /dev/null true
 		[ "$status" -ne 0 ]

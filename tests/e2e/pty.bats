@@ -213,6 +213,25 @@ wait_for_content() {
 	wait_for_content "$WORK/rc" 130
 }
 
+@test "pty: closing the terminal ends the sandbox" {
+	require_feature tmux command -v tmux
+	local mark=$((RANDOM + 20000))
+	tmux_start
+	tmux_run "$(aisb_cmd) -- sh -c 'touch ready; exec sleep $mark'"
+	wait_for_file ready
+	pgrep -f "^sleep $mark\$"    # control: it runs
+	tmx kill-server
+	local _
+	for _ in $(seq 50); do
+		pgrep -f "^sleep $mark\$" >/dev/null || break
+		sleep 0.1
+	done
+	run pgrep -f "^sleep $mark\$"
+	[ "$status" -ne 0 ]
+	run pgrep -f "aisb.*sleep $mark"
+	[ "$status" -ne 0 ]
+}
+
 @test "pty: aisb --shell gives an interactive shell in the sandbox" {
 	require_feature tmux command -v tmux
 	tmux_start
