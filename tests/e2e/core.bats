@@ -327,6 +327,39 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[ "$output" = WROTE1 ]
 }
 
+@test "fs: a symlinked .git/hooks or .git/config refuses the run unless --writable-git" {
+	require_feature git command -v git
+	git init -q .
+	mv .git/hooks "$WORK/hooks-real"
+	ln -s "$WORK/hooks-real" .git/hooks
+	run sb -- true
+	[ "$status" -eq 78 ]
+	[[ "$output" == *".git/hooks"* ]]
+	run sb --writable-git -- true    # control
+	[ "$status" -eq 0 ]
+	rm .git/hooks
+	mkdir .git/hooks
+	mv .git/config "$WORK/config-real"
+	ln -s "$WORK/config-real" .git/config
+	run sb -- true
+	[ "$status" -eq 78 ]
+	[[ "$output" == *".git/config"* ]]
+	no_session_left
+}
+
+@test "fs: a .git symlink cannot be replaced by a directory of hooks" {
+	# Known gap: when .git is a symlink (to a gitdir elsewhere), neither the link nor its
+	# parent is pinned, so the sandbox can swap in a .git of its own whose hooks and config
+	# run on the host the next time the user runs git there. aisb only warns.
+	require_feature git command -v git
+	git init -q "$WORK/real"
+	ln -s "$WORK/real/.git" .git
+	run sb -- sh -c 'rm .git && mkdir -p .git/hooks && echo evil > .git/hooks/post-checkout && echo SWAPPED; true'
+	echo "$output"
+	[[ "$output" != *SWAPPED* ]]
+	[ -L .git ]
+}
+
 @test "fs: a worktree's .git file is read-only" {
 	require_feature git command -v git
 	mkdir "$WORK/repo"
