@@ -14,11 +14,12 @@ cd "$proj"
 
 declare -A cmds=(
 	[aisb]="$aisb --net none --ephemeral-home --no-agents -- true"
+	[aisb-allow]="$aisb --allow example.com --ephemeral-home --no-agents -- true"
 	[bwrap]="bwrap --unshare-all --ro-bind / / --proc /proc --dev /dev true"
 	[unshare]="unshare -Urmnp --fork true"
 	[true]="/bin/true"
 )
-order=(true unshare bwrap aisb)
+order=(true unshare bwrap aisb aisb-allow)
 for name in "${order[@]}"; do
 	# shellcheck disable=SC2086
 	if ! ${cmds[$name]} >/dev/null 2>&1; then
@@ -51,4 +52,6 @@ for ref in bwrap unshare; do
 	[ -n "${med[$ref]:-}" ] && [ -n "${med[aisb]:-}" ] &&
 		printf 'aisb / %-8s %6.2f\n' "$ref" "$(echo "${med[aisb]} / ${med[$ref]}" | bc -l)"
 done
+[ -n "${med[aisb-allow]:-}" ] && [ -n "${med[aisb]:-}" ] &&
+	printf 'allow - none   %6.2f ms\n' "$(echo "(${med[aisb-allow]} - ${med[aisb]}) / 1000" | bc -l)"
 echo "(n=$n, user $(id -un), $(uname -r))"

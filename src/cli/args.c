@@ -239,8 +239,9 @@ static int apply(struct aisb_settings *s, const struct opt_def *o, const char *v
 int args_defaults(struct aisb_settings *s)
 {
 	memset(s, 0, sizeof(*s));
-	/* Until the gate exists (issue 3), `none` is the only network mode and the default. */
-	s->net = NET_NONE;
+	/* allow is the default (design 6); with nothing allowed and no explicit --net it runs as
+	 * none (netplan_resolve), an explicit --net allow with an empty allowlist is exit 78. */
+	s->net = NET_ALLOW;
 	s->net_source = SRC_DEFAULT;
 	if (set_str(&s->rootfs, "host") < 0 || set_str(&s->harness, "pi") < 0 ||
 	    set_str(&s->workdir, "auto") < 0)

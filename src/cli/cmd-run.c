@@ -7,6 +7,7 @@
 #include "cli/hostenv.h"
 #include "cli/resolve.h"
 #include "ns/limits.h"
+#include "net/netplan.h"
 #include "ns/sandbox.h"
 #include "util/log.h"
 
@@ -37,11 +38,13 @@ int cmd_run(int argc, char **argv)
 	r = plan_resolve(&p, &s, hostenv_get);
 	if (r != 0)
 		goto out;
-	if (s.dry_run || s.print_policy) {
+	if (s.dry_run || s.print_policy || s.print_ruleset) {
 		if (s.dry_run)
 			plan_print(&p, stdout);
 		if (s.print_policy)
 			plan_print_policy(&p, stdout);
+		if (s.print_ruleset)
+			netplan_print_ruleset(p.netp, stdout);
 		r = 0;
 		goto out;
 	}

@@ -16,6 +16,8 @@
 #include "ns/cgroup.h"
 
 enum net_mode { NET_NONE, NET_ALLOW, NET_FULL, NET_MODE_MAX };
+
+struct net_plan; /* net/netplan.h */
 enum rootfs_kind { ROOTFS_HOST, ROOTFS_IMAGE, ROOTFS_KIND_MAX };
 
 /* Where a setting came from; used for error messages and tests of precedence. */
@@ -109,6 +111,7 @@ struct aisb_plan {
 	size_t n_env;
 
 	enum net_mode net;
+	struct net_plan *netp;  /* policy, ruleset, pasta needs (net/netplan.h) */
 
 	bool allow_ptrace;
 	bool keep;

@@ -15,6 +15,8 @@
 
 #include "cli/resolve.h"
 #include "ns/limits.h"
+#include "net/gate.h"
+#include "net/netplan.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -218,6 +220,30 @@ static int env_file_load(struct aisb_plan *p, const char *path)
 	return 0;
 }
 
+/* Allow mode: every proxy variable points at the gate; a value the user set with --env wins (it
+ * cannot reach anything but the gate anyway). Does not log. */
+static int plan_add_proxy_env(struct aisb_plan *p)
+{
+	static const char *const names[] = { "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+					     "http_proxy", "https_proxy", "all_proxy" };
+	char url[64];
+	int r;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", GATE_PROXY_PORT);
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		bool set = false;
+
+		for (size_t k = 0; k < p->n_env; k++)
+			set |= streq(p->env[k].name, names[i]);
+		if (!set && (r = env_set(p, names[i], url, false)) < 0)
+			return r;
+	}
+	if ((r = env_set(p, "NO_PROXY", "localhost,127.0.0.1", false)) < 0 ||
+	    (r = env_set(p, "no_proxy", "localhost,127.0.0.1", false)) < 0)
+		return r;
+	return 0;
+}
+
 int plan_build_env(struct aisb_plan *p, const struct aisb_settings *s, env_getter get)
 {
 	static const char *const pass[] = { "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TZ" };
@@ -355,16 +381,13 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	p->writable_git = s->writable_git;
 
 	/* Features of later issues are refused loudly rather than ignored. */
-	if (s->net != NET_NONE)
-		return log_error("--net %s is not available yet: this build has only --net none "
-				 "(loopback only)", net_mode_to_string(s->net)), AISB_EXIT_POLICY;
-	if (s->allows || s->allow_files || s->add_hosts || s->publish || s->allow_host_ports || s->proxy)
-		return log_error("network allow entries, --add-host, --publish, --allow-host-port and "
-				 "--proxy need --net allow, which is not available yet"), AISB_EXIT_POLICY;
 	if (s->image)
 		return log_error("--image is not available yet: this build runs on --rootfs host only"),
 		       AISB_EXIT_POLICY;
-	p->net = s->net;
+	r = netplan_resolve(s, &p->netp);
+	if (r != 0)
+		return r;
+	p->net = p->netp->mode;
 	p->rootfs = ROOTFS_HOST;
 
 	home = home_dir(get);
@@ -437,6 +460,8 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		return AISB_EXIT_FAILED;
 	if (r < 0)
 		return AISB_EXIT_POLICY;
+	if (netplan_has_gate(p->netp) && plan_add_proxy_env(p) < 0)
+		return AISB_EXIT_FAILED;
 
 	if (resolve_command(p, s) < 0)
 		return AISB_EXIT_FAILED;
@@ -473,7 +498,7 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 	for (size_t i = 0; i < p->n_mounts; i++)
 		fprintf(f, "mount:      %s -> %s (%s)\n", p->mounts[i].src, p->mounts[i].dst,
 			p->mounts[i].ro ? "read-only" : "read-write");
-	fprintf(f, "network:    %s\n", net_mode_to_string(p->net));
+	netplan_print(p->netp, f);
 	{
 		char lim[512];
 		limits_describe(p, lim, sizeof(lim));
@@ -489,6 +514,7 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 void plan_print_policy(const struct aisb_plan *p, FILE *f)
 {
 	fprintf(f, "net=%s\n", net_mode_to_string(p->net));
+	netplan_print_policy(p->netp, f);
 	fprintf(f, "rootfs=host\n");
 	fprintf(f, "project=%s\n", p->project_src ? p->project_src : "");
 	fprintf(f, "project_dst=%s\n", p->project_dst ? p->project_dst : "");
@@ -570,6 +596,8 @@ char *plan_to_json(const struct aisb_plan *p)
 
 void plan_free(struct aisb_plan *p)
 {
+	netplan_free(p->netp);
+	p->netp = NULL;
 	free(p->image_ref);
 	free(p->image_rootfs);
 	free(p->project_src);

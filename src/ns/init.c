@@ -16,6 +16,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "net/netplan.h"
 #include "ns/caps.h"
 #include "ns/seccomp.h"
 #include "ns/limits.h"
@@ -143,6 +144,8 @@ _Noreturn void init_main(const struct init_args *a)
 	char err[512] = "";
 	char slave[128];
 	int master = -1, sfd, r;
+	int gate_fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 }, fds[1 + NETPLAN_GATE_FDS];
+	size_t nfds = 0;
 	sigset_t mask;
 	pid_t child;
 
@@ -165,8 +168,14 @@ _Noreturn void init_main(const struct init_args *a)
 	if (r < 0)
 		stage_fail(a->err_fd, AISB_EXIT_FAILED, -r, "init: cannot bring up the loopback interface");
 
-	/* issue 3: the nft ruleset and the gate's listening sockets are set up here, inside the
-	 * new netns and before any capability is dropped. */
+	/* Stage: network (allow mode). Should: install and verify the nft ruleset and open the gate's
+	 * listening sockets inside the new netns while init still holds its capabilities. Mustn't:
+	 * let the workload start when the ruleset is not verified (77). */
+	if (netplan_has_gate(a->plan->netp)) {
+		r = netplan_init_apply(a->plan->netp, gate_fds, err, sizeof(err));
+		if (r != 0)
+			stage_fail(a->err_fd, r, 0, "%s", err);
+	}
 
 	r = userns_limit_zero();
 	if (r < 0)
@@ -197,11 +206,19 @@ _Noreturn void init_main(const struct init_args *a)
 	close(a->err_fd);
 
 	ready.workload_pid = child;
-	ready.nfds = master >= 0 ? 1 : 0;
-	if (fdpass_send(a->sync_fd, &ready, sizeof(ready), &master, ready.nfds) < 0)
-		_exit(AISB_EXIT_FAILED);
 	if (master >= 0)
-		close(master);
+		fds[nfds++] = master;
+	for (int i = 0; i < NETPLAN_GATE_FDS; i++)
+		if (gate_fds[i] >= 0) {
+			fds[nfds++] = gate_fds[i];
+			ready.gate_nfds++;
+		}
+	ready.nfds = (uint32_t)nfds;
+	if (fdpass_send(a->sync_fd, &ready, sizeof(ready), fds, nfds) < 0)
+		_exit(AISB_EXIT_FAILED);
+	/* only the supervisor's gate holds the listeners from here on */
+	for (size_t i = 0; i < nfds; i++)
+		close(fds[i]);
 
 	/* Stage: PID 1. Should: reap every orphan, forward the supervisor's signals to the workload,
 	 * and exit with the workload's status. Mustn't: wait for daemons the workload left behind

@@ -19,6 +19,9 @@
 #include <unistd.h>
 
 #include "ns/limits.h"
+#include "net/gate.h"
+#include "net/netplan.h"
+#include "net/pasta.h"
 #include "ns/mounts.h"
 #include "ns/sandbox.h"
 #include "ns/session.h"
@@ -228,6 +231,58 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 	return status;
 }
 
+/* ---- network (issue 3) ------------------------------------------------------------------- */
+
+static int open_session_file(const struct aisb_plan *p, const char *name)
+{
+	_cleanup_free_ char *path = path_join(p->session_dir, name);
+
+	if (!path)
+		return -ENOMEM;
+	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
+/* Stage: pasta. Should: attach pasta to the sandbox's netns before init goes on, and wait until it
+ * configured it. Mustn't: forward anything of the host's loopback (-T none -U none, --no-map-gw). */
+static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *out)
+{
+	struct pasta_opts o;
+	struct pasta_spec spec = { .pid = init_pid, .publish = p->netp->publish, .n_publish = p->netp->n_publish,
+				   .uid = geteuid(), .gid = getegid(),
+				   .ipv6 = allow_has_family(&p->netp->policy.allow, AF_INET6) };
+	_cleanup_close_ int log_fd = -1;
+	int r;
+
+	r = pasta_detect(p->netp->pasta_path, &o);
+	if (r < 0)
+		return r;
+	log_fd = open_session_file(p, "pasta.log");
+	return pasta_start(p->netp->pasta_path, &o, &spec, log_fd, out);
+}
+
+/* The gate over the listeners init passed out; the egress log goes to the session dir. */
+static int start_gate(const struct aisb_plan *p, const int *fds, int *egress_fd, struct gate **out)
+{
+	struct gate_config c = { .proxy_fd = fds[0], .transparent_fd = fds[1], .dns_udp_fd = fds[2],
+				 .dns_tcp_fd = fds[3], .policy = &p->netp->policy, .upstream = p->netp->upstream };
+	int r;
+
+	*egress_fd = open_session_file(p, "egress.jsonl");
+	if (*egress_fd < 0)
+		return log_error_errno(*egress_fd == -ENOMEM ? -ENOMEM : -errno,
+				       "cannot create the egress log in '%s': %m", p->session_dir);
+	c.log_fd = *egress_fd;
+	r = gate_new(&c, out);
+	if (r < 0)
+		return r;
+	r = gate_start(*out);
+	if (r < 0) {
+		gate_free(*out);
+		*out = NULL;
+	}
+	return r;
+}
+
 int sandbox_exit_code(int st)
 {
 	if (WIFEXITED(st))
@@ -250,12 +305,18 @@ int sandbox_run(struct aisb_plan *p)
 	sigset_t mask, oldmask;
 	int sync_fds[2] = { -1, -1 }, err_fds[2] = { -1, -1 };
 	int sfd = -1, master = -1, ws_fd = -1, out_fd = -1, code = AISB_EXIT_FAILED, r;
+	int rfds[1 + NETPLAN_GATE_FDS], gate_fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 }, egress_fd = -1;
+	struct pasta pasta = { .pid = -1 };
+	struct gate *gate = NULL;
 	unsigned tty_mask = 0;
 	long long start = now_usec();
 	size_t nfds = 0;
 	ssize_t k;
 	pid_t pid = -1;
 
+	if (p->net == NET_FULL)
+		log_warn("--net full: the sandbox gets UNFILTERED network access through pasta; nothing is "
+			 "allowlisted or logged (use --net allow with --allow entries instead)");
 	if (session_create(p) < 0)
 		return AISB_EXIT_FAILED;
 	/* Limits: the session leaf exists before anything of the sandbox does. */
@@ -327,16 +388,23 @@ int sandbox_run(struct aisb_plan *p)
 	/* Into the session leaf before init may fork the workload: nothing runs unlimited. */
 	if (limits_attach(&lr, pid) < 0)
 		goto kill_init;
+	if (p->netp && p->netp->pasta && start_pasta(p, pid, &pasta) < 0)
+		goto kill_init;
 	if (fdpass_send(sync_fds[0], &go, sizeof(go), NULL, 0) < 0) {
 		log_error_errno(-errno, "cannot start the sandbox's init: %m");
 		goto kill_init;
 	}
 
-	k = fdpass_recv(sync_fds[0], &ready, sizeof(ready), &master, 1, &nfds);
-	if (k != sizeof(ready) || ready.magic != SYNC_MAGIC) {
+	k = fdpass_recv(sync_fds[0], &ready, sizeof(ready), rfds, ELEMENTSOF(rfds), &nfds);
+	if (k == sizeof(ready) && ready.magic == SYNC_MAGIC && ready.gate_nfds <= nfds &&
+	    (ready.gate_nfds == 0 || ready.gate_nfds == NETPLAN_GATE_FDS)) {
+		master = nfds > ready.gate_nfds ? rfds[0] : -1;
+		for (size_t i = 0; i < ready.gate_nfds; i++)
+			gate_fds[i] = rfds[nfds - ready.gate_nfds + i];
+	} else {
 		/* init failed before forking the workload: its report says why */
-		if (nfds)
-			close(master);
+		for (size_t i = 0; i < nfds; i++)
+			close(rfds[i]);
 		master = -1;
 		if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
 			rep.msg[sizeof(rep.msg) - 1] = 0;
@@ -346,8 +414,10 @@ int sandbox_run(struct aisb_plan *p)
 			log_error("the sandbox's init exited before it was ready");
 		goto kill_init_keep_code;
 	}
-	if (!nfds)
-		master = -1;
+	if (gate_fds[0] >= 0 && start_gate(p, gate_fds, &egress_fd, &gate) < 0) {
+		code = AISB_EXIT_FAILED;
+		goto kill_init_keep_code;
+	}
 
 	/* The report pipe closes at execve; a report means the workload failed before it. */
 	if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
@@ -367,6 +437,10 @@ int sandbox_run(struct aisb_plan *p)
 	pid = -1;
 	code = sandbox_exit_code(r);
 	term_restore(&term);
+	if (gate) {
+		gate_stop(gate);
+		gate_summary(gate, stderr);
+	}
 	goto cleanup;
 
 kill_init:
@@ -382,6 +456,13 @@ cleanup:
 	term_restore(&term);
 	if (master >= 0)
 		close(master);
+	gate_free(gate);
+	for (size_t i = 0; i < NETPLAN_GATE_FDS; i++)
+		if (gate_fds[i] >= 0)
+			close(gate_fds[i]);
+	if (egress_fd >= 0)
+		close(egress_fd);
+	pasta_stop(&pasta);
 restore_mask:
 	if (sync_fds[0] >= 0)
 		close(sync_fds[0]);

@@ -25,7 +25,8 @@ struct sync_go {
 struct sync_ready {
 	uint32_t magic;
 	int32_t workload_pid;   /* as seen inside */
-	uint32_t nfds;          /* fds passed with this message: [0] pty master if tty_mask */
+	uint32_t nfds;          /* fds passed with this message: [0] pty master if tty_mask, then */
+	uint32_t gate_nfds;     /* the gate's listening sockets (NETPLAN_GATE_FDS in allow mode) */
 };
 
 #define SYNC_MAGIC 0x41495342u /* "AISB" */

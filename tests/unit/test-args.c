@@ -197,7 +197,8 @@ static void test_defaults(void **state)
 {
 	struct aisb_settings s;
 	assert_int_equal(args_defaults(&s), 0);
-	assert_int_equal(s.net, NET_NONE);
+	assert_int_equal(s.net, NET_ALLOW);
+	assert_int_equal(s.net_source, SRC_DEFAULT);
 	assert_string_equal(s.harness, "pi");
 	assert_string_equal(s.rootfs, "host");
 	assert_string_equal(s.workdir, "auto");

@@ -257,9 +257,22 @@ static void test_refusals(void **state)
 	fake_env = env;
 	args_defaults(&s);
 	s.no_cwd = true;
-	s.net = NET_FULL;
+	/* an explicit --net allow with an empty allowlist allows nothing: 78 */
+	s.net = NET_ALLOW;
+	s.net_source = SRC_FLAG;
 	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
 	plan_free(&p);
+	/* the default allow mode with nothing allowed runs as none */
+	s.net_source = SRC_DEFAULT;
+	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(p.net, NET_NONE);
+	plan_free(&p);
+	/* an invalid entry is 78 */
+	strv_push(&s.allows, "exa mple.com");
+	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	plan_free(&p);
+	strv_free(s.allows);
+	s.allows = NULL;
 	s.net = NET_NONE;
 	s.memory = strdup("lots"); /* invalid on every host; enforcement is tested in test-cgroup */
 	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+# bench/gate-load.py — server and clients for bench/gate.sh (127.0.0.1 only).
+#   serve PORT            : every connection gets "hi\n", then BYTES (env, default 1 GiB) of zeros
+#                           if it sends "bulk\n", else is held open until the client closes
+#   bulk MODE HOST PORT   : MODE direct|connect|transparent; read BYTES, print seconds and MiB/s
+#   ttfb MODE HOST PORT N : N sequential connections; median/p90 ms from connect to first byte
+#   many MODE HOST PORT N : N concurrent connections held open at once; print how many got "hi"
+import asyncio, os, socket, statistics, sys, time
+
+BYTES = int(os.environ.get("BYTES", str(1 << 30)))
+PROXY = ("127.0.0.1", 3128)
+
+
+def dial(mode, host, port):
+    if mode == "connect":
+        s = socket.create_connection(PROXY)
+        s.sendall(b"CONNECT %s:%d HTTP/1.1\r\n\r\n" % (host.encode(), port))
+        head = b""
+        while b"\r\n\r\n" not in head:
+            b = s.recv(1)
+            if not b:
+                raise RuntimeError("proxy closed")
+            head += b
+        if b" 200 " not in head.split(b"\r\n")[0]:
+            raise RuntimeError(head.decode(errors="replace"))
+        return s
+    return socket.create_connection((host, port))
+
+
+async def serve(port):
+    chunk = bytes(1 << 20)
+
+    async def handle(r, w):
+        w.write(b"hi\n")
+        try:
+            line = await r.readline()
+            if line == b"bulk\n":
+                left = BYTES
+                while left > 0:
+                    n = min(left, len(chunk))
+                    w.write(chunk[:n])
+                    await w.drain()
+                    left -= n
+                w.close()
+            else:
+                await r.read()
+        except Exception:
+            pass
+        w.close()
+
+    srv = await asyncio.start_server(handle, "127.0.0.1", port, backlog=4096)
+    async with srv:
+        await srv.serve_forever()
+
+
+def bulk(mode, host, port):
+    s = dial(mode, host, port)
+    t = time.time()
+    s.sendall(b"bulk\n")
+    got = 0
+    buf = bytearray(1 << 20)
+    while True:
+        n = s.recv_into(buf)
+        if not n:
+            break
+        got += n
+    dt = time.time() - t
+    got -= 3
+    print("%s %.3f s %.0f MiB/s (%d bytes)" % (mode, dt, got / dt / (1 << 20), got))
+
+
+def ttfb(mode, host, port, n):
+    xs = []
+    for _ in range(n):
+        t = time.perf_counter()
+        s = dial(mode, host, port)
+        s.recv(3)
+        xs.append((time.perf_counter() - t) * 1000)
+        s.close()
+    xs.sort()
+    print("%s ttfb median %.3f ms p90 %.3f ms (n=%d)" % (mode, statistics.median(xs), xs[int(len(xs) * 0.9)], n))
+
+
+def many(mode, host, port, n):
+    socks, ok = [], 0
+    t = time.time()
+    for _ in range(n):
+        try:
+            socks.append(dial(mode, host, port))
+        except Exception as e:
+            print("dial failed:", e, file=sys.stderr)
+            break
+    for s in socks:
+        s.settimeout(10)
+        try:
+            if s.recv(3) == b"hi\n":
+                ok += 1
+        except Exception:
+            pass
+    print("%s %d of %d concurrent connections open and answered in %.2f s" % (mode, ok, n, time.time() - t))
+    time.sleep(float(os.environ.get("HOLD", "0")))
+    for s in socks:
+        s.close()
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "serve":
+        asyncio.run(serve(int(sys.argv[2])))
+    elif cmd == "bulk":
+        bulk(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif cmd == "ttfb":
+        ttfb(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif cmd == "many":
+        many(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))

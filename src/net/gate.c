@@ -1,0 +1,1489 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* gate.c — the egress gate's event loop, resolver pool, relay and egress log */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "net/dns.h"
+#include "net/gate.h"
+#include "net/http.h"
+#include "net/sni.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#ifndef SO_ORIGINAL_DST
+#define SO_ORIGINAL_DST 80 /* linux/netfilter_ipv4.h, which clashes with netinet/in.h */
+#endif
+
+#define RESOLVER_THREADS 4
+#define DEFAULT_MAX_CONNS 2048
+#define DEFAULT_HEAD_TIMEOUT_MS 10000
+#define DEFAULT_CONNECT_TIMEOUT_MS 10000
+#define DEFAULT_IDLE_TIMEOUT_MS 600000
+#define UPSTREAM_HEAD_MAX 16384
+#define DNS_TCP_BUF (2 + 4096)
+#define PIPE_CHUNK (1 << 20) /* pipes are grown to this when the pipe-user quota allows */
+#define DENIED_MAX 64
+#define SWEEP_MS 200
+
+enum htype { H_PROXY, H_TRANS, H_DNS_UDP, H_DNS_TCP, H_STOP, H_RESOLVED, H_CLIENT, H_UPSTREAM };
+enum ckind { K_PROXY, K_TRANS, K_DNS_TCP };
+enum cstate { CS_HEAD, CS_RESOLVE, CS_CONNECT, CS_UPHEAD, CS_SNI, CS_RELAY, CS_DNS };
+
+struct gate;
+struct conn;
+
+struct handle {
+	enum htype type;
+	struct conn *c;
+};
+
+/* ---- resolver pool ------------------------------------------------------------------------ */
+
+struct job {
+	struct job *next;
+	char host[ALLOW_NAME_MAX + 1];
+	struct net_addr addrs[POLICY_ADDRS_MAX];
+	size_t n;
+	int err;
+	struct conn *conn;     /* NULL once the connection is gone; touched only by the loop */
+};
+
+struct resolver {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct job *queue, *queue_tail, *done;
+	int notify_fd;         /* eventfd the loop polls */
+	bool quit;
+	unsigned owners;       /* threads alive + 1 for the gate; the last one frees */
+};
+
+static void resolver_release(struct resolver *r)
+{
+	bool last;
+
+	pthread_mutex_lock(&r->mu);
+	last = --r->owners == 0;
+	pthread_mutex_unlock(&r->mu);
+	if (!last)
+		return;
+	for (struct job *j = r->queue, *n; j; j = n) {
+		n = j->next;
+		free(j);
+	}
+	for (struct job *j = r->done, *n; j; j = n) {
+		n = j->next;
+		free(j);
+	}
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+	free(r);
+}
+
+static void *resolver_thread(void *arg)
+{
+	struct resolver *r = arg;
+
+	for (;;) {
+		struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+		struct job *j;
+		uint64_t one = 1;
+
+		pthread_mutex_lock(&r->mu);
+		while (!r->queue && !r->quit)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (r->quit) {
+			pthread_mutex_unlock(&r->mu);
+			break;
+		}
+		j = r->queue;
+		r->queue = j->next;
+		if (!r->queue)
+			r->queue_tail = NULL;
+		pthread_mutex_unlock(&r->mu);
+
+		j->err = getaddrinfo(j->host, NULL, &hints, &res);
+		for (struct addrinfo *ai = res; ai && j->n < POLICY_ADDRS_MAX; ai = ai->ai_next) {
+			struct net_addr a;
+			bool dup = false;
+
+			if (addr_from_sockaddr(ai->ai_addr, &a) < 0)
+				continue;
+			for (size_t k = 0; k < j->n; k++)
+				dup |= addr_equal(&a, &j->addrs[k]);
+			if (!dup)
+				j->addrs[j->n++] = a;
+		}
+		if (res)
+			freeaddrinfo(res);
+
+		pthread_mutex_lock(&r->mu);
+		if (r->quit) {
+			pthread_mutex_unlock(&r->mu);
+			free(j);
+			break;
+		}
+		j->next = r->done;
+		r->done = j;
+		(void)!write(r->notify_fd, &one, sizeof(one));
+		pthread_mutex_unlock(&r->mu);
+	}
+	resolver_release(r);
+	return NULL;
+}
+
+/* ---- state -------------------------------------------------------------------------------- */
+
+struct buf {
+	char *p;
+	size_t len, off;
+};
+
+struct conn {
+	struct gate *g;
+	struct conn *prev, *next;
+	enum ckind kind;
+	enum cstate st;
+	int cfd, ufd;
+	struct handle hc, hu;
+	uint32_t ev_c, ev_u;
+	bool u_registered, c_registered;
+	bool dead;              /* closed; memory freed after the current epoll batch */
+
+	char *in;               /* client bytes not yet forwarded: head, ClientHello, DNS */
+	size_t in_len, in_cap;
+	struct buf to_u, to_c;  /* bytes to write before the relay takes over each direction */
+	char *fwd;              /* rewritten absolute-form head (+ body bytes already read) */
+	size_t fwd_len;
+	char *uhead;            /* upstream proxy's answer head */
+	size_t uhead_len;
+
+	struct policy_decision d;
+	size_t next_addr;
+	struct net_addr dialed;
+	bool has_dialed;
+	char method[16];
+	const char *kind_name;
+	bool connect_req, check_sni, via_upstream;
+	struct job *job;
+
+	int p_cu[2], p_uc[2];
+	size_t q_cu, q_uc;
+	bool eof_c, eof_u, done_cu, done_uc;
+	uint64_t bytes_out, bytes_in;
+	long long t_start, deadline;
+};
+
+struct denied {
+	char dest[ALLOW_NAME_MAX + 16];
+	char suggest[ALLOW_NAME_MAX + 64];
+	unsigned count;
+};
+
+struct gate {
+	struct gate_config cfg;
+	int ep, stop_fd;
+	pthread_t thread;
+	bool started;
+	struct resolver *res;
+	pthread_t rthreads[RESOLVER_THREADS];
+	unsigned n_rthreads;
+	struct dns_pool pool;
+	struct conn *conns;
+	struct conn *dead;      /* closed in this batch: events may still point at them */
+	unsigned n_conns;
+	struct handle h[6];
+	bool has_upstream;
+	struct net_addr up_addr;
+	uint16_t up_port;
+	struct denied denied[DENIED_MAX];
+	size_t n_denied;
+	unsigned total_denied;
+	long long next_sweep;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- egress log --------------------------------------------------------------------------- */
+
+static void json_str(char *out, size_t size, size_t *n, const char *s)
+{
+	if (*n < size)
+		out[(*n)++] = '"';
+	for (; s && *s && *n + 8 < size; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\') {
+			out[(*n)++] = '\\';
+			out[(*n)++] = (char)ch;
+		} else if (ch < 0x20 || ch >= 0x7f) {
+			*n += (size_t)snprintf(out + *n, size - *n, "\\u%04x", ch);
+		} else {
+			out[(*n)++] = (char)ch;
+		}
+	}
+	if (*n < size)
+		out[(*n)++] = '"';
+}
+
+static void egress_log(struct gate *g, const char *kind, const char *method, const char *host, unsigned port,
+		       const struct net_addr *addr, bool allowed, const char *rule, const char *reason,
+		       uint64_t out_bytes, uint64_t in_bytes, long long dur_ms)
+{
+	char line[2048], ts[64], a[ADDR_STRLEN] = "";
+	struct timespec now;
+	struct tm tm;
+	size_t n = 0;
+
+	if (g->cfg.log_fd < 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (addr)
+		addr_format(addr, a, sizeof(a));
+	n += (size_t)snprintf(line + n, sizeof(line) - n, "{\"time\":\"%s.%03ldZ\",\"kind\":", ts, now.tv_nsec / 1000000);
+	json_str(line, sizeof(line), &n, kind);
+	if (method) {
+		n += (size_t)snprintf(line + n, sizeof(line) - n, ",\"method\":");
+		json_str(line, sizeof(line), &n, method);
+	}
+	n += (size_t)snprintf(line + n, sizeof(line) - n, ",\"host\":");
+	json_str(line, sizeof(line), &n, host);
+	n += (size_t)snprintf(line + n, sizeof(line) - n, ",\"port\":%u,\"addr\":", port);
+	json_str(line, sizeof(line), &n, a);
+	n += (size_t)snprintf(line + n, sizeof(line) - n, ",\"decision\":\"%s\",\"rule\":", allowed ? "allow" : "deny");
+	json_str(line, sizeof(line), &n, rule ? rule : "");
+	n += (size_t)snprintf(line + n, sizeof(line) - n, ",\"reason\":");
+	json_str(line, sizeof(line), &n, reason ? reason : "");
+	n += (size_t)snprintf(line + n, sizeof(line) - n,
+			      ",\"bytes_out\":%llu,\"bytes_in\":%llu,\"duration_ms\":%lld}\n",
+			      (unsigned long long)out_bytes, (unsigned long long)in_bytes, dur_ms);
+	if (n < sizeof(line))
+		(void)write_full(g->cfg.log_fd, line, n);
+}
+
+static void note_denial(struct gate *g, const char *host, unsigned port, const char *suggest)
+{
+	char dest[sizeof(g->denied[0].dest)];
+
+	g->total_denied++;
+	snprintf(dest, sizeof(dest), strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+	for (size_t i = 0; i < g->n_denied; i++)
+		if (streq(g->denied[i].dest, dest)) {
+			g->denied[i].count++;
+			return;
+		}
+	if (g->n_denied < DENIED_MAX) {
+		struct denied *d = &g->denied[g->n_denied++];
+
+		snprintf(d->dest, sizeof(d->dest), "%s", dest);
+		snprintf(d->suggest, sizeof(d->suggest), "%s", suggest ? suggest : "");
+		d->count = 1;
+	}
+}
+
+/* ---- epoll helpers ------------------------------------------------------------------------ */
+
+static int ep_set(struct gate *g, int fd, struct handle *h, uint32_t *cur, uint32_t want, bool *registered)
+{
+	struct epoll_event ev = { .events = want, .data.ptr = h };
+
+	if (registered && !*registered) {
+		if (epoll_ctl(g->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+			return -errno;
+		*registered = true;
+		*cur = want;
+		return 0;
+	}
+	if (*cur == want)
+		return 0;
+	if (epoll_ctl(g->ep, EPOLL_CTL_MOD, fd, &ev) < 0)
+		return -errno;
+	*cur = want;
+	return 0;
+}
+
+static void set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* ---- connection lifecycle ----------------------------------------------------------------- */
+
+static void conn_free(struct conn *c)
+{
+	struct gate *g = c->g;
+
+	if (c->job)
+		c->job->conn = NULL;
+	if (c->cfd >= 0)
+		close(c->cfd);       /* closing removes it from the epoll set */
+	if (c->ufd >= 0)
+		close(c->ufd);
+	for (int i = 0; i < 2; i++) {
+		if (c->p_cu[i] >= 0)
+			close(c->p_cu[i]);
+		if (c->p_uc[i] >= 0)
+			close(c->p_uc[i]);
+	}
+	c->cfd = c->ufd = -1;
+	c->p_cu[0] = c->p_cu[1] = c->p_uc[0] = c->p_uc[1] = -1;
+	free(c->in);
+	free(c->to_u.p);
+	free(c->to_c.p);
+	free(c->fwd);
+	free(c->uhead);
+	c->in = c->to_u.p = c->to_c.p = c->fwd = c->uhead = NULL;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		g->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	g->n_conns--;
+	c->dead = true;
+	c->prev = NULL;
+	c->next = g->dead;
+	g->dead = c;
+}
+
+static void reap_dead(struct gate *g)
+{
+	while (g->dead) {
+		struct conn *c = g->dead;
+
+		g->dead = c->next;
+		free(c);
+	}
+}
+
+static struct conn *conn_new(struct gate *g, enum ckind kind, int cfd)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->g = g;
+	c->kind = kind;
+	c->cfd = cfd;
+	c->ufd = -1;
+	c->p_cu[0] = c->p_cu[1] = c->p_uc[0] = c->p_uc[1] = -1;
+	c->hc = (struct handle){ H_CLIENT, c };
+	c->hu = (struct handle){ H_UPSTREAM, c };
+	c->t_start = now_ms();
+	c->kind_name = kind == K_PROXY ? "proxy" : kind == K_TRANS ? "transparent" : "dns";
+	c->next = g->conns;
+	if (g->conns)
+		g->conns->prev = c;
+	g->conns = c;
+	g->n_conns++;
+	return c;
+}
+
+static void reset_close(struct conn *c)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	/* A denial of raw TCP is a reset: the client fails at once instead of waiting. */
+	(void)setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	conn_free(c);
+}
+
+/* After an HTTP error answer: end our side, and drop what the client already sent, so the close
+ * does not turn into a reset that destroys the answer before the client reads it (a 431 comes
+ * while the rest of the oversized head is still queued). Bounded: at most 1 MiB is discarded. */
+static void lingering_close(struct conn *c)
+{
+	char junk[16384];
+
+	shutdown(c->cfd, SHUT_WR);
+	for (int i = 0; i < 64; i++)
+		if (recv(c->cfd, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
+			break;
+	conn_free(c);
+}
+
+static void log_conn(struct conn *c, bool allowed, const char *reason)
+{
+	egress_log(c->g, c->connect_req ? "connect" : c->kind == K_TRANS ? "transparent" : "http",
+		   c->kind == K_PROXY ? c->method : NULL, c->d.host, c->d.port, c->has_dialed ? &c->dialed : NULL,
+		   allowed, c->d.rule, reason, c->bytes_out, c->bytes_in, now_ms() - c->t_start);
+}
+
+/* Deny: log, remember for the summary, answer 403 (HTTP) or reset (TCP), close. */
+static void deny(struct conn *c, const char *reason, const char *suggest)
+{
+	log_conn(c, false, reason);
+	note_denial(c->g, c->d.host[0] ? c->d.host : "(unknown)", c->d.port, suggest);
+	if (c->kind == K_PROXY && c->st != CS_SNI && c->st != CS_RELAY) {
+		char resp[1024];
+		int n = http_error_response(403, reason, resp, sizeof(resp));
+
+		if (n > 0)
+			(void)!write(c->cfd, resp, (size_t)n);
+		lingering_close(c);
+		return;
+	}
+	reset_close(c);
+}
+
+/* An error that is not a policy decision (bad request, upstream failure, timeout). */
+static void fail(struct conn *c, int status, const char *reason)
+{
+	if (c->d.host[0])
+		log_conn(c, c->d.step == POLICY_DIAL, reason);
+	else
+		egress_log(c->g, c->kind_name, NULL, "", 0, NULL, false, NULL, reason, 0, 0, now_ms() - c->t_start);
+	if (c->kind == K_PROXY && c->st != CS_SNI && c->st != CS_RELAY) {
+		char resp[1024];
+		int n = http_error_response(status, reason, resp, sizeof(resp));
+
+		if (n > 0)
+			(void)!write(c->cfd, resp, (size_t)n);
+		lingering_close(c);
+		return;
+	}
+	reset_close(c);
+}
+
+static int buf_set(struct buf *b, const void *data, size_t len)
+{
+	char *p = malloc(len ? len : 1);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, data, len);
+	free(b->p);
+	b->p = p;
+	b->len = len;
+	b->off = 0;
+	return 0;
+}
+
+static int buf_append(struct buf *b, const void *data, size_t len)
+{
+	char *p = realloc(b->p, b->len + len + 1);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p + b->len, data, len);
+	b->p = p;
+	b->len += len;
+	return 0;
+}
+
+/* Writes what it can of @b; returns 1 when empty, 0 when more remains, -errno. */
+static int buf_flush(int fd, struct buf *b)
+{
+	while (b->off < b->len) {
+		ssize_t k = send(fd, b->p + b->off, b->len - b->off, MSG_NOSIGNAL);
+
+		if (k < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		b->off += (size_t)k;
+	}
+	return 1;
+}
+
+static void conn_update(struct conn *c);
+static void start_dial(struct conn *c);
+static void relay(struct conn *c);
+
+/* ---- decisions ---------------------------------------------------------------------------- */
+
+static void decided(struct conn *c)
+{
+	if (c->d.step == POLICY_DENY) {
+		deny(c, c->d.reason, c->d.suggest);
+		return;
+	}
+	c->check_sni = c->d.port == 443 && !c->d.is_literal && !c->d.host_internal;
+	start_dial(c);
+}
+
+static void decide(struct conn *c, const char *host, uint16_t port)
+{
+	struct gate *g = c->g;
+	struct net_addr a;
+	struct job *j;
+
+	/* A pool address given to the proxy stands for the name it was handed out for. */
+	if (addr_parse(host, &a) == 0 && a.family == AF_INET && a.b[0] == 198 && (a.b[1] & 0xfe) == 18) {
+		const char *name = dns_pool_name(&g->pool, a.b);
+
+		if (name)
+			host = name;
+	}
+	policy_check(g->cfg.policy, host, port, &c->d);
+	if (c->d.step != POLICY_RESOLVE || g->has_upstream) {
+		if (c->d.step == POLICY_RESOLVE)
+			c->d.step = POLICY_DIAL; /* the upstream proxy resolves */
+		decided(c);
+		return;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		fail(c, 503, "out of memory");
+		return;
+	}
+	snprintf(j->host, sizeof(j->host), "%s", c->d.host);
+	j->conn = c;
+	c->job = j;
+	c->st = CS_RESOLVE;
+	c->deadline = now_ms() + g->cfg.connect_timeout_ms;
+	pthread_mutex_lock(&g->res->mu);
+	if (g->res->queue_tail)
+		g->res->queue_tail->next = j;
+	else
+		g->res->queue = j;
+	g->res->queue_tail = j;
+	pthread_cond_signal(&g->res->cv);
+	pthread_mutex_unlock(&g->res->mu);
+	conn_update(c);
+}
+
+static void on_resolved(struct gate *g)
+{
+	struct job *list;
+	uint64_t v;
+
+	(void)!read(g->res->notify_fd, &v, sizeof(v));
+	pthread_mutex_lock(&g->res->mu);
+	list = g->res->done;
+	g->res->done = NULL;
+	pthread_mutex_unlock(&g->res->mu);
+	while (list) {
+		struct job *j = list;
+		struct conn *c = j->conn;
+
+		list = j->next;
+		if (c) {
+			c->job = NULL;
+			if (j->err || j->n == 0) {
+				char reason[ALLOW_NAME_MAX + 64];
+
+				snprintf(reason, sizeof(reason), "%s does not resolve on the host", c->d.host);
+				fail(c, 502, reason);
+			} else {
+				policy_filter_resolved(g->cfg.policy, j->addrs, j->n, &c->d);
+				decided(c);
+			}
+		}
+		free(j);
+	}
+}
+
+/* ---- dialing ------------------------------------------------------------------------------ */
+
+static void start_dial(struct conn *c)
+{
+	struct gate *g = c->g;
+	bool upstream = g->has_upstream && !c->d.host_internal;
+
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+		const struct net_addr *a;
+		uint16_t port;
+		int fd;
+
+		if (upstream) {
+			if (c->next_addr > 0)
+				break;
+			a = &g->up_addr;
+			port = g->up_port;
+		} else {
+			if (c->next_addr >= c->d.n_addrs)
+				break;
+			a = &c->d.addrs[c->next_addr];
+			port = c->d.port;
+		}
+		c->next_addr++;
+		c->via_upstream = upstream;
+		c->dialed = *a;
+		c->has_dialed = true;
+		sl = addr_to_sockaddr(a, port, &ss);
+		fd = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		if (connect(fd, (struct sockaddr *)&ss, sl) < 0 && errno != EINPROGRESS) {
+			close(fd);
+			continue;
+		}
+		if (c->ufd >= 0)
+			close(c->ufd);
+		c->ufd = fd;
+		c->u_registered = false;
+		c->ev_u = 0;
+		c->st = CS_CONNECT;
+		c->deadline = now_ms() + g->cfg.connect_timeout_ms;
+		conn_update(c);
+		return;
+	}
+	{
+		char reason[ALLOW_NAME_MAX + 96], a[ADDR_STRLEN] = "";
+
+		if (c->has_dialed)
+			addr_format(&c->dialed, a, sizeof(a));
+		snprintf(reason, sizeof(reason), "cannot connect to %s%s %s port %u", upstream ? "upstream proxy for " : "",
+			 c->d.host, a, upstream ? g->up_port : c->d.port);
+		fail(c, 502, reason);
+	}
+}
+
+static void connected(struct conn *c)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+	if (c->connect_req && buf_append(&c->to_c, ok, sizeof(ok) - 1) < 0)
+		return fail(c, 503, "out of memory");
+	if (c->uhead) {
+		/* bytes the upstream sent after its answer head belong to the client */
+		char *end = strstr(c->uhead, "\r\n\r\n");
+		size_t used = (size_t)(end + 4 - c->uhead);
+
+		if (c->uhead_len > used && buf_append(&c->to_c, c->uhead + used, c->uhead_len - used) < 0)
+			return fail(c, 503, "out of memory");
+	}
+	if (c->fwd) {
+		free(c->to_u.p);
+		c->to_u = (struct buf){ .p = TAKE_PTR(c->fwd), .len = c->fwd_len };
+	}
+	c->deadline = now_ms() + c->g->cfg.head_timeout_ms;
+	c->st = c->check_sni ? CS_SNI : CS_RELAY;
+	if (c->st == CS_RELAY && c->in_len && buf_append(&c->to_u, c->in, c->in_len) < 0)
+		return fail(c, 503, "out of memory");
+	if (c->st == CS_RELAY)
+		c->in_len = 0;
+	if (c->st == CS_SNI && c->in_len) {
+		/* the ClientHello may have come with the CONNECT */
+		relay(c);
+		return;
+	}
+	conn_update(c);
+}
+
+static void on_connect_ready(struct conn *c)
+{
+	int err = 0;
+	socklen_t l = sizeof(err);
+
+	if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
+		err = errno;
+	if (err) {
+		close(c->ufd);
+		c->ufd = -1;
+		start_dial(c);
+		return;
+	}
+	(void)setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+	if (c->via_upstream) {
+		char req[ALLOW_NAME_MAX * 2 + 64], a[ADDR_STRLEN];
+		const char *target = c->d.host;
+		int n;
+
+		if (c->d.is_literal || (c->d.n_addrs && !c->d.host_internal && c->d.rule[0] &&
+					c->d.addrs[0].family)) {
+			/* literal or pinned: tell the upstream the checked address, not the name */
+			if (c->d.n_addrs) {
+				addr_format(&c->d.addrs[0], a, sizeof(a));
+				target = a;
+			}
+		}
+		n = snprintf(req, sizeof(req), strchr(target, ':') ? "CONNECT [%s]:%u HTTP/1.1\r\nHost: [%s]:%u\r\n\r\n" :
+				 "CONNECT %s:%u HTTP/1.1\r\nHost: %s:%u\r\n\r\n", target, c->d.port, target, c->d.port);
+		if (buf_set(&c->to_u, req, (size_t)n) < 0)
+			return fail(c, 503, "out of memory");
+		c->st = CS_UPHEAD;
+		conn_update(c);
+		return;
+	}
+	connected(c);
+}
+
+static void on_upstream_head(struct conn *c)
+{
+	int r = buf_flush(c->ufd, &c->to_u);
+
+	if (r < 0)
+		return fail(c, 502, "upstream proxy closed the connection");
+	if (r == 0)
+		return conn_update(c);
+	if (!c->uhead && !(c->uhead = malloc(UPSTREAM_HEAD_MAX + 1)))
+		return fail(c, 503, "out of memory");
+	for (;;) {
+		ssize_t k = recv(c->ufd, c->uhead + c->uhead_len, UPSTREAM_HEAD_MAX - c->uhead_len, 0);
+
+		if (k < 0 && errno == EAGAIN)
+			return conn_update(c);
+		if (k <= 0)
+			return fail(c, 502, "upstream proxy closed the connection");
+		c->uhead_len += (size_t)k;
+		c->uhead[c->uhead_len] = '\0';
+		if (strstr(c->uhead, "\r\n\r\n"))
+			break;
+		if (c->uhead_len >= UPSTREAM_HEAD_MAX)
+			return fail(c, 502, "upstream proxy answer too large");
+	}
+	if (strncmp(c->uhead, "HTTP/1.", 7) != 0 || c->uhead_len < 12 || c->uhead[9] != '2') {
+		char reason[64];
+
+		snprintf(reason, sizeof(reason), "upstream proxy refused the tunnel (status %.3s)",
+			 c->uhead_len >= 12 ? c->uhead + 9 : "?");
+		return fail(c, 502, reason);
+	}
+	free(c->to_u.p);
+	c->to_u = (struct buf){ 0 };
+	connected(c);
+}
+
+/* ---- client input before the relay -------------------------------------------------------- */
+
+static int read_in(struct conn *c, size_t cap)
+{
+	if (!c->in) {
+		c->in_cap = cap;
+		c->in = malloc(cap + 1);
+		if (!c->in)
+			return -ENOMEM;
+	}
+	while (c->in_len < c->in_cap) {
+		ssize_t k = recv(c->cfd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+
+		if (k < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		if (k == 0)
+			return -ECONNRESET;
+		c->in_len += (size_t)k;
+	}
+	return 0;
+}
+
+static void on_head(struct conn *c)
+{
+	struct http_request req;
+	int status, r;
+
+	int rr = read_in(c, HTTP_HEAD_MAX);
+
+	if (rr == -ENOMEM)
+		return fail(c, 503, "out of memory");
+	r = http_parse_head(c->in, c->in_len, &req, &status);
+	if (r == HTTP_NEED_MORE && rr < 0) {
+		if (c->in_len)
+			egress_log(c->g, "proxy", NULL, "", 0, NULL, false, NULL, "client closed before a complete request",
+				   0, 0, now_ms() - c->t_start);
+		conn_free(c);
+		return;
+	}
+	if (r == HTTP_NEED_MORE)
+		return conn_update(c);
+	if (r < 0)
+		return fail(c, status, status == 431 ? "request head too large" : "malformed request");
+	snprintf(c->method, sizeof(c->method), "%s", req.method);
+	c->connect_req = req.connect;
+	if (req.host_mismatch) {
+		snprintf(c->d.host, sizeof(c->d.host), "%.253s", req.host);
+		c->d.port = req.port;
+		return deny(c, "the Host header names another host than the request target", NULL);
+	}
+	if (!req.connect && http_rewrite_origin(c->in, &req, &c->fwd, &c->fwd_len) < 0)
+		return fail(c, 503, "out of memory");
+	/* keep what followed the head: a body for HTTP, maybe a ClientHello for CONNECT */
+	if (c->fwd && c->in_len > req.head_len) {
+		char *p = realloc(c->fwd, c->fwd_len + c->in_len - req.head_len);
+
+		if (!p)
+			return fail(c, 503, "out of memory");
+		memcpy(p + c->fwd_len, c->in + req.head_len, c->in_len - req.head_len);
+		c->fwd = p;
+		c->fwd_len += c->in_len - req.head_len;
+		c->in_len = req.head_len;
+	}
+	memmove(c->in, c->in + req.head_len, c->in_len - req.head_len);
+	c->in_len -= req.head_len;
+	decide(c, req.host, req.port);
+}
+
+static void on_sni(struct conn *c)
+{
+	char name[ALLOW_NAME_MAX + 1], reason[ALLOW_NAME_MAX * 2 + 64];
+	int r;
+
+	int rr = read_in(c, SNI_RECORD_MAX);
+
+	r = sni_parse((const unsigned char *)c->in, c->in_len, name, sizeof(name));
+	if (r == 0 && rr < 0) {
+		log_conn(c, true, "client closed before sending a TLS ClientHello");
+		return conn_free(c);
+	}
+	if (r == 0 && c->in_len < SNI_RECORD_MAX)
+		return conn_update(c);
+	if (r == 1 && streq(name, c->d.host)) {
+		if (buf_append(&c->to_u, c->in, c->in_len) < 0)
+			return fail(c, 503, "out of memory");
+		c->in_len = 0;
+		c->st = CS_RELAY;
+		return relay(c);
+	}
+	if (r == 1)
+		snprintf(reason, sizeof(reason), "TLS server name '%s' differs from the checked host %s", name, c->d.host);
+	else if (r == -ENOENT)
+		snprintf(reason, sizeof(reason), "TLS ClientHello without a server name for %s", c->d.host);
+	else
+		snprintf(reason, sizeof(reason), "port 443 of %s without a readable TLS ClientHello", c->d.host);
+	deny(c, reason, NULL);
+}
+
+/* ---- relay -------------------------------------------------------------------------------- */
+
+/* Moves bytes src -> pipe -> dst; returns -1 on a fatal error. */
+static int pump(int src, int pw, int pr, int dst, size_t *q, bool *eof, bool *done, uint64_t *count)
+{
+	/* A direction that carried 1 MiB gets a 1 MiB pipe: fewer splice calls per byte (bench/gate.sh:
+	 * ~0.55x -> ~0.6x direct here). Only bulk flows grow, so 1,000 idle connections do not eat the
+	 * user's pipe quota (past it the kernel hands out one-page pipes). Failure keeps 64 KiB. */
+	if (*count >= PIPE_CHUNK && *count - PIPE_CHUNK < (1 << 16) && *q == 0)
+		(void)fcntl(pw, F_SETPIPE_SZ, PIPE_CHUNK);
+
+	for (int round = 0; round < 16; round++) {
+		if (*q > 0) {
+			ssize_t k = splice(pr, NULL, dst, NULL, *q, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+
+			if (k < 0)
+				return errno == EAGAIN ? 0 : -1;
+			*q -= (size_t)k;
+			*count += (uint64_t)k;
+			if (*q > 0)
+				continue;
+		}
+		if (!*eof) {
+			ssize_t k = splice(src, NULL, pw, NULL, PIPE_CHUNK, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+
+			if (k > 0) {
+				*q = (size_t)k;
+				continue;
+			}
+			if (k == 0)
+				*eof = true;
+			else if (errno == EAGAIN)
+				return 0;
+			else
+				return -1;
+		}
+		if (*eof && *q == 0 && !*done) {
+			shutdown(dst, SHUT_WR);
+			*done = true;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static void relay(struct conn *c)
+{
+	int r;
+
+	if (c->st == CS_SNI)
+		return on_sni(c);
+	if (c->p_cu[0] < 0) {
+		if (pipe2(c->p_cu, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(c->p_uc, O_CLOEXEC | O_NONBLOCK) < 0)
+			return fail(c, 503, "out of pipes");
+
+	}
+	c->deadline = now_ms() + c->g->cfg.idle_timeout_ms;
+	r = buf_flush(c->ufd, &c->to_u);
+	if (r < 0)
+		goto closed;
+	if (r > 0) {
+		c->bytes_out += c->to_u.len;
+		c->to_u.len = c->to_u.off = 0;
+		if (pump(c->cfd, c->p_cu[1], c->p_cu[0], c->ufd, &c->q_cu, &c->eof_c, &c->done_cu, &c->bytes_out) < 0)
+			goto closed;
+	}
+	r = buf_flush(c->cfd, &c->to_c);
+	if (r < 0)
+		goto closed;
+	if (r > 0) {
+		c->to_c.len = c->to_c.off = 0;
+		if (pump(c->ufd, c->p_uc[1], c->p_uc[0], c->cfd, &c->q_uc, &c->eof_u, &c->done_uc, &c->bytes_in) < 0)
+			goto closed;
+	}
+	if (c->done_cu && c->done_uc)
+		goto closed;
+	conn_update(c);
+	return;
+closed:
+	log_conn(c, true, NULL);
+	conn_free(c);
+}
+
+/* ---- DNS ---------------------------------------------------------------------------------- */
+
+static int dns_answer(struct gate *g, const uint8_t *msg, size_t len, uint8_t *out, size_t size, const char *kind)
+{
+	struct dns_query q;
+	uint8_t a[4];
+	int r = dns_parse_query(msg, len, &q);
+
+	if (r == -EOPNOTSUPP)
+		return dns_build_error(msg, len, DNS_RCODE_NOTIMP, out, size);
+	if (r < 0)
+		return dns_build_error(msg, len, DNS_RCODE_FORMERR, out, size);
+	if (!q.name_ok || q.qclass != 1)
+		return dns_build_error(msg, len, DNS_RCODE_REFUSED, out, size);
+	if (!policy_name_listed(g->cfg.policy, q.name)) {
+		char reason[ALLOW_NAME_MAX + 32], suggest[ALLOW_NAME_MAX + 16];
+
+		snprintf(reason, sizeof(reason), "%s is not in the allowlist", q.name);
+		snprintf(suggest, sizeof(suggest), "--allow %s", q.name);
+		egress_log(g, kind, NULL, q.name, 0, NULL, false, NULL, reason, 0, 0, 0);
+		if (q.name[0])
+			note_denial(g, q.name, 53, suggest);
+		return dns_build_response(&q, DNS_RCODE_NXDOMAIN, NULL, out, size);
+	}
+	if (q.qtype == DNS_TYPE_A && dns_pool_lookup_or_add(&g->pool, q.name, a) == 0)
+		return dns_build_response(&q, DNS_RCODE_NOERROR, a, out, size);
+	return dns_build_response(&q, DNS_RCODE_NOERROR, NULL, out, size);
+}
+
+static void on_dns_udp(struct gate *g)
+{
+	for (int i = 0; i < 64; i++) {
+		uint8_t msg[DNS_MSG_MAX], out[DNS_MSG_MAX];
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		ssize_t k = recvfrom(g->cfg.dns_udp_fd, msg, sizeof(msg), MSG_TRUNC, (struct sockaddr *)&from, &fl);
+		int n;
+
+		if (k < 0)
+			return;
+		if ((size_t)k > sizeof(msg))
+			continue;                    /* oversized: drop */
+		n = dns_answer(g, msg, (size_t)k, out, sizeof(out), "dns");
+		if (n > 0)
+			(void)sendto(g->cfg.dns_udp_fd, out, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&from, fl);
+	}
+}
+
+static void on_dns_tcp(struct conn *c)
+{
+	int r = read_in(c, DNS_TCP_BUF);
+
+	c->deadline = now_ms() + c->g->cfg.head_timeout_ms;
+	while (c->in_len >= 2) {
+		size_t l = (size_t)((uint8_t)c->in[0] << 8 | (uint8_t)c->in[1]);
+		uint8_t out[2 + DNS_MSG_MAX];
+		int n;
+
+		if (l + 2 > DNS_TCP_BUF)
+			return conn_free(c);
+		if (c->in_len < l + 2)
+			break;
+		n = dns_answer(c->g, (const uint8_t *)c->in + 2, l, out + 2, sizeof(out) - 2, "dns");
+		if (n > 0) {
+			out[0] = (uint8_t)(n >> 8);
+			out[1] = (uint8_t)n;
+			if (buf_append(&c->to_c, out, (size_t)n + 2) < 0)
+				return conn_free(c);
+		}
+		memmove(c->in, c->in + l + 2, c->in_len - l - 2);
+		c->in_len -= l + 2;
+	}
+	if (buf_flush(c->cfd, &c->to_c) < 0)
+		return conn_free(c);
+	if (c->to_c.off == c->to_c.len)
+		c->to_c.len = c->to_c.off = 0;
+	if (r < 0 && c->to_c.len == 0)
+		return conn_free(c);
+	conn_update(c);
+}
+
+/* ---- event masks -------------------------------------------------------------------------- */
+
+static void conn_update(struct conn *c)
+{
+	uint32_t wc = 0, wu = 0;
+
+	switch (c->st) {
+	case CS_HEAD:
+	case CS_SNI:
+	case CS_DNS:
+		wc = EPOLLIN;
+		if (c->to_c.len > c->to_c.off)
+			wc |= EPOLLOUT;
+		break;
+	case CS_RESOLVE:
+		break;
+	case CS_CONNECT:
+		wu = EPOLLOUT;
+		break;
+	case CS_UPHEAD:
+		wu = c->to_u.off < c->to_u.len ? EPOLLOUT : EPOLLIN;
+		break;
+	case CS_RELAY: {
+		bool u_pending = c->to_u.off < c->to_u.len, c_pending = c->to_c.off < c->to_c.len;
+
+		if (!u_pending && !c->eof_c && c->q_cu == 0)
+			wc |= EPOLLIN;
+		if (c_pending || c->q_uc > 0)
+			wc |= EPOLLOUT;
+		if (!c_pending && !c->eof_u && c->q_uc == 0)
+			wu |= EPOLLIN;
+		if (u_pending || c->q_cu > 0)
+			wu |= EPOLLOUT;
+		break;
+	}
+	}
+	if (c->st == CS_SNI && c->to_c.len > c->to_c.off) {
+		/* send the 200 before waiting for the ClientHello */
+		int r = buf_flush(c->cfd, &c->to_c);
+
+		if (r < 0) {
+			log_conn(c, true, "client closed");
+			conn_free(c);
+			return;
+		}
+		if (r > 0) {
+			c->to_c.len = c->to_c.off = 0;
+			wc &= ~(uint32_t)EPOLLOUT;
+		}
+	}
+	if (ep_set(c->g, c->cfd, &c->hc, &c->ev_c, wc, &c->c_registered) < 0) {
+		conn_free(c);
+		return;
+	}
+	if (c->ufd >= 0 && ep_set(c->g, c->ufd, &c->hu, &c->ev_u, wu, &c->u_registered) < 0)
+		conn_free(c);
+}
+
+static void on_conn_event(struct conn *c, bool upstream, uint32_t ev)
+{
+	/* A client that hung up while we wait on the resolver or a dial: an fd with no requested
+	 * events still reports EPOLLHUP, level-triggered, so close now instead of spinning. */
+	if (!upstream && (ev & (EPOLLHUP | EPOLLERR)) &&
+	    (c->st == CS_RESOLVE || c->st == CS_CONNECT || c->st == CS_UPHEAD)) {
+		log_conn(c, c->d.step == POLICY_DIAL, "client closed while the gate was dialing");
+		conn_free(c);
+		return;
+	}
+	switch (c->st) {
+	case CS_HEAD:
+		return on_head(c);
+	case CS_RESOLVE:
+		return;
+	case CS_CONNECT:
+		if (upstream)
+			on_connect_ready(c);
+		return;
+	case CS_UPHEAD:
+		return on_upstream_head(c);
+	case CS_SNI:
+		if (!upstream)
+			on_sni(c);
+		return;
+	case CS_RELAY:
+		return relay(c);
+	case CS_DNS:
+		return on_dns_tcp(c);
+	}
+}
+
+/* ---- accepting ---------------------------------------------------------------------------- */
+
+static void on_accept(struct gate *g, enum htype type)
+{
+	int lfd = type == H_PROXY ? g->cfg.proxy_fd : type == H_TRANS ? g->cfg.transparent_fd : g->cfg.dns_tcp_fd;
+
+	for (int i = 0; i < 64; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct conn *c;
+
+		if (fd < 0)
+			return;
+		if (g->n_conns >= g->cfg.max_conns) {
+			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n"
+						   "Content-Length: 31\r\n\r\naisb: too many open connections\n";
+
+			if (type == H_PROXY)
+				(void)!write(fd, busy, sizeof(busy) - 1);
+			egress_log(g, type == H_PROXY ? "proxy" : "transparent", NULL, "", 0, NULL, false, NULL,
+				   "too many concurrent connections", 0, 0, 0);
+			close(fd);
+			continue;
+		}
+		c = conn_new(g, type == H_PROXY ? K_PROXY : type == H_TRANS ? K_TRANS : K_DNS_TCP, fd);
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+		c->deadline = c->t_start + g->cfg.head_timeout_ms;
+		if (c->kind == K_PROXY) {
+			c->st = CS_HEAD;
+			conn_update(c);
+		} else if (c->kind == K_DNS_TCP) {
+			c->st = CS_DNS;
+			conn_update(c);
+		} else {
+			struct sockaddr_in od;
+			socklen_t ol = sizeof(od);
+			const char *name = NULL;
+			char a[ADDR_STRLEN];
+
+			c->st = CS_HEAD;
+			if (getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &od, &ol) == 0 && od.sin_family == AF_INET)
+				name = dns_pool_name(&g->pool, (const uint8_t *)&od.sin_addr);
+			if (!name) {
+				inet_ntop(AF_INET, &od.sin_addr, a, sizeof(a));
+				snprintf(c->d.host, sizeof(c->d.host), "%s", ol == sizeof(od) ? a : "(unknown)");
+				c->d.port = ntohs(od.sin_port);
+				deny(c, "transparent connection to an address the DNS stub never handed out", NULL);
+				continue;
+			}
+			decide(c, name, ntohs(od.sin_port));
+		}
+	}
+}
+
+/* ---- timeouts ----------------------------------------------------------------------------- */
+
+static void sweep(struct gate *g, long long now)
+{
+	struct conn *c = g->conns, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (c->deadline > now)
+			continue;
+		switch (c->st) {
+		case CS_HEAD:
+			if (c->kind == K_PROXY) {
+				fail(c, 408, "no complete request head in time");
+				break;
+			}
+			/* fallthrough */
+		case CS_DNS:
+			conn_free(c);
+			break;
+		case CS_RESOLVE:
+			fail(c, 504, "host name resolution timed out");
+			break;
+		case CS_CONNECT:
+			close(c->ufd);
+			c->ufd = -1;
+			start_dial(c);
+			break;
+		case CS_UPHEAD:
+			fail(c, 504, "upstream proxy did not answer in time");
+			break;
+		case CS_SNI:
+			deny(c, "no TLS ClientHello in time", NULL);
+			break;
+		case CS_RELAY:
+			log_conn(c, true, "idle timeout");
+			conn_free(c);
+			break;
+		}
+	}
+}
+
+/* ---- loop and lifecycle ------------------------------------------------------------------- */
+
+static void *gate_thread(void *arg)
+{
+	struct gate *g = arg;
+	struct epoll_event evs[128];
+
+	for (;;) {
+		long long now;
+		int n = epoll_wait(g->ep, evs, (int)ELEMENTSOF(evs), g->conns ? SWEEP_MS : -1);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++) {
+			struct handle *h = evs[i].data.ptr;
+
+			switch (h->type) {
+			case H_STOP:
+				reap_dead(g);
+				return NULL;
+			case H_RESOLVED:
+				on_resolved(g);
+				break;
+			case H_PROXY:
+			case H_TRANS:
+			case H_DNS_TCP:
+				on_accept(g, h->type);
+				break;
+			case H_DNS_UDP:
+				on_dns_udp(g);
+				break;
+			case H_CLIENT:
+			case H_UPSTREAM:
+				/* a connection closed earlier in this batch is still allocated: skip it */
+				if (!h->c->dead)
+					on_conn_event(h->c, h->type == H_UPSTREAM, evs[i].events);
+				break;
+			}
+		}
+		reap_dead(g);
+		now = now_ms();
+		if (now >= g->next_sweep) {
+			sweep(g, now);
+			g->next_sweep = now + SWEEP_MS;
+		}
+	}
+	return NULL;
+}
+
+static int parse_upstream(struct gate *g, const char *spec)
+{
+	char host[ALLOW_NAME_MAX + 1];
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int r;
+
+	if (http_split_hostport(spec, strlen(spec), host, sizeof(host), &g->up_port, 0) < 0)
+		return log_error_errno(-EINVAL, "invalid --proxy '%s' (use HOST:PORT)", spec);
+	r = getaddrinfo(host, NULL, &hints, &res);
+	if (r != 0 || !res)
+		return log_error_errno(-EHOSTUNREACH, "cannot resolve the upstream proxy '%s': %s", host, gai_strerror(r));
+	r = addr_from_sockaddr(res->ai_addr, &g->up_addr);
+	freeaddrinfo(res);
+	if (r < 0)
+		return log_error_errno(r, "cannot use the upstream proxy '%s'", spec);
+	g->has_upstream = true;
+	return 0;
+}
+
+/**
+ * gate_new() - set up a gate over already-open listening sockets
+ * @c: configuration; the fds and the policy stay owned by the caller and must outlive the gate
+ * @out: the gate
+ *
+ * Raises RLIMIT_NOFILE to its hard limit (each relayed connection holds six fds) and sizes the
+ * connection cap to fit. Resolves --proxy once, here.
+ * Return: 0, or -errno. Logs on failure.
+ */
+int gate_new(const struct gate_config *c, struct gate **out)
+{
+	struct gate *g = calloc(1, sizeof(*g));
+	struct rlimit rl;
+	int r;
+
+	if (!g)
+		return log_error_errno(-ENOMEM, "out of memory");
+	g->cfg = *c;
+	g->ep = g->stop_fd = -1;
+	if (!g->cfg.head_timeout_ms)
+		g->cfg.head_timeout_ms = DEFAULT_HEAD_TIMEOUT_MS;
+	if (!g->cfg.connect_timeout_ms)
+		g->cfg.connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
+	if (!g->cfg.idle_timeout_ms)
+		g->cfg.idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
+	if (!g->cfg.max_conns)
+		g->cfg.max_conns = DEFAULT_MAX_CONNS;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 64 && g->cfg.max_conns > (rl.rlim_cur - 64) / 6)
+			g->cfg.max_conns = (unsigned)((rl.rlim_cur - 64) / 6);
+	}
+	if (c->upstream && (r = parse_upstream(g, c->upstream)) < 0)
+		goto fail;
+
+	g->ep = epoll_create1(EPOLL_CLOEXEC);
+	g->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	g->res = calloc(1, sizeof(*g->res));
+	if (g->ep < 0 || g->stop_fd < 0 || !g->res) {
+		r = log_error_errno(g->res ? -errno : -ENOMEM, "cannot set up the gate: %m");
+		goto fail;
+	}
+	pthread_mutex_init(&g->res->mu, NULL);
+	pthread_cond_init(&g->res->cv, NULL);
+	g->res->owners = 1;
+	g->res->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (g->res->notify_fd < 0) {
+		r = log_error_errno(-errno, "cannot set up the gate: %m");
+		goto fail;
+	}
+	{
+		const struct { enum htype t; int fd; } l[] = {
+			{ H_PROXY, c->proxy_fd }, { H_TRANS, c->transparent_fd }, { H_DNS_UDP, c->dns_udp_fd },
+			{ H_DNS_TCP, c->dns_tcp_fd }, { H_STOP, g->stop_fd }, { H_RESOLVED, g->res->notify_fd },
+		};
+
+		for (size_t i = 0; i < ELEMENTSOF(l); i++) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &g->h[i] };
+
+			g->h[i] = (struct handle){ l[i].t, NULL };
+			if (l[i].fd < 0)
+				continue;
+			set_nonblock(l[i].fd);
+			if (epoll_ctl(g->ep, EPOLL_CTL_ADD, l[i].fd, &ev) < 0) {
+				r = log_error_errno(-errno, "cannot watch a gate socket: %m");
+				goto fail;
+			}
+		}
+	}
+	*out = g;
+	return 0;
+fail:
+	gate_free(g);
+	return r;
+}
+
+/**
+ * gate_start() - run the gate loop and its resolver threads in the background
+ * @g: gate
+ *
+ * The threads block every signal: the supervisor's signalfd sees them all.
+ * Return: 0, or -errno. Logs on failure.
+ */
+int gate_start(struct gate *g)
+{
+	sigset_t all, old;
+	int r;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (unsigned i = 0; i < RESOLVER_THREADS; i++) {
+		pthread_mutex_lock(&g->res->mu);
+		g->res->owners++;
+		pthread_mutex_unlock(&g->res->mu);
+		r = -pthread_create(&g->rthreads[i], NULL, resolver_thread, g->res);
+		if (r < 0) {
+			pthread_mutex_lock(&g->res->mu);
+			g->res->owners--;
+			pthread_mutex_unlock(&g->res->mu);
+			break;
+		}
+		g->n_rthreads++;
+	}
+	r = g->n_rthreads ? -pthread_create(&g->thread, NULL, gate_thread, g) : -EAGAIN;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		return log_error_errno(r, "cannot start the gate: %m");
+	g->started = true;
+	return 0;
+}
+
+/**
+ * gate_stop() - stop the loop and join it; resolver threads stuck in getaddrinfo are left to
+ * finish on their own (they free the shared state when the last one leaves)
+ * @g: gate
+ *
+ * Open connections are closed and logged. Does not log.
+ */
+void gate_stop(struct gate *g)
+{
+	uint64_t one = 1;
+
+	if (!g || !g->started)
+		return;
+	(void)!write(g->stop_fd, &one, sizeof(one));
+	pthread_join(g->thread, NULL);
+	g->started = false;
+	while (g->conns) {
+		struct conn *c = g->conns;
+
+		if (c->st == CS_RELAY)
+			log_conn(c, true, "sandbox exited");
+		conn_free(c);
+	}
+	reap_dead(g);
+	pthread_mutex_lock(&g->res->mu);
+	g->res->quit = true;
+	pthread_cond_broadcast(&g->res->cv);
+	pthread_mutex_unlock(&g->res->mu);
+	for (unsigned i = 0; i < g->n_rthreads; i++)
+		pthread_detach(g->rthreads[i]);
+	g->n_rthreads = 0;
+}
+
+static int denied_cmp(const void *a, const void *b)
+{
+	const struct denied *x = a, *y = b;
+
+	return x->count == y->count ? 0 : x->count < y->count ? 1 : -1;
+}
+
+/**
+ * gate_summary() - one stderr line with the top denied destinations, if anything was denied
+ * @g: a stopped gate
+ * @f: output (stderr)
+ *
+ * Return: the number of denials. Does not log.
+ */
+int gate_summary(struct gate *g, FILE *f)
+{
+	size_t shown;
+
+	if (!g || !g->total_denied)
+		return 0;
+	qsort(g->denied, g->n_denied, sizeof(g->denied[0]), denied_cmp);
+	fprintf(f, "aisb: network: denied %u request(s):", g->total_denied);
+	shown = g->n_denied < 5 ? g->n_denied : 5;
+	for (size_t i = 0; i < shown; i++)
+		fprintf(f, "%s %s (%ux%s%s)", i ? "," : "", g->denied[i].dest, g->denied[i].count,
+			g->denied[i].suggest[0] ? ", allow with " : "", g->denied[i].suggest);
+	if (g->n_denied > shown)
+		fprintf(f, ", and %zu more (see the egress log)", g->n_denied - shown);
+	fputc('\n', f);
+	return (int)g->total_denied;
+}
+
+void gate_free(struct gate *g)
+{
+	if (!g)
+		return;
+	gate_stop(g);
+	while (g->conns)
+		conn_free(g->conns);
+	reap_dead(g);
+	if (g->res) {
+		int fd = g->res->notify_fd;
+
+		pthread_mutex_lock(&g->res->mu);
+		g->res->quit = true;
+		g->res->notify_fd = -1;
+		pthread_cond_broadcast(&g->res->cv);
+		pthread_mutex_unlock(&g->res->mu);
+		if (fd >= 0)
+			close(fd);
+		resolver_release(g->res);
+	}
+	if (g->ep >= 0)
+		close(g->ep);
+	if (g->stop_fd >= 0)
+		close(g->stop_fd);
+	dns_pool_free(&g->pool);
+	free(g);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* gate.h — aisb's egress gate: proxy listener, DNS stub and transparent listener (design 6).
+ *
+ * The gate runs in the supervisor, on the host side, but serves listening sockets that init
+ * created inside the sandbox's netns and passed out, so it is reachable only from inside and
+ * dials out from the host. One thread runs an epoll loop over non-blocking sockets (bounded heads,
+ * header counts, connect/head/idle timeouts, a cap on concurrent connections) and relays with
+ * splice(2) through pipes; host-side name resolution runs on a small pool of resolver threads so
+ * a slow DNS answer never stalls other connections. Every connection and DNS denial is one JSON
+ * line in the egress log; gate_summary() prints the top denials with the flag that would allow
+ * each.
+ */
+#ifndef AISB_NET_GATE_H
+#define AISB_NET_GATE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "net/policy.h"
+
+#define GATE_PROXY_PORT 3128
+#define GATE_TRANSPARENT_PORT 3129
+#define GATE_DNS_ADDR "127.0.0.53"
+#define GATE_DNS_PORT 53
+
+struct gate_config {
+	int proxy_fd;          /* listening TCP sockets / bound UDP socket; -1 when absent */
+	int transparent_fd;
+	int dns_udp_fd;
+	int dns_tcp_fd;
+	const struct net_policy *policy;
+	const char *upstream;  /* --proxy HOST:PORT, or NULL */
+	int log_fd;            /* egress log, O_APPEND; -1 for none */
+	unsigned max_conns;    /* 0: default */
+	unsigned head_timeout_ms, connect_timeout_ms, idle_timeout_ms; /* 0: defaults */
+};
+
+struct gate;
+
+int gate_new(const struct gate_config *c, struct gate **out);
+int gate_start(struct gate *g);
+void gate_stop(struct gate *g);
+int gate_summary(struct gate *g, FILE *f);
+void gate_free(struct gate *g);
+
+#endif

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* http.c — proxy request-head parser */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "net/http.h"
+#include "util/util.h"
+
+static bool is_tchar(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* Find the end of the head: "\r\n\r\n" or "\n\n". Returns its length incl. the blank line, or 0. */
+static size_t head_end(const char *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] != '\n')
+			continue;
+		if (i + 1 < len && buf[i + 1] == '\n')
+			return i + 2;
+		if (i + 2 < len && buf[i + 1] == '\r' && buf[i + 2] == '\n')
+			return i + 3;
+	}
+	return 0;
+}
+
+/**
+ * http_split_hostport() - split "host[:port]" or "[v6][:port]"
+ * @s: text (not NUL-terminated)
+ * @len: its length
+ * @host: output (brackets removed, lower-cased)
+ * @host_size: size of @host
+ * @port: output
+ * @default_port: port when none is given; 0 makes a port mandatory
+ *
+ * Return: 0, or -EINVAL. Does not log.
+ */
+int http_split_hostport(const char *s, size_t len, char *host, size_t host_size, uint16_t *port,
+			uint16_t default_port)
+{
+	const char *h = s, *p = NULL;
+	size_t hlen;
+
+	if (len == 0)
+		return -EINVAL;
+	if (s[0] == '[') {
+		const char *close = memchr(s, ']', len);
+
+		if (!close)
+			return -EINVAL;
+		h = s + 1;
+		hlen = (size_t)(close - h);
+		if ((size_t)(close + 1 - s) < len) {
+			if (close[1] != ':')
+				return -EINVAL;
+			p = close + 2;
+		}
+	} else {
+		const char *colon = memchr(s, ':', len);
+
+		hlen = colon ? (size_t)(colon - s) : len;
+		if (colon) {
+			if (memchr(colon + 1, ':', len - hlen - 1))
+				return -EINVAL; /* bare IPv6 needs brackets */
+			p = colon + 1;
+		}
+	}
+	if (hlen == 0 || hlen >= host_size)
+		return -EINVAL;
+	for (size_t i = 0; i < hlen; i++) {
+		char c = h[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+		      c == '_' || (s[0] == '[' && c == ':')))
+			return -EINVAL;
+		host[i] = c;
+	}
+	host[hlen] = '\0';
+	if (p) {
+		size_t plen = len - (size_t)(p - s);
+		unsigned v = 0;
+
+		if (plen == 0 || plen > 5)
+			return -EINVAL;
+		for (size_t i = 0; i < plen; i++) {
+			if (p[i] < '0' || p[i] > '9')
+				return -EINVAL;
+			v = v * 10 + (unsigned)(p[i] - '0');
+		}
+		if (v == 0 || v > 65535)
+			return -EINVAL;
+		*port = (uint16_t)v;
+	} else {
+		if (!default_port)
+			return -EINVAL;
+		*port = default_port;
+	}
+	return 0;
+}
+
+/**
+ * http_parse_head() - parse a proxy request head
+ * @buf: bytes received so far
+ * @len: their count
+ * @req: result
+ * @status: on error, the HTTP status to answer (400 or 431)
+ *
+ * Return: the head length (> 0) when complete, HTTP_NEED_MORE (0) when more bytes are needed,
+ * -EBADMSG for malformed input, -EMSGSIZE when the head exceeds a bound. Does not log.
+ */
+int http_parse_head(const char *buf, size_t len, struct http_request *req, int *status)
+{
+	size_t end, pos, line_end, n_headers = 0;
+	const char *sp1, *sp2, *target;
+	size_t tlen, mlen;
+
+	memset(req, 0, sizeof(*req));
+	*status = 400;
+	if (memchr(buf, '\0', len))
+		return -EBADMSG;
+	end = head_end(buf, len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX);
+	if (end == 0) {
+		if (len >= HTTP_HEAD_MAX) {
+			*status = 431;
+			return -EMSGSIZE;
+		}
+		/* Reject a garbage request line early instead of waiting for 64 KiB of it. */
+		for (size_t i = 0; i < len && buf[i] != ' '; i++)
+			if (!is_tchar(buf[i]) || i >= sizeof(req->method) - 1)
+				return -EBADMSG;
+		return HTTP_NEED_MORE;
+	}
+
+	/* request line: METHOD SP TARGET SP HTTP/1.x */
+	line_end = (size_t)((const char *)memchr(buf, '\n', end) - buf);
+	sp1 = memchr(buf, ' ', line_end);
+	if (!sp1)
+		return -EBADMSG;
+	mlen = (size_t)(sp1 - buf);
+	if (mlen == 0 || mlen >= sizeof(req->method))
+		return -EBADMSG;
+	for (size_t i = 0; i < mlen; i++)
+		if (!is_tchar(buf[i]))
+			return -EBADMSG;
+	memcpy(req->method, buf, mlen);
+	target = sp1 + 1;
+	sp2 = memchr(target, ' ', line_end - mlen - 1);
+	if (!sp2)
+		return -EBADMSG;
+	tlen = (size_t)(sp2 - target);
+	{
+		size_t vlen = line_end - (size_t)(sp2 + 1 - buf);
+		const char *v = sp2 + 1;
+
+		if (vlen > 0 && v[vlen - 1] == '\r')
+			vlen--;
+		if (vlen != 8 || memcmp(v, "HTTP/1.", 7) != 0 || (v[7] != '0' && v[7] != '1'))
+			return -EBADMSG;
+		req->version_minor = (unsigned)(v[7] - '0');
+	}
+	if (tlen == 0)
+		return -EBADMSG;
+	for (size_t i = 0; i < tlen; i++)
+		if ((unsigned char)target[i] <= ' ' || target[i] == 0x7f)
+			return -EBADMSG;
+
+	if (streq(req->method, "CONNECT")) {
+		req->connect = true;
+		if (http_split_hostport(target, tlen, req->host, sizeof(req->host), &req->port, 0) < 0)
+			return -EBADMSG;
+	} else {
+		const char *authority, *slash;
+		size_t alen;
+
+		if (tlen < 8 || strncasecmp(target, "http://", 7) != 0)
+			return -EBADMSG; /* origin-form or https:// (use CONNECT) */
+		authority = target + 7;
+		slash = memchr(authority, '/', tlen - 7);
+		{
+			const char *q = memchr(authority, '?', tlen - 7);
+
+			if (q && (!slash || q < slash))
+				slash = q;
+		}
+		alen = slash ? (size_t)(slash - authority) : tlen - 7;
+		if (memchr(authority, '@', alen))
+			return -EBADMSG; /* userinfo in a proxy request: refuse, never log it */
+		if (http_split_hostport(authority, alen, req->host, sizeof(req->host), &req->port, 80) < 0)
+			return -EBADMSG;
+		req->target_off = slash ? (size_t)(slash - buf) : 0;
+		req->target_len = slash ? tlen - 7 - alen : 0;
+	}
+
+	/* header lines: NAME ":" VALUE, no obs-fold */
+	pos = line_end + 1;
+	while (pos < end) {
+		const char *line = buf + pos, *colon;
+		size_t l = (size_t)((const char *)memchr(line, '\n', end - pos) - line);
+		size_t content = l > 0 && line[l - 1] == '\r' ? l - 1 : l;
+
+		if (content == 0)
+			break;
+		if (line[0] == ' ' || line[0] == '\t')
+			return -EBADMSG;
+		colon = memchr(line, ':', content);
+		if (!colon || colon == line)
+			return -EBADMSG;
+		for (const char *c = line; c < colon; c++)
+			if (!is_tchar(*c))
+				return -EBADMSG;
+		for (const char *c = colon + 1; c < line + content; c++)
+			if (*c == '\r')
+				return -EBADMSG;
+		if (++n_headers > HTTP_HEADERS_MAX) {
+			*status = 431;
+			return -EMSGSIZE;
+		}
+		if (!req->connect && (size_t)(colon - line) == 4 && strncasecmp(line, "host", 4) == 0) {
+			/* The Host header must name the checked host (and port, when it gives one):
+			 * otherwise one allowed address could serve another (fronting) name. The value is
+			 * compared, never kept or logged. */
+			const char *v = colon + 1, *e = line + content;
+			char h[HTTP_HOST_MAX + 1];
+			uint16_t hp;
+
+			while (v < e && (*v == ' ' || *v == '\t'))
+				v++;
+			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+				e--;
+			if (http_split_hostport(v, (size_t)(e - v), h, sizeof(h), &hp, req->port) < 0 ||
+			    !streq(h, req->host) || hp != req->port)
+				req->host_mismatch = true;
+		}
+		pos += l + 1;
+	}
+	req->n_headers = n_headers;
+	req->head_len = end;
+	*status = 0;
+	return (int)end;
+}
+
+static bool header_is(const char *line, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+
+	return len > n && line[n] == ':' && strncasecmp(line, name, n) == 0;
+}
+
+/**
+ * http_rewrite_origin() - the head to send upstream for an absolute-form request
+ * @buf: the client's head
+ * @req: its parse
+ * @out: the new head (malloc'd)
+ * @out_len: its length
+ *
+ * The request line gets the origin-form target; Proxy-Connection, Proxy-Authorization,
+ * Connection and Keep-Alive are dropped and "Connection: close" added, so every upstream
+ * connection carries exactly one checked request.
+ * Return: 0, or -ENOMEM. Does not log.
+ */
+int http_rewrite_origin(const char *buf, const struct http_request *req, char **out, size_t *out_len)
+{
+	size_t line_end = (size_t)((const char *)memchr(buf, '\n', req->head_len) - buf) + 1;
+	size_t cap = req->head_len + 2 * HTTP_HEADERS_MAX + 128, n = 0, pos = line_end;
+	char *o = malloc(cap);
+
+	if (!o)
+		return -ENOMEM;
+	n += (size_t)snprintf(o, cap, "%s ", req->method);
+	if (req->target_len) {
+		if (buf[req->target_off] == '?')
+			o[n++] = '/';
+		memcpy(o + n, buf + req->target_off, req->target_len);
+		n += req->target_len;
+	} else {
+		o[n++] = '/';
+	}
+	n += (size_t)snprintf(o + n, cap - n, " HTTP/1.%u\r\n", req->version_minor);
+	while (pos < req->head_len) {
+		const char *line = buf + pos;
+		size_t l = (size_t)((const char *)memchr(line, '\n', req->head_len - pos) - line);
+		size_t content = l > 0 && line[l - 1] == '\r' ? l - 1 : l;
+
+		pos += l + 1;
+		if (content == 0)
+			break;
+		if (header_is(line, content, "proxy-connection") || header_is(line, content, "proxy-authorization") ||
+		    header_is(line, content, "connection") || header_is(line, content, "keep-alive"))
+			continue;
+		memcpy(o + n, line, content);
+		n += content;
+		o[n++] = '\r';
+		o[n++] = '\n';
+	}
+	n += (size_t)snprintf(o + n, cap - n, "Connection: close\r\n\r\n");
+	*out = o;
+	*out_len = n;
+	return 0;
+}
+
+const char *http_status_text(int status)
+{
+	switch (status) {
+	case 200: return "Connection established";
+	case 400: return "Bad Request";
+	case 403: return "Forbidden";
+	case 408: return "Request Timeout";
+	case 431: return "Request Header Fields Too Large";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	default: return "Error";
+	}
+}
+
+/**
+ * http_error_response() - a complete error response that closes the connection
+ * @status: HTTP status
+ * @reason: one-line reason (becomes the X-Aisb-Denied header for 403 and the body), or NULL
+ * @buf: output
+ * @size: size of @buf
+ *
+ * Return: its length, or -ENOSPC. Does not log.
+ */
+int http_error_response(int status, const char *reason, char *buf, size_t size)
+{
+	int n;
+
+	if (!reason)
+		reason = http_status_text(status);
+	n = snprintf(buf, size,
+		     "HTTP/1.1 %d %s\r\n%s%s%sContent-Type: text/plain\r\nContent-Length: %zu\r\n"
+		     "Connection: close\r\n\r\naisb: %s\n",
+		     status, http_status_text(status), status == 403 ? "X-Aisb-Denied: " : "",
+		     status == 403 ? reason : "", status == 403 ? "\r\n" : "", strlen(reason) + 7, reason);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
+}

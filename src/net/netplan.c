@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* netplan.c — network settings to plan, and init's network stage */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/if_addr.h>
+#include <linux/rtnetlink.h>
+
+#include "net/gate.h"
+#include "net/http.h"
+#include "net/netplan.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#define ALLOW_FILE_MAX (1 << 20)
+
+/* Entries from a file: one per line, '#' starts a comment, blank lines ignored. Logs on failure. */
+static int add_allow_file(struct allow_list *l, const char *path)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0, lineno = 0;
+	char *line, *next;
+	int r;
+
+	r = read_file_at(AT_FDCWD, path, ALLOW_FILE_MAX, &text, &len);
+	if (r < 0)
+		return log_error_errno(r, "cannot read --allow-file '%s': %m", path);
+	for (line = text; line; line = next) {
+		char *hash, *end;
+
+		lineno++;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		while (*line == ' ' || *line == '\t' || *line == '\r')
+			line++;
+		end = line + strlen(line);
+		while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+			*--end = '\0';
+		if (!*line)
+			continue;
+		if (allow_list_add(l, line) < 0)
+			return log_error_errno(-EINVAL, "in --allow-file '%s' line %zu", path, lineno);
+	}
+	return 0;
+}
+
+/**
+ * netplan_resolve() - resolve the network settings
+ * @s: settings
+ * @out: the network plan
+ *
+ * The default mode is allow; when nothing is allowed and the mode was not chosen explicitly, the
+ * sandbox gets --net none (the same policy: nothing reachable) instead of a refusal, so a plain
+ * `aisb -- make` works. An explicit `--net allow` with an empty allowlist is exit 78.
+ * Return: 0, or an exit code (78 policy, 125 failure). Logs on failure.
+ */
+int netplan_resolve(const struct aisb_settings *s, struct net_plan **out)
+{
+	struct net_plan *n = calloc(1, sizeof(*n));
+	bool any_net_flag = s->add_hosts || s->publish || s->allow_host_ports || s->proxy;
+	int r = AISB_EXIT_POLICY;
+
+	if (!n)
+		return AISB_EXIT_FAILED;
+	n->mode = s->net;
+	for (size_t i = 0; s->allows && s->allows[i]; i++)
+		if (allow_list_add(&n->policy.allow, s->allows[i]) < 0)
+			goto fail;
+	for (size_t i = 0; s->allow_files && s->allow_files[i]; i++)
+		if (add_allow_file(&n->policy.allow, s->allow_files[i]) < 0)
+			goto fail;
+	for (size_t i = 0; s->add_hosts && s->add_hosts[i]; i++)
+		if (policy_add_pin(&n->policy, s->add_hosts[i]) < 0)
+			goto fail;
+	for (size_t i = 0; s->allow_host_ports && s->allow_host_ports[i]; i++)
+		if (policy_add_host_port(&n->policy, s->allow_host_ports[i]) < 0)
+			goto fail;
+	n->n_publish = strv_length(s->publish);
+	if (n->n_publish > PASTA_PUBLISH_MAX) {
+		log_error("too many --publish entries (at most %d)", PASTA_PUBLISH_MAX);
+		goto fail;
+	}
+	if (n->n_publish && !(n->publish = calloc(n->n_publish, sizeof(*n->publish)))) {
+		r = AISB_EXIT_FAILED;
+		goto fail;
+	}
+	for (size_t i = 0; i < n->n_publish; i++)
+		if (pasta_parse_publish(s->publish[i], &n->publish[i]) < 0)
+			goto fail;
+	if (s->proxy) {
+		char host[ALLOW_NAME_MAX + 1];
+		uint16_t port;
+
+		if (http_split_hostport(s->proxy, strlen(s->proxy), host, sizeof(host), &port, 0) < 0) {
+			log_error("invalid --proxy '%s' (use HOST:PORT)", s->proxy);
+			goto fail;
+		}
+		if (!(n->upstream = strdup(s->proxy))) {
+			r = AISB_EXIT_FAILED;
+			goto fail;
+		}
+	}
+
+	switch (n->mode) {
+	case NET_NONE:
+		if (n->policy.allow.n || any_net_flag) {
+			log_error("--allow, --add-host, --publish, --allow-host-port and --proxy have no effect "
+				  "with --net none; drop them or use --net allow");
+			goto fail;
+		}
+		break;
+	case NET_ALLOW:
+		if (n->policy.allow.n == 0 && n->policy.n_host_ports == 0) {
+			if (s->net_source == SRC_DEFAULT && !any_net_flag) {
+				n->mode = NET_NONE;
+				n->defaulted_to_none = true;
+				break;
+			}
+			log_error("--net allow with an empty allowlist allows nothing: add --allow ENTRY "
+				  "(or --allow-file FILE), or use --net none");
+			goto fail;
+		}
+		n->pasta = n->n_publish > 0 || allow_has_addr_entries(&n->policy.allow);
+		break;
+	case NET_FULL:
+		if (n->policy.allow.n || s->add_hosts || s->allow_host_ports || s->proxy) {
+			log_error("--net full filters nothing: --allow, --add-host, --allow-host-port and --proxy "
+				  "need --net allow");
+			goto fail;
+		}
+		n->pasta = true;
+		break;
+	default:
+		goto fail;
+	}
+	if (n->pasta) {
+		int k = pasta_find(&n->pasta_path);
+
+		if (k == -ENOMEM) {
+			r = AISB_EXIT_FAILED;
+			goto fail;
+		}
+		if (k < 0) {
+			log_error("this policy needs pasta (%s), which is not installed: install the '%s' package",
+				  n->mode == NET_FULL ? "--net full" : n->n_publish ? "--publish" : "IP/CIDR allow entries",
+				  PASTA_PACKAGE);
+			goto fail;
+		}
+	}
+	if (n->mode == NET_ALLOW) {
+		uint16_t pub[PASTA_PUBLISH_MAX];
+		struct nft_spec spec = { .transparent_port = GATE_TRANSPARENT_PORT, .pasta = n->pasta,
+					 .allow = &n->policy.allow, .published = pub, .n_published = n->n_publish };
+
+		for (size_t i = 0; i < n->n_publish; i++)
+			pub[i] = n->publish[i].port;
+		if (nft_ruleset_build(&spec, &n->ruleset) < 0) {
+			log_error("the nftables ruleset is too large (at most %d rules)", NFT_RULES_MAX);
+			goto fail;
+		}
+	}
+	*out = n;
+	return 0;
+fail:
+	netplan_free(n);
+	return r;
+}
+
+void netplan_free(struct net_plan *n)
+{
+	if (!n)
+		return;
+	policy_free(&n->policy);
+	free(n->publish);
+	free(n->upstream);
+	free(n->pasta_path);
+	nft_ruleset_free(&n->ruleset);
+	free(n);
+}
+
+bool netplan_has_gate(const struct net_plan *n)
+{
+	return n && n->mode == NET_ALLOW;
+}
+
+void netplan_print(const struct net_plan *n, FILE *f)
+{
+	char e[ALLOW_NAME_MAX + 16];
+
+	if (!n)
+		return;
+	if (n->defaulted_to_none)
+		fprintf(f, "network:    none (the default allow mode with an empty allowlist: loopback only)\n");
+	else if (n->mode == NET_NONE)
+		fprintf(f, "network:    none (loopback only)\n");
+	else if (n->mode == NET_FULL)
+		fprintf(f, "network:    full (pasta, NOTHING FILTERED)\n");
+	else
+		fprintf(f, "network:    allow through the gate (proxy 127.0.0.1:%d, DNS %s, transparent :%d)%s\n",
+			GATE_PROXY_PORT, GATE_DNS_ADDR, GATE_TRANSPARENT_PORT, n->pasta ? ", pasta for IP paths" : "");
+	for (size_t i = 0; i < n->policy.allow.n; i++)
+		if (allow_format_entry(&n->policy.allow.v[i], e, sizeof(e)) == 0)
+			fprintf(f, "allow:      %s\n", e);
+	for (size_t i = 0; i < n->policy.n_pins; i++) {
+		char a[ADDR_STRLEN];
+
+		addr_format(&n->policy.pins[i].addr, a, sizeof(a));
+		fprintf(f, "add-host:   %s=%s\n", n->policy.pins[i].name, a);
+	}
+	for (size_t i = 0; i < n->policy.n_host_ports; i++)
+		fprintf(f, "host-port:  host.aisb.internal:%u -> host 127.0.0.1:%u\n", n->policy.host_ports[i],
+			n->policy.host_ports[i]);
+	for (size_t i = 0; i < n->n_publish; i++)
+		fprintf(f, "publish:    %s:%u -> sandbox port %u\n", n->publish[i].addr, n->publish[i].host_port,
+			n->publish[i].port);
+	if (n->upstream)
+		fprintf(f, "proxy:      every allowed connection through %s\n", n->upstream);
+}
+
+void netplan_print_policy(const struct net_plan *n, FILE *f)
+{
+	char e[ALLOW_NAME_MAX + 16];
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->policy.allow.n; i++)
+		if (allow_format_entry(&n->policy.allow.v[i], e, sizeof(e)) == 0)
+			fprintf(f, "allow=%s\n", e);
+	for (size_t i = 0; i < n->policy.n_pins; i++) {
+		char a[ADDR_STRLEN];
+
+		addr_format(&n->policy.pins[i].addr, a, sizeof(a));
+		fprintf(f, "add_host=%s=%s\n", n->policy.pins[i].name, a);
+	}
+	for (size_t i = 0; i < n->policy.n_host_ports; i++)
+		fprintf(f, "allow_host_port=%u\n", n->policy.host_ports[i]);
+	for (size_t i = 0; i < n->n_publish; i++)
+		fprintf(f, "publish=%s:%u:%u\n", n->publish[i].addr, n->publish[i].host_port, n->publish[i].port);
+	if (n->upstream)
+		fprintf(f, "proxy=%s\n", n->upstream);
+	fprintf(f, "pasta=%s\n", n->pasta ? "true" : "false");
+}
+
+/**
+ * netplan_print_ruleset() - --print-ruleset: the ruleset init would install, in `nft -f` syntax
+ * @n: network plan
+ * @f: output
+ *
+ * Does not log.
+ */
+void netplan_print_ruleset(const struct net_plan *n, FILE *f)
+{
+	if (!n || n->mode == NET_NONE) {
+		fprintf(f, "# --net none: no nftables ruleset; the sandbox has only lo and no route out\n");
+		return;
+	}
+	if (n->mode == NET_FULL) {
+		fprintf(f, "# --net full: no nftables ruleset; nothing is filtered\n");
+		return;
+	}
+	nft_ruleset_render(&n->ruleset, f);
+}
+
+/* ---- init's network stage ----------------------------------------------------------------- */
+
+/* Adds the fake-address pool to lo, so connects to it route locally and nat can redirect them. */
+static int lo_add_pool(void)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	struct ifaddrmsg *ifa;
+	struct net_addr pool;
+	uint32_t seq = 1, portid;
+	ssize_t len;
+	int r = 0;
+
+	addr_parse(NFT_POOL_ADDR, &pool);
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWADDR;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
+	nlh->nlmsg_seq = seq;
+	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	ifa->ifa_family = AF_INET;
+	ifa->ifa_prefixlen = NFT_POOL_PLEN;
+	ifa->ifa_scope = RT_SCOPE_HOST;
+	ifa->ifa_index = 1; /* lo */
+	mnl_attr_put(nlh, IFA_LOCAL, 4, pool.b);
+	mnl_attr_put(nlh, IFA_ADDRESS, 4, pool.b);
+
+	nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0 || mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		r = -errno;
+		goto out;
+	}
+	portid = mnl_socket_get_portid(nl);
+	len = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+	if (len < 0 || mnl_cb_run(buf, (size_t)len, seq, portid, NULL, NULL) < 0)
+		r = -errno;
+out:
+	mnl_socket_close(nl);
+	return r;
+}
+
+static int listen_on(int type, const char *addr, uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	_cleanup_close_ int fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -errno;
+	inet_pton(AF_INET, addr, &sa.sin_addr);
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	if (type == SOCK_STREAM && listen(fd, 4096) < 0)
+		return -errno;
+	return TAKE_FD(fd);
+}
+
+/**
+ * netplan_init_apply() - init's network stage, inside the new netns, with lo up and caps held
+ * @n: network plan (allow mode)
+ * @fds: the gate's listening sockets, in NETPLAN_GATE_FDS order
+ * @err: message on failure
+ * @err_size: its size
+ *
+ * Should: put the pool on lo, install and verify the ruleset (failure: exit 77, never run
+ * unfiltered), open the gate's sockets on lo. Mustn't: create any interface or route out.
+ * Return: 0, or an exit code (77 enforcement, 125 failure). Logs on failure (and fills @err).
+ */
+int netplan_init_apply(const struct net_plan *n, int fds[NETPLAN_GATE_FDS], char *err, size_t err_size)
+{
+	static const struct { int type; const char *addr; uint16_t port; } l[NETPLAN_GATE_FDS] = {
+		{ SOCK_STREAM, "127.0.0.1", GATE_PROXY_PORT },
+		{ SOCK_STREAM, "127.0.0.1", GATE_TRANSPARENT_PORT },
+		{ SOCK_DGRAM, GATE_DNS_ADDR, GATE_DNS_PORT },
+		{ SOCK_STREAM, GATE_DNS_ADDR, GATE_DNS_PORT },
+	};
+	int r;
+
+	for (int i = 0; i < NETPLAN_GATE_FDS; i++)
+		fds[i] = -1;
+	r = lo_add_pool();
+	if (r < 0) {
+		snprintf(err, err_size, "init: cannot add %s/%d to lo: %s", NFT_POOL_ADDR, NFT_POOL_PLEN, strerror(-r));
+		return AISB_EXIT_ENFORCE;
+	}
+	r = nft_apply(&n->ruleset);
+	if (r < 0) {
+		snprintf(err, err_size, "init: the nftables ruleset could not be installed or verified (%s); "
+			 "refusing to run unfiltered (run 'aisb doctor')", strerror(-r));
+		return AISB_EXIT_ENFORCE;
+	}
+	for (int i = 0; i < NETPLAN_GATE_FDS; i++) {
+		fds[i] = listen_on(l[i].type, l[i].addr, l[i].port);
+		if (fds[i] < 0) {
+			snprintf(err, err_size, "init: cannot open the gate's socket %s:%u: %s", l[i].addr, l[i].port,
+				 strerror(-fds[i]));
+			for (int k = 0; k < i; k++)
+				close(fds[k]);
+			return AISB_EXIT_FAILED;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* test-gate.c — the gate over listeners on 127.0.0.1, against a local server (no other address) */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "net/gate.h"
+
+static int listen_on(int type, uint16_t *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(sa);
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	if (type == SOCK_STREAM)
+		assert_int_equal(listen(fd, 128), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &l), 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static int dial(uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* Read until EOF or @n bytes. */
+static size_t read_all(int fd, char *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n - 1) {
+		ssize_t k = read(fd, buf + got, n - 1 - got);
+
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	buf[got] = '\0';
+	return got;
+}
+
+static size_t read_head(int fd, char *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n - 1) {
+		ssize_t k = read(fd, buf + got, 1);
+
+		if (k <= 0)
+			break;
+		got++;
+		buf[got] = '\0';
+		if (got >= 4 && strcmp(buf + got - 4, "\r\n\r\n") == 0)
+			break;
+	}
+	buf[got] = '\0';
+	return got;
+}
+
+/* The local server: "GET" gets its request line echoed in a response; anything else is echoed. */
+static void *server(void *arg)
+{
+	int lfd = *(int *)arg;
+
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		char buf[4096];
+		ssize_t k;
+
+		if (fd < 0)
+			return NULL;
+		k = read(fd, buf, sizeof(buf) - 1);
+		if (k > 0 && strncmp(buf, "GET ", 4) == 0) {
+			char out[4200];
+			int n;
+
+			buf[k] = '\0';
+			n = snprintf(out, sizeof(out), "HTTP/1.0 200 OK\r\n\r\n%s", buf);
+			(void)!write(fd, out, (size_t)n);
+		} else {
+			while (k > 0) {
+				(void)!write(fd, buf, (size_t)k);
+				k = read(fd, buf, sizeof(buf));
+			}
+		}
+		close(fd);
+	}
+}
+
+struct fixture {
+	int srv_fd, proxy_fd, dns_fd, log_fd[2];
+	uint16_t srv_port, proxy_port, dns_port;
+	pthread_t srv;
+	struct net_policy pol;
+	struct gate *g;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char entry[64];
+
+	f->srv_fd = listen_on(SOCK_STREAM, &f->srv_port);
+	f->proxy_fd = listen_on(SOCK_STREAM, &f->proxy_port);
+	f->dns_fd = listen_on(SOCK_DGRAM, &f->dns_port);
+	assert_int_equal(pipe2(f->log_fd, O_CLOEXEC | O_NONBLOCK), 0);
+	fcntl(f->log_fd[0], F_SETPIPE_SZ, 1 << 20);
+	pthread_create(&f->srv, NULL, server, &f->srv_fd);
+	snprintf(entry, sizeof(entry), "svc.test:%u", f->srv_port);
+	assert_int_equal(allow_list_add(&f->pol.allow, entry), 0);
+	snprintf(entry, sizeof(entry), "localhost:%u", f->srv_port);
+	assert_int_equal(allow_list_add(&f->pol.allow, entry), 0);
+	assert_int_equal(policy_add_pin(&f->pol, "svc.test=127.0.0.1"), 0);
+	struct gate_config c = { .proxy_fd = f->proxy_fd, .transparent_fd = -1, .dns_udp_fd = f->dns_fd,
+				 .dns_tcp_fd = -1, .policy = &f->pol, .log_fd = f->log_fd[1],
+				 .head_timeout_ms = 600 };
+	assert_int_equal(gate_new(&c, &f->g), 0);
+	assert_int_equal(gate_start(f->g), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	gate_free(f->g);
+	shutdown(f->srv_fd, SHUT_RDWR);
+	close(f->srv_fd);
+	pthread_join(f->srv, NULL);
+	close(f->proxy_fd);
+	close(f->dns_fd);
+	close(f->log_fd[0]);
+	close(f->log_fd[1]);
+	policy_free(&f->pol);
+	free(f);
+	return 0;
+}
+
+static void test_connect_allowed_and_denied(void **state)
+{
+	struct fixture *f = *state;
+	char req[256], buf[4096];
+	int fd = dial(f->proxy_port);
+
+	snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\nHost: svc.test\r\n\r\n", f->srv_port);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_head(fd, buf, sizeof(buf));
+	assert_string_equal(buf, "HTTP/1.1 200 Connection established\r\n\r\n");
+	assert_int_equal(write(fd, "ping", 4), 4);
+	shutdown(fd, SHUT_WR);
+	read_all(fd, buf, sizeof(buf));
+	assert_string_equal(buf, "ping");
+	close(fd);
+
+	/* control above, refusal here: a name off the list */
+	fd = dial(f->proxy_port);
+	snprintf(req, sizeof(req), "CONNECT other.test:%u HTTP/1.1\r\n\r\n", f->srv_port);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_all(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 403 Forbidden\r\n"));
+	assert_non_null(strstr(buf, "X-Aisb-Denied: other.test is not in the allowlist\r\n"));
+	close(fd);
+
+	/* the same name on another port */
+	fd = dial(f->proxy_port);
+	snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", f->srv_port == 65535 ? 1 : f->srv_port + 1);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_all(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "403"));
+	assert_non_null(strstr(buf, "is not allowed"));
+	close(fd);
+}
+
+static void test_http_forward(void **state)
+{
+	struct fixture *f = *state;
+	char req[256], buf[4096];
+	int fd = dial(f->proxy_port);
+
+	snprintf(req, sizeof(req), "GET http://svc.test:%u/secret-path?q=1 HTTP/1.1\r\nHost: svc.test\r\n"
+		 "Proxy-Authorization: Basic c2VjcmV0\r\n\r\n", f->srv_port);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_all(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.0 200 OK"));
+	assert_non_null(strstr(buf, "GET /secret-path?q=1 HTTP/1.1\r\n"));
+	assert_null(strstr(buf, "Proxy-Authorization"));
+	assert_non_null(strstr(buf, "Connection: close"));
+	close(fd);
+}
+
+static void test_rebinding_and_errors(void **state)
+{
+	struct fixture *f = *state;
+	char req[256], buf[4096];
+	int fd;
+
+	/* localhost is listed but resolves to loopback: refused unless pinned */
+	fd = dial(f->proxy_port);
+	snprintf(req, sizeof(req), "CONNECT localhost:%u HTTP/1.1\r\n\r\n", f->srv_port);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_all(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "403"));
+	assert_non_null(strstr(buf, "loopback"));
+	close(fd);
+
+	/* an IP literal without an IP entry */
+	fd = dial(f->proxy_port);
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", f->srv_port);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_all(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "not covered by an IP entry"));
+	close(fd);
+
+	fd = dial(f->proxy_port);
+	assert_int_equal(write(fd, "GET /x HTTP/1.1\r\n\r\n", 19), 19);
+	read_all(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 400 Bad Request"));
+	close(fd);
+}
+
+static void test_slow_client_does_not_stall(void **state)
+{
+	struct fixture *f = *state;
+	char req[256], buf[4096];
+	int slow = dial(f->proxy_port), fd;
+
+	assert_int_equal(write(slow, "CONNECT svc.te", 14), 14);
+	/* a good connection in parallel completes */
+	fd = dial(f->proxy_port);
+	snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", f->srv_port);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_head(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "200"));
+	assert_int_equal(write(fd, "x", 1), 1);
+	shutdown(fd, SHUT_WR);
+	read_all(fd, buf, sizeof(buf));
+	assert_string_equal(buf, "x");
+	close(fd);
+	/* the slow one gets its 408 after the head timeout (600 ms here) */
+	read_all(slow, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 408"));
+	close(slow);
+}
+
+static size_t dns_query(uint16_t port, const char *name, uint16_t type, uint8_t *ans, size_t n)
+{
+	uint8_t q[300];
+	size_t l = 12;
+	const char *p = name;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ssize_t k;
+
+	memset(q, 0, 12);
+	q[0] = 0xab, q[2] = 1, q[5] = 1;
+	while (*p) {
+		const char *dot = strchr(p, '.');
+		size_t ll = dot ? (size_t)(dot - p) : strlen(p);
+
+		q[l++] = (uint8_t)ll;
+		memcpy(q + l, p, ll);
+		l += ll;
+		p += ll + (dot ? 1 : 0);
+	}
+	q[l++] = 0, q[l++] = 0, q[l++] = (uint8_t)type, q[l++] = 0, q[l++] = 1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	sendto(fd, q, l, 0, (struct sockaddr *)&sa, sizeof(sa));
+	k = recv(fd, ans, n, 0);
+	close(fd);
+	return k > 0 ? (size_t)k : 0;
+}
+
+static void test_dns_stub(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t a[512];
+	size_t n = dns_query(f->dns_port, "svc.test", 1, a, sizeof(a));
+
+	assert_true(n > 16);
+	assert_int_equal(a[3] & 0xf, 0);
+	assert_int_equal(a[7], 1);
+	assert_int_equal(a[n - 4], 198);
+	assert_int_equal(a[n - 3], 18);
+	n = dns_query(f->dns_port, "svc.test", 28, a, sizeof(a));
+	assert_int_equal(a[3] & 0xf, 0);
+	assert_int_equal(a[7], 0);
+	n = dns_query(f->dns_port, "unknown.test", 1, a, sizeof(a));
+	assert_true(n >= 12);
+	assert_int_equal(a[3] & 0xf, 3);
+}
+
+static void test_log_and_summary(void **state)
+{
+	struct fixture *f = *state;
+	char log[1 << 16], *sum = NULL;
+	size_t sl = 0;
+	FILE *m;
+	ssize_t k;
+
+	test_connect_allowed_and_denied(state);
+	test_http_forward(state);
+	gate_stop(f->g);
+	k = read(f->log_fd[0], log, sizeof(log) - 1);
+	assert_true(k > 0);
+	log[k] = '\0';
+	assert_non_null(strstr(log, "\"kind\":\"connect\",\"method\":\"CONNECT\",\"host\":\"svc.test\""));
+	assert_non_null(strstr(log, "\"decision\":\"deny\""));
+	assert_non_null(strstr(log, "\"decision\":\"allow\""));
+	assert_null(strstr(log, "secret-path"));
+	assert_null(strstr(log, "c2VjcmV0"));
+	m = open_memstream(&sum, &sl);
+	assert_true(gate_summary(f->g, m) > 0);
+	fclose(m);
+	assert_non_null(strstr(sum, "aisb: network: denied"));
+	assert_non_null(strstr(sum, "allow with --allow other.test:"));
+	free(sum);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_connect_allowed_and_denied, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_forward, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rebinding_and_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_client_does_not_stall, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dns_stub, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_and_summary, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
