@@ -25,6 +25,7 @@ setup() {
 teardown() {
 	[ -n "${HOST_PID:-}" ] && kill "$HOST_PID" 2>/dev/null
 	[ -n "${HOME_CANARY:-}" ] && rm -f "$HOME_CANARY"
+	[ -n "${OPT_PROBE:-}" ] && rm -rf "$OPT_PROBE"
 	common_teardown
 }
 
@@ -124,10 +125,41 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[[ "$output" == *127.0.0.1* || "$output" == *::1* ]]
 }
 
+@test "fs: root-only host files stay unreadable inside, also when the caller is root" {
+	# The sandbox's uid maps to the caller; for root that is host uid 0, whose owner bits would
+	# open every root-only file on the read-only system dirs.
+	run sb -- sh -c 'cat /etc/shadow; ls /etc/ssl/private 2>/dev/null; true'
+	[[ "$output" != *'root:'* ]]
+	if ! is_root; then
+		return 0
+	fi
+	# control: the host's root reads them
+	grep -q '^root:' /etc/shadow
+	# a root-only file outside /etc, in a bound system dir (/opt). Known bug: only /etc is
+	# masked for root callers, so this file is readable inside.
+	[ -d /opt ] || skip "no /opt on this host"
+	OPT_PROBE=$(mktemp -d /opt/aisb-e2e.XXXXXX)
+	chmod 0700 "$OPT_PROBE"
+	echo "$CANARY" >"$OPT_PROBE/secret"
+	chmod 0600 "$OPT_PROBE/secret"
+	[ "$(cat "$OPT_PROBE/secret")" = "$CANARY" ]
+	run sb -- cat "$OPT_PROBE/secret"
+	[[ "$output" != *"$CANARY"* ]]
+}
+
 @test "fs: the project is mounted at its own path, and the command starts there" {
 	run sb -- pwd
 	[ "$status" -eq 0 ]
 	[ "$output" = "$PROJ" ]
+}
+
+@test "fs: a project path with spaces and a colon is mounted at its own path" {
+	mkdir -p "$WORK/my proj:1"
+	cd "$WORK/my proj:1"
+	run sb -- sh -c 'pwd; echo x > f'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$WORK/my proj:1" ]
+	[ -f "$WORK/my proj:1/f" ]
 }
 
 @test "fs: a project under a sandbox-owned path (/tmp) is relocated to /project, announced" {
@@ -205,6 +237,10 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[ "$status" -eq 0 ]
 	[ "$(cat "$WORK/data/g")" = x ]
 	[ "$(stat -c %u "$WORK/data/g")" = "$(id -u)" ]
+	# a mode without DST: at its own path
+	run sb --mount "$WORK/data:rw" -- sh -c "echo y > '$WORK/data/h'"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$WORK/data/h")" = y ]
 	# a single file
 	run sb --mount "$WORK/data/f:/etcx/f" -- cat /etcx/f
 	[ "$status" -eq 0 ]
@@ -231,7 +267,7 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 }
 
 @test "fs: a mount spec with an unknown mode suffix is refused, not used as part of DST" {
-	# Known bug: 'SRC:/data:rx' (a typo of :ro) is accepted, and mounts at '/data:rx'.
+	# 'SRC:/data:rx' (a typo of :ro) once mounted at '/data:rx'.
 	mkdir -p "$WORK/data"
 	run sb --mount "$WORK/data:/data:rx" -- true
 	[ "$status" -eq 78 ]
@@ -270,6 +306,58 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[ "$status" -eq 0 ]
 	[ "$output" = W ]
 	[ "$(cat .git/hooks/pre-commit)" = evil ]
+}
+
+@test "fs: submodule git dirs (.git/modules) are read-only; a missing .git/config cannot be created" {
+	require_feature git command -v git
+	git init -q .
+	mkdir -p .git/modules/sub/hooks
+	rm -f .git/config
+	run sb -- sh -c '
+		echo evil > .git/modules/sub/hooks/pre-commit && echo WROTE1
+		echo "[core]" > .git/modules/sub/config && echo WROTE2
+		echo "[core]" > .git/config && echo WROTE3
+		echo ok > .git/description && echo CONTROL
+		true'
+	[[ "$output" != *WROTE* ]]
+	[[ "$output" == *CONTROL* ]]
+	[ ! -e .git/modules/sub/hooks/pre-commit ]
+	[ ! -s .git/config ]
+	run sb --writable-git -- sh -c 'echo evil > .git/modules/sub/hooks/pre-commit && echo WROTE1'    # control
+	[ "$output" = WROTE1 ]
+}
+
+@test "fs: a symlinked .git/hooks or .git/config refuses the run unless --writable-git" {
+	require_feature git command -v git
+	git init -q .
+	mv .git/hooks "$WORK/hooks-real"
+	ln -s "$WORK/hooks-real" .git/hooks
+	run sb -- true
+	[ "$status" -eq 78 ]
+	[[ "$output" == *".git/hooks"* ]]
+	run sb --writable-git -- true    # control
+	[ "$status" -eq 0 ]
+	rm .git/hooks
+	mkdir .git/hooks
+	mv .git/config "$WORK/config-real"
+	ln -s "$WORK/config-real" .git/config
+	run sb -- true
+	[ "$status" -eq 78 ]
+	[[ "$output" == *".git/config"* ]]
+	no_session_left
+}
+
+@test "fs: a .git symlink cannot be replaced by a directory of hooks" {
+	# Known gap: when .git is a symlink (to a gitdir elsewhere), neither the link nor its
+	# parent is pinned, so the sandbox can swap in a .git of its own whose hooks and config
+	# run on the host the next time the user runs git there. aisb only warns.
+	require_feature git command -v git
+	git init -q "$WORK/real"
+	ln -s "$WORK/real/.git" .git
+	run sb -- sh -c 'rm .git && mkdir -p .git/hooks && echo evil > .git/hooks/post-checkout && echo SWAPPED; true'
+	echo "$output"
+	[[ "$output" != *SWAPPED* ]]
+	[ -L .git ]
 }
 
 @test "fs: a worktree's .git file is read-only" {
@@ -436,6 +524,36 @@ print(r, ctypes.get_errno())'
 	[ "$output" = "-1 1" ]
 	run sb --allow-ptrace -- python3 -c "$probe"
 	[ "$output" = "0 0" ]
+	# even with --allow-ptrace, the sandbox's init (capable inside the user namespace, no
+	# seccomp) cannot be attached to or read: only the command's own children can
+	cat >att.py <<'EOF'
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+def attach(pid):
+    ctypes.set_errno(0)
+    r = libc.ptrace(16, pid, 0, 0)    # PTRACE_ATTACH
+    e = ctypes.get_errno()
+    if r == 0:
+        os.waitpid(pid, 0)
+        libc.ptrace(17, pid, 0, 0)    # PTRACE_DETACH
+    return "ok" if r == 0 else "err%d" % e
+child = os.fork()
+if child == 0:
+    time.sleep(5)
+    os._exit(0)
+print("child", attach(child), "init", attach(1))
+os.kill(child, 9)
+try:
+    open("/proc/1/environ").read(); print("environ readable")
+except OSError as e:
+    print("environ err%d" % e.errno)
+EOF
+	run sb --allow-ptrace -- python3 att.py
+	[ "${lines[0]}" = "child ok init err1" ]
+	# EACCES, or ENOENT where hidepid=invisible hides PID 1 altogether
+	[[ "${lines[1]}" == "environ err13" || "${lines[1]}" == "environ err2" ]]
+	run sb -- python3 att.py
+	[ "${lines[0]}" = "child err1 init err1" ]
 	if command -v strace >/dev/null; then
 		run sb -- strace -o /dev/null true
 		[ "$status" -ne 0 ]
@@ -489,6 +607,12 @@ EOF
 	[[ "$host" == *"setns err9"* ]]
 	[[ "$host" == *"clone3 err22"* ]]
 	[[ "$host" == *"personality_rie ok"* ]]
+}
+
+@test "proc: the sandbox has its own hostname, and cannot change it" {
+	run sb -- sh -c 'cat /proc/sys/kernel/hostname; hostname other 2>/dev/null && echo CHANGED; true'
+	[ "$output" = aisb ]
+	[ "$(cat /proc/sys/kernel/hostname)" != other ]
 }
 
 @test "proc: the command leads its own session (setsid)" {
@@ -602,6 +726,16 @@ c = socket.create_connection(s.getsockname(), timeout=2); print(c.recv(16).decod
 	[ "$status" -eq 78 ]
 	[[ "$output" == *E2E_UNSET_XYZ* ]]
 	no_session_left
+}
+
+@test "env: values with newlines, quotes, '=', '\$' and backslashes arrive intact" {
+	local v
+	v=$(printf 'a\nb=c "d" '"'"'e'"'"' $HOME \\ `x`')
+	run sb --env "E2E_V=$v" -- printenv E2E_V
+	[ "$status" -eq 0 ]
+	[ "$output" = "$v" ]
+	run env E2E_W="$v" "$AISB" --net none --env E2E_W -- printenv E2E_W
+	[ "$output" = "$v" ]
 }
 
 @test "env: --env-file is refused unless 0600, and works at 0600" {
@@ -737,6 +871,22 @@ c = socket.create_connection(s.getsockname(), timeout=2); print(c.recv(16).decod
 	[ "$(cat "$WORK/e")" = err ]
 }
 
+@test "exit: the command's end ends the sandbox: background children, closed pipes, zombies" {
+	# a background child inside does not keep aisb (or its stdout) alive
+	local t0=$SECONDS
+	run sb -- sh -c 'sleep 60 & echo started'
+	[ "$status" -eq 0 ]
+	[ "$output" = started ]
+	[ $((SECONDS - t0)) -lt 10 ]
+	# a reader that goes away: the writer dies of SIGPIPE, aisb reports 128+13
+	run bash -c "'$AISB' --net none -- yes | head -n 1; echo \${PIPESTATUS[0]}"
+	[ "${lines[0]}" = y ]
+	[ "${lines[1]}" = 141 ]
+	# orphans are reaped by the sandbox's init: no zombie stays behind
+	run sb -- sh -c '(sleep 0.1 &); (true &); sleep 0.8; grep -l "^State:.*Z" /proc/[0-9]*/status; echo end'
+	[ "$output" = end ]
+}
+
 # ---- sessions --------------------------------------------------------------------------------
 
 @test "session: one log line per run, the session dir removed unless --keep" {
@@ -760,6 +910,28 @@ print(lines[0]["exit"], lines[1]["exit"], lines[1]["command"][0], lines[0]["id"]
 	[ -f "$XDG_STATE_HOME/aisb/sessions/$dirs/plan.json" ]
 	[[ "$output" == *"$dirs"* ]]    # announced
 	[ "$(stat -c %a "$XDG_STATE_HOME/aisb/sessions/$dirs")" = 700 ]
+}
+
+@test "session: concurrent sessions each get their own dir and one intact log line" {
+	local i pids=()
+	for i in 1 2 3 4 5 6; do
+		sb -- sh -c "echo run$i > out$i" 3>&- &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i"
+	done
+	for i in 1 2 3 4 5 6; do
+		[ "$(cat "out$i")" = "run$i" ]
+	done
+	no_session_left
+	[ "$(wc -l <"$XDG_STATE_HOME/aisb/sessions.log")" -eq 6 ]
+	require_feature "python3 in /usr" have_python
+	run "$PY" -c '
+import json, sys
+ids = {json.loads(l)["id"] for l in open(sys.argv[1])}
+print(len(ids))' "$XDG_STATE_HOME/aisb/sessions.log"
+	[ "$output" = 6 ]
 }
 
 @test "session: previews start nothing and write nothing" {

@@ -55,6 +55,22 @@ wait_for_file() {
 	[ "$status" -eq 143 ]
 }
 
+@test "pty: a large output is relayed completely before aisb exits" {
+	require_feature "script(1)" command -v script
+	in_script "$(aisb_cmd) -- seq 200000" | tr -d '\r' >"$WORK/out"
+	[ "$(tail -n 1 "$WORK/out")" = 200000 ]
+	# (script(1) turns its stdin's EOF into a NUL that the inner pty echoes as ^@, at
+	# whatever point of the stream it arrives)
+	seq 200000 | cmp - <(sed 's/\^@//g' "$WORK/out")
+	# A reader that stalls keeps the relay's buffer full when the command ends; the relay once
+	# took the pty's hangup on a full buffer for EOF and dropped the tail (about half the runs).
+	local _
+	for _ in 1 2; do
+		in_script "$(aisb_cmd) -- seq 10000" | { sleep 0.5; tr -d '\r'; } >"$WORK/out"
+		[ "$(tail -n 1 "$WORK/out")" = 10000 ]
+	done
+}
+
 @test "pty: input reaches the command once it runs" {
 	require_feature "script(1)" command -v script
 	# Type only after the command started (see the typeahead test for input sent earlier).
@@ -186,6 +202,35 @@ wait_for_content() {
 	tmux_run "$(aisb_cmd) --env E2E_UNSET_PTY -- true; echo \$? > $WORK/rc3; stty -g > $WORK/after3"
 	wait_for_content "$WORK/rc3" 78
 	[ "$(cat "$WORK/after3")" = "$(cat "$WORK/before")" ]
+}
+
+@test "pty: Ctrl-C at the terminal interrupts the command inside (130)" {
+	require_feature tmux command -v tmux
+	tmux_start
+	tmux_run "$(aisb_cmd) -- sh -c 'touch ready; exec sleep 60'; echo \$? > $WORK/rc"
+	wait_for_file ready
+	sleep 0.3
+	tmx send-keys -t e2e C-c
+	wait_for_content "$WORK/rc" 130
+}
+
+@test "pty: closing the terminal ends the sandbox" {
+	require_feature tmux command -v tmux
+	local mark=$((RANDOM + 20000))
+	tmux_start
+	tmux_run "$(aisb_cmd) -- sh -c 'touch ready; exec sleep $mark'"
+	wait_for_file ready
+	pgrep -f "^sleep $mark\$"    # control: it runs
+	tmx kill-server
+	local _
+	for _ in $(seq 50); do
+		pgrep -f "^sleep $mark\$" >/dev/null || break
+		sleep 0.1
+	done
+	run pgrep -f "^sleep $mark\$"
+	[ "$status" -ne 0 ]
+	run pgrep -f "aisb.*sleep $mark"
+	[ "$status" -ne 0 ]
 }
 
 @test "pty: aisb --shell gives an interactive shell in the sandbox" {
