@@ -270,7 +270,7 @@ t = time.time(); print(answer(slow).split(b'\r\n')[0].decode(), round(time.time(
 		curl -sS -o /dev/null -H 'X-Token: canary-hdr-value' 'http://other.test:$PORT/canary-path?canary=query'"
 	[ "$status" -eq 0 ]
 	egress_log | grep -q '"host":"svc.test"'
-	! egress_log | grep -q canary
+	! egress_log | grep -q canary || false
 	[[ "$output" != *canary* ]]
 }
 
@@ -343,7 +343,7 @@ while True:
 	[ "${lines[3]}" = 403 ]
 	[ "$(grep -c "^CONNECT svc.test:$PORT HTTP/1.1\$" "$UP_LOG")" -eq 3 ]
 	[ "$(wc -l <"$UP_LOG")" -eq 3 ]
-	! grep -q other.test "$UP_LOG"
+	! grep -q other.test "$UP_LOG" || false
 	egress_log | grep -q '"host":"other.test".*"decision":"deny"'
 	# a pin (--add-host): the upstream gets the checked address, not the name (docs/networking.md)
 	: >"$UP_LOG"
