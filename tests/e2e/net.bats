@@ -141,7 +141,7 @@ print(q("svc.test", 28)[0], q("svc.test", 28)[1])'
 	[ "${lines[1]}" = "0 0" ]
 	egress_log | grep -q '"kind":"dns","host":"unknown.test".*"decision":"deny"'
 	# no query leaves: the stub never forwards, so no allowed line for the unknown name exists
-	! egress_log | grep -q '"host":"unknown.test".*"decision":"allow"'
+	! egress_log | grep -q '"host":"unknown.test".*"decision":"allow"' || false
 }
 
 # nft lives in /usr/sbin, which an unprivileged user's PATH may lack
@@ -224,7 +224,7 @@ nft_bin() { command -v nft || { [ -x /usr/sbin/nft ] && echo /usr/sbin/nft; }; }
 	wait "$apid" || { cat "$WORK/err"; false; }
 	[ "$got" = inside ]
 	[ "$(cat "$PROJ/egress")" = 403 ]
-	! pgrep -u "$(id -u)" -f -- "-t 127.0.0.1/$hp:8080" >/dev/null
+	! pgrep -u "$(id -u)" -f -- "-t 127.0.0.1/$hp:8080" >/dev/null || false
 }
 
 @test "net: --net full warns loudly and pasta is reaped" {
@@ -238,7 +238,7 @@ nft_bin() { command -v nft || { [ -x /usr/sbin/nft ] && echo /usr/sbin/nft; }; }
 	sess=$(ls -d "$XDG_STATE_HOME"/aisb/sessions/*/ | head -1)
 	init=$(cat "$sess/init")
 	[ -n "$init" ]
-	! pgrep -u "$(id -u)" -f -- "--config-net.* $init\$" >/dev/null
+	! pgrep -u "$(id -u)" -f -- "--config-net.* $init\$" >/dev/null || false
 }
 
 @test "net: malformed, oversized and slow requests get their errors while a parallel good one completes" {
@@ -270,6 +270,90 @@ t = time.time(); print(answer(slow).split(b'\r\n')[0].decode(), round(time.time(
 		curl -sS -o /dev/null -H 'X-Token: canary-hdr-value' 'http://other.test:$PORT/canary-path?canary=query'"
 	[ "$status" -eq 0 ]
 	egress_log | grep -q '"host":"svc.test"'
-	! egress_log | grep -q canary
+	! egress_log | grep -q canary || false
 	[[ "$output" != *canary* ]]
+}
+
+# start_upstream: a small CONNECT-only proxy on 127.0.0.1 with a free port, in UP_PORT; it logs
+# each request line it gets to $WORK/upstream.log and, standing in for a real upstream's DNS, maps
+# svc.test/other.test to 127.0.0.1 (the only address it ever dials).
+start_upstream() {
+	UP_LOG="$WORK/upstream.log"
+	: >"$UP_LOG"
+	UP_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	python3 -c '
+import socket, sys, threading
+port, log = int(sys.argv[1]), sys.argv[2]
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d: break
+            b.sendall(d)
+    except OSError: pass
+    for s in (a, b):
+        try: s.shutdown(socket.SHUT_RDWR)
+        except OSError: pass
+def serve(c):
+    head = b""
+    while b"\r\n\r\n" not in head:
+        d = c.recv(4096)
+        if not d: c.close(); return
+        head += d
+    line = head.split(b"\r\n")[0].decode("latin-1")
+    with open(log, "a") as f: f.write(line + "\n")
+    parts = line.split()
+    if len(parts) != 3 or parts[0] != "CONNECT":
+        c.sendall(b"HTTP/1.1 405 Method Not Allowed\r\n\r\n"); c.close(); return
+    host, _, p = parts[1].rpartition(":")
+    if host not in ("svc.test", "other.test", "127.0.0.1"):
+        c.sendall(b"HTTP/1.1 502 Bad Gateway\r\n\r\n"); c.close(); return
+    u = socket.create_connection(("127.0.0.1", int(p)))
+    c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+    rest = head.split(b"\r\n\r\n", 1)[1]
+    if rest: u.sendall(rest)
+    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
+    pipe(c, u)
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", port)); l.listen(16)
+while True:
+    c, _ = l.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+' "$UP_PORT" "$UP_LOG" >/dev/null 2>&1 3>&- &
+	SERVERS+=("$!")
+	for _ in $(seq 200); do
+		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])))' "$UP_PORT" 2>/dev/null && break
+		sleep 0.05
+	done
+}
+
+@test "net: --proxy chains allowed connections through the upstream; a refused name never reaches it" {
+	start_upstream
+	# a name: the upstream gets it by name and resolves it (plain HTTP, CONNECT, transparent)
+	run "$AISB" --keep --allow "svc.test:$PORT" --proxy "127.0.0.1:$UP_PORT" -- sh -c "
+		$SCURL http://svc.test:$PORT/
+		$SCURL -p http://svc.test:$PORT/
+		$NOPROXY $SCURL http://svc.test:$PORT/
+		$SCURL http://other.test:$PORT/"
+	echo "$output"; cat "$UP_LOG"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 200 ]
+	[ "${lines[1]}" = 200 ]
+	[ "${lines[2]}" = 200 ]
+	[ "${lines[3]}" = 403 ]
+	[ "$(grep -c "^CONNECT svc.test:$PORT HTTP/1.1\$" "$UP_LOG")" -eq 3 ]
+	[ "$(wc -l <"$UP_LOG")" -eq 3 ]
+	! grep -q other.test "$UP_LOG" || false
+	egress_log | grep -q '"host":"other.test".*"decision":"deny"'
+	# a pin (--add-host): the upstream gets the checked address, not the name (docs/networking.md)
+	: >"$UP_LOG"
+	run gate --allow "svc.test:$PORT" --proxy "127.0.0.1:$UP_PORT" -- $CURL -p "http://svc.test:$PORT/"
+	echo "$output"; cat "$UP_LOG"
+	[ "${lines[0]}" = 200 ]
+	[ "$(cat "$UP_LOG")" = "CONNECT 127.0.0.1:$PORT HTTP/1.1" ]
+	# control for the upstream itself: a tunnel it refuses is a 502 from the gate, not a bypass
+	kill "${SERVERS[-1]}"
+	run gate --allow "svc.test:$PORT" --proxy "127.0.0.1:$UP_PORT" -- $CURL "http://svc.test:$PORT/"
+	echo "$output"
+	[ "${lines[0]}" = 502 ]
 }

@@ -7,7 +7,7 @@ bdir=${AISB_FUZZ_BUILDDIR:-$PWD/tests/fuzz}
 rc=0 n=0
 for t in "$bdir"/fuzz-*; do
 	[ -x "$t" ] || continue
-	case "$t" in *.o|*.c) continue ;; esac
+	case "$t" in *.o|*.c|*-libfuzzer) continue ;; esac
 	name=$(basename "$t")
 	corpus=$(sed -n 's/^corpus: //p' "$dir/$name.c" 2>/dev/null)
 	[ -n "$corpus" ] || corpus=${name#fuzz-}

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* fuzz-http.c — the gate's HTTP/1.x proxy request-head parser, its origin-form rewrite and the
+ * HOST:PORT splitter. The input is copied to a buffer of exactly its size (no terminating NUL),
+ * so a read past the bytes received is caught; a complete parse must stay inside them.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/http.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct http_request req;
+	char host[HTTP_HOST_MAX + 1];
+	uint16_t port;
+	int status = 0, r;
+	char *buf;
+
+	if (size > HTTP_HEAD_MAX + 1024)
+		return 0;
+	buf = malloc(size ? size : 1);
+	if (!buf)
+		return 0;
+	memcpy(buf, data, size);
+	r = http_parse_head(buf, size, &req, &status);
+	if (r > 0) {
+		char *out = NULL;
+		size_t out_len = 0;
+
+		if ((size_t)r != req.head_len || req.head_len > size || req.port == 0 ||
+		    memchr(req.host, 0, sizeof(req.host)) == NULL || memchr(req.method, 0, sizeof(req.method)) == NULL)
+			abort();
+		if (!req.connect) {
+			if (req.target_off + req.target_len > req.head_len)
+				abort();
+			if (http_rewrite_origin(buf, &req, &out, &out_len) == 0) {
+				if (out_len > req.head_len + 64 || (out_len && !out))
+					abort();
+				free(out);
+			}
+		}
+	} else if (r < 0 && status != 400 && status != 431) {
+		abort();
+	}
+	if (http_split_hostport(buf, size, host, sizeof(host), &port, 80) == 0 && memchr(host, 0, sizeof(host)) == NULL)
+		abort();
+	free(buf);
+	return 0;
+}
