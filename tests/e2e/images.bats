@@ -466,6 +466,40 @@ image_run_available() {
 	[ ! -e "$root/etc/new" ]
 }
 
+@test "run --image without overlay (AISB_TEST_NO_OVERLAY=1): read-only root, tmpfs to write, announced once" {
+	image_run_available
+	mkdir -p "$BATS_TEST_TMPDIR/proj"
+	cd "$BATS_TEST_TMPDIR/proj"
+	run --separate-stderr env AISB_TEST_NO_OVERLAY=1 "$AISB" run --image "oci:$W/bb:v1" -- /bin/sh -c '
+		cat /etc/motd
+		echo x >/etc/motd 2>/dev/null && echo WROTE-ETC
+		echo x >/new 2>/dev/null && echo WROTE-ROOT
+		mkdir /usr/x 2>/dev/null && echo WROTE-USR
+		echo t >/tmp/t && cat /tmp/t
+		echo r >/run/r && cat /run/r
+		echo v >/var/tmp/v && cat /var/tmp/v
+		echo h >"$HOME/h" && cat "$HOME/h"
+		echo p >p.txt && cat p.txt'
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image
+t
+r
+v
+h
+p" ]
+	[ "$(grep -c 'overlayfs with userxattr cannot be mounted' <<<"$stderr")" -eq 1 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/proj/p.txt")" = p ]
+	root=$(rootfs_of "oci:$W/bb:v1")
+	[ "$(cat "$root/etc/motd")" = "hello from the image" ]
+	[ ! -e "$root/new" ] && [ ! -e "$root/tmp/t" ] && [ ! -e "$root/var/tmp/v" ]
+	# control: without the hook the overlay is used, / is writable and nothing is announced
+	run --separate-stderr "$AISB" run --image "oci:$W/bb:v1" -- /bin/sh -c 'echo x >/new && echo WROTE-ROOT'
+	[ "$status" -eq 0 ]
+	[ "$output" = WROTE-ROOT ]
+	[[ "$stderr" != *"overlayfs with userxattr"* ]]
+	[ ! -e "$root/new" ]
+}
+
 @test "run --image runs a registry image by tag and by digest" {
 	image_run_available
 	need docker-registry skopeo
