@@ -92,6 +92,7 @@ struct aisb_plan {
 	char *image_ref;
 	char *image_rootfs;    /* host path of the unpacked image: the overlay's read-only lower */
 	bool image_ephemeral;  /* overlay upper on a tmpfs instead of <session>/overlay/upper */
+	bool image_no_overlay; /* test hook AISB_TEST_NO_OVERLAY=1: take the read-only fallback */
 
 	/* project */
 	char *project_src;     /* NULL with --no-cwd */

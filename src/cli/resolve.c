@@ -398,6 +398,12 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	p->net = p->netp->mode;
 	p->rootfs = s->image ? ROOTFS_IMAGE : ROOTFS_HOST;
 	p->image_ephemeral = s->ephemeral;
+	/* Test hook (documented as such in docs/images.md): force the no-overlay fallback so that
+	 * it is tested on kernels where overlay works. Not a user setting. */
+	{
+		const char *t = get("AISB_TEST_NO_OVERLAY");
+		p->image_no_overlay = s->image && t && streq(t, "1");
+	}
 	if (s->image && !(p->image_ref = strdup(s->image)))
 		return log_error("out of memory"), AISB_EXIT_FAILED;
 

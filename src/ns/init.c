@@ -22,6 +22,7 @@
 #include "ns/limits.h"
 #include "ns/stage.h"
 #include "util/fdpass.h"
+#include "util/log.h"
 #include "util/util.h"
 
 extern char **environ;
@@ -142,6 +143,7 @@ _Noreturn void init_main(const struct init_args *a)
 	struct sync_go go;
 	struct sync_ready ready = { .magic = SYNC_MAGIC };
 	char err[512] = "";
+	bool fell_back = false;
 	char slave[128];
 	int master = -1, sfd, r;
 	int gate_fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 }, fds[1 + NETPLAN_GATE_FDS];
@@ -160,9 +162,11 @@ _Noreturn void init_main(const struct init_args *a)
 
 	/* Stage: mounts. Should: build the whole tree from the plan and pivot. Mustn't: resolve a
 	 * user-controlled path by name twice, or leave the old root reachable. */
-	r = mount_plan_apply(a->mounts, err, sizeof(err));
+	r = mount_plan_apply(a->mounts, &fell_back, err, sizeof(err));
 	if (r < 0)
 		stage_fail(a->err_fd, AISB_EXIT_FAILED, 0, "init: %s", err);
+	if (fell_back)
+		log_warn(MOUNT_FALLBACK_NOTICE);
 
 	r = lo_up();
 	if (r < 0)

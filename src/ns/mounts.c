@@ -250,7 +250,21 @@ int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f
 			r = -ENOMEM;
 			goto fail;
 		}
-		TRY(add(&mp, MOP_OVERLAY, p->image_rootfs, "/", dirs, 0));
+		TRY(add(&mp, MOP_OVERLAY, p->image_rootfs, "/", dirs, p->image_no_overlay ? MOP_F_NO_OVERLAY : 0));
+		/* Without overlay: the root, /etc and /var become tmpfs mirrors of the image (read-only
+		 * binds of their entries), so that mount points can be made without writing to the
+		 * store; /var/tmp is a tmpfs (/tmp, /run and the home are below, as always). */
+		{
+			_cleanup_free_ char *etc = path_join(p->image_rootfs, "etc");
+			_cleanup_free_ char *var = path_join(p->image_rootfs, "var");
+			if (!etc || !var) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			TRY(add(&mp, MOP_MIRROR, etc, "/etc", NULL, MOP_F_FALLBACK));
+			TRY(add(&mp, MOP_MIRROR, var, "/var", "tmp", MOP_F_FALLBACK));
+			TRY(add(&mp, MOP_TMPFS, NULL, "/var/tmp", "mode=1777", MOP_F_FALLBACK));
+		}
 		goto kernel_fs;
 	}
 
@@ -519,7 +533,7 @@ static int mount_fs(const char *type, const char *data, unsigned attrs, int tfd)
  * a tmpfs later mounted on /tmp cannot hide a store or session under /tmp. `userxattr` is
  * required in a user namespace (measured: without it, removing or renaming a lower directory
  * fails with EIO). Return: the mount fd, or -errno with @err filled. */
-static int overlay_root_create(const struct mount_op *op, char *err, size_t errlen)
+static int overlay_root_create(const struct mount_op *op, bool *unsupported, char *err, size_t errlen)
 {
 	_cleanup_free_ char *dirs = op->data ? strdup(op->data) : NULL;
 	_cleanup_close_ int fs = -1, lower = -1, upper = -1, work = -1, scratch = -1;
@@ -553,27 +567,114 @@ static int overlay_root_create(const struct mount_op *op, char *err, size_t errl
 	snprintf(lp, sizeof(lp), "/proc/self/fd/%d", lower);
 	snprintf(up, sizeof(up), "/proc/self/fd/%d", upper);
 	snprintf(wp, sizeof(wp), "/proc/self/fd/%d", work);
+	/* The kernel's refusals that mean "no unprivileged overlay with userxattr here" (no
+	 * overlayfs: ENODEV; an unknown userxattr option: EINVAL; not mountable in a user
+	 * namespace: EPERM) select the fallback; anything else is an error. */
 	fs = fsopen("overlay", FSOPEN_CLOEXEC);
-	if (fs < 0)
+	if (fs < 0) {
+		*unsupported = errno == ENODEV || errno == EINVAL || errno == EPERM;
 		return fail(err, errlen, -errno, "overlayfs is not available");
+	}
 	if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lp, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", up, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", wp, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		*unsupported = errno == ENODEV || errno == EINVAL || errno == EPERM;
 		return fail(err, errlen, -errno, "cannot mount the image '%s' as an overlay (userxattr)", op->src);
+	}
 	mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-	if (mnt < 0)
+	if (mnt < 0) {
+		*unsupported = errno == EINVAL || errno == EPERM;
 		return fail(err, errlen, -errno, "cannot mount the image overlay");
+	}
 	return mnt;
 }
 
-int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen)
+static bool name_in_list(const char *name, const char *list)
 {
-	_cleanup_free_ int *trees = calloc(mp->n ? mp->n : 1, sizeof(int));
-	_cleanup_close_ int rootfd = -1, overlay = -1;
+	size_t n = strlen(name);
+	for (const char *p = list; p && *p;) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		if (l == n && strncmp(p, name, n) == 0)
+			return true;
+		p = c ? c + 1 : NULL;
+	}
+	return false;
+}
+
+/* The fallback's mirror: for every entry of the directory @srcfd (except the names in @skip),
+ * a read-only, nosuid, nodev bind of it below @dstfd (a fresh tmpfs), or the same symlink. Other
+ * file types are left out. Nothing is written below @srcfd. Return: 0 or -errno with @err. */
+static int mirror_dir(int srcfd, int dstfd, const char *skip, char *err, size_t errlen)
+{
+	_cleanup_close_ int dfd = openat(srcfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
 	int r = 0;
 
+	if (dfd < 0 || !(d = fdopendir(dfd)))
+		return fail(err, errlen, -errno, "cannot list the image directory");
+	dfd = -1; /* owned by d */
+	while ((errno = 0, de = readdir(d))) {
+		struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+		_cleanup_close_ int tree = -1, tfd = -1;
+		struct stat st;
+		char target[4096];
+		ssize_t n;
+
+		if (streq(de->d_name, ".") || streq(de->d_name, "..") || name_in_list(de->d_name, skip))
+			continue;
+		if (fstatat(srcfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* gone meanwhile */
+		if (S_ISLNK(st.st_mode)) {
+			n = readlinkat(srcfd, de->d_name, target, sizeof(target) - 1);
+			if (n < 0) {
+				r = fail(err, errlen, -errno, "cannot read the image symlink '%s'", de->d_name);
+				break;
+			}
+			target[n] = 0;
+			if (symlinkat(target, dstfd, de->d_name) < 0) {
+				r = fail(err, errlen, -errno, "cannot recreate the image symlink '%s'", de->d_name);
+				break;
+			}
+			continue;
+		}
+		if (S_ISDIR(st.st_mode))
+			r = mkdirat(dstfd, de->d_name, 0755) < 0 ? -errno : 0;
+		else if (S_ISREG(st.st_mode)) {
+			int c = openat(dstfd, de->d_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+			r = c < 0 ? -errno : (close(c), 0);
+		} else
+			continue;
+		if (r < 0) {
+			r = fail(err, errlen, r, "cannot create the mount point for '%s'", de->d_name);
+			break;
+		}
+		tree = open_tree(srcfd, de->d_name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+		tfd = openat(dstfd, de->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (tree < 0 || tfd < 0 ||
+		    mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0 ||
+		    move_mount(tree, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+			r = fail(err, errlen, -errno, "cannot bind the image's '%s' read-only", de->d_name);
+			break;
+		}
+	}
+	if (r == 0 && errno != 0)
+		r = fail(err, errlen, -errno, "cannot list the image directory");
+	closedir(d);
+	return r;
+}
+
+int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, size_t errlen)
+{
+	_cleanup_free_ int *trees = calloc(mp->n ? mp->n : 1, sizeof(int));
+	_cleanup_close_ int rootfd = -1, overlay = -1, imagefd = -1;
+	bool image = mp->n && mp->ops[0].kind == MOP_OVERLAY, fallback = false;
+	int r = 0;
+
+	*fell_back = false;
 	if (!trees)
 		return fail(err, errlen, -ENOMEM, "mount plan");
 	for (size_t i = 0; i < mp->n; i++)
@@ -591,6 +692,17 @@ int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen)
 		_cleanup_close_ int src = -1;
 		struct stat st;
 
+		if (op->kind == MOP_MIRROR) {
+			/* opened now: a tmpfs on /tmp (stage 3) could hide the store; absent is empty */
+			_cleanup_close_ int p = open_source(op->src);
+			if (p >= 0)
+				trees[i] = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if ((p < 0 && p != -ENOENT) || (p >= 0 && trees[i] < 0)) {
+				r = fail(err, errlen, p < 0 ? p : -errno, "cannot open the image directory '%s'", op->src);
+				goto out;
+			}
+			continue;
+		}
 		if (op->kind != MOP_BIND)
 			continue;
 		src = open_source(op->src);
@@ -626,11 +738,26 @@ int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen)
 		}
 	}
 
-	if (mp->n && mp->ops[0].kind == MOP_OVERLAY) {
-		overlay = overlay_root_create(&mp->ops[0], err, errlen);
-		if (overlay < 0) {
-			r = overlay;
-			goto out;
+	if (image) {
+		bool unsupported = false;
+		if (mp->ops[0].flags & MOP_F_NO_OVERLAY)
+			fallback = true;
+		else if ((overlay = overlay_root_create(&mp->ops[0], &unsupported, err, errlen)) < 0) {
+			if (!unsupported) {
+				r = overlay;
+				goto out;
+			}
+			fallback = true;
+			err[0] = 0;
+		}
+		if (fallback) {
+			_cleanup_close_ int p = open_source(mp->ops[0].src);
+			if (p >= 0 && (imagefd = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+				p = -errno;
+			if (p < 0) {
+				r = fail(err, errlen, p, "cannot open the image rootfs '%s'", mp->ops[0].src);
+				goto out;
+			}
 		}
 	}
 
@@ -653,6 +780,11 @@ int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen)
 		r = fail(err, errlen, -errno, "cannot open the new root");
 		goto out;
 	}
+	if (fallback) {
+		r = mirror_dir(imagefd, rootfd, MOUNT_FALLBACK_ROOT_SKIP, err, errlen);
+		if (r < 0)
+			goto out;
+	}
 
 	/* Stage 4: the operations, in order. Targets are resolved below the new root without
 	 * following symlinks. */
@@ -661,6 +793,8 @@ int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen)
 		_cleanup_close_ int tfd = -1;
 		const char *name;
 
+		if ((op->flags & MOP_F_FALLBACK) && !fallback)
+			continue;
 		switch (op->kind) {
 		case MOP_BIND:
 			if (trees[i] < 0)
@@ -713,6 +847,22 @@ int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen)
 			break;
 		case MOP_OVERLAY:
 			break; /* mounted in stage 3 */
+		case MOP_MIRROR: {
+			_cleanup_close_ int mfd = -1;
+			tfd = open_target(rootfd, op->dst, true, false);
+			if (tfd < 0 || (r = mount_fs("tmpfs", "mode=0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, tfd)) < 0) {
+				r = fail(err, errlen, tfd < 0 ? tfd : r, "cannot mount the tmpfs for '%s'", op->dst);
+				goto out;
+			}
+			mfd = open_target(rootfd, op->dst, true, false);
+			if (mfd < 0) {
+				r = fail(err, errlen, mfd, "cannot open '%s'", op->dst);
+				goto out;
+			}
+			if (trees[i] >= 0 && (r = mirror_dir(trees[i], mfd, op->data, err, errlen)) < 0)
+				goto out;
+			break;
+		}
 		case MOP_MKDIR:
 			tfd = open_target(rootfd, op->dst, true, false);
 			if (tfd < 0) {
@@ -722,6 +872,19 @@ int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen)
 			break;
 		default:
 			r = fail(err, errlen, -EINVAL, "unknown mount operation");
+			goto out;
+		}
+	}
+
+	/* The fallback's mirrors are complete: nothing more may be created in them. */
+	for (size_t i = 0; fallback && i < mp->n; i++) {
+		struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+		_cleanup_close_ int tfd = -1;
+		if (mp->ops[i].kind != MOP_MIRROR)
+			continue;
+		tfd = open_target(rootfd, mp->ops[i].dst, true, false);
+		if (tfd < 0 || mount_setattr(tfd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
+			r = fail(err, errlen, tfd < 0 ? tfd : -errno, "cannot make '%s' read-only", mp->ops[i].dst);
 			goto out;
 		}
 	}
@@ -736,9 +899,8 @@ int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen)
 		goto out;
 	}
 	{
-		/* an image root stays writable: writes land in the overlay upper */
-		bool image = mp->n && mp->ops[0].kind == MOP_OVERLAY;
-		struct mount_attr attr = { .attr_set = (image ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID |
+		/* an image root on overlay stays writable: writes land in the upper */
+		struct mount_attr attr = { .attr_set = (image && !fallback ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID |
 						       MOUNT_ATTR_NODEV };
 		if (mount_setattr(AT_FDCWD, "/", 0, &attr, sizeof(attr)) < 0) {
 			r = fail(err, errlen, -errno, "cannot make the root read-only");
@@ -749,5 +911,7 @@ out:
 	for (size_t i = 0; i < mp->n; i++)
 		if (trees[i] >= 0)
 			close(trees[i]);
+	if (r == 0)
+		*fell_back = fallback;
 	return r;
 }

@@ -24,7 +24,12 @@ enum mount_op_kind {
 	MOP_SYMLINK, /* symlink dst -> src */
 	MOP_MKDIR,   /* directory dst */
 	MOP_OVERLAY, /* the root itself (dst "/", first op only): overlay with lowerdir src, upper and
-		      * work dirs in data ("UPPER\nWORK"), or on a fresh tmpfs when data is NULL */
+		      * work dirs in data ("UPPER\nWORK"), or on a fresh tmpfs when data is NULL. When
+		      * the overlay cannot be mounted, the fallback: the root is a tmpfs whose entries
+		      * are read-only binds of src's (see MOP_MIRROR), and MOP_F_FALLBACK ops apply */
+	MOP_MIRROR,  /* fallback only: a tmpfs at dst holding read-only binds of the entries of the
+		      * directory src (host path; may be absent), symlinks recreated, names listed in
+		      * data (comma-separated) left out; made read-only once the tree is built */
 	MOP_KIND_MAX,
 };
 
@@ -34,7 +39,16 @@ enum {
 	MOP_F_DEV = 1 << 2,       /* a device node: keep dev, add noexec */
 	MOP_F_OPTIONAL = 1 << 3,  /* skip silently when the source is missing */
 	MOP_F_OVER_LINK = 1 << 4, /* the target may be a symlink (host /etc/resolv.conf) */
+	MOP_F_FALLBACK = 1 << 5,  /* applied only when the image overlay could not be mounted */
+	MOP_F_NO_OVERLAY = 1 << 6,/* on MOP_OVERLAY: do not try overlay, take the fallback (test hook) */
 };
+
+/* The names the image-root fallback leaves out of the root mirror: fresh mounts (proc dev tmp run
+ * home) or mirrors of their own (etc var). */
+#define MOUNT_FALLBACK_ROOT_SKIP "proc,dev,tmp,run,home,etc,var"
+/* The message the fallback prints, once, on stderr. */
+#define MOUNT_FALLBACK_NOTICE "overlayfs with userxattr cannot be mounted here: the image runs " \
+	"read-only, with tmpfs on /tmp, /run, /var/tmp and the home (run 'aisb doctor')"
 
 struct mount_op {
 	enum mount_op_kind kind;
@@ -83,8 +97,11 @@ void mount_plan_free(struct mount_plan *mp);
 const struct mount_op *mount_plan_find(const struct mount_plan *mp, const char *dst);
 
 /* Applies @mp inside a new mount namespace and pivots into it. Must run as init with
- * CAP_SYS_ADMIN in the sandbox's user namespace. On failure @err (size @errlen) names the step.
- * Does not log (the caller reports through the sync pipe). Return: 0 or -errno. */
-int mount_plan_apply(const struct mount_plan *mp, char *err, size_t errlen);
+ * CAP_SYS_ADMIN in the sandbox's user namespace. An image root is tried once as an overlay; when
+ * the kernel refuses it (EINVAL, ENODEV, EPERM) or MOP_F_NO_OVERLAY is set, the read-only
+ * fallback is applied and *@fell_back set (the caller announces it). On failure @err (size
+ * @errlen) names the step. Does not log (the caller reports through the sync pipe).
+ * Return: 0 or -errno. */
+int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, size_t errlen);
 
 #endif

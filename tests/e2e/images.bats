@@ -9,7 +9,9 @@
 
 bats_require_minimum_version 1.5.0
 
-AISB=${AISB_BIN:-aisb}
+AISB_BIN=${AISB_BIN:-aisb}
+load lib/common # require_feature
+AISB=$AISB_BIN
 
 IMG=$BATS_TEST_DIRNAME/lib/images
 PY=/usr/bin/python3
@@ -466,6 +468,40 @@ image_run_available() {
 	[ ! -e "$root/etc/new" ]
 }
 
+@test "run --image without overlay (AISB_TEST_NO_OVERLAY=1): read-only root, tmpfs to write, announced once" {
+	image_run_available
+	mkdir -p "$BATS_TEST_TMPDIR/proj"
+	cd "$BATS_TEST_TMPDIR/proj"
+	run --separate-stderr env AISB_TEST_NO_OVERLAY=1 "$AISB" run --image "oci:$W/bb:v1" -- /bin/sh -c '
+		cat /etc/motd
+		echo x >/etc/motd 2>/dev/null && echo WROTE-ETC
+		echo x >/new 2>/dev/null && echo WROTE-ROOT
+		mkdir /usr/x 2>/dev/null && echo WROTE-USR
+		echo t >/tmp/t && cat /tmp/t
+		echo r >/run/r && cat /run/r
+		echo v >/var/tmp/v && cat /var/tmp/v
+		echo h >"$HOME/h" && cat "$HOME/h"
+		echo p >p.txt && cat p.txt'
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image
+t
+r
+v
+h
+p" ]
+	[ "$(grep -c 'overlayfs with userxattr cannot be mounted' <<<"$stderr")" -eq 1 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/proj/p.txt")" = p ]
+	root=$(rootfs_of "oci:$W/bb:v1")
+	[ "$(cat "$root/etc/motd")" = "hello from the image" ]
+	[ ! -e "$root/new" ] && [ ! -e "$root/tmp/t" ] && [ ! -e "$root/var/tmp/v" ]
+	# control: without the hook the overlay is used, / is writable and nothing is announced
+	run --separate-stderr "$AISB" run --image "oci:$W/bb:v1" -- /bin/sh -c 'echo x >/new && echo WROTE-ROOT'
+	[ "$status" -eq 0 ]
+	[ "$output" = WROTE-ROOT ]
+	[[ "$stderr" != *"overlayfs with userxattr"* ]]
+	[ ! -e "$root/new" ]
+}
+
 @test "run --image runs a registry image by tag and by digest" {
 	image_run_available
 	need docker-registry skopeo
@@ -481,4 +517,33 @@ image_run_available() {
 	run --separate-stderr "$AISB" run --no-cwd --image "127.0.0.1:$(plain)/runimg@$digest" -- /bin/cat /etc/motd
 	[ "$status" -eq 0 ]
 	[ "$output" = "hello from the image" ]
+}
+
+# The Debian minbase image is built once per e2e run (run.sh's AISB_E2E_WORK, shared by the root
+# and the unprivileged pass, which reuses root's layout) or, when bats is run directly, once a day
+# per user under /var/tmp. The mirror is the host's own apt mirror, read from its apt configuration.
+debian_cache() {
+	if [ -n "${AISB_E2E_WORK:-}" ]; then
+		echo "$AISB_E2E_WORK/debian-minbase-$(date +%Y%m%d)"
+	else
+		echo "/var/tmp/aisb-e2e-debian-$(id -u)-$(date +%Y%m%d)"
+	fi
+}
+
+@test "a Debian minbase image (mmdebstrap from the host's apt mirror) is pushed, pulled and run" {
+	image_run_available
+	need docker-registry skopeo
+	require_feature mmdebstrap command -v mmdebstrap
+	require_feature "a bookworm source in the apt configuration" $PY "$IMG/apt-mirror.py" bookworm
+	layout=$("$IMG/mk-debian-oci.sh" "$(debian_cache)")
+	[ -f "$layout/index.json" ]
+	push_plain "$layout:bookworm" debian:minbase
+	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/debian:minbase"
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$AISB" run --no-cwd --image "127.0.0.1:$(plain)/debian:minbase" -- \
+		/bin/sh -c 'cat /etc/debian_version; apt-get --version | head -1; id -un'
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^12\.[0-9]+$ ]]
+	[[ "${lines[1]}" == "apt 2."* ]]
+	[ "${lines[2]}" = sandbox ]
 }

@@ -203,6 +203,73 @@ static void test_root_masks(void **state)
 	plan_free(&p);
 }
 
+/* An image root: op 0 is the overlay; the no-overlay fallback's ops (tmpfs mirrors of the image's
+ * /etc and /var, a tmpfs on /var/tmp) are in the plan, flagged, before anything mounted into them;
+ * /tmp, /run and the home are the same ops as with overlay. The test hook sets MOP_F_NO_OVERLAY. */
+static void test_image_fallback(void **state)
+{
+	struct aisb_plan p;
+	struct mount_host_facts f;
+	struct mount_plan mp;
+	const struct mount_op *op;
+
+	base_plan(&p);
+	base_facts(&f);
+	p.rootfs = ROOTFS_IMAGE;
+	p.image_rootfs = strdup("/c/aisb/rootfs/abc");
+	f.overlay_upper = strdup("/s/overlay/upper");
+	f.overlay_work = strdup("/s/overlay/work");
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mp.ops[0].kind, MOP_OVERLAY);
+	assert_string_equal(mp.ops[0].src, "/c/aisb/rootfs/abc");
+	assert_string_equal(mp.ops[0].data, "/s/overlay/upper\n/s/overlay/work");
+	assert_false(mp.ops[0].flags & MOP_F_NO_OVERLAY);
+	assert_null(mount_plan_find(&mp, "/usr")); /* nothing of the host's system dirs */
+
+	op = must(&mp, "/etc", MOP_MIRROR);
+	assert_string_equal(op->src, "/c/aisb/rootfs/abc/etc");
+	assert_true(op->flags & MOP_F_FALLBACK);
+	op = must(&mp, "/var", MOP_MIRROR);
+	assert_string_equal(op->src, "/c/aisb/rootfs/abc/var");
+	assert_string_equal(op->data, "tmp");
+	assert_true(op->flags & MOP_F_FALLBACK);
+	op = must(&mp, "/var/tmp", MOP_TMPFS);
+	assert_true(op->flags & MOP_F_FALLBACK);
+	assert_false(op->flags & MOP_F_RO);
+	assert_true(index_of(&mp, "/var") < index_of(&mp, "/var/tmp"));
+	assert_true(index_of(&mp, "/etc") < index_of(&mp, "/etc/passwd"));
+
+	/* writable in both modes, not fallback-only */
+	assert_false(must(&mp, "/tmp", MOP_TMPFS)->flags & (MOP_F_FALLBACK | MOP_F_RO));
+	assert_false(must(&mp, "/run", MOP_TMPFS)->flags & (MOP_F_FALLBACK | MOP_F_RO));
+	assert_false(must(&mp, "/home/sandbox", MOP_BIND)->flags & (MOP_F_FALLBACK | MOP_F_RO));
+	/* every fallback op is a mirror or the /var/tmp tmpfs */
+	for (size_t i = 0; i < mp.n; i++)
+		if (mp.ops[i].flags & MOP_F_FALLBACK)
+			assert_true(mp.ops[i].kind == MOP_MIRROR || streq(mp.ops[i].dst, "/var/tmp"));
+	/* the root mirror leaves out what gets its own mount */
+	assert_string_equal(MOUNT_FALLBACK_ROOT_SKIP, "proc,dev,tmp,run,home,etc,var");
+	mount_plan_free(&mp);
+
+	/* the test hook */
+	p.image_no_overlay = true;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_true(mp.ops[0].flags & MOP_F_NO_OVERLAY);
+	mount_plan_free(&mp);
+
+	/* a host root has no fallback ops */
+	free(p.image_rootfs);
+	p.image_rootfs = NULL;
+	p.rootfs = ROOTFS_HOST;
+	p.image_no_overlay = false;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	for (size_t i = 0; i < mp.n; i++)
+		assert_false(mp.ops[i].flags & MOP_F_FALLBACK);
+	mount_plan_free(&mp);
+	mount_host_facts_free(&f);
+	plan_free(&p);
+}
+
 static void test_exit_codes(void **state)
 {
 	assert_int_equal(sandbox_exit_code(0), 0);
@@ -219,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_project_and_git),
 		cmocka_unit_test(test_home_agents_mounts),
 		cmocka_unit_test(test_root_masks),
+		cmocka_unit_test(test_image_fallback),
 		cmocka_unit_test(test_exit_codes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
