@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <json-c/json.h>
 #include <openssl/evp.h>
 
+#include "rootfs/curl-dl.h"
 #include "rootfs/registry.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -291,6 +291,10 @@ int registry_open(const struct oci_ref *ref, const struct registry_opts *o, stru
 	r->registry = strdup(ref->registry);
 	r->host = strdup(oci_ref_api_host(ref));
 	r->repo = strdup(ref->repository);
+	if (curl_dl_load() < 0) {
+		registry_free(r);
+		return -ELIBACC;
+	}
 	r->h = curl_easy_init();
 	if (!r->registry || !r->host || !r->repo || !r->h) {
 		registry_free(r);
