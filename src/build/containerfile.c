@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "build/containerfile.h"
+#include "util/strbuf.h"
 #include "util/util.h"
 
 #define CF_MAX_DEPTH 16 /* nesting of ${a:-${b:-...}} */
@@ -52,44 +53,6 @@ _printf_(3, 4) static int fail(struct cf_error *err, unsigned line, const char *
 		va_end(ap);
 	}
 	return -EINVAL;
-}
-
-/* ---- growable string with a bound ---- */
-
-struct sbuf {
-	char *p;
-	size_t n, cap, max;
-};
-
-static int sb_put(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->n + n > b->max)
-		return -E2BIG;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		char *np;
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np)
-			return -ENOMEM;
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = 0;
-	return 0;
-}
-
-static int sb_putc(struct sbuf *b, char c)
-{
-	return sb_put(b, &c, 1);
-}
-
-static int sb_puts(struct sbuf *b, const char *s)
-{
-	return sb_put(b, s, strlen(s));
 }
 
 /* ---- words and variable expansion ---- */
@@ -139,11 +102,11 @@ static int lex_bad(struct lexer *lx, const char *why)
 	return -EINVAL;
 }
 
-static int lex_word(struct lexer *lx, struct sbuf *b, bool split, char stop, bool *started);
+static int lex_word(struct lexer *lx, struct strbuf *b, bool split, char stop, bool *started);
 
 /* At '$': appends the expansion. Only the forms Docker documents; the shell-only ones
  * (${V#p}, ${V%p}, ${V/p/r}, ${V:?}) are refused rather than passed through half-expanded. */
-static int lex_dollar(struct lexer *lx, struct sbuf *b)
+static int lex_dollar(struct lexer *lx, struct strbuf *b)
 {
 	const char *s = lx->s;
 	size_t start;
@@ -152,7 +115,7 @@ static int lex_dollar(struct lexer *lx, struct sbuf *b)
 
 	lx->i++;
 	if (s[lx->i] == '{') {
-		struct sbuf w = { .max = CF_MAX_EXPANSION };
+		struct strbuf w = { .max = CF_MAX_EXPANSION };
 		bool colon = false, st = false, set;
 		char op;
 
@@ -165,7 +128,7 @@ static int lex_dollar(struct lexer *lx, struct sbuf *b)
 		val = var_lookup(lx->vars, s + start, lx->i - start);
 		if (s[lx->i] == '}') {
 			lx->i++;
-			return val ? sb_puts(b, val) : 0;
+			return val ? strbuf_puts(b, val) : 0;
 		}
 		if (s[lx->i] == ':') {
 			colon = true;
@@ -190,9 +153,9 @@ static int lex_dollar(struct lexer *lx, struct sbuf *b)
 		lx->i++;
 		set = val && (!colon || *val);
 		if (op == '-')
-			r = set ? sb_puts(b, val) : sb_put(b, w.p ? w.p : "", w.n);
+			r = set ? strbuf_puts(b, val) : strbuf_put(b, w.p ? w.p : "", w.n);
 		else
-			r = set ? sb_put(b, w.p ? w.p : "", w.n) : 0;
+			r = set ? strbuf_put(b, w.p ? w.p : "", w.n) : 0;
 		free(w.p);
 		return r;
 	}
@@ -201,14 +164,14 @@ static int lex_dollar(struct lexer *lx, struct sbuf *b)
 		while (is_name_char(s[lx->i]))
 			lx->i++;
 		val = var_lookup(lx->vars, s + start, lx->i - start);
-		return val ? sb_puts(b, val) : 0;
+		return val ? strbuf_puts(b, val) : 0;
 	}
-	return sb_putc(b, '$'); /* a lone '$' is literal */
+	return strbuf_putc(b, '$'); /* a lone '$' is literal */
 }
 
 /* Appends one word from lx->s[lx->i] to @b; stops (without consuming) at an unquoted blank when
  * @split, at @stop when non-zero, or at the end. */
-static int lex_word(struct lexer *lx, struct sbuf *b, bool split, char stop, bool *started)
+static int lex_word(struct lexer *lx, struct strbuf *b, bool split, char stop, bool *started)
 {
 	const char *s = lx->s;
 	int r;
@@ -221,17 +184,17 @@ static int lex_word(struct lexer *lx, struct sbuf *b, bool split, char stop, boo
 		*started = true;
 		if (c == '\\') {
 			if (s[lx->i + 1]) {
-				r = sb_putc(b, s[lx->i + 1]);
+				r = strbuf_putc(b, s[lx->i + 1]);
 				lx->i += 2;
 			} else {
-				r = sb_putc(b, '\\');
+				r = strbuf_putc(b, '\\');
 				lx->i++;
 			}
 		} else if (c == '\'') {
 			const char *end = strchr(s + lx->i + 1, '\'');
 			if (!end)
 				return lex_bad(lx, "unterminated single quote");
-			r = sb_put(b, s + lx->i + 1, (size_t)(end - (s + lx->i + 1)));
+			r = strbuf_put(b, s + lx->i + 1, (size_t)(end - (s + lx->i + 1)));
 			lx->i = (size_t)(end - s) + 1;
 		} else if (c == '"') {
 			lx->i++;
@@ -247,10 +210,10 @@ static int lex_word(struct lexer *lx, struct sbuf *b, bool split, char stop, boo
 					r = lex_dollar(lx, b);
 				} else if (c == '\\' && (s[lx->i + 1] == '"' || s[lx->i + 1] == '\\' ||
 							 s[lx->i + 1] == '$')) {
-					r = sb_putc(b, s[lx->i + 1]);
+					r = strbuf_putc(b, s[lx->i + 1]);
 					lx->i += 2;
 				} else {
-					r = sb_putc(b, c);
+					r = strbuf_putc(b, c);
 					lx->i++;
 				}
 				if (r < 0)
@@ -260,7 +223,7 @@ static int lex_word(struct lexer *lx, struct sbuf *b, bool split, char stop, boo
 		} else if (c == '$' && lx->vars) {
 			r = lex_dollar(lx, b);
 		} else {
-			r = sb_putc(b, c);
+			r = strbuf_putc(b, c);
 			lx->i++;
 		}
 		if (r < 0)
@@ -277,7 +240,7 @@ int cf_words(const char *s, char *const *vars, bool split, char ***words, const 
 
 	*why = NULL;
 	for (;;) {
-		struct sbuf b = { .max = CF_MAX_EXPANSION };
+		struct strbuf b = { .max = CF_MAX_EXPANSION };
 		bool started = false;
 
 		while (split && is_blank(s[lx.i]))
@@ -317,7 +280,7 @@ int cf_words(const char *s, char *const *vars, bool split, char ***words, const 
 char *cf_path_clean(const char *p, bool *escapes)
 {
 	bool abs = p[0] == '/', esc = false;
-	struct sbuf b = { .max = SIZE_MAX / 2 };
+	struct strbuf b = { .max = SIZE_MAX / 2 };
 	size_t *starts = NULL, depth = 0;
 	const char *s = p;
 	int r = 0;
@@ -342,9 +305,9 @@ char *cf_path_clean(const char *p, bool *escapes)
 		} else {
 			starts[depth++] = b.n;
 			if (b.n > 0 || abs)
-				r = sb_putc(&b, '/');
+				r = strbuf_putc(&b, '/');
 			if (r >= 0)
-				r = sb_put(&b, s, n);
+				r = strbuf_put(&b, s, n);
 		}
 		s = *e ? e + 1 : e;
 	}
@@ -609,7 +572,7 @@ int cf_parse(const char *text, size_t len, struct containerfile *cf, struct cf_e
 		const char *l = text + pos;
 		const char *nl = memchr(l, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - l) : len - pos;
-		struct sbuf logical = { .max = CF_MAX_LOGICAL };
+		struct strbuf logical = { .max = CF_MAX_LOGICAL };
 		struct cf_instr in = { .chmod = (mode_t)-1 };
 		char kw[16];
 		size_t k = 0, cut, ai;
@@ -652,7 +615,7 @@ int cf_parse(const char *text, size_t len, struct containerfile *cf, struct cf_e
 		for (;;) {
 			bool more = ends_with_escape(l, n, &cut);
 
-			r = sb_put(&logical, l, more ? cut : n);
+			r = strbuf_put(&logical, l, more ? cut : n);
 			if (r < 0)
 				break;
 			if (!more || pos >= len)
@@ -758,24 +721,24 @@ fail:
 
 /* ---- normalised form ---- */
 
-static int ser_field(struct sbuf *b, const char *s)
+static int ser_field(struct strbuf *b, const char *s)
 {
 	char num[32];
 	int r;
 
 	snprintf(num, sizeof(num), "%zu:", strlen(s));
-	r = sb_puts(b, num);
+	r = strbuf_puts(b, num);
 	if (r >= 0)
-		r = sb_puts(b, s);
+		r = strbuf_puts(b, s);
 	if (r >= 0)
-		r = sb_putc(b, ' ');
+		r = strbuf_putc(b, ' ');
 	return r;
 }
 
 char *cf_serialize(const struct containerfile *cf, size_t *len)
 {
-	struct sbuf b = { .max = SIZE_MAX / 2 };
-	int r = sb_puts(&b, "aisb-containerfile-1\n");
+	struct strbuf b = { .max = SIZE_MAX / 2 };
+	int r = strbuf_puts(&b, "aisb-containerfile-1\n");
 
 	for (size_t i = 0; i < cf->n && r >= 0; i++) {
 		const struct cf_instr *in = &cf->ins[i];
@@ -783,14 +746,14 @@ char *cf_serialize(const struct containerfile *cf, size_t *len)
 
 		snprintf(head, sizeof(head), "%s %s %o ", cf_kind_name(in->kind), in->json ? "json" : "text",
 			 in->chmod == (mode_t)-1 ? 0xffffu : (unsigned)in->chmod);
-		r = sb_puts(&b, head);
+		r = strbuf_puts(&b, head);
 		if (in->json)
 			for (size_t w = 0; in->words[w] && r >= 0; w++)
 				r = ser_field(&b, in->words[w]);
 		else if (r >= 0)
 			r = ser_field(&b, in->args);
 		if (r >= 0)
-			r = sb_putc(&b, '\n');
+			r = strbuf_putc(&b, '\n');
 	}
 	if (r < 0) {
 		free(b.p);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "build/context.h"
+#include "util/strbuf.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -339,52 +340,14 @@ int context_hash_files(int dirfd, struct build_context *c, const bool *take, uin
 
 /* ---- the tag ---- */
 
-struct obuf {
-	char *p;
-	size_t n, cap;
-};
-
-static int ob_put(struct obuf *b, const void *s, size_t n)
-{
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		char *np;
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np)
-			return -ENOMEM;
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = 0;
-	return 0;
-}
-
-_printf_(2, 3) static int ob_printf(struct obuf *b, const char *fmt, ...)
-{
-	_cleanup_free_ char *s = NULL;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return -ENOMEM;
-	return ob_put(b, s, (size_t)n);
-}
-
 /* A length-prefixed field: no value can forge the next record. */
-static int ob_field(struct obuf *b, const char *s, size_t n)
+static int ob_field(struct strbuf *b, const char *s, size_t n)
 {
-	int r = ob_printf(b, "%zu:", n);
+	int r = strbuf_printf(b, "%zu:", n);
 	if (r >= 0)
-		r = ob_put(b, s, n);
+		r = strbuf_put(b, s, n);
 	if (r >= 0)
-		r = ob_put(b, "\n", 1);
+		r = strbuf_put(b, "\n", 1);
 	return r;
 }
 
@@ -396,7 +359,7 @@ static int cmp_str(const void *a, const void *b)
 int build_tag_serialize(const struct build_tag_input *in, char **out, size_t *len)
 {
 	_cleanup_free_ char **args = NULL;
-	struct obuf b = { 0 };
+	struct strbuf b = { 0 };
 	size_t na = strv_length(in->build_args);
 	int r;
 
@@ -407,24 +370,24 @@ int build_tag_serialize(const struct build_tag_input *in, char **out, size_t *le
 		memcpy(args, in->build_args, na * sizeof(char *));
 	qsort(args, na, sizeof(char *), cmp_str);
 
-	r = ob_printf(&b, "%s\nbuilder ", BUILD_TAG_VERSION);
+	r = strbuf_printf(&b, "%s\nbuilder ", BUILD_TAG_VERSION);
 	if (r >= 0)
 		r = ob_field(&b, in->builder, strlen(in->builder));
 	if (r >= 0)
-		r = ob_put(&b, "base ", 5);
+		r = strbuf_put(&b, "base ", 5);
 	if (r >= 0)
 		r = ob_field(&b, in->base_digest, strlen(in->base_digest));
 	if (r >= 0)
-		r = ob_put(&b, "recipe ", 7);
+		r = strbuf_put(&b, "recipe ", 7);
 	if (r >= 0)
 		r = ob_field(&b, in->recipe, in->recipe_len);
 	for (size_t i = 0; i < na && r >= 0; i++) {
-		r = ob_put(&b, "arg ", 4);
+		r = strbuf_put(&b, "arg ", 4);
 		if (r >= 0)
 			r = ob_field(&b, args[i], strlen(args[i]));
 	}
 	for (size_t k = 0; k < in->n_copies && r >= 0; k++) {
-		r = ob_printf(&b, "copy %zu\n", k);
+		r = strbuf_printf(&b, "copy %zu\n", k);
 		for (size_t i = 0; in->ctx && i < in->ctx->n && r >= 0; i++) {
 			const struct ctx_entry *e = &in->ctx->e[i];
 			const char *what = "";
@@ -440,7 +403,7 @@ int build_tag_serialize(const struct build_tag_input *in, char **out, size_t *le
 			} else if (S_ISLNK(e->mode)) {
 				what = e->link ? e->link : "";
 			}
-			r = ob_printf(&b, "entry %06o %" PRIu64 " ", (unsigned)e->mode, S_ISREG(e->mode) ? e->size : 0);
+			r = strbuf_printf(&b, "entry %06o %" PRIu64 " ", (unsigned)e->mode, S_ISREG(e->mode) ? e->size : 0);
 			if (r >= 0)
 				r = ob_field(&b, e->path, strlen(e->path));
 			if (r >= 0)
