@@ -22,7 +22,10 @@
 #include "build/copy.h"
 #include "build/fakeroot.h"
 #include "build/native.h"
+#include "net/gate.h"
+#include "net/netplan.h"
 #include "ns/seccomp.h"
+#include "util/fdpass.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -236,8 +239,11 @@ struct run_args {
 	const struct cf_step *st;
 	uid_t uid;
 	gid_t gid;
-	int out_fd; /* the step's stdout and stderr */
+	int out_fd;  /* the step's stdout and stderr */
+	int sync_fd; /* with a gate: the listeners go to the parent over it */
 };
+
+#define NATIVE_GATE_MAGIC 0x61697362u /* "aisb" */
 
 /* A file node of the host's /dev bound into the tmpfs /dev (mknod is not possible in a user
  * namespace: machine-facts.md). */
@@ -279,6 +285,16 @@ static void prune_mountpoints(const struct native_build *nb)
 		if (lo && up && lstat(lo, &st) < 0 && errno == ENOENT)
 			(void)rmdir(up); /* fails, as it should, when a RUN put something there */
 	}
+	/* the empty mount point gate_resolver() made for an image without /etc/resolv.conf */
+	{
+		_cleanup_free_ char *lo = path_join(nb->base_rootfs, "etc/resolv.conf"),
+				    *up = path_join(nb->upper, "etc/resolv.conf");
+		struct stat st;
+
+		if (nb->net && lo && up && lstat(lo, &st) < 0 && errno == ENOENT && lstat(up, &st) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_size == 0)
+			(void)unlink(up);
+	}
 }
 
 static void loopback_up(void)
@@ -296,15 +312,73 @@ static void loopback_up(void)
 	close(fd);
 }
 
+/* Whether @env (NAME=VALUE strings) sets @name. Pure. */
+static bool env_has(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; env && env[i]; i++)
+		if (strncmp(env[i], name, n) == 0 && env[i][n] == '=')
+			return true;
+	return false;
+}
+
+/* With the gate: the image's /etc/resolv.conf is covered (a bind in the step's mount namespace,
+ * never in the upper) by one naming the gate's DNS stub, and the proxy variables of `aisb run`
+ * are added to the step's environment (not to the image's). An image without the file gets an
+ * empty one in the upper as the mount point, removed after the step (prune_mountpoints); a
+ * symlinked one is refused rather than followed. Runs in the build root before pivot_root.
+ * Return: 0 or an exit code. Logs on failure. */
+static int gate_resolver(bool have_dev, const char *text, size_t len, char ***env)
+{
+	static const char *const proxy[] = { "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY" };
+	char url[64], *v;
+	struct stat st;
+	int fd;
+
+	if (!have_dev)
+		return log_error("build: the image's /dev is not a directory; the gate's resolver cannot be "
+				 "set up"),
+		       AISB_EXIT_FAILED;
+	if (fstatat(AT_FDCWD, "etc", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return log_error("build: the image has no /etc directory for resolv.conf"), AISB_EXIT_FAILED;
+	if (fstatat(AT_FDCWD, "etc/resolv.conf", &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		fd = open("etc/resolv.conf", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return log_error_errno(-errno, "build: cannot create /etc/resolv.conf: %m"), AISB_EXIT_FAILED;
+		close(fd);
+	} else if (!S_ISREG(st.st_mode)) {
+		return log_error("build: the image's /etc/resolv.conf is not a regular file (a symlink?): the "
+				 "gate's DNS stub cannot be put in its place; replace it with a file in the base image"),
+		       AISB_EXIT_POLICY;
+	}
+	if (write_file_at(AT_FDCWD, "dev/.aisb-build/resolv.conf", text, len, 0644) < 0 ||
+	    mount("dev/.aisb-build/resolv.conf", "etc/resolv.conf", NULL, MS_BIND, NULL) < 0 ||
+	    mount(NULL, "etc/resolv.conf", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+		return log_error_errno(-errno, "build: cannot put the gate's resolv.conf in place: %m"), AISB_EXIT_FAILED;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", GATE_PROXY_PORT);
+	for (size_t i = 0; i < ELEMENTSOF(proxy); i++) {
+		if (env_has(*env, proxy[i]))
+			continue;
+		if (asprintf(&v, "%s=%s", proxy[i], url) < 0 || strv_push_take(env, v) < 0)
+			return AISB_EXIT_FAILED;
+	}
+	if (!env_has(*env, "no_proxy") && strv_push(env, "no_proxy=localhost,127.0.0.1") < 0)
+		return AISB_EXIT_FAILED;
+	return 0;
+}
+
 /* PID 1 of the step's pid namespace: build the root, then exec the RUN command.
  * Should: see only the overlay, a /proc of its own pid namespace and a small /dev; run as inside
  * root with the workload deny list plus the fakeroot rules. Mustn't: keep a path to the host
- * (the old root is detached), reach any network (its own netns, loopback only, until the gate of
- * issue 3 serves builds), gain privileges (no_new_privs), or create user namespaces (deny list). */
+ * (the old root is detached), reach any network but through the gate (its own netns: loopback,
+ * and with an allowlist the gate's listeners and the verified nft ruleset), gain privileges
+ * (no_new_privs), or create user namespaces (deny list). */
 static int run_pid1(const struct run_args *a)
 {
 	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
 	static const char apt_conf[] = "APT::Sandbox::User \"root\";\n";
+	static const char resolv[] = "nameserver " GATE_DNS_ADDR "\n";
 	const struct cf_step *st = a->st;
 	struct seccomp_options so = { .allow_ptrace = false };
 	_cleanup_strv_free_ char **env = strv_copy(st->env);
@@ -329,6 +403,12 @@ static int run_pid1(const struct run_args *a)
 		for (size_t i = 0; i < ELEMENTSOF(nodes); i++)
 			if ((r = bind_dev(nodes[i])) < 0)
 				return log_error_errno(r, "build: cannot bind /dev/%s: %m", nodes[i]), AISB_EXIT_FAILED;
+		/* our own pty instance (apt's dpkg log wants one) and a /dev/shm, as `aisb run` has */
+		if (mkdir("dev/pts", 0755) < 0 ||
+		    mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") < 0 ||
+		    symlink("pts/ptmx", "dev/ptmx") < 0 || mkdir("dev/shm", 01777) < 0 ||
+		    mount("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+			return log_error_errno(-errno, "build: cannot mount /dev/pts or /dev/shm: %m"), AISB_EXIT_FAILED;
 		if (symlink("/proc/self/fd", "dev/fd") < 0 || symlink("/proc/self/fd/0", "dev/stdin") < 0 ||
 		    symlink("/proc/self/fd/1", "dev/stdout") < 0 || symlink("/proc/self/fd/2", "dev/stderr") < 0 ||
 		    mkdir("dev/.aisb-build", 0755) < 0 ||
@@ -339,6 +419,8 @@ static int run_pid1(const struct run_args *a)
 		if (strv_push(&env, "APT_CONFIG=/dev/.aisb-build/apt.conf") < 0)
 			return AISB_EXIT_FAILED;
 	}
+	if (a->nb->net && (r = gate_resolver(have_dev, resolv, sizeof(resolv) - 1, &env)) != 0)
+		return r;
 	if (syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
 		return log_error_errno(-errno, "build: cannot switch to the build root: %m"), AISB_EXIT_FAILED;
 	if (chdir(st->workdir) < 0)
@@ -347,7 +429,6 @@ static int run_pid1(const struct run_args *a)
 		       AISB_EXIT_FAILED;
 	if (sethostname("aisb-build", 10) < 0)
 		log_debug_errno(-errno, "build: sethostname: %m");
-	loopback_up();
 	/* no controlling terminal (so /dev/tty cannot reach the user's), no inherited fds */
 	if (setsid() < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(a->out_fd, STDOUT_FILENO) < 0 ||
 	    dup2(a->out_fd, STDERR_FILENO) < 0 || close_range(3, ~0U, 0) < 0)
@@ -364,21 +445,67 @@ static int run_pid1(const struct run_args *a)
 	return r == ENOENT ? AISB_EXIT_NOTFOUND : AISB_EXIT_NOEXEC;
 }
 
-/* The step's namespace holder: new user, mount, pid, net, ipc and uts namespaces; PID 1 in a
- * child; its exit code is the step's. */
+/* The step's namespace holder: new user, mount, pid, net, ipc and uts namespaces; with an
+ * allowlist, the nft ruleset installed and verified and the gate's listeners opened in the new
+ * netns and sent to the parent (as init does for `aisb run`) before anything of the recipe runs;
+ * PID 1 in a child; its exit code is the step's. */
 static int run_entry(void *p)
 {
 	const struct run_args *a = p;
+	uint32_t magic = NATIVE_GATE_MAGIC;
 	pid_t pid;
 
 	if (enter_build_ns(a->uid, a->gid, CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
 		return AISB_EXIT_FAILED;
+	loopback_up();
+	if (a->nb->net) {
+		int fds[NETPLAN_GATE_FDS];
+		char err[512] = "";
+		int r = netplan_init_apply(a->nb->net, fds, err, sizeof(err));
+
+		if (r != 0)
+			return log_error("build: %s", err), r;
+		r = fdpass_send(a->sync_fd, &magic, sizeof(magic), fds, NETPLAN_GATE_FDS);
+		for (int i = 0; i < NETPLAN_GATE_FDS; i++)
+			close(fds[i]);
+		if (r < 0)
+			return log_error_errno(r, "build: cannot pass the gate's sockets: %m"), AISB_EXIT_FAILED;
+	}
+	close(a->sync_fd);
 	pid = fork();
 	if (pid < 0)
 		return AISB_EXIT_FAILED;
 	if (pid == 0)
 		_exit(run_pid1(a));
 	return wait_exit(pid);
+}
+
+/* The step's gate over the listeners run_entry() sends on @sock into @fds (which the gate
+ * borrows: the caller closes them after gate_free()), logging to the build's egress log.
+ * Return: the running gate, or NULL: the child failed before sending (it said why and exits), or
+ * the gate could not start (said here). Logs on failure. */
+static struct gate *start_step_gate(const struct native_build *nb, int sock, int fds[NETPLAN_GATE_FDS])
+{
+	uint32_t magic = 0;
+	size_t n = 0;
+	struct gate *g = NULL;
+	ssize_t k;
+	int r;
+
+	k = fdpass_recv(sock, &magic, sizeof(magic), fds, NETPLAN_GATE_FDS, &n);
+	if (k != (ssize_t)sizeof(magic) || magic != NATIVE_GATE_MAGIC || n != NETPLAN_GATE_FDS)
+		return NULL;
+	struct gate_config c = { .proxy_fd = fds[0], .transparent_fd = fds[1], .dns_udp_fd = fds[2],
+				 .dns_tcp_fd = fds[3], .policy = &nb->net->policy, .upstream = nb->net->upstream,
+				 .log_fd = nb->egress_fd };
+	r = gate_new(&c, &g);
+	if (r >= 0 && (r = gate_start(g)) < 0) {
+		gate_free(g);
+		g = NULL;
+	}
+	if (!g)
+		log_error_errno(r, "build: cannot start the network gate: %m");
+	return g;
 }
 
 /* Runs RUN step @i: its output goes to stderr and the transcript; a heartbeat on a tty. */
@@ -388,8 +515,9 @@ static int run_step(const struct native_build *nb, size_t i)
 	struct run_args a = { .nb = nb, .st = st, .uid = getuid(), .gid = getgid() };
 	bool tty = isatty(STDERR_FILENO);
 	time_t start = time(NULL);
+	struct gate *gate = NULL;
 	char head[256];
-	int pfd[2], r;
+	int pfd[2], sfd[2], gfds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 }, r;
 	pid_t pid = -1;
 
 	snprintf(head, sizeof(head), "step %zu/%zu line %u RUN", i + 1, nb->rc->n_steps, st->line);
@@ -398,13 +526,24 @@ static int run_step(const struct native_build *nb, size_t i)
 		dprintf(nb->log_fd, "== %s: %s\n", head, st->argv[st->argv[1] && st->argv[2] ? 2 : 0]);
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return log_error_errno(-errno, "pipe: %m");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sfd) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return log_error_errno(-errno, "socketpair: %m");
+	}
 	a.out_fd = pfd[1];
+	a.sync_fd = sfd[1];
 	r = run_in_child(&pid, run_entry, &a);
 	close(pfd[1]);
+	close(sfd[1]);
 	if (r < 0) {
 		close(pfd[0]);
+		close(sfd[0]);
 		return r;
 	}
+	if (nb->net && !(gate = start_step_gate(nb, sfd[0], gfds)))
+		(void)kill(pid, SIGKILL); /* never a RUN whose listeners nobody serves */
+	close(sfd[0]);
 	for (;;) {
 		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
 		char buf[16384];
@@ -429,11 +568,19 @@ static int run_step(const struct native_build *nb, size_t i)
 	}
 	close(pfd[0]);
 	r = wait_exit(pid);
+	if (gate) {
+		gate_stop(gate);
+		gate_summary(gate, stderr);
+		gate_free(gate);
+	}
+	for (int k = 0; k < NETPLAN_GATE_FDS; k++)
+		if (gfds[k] >= 0)
+			close(gfds[k]);
 	if (r < 0)
 		return r;
 	if (r != 0) {
-		log_error("line %u: RUN exited %d; nothing was stored (RUN has no network until the gate serves "
-			  "builds; --builder podman has)", st->line, r);
+		log_error("line %u: RUN exited %d; nothing was stored%s", st->line, r,
+			  nb->net ? "" : " (RUN reaches no network without --allow)");
 		if (nb->log_fd >= 0)
 			dprintf(nb->log_fd, "== line %u: RUN exited %d\n", st->line, r);
 		return -ECHILD;

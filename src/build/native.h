@@ -7,8 +7,9 @@
  * applies WORKDIR (mkdir -p) and COPY (copy_step) in recipe order; each RUN runs as PID 1 of
  * its own user, mount, pid, net, ipc and uts namespaces with the overlay as its root (pivot_root,
  * old root detached), /proc, a tmpfs /dev with bound null/zero/full/random/urandom/tty, the
- * workload's seccomp deny list plus the fakeroot rules, and no network (loopback only: the gate
- * of issue 3 will serve builds). At the end /etc/aisb/manifest.txt is written from the package
+ * workload's seccomp deny list plus the fakeroot rules, and no network but loopback, or, with
+ * an allowlist, the gate (listeners and verified nft ruleset in the step's netns, the gate itself
+ * in this process for the duration of the step). At the end /etc/aisb/manifest.txt is written from the package
  * database. The parent never mounts anything. This runner is a stand-in for the aisb sandbox in
  * a build mode (see docs/build.md).
  */
@@ -21,6 +22,8 @@
 #include "build/containerfile.h"
 #include "build/context.h"
 
+struct net_plan;
+
 #define NATIVE_MANIFEST_PATH "/etc/aisb/manifest.txt"
 #define NATIVE_DPKG_STATUS_MAX (64u << 20)
 
@@ -32,6 +35,8 @@ struct native_build {
 	bool *const *copies;               /* per COPY step, from context_select() */
 	const struct cf_recipe *rc;
 	int log_fd;                        /* the build transcript, or -1 */
+	const struct net_plan *net;        /* the build's allowlist, or NULL: no network */
+	int egress_fd;                     /* the build's egress log (with @net), or -1 */
 };
 
 /* The first RUN step of @rc, or NULL. Pure. */
