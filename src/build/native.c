@@ -99,6 +99,110 @@ int native_dpkg_manifest(const char *status, size_t len, char **out)
 	return 0;
 }
 
+/* A decimal id below 2^32-1 (which is (uid_t)-1, "no change"). Pure. */
+static bool parse_id(const char *s, size_t n, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || n > 10)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v >= UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* Field @k (0-based) of the colon-separated line [p, e); false when there are fewer. */
+static bool line_field(const char *p, const char *e, unsigned k, const char **f, size_t *fl)
+{
+	for (unsigned i = 0; i < k; i++) {
+		const char *c = memchr(p, ':', (size_t)(e - p));
+		if (!c)
+			return false;
+		p = c + 1;
+	}
+	const char *c = memchr(p, ':', (size_t)(e - p));
+	*f = p;
+	*fl = (size_t)((c ? c : e) - p);
+	return true;
+}
+
+/* The line of a passwd/group file whose name (field 0) is [name, name+nl), or, with @by_id,
+ * whose id (field 2) is @id. Pure. */
+static bool find_entry(const char *text, size_t len, const char *name, size_t nl, bool by_id, uint32_t id,
+		       const char **ls, const char **le)
+{
+	const char *p = text, *end = text + len;
+
+	while (text && p < end) {
+		const char *nlp = memchr(p, '\n', (size_t)(end - p)), *e = nlp ? nlp : end, *f;
+		size_t fl;
+		uint32_t v;
+
+		if (by_id ? line_field(p, e, 2, &f, &fl) && parse_id(f, fl, &v) && v == id
+			  : line_field(p, e, 0, &f, &fl) && fl == nl && memcmp(f, name, nl) == 0) {
+			*ls = p;
+			*le = e;
+			return true;
+		}
+		p = e + 1;
+	}
+	return false;
+}
+
+int native_user_lookup(const char *spec, const char *passwd, size_t plen, const char *group, size_t glen,
+		       struct native_user *out)
+{
+	const char *colon = strchr(spec, ':'), *gs = colon ? colon + 1 : NULL, *ls, *le, *f;
+	size_t ul = colon ? (size_t)(colon - spec) : strlen(spec), fl;
+	uint32_t id;
+	bool have_pw;
+
+	memset(out, 0, sizeof(*out));
+	if (ul == 0 || memchr(spec, '\n', strlen(spec)) || (gs && (!*gs || strchr(gs, ':'))))
+		return -EINVAL;
+	if (parse_id(spec, ul, &id)) {
+		out->uid = id;
+		have_pw = find_entry(passwd, plen, NULL, 0, true, id, &ls, &le);
+	} else {
+		have_pw = find_entry(passwd, plen, spec, ul, false, 0, &ls, &le);
+		if (!have_pw)
+			return -ENOENT;
+		if (!line_field(ls, le, 2, &f, &fl) || !parse_id(f, fl, &id))
+			return -EINVAL;
+		out->uid = id;
+	}
+	snprintf(out->home, sizeof(out->home), "/");
+	if (have_pw) {
+		if (line_field(ls, le, 5, &f, &fl) && fl > 0 && fl < sizeof(out->home) && f[0] == '/')
+			snprintf(out->home, sizeof(out->home), "%.*s", (int)fl, f);
+		if (!gs) {
+			if (!line_field(ls, le, 3, &f, &fl) || !parse_id(f, fl, &id))
+				return -EINVAL;
+			out->gid = id;
+		}
+	}
+	if (gs) {
+		size_t gl = strlen(gs);
+
+		if (parse_id(gs, gl, &id)) {
+			out->gid = id;
+		} else {
+			if (!find_entry(group, glen, gs, gl, false, 0, &ls, &le))
+				return -ENOENT;
+			if (!line_field(ls, le, 2, &f, &fl) || !parse_id(f, fl, &id))
+				return -EINVAL;
+			out->gid = id;
+		}
+	}
+	return 0;
+}
+
 void native_work_dir_release(const char *dir)
 {
 	_cleanup_free_ char *w = path_join(dir, "work");
@@ -114,18 +218,19 @@ static int write_map(const char *file, const char *s)
 	return write_full(fd, s, strlen(s));
 }
 
-/* Enters a new user namespace (inside 0 = @uid/@gid, one id) and mount namespace, plus @more
- * (CLONE_NEWPID...). Logs on failure. */
-static int enter_build_ns(uid_t uid, gid_t gid, int more)
+/* Enters a new user namespace (inside @in_uid/@in_gid = @uid/@gid, one id each; this process
+ * keeps every capability in it until it executes a program as a non-zero uid) and mount
+ * namespace, plus @more (CLONE_NEWPID...). Logs on failure. */
+static int enter_build_ns(uid_t uid, gid_t gid, uid_t in_uid, gid_t in_gid, int more)
 {
 	char map[64];
 
 	if (unshare(CLONE_NEWUSER) < 0)
 		return log_error_errno(-errno, "build: cannot create a user namespace: %m (run 'aisb doctor')");
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)in_uid, (unsigned)uid);
 	if (write_map("/proc/self/setgroups", "deny") < 0 || write_map("/proc/self/uid_map", map) < 0)
 		return log_error_errno(-errno, "build: cannot write the uid map: %m");
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)in_gid, (unsigned)gid);
 	if (write_map("/proc/self/gid_map", map) < 0)
 		return log_error_errno(-errno, "build: cannot write the gid map: %m");
 	if (unshare(CLONE_NEWNS | more) < 0)
@@ -173,7 +278,7 @@ static int fs_child(const struct native_build *nb, uid_t uid, gid_t gid, size_t 
 	_cleanup_close_ int root = -1;
 	int r;
 
-	if (enter_build_ns(uid, gid, 0) < 0)
+	if (enter_build_ns(uid, gid, 0, 0, 0) < 0)
 		return 1;
 	root = mount_overlay(nb);
 	if (root < 0)
@@ -241,6 +346,7 @@ struct run_args {
 	gid_t gid;
 	int out_fd;  /* the step's stdout and stderr */
 	int sync_fd; /* with a gate: the listeners go to the parent over it */
+	const struct native_user *user; /* USER in force, not uid 0; NULL: fakeroot root */
 };
 
 #define NATIVE_GATE_MAGIC 0x61697362u /* "aisb" */
@@ -433,9 +539,14 @@ static int run_pid1(const struct run_args *a)
 	if (setsid() < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(a->out_fd, STDOUT_FILENO) < 0 ||
 	    dup2(a->out_fd, STDERR_FILENO) < 0 || close_range(3, ~0U, 0) < 0)
 		return AISB_EXIT_FAILED;
+	if (a->user && !env_has(env, "HOME")) {
+		char *h;
+		if (asprintf(&h, "HOME=%s", a->user->home) < 0 || strv_push_take(&env, h) < 0)
+			return AISB_EXIT_FAILED;
+	}
 	r = seccomp_policy_apply(&so);
-	if (r >= 0)
-		r = fakeroot_seccomp_apply();
+	if (r >= 0 && !a->user)
+		r = fakeroot_seccomp_apply(); /* a USER step fails to chown as it would in Docker */
 	if (r < 0)
 		return log_error_errno(r, "build: cannot install the seccomp filters: %m"), AISB_EXIT_ENFORCE;
 	environ = env;
@@ -455,7 +566,8 @@ static int run_entry(void *p)
 	uint32_t magic = NATIVE_GATE_MAGIC;
 	pid_t pid;
 
-	if (enter_build_ns(a->uid, a->gid, CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
+	if (enter_build_ns(a->uid, a->gid, a->user ? a->user->uid : 0, a->user ? a->user->gid : 0,
+			   CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
 		return AISB_EXIT_FAILED;
 	loopback_up();
 	if (a->nb->net) {
@@ -508,6 +620,74 @@ static struct gate *start_step_gate(const struct native_build *nb, int sock, int
 	return g;
 }
 
+/* In a child with the overlay mounted: USER @st->user resolved against the image's passwd and
+ * group files as they are at this step; the result written to @fd. Returns an exit code. */
+static int user_child(const struct native_build *nb, const struct cf_step *st, int fd)
+{
+	_cleanup_free_ char *pw = NULL, *gr = NULL;
+	_cleanup_close_ int root = -1;
+	size_t plen = 0, glen = 0;
+	struct native_user u;
+	int r;
+
+	if (enter_build_ns(getuid(), getgid(), 0, 0, 0) < 0 || (root = mount_overlay(nb)) < 0)
+		return AISB_EXIT_FAILED;
+	r = copy_read_file(root, "/etc/passwd", NATIVE_PASSWD_MAX, &pw, &plen);
+	if (r < 0 && r != -ENOENT)
+		return log_error_errno(r, "line %u: cannot read the image's /etc/passwd: %m", st->line), AISB_EXIT_FAILED;
+	r = copy_read_file(root, "/etc/group", NATIVE_PASSWD_MAX, &gr, &glen);
+	if (r < 0 && r != -ENOENT)
+		return log_error_errno(r, "line %u: cannot read the image's /etc/group: %m", st->line), AISB_EXIT_FAILED;
+	r = native_user_lookup(st->user, pw, plen, gr, glen, &u);
+	if (r == -ENOENT)
+		return log_error("line %u: USER '%s': no such user or group in the image's /etc/passwd or /etc/group "
+				 "(create it in an earlier RUN, or give numeric ids)", st->line, st->user),
+		       AISB_EXIT_POLICY;
+	if (r < 0)
+		return log_error("line %u: USER '%s' is not a user[:group] (names or numeric ids)", st->line, st->user),
+		       AISB_EXIT_POLICY;
+	return write_full(fd, &u, sizeof(u)) < 0 ? AISB_EXIT_FAILED : 0;
+}
+
+/* The ids RUN step @st runs as. *@is_user: false for root (no USER, or uid 0), which runs as
+ * fakeroot. Return: 0, or -ECHILD (said). Logs on failure. */
+static int step_user(const struct native_build *nb, const struct cf_step *st, struct native_user *u, bool *is_user)
+{
+	int pfd[2], r;
+	pid_t pid;
+	ssize_t n;
+
+	*is_user = false;
+	if (!st->user || streq(st->user, "root") || streq(st->user, "0"))
+		return 0;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return log_error_errno(-errno, "pipe: %m");
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return log_error_errno(-errno, "fork: %m");
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		_exit(user_child(nb, st, pfd[1]));
+	}
+	close(pfd[1]);
+	n = read_full(pfd[0], u, sizeof(*u));
+	close(pfd[0]);
+	r = wait_exit(pid);
+	if (r != 0 || n != (ssize_t)sizeof(*u)) {
+		if (r >= 0)
+			log_error("line %u: USER '%s' could not be resolved; nothing was stored", st->line, st->user);
+		return -ECHILD;
+	}
+	u->home[sizeof(u->home) - 1] = '\0';
+	*is_user = u->uid != 0;
+	return 0;
+}
+
 /* Runs RUN step @i: its output goes to stderr and the transcript; a heartbeat on a tty. */
 static int run_step(const struct native_build *nb, size_t i)
 {
@@ -516,12 +696,21 @@ static int run_step(const struct native_build *nb, size_t i)
 	bool tty = isatty(STDERR_FILENO);
 	time_t start = time(NULL);
 	struct gate *gate = NULL;
+	struct native_user user;
+	bool is_user = false;
 	char head[256];
 	int pfd[2], sfd[2], gfds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 }, r;
 	pid_t pid = -1;
 
 	snprintf(head, sizeof(head), "step %zu/%zu line %u RUN", i + 1, nb->rc->n_steps, st->line);
-	log_info("%s", head);
+	if ((r = step_user(nb, st, &user, &is_user)) < 0)
+		return r;
+	if (is_user) {
+		a.user = &user;
+		log_info("%s as USER %s (uid %u, gid %u)", head, st->user, (unsigned)user.uid, (unsigned)user.gid);
+	} else {
+		log_info("%s", head);
+	}
 	if (nb->log_fd >= 0)
 		dprintf(nb->log_fd, "== %s: %s\n", head, st->argv[st->argv[1] && st->argv[2] ? 2 : 0]);
 	if (pipe2(pfd, O_CLOEXEC) < 0)

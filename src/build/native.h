@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "build/containerfile.h"
 #include "build/context.h"
@@ -49,6 +50,23 @@ int native_apply_steps(const struct native_build *nb);
 /* "NAME VERSION" lines of the installed packages in a dpkg status file. Pure. Return: 0, -ENOMEM.
  * Caller frees *out (an empty string when nothing is installed). */
 int native_dpkg_manifest(const char *status, size_t len, char **out);
+
+/* The ids a RUN step runs as, from its USER (design 9; Docker's rules). */
+struct native_user {
+	uid_t uid;
+	gid_t gid;
+	char home[256]; /* the passwd entry's home, or "/" */
+};
+
+#define NATIVE_PASSWD_MAX (4u << 20)
+
+/* Resolves USER @spec ("name", "uid", "name:group", "uid:gid", names and numbers mixed) against
+ * the image's passwd and group text (either may be NULL: absent). A name must be in the file; a
+ * number need not be (then gid 0 and home "/", as in Docker); no group given means the passwd
+ * entry's group. Pure. Return: 0, -ENOENT (a name that is not there), -EINVAL (a malformed
+ * spec or id). */
+int native_user_lookup(const char *spec, const char *passwd, size_t plen, const char *group, size_t glen,
+		       struct native_user *out);
 
 /* Makes @dir (an overlay work dir, whose work/ the kernel creates with mode 0) removable by its
  * owner. Does not log. */

@@ -592,14 +592,6 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 	if (run && !np)
 		log_info("RUN steps have no network (loopback only); --allow ENTRY lets them reach ENTRY "
 			 "through the gate");
-	for (size_t i = 0; i < rc0->n_steps; i++)
-		if (rc0->steps[i].kind == CF_RUN && rc0->steps[i].user && !streq(rc0->steps[i].user, "root") &&
-		    !streq(rc0->steps[i].user, "0") && !streq(rc0->steps[i].user, "0:0")) {
-			log_warn("line %u: RUN runs as root in a fakeroot build, not as USER %s (one id is mapped); "
-				 "the image's USER is still %s", rc0->steps[i].line, rc0->steps[i].user,
-				 rc0->user ? rc0->user : "root");
-			break;
-		}
 
 	if (image_opts_init(&io, hostenv_get) < 0)
 		return AISB_EXIT_POLICY;

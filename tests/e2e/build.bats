@@ -267,6 +267,38 @@ mk_oci_busybox() {
 	[[ "$output" == *"Bad:2: VOLUME is not supported"* ]]
 }
 
+@test "build: native: USER applies to the RUN steps after it; an unknown USER is refused by line" {
+	require_feature "busybox" command -v busybox
+	mk_oci_busybox "$WORK/bb"
+	cat > Containerfile <<-EOF
+	FROM oci:$WORK/bb:latest
+	RUN echo "app:x:1000:1000::/home/app:/bin/sh" >> /etc/passwd && echo "app:x:1000:" > /etc/group
+	USER app
+	RUN echo "as \$(id -u):\$(id -g) home=\$HOME"; chown 0:0 /etc/motd 2>/dev/null && echo chowned || echo chown-refused
+	USER 4242:7
+	RUN echo "as \$(id -u):\$(id -g)"
+	USER root
+	RUN echo "as \$(id -u)"; chown 123:456 /etc/motd && echo chowned
+	USER app
+	EOF
+	run "$AISB" build -f Containerfile -t native-user .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"step 2/4 line 4 RUN as USER app (uid 1000, gid 1000)"* ]]
+	# the USER's ids and home; no fakeroot for it: its chown fails as it would under Docker
+	[[ "$output" == *"as 1000:1000 home=/home/app"* ]]
+	[[ "$output" == *"chown-refused"* ]]
+	[[ "$output" == *"as 4242:7"* ]]
+	# control: a root step's chown "succeeds" (fakeroot)
+	[[ "$output" == *"as 0"*"chowned"* ]]
+	# an unknown name: refused with its line, nothing stored
+	printf 'FROM oci:%s/bb:latest\nUSER nosuch\nRUN true\n' "$WORK" > Bad
+	run "$AISB" build -f Bad -t native-user-bad .
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"line 3: USER 'nosuch': no such user or group in the image's /etc/passwd"* ]]
+	[ ! -e "$XDG_CACHE_HOME/aisb/refs/localhost/native-user-bad" ]
+	[ -z "$(find "$XDG_CACHE_HOME/aisb/tmp" -mindepth 1)" ]
+}
+
 # mirror_host URL: the host part of an http(s) URL
 mirror_host() { local h=${1#*://}; h=${h%%/*}; echo "${h%%:*}"; }
 
