@@ -319,6 +319,79 @@ static int fs_child(const struct native_build *nb, uid_t uid, gid_t gid, size_t 
 	return 0;
 }
 
+/* native_probe()'s child: returns 0, or a positive errno with the failed step in @why. */
+static int probe_child(char *why, size_t n)
+{
+	_cleanup_close_ int fs = -1, tmp = -1, ofs = -1, root = -1;
+	char map[64], opt[3][64];
+	static const char *const dirs[] = { "l", "u", "w" };
+
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)getuid());
+	if (unshare(CLONE_NEWUSER) < 0)
+		return snprintf(why, n, "cannot create a user namespace: %s", strerror(errno)), errno;
+	if (write_map("/proc/self/setgroups", "deny") < 0 || write_map("/proc/self/uid_map", map) < 0)
+		return snprintf(why, n, "cannot write a user namespace's uid map: %s", strerror(errno)), errno;
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)getgid());
+	if (write_map("/proc/self/gid_map", map) < 0)
+		return snprintf(why, n, "cannot write a user namespace's gid map: %s", strerror(errno)), errno;
+	if (unshare(CLONE_NEWNS) < 0)
+		return snprintf(why, n, "cannot create a mount namespace: %s", strerror(errno)), errno;
+	fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+	    (tmp = fsmount(fs, FSMOUNT_CLOEXEC, 0)) < 0)
+		return snprintf(why, n, "cannot mount a tmpfs in a user namespace: %s", strerror(errno)), errno;
+	for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+		if (mkdirat(tmp, dirs[i], 0755) < 0)
+			return snprintf(why, n, "tmpfs: %s", strerror(errno)), errno;
+		snprintf(opt[i], sizeof(opt[i]), "/proc/self/fd/%d/%s", tmp, dirs[i]);
+	}
+	ofs = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (ofs < 0 || fsconfig(ofs, FSCONFIG_SET_STRING, "lowerdir", opt[0], 0) < 0 ||
+	    fsconfig(ofs, FSCONFIG_SET_STRING, "upperdir", opt[1], 0) < 0 ||
+	    fsconfig(ofs, FSCONFIG_SET_STRING, "workdir", opt[2], 0) < 0 ||
+	    fsconfig(ofs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+	    fsconfig(ofs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 || (root = fsmount(ofs, FSMOUNT_CLOEXEC, 0)) < 0)
+		return snprintf(why, n, "cannot mount an overlay (userxattr) in a user namespace: %s", strerror(errno)),
+		       errno;
+	return 0;
+}
+
+int native_probe(char *why, size_t n)
+{
+	char buf[256] = "";
+	int pfd[2], status;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return snprintf(why, n, "pipe: %s", strerror(errno)), -errno;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return snprintf(why, n, "fork: %s", strerror(e)), -e;
+	}
+	if (pid == 0) {
+		int e = probe_child(buf, sizeof(buf));
+		close(pfd[0]);
+		(void)write_full(pfd[1], buf, strlen(buf));
+		_exit(e > 0 && e < 126 ? e : e ? 125 : 0);
+	}
+	close(pfd[1]);
+	ssize_t k = read_full(pfd[0], buf, sizeof(buf) - 1);
+	close(pfd[0]);
+	buf[k > 0 ? k : 0] = '\0';
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return snprintf(why, n, "waitpid: %s", strerror(errno)), -errno;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	snprintf(why, n, "%s", buf[0] ? buf : "the probe failed");
+	return WIFEXITED(status) ? -WEXITSTATUS(status) : -ECHILD;
+}
+
 static int run_in_child(pid_t *pid_out, int (*fn)(void *), void *arg);
 static int run_in_child(pid_t *pid_out, int (*fn)(void *), void *arg)
 {

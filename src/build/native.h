@@ -40,6 +40,11 @@ struct native_build {
 	int egress_fd;                     /* the build's egress log (with @net), or -1 */
 };
 
+/* Whether the native builder can run here: a child creates a user namespace (one id) and a
+ * mount namespace and mounts an overlay with `userxattr` on a detached tmpfs, as a build does.
+ * Return: 0, or -errno with what failed in @why. Does not log. */
+int native_probe(char *why, size_t n);
+
 /* The first RUN step of @rc, or NULL. Pure. */
 const struct cf_step *native_first_run(const struct cf_recipe *rc);
 

@@ -47,6 +47,8 @@ struct build_opts {
 	char **allow_files;
 	char **add_hosts;
 	enum build_builder builder;
+	bool builder_explicit;
+	bool podman_no_network;            /* the fallback: podman with RUN offline, as native would be */
 	const char *context;
 	bool print_containerfile;
 	bool dry_run;
@@ -141,6 +143,7 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 			r = strv_push(&o->install, optarg);
 			break;
 		case OPT_BUILDER:
+			o->builder_explicit = true;
 			if (streq(optarg, "native"))
 				o->builder = BUILDER_NATIVE;
 			else if (streq(optarg, "podman"))
@@ -408,8 +411,10 @@ static int build_with_podman(const struct build_opts *o, const char *text, size_
 		podman_done(&pm);
 		return AISB_EXIT_POLICY;
 	}
-	log_info("building with podman%s: RUN steps get podman's network, not limited by aisb's gate",
-		 pm.runtime_runc ? " (--runtime runc: this host has no pure cgroup v2)" : "");
+	pm.no_network = o->podman_no_network;
+	log_info("building with podman%s: %s", pm.runtime_runc ? " (--runtime runc: this host has no pure cgroup v2)" : "",
+		 pm.no_network ? "RUN steps get no network (--network=none)"
+			       : "RUN steps get podman's network, not limited by aisb's gate");
 
 	if (podman_base_digest(&pm, rc->from, &base) < 0)
 		goto out;
@@ -754,6 +759,38 @@ out:
 	return ex;
 }
 
+/* The native builder cannot run here (@why: no user namespaces, no overlay in one). Podman
+ * builds instead only when the builder was not chosen and no allowlist was given, with RUN
+ * offline (--network=none) as the native builder's would be; said loudly. Otherwise 77 with
+ * the reason. Returns an exit code. */
+static int native_unavailable(struct build_opts *o, const char *why, const struct net_plan *np, const char *text,
+			      size_t len, const struct containerfile *cf, const struct cf_recipe *rc)
+{
+	_cleanup_free_ char *podman = NULL;
+
+	if (o->builder_explicit) {
+		log_error("the native builder cannot run here: %s (see 'aisb doctor'; --builder podman builds "
+			  "outside aisb's sandbox)", why);
+		return AISB_EXIT_ENFORCE;
+	}
+	if (np) {
+		log_error("the native builder cannot run here: %s; --allow, --allow-file and --add-host need it "
+			  "(podman's RUN network is not aisb's gate)", why);
+		return AISB_EXIT_ENFORCE;
+	}
+	podman = podman_find_program(hostenv_get("PATH"), "podman");
+	if (!podman) {
+		log_error("the native builder cannot run here: %s; podman, the fallback builder, is not installed "
+			  "(apt-get install podman runc)", why);
+		return AISB_EXIT_ENFORCE;
+	}
+	log_warn("the native builder cannot run here: %s; building with podman instead, RUN steps offline "
+		 "(--builder native refuses instead)", why);
+	o->builder = BUILDER_PODMAN;
+	o->podman_no_network = true;
+	return build_with_podman(o, text, len, cf, rc);
+}
+
 int cmd_build(int argc, char **argv)
 {
 	struct build_opts o = { .context = "." };
@@ -824,6 +861,13 @@ int cmd_build(int argc, char **argv)
 		goto out;
 	}
 
+	{
+		char why[256];
+		if (native_probe(why, sizeof(why)) < 0) {
+			r = native_unavailable(&o, why, np, text, len, &cf, &rc);
+			goto out;
+		}
+	}
 	r = build_native(&o, &cf, &rc, np);
 out:
 	netplan_free(np);

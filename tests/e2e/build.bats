@@ -446,3 +446,46 @@ podman_cleanup() {
 	run "$AISB" build --builder podman --allow example.org -f Containerfile .
 	[ "$status" -eq 78 ]
 }
+
+@test "build: where user namespaces are denied, --builder native refuses (77); the default falls back to podman with RUN offline" {
+	require_feature "podman (apt-get install podman runc)" command -v podman
+	require_feature "busybox" command -v busybox
+	local deny="$AISB_E2E_DIR/helpers/deny-userns"
+	require_feature "tests/e2e/deny-userns (built by make check)" test -x "$deny"
+	# the helper denies exactly user namespaces
+	run "$deny" unshare -U true
+	[ "$status" -ne 0 ]
+	run "$deny" true
+	[ "$status" -eq 0 ]
+	podman_base
+	cat > Containerfile <<-EOF
+	FROM $BB
+	RUN cat /proc/net/dev
+	EOF
+	# the native builder, chosen: refuses with the cause, nothing built
+	run "$deny" "$AISB" build --builder native -f Containerfile -t "fb-$$" .
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"the native builder cannot run here: cannot create a user namespace"* ]]
+	[[ "$output" != *"podman instead"* ]]
+	# an allowlist needs aisb's gate: no fallback either
+	run "$deny" "$AISB" build --allow example.org -f Containerfile -t "fb-$$" .
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"--allow, --allow-file and --add-host need it"* ]]
+	# the default: podman instead, said, with RUN offline (only lo)
+	run "$deny" "$AISB" build -f Containerfile -t "fb-$$" .
+	[[ "$output" == *"the native builder cannot run here: cannot create a user namespace"*"building with podman instead, RUN steps offline"* ]]
+	# rootless podman needs a user namespace too; it may join the one its pause process keeps
+	# (then it works), else it fails and the build with it, naming podman
+	if is_root || [ "$status" -eq 0 ]; then
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"RUN steps get no network (--network=none)"* ]]
+		# the interfaces of the RUN's netns (/proc/net/dev; rootless podman's /sys is the host's)
+		[ "$(grep -cE '^ *[a-z0-9]+: +[0-9]' <<<"$output")" -eq 1 ]
+		grep -qE '^ *lo: +[0-9]' <<<"$output"
+		[ "${lines[-1]}" = "localhost/fb-$$:latest" ]
+		run "$AISB" run --net none --no-cwd --image "fb-$$" -- true
+		[ "$status" -eq 0 ]
+	else
+		[[ "$output" == *"podman "*" failed"* ]]
+	fi
+}
