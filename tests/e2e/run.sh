@@ -25,9 +25,8 @@ cp -r "$here"/*.bats "$here/lib" "$stage/"
 [ -d "$here/fixtures" ] && cp -r "$here/fixtures" "$stage/"
 # compiled helpers (tests/e2e/Makefile.inc) from the build dir next to the binary
 mkdir -p "$stage/helpers"
-for h in deny-userns; do
-	[ -x "$(dirname "$bin")/tests/e2e/$h" ] && cp "$(dirname "$bin")/tests/e2e/$h" "$stage/helpers/"
-done
+helper=$(dirname "$bin")/tests/e2e/deny-userns
+[ -x "$helper" ] && cp "$helper" "$stage/helpers/"
 chmod -R a+rX "$stage"
 
 # Projects live under a path the sandbox does not own (/tmp, /root, /var are reserved and would
