@@ -21,6 +21,7 @@
 
 #include "build/copy.h"
 #include "build/fakeroot.h"
+#include "build/manifest.h"
 #include "build/native.h"
 #include "net/gate.h"
 #include "net/netplan.h"
@@ -37,66 +38,6 @@ const struct cf_step *native_first_run(const struct cf_recipe *rc)
 		if (rc->steps[i].kind == CF_RUN)
 			return &rc->steps[i];
 	return NULL;
-}
-
-/* One paragraph field: the value of "Name: value" in [p, end), or NULL. */
-static const char *field(const char *p, const char *end, const char *name, size_t *vlen)
-{
-	size_t n = strlen(name);
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		if ((size_t)(le - p) > n && strncmp(p, name, n) == 0 && p[n] == ':') {
-			const char *v = p + n + 1;
-			while (v < le && (*v == ' ' || *v == '\t'))
-				v++;
-			*vlen = (size_t)(le - v);
-			return v;
-		}
-		p = nl ? nl + 1 : end;
-	}
-	return NULL;
-}
-
-int native_dpkg_manifest(const char *status, size_t len, char **out)
-{
-	char *buf = NULL;
-	size_t blen = 0;
-	FILE *f = open_memstream(&buf, &blen);
-	const char *p = status, *end = status + len;
-
-	if (!f)
-		return -ENOMEM;
-	while (p < end) {
-		/* a paragraph ends at an empty line */
-		const char *q = p, *pe = end, *name, *ver, *st;
-		size_t nl = 0, vl = 0, sl = 0;
-
-		while (q < end) {
-			const char *e = memchr(q, '\n', (size_t)(end - q));
-			if (!e)
-				break;
-			if (e + 1 < end && e[1] == '\n') {
-				pe = e + 1;
-				break;
-			}
-			q = e + 1;
-		}
-		name = field(p, pe, "Package", &nl);
-		ver = field(p, pe, "Version", &vl);
-		st = field(p, pe, "Status", &sl);
-		if (name && ver && st && sl >= 9 && strncmp(st + sl - 9, "installed", 9) == 0 &&
-		    !(sl >= 13 && strncmp(st + sl - 13, "not-installed", 13) == 0))
-			fprintf(f, "%.*s %.*s\n", (int)nl, name, (int)vl, ver);
-		p = pe < end ? pe + 1 : end;
-	}
-	if (fclose(f) != 0) {
-		free(buf);
-		return -ENOMEM;
-	}
-	*out = buf;
-	return 0;
 }
 
 /* A decimal id below 2^32-1 (which is (uid_t)-1, "no change"). Pure. */
@@ -304,17 +245,11 @@ static int fs_child(const struct native_build *nb, uid_t uid, gid_t gid, size_t 
 	}
 	if (manifest) {
 		/* /etc/aisb/manifest.txt: the resolved package versions, when there is a package manager */
-		_cleanup_free_ char *status = NULL, *man = NULL;
-		size_t len = 0;
+		_cleanup_free_ char *man = NULL;
 
-		r = copy_read_file(root, "/var/lib/dpkg/status", NATIVE_DPKG_STATUS_MAX, &status, &len);
-		if (r >= 0) {
-			if (native_dpkg_manifest(status, len, &man) < 0 ||
-			    copy_write_file(root, NATIVE_MANIFEST_PATH, man, strlen(man), 0644) < 0)
-				return 1;
-		} else if (r != -ENOENT) {
-			return log_error_errno(r, "build: cannot read the package database: %m"), 1;
-		}
+		if (manifest_collect(root, &man) < 0 ||
+		    (man && copy_write_file(root, NATIVE_MANIFEST_PATH, man, strlen(man), 0644) < 0))
+			return 1;
 	}
 	return 0;
 }
@@ -323,16 +258,17 @@ static int fs_child(const struct native_build *nb, uid_t uid, gid_t gid, size_t 
 static int probe_child(char *why, size_t n)
 {
 	_cleanup_close_ int fs = -1, tmp = -1, ofs = -1, root = -1;
-	char map[64], opt[3][64];
+	char map[64], gmap[64], opt[3][64];
 	static const char *const dirs[] = { "l", "u", "w" };
 
+	/* both ids now: inside the new namespace they read as the overflow id until mapped */
 	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)getuid());
+	snprintf(gmap, sizeof(gmap), "0 %u 1\n", (unsigned)getgid());
 	if (unshare(CLONE_NEWUSER) < 0)
 		return snprintf(why, n, "cannot create a user namespace: %s", strerror(errno)), errno;
 	if (write_map("/proc/self/setgroups", "deny") < 0 || write_map("/proc/self/uid_map", map) < 0)
 		return snprintf(why, n, "cannot write a user namespace's uid map: %s", strerror(errno)), errno;
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)getgid());
-	if (write_map("/proc/self/gid_map", map) < 0)
+	if (write_map("/proc/self/gid_map", gmap) < 0)
 		return snprintf(why, n, "cannot write a user namespace's gid map: %s", strerror(errno)), errno;
 	if (unshare(CLONE_NEWNS) < 0)
 		return snprintf(why, n, "cannot create a mount namespace: %s", strerror(errno)), errno;

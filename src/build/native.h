@@ -26,7 +26,6 @@
 struct net_plan;
 
 #define NATIVE_MANIFEST_PATH "/etc/aisb/manifest.txt"
-#define NATIVE_DPKG_STATUS_MAX (64u << 20)
 
 struct native_build {
 	const char *base_rootfs;           /* the overlay's lower */
@@ -51,10 +50,6 @@ const struct cf_step *native_first_run(const struct cf_recipe *rc);
 /* Applies the recipe's steps as described above. Return: 0, -ECHILD when a step failed (said
  * with its line and exit code), -errno. Logs on failure. */
 int native_apply_steps(const struct native_build *nb);
-
-/* "NAME VERSION" lines of the installed packages in a dpkg status file. Pure. Return: 0, -ENOMEM.
- * Caller frees *out (an empty string when nothing is installed). */
-int native_dpkg_manifest(const char *status, size_t len, char **out);
 
 /* The ids a RUN step runs as, from its USER (design 9; Docker's rules). */
 struct native_user {

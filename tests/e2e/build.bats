@@ -278,7 +278,7 @@ mk_oci_busybox() {
 	USER 4242:7
 	RUN echo "as \$(id -u):\$(id -g)"
 	USER root
-	RUN echo "as \$(id -u)"; chown 123:456 /etc/motd && echo chowned
+	RUN echo "as \$(id -u)"; chown 123:456 /etc/motd && echo chowned; busybox mkdir -p /usr/local/lib/node_modules/@s/p && echo '{"name":"@s/p","version":"1.2.3"}' > /usr/local/lib/node_modules/@s/p/package.json
 	USER app
 	EOF
 	run "$AISB" build -f Containerfile -t native-user .
@@ -290,6 +290,10 @@ mk_oci_busybox() {
 	[[ "$output" == *"as 4242:7"* ]]
 	# control: a root step's chown "succeeds" (fakeroot)
 	[[ "$output" == *"as 0"*"chowned"* ]]
+	# a global npm package is in the manifest (the image has no dpkg: only that line)
+	run --separate-stderr "$AISB" run --net none --no-cwd --image native-user -- cat /etc/aisb/manifest.txt
+	[ "$status" -eq 0 ]
+	[ "$output" = "npm:@s/p 1.2.3" ]
 	# an unknown name: refused with its line, nothing stored
 	printf 'FROM oci:%s/bb:latest\nUSER nosuch\nRUN true\n' "$WORK" > Bad
 	run "$AISB" build -f Bad -t native-user-bad .

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "build/containerfile.h"
+#include "build/manifest.h"
 #include "build/native.h"
 #include "util/util.h"
 
@@ -36,16 +37,46 @@ static void test_dpkg_manifest(void **state)
 		"Status: install ok installed\n";
 	char *out = NULL;
 
-	assert_int_equal(native_dpkg_manifest(status, strlen(status), &out), 0);
+	assert_int_equal(manifest_dpkg(status, strlen(status), &out), 0);
 	assert_string_equal(out, "bash 5.2.15-2+b7\njq 1.6-2.1\n");
 	free(out);
-	assert_int_equal(native_dpkg_manifest("", 0, &out), 0);
+	assert_int_equal(manifest_dpkg("", 0, &out), 0);
 	assert_string_equal(out, "");
 	free(out);
 	/* no trailing newline, CR-free garbage: no crash, nothing listed */
-	assert_int_equal(native_dpkg_manifest("Package", 7, &out), 0);
+	assert_int_equal(manifest_dpkg("Package", 7, &out), 0);
 	assert_string_equal(out, "");
 	free(out);
+}
+
+static void test_apk_npm_manifest(void **state)
+{
+	static const char apk[] = "C:Q1abc=\nP:musl\nV:1.2.5-r0\nA:x86_64\n\n"
+				  "P:busybox\nV:1.36.1-r29\n\nP:no-version\n\nP:bad name\nV:1\n";
+	char *out = NULL;
+
+	assert_int_equal(manifest_apk(apk, strlen(apk), &out), 0);
+	assert_string_equal(out, "musl 1.2.5-r0\nbusybox 1.36.1-r29\n");
+	free(out);
+	static const struct {
+		const char *json, *want;
+	} t[] = {
+		{ "{\"name\":\"@mariozechner/pi-coding-agent\",\"version\":\"0.73.1\",\"bin\":{}}",
+		  "npm:@mariozechner/pi-coding-agent 0.73.1\n" },
+		{ "{\"name\":\"npm\",\"version\":\"10.9.0\"}", "npm:npm 10.9.0\n" },
+		{ "{\"name\":\"x\"}", "" },                          /* no version */
+		{ "{\"name\":\"x\",\"version\":1}", "" },              /* not a string */
+		{ "{\"name\":\"x y\",\"version\":\"1\"}", "" },        /* a blank in a name */
+		{ "{\"name\":\"x\",\"version\":\"1\\n2\"}", "" },    /* a control character */
+		{ "[1,2]", "" },
+		{ "{\"name\":", "" },                                  /* truncated */
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		assert_int_equal(manifest_npm_package(t[i].json, strlen(t[i].json), &out), 0);
+		if (strcmp(out, t[i].want) != 0)
+			fail_msg("%s: got '%s'", t[i].json, out);
+		free(out);
+	}
 }
 
 static void test_first_run(void **state)
@@ -122,6 +153,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dpkg_manifest),
 		cmocka_unit_test(test_user_lookup),
+		cmocka_unit_test(test_apk_npm_manifest),
 		cmocka_unit_test(test_first_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
