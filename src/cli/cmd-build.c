@@ -311,6 +311,11 @@ static void print_steps(const struct build_opts *o, const struct cf_recipe *rc, 
 	printf("context: %s (%zu entries)\n", o->context, n_entries);
 	for (size_t i = 0; o->build_args && o->build_args[i]; i++)
 		printf("build-arg: %.*s\n", (int)strcspn(o->build_args[i], "="), o->build_args[i]); /* names only */
+	if (!o->allow && !o->allow_files && !o->add_hosts)
+		printf("network: none for RUN (loopback only)%s%s\n", o->file ? "" : "; the built-in recipe needs ",
+		       o->file ? "" : RECIPE_ALLOW_HINT);
+	else
+		printf("network: the gate, for the entries below\n");
 	for (size_t i = 0; o->allow && o->allow[i]; i++)
 		printf("allow: %s\n", o->allow[i]);
 	for (size_t i = 0; o->allow_files && o->allow_files[i]; i++)
@@ -594,7 +599,9 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 	time_t t = time(NULL);
 	int r, ex = AISB_EXIT_FAILED;
 
-	if (run && !np)
+	if (run && !np && !o->file)
+		log_warn("RUN steps have no network (loopback only): the built-in recipe needs %s", RECIPE_ALLOW_HINT);
+	else if (run && !np)
 		log_info("RUN steps have no network (loopback only); --allow ENTRY lets them reach ENTRY "
 			 "through the gate");
 

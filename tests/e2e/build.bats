@@ -138,6 +138,10 @@ nothing_written() {
 	run "$AISB" build --dry-run
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"from: docker.io/library/ubuntu:24.04"* ]]
+	[[ "$output" == *"network: none for RUN (loopback only); the built-in recipe needs --allow archive.ubuntu.com"* ]]
+	run "$AISB" build --dry-run --allow nodejs.org --add-host nodejs.org=192.0.2.7
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"network: the gate, for the entries below"*"allow: nodejs.org"*"add-host: nodejs.org=192.0.2.7"* ]]
 	[[ "$output" == *"pass -f ./Containerfile"* ]]
 }
 
