@@ -25,6 +25,7 @@
 #include "build/native.h"
 #include "net/gate.h"
 #include "net/netplan.h"
+#include "ns/cgroup.h"
 #include "ns/seccomp.h"
 #include "util/fdpass.h"
 #include "util/log.h"
@@ -578,6 +579,14 @@ static int run_entry(void *p)
 	if (enter_build_ns(a->uid, a->gid, a->user ? a->user->uid : 0, a->user ? a->user->gid : 0,
 			   CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
 		return AISB_EXIT_FAILED;
+	/* aisb run's degraded limit (no cgroup for builds): RLIMIT_NPROC, counted per user
+	 * namespace, bounds the step's processes (it does not bind a root caller: see limits.md) */
+	{
+		const struct cgroup_limits l = { .pids_max = CGROUP_PIDS_DEFAULT };
+		int r = cgroup_apply_rlimits(&l);
+		if (r < 0)
+			return log_error_errno(r, "build: cannot set the process limit: %m"), AISB_EXIT_ENFORCE;
+	}
 	loopback_up();
 	if (a->nb->net) {
 		int fds[NETPLAN_GATE_FDS];

@@ -230,10 +230,12 @@ mk_oci_busybox() {
 	cat > Containerfile <<-EOF
 	FROM oci:$WORK/bb:latest
 	RUN echo "uid=\$(id -u) host=\$(hostname)" > /ran.txt && chown 123:456 /ran.txt && rm /etc/motd
-	RUN ["sh", "-c", "cat /ran.txt"]
+	RUN ["sh", "-c", "cat /ran.txt /proc/self/limits"]
 	EOF
 	run "$AISB" build -f Containerfile -t native-run .
 	[ "$status" -eq 0 ]
+	# the degraded process limit of aisb run applies to each step
+	[[ "$output" =~ Max\ processes\ +4096\ +4096 ]]
 	[[ "$output" == *"step 1/2 line 2 RUN"* ]]
 	[[ "$output" == *"uid=0 host=aisb-build"* ]]
 	[[ "$output" == *"(1 whiteouts)"* ]]
