@@ -359,7 +359,8 @@ struct run_args {
 	const struct native_user *user; /* USER in force, not uid 0; NULL: fakeroot root */
 };
 
-#define NATIVE_GATE_MAGIC 0x61697362u /* "aisb" */
+#define NATIVE_GATE_MAGIC 0x61697362u  /* "aisb": the listeners follow */
+#define NATIVE_GATE_FAILED 0x6661696cu /* "fail": the policy could not be enforced (said) */
 
 /* A file node of the host's /dev bound into the tmpfs /dev (mknod is not possible in a user
  * namespace: machine-facts.md). */
@@ -593,8 +594,12 @@ static int run_entry(void *p)
 		char err[512] = "";
 		int r = netplan_init_apply(a->nb->net, fds, err, sizeof(err));
 
-		if (r != 0)
-			return log_error("build: %s", err), r;
+		if (r != 0) {
+			log_error("build: %s", err);
+			magic = NATIVE_GATE_FAILED;
+			(void)fdpass_send(a->sync_fd, &magic, sizeof(magic), NULL, 0);
+			return r;
+		}
 		r = fdpass_send(a->sync_fd, &magic, sizeof(magic), fds, NETPLAN_GATE_FDS);
 		for (int i = 0; i < NETPLAN_GATE_FDS; i++)
 			close(fds[i]);
@@ -612,9 +617,11 @@ static int run_entry(void *p)
 
 /* The step's gate over the listeners run_entry() sends on @sock into @fds (which the gate
  * borrows: the caller closes them after gate_free()), logging to the build's egress log.
- * Return: the running gate, or NULL: the child failed before sending (it said why and exits), or
- * the gate could not start (said here). Logs on failure. */
-static struct gate *start_step_gate(const struct native_build *nb, int sock, int fds[NETPLAN_GATE_FDS])
+ * Return: the running gate, or NULL: the child failed before sending (it said why and exits;
+ * *@not_enforced when it could not install the policy), or the gate could not start (said
+ * here). Logs on failure. */
+static struct gate *start_step_gate(const struct native_build *nb, int sock, int fds[NETPLAN_GATE_FDS],
+				    bool *not_enforced)
 {
 	uint32_t magic = 0;
 	size_t n = 0;
@@ -623,6 +630,7 @@ static struct gate *start_step_gate(const struct native_build *nb, int sock, int
 	int r;
 
 	k = fdpass_recv(sock, &magic, sizeof(magic), fds, NETPLAN_GATE_FDS, &n);
+	*not_enforced = k == (ssize_t)sizeof(magic) && magic == NATIVE_GATE_FAILED;
 	if (k != (ssize_t)sizeof(magic) || magic != NATIVE_GATE_MAGIC || n != NETPLAN_GATE_FDS)
 		return NULL;
 	struct gate_config c = { .proxy_fd = fds[0], .transparent_fd = fds[1], .dns_udp_fd = fds[2],
@@ -715,7 +723,7 @@ static int run_step(const struct native_build *nb, size_t i)
 	time_t start = time(NULL);
 	struct gate *gate = NULL;
 	struct native_user user;
-	bool is_user = false;
+	bool is_user = false, not_enforced = false;
 	char head[256];
 	int pfd[2], sfd[2], gfds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 }, r;
 	pid_t pid = -1;
@@ -748,7 +756,7 @@ static int run_step(const struct native_build *nb, size_t i)
 		close(sfd[0]);
 		return r;
 	}
-	if (nb->net && !(gate = start_step_gate(nb, sfd[0], gfds)))
+	if (nb->net && !(gate = start_step_gate(nb, sfd[0], gfds, &not_enforced)))
 		(void)kill(pid, SIGKILL); /* never a RUN whose listeners nobody serves */
 	close(sfd[0]);
 	for (;;) {
@@ -785,6 +793,11 @@ static int run_step(const struct native_build *nb, size_t i)
 			close(gfds[k]);
 	if (r < 0)
 		return r;
+	if (not_enforced) {
+		log_error("line %u: the build's network policy could not be enforced; RUN did not run and nothing "
+			  "was stored", st->line);
+		return -EPERM;
+	}
 	if (r != 0) {
 		log_error("line %u: RUN exited %d; nothing was stored%s", st->line, r,
 			  nb->net ? "" : " (RUN reaches no network without --allow)");

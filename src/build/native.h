@@ -48,7 +48,8 @@ int native_probe(char *why, size_t n);
 const struct cf_step *native_first_run(const struct cf_recipe *rc);
 
 /* Applies the recipe's steps as described above. Return: 0, -ECHILD when a step failed (said
- * with its line and exit code), -errno. Logs on failure. */
+ * with its line and exit code), -EPERM when a step's network policy could not be enforced
+ * (exit 77), -errno. Logs on failure. */
 int native_apply_steps(const struct native_build *nb);
 
 /* The ids a RUN step runs as, from its USER (design 9; Docker's rules). */

@@ -704,8 +704,12 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 		struct native_build nb = { .base_rootfs = base_rootfs, .upper = upper, .work = work, .ctx_fd = ctx_fd,
 					   .ctx = &cs.ctx, .copies = cs.copies, .rc = &rc, .log_fd = log_fd,
 					   .net = np, .egress_fd = egress_fd };
-		if (native_apply_steps(&nb) < 0)
+		r = native_apply_steps(&nb);
+		if (r < 0) {
+			if (r == -EPERM)
+				ex = AISB_EXIT_ENFORCE;
 			goto out;
+		}
 	}
 	ufd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	lfd = open(layer, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
