@@ -388,6 +388,45 @@ static bool pin_is_complete(struct store *s, const struct store_ref *pin)
 	return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The same inputs were built before when the pin @cache_ref is complete: then nothing runs, -t
+ * (@tag_local, or NULL) is pointed at it and the image's name printed. Return: 1 on a hit, 0 on
+ * a miss, -errno. Logs on failure. */
+static int cache_hit(struct store *s, const char *cache_ref, const char *tag_local)
+{
+	_cleanup_free_ char *final = NULL;
+	struct store_ref pin = { 0 };
+	int r = 0;
+
+	if (image_find_pin(s, cache_ref, &pin) == 0 && pin_is_complete(s, &pin)) {
+		log_info("cache hit: %s (nothing to build)", cache_ref);
+		r = tag_local ? pin_as(s, &pin, tag_local, &final) : 0;
+		if (r >= 0) {
+			printf("%s\n", final ? final : pin.name);
+			r = 1;
+		}
+	}
+	store_ref_done(&pin);
+	return r;
+}
+
+/* A new private directory STORE/tmp/build-XXXXXX (same filesystem as the store: results
+ * appear by rename). Return: its path, or NULL. Logs on failure. */
+static char *build_dir_new(struct store *s)
+{
+	char *dir;
+
+	if (asprintf(&dir, "%s/tmp/build-XXXXXX", s->root) < 0) {
+		log_error_errno(-ENOMEM, "Out of memory");
+		return NULL;
+	}
+	if (!mkdtemp(dir)) {
+		log_error_errno(-errno, "Failed to create a build directory under '%s': %m", s->root);
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
 /* --builder podman: build, save, import; a cache hit runs nothing. Returns an exit code. */
 static int build_with_podman(const struct build_opts *o, const char *text, size_t len,
 			     const struct containerfile *cf, const struct cf_recipe *rc)
@@ -452,24 +491,14 @@ static int build_with_podman(const struct build_opts *o, const char *text, size_
 		goto out;
 
 	/* Cache: the same inputs were built before. Nothing runs. */
-	if (image_find_pin(s, cache_ref, &pin) == 0 && pin_is_complete(s, &pin)) {
-		log_info("cache hit: %s (nothing to build)", cache_ref);
-		if (tag_local && pin_as(s, &pin, tag_local, &final) < 0)
-			goto out;
-		printf("%s\n", final ? final : pin.name);
-		ex = 0;
+	r = cache_hit(s, cache_ref, tag_local);
+	if (r != 0) {
+		ex = r > 0 ? 0 : AISB_EXIT_FAILED;
 		goto out;
 	}
-	store_ref_done(&pin);
 
-	if (asprintf(&tmp, "%s/tmp/build-XXXXXX", s->root) < 0)
-		goto oom;
-	if (!mkdtemp(tmp)) {
-		log_error_errno(-errno, "Failed to create a build directory under '%s': %m", s->root);
-		free(tmp);
-		tmp = NULL;
+	if (!(tmp = build_dir_new(s)))
 		goto out;
-	}
 	file = path_join(tmp, "Containerfile");
 	archive = path_join(tmp, "image.oci.tar");
 	if (!file || !archive)
@@ -658,25 +687,15 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 		goto oom;
 	if (o->tag && !(tag_local = local_name(o->tag)))
 		goto oom;
-	if (image_find_pin(s, cache_ref, &pin) == 0 && pin_is_complete(s, &pin)) {
-		log_info("cache hit: %s (nothing to build)", cache_ref);
-		if (tag_local && pin_as(s, &pin, tag_local, &final) < 0)
-			goto out;
-		printf("%s\n", final ? final : pin.name);
-		ex = 0;
+	r = cache_hit(s, cache_ref, tag_local);
+	if (r != 0) {
+		ex = r > 0 ? 0 : AISB_EXIT_FAILED;
 		goto out;
 	}
-	store_ref_done(&pin);
 
 	/* the build dir: upper, work and the layer file, all under the store's tmp/ */
-	if (asprintf(&bdir, "%s/tmp/build-XXXXXX", s->root) < 0)
-		goto oom;
-	if (!mkdtemp(bdir)) {
-		log_error_errno(-errno, "Failed to create a build directory under '%s': %m", s->root);
-		free(bdir);
-		bdir = NULL;
+	if (!(bdir = build_dir_new(s)))
 		goto out;
-	}
 	upper = path_join(bdir, "upper");
 	work = path_join(bdir, "work");
 	layer = path_join(bdir, "layer.tar");
