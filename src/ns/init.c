@@ -2,6 +2,7 @@
 /* init.c — PID 1 of the sandbox and the workload's last steps before execve */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -89,10 +90,9 @@ static void build_envp(const struct aisb_plan *p, char **envp, size_t cap)
  * the working directory, close every other fd, drop every capability, load seccomp last and
  * execve. Mustn't: log anything on stderr itself (failures go through the report pipe) or touch
  * a path outside the new root. */
-_Noreturn static void workload(const struct init_args *a, const char *slave)
+_Noreturn static void workload(const struct init_args *a, const char *slave, const struct seccomp_prog *filter)
 {
 	const struct aisb_plan *p = a->plan;
-	struct seccomp_options so = { .allow_ptrace = p->allow_ptrace };
 	char *envp[256];
 	int r;
 
@@ -126,7 +126,7 @@ _Noreturn static void workload(const struct init_args *a, const char *slave)
 	r = caps_drop_all();
 	if (r < 0)
 		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "workload: cannot drop all capabilities");
-	r = seccomp_policy_apply(&so);
+	r = seccomp_policy_load(filter);
 	if (r < 0)
 		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "workload: cannot load the seccomp filter");
 
@@ -138,10 +138,29 @@ _Noreturn static void workload(const struct init_args *a, const char *slave)
 	stage_fail(a->err_fd, AISB_EXIT_NOEXEC, errno, "cannot execute '%s'", p->argv[0]);
 }
 
+/* The filter the supervisor compiled (one message after "go"); static, so that it costs the
+ * workload no page of its own. Return: 0 or -errno. */
+static int recv_filter(int fd, struct seccomp_prog *out)
+{
+	static struct sock_filter buf[BPF_MAXINSNS];
+	ssize_t k;
+
+	do
+		k = read(fd, buf, sizeof(buf));
+	while (k < 0 && errno == EINTR);
+	if (k < 0)
+		return -errno;
+	if (k == 0 || (size_t)k % sizeof(buf[0]) != 0)
+		return -EPROTO;
+	*out = (struct seccomp_prog){ .insns = buf, .len = (unsigned short)((size_t)k / sizeof(buf[0])) };
+	return 0;
+}
+
 _Noreturn void init_main(const struct init_args *a)
 {
 	struct sync_go go;
 	struct sync_ready ready = { .magic = SYNC_MAGIC };
+	struct seccomp_prog filter;
 	char err[512] = "";
 	bool fell_back = false;
 	char slave[128];
@@ -199,13 +218,17 @@ _Noreturn void init_main(const struct init_args *a)
 	if (r < 0)
 		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "init: cannot set the process rlimit");
 
+	r = recv_filter(a->sync_fd, &filter);
+	if (r < 0)
+		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "init: no seccomp filter from the supervisor");
+
 	child = fork();
 	if (child < 0)
 		stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "init: cannot fork the workload");
 	if (child == 0) {
 		if (master >= 0)
 			close(master);
-		workload(a, a->tty_mask ? slave : NULL);
+		workload(a, a->tty_mask ? slave : NULL, &filter);
 	}
 	close(a->err_fd);
 
