@@ -394,6 +394,10 @@ void doctor_check_nft(const struct doctor_env *e, struct doctor_result *r)
 	}
 	if (needs_userns(e, r, "nft"))
 		return;
+	if (dl_open(&dl_libmnl) < 0) { /* the probe talks netlink through it (util/dl.h) */
+		set(r, DOCTOR_WARN, "nft", dl_libmnl.error, "apt-get install libmnl0");
+		return;
+	}
 	k = probe(probe_nft);
 	if (k == 0) {
 		set(r, DOCTOR_OK, "nft", "nf_tables answers inside a new user+net namespace", NULL);
@@ -615,7 +619,8 @@ void doctor_check_dirs(const struct doctor_env *e, struct doctor_result *r)
  * the host rootfs does not need it. */
 void doctor_check_libs(const struct doctor_env *e, struct doctor_result *r)
 {
-	static struct dl_lib *const optional[] = { &dl_libcurl, &dl_libarchive, &dl_libcrypto, NULL };
+	static struct dl_lib *const optional[] = { &dl_libcurl, &dl_libarchive, &dl_libcrypto, &dl_libmnl,
+						   &dl_libnftnl, NULL };
 	struct dl_lib *const *libs = e->libs ? e->libs : optional;
 	struct strbuf ok = { 0 }, bad = { 0 }, fix = { 0 };
 	bool missing = false;
@@ -631,7 +636,7 @@ void doctor_check_libs(const struct doctor_env *e, struct doctor_result *r)
 				    libs[i]->purpose);
 		(void)strbuf_printf(&fix, " %s", libs[i]->package);
 	}
-	(void)strbuf_puts(&ok, "load (pull, images and build can work)");
+	(void)strbuf_puts(&ok, "load (pull, images, build and --net allow can work)");
 	if (missing)
 		set(r, DOCTOR_WARN, "libs", bad.p ? bad.p : "a library is missing", fix.p);
 	else

@@ -28,6 +28,7 @@
 #include "ns/seccomp.h"
 #include "ns/session.h"
 #include "ns/stage.h"
+#include "util/dl.h"
 #include "util/fdpass.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -333,6 +334,13 @@ int sandbox_run(struct aisb_plan *p)
 		r = mount_plan_build(p, &facts, &mp);
 	if (r < 0) {
 		code = r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
+		goto finish;
+	}
+
+	/* init installs the nftables ruleset after pivot_root, where a library would come from the
+	 * sandbox's root: libmnl and libnftnl are loaded here, on the host side (util/dl.h). */
+	if (netplan_has_gate(p->netp) && (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0)) {
+		code = AISB_EXIT_ENFORCE;
 		goto finish;
 	}
 

@@ -13,6 +13,12 @@
  * dl-archive.c and dl-crypto.c (stubs with the library's own names, so call sites use the
  * library's headers unchanged) or rootfs/curl-dl.h (macros, since curl_easy_setopt() is
  * variadic). Not thread-safe: the libraries are loaded from the main thread only.
+ *
+ * Load a library only while the process sees the host's root. After pivot_root into a sandbox,
+ * dlopen() would map whatever the sandbox's root (an image) holds under that name, into a process
+ * that may still hold capabilities. So libmnl and libnftnl, which init needs after pivot_root
+ * (--net allow), are "explicit": their stubs never load, and the supervisor loads them before it
+ * clones init (the mappings are inherited).
  */
 #ifndef AISB_UTIL_DL_H
 #define AISB_UTIL_DL_H
@@ -37,7 +43,7 @@ struct dl_lib {
 };
 
 /* The optional libraries, in the order `aisb doctor` reports them. */
-extern struct dl_lib dl_libcurl, dl_libarchive, dl_libcrypto;
+extern struct dl_lib dl_libcurl, dl_libarchive, dl_libcrypto, dl_libmnl, dl_libnftnl;
 
 /**
  * dl_open() - load @lib and resolve all its symbols, once
@@ -59,9 +65,10 @@ int dl_load(struct dl_lib *lib);
 /*
  * Stubs from a table. A table is a macro T(F, V) listing F(return type, name, parameters,
  * arguments, value returned when the library is missing) and V(name, parameters, arguments) for
- * functions returning void (see dl-archive.c). DL_DEFINE_STUBS(T, lib, soname, package, purpose)
- * defines struct dl_lib @lib and, for each function, a static pointer and a stub with the
- * library's own name that loads the library on first use and calls through.
+ * functions returning void (see dl-archive.c). DL_DEFINE_STUBS(T, lib, soname, package, purpose,
+ * lazy) defines struct dl_lib @lib and, for each function, a static pointer and a stub with the
+ * library's own name that calls through; with @lazy the stub loads the library on first use,
+ * without it the stub only returns the "missing" value until dl_load() was called.
  */
 #define DL_POINTER(ret, name, params, args, missing) static ret(*dl_p_##name) params;
 #define DL_POINTER_V(name, params, args) static void(*dl_p_##name) params;
@@ -78,14 +85,14 @@ int dl_load(struct dl_lib *lib);
 		if (dl_ready())                                                                    \
 			dl_p_##name args;                                                          \
 	}
-#define DL_DEFINE_STUBS(table, lib, so, pkg, why)                                                  \
+#define DL_DEFINE_STUBS(table, lib, so, pkg, why, lazy)                                            \
 	table(DL_POINTER, DL_POINTER_V)                                                            \
 	static const struct dl_sym dl_syms[] = { table(DL_SYM, DL_SYM_V) };                        \
 	struct dl_lib lib = { .soname = (so), .package = (pkg), .purpose = (why),                  \
 			      .syms = dl_syms, .n_syms = sizeof(dl_syms) / sizeof(dl_syms[0]) };   \
 	static inline bool dl_ready(void)                                                          \
 	{                                                                                          \
-		return (lib).state > 0 || dl_load(&(lib)) == 0;                                    \
+		return (lib).state > 0 || ((lazy) && dl_load(&(lib)) == 0);                        \
 	}                                                                                          \
 	table(DL_STUB, DL_STUB_V)
 
