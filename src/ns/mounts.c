@@ -165,52 +165,69 @@ static void *mask_walker(void *arg)
 	return NULL;
 }
 
+/* The one walk of a run: mount_masks_prefetch() may start it early, collect_masks() finishes it. */
+static struct mask_walk walk = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+static pthread_t helpers[MASK_WALKERS - 1];
+static size_t n_helpers;
+static bool walk_started;
+
 /* Root callers see the host through uid 0's owner bits: hide what only root may read under the
  * bound system dirs that are small enough to walk at every start (/etc, /opt). /usr is not
  * walked (100k+ entries here); see docs/threat-model.md. */
-static int collect_masks(struct mount_host_facts *f)
+void mount_masks_prefetch(void)
 {
 	static const char *const roots[] = { "/etc", "/opt" };
-	struct mask_walk w = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
-	pthread_t helpers[MASK_WALKERS - 1];
-	size_t nhelpers = 0;
 
-	for (size_t i = 0; i < ELEMENTSOF(roots) && w.err == 0; i++) {
+	if (walk_started)
+		return;
+	walk_started = true;
+	for (size_t i = 0; i < ELEMENTSOF(roots) && walk.err == 0; i++) {
 		int fd = open(roots[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		char *path;
 
 		if (fd < 0) {
 			if (errno != ENOENT)
-				w.err = -errno;
+				walk.err = -errno;
 			continue;
 		}
 		path = strdup(roots[i]);
 		if (!path) {
 			close(fd);
-			w.err = -ENOMEM;
+			walk.err = -ENOMEM;
 			break;
 		}
-		mask_push_dir(&w, fd, path, 0);
+		mask_push_dir(&walk, fd, path, 0);
 	}
 	/* A helper that cannot start only makes the walk slower. */
-	while (w.err == 0 && nhelpers < ELEMENTSOF(helpers) &&
-	       pthread_create(&helpers[nhelpers], NULL, mask_walker, &w) == 0)
-		nhelpers++;
-	(void)mask_walker(&w);
-	for (size_t i = 0; i < nhelpers; i++)
+	while (walk.err == 0 && n_helpers < ELEMENTSOF(helpers) &&
+	       pthread_create(&helpers[n_helpers], NULL, mask_walker, &walk) == 0)
+		n_helpers++;
+}
+
+static int collect_masks(struct mount_host_facts *f)
+{
+	int r;
+
+	mount_masks_prefetch(); /* unless it was started already */
+	(void)mask_walker(&walk); /* this thread helps until the stack is empty */
+	for (size_t i = 0; i < n_helpers; i++)
 		pthread_join(helpers[i], NULL);
-	for (size_t i = 0; i < w.n; i++) { /* left over after a failure */
-		close(w.stack[i].fd);
-		free(w.stack[i].path);
+	for (size_t i = 0; i < walk.n; i++) { /* left over after a failure */
+		close(walk.stack[i].fd);
+		free(walk.stack[i].path);
 	}
-	free(w.stack);
+	free(walk.stack);
 	/* walkers finish in any order: sort, so the plan is the same on every run */
-	strv_sort(w.files);
-	strv_sort(w.dirs);
-	f->masked_files = w.files;
-	f->masked_dirs = w.dirs;
-	if (w.err < 0)
-		return log_error_errno(w.err, "cannot list the root-only files under /etc and /opt to hide "
+	strv_sort(walk.files);
+	strv_sort(walk.dirs);
+	f->masked_files = walk.files;
+	f->masked_dirs = walk.dirs;
+	r = walk.err;
+	walk = (struct mask_walk){ .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	n_helpers = 0;
+	walk_started = false;
+	if (r < 0)
+		return log_error_errno(r, "cannot list the root-only files under /etc and /opt to hide "
 				       "them: %m");
 	return 0;
 }
