@@ -308,7 +308,7 @@ int sandbox_run(struct aisb_plan *p)
 	struct limits_run lr = { .watchdog = -1, .watchdog_fd = -1 };
 	sigset_t mask, oldmask;
 	int sync_fds[2] = { -1, -1 }, err_fds[2] = { -1, -1 };
-	int sfd = -1, master = -1, ws_fd = -1, out_fd = -1, code = AISB_EXIT_FAILED, r;
+	int sfd = -1, master = -1, ws_fd = -1, out_fd = -1, code = AISB_EXIT_FAILED, send_err = 0, r;
 	int rfds[1 + NETPLAN_GATE_FDS], gate_fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 }, egress_fd = -1;
 	struct pasta pasta = { .pid = -1 };
 	struct gate *gate = NULL;
@@ -415,8 +415,10 @@ int sandbox_run(struct aisb_plan *p)
 		goto kill_init_keep_code;
 	}
 	if (fdpass_send(sync_fds[0], filter.insns, filter.len * sizeof(*filter.insns), NULL, 0) < 0) {
-		log_error_errno(-errno, "cannot send the seccomp filter to the sandbox's init: %m");
-		goto kill_init;
+		/* Most likely init failed already and its report says why (read below); if not, it
+		 * would wait for the filter forever. */
+		send_err = -errno;
+		(void)kill(pid, SIGKILL);
 	}
 
 	k = fdpass_recv(sync_fds[0], &ready, sizeof(ready), rfds, ELEMENTSOF(rfds), &nfds);
@@ -434,7 +436,9 @@ int sandbox_run(struct aisb_plan *p)
 			rep.msg[sizeof(rep.msg) - 1] = 0;
 			log_error("%s", rep.msg);
 			code = rep.code;
-		} else
+		} else if (send_err < 0)
+			log_error_errno(send_err, "cannot send the seccomp filter to the sandbox's init: %m");
+		else
 			log_error("the sandbox's init exited before it was ready");
 		goto kill_init_keep_code;
 	}
