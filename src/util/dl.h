@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* dl.h — libraries that only pulls, unpacks and builds need, loaded with dlopen() on first use.
+/* dl.h — libraries that only pulls, unpacks, builds and --net allow need, loaded with dlopen().
  *
  * A library on aisb's link line is loaded and relocated, with all its dependencies, on every
  * start, used or not. Measured (hyperfine -N, an empty program linked with -z now): 3.2 ms
  * alone, 20.7 ms with -lcurl, 11.3 ms with -larchive (it drags in libxml2, ICU and libstdc++),
- * 7.5 ms with -lcrypto. `aisb run` never needs any of them unless it pulls an image, so they
- * are loaded here instead, when first called.
+ * 7.5 ms with -lcrypto; libmnl + libnftnl 15 page faults (/usr/bin/time %R: 69 -> 84). A plain
+ * `aisb run` needs none of them, so they are loaded here instead, when needed.
  *
  * A library is described by a struct dl_lib: its soname, the Debian package that ships it (for
  * the error message and `aisb doctor`) and a table of symbol names with the slots that receive
  * their addresses. dl_load() fills every slot or none. Callers reach the functions through
- * dl-archive.c and dl-crypto.c (stubs with the library's own names, so call sites use the
- * library's headers unchanged) or rootfs/curl-dl.h (macros, since curl_easy_setopt() is
- * variadic). Not thread-safe: the libraries are loaded from the main thread only.
+ * dl-archive.c, dl-crypto.c, dl-mnl.c and dl-nftnl.c (stubs with the library's own names, so call
+ * sites use the library's headers unchanged) or rootfs/curl-dl.h (macros, since
+ * curl_easy_setopt() is variadic). Not thread-safe: the libraries are loaded from the main
+ * thread only.
  *
  * Load a library only while the process sees the host's root. After pivot_root into a sandbox,
  * dlopen() would map whatever the sandbox's root (an image) holds under that name, into a process
