@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # bench/startup.sh — start-up cost of `aisb run --net none -- true` against bwrap and unshare,
 # run side by side, N times each, interleaved, plus the same run on a cached busybox image
-# (--image; target: <= 1.2x the host-rootfs run). Prints medians and ratios. Not a test: no
-# threshold, no exit status from the numbers.
+# (--image; target: <= 1.2x the host-rootfs run). Prints medians and ratios, then page faults per
+# run. Not a test: no threshold, no exit status from the numbers. As the unprivileged user:
+#   runuser -u aisb-e2e -- env AISB_BIN=$PWD/build/aisb N=50 bench/startup.sh (binary readable by it)
 #   AISB_BIN=./build/aisb N=50 bench/startup.sh
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,4 +63,15 @@ done
 	printf 'allow - none   %6.2f ms\n' "$(echo "(${med[aisb-allow]} - ${med[aisb]}) / 1000" | bc -l)"
 [ -n "${med[image]:-}" ] && [ -n "${med[aisb]:-}" ] &&
 	printf 'image / aisb   %6.2f (cached --image vs host rootfs; target <= 1.2)\n' "$(echo "${med[image]} / ${med[aisb]}" | bc -l)"
-echo "(n=$n, user $(id -un), $(uname -r))"
+# Minor page faults per run (the process and the children it waited for): repeatable where
+# wall time is not, and the main cost on the VMs measured (15-55 us per fault; docs/measurements.md).
+if [ -x /usr/bin/time ]; then
+	printf '%-10s %12s\n' command "page faults"
+	for name in "${order[@]}"; do
+		[ -n "${cmds[$name]:-}" ] || continue
+		# shellcheck disable=SC2086
+		f=$(for _ in 1 2 3; do /usr/bin/time -f %R ${cmds[$name]} 2>&1 >/dev/null | tail -1; done | sort -n | sed -n 2p)
+		printf '%-10s %12s\n' "$name" "$f"
+	done
+fi
+echo "(n=$n, user $(id -un), $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg))"

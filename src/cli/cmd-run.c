@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* cmd-run.c — `aisb run`: load settings, resolve the plan, preview or run it */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -8,6 +9,7 @@
 #include "cli/image-run.h"
 #include "cli/resolve.h"
 #include "ns/limits.h"
+#include "ns/mounts.h"
 #include "net/netplan.h"
 #include "ns/sandbox.h"
 #include "util/log.h"
@@ -37,6 +39,9 @@ int cmd_run(int argc, char **argv)
 	}
 	if (s.verbose)
 		log_set_level(LOG_LVL_DEBUG);
+	/* mirrors mount_host_facts(): root callers on the host rootfs need the /etc and /opt walk */
+	if (getuid() == 0 && !s.image && !s.dry_run && !s.print_policy && !s.print_ruleset)
+		mount_masks_prefetch();
 	r = plan_resolve(&p, &s, hostenv_get);
 	if (r != 0)
 		goto out;

@@ -23,6 +23,7 @@
 #include "cli/sessions.h"
 #include "ns/cgroup.h"
 #include "ns/limits.h"
+#include "util/strbuf.h"
 #include "util/util.h"
 
 #define SMALL_MAX (256 * 1024)
@@ -393,6 +394,10 @@ void doctor_check_nft(const struct doctor_env *e, struct doctor_result *r)
 	}
 	if (needs_userns(e, r, "nft"))
 		return;
+	if (dl_open(&dl_libmnl) < 0) { /* the probe talks netlink through it (util/dl.h) */
+		set(r, DOCTOR_WARN, "nft", dl_libmnl.error, "apt-get install libmnl0");
+		return;
+	}
 	k = probe(probe_nft);
 	if (k == 0) {
 		set(r, DOCTOR_OK, "nft", "nf_tables answers inside a new user+net namespace", NULL);
@@ -609,12 +614,44 @@ void doctor_check_dirs(const struct doctor_env *e, struct doctor_result *r)
 	set(r, DOCTOR_OK, "dirs", msg, NULL);
 }
 
+/* The libraries aisb loads only when it pulls, unpacks or builds (util/dl.h): loading each one
+ * here is the same dlopen() those commands do. A missing one is a warning, since `aisb run` on
+ * the host rootfs does not need it. */
+void doctor_check_libs(const struct doctor_env *e, struct doctor_result *r)
+{
+	static struct dl_lib *const optional[] = { &dl_libcurl, &dl_libarchive, &dl_libcrypto, &dl_libmnl,
+						   &dl_libnftnl, NULL };
+	struct dl_lib *const *libs = e->libs ? e->libs : optional;
+	struct strbuf ok = { 0 }, bad = { 0 }, fix = { 0 };
+	bool missing = false;
+
+	(void)strbuf_puts(&fix, "apt-get install");
+	for (size_t i = 0; libs[i]; i++) {
+		if (dl_open(libs[i]) == 0) {
+			(void)strbuf_printf(&ok, "%s ", libs[i]->soname);
+			continue;
+		}
+		missing = true;
+		(void)strbuf_printf(&bad, "%s%s (needed %s)", bad.n ? "; " : "", libs[i]->error,
+				    libs[i]->purpose);
+		(void)strbuf_printf(&fix, " %s", libs[i]->package);
+	}
+	(void)strbuf_puts(&ok, "load (pull, images, build and --net allow can work)");
+	if (missing)
+		set(r, DOCTOR_WARN, "libs", bad.p ? bad.p : "a library is missing", fix.p);
+	else
+		set(r, DOCTOR_OK, "libs", ok.p ? ok.p : "", NULL);
+	free(ok.p);
+	free(bad.p);
+	free(fix.p);
+}
+
 int doctor_run(const struct doctor_env *e, FILE *out)
 {
 	static void (*const checks[])(const struct doctor_env *, struct doctor_result *) = {
 		doctor_check_userns, doctor_check_max_userns, doctor_check_seccomp, doctor_check_proc,
 		doctor_check_overlay, doctor_check_nft, doctor_check_pasta, doctor_check_cgroup,
-		doctor_check_subuid, doctor_check_dirs,
+		doctor_check_subuid, doctor_check_dirs, doctor_check_libs,
 	};
 	static const char *const tag[DOCTOR_STATUS_MAX] = { "ok  ", "warn", "FAIL" };
 	int fails = 0;

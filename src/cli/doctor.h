@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "cli/args.h"
+#include "util/dl.h"
 
 enum doctor_status { DOCTOR_OK, DOCTOR_WARN, DOCTOR_FAIL, DOCTOR_STATUS_MAX };
 
@@ -34,6 +35,7 @@ struct doctor_env {
 	const char *self_exe;  /* path of this aisb, for the AppArmor fix */
 	env_getter get;
 	bool live;             /* run probes that need the kernel */
+	struct dl_lib *const *libs; /* NULL-terminated; NULL: the optional libraries of util/dl.h */
 };
 
 /* Each check fills @r. Does not log. */
@@ -47,6 +49,7 @@ void doctor_check_pasta(const struct doctor_env *e, struct doctor_result *r);
 void doctor_check_cgroup(const struct doctor_env *e, struct doctor_result *r);
 void doctor_check_subuid(const struct doctor_env *e, struct doctor_result *r);
 void doctor_check_dirs(const struct doctor_env *e, struct doctor_result *r);
+void doctor_check_libs(const struct doctor_env *e, struct doctor_result *r);
 
 /* Runs every check and prints one line each ("ok   name: msg", "warn ...", "FAIL ...", each
  * not-ok line followed by "     fix: ..."). Return: the number of FAILs. Does not log. */

@@ -87,6 +87,16 @@ struct mount_host_facts {
 /* Reads the facts for @p from the host. Creates <project>/.git/hooks when .git is a directory
  * without it, so that the read-only bind has something to cover. Logs on failure. */
 int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f);
+
+/**
+ * mount_masks_prefetch() - start the walk for root-only entries under /etc and /opt early
+ *
+ * For root callers on the host rootfs mount_host_facts() walks /etc and /opt (2.3-4.5 ms
+ * measured here); called before the plan is resolved, the walk runs on a helper thread in the
+ * meantime and mount_host_facts() only finishes it. Calling it when the walk turns out not to
+ * be needed only wastes the work. Not to be called from a child of clone()/fork(). Does not log.
+ */
+void mount_masks_prefetch(void);
 void mount_host_facts_free(struct mount_host_facts *f);
 
 /* Builds the ordered operations for @p. Pure. Does not log. Return: 0 or -ENOMEM. */

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* seccomp.c — the default deny list and its loading with libseccomp */
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "ns/seccomp.h"
 #include "util/macro.h"
@@ -67,7 +74,8 @@ int seccomp_policy_rules(const struct seccomp_options *o, struct seccomp_rule *o
 	return (int)n;
 }
 
-int seccomp_policy_apply(const struct seccomp_options *o)
+/* Compiles the rules with libseccomp into a context. Return: 0 or -errno. Does not log. */
+static int build_ctx(const struct seccomp_options *o, scmp_filter_ctx *out)
 {
 	struct seccomp_rule rules[96];
 	scmp_filter_ctx ctx;
@@ -82,9 +90,7 @@ int seccomp_policy_apply(const struct seccomp_options *o)
 	/* Only the native architecture: a syscall made through another ABI (i386 int 0x80, x32)
 	 * would bypass rules written for native numbers, so it kills the process. */
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
-	if (r < 0)
-		goto out;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && r >= 0; i++) {
 		const struct seccomp_rule *ru = &rules[i];
 		int nr = seccomp_syscall_resolve_name(ru->name);
 
@@ -98,11 +104,78 @@ int seccomp_policy_apply(const struct seccomp_options *o)
 					     SCMP_CMP(ru->arg, SCMP_CMP_NE, ru->value));
 		else
 			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ru->err), nr, 0);
-		if (r < 0)
-			goto out;
 	}
+	if (r < 0) {
+		seccomp_release(ctx);
+		return r;
+	}
+	*out = ctx;
+	return 0;
+}
+
+int seccomp_policy_compile(const struct seccomp_options *o, struct seccomp_prog *out)
+{
+	_cleanup_close_ int fd = -1;
+	scmp_filter_ctx ctx;
+	off_t size;
+	int r;
+
+	*out = (struct seccomp_prog){ 0 };
+	r = build_ctx(o, &ctx);
+	if (r < 0)
+		return r;
+	/* libseccomp 2.5 exports only to an fd */
+	fd = memfd_create("aisb-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		r = -errno;
+	else
+		r = seccomp_export_bpf(ctx, fd);
+	seccomp_release(ctx);
+	if (r < 0)
+		return r;
+	size = lseek(fd, 0, SEEK_END);
+	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) != 0 ||
+	    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return -EINVAL;
+	out->insns = malloc((size_t)size);
+	if (!out->insns)
+		return -ENOMEM;
+	if (pread(fd, out->insns, (size_t)size, 0) != size) {
+		seccomp_prog_free(out);
+		return -EIO;
+	}
+	out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+	return 0;
+}
+
+int seccomp_policy_load(const struct seccomp_prog *prog)
+{
+	struct sock_fprog fp = { .len = prog->len, .filter = prog->insns };
+
+	if (!prog->insns || !prog->len)
+		return -EINVAL;
+	/* what seccomp_load() does by default: no_new_privs first, then the filter, no flags */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp) < 0)
+		return -errno;
+	return 0;
+}
+
+void seccomp_prog_free(struct seccomp_prog *prog)
+{
+	free(prog->insns);
+	*prog = (struct seccomp_prog){ 0 };
+}
+
+int seccomp_policy_apply(const struct seccomp_options *o)
+{
+	scmp_filter_ctx ctx;
+	int r = build_ctx(o, &ctx);
+
+	if (r < 0)
+		return r;
 	r = seccomp_load(ctx);
-out:
 	seccomp_release(ctx);
 	return r;
 }

@@ -16,6 +16,7 @@
 
 #include "cli/plan.h"
 #include "ns/mounts.h"
+#include "ns/seccomp.h"
 
 struct sync_go {
 	uint32_t magic;

@@ -4,7 +4,8 @@
  * Linking libcurl (and its ~30 dependencies: ldap, krb5, nghttp2, ssh2, ...) into aisb cost
  * 17 ms on every start, pull or not (measured: an empty program 3.2 ms, the same with -lcurl
  * 20.7 ms; hyperfine -N, 40 runs). Only the registry client needs it, so it is loaded there.
- * registry.c calls curl through the macros below; curl_dl_load() must have succeeded first.
+ * registry.c calls curl through the macros below (curl_easy_setopt() is variadic, so it cannot
+ * get a same-name stub like util/dl-archive.c); curl_dl_load() must have succeeded first.
  */
 #ifndef AISB_ROOTFS_CURL_DL_H
 #define AISB_ROOTFS_CURL_DL_H

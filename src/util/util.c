@@ -19,6 +19,17 @@ size_t strv_length(char *const *v)
 	return n;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strv_sort(char **v)
+{
+	if (v)
+		qsort(v, strv_length(v), sizeof(*v), cmp_str);
+}
+
 void strv_free(char **v)
 {
 	if (!v)

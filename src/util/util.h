@@ -18,6 +18,7 @@ int strv_push(char ***v, const char *s);       /* copies s */
 int strv_push_take(char ***v, char *s);        /* takes ownership of s */
 bool strv_contains(char *const *v, const char *s);
 char **strv_copy(char *const *v);
+void strv_sort(char **v);                      /* strcmp order; NULL is fine */
 
 /* I/O */
 ssize_t read_full(int fd, void *buf, size_t n);         /* retries EINTR, stops at EOF */

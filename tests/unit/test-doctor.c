@@ -235,6 +235,31 @@ static void test_dirs_and_run(void **s)
 	}
 }
 
+/* A missing optional library is a warning naming it and its package; present ones are ok. */
+static void test_libs(void **s)
+{
+	static void *slot;
+	static const struct dl_sym sym = { "strlen", &slot };
+	static struct dl_lib present = { .soname = "libc.so.6", .package = "libc6",
+					  .purpose = "for the test", .syms = &sym, .n_syms = 1 };
+	static struct dl_lib absent = { .soname = "libaisb-absent.so.9", .package = "aisb-absent",
+					 .purpose = "to test doctor", .syms = &sym, .n_syms = 1 };
+	struct dl_lib *const good[] = { &present, NULL }, *const both[] = { &present, &absent, NULL };
+	struct doctor_result r;
+
+	env.libs = good;
+	doctor_check_libs(&env, &r);
+	assert_int_equal(r.status, DOCTOR_OK);
+	assert_non_null(strstr(r.msg, "libc.so.6"));
+
+	env.libs = both;
+	doctor_check_libs(&env, &r);
+	assert_int_equal(r.status, DOCTOR_WARN);
+	assert_non_null(strstr(r.msg, "libaisb-absent.so.9"));
+	assert_non_null(strstr(r.msg, "needed to test doctor"));
+	assert_string_equal(r.fix, "apt-get install aisb-absent");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +272,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pasta, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cgroup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dirs_and_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_libs, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

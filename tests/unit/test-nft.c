@@ -26,6 +26,7 @@
 #include <libnftnl/table.h>
 
 #include "net/nft.h"
+#include "util/dl.h"
 
 static char *render(const struct nft_ruleset *rs)
 {
@@ -241,6 +242,9 @@ static void test_apply(void **state)
 
 int main(void)
 {
+	/* aisb loads them explicitly, before any use (util/dl.h) */
+	if (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0)
+		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_render_plain),
 		cmocka_unit_test(test_render_pasta),

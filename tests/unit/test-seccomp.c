@@ -10,6 +10,9 @@
 #include <seccomp.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ns/seccomp.h"
 #include "util/util.h"
@@ -77,12 +80,42 @@ static void test_capacity(void **state)
 	assert_int_equal(seccomp_policy_rules(&o, r, ELEMENTSOF(r)), -ENOSPC);
 }
 
+/* The precompiled program is what the workload loads: in a child, keyctl is refused with EPERM
+ * and getpid still works; the control (the parent, no filter) gets the kernel's own answer. */
+static void test_compile_and_load(void **state)
+{
+	struct seccomp_options o = { 0 };
+	struct seccomp_prog prog;
+	int st;
+	pid_t pid;
+
+	assert_int_equal(seccomp_policy_compile(&o, &prog), 0);
+	assert_true(prog.len > 10);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (seccomp_policy_load(&prog) < 0)
+			_exit(2);
+		if (syscall(SYS_keyctl, 0, 0, 0, 0, 0) != -1 || errno != EPERM)
+			_exit(3);
+		_exit(getpid() > 0 ? 0 : 4);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	errno = 0;
+	assert_false(syscall(SYS_keyctl, 0, 0, 0, 0, 0) == -1 && errno == EPERM);
+	seccomp_prog_free(&prog);
+	assert_null(prog.insns);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deny_list),
 		cmocka_unit_test(test_allow_ptrace),
 		cmocka_unit_test(test_capacity),
+		cmocka_unit_test(test_compile_and_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
