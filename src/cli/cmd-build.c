@@ -30,6 +30,7 @@
 #include "cli/commands.h"
 #include "cli/hostenv.h"
 #include "net/netplan.h"
+#include "util/dl.h"
 #include "rootfs/image.h"
 #include "rootfs/ref.h"
 #include "rootfs/store.h"
@@ -628,6 +629,10 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 	time_t t = time(NULL);
 	int r, ex = AISB_EXIT_FAILED;
 
+	/* the RUN steps install the nftables ruleset: libmnl and libnftnl are loaded here, while this
+	 * process sees the host's root (util/dl.h), before any step's namespaces exist */
+	if (run && np && (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0))
+		return AISB_EXIT_ENFORCE;
 	if (run && !np && !o->file)
 		log_warn("RUN steps have no network (loopback only): the built-in recipe needs %s", RECIPE_ALLOW_HINT);
 	else if (run && !np)
