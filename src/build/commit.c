@@ -304,13 +304,15 @@ int build_commit(struct store *s, const struct build_commit_input *in, int layer
 	oci_manifest_done(&m);
 	if (r < 0)
 		return r;
-	store_rootfs_id(man_digest, id);
+	if ((r = store_rootfs_id(man_digest, id)) < 0)
+		return r;
 	oci_host_platform(&os, &arch, &variant);
 	snprintf(plat, sizeof(plat), "%s/%s%s%s", os, arch, variant ? "/" : "", variant ? variant : "");
 	for (size_t i = 0; names && names[i]; i++) {
 		struct oci_ref ref;
 		struct store_ref pin = { .digest = man_digest, .platform = plat, .resolved_at = (int64_t)time(NULL),
-					 .config = cfg_digest, .rootfs_id = id, .size = size };
+					 .config = cfg_digest, .rootfs_id = id, .unpacker = (char *)UNPACK_VERSION,
+					 .size = size };
 
 		r = oci_ref_parse(names[i], &ref);
 		if (r < 0)
@@ -320,7 +322,8 @@ int build_commit(struct store *s, const struct build_commit_input *in, int layer
 		if (r >= 0 && i == 0 && pin_out) {
 			*pin_out = (struct store_ref){ .name = strdup(ref.name), .digest = strdup(man_digest),
 						       .platform = strdup(plat), .resolved_at = pin.resolved_at,
-						       .config = strdup(cfg_digest), .rootfs_id = strdup(id), .size = size };
+						       .config = strdup(cfg_digest), .rootfs_id = strdup(id),
+						       .unpacker = strdup(UNPACK_VERSION), .size = size };
 			if (!pin_out->name || !pin_out->digest || !pin_out->platform || !pin_out->config ||
 			    !pin_out->rootfs_id)
 				r = log_error_errno(-ENOMEM, "%m");

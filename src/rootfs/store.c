@@ -16,6 +16,7 @@
 
 #include "rootfs/ref.h"
 #include "rootfs/store.h"
+#include "util/dl.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -295,18 +296,26 @@ int store_blob_put(struct store *s, const void *buf, size_t len, char **digest_o
 
 /* ---- rootfs ---- */
 
-void store_rootfs_id(const char *manifest_digest, char id[65])
+int store_rootfs_id(const char *manifest_digest, char id[65])
 {
 	unsigned char md[32];
 	unsigned int n = 0;
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	EVP_MD_CTX *c;
+	int ok;
+
+	if (dl_load(&dl_libcrypto) < 0)
+		return -ELIBACC;
+	c = EVP_MD_CTX_new();
 	/* The id changes with the unpacker, so a fixed unpacker never reuses an old tree. */
-	if (!c || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1 ||
-	    EVP_DigestUpdate(c, manifest_digest, strlen(manifest_digest)) != 1 || EVP_DigestUpdate(c, "\n", 1) != 1 ||
-	    EVP_DigestUpdate(c, UNPACK_VERSION, strlen(UNPACK_VERSION)) != 1 || EVP_DigestFinal_ex(c, md, &n) != 1)
-		memset(md, 0, sizeof(md));
+	ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) == 1 &&
+	     EVP_DigestUpdate(c, manifest_digest, strlen(manifest_digest)) == 1 && EVP_DigestUpdate(c, "\n", 1) == 1 &&
+	     EVP_DigestUpdate(c, UNPACK_VERSION, strlen(UNPACK_VERSION)) == 1 && EVP_DigestFinal_ex(c, md, &n) == 1 &&
+	     n == 32;
 	EVP_MD_CTX_free(c);
+	if (!ok)
+		return log_error_errno(-ENOMEM, "SHA-256 failed");
 	hex_encode(md, 32, id);
+	return 0;
 }
 
 char *store_rootfs_path(struct store *s, const char *id)
@@ -327,7 +336,8 @@ int store_rootfs_ensure(struct store *s, const char *manifest_digest, const stru
 	struct stat sb;
 	int r;
 
-	store_rootfs_id(manifest_digest, id);
+	if ((r = store_rootfs_id(manifest_digest, id)) < 0)
+		return r;
 	if (asprintf(&rel, "rootfs/%s", id) < 0)
 		return log_error_errno(-ENOMEM, "%m");
 	lock = store_lock(s, "rootfs", id, false);
@@ -431,6 +441,7 @@ void store_ref_done(struct store_ref *r)
 	free(r->platform);
 	free(r->config);
 	free(r->rootfs_id);
+	free(r->unpacker);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -447,6 +458,7 @@ static int ref_parse_json(const char *buf, struct store_ref *r)
 	    !(r->field = strdup(json_object_get_string(v))))                                                        \
 		goto out;
 	S("name", name) S("digest", digest) S("platform", platform) S("config", config) S("rootfs", rootfs_id)
+	S("unpacker", unpacker)
 #undef S
 	if (json_object_object_get_ex(o, "resolved_at", &v))
 		r->resolved_at = json_object_get_int64(v);
@@ -502,6 +514,8 @@ int store_ref_write(struct store *s, const struct store_ref *r)
 		json_object_object_add(o, "config", json_object_new_string(r->config));
 	if (r->rootfs_id)
 		json_object_object_add(o, "rootfs", json_object_new_string(r->rootfs_id));
+	if (r->unpacker)
+		json_object_object_add(o, "unpacker", json_object_new_string(r->unpacker));
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)r->size));
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	k = write_file_at(s->rootfd, tmp, text, strlen(text), 0644);

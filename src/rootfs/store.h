@@ -32,6 +32,7 @@ struct store_ref {
 	int64_t resolved_at; /* unix time the tag was last resolved upstream */
 	char *config;        /* config blob digest */
 	char *rootfs_id;
+	char *unpacker;      /* UNPACK_VERSION of the tree rootfs_id names (NULL in older pins) */
 	uint64_t size;       /* unpacked bytes */
 };
 
@@ -75,7 +76,10 @@ int store_blob_remove_unpinned(struct store *s, const char *digest);
 int store_blob_put(struct store *s, const void *buf, size_t len, char **digest_out);
 
 /* Rootfs. */
-void store_rootfs_id(const char *manifest_digest, char id[65]);
+/* The rootfs id of @manifest_digest for this unpacker (also used to name lock files after
+ * arbitrary strings). Return: 0, or -ELIBACC when libcrypto cannot be loaded (logged once):
+ * never an id that is not the hash. */
+int store_rootfs_id(const char *manifest_digest, char id[65]);
 char *store_rootfs_path(struct store *s, const char *id);
 /* Unpacks the layers of @m (all blobs present) into rootfs/<id> unless it exists. A refused or
  * failed layer leaves nothing. *path_out gets the directory. Logs on failure. */
