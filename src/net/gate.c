@@ -1345,6 +1345,17 @@ static int parse_upstream(struct gate *g, const char *spec)
 	return 0;
 }
 
+/* h[i] is the handle of fds in enum htype order: proxy, transparent, DNS UDP, DNS TCP, stop, resolved. */
+static int watch(struct gate *g, size_t i, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &g->h[i] };
+
+	set_nonblock(fd);
+	if (epoll_ctl(g->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return log_error_errno(-errno, "cannot watch a gate socket: %m");
+	return 0;
+}
+
 /**
  * gate_new() - set up a gate over already-open listening sockets
  * @c: configuration; the fds and the policy stay owned by the caller and must outlive the gate
@@ -1399,22 +1410,13 @@ int gate_new(const struct gate_config *c, struct gate **out)
 		goto fail;
 	}
 	{
-		const struct { enum htype t; int fd; } l[] = {
-			{ H_PROXY, c->proxy_fd }, { H_TRANS, c->transparent_fd }, { H_DNS_UDP, c->dns_udp_fd },
-			{ H_DNS_TCP, c->dns_tcp_fd }, { H_STOP, g->stop_fd }, { H_RESOLVED, g->res->notify_fd },
-		};
+		const int fds[] = { c->proxy_fd, c->transparent_fd, c->dns_udp_fd, c->dns_tcp_fd,
+				    g->stop_fd, g->res->notify_fd };
 
-		for (size_t i = 0; i < ELEMENTSOF(l); i++) {
-			struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &g->h[i] };
-
-			g->h[i] = (struct handle){ l[i].t, NULL };
-			if (l[i].fd < 0)
-				continue;
-			set_nonblock(l[i].fd);
-			if (epoll_ctl(g->ep, EPOLL_CTL_ADD, l[i].fd, &ev) < 0) {
-				r = log_error_errno(-errno, "cannot watch a gate socket: %m");
+		for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
+			g->h[i] = (struct handle){ (enum htype)i, NULL };
+			if (fds[i] >= 0 && (r = watch(g, i, fds[i])) < 0)
 				goto fail;
-			}
 		}
 	}
 	*out = g;
@@ -1422,6 +1424,38 @@ int gate_new(const struct gate_config *c, struct gate **out)
 fail:
 	gate_free(g);
 	return r;
+}
+
+/**
+ * gate_listen() - hand a started gate the sockets init passed out
+ * @g: gate made by gate_new() without them
+ * @proxy_fd: proxy listener
+ * @transparent_fd: transparent listener
+ * @dns_udp_fd: DNS stub, UDP
+ * @dns_tcp_fd: DNS stub, TCP listener
+ *
+ * The supervisor starts the gate while init is still building the sandbox and attaches the
+ * sockets once they exist: thread and egress-log set-up are then off the start-up path.
+ * Each fd is stored before it is added to the epoll set, so the loop never sees an event for
+ * a socket it does not know. The gate does not own the fds (the caller closes them after
+ * gate_free()).
+ * Return: 0, or -errno. Logs on failure.
+ */
+int gate_listen(struct gate *g, int proxy_fd, int transparent_fd, int dns_udp_fd, int dns_tcp_fd)
+{
+	const int fds[] = { proxy_fd, transparent_fd, dns_udp_fd, dns_tcp_fd };
+	int *slots[] = { &g->cfg.proxy_fd, &g->cfg.transparent_fd, &g->cfg.dns_udp_fd, &g->cfg.dns_tcp_fd };
+	int r;
+
+	for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
+		if (fds[i] < 0 || *slots[i] >= 0)
+			return log_error_errno(-EINVAL, "gate: bad or repeated listening socket");
+		*slots[i] = fds[i];
+		r = watch(g, i, fds[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 /**

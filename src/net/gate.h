@@ -39,6 +39,7 @@ struct gate;
 
 int gate_new(const struct gate_config *c, struct gate **out);
 int gate_start(struct gate *g);
+int gate_listen(struct gate *g, int proxy_fd, int transparent_fd, int dns_udp_fd, int dns_tcp_fd);
 void gate_stop(struct gate *g);
 int gate_summary(struct gate *g, FILE *f);
 void gate_free(struct gate *g);

@@ -260,11 +260,12 @@ static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *
 	return pasta_start(p->netp->pasta_path, &o, &spec, log_fd, out);
 }
 
-/* The gate over the listeners init passed out; the egress log goes to the session dir. */
-static int start_gate(const struct aisb_plan *p, const int *fds, int *egress_fd, struct gate **out)
+/* The gate, started while init builds the sandbox (its listeners come later, with init's ready
+ * message: gate_listen()); the egress log goes to the session dir. */
+static int start_gate(const struct aisb_plan *p, int *egress_fd, struct gate **out)
 {
-	struct gate_config c = { .proxy_fd = fds[0], .transparent_fd = fds[1], .dns_udp_fd = fds[2],
-				 .dns_tcp_fd = fds[3], .policy = &p->netp->policy, .upstream = p->netp->upstream };
+	struct gate_config c = { .proxy_fd = -1, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
+				 .policy = &p->netp->policy, .upstream = p->netp->upstream };
 	int r;
 
 	*egress_fd = open_session_file(p, "egress.jsonl");
@@ -394,6 +395,10 @@ int sandbox_run(struct aisb_plan *p)
 		log_error_errno(-errno, "cannot start the sandbox's init: %m");
 		goto kill_init;
 	}
+	/* Thread and egress log while init mounts: off the start-up path (bench/startup.sh). Not
+	 * before the clone: a raw clone of a threaded process can leave the child a held malloc lock. */
+	if (p->netp && netplan_has_gate(p->netp) && start_gate(p, &egress_fd, &gate) < 0)
+		goto kill_init;
 
 	k = fdpass_recv(sync_fds[0], &ready, sizeof(ready), rfds, ELEMENTSOF(rfds), &nfds);
 	if (k == sizeof(ready) && ready.magic == SYNC_MAGIC && ready.gate_nfds <= nfds &&
@@ -414,7 +419,9 @@ int sandbox_run(struct aisb_plan *p)
 			log_error("the sandbox's init exited before it was ready");
 		goto kill_init_keep_code;
 	}
-	if (gate_fds[0] >= 0 && start_gate(p, gate_fds, &egress_fd, &gate) < 0) {
+	if (gate_fds[0] >= 0 && (!gate || gate_listen(gate, gate_fds[0], gate_fds[1], gate_fds[2], gate_fds[3]) < 0)) {
+		if (!gate)
+			log_error("init passed out gate sockets, but the plan has no gate");
 		code = AISB_EXIT_FAILED;
 		goto kill_init_keep_code;
 	}
