@@ -911,7 +911,7 @@ static int pump(int src, int pw, int pr, int dst, size_t *q, bool *eof, bool *do
 		(void)fcntl(pw, F_SETPIPE_SZ, PIPE_CHUNK);
 	}
 
-	for (int round = 0; round < 64; round++) {
+	for (int round = 0; round < 16; round++) { /* then back to epoll: other connections get a turn */
 		while (!*eof) {
 			ssize_t k = splice(src, NULL, pw, NULL, PIPE_CHUNK, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 
