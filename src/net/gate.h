@@ -30,7 +30,10 @@ struct gate_config {
 	int dns_tcp_fd;
 	const struct net_policy *policy;
 	const char *upstream;  /* --proxy HOST:PORT, or NULL */
-	int log_fd;            /* egress log, O_APPEND; -1 for none */
+	int log_fd;            /* egress log, O_APPEND; -1: create log_path with the first line */
+	const char *log_path;  /* egress log to create (0600) with its first line when log_fd is
+				* -1 (NULL: no log); an allowed connection is dialed only once the log
+				* is open */
 	unsigned max_conns;    /* 0: default */
 	unsigned head_timeout_ms, connect_timeout_ms, idle_timeout_ms; /* 0: defaults */
 };
@@ -39,6 +42,7 @@ struct gate;
 
 int gate_new(const struct gate_config *c, struct gate **out);
 int gate_start(struct gate *g);
+int gate_wake_fd(const struct gate *g);
 int gate_listen(struct gate *g, int proxy_fd, int transparent_fd, int dns_udp_fd, int dns_tcp_fd);
 void gate_stop(struct gate *g);
 int gate_summary(struct gate *g, FILE *f);
