@@ -7,8 +7,9 @@
  * applies WORKDIR (mkdir -p) and COPY (copy_step) in recipe order; each RUN runs as PID 1 of
  * its own user, mount, pid, net, ipc and uts namespaces with the overlay as its root (pivot_root,
  * old root detached), /proc, a tmpfs /dev with bound null/zero/full/random/urandom/tty, the
- * workload's seccomp deny list plus the fakeroot rules, and no network (loopback only: the gate
- * of issue 3 will serve builds). At the end /etc/aisb/manifest.txt is written from the package
+ * workload's seccomp deny list plus the fakeroot rules, and no network but loopback, or, with
+ * an allowlist, the gate (listeners and verified nft ruleset in the step's netns, the gate itself
+ * in this process for the duration of the step). At the end /etc/aisb/manifest.txt is written from the package
  * database. The parent never mounts anything. This runner is a stand-in for the aisb sandbox in
  * a build mode (see docs/build.md).
  */
@@ -17,12 +18,14 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "build/containerfile.h"
 #include "build/context.h"
 
+struct net_plan;
+
 #define NATIVE_MANIFEST_PATH "/etc/aisb/manifest.txt"
-#define NATIVE_DPKG_STATUS_MAX (64u << 20)
 
 struct native_build {
 	const char *base_rootfs;           /* the overlay's lower */
@@ -32,18 +35,39 @@ struct native_build {
 	bool *const *copies;               /* per COPY step, from context_select() */
 	const struct cf_recipe *rc;
 	int log_fd;                        /* the build transcript, or -1 */
+	const struct net_plan *net;        /* the build's allowlist, or NULL: no network */
+	int egress_fd;                     /* the build's egress log (with @net), or -1 */
 };
+
+/* Whether the native builder can run here: a child creates a user namespace (one id) and a
+ * mount namespace and mounts an overlay with `userxattr` on a detached tmpfs, as a build does.
+ * Return: 0, or -errno with what failed in @why. Does not log. */
+int native_probe(char *why, size_t n);
 
 /* The first RUN step of @rc, or NULL. Pure. */
 const struct cf_step *native_first_run(const struct cf_recipe *rc);
 
 /* Applies the recipe's steps as described above. Return: 0, -ECHILD when a step failed (said
- * with its line and exit code), -errno. Logs on failure. */
+ * with its line and exit code), -EPERM when a step's network policy could not be enforced
+ * (exit 77), -errno. Logs on failure. */
 int native_apply_steps(const struct native_build *nb);
 
-/* "NAME VERSION" lines of the installed packages in a dpkg status file. Pure. Return: 0, -ENOMEM.
- * Caller frees *out (an empty string when nothing is installed). */
-int native_dpkg_manifest(const char *status, size_t len, char **out);
+/* The ids a RUN step runs as, from its USER (design 9; Docker's rules). */
+struct native_user {
+	uid_t uid;
+	gid_t gid;
+	char home[256]; /* the passwd entry's home, or "/" */
+};
+
+#define NATIVE_PASSWD_MAX (4u << 20)
+
+/* Resolves USER @spec ("name", "uid", "name:group", "uid:gid", names and numbers mixed) against
+ * the image's passwd and group text (either may be NULL: absent). A name must be in the file; a
+ * number need not be (then gid 0 and home "/", as in Docker); no group given means the passwd
+ * entry's group. Pure. Return: 0, -ENOENT (a name that is not there), -EINVAL (a malformed
+ * spec or id). */
+int native_user_lookup(const char *spec, const char *passwd, size_t plen, const char *group, size_t glen,
+		       struct native_user *out);
 
 /* Makes @dir (an overlay work dir, whose work/ the kernel creates with mode 0) removable by its
  * owner. Does not log. */

@@ -148,6 +148,8 @@ int podman_build(const struct podman *p, const char *file, const char *context, 
 		if (r >= 0)
 			r = strv_push(&argv, "runc");
 	}
+	if (r >= 0 && p->no_network)
+		r = strv_push(&argv, "--network=none");
 	/* the base was resolved (and hashed into the tag) just before: build on exactly that */
 	if (r >= 0)
 		r = strv_push(&argv, "--pull=never");

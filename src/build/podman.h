@@ -19,6 +19,7 @@ char *podman_find_program(const char *path, const char *name);
 struct podman {
 	char *exe;          /* absolute path of podman */
 	bool runtime_runc;  /* pass --runtime runc */
+	bool no_network;    /* pass --network=none: RUN gets loopback only (the native default) */
 };
 
 /* Locates podman (and runc) along @path. Return: 0, -ENOENT when podman is not installed.

@@ -18,6 +18,11 @@
 #define RECIPE_PI_PACKAGE "@mariozechner/pi-coding-agent"
 #define RECIPE_PI_VERSION "0.73.1"
 #define RECIPE_MAX_INSTALL 64u
+/* What the recipe's RUN steps reach: Ubuntu's archive and security mirrors (apt, http), the
+ * Node.js download server and the npm registry (https). aisb build allows nothing by default;
+ * this is the hint it prints for the built-in recipe. */
+#define RECIPE_ALLOW_HINT \
+	"--allow archive.ubuntu.com --allow security.ubuntu.com --allow nodejs.org --allow registry.npmjs.org"
 
 /* Is @s a Debian package name ("[a-z0-9][a-z0-9+.-]+"), optionally "=VERSION" with a Debian
  * version's characters? Pure. */

@@ -2,13 +2,12 @@
 /* cmd-build.c — `aisb build`: read and check the recipe and context, preview, or build.
  *
  * aisb build [-f FILE] [-t NAME] [--build-arg K=V]... [--install PKG]... [--builder native|podman]
- *            [--allow ENTRY]... [--print-containerfile] [--dry-run] [CONTEXT]
+ *            [--allow ENTRY]... [--allow-file FILE]... [--add-host NAME=IP]...
+ *            [--print-containerfile] [--dry-run] [CONTEXT]
  *
- * Everything that can be checked without the image store and the network gate is checked here
- * (the recipe subset, build args, the ignore file, every COPY source against the context), so a
- * bad recipe fails with 78 at once. The builders themselves need the store (FROM by digest,
- * layer import; issue 4) and the gate (RUN network; issue 3): until they are in, a real build
- * says exactly that and exits 78 rather than pretend. See docs/build.md.
+ * Everything that can be checked before the store is touched is checked first (the recipe
+ * subset, build args, the ignore file, every COPY source against the context, the allowlist), so
+ * a bad recipe or entry fails with 78 at once and nothing is written. See docs/build.md.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +29,7 @@
 #include "build/recipe.h"
 #include "cli/commands.h"
 #include "cli/hostenv.h"
+#include "net/netplan.h"
 #include "rootfs/image.h"
 #include "rootfs/ref.h"
 #include "rootfs/store.h"
@@ -44,7 +44,11 @@ struct build_opts {
 	char **build_args;
 	char **install;
 	char **allow;
+	char **allow_files;
+	char **add_hosts;
 	enum build_builder builder;
+	bool builder_explicit;
+	bool podman_no_network;            /* the fallback: podman with RUN offline, as native would be */
 	const char *context;
 	bool print_containerfile;
 	bool dry_run;
@@ -56,6 +60,8 @@ static void build_opts_done(struct build_opts *o)
 	strv_free(o->build_args);
 	strv_free(o->install);
 	strv_free(o->allow);
+	strv_free(o->allow_files);
+	strv_free(o->add_hosts);
 }
 
 static void print_help(void)
@@ -70,7 +76,10 @@ static void print_help(void)
 	       "      --build-arg K=V        set an ARG the recipe declares\n"
 	       "      --install PKG          add an Ubuntu package to the built-in recipe\n"
 	       "      --builder native|podman  which builder (default: native)\n"
-	       "      --allow ENTRY          let RUN reach ENTRY through the network gate\n"
+	       "      --allow ENTRY          let RUN reach ENTRY through the network gate (names:\n"
+	       "                             NAME, *.NAME, NAME:PORT); nothing by default\n"
+	       "      --allow-file FILE      allow entries from FILE, one per line\n"
+	       "      --add-host NAME=IP     pin NAME to IP for the gate (NAME still needs --allow)\n"
 	       "      --print-containerfile  print the recipe and exit; touches nothing\n"
 	       "      --dry-run              check recipe and context, print the steps; builds nothing\n"
 	       "  -h, --help                 this help\n"
@@ -93,7 +102,8 @@ static bool tag_is_plausible(const char *t)
 	return true;
 }
 
-enum { OPT_BUILD_ARG = 256, OPT_INSTALL, OPT_BUILDER, OPT_ALLOW, OPT_PRINT_CF, OPT_DRY_RUN };
+enum { OPT_BUILD_ARG = 256, OPT_INSTALL, OPT_BUILDER, OPT_ALLOW, OPT_ALLOW_FILE, OPT_ADD_HOST, OPT_PRINT_CF,
+       OPT_DRY_RUN };
 
 static int parse_args(struct build_opts *o, int argc, char **argv)
 {
@@ -104,6 +114,8 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 		{ "install", required_argument, NULL, OPT_INSTALL },
 		{ "builder", required_argument, NULL, OPT_BUILDER },
 		{ "allow", required_argument, NULL, OPT_ALLOW },
+		{ "allow-file", required_argument, NULL, OPT_ALLOW_FILE },
+		{ "add-host", required_argument, NULL, OPT_ADD_HOST },
 		{ "print-containerfile", no_argument, NULL, OPT_PRINT_CF },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "help", no_argument, NULL, 'h' },
@@ -131,6 +143,7 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 			r = strv_push(&o->install, optarg);
 			break;
 		case OPT_BUILDER:
+			o->builder_explicit = true;
 			if (streq(optarg, "native"))
 				o->builder = BUILDER_NATIVE;
 			else if (streq(optarg, "podman"))
@@ -140,6 +153,12 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 			break;
 		case OPT_ALLOW:
 			r = strv_push(&o->allow, optarg);
+			break;
+		case OPT_ALLOW_FILE:
+			r = strv_push(&o->allow_files, optarg);
+			break;
+		case OPT_ADD_HOST:
+			r = strv_push(&o->add_hosts, optarg);
 			break;
 		case OPT_PRINT_CF:
 			o->print_containerfile = true;
@@ -292,8 +311,17 @@ static void print_steps(const struct build_opts *o, const struct cf_recipe *rc, 
 	printf("context: %s (%zu entries)\n", o->context, n_entries);
 	for (size_t i = 0; o->build_args && o->build_args[i]; i++)
 		printf("build-arg: %.*s\n", (int)strcspn(o->build_args[i], "="), o->build_args[i]); /* names only */
+	if (!o->allow && !o->allow_files && !o->add_hosts)
+		printf("network: none for RUN (loopback only)%s%s\n", o->file ? "" : "; the built-in recipe needs ",
+		       o->file ? "" : RECIPE_ALLOW_HINT);
+	else
+		printf("network: the gate, for the entries below\n");
 	for (size_t i = 0; o->allow && o->allow[i]; i++)
 		printf("allow: %s\n", o->allow[i]);
+	for (size_t i = 0; o->allow_files && o->allow_files[i]; i++)
+		printf("allow-file: %s\n", o->allow_files[i]);
+	for (size_t i = 0; o->add_hosts && o->add_hosts[i]; i++)
+		printf("add-host: %s\n", o->add_hosts[i]);
 	for (size_t i = 0; i < rc->n_steps; i++) {
 		const struct cf_step *s = &rc->steps[i];
 		printf("step %zu/%zu line %u %s", i + 1, rc->n_steps, s->line, cf_kind_name(s->kind));
@@ -360,6 +388,45 @@ static bool pin_is_complete(struct store *s, const struct store_ref *pin)
 	return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The same inputs were built before when the pin @cache_ref is complete: then nothing runs, -t
+ * (@tag_local, or NULL) is pointed at it and the image's name printed. Return: 1 on a hit, 0 on
+ * a miss, -errno. Logs on failure. */
+static int cache_hit(struct store *s, const char *cache_ref, const char *tag_local)
+{
+	_cleanup_free_ char *final = NULL;
+	struct store_ref pin = { 0 };
+	int r = 0;
+
+	if (image_find_pin(s, cache_ref, &pin) == 0 && pin_is_complete(s, &pin)) {
+		log_info("cache hit: %s (nothing to build)", cache_ref);
+		r = tag_local ? pin_as(s, &pin, tag_local, &final) : 0;
+		if (r >= 0) {
+			printf("%s\n", final ? final : pin.name);
+			r = 1;
+		}
+	}
+	store_ref_done(&pin);
+	return r;
+}
+
+/* A new private directory STORE/tmp/build-XXXXXX (same filesystem as the store: results
+ * appear by rename). Return: its path, or NULL. Logs on failure. */
+static char *build_dir_new(struct store *s)
+{
+	char *dir;
+
+	if (asprintf(&dir, "%s/tmp/build-XXXXXX", s->root) < 0) {
+		log_error_errno(-ENOMEM, "Out of memory");
+		return NULL;
+	}
+	if (!mkdtemp(dir)) {
+		log_error_errno(-errno, "Failed to create a build directory under '%s': %m", s->root);
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
 /* --builder podman: build, save, import; a cache hit runs nothing. Returns an exit code. */
 static int build_with_podman(const struct build_opts *o, const char *text, size_t len,
 			     const struct containerfile *cf, const struct cf_recipe *rc)
@@ -382,14 +449,16 @@ static int build_with_podman(const struct build_opts *o, const char *text, size_
 		log_error("--builder podman: podman is not installed (apt-get install podman runc)");
 		return AISB_EXIT_FAILED;
 	}
-	if (o->allow) {
-		log_error("--allow cannot be enforced with --builder podman: its RUN steps use podman's network, "
-			  "not aisb's gate (drop --allow, or use the native builder)");
+	if (o->allow || o->allow_files || o->add_hosts) {
+		log_error("--allow, --allow-file and --add-host cannot be enforced with --builder podman: its RUN "
+			  "steps use podman's network, not aisb's gate (drop them, or use the native builder)");
 		podman_done(&pm);
 		return AISB_EXIT_POLICY;
 	}
-	log_info("building with podman%s: RUN steps get podman's network, not limited by aisb's gate",
-		 pm.runtime_runc ? " (--runtime runc: this host has no pure cgroup v2)" : "");
+	pm.no_network = o->podman_no_network;
+	log_info("building with podman%s: %s", pm.runtime_runc ? " (--runtime runc: this host has no pure cgroup v2)" : "",
+		 pm.no_network ? "RUN steps get no network (--network=none)"
+			       : "RUN steps get podman's network, not limited by aisb's gate");
 
 	if (podman_base_digest(&pm, rc->from, &base) < 0)
 		goto out;
@@ -422,24 +491,14 @@ static int build_with_podman(const struct build_opts *o, const char *text, size_
 		goto out;
 
 	/* Cache: the same inputs were built before. Nothing runs. */
-	if (image_find_pin(s, cache_ref, &pin) == 0 && pin_is_complete(s, &pin)) {
-		log_info("cache hit: %s (nothing to build)", cache_ref);
-		if (tag_local && pin_as(s, &pin, tag_local, &final) < 0)
-			goto out;
-		printf("%s\n", final ? final : pin.name);
-		ex = 0;
+	r = cache_hit(s, cache_ref, tag_local);
+	if (r != 0) {
+		ex = r > 0 ? 0 : AISB_EXIT_FAILED;
 		goto out;
 	}
-	store_ref_done(&pin);
 
-	if (asprintf(&tmp, "%s/tmp/build-XXXXXX", s->root) < 0)
-		goto oom;
-	if (!mkdtemp(tmp)) {
-		log_error_errno(-errno, "Failed to create a build directory under '%s': %m", s->root);
-		free(tmp);
-		tmp = NULL;
+	if (!(tmp = build_dir_new(s)))
 		goto out;
-	}
 	file = path_join(tmp, "Containerfile");
 	archive = path_join(tmp, "image.oci.tar");
 	if (!file || !archive)
@@ -495,7 +554,34 @@ out:
 
 /* The transcript $XDG_STATE_HOME/aisb/build-<tag>.log (0600), or -1 when it cannot be made (said).
  * Logs on failure. */
-static int open_transcript(const char *tag)
+/* The build's network plan from --allow, --allow-file and --add-host: NULL (no network) when
+ * none is given. Builds take names only: an IP or CIDR entry needs pasta, which builds do not
+ * start. Return: 0, or an exit code (78 for a bad entry). Logs on failure. */
+static int build_netplan(const struct build_opts *o, struct net_plan **out)
+{
+	struct aisb_settings s = { .net = NET_ALLOW, .net_source = SRC_FLAG, .allows = o->allow,
+				   .allow_files = o->allow_files, .add_hosts = o->add_hosts };
+	int r;
+
+	*out = NULL;
+	if (!o->allow && !o->allow_files && !o->add_hosts)
+		return 0;
+	r = netplan_resolve(&s, out);
+	if (r != 0)
+		return r;
+	if ((*out)->pasta) {
+		log_error("build: IP and CIDR --allow entries need pasta, which aisb build does not start; allow "
+			  "names (with --add-host NAME=IP to pin an address)");
+		netplan_free(*out);
+		*out = NULL;
+		return AISB_EXIT_POLICY;
+	}
+	return 0;
+}
+
+/* $XDG_STATE_HOME/aisb/build-TAG.SUFFIX, created 0600 and truncated; @what names it in
+ * messages. Return: the fd, or -1 (warned: the build goes on without it). */
+static int open_build_file(const char *tag, const char *suffix, const char *what)
 {
 	const char *xdg = hostenv_get("XDG_STATE_HOME"), *home = hostenv_get("HOME");
 	_cleanup_free_ char *dir = NULL, *file = NULL;
@@ -505,21 +591,22 @@ static int open_transcript(const char *tag)
 		dir = path_join(xdg, "aisb");
 	else if (home && home[0] == '/')
 		dir = path_join(home, ".local/state/aisb");
-	if (!dir || mkdir_p(dir, 0700) < 0 || asprintf(&file, "%s/build-%s.log", dir, tag) < 0) {
-		log_warn("no build transcript: cannot create the state directory");
+	if (!dir || mkdir_p(dir, 0700) < 0 || asprintf(&file, "%s/build-%s.%s", dir, tag, suffix) < 0) {
+		log_warn("no build %s: cannot create the state directory", what);
 		return -1;
 	}
-	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
-		log_warn_errno(-errno, "no build transcript: cannot create '%s': %m", file);
+		log_warn_errno(-errno, "no build %s: cannot create '%s': %m", what, file);
 	else
-		log_info("transcript: %s", file);
+		log_info("%s: %s", what, file);
 	return fd;
 }
 
 /* The native builder: FROM through the store, the steps on the build's overlay (native.c), one
  * layer, the image committed and pinned; a cache hit runs nothing. Returns an exit code. */
-static int build_native(const struct build_opts *o, const struct containerfile *cf, const struct cf_recipe *rc0)
+static int build_native(const struct build_opts *o, const struct containerfile *cf, const struct cf_recipe *rc0,
+			const struct net_plan *np)
 {
 	struct image_opts io = { 0 };
 	struct store *s = NULL;
@@ -534,29 +621,18 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 			    *final = NULL, *bdir = NULL, *upper = NULL, *work = NULL, *layer = NULL, *base_rootfs = NULL,
 			    *history = NULL;
 	_cleanup_strv_free_ char **labels = NULL;
-	_cleanup_close_ int ctx_fd = -1, rootfs_lock = -1, lfd = -1, ufd = -1, log_fd = -1;
+	_cleanup_close_ int ctx_fd = -1, rootfs_lock = -1, lfd = -1, ufd = -1, log_fd = -1, egress_fd = -1;
 	const struct cf_step *run = native_first_run(rc0);
 	size_t bcfg_len = 0, bman_len = 0, serlen = 0;
 	char tag[65], recipe_sha[65], now[32];
 	time_t t = time(NULL);
 	int r, ex = AISB_EXIT_FAILED;
 
-	/* Refusals first: nothing is pulled or written for a build that cannot run. */
-	if (o->allow) {
-		log_error("--allow: RUN steps of the native builder have no network in this aisb yet (the "
-			  "network gate for builds is issue 3); use --builder podman for a build that needs it");
-		return AISB_EXIT_POLICY;
-	}
-	if (run)
-		log_info("RUN steps run without network (loopback only) until the network gate serves builds");
-	for (size_t i = 0; i < rc0->n_steps; i++)
-		if (rc0->steps[i].kind == CF_RUN && rc0->steps[i].user && !streq(rc0->steps[i].user, "root") &&
-		    !streq(rc0->steps[i].user, "0") && !streq(rc0->steps[i].user, "0:0")) {
-			log_warn("line %u: RUN runs as root in a fakeroot build, not as USER %s (one id is mapped); "
-				 "the image's USER is still %s", rc0->steps[i].line, rc0->steps[i].user,
-				 rc0->user ? rc0->user : "root");
-			break;
-		}
+	if (run && !np && !o->file)
+		log_warn("RUN steps have no network (loopback only): the built-in recipe needs %s", RECIPE_ALLOW_HINT);
+	else if (run && !np)
+		log_info("RUN steps have no network (loopback only); --allow ENTRY lets them reach ENTRY "
+			 "through the gate");
 
 	if (image_opts_init(&io, hostenv_get) < 0)
 		return AISB_EXIT_POLICY;
@@ -611,25 +687,15 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 		goto oom;
 	if (o->tag && !(tag_local = local_name(o->tag)))
 		goto oom;
-	if (image_find_pin(s, cache_ref, &pin) == 0 && pin_is_complete(s, &pin)) {
-		log_info("cache hit: %s (nothing to build)", cache_ref);
-		if (tag_local && pin_as(s, &pin, tag_local, &final) < 0)
-			goto out;
-		printf("%s\n", final ? final : pin.name);
-		ex = 0;
+	r = cache_hit(s, cache_ref, tag_local);
+	if (r != 0) {
+		ex = r > 0 ? 0 : AISB_EXIT_FAILED;
 		goto out;
 	}
-	store_ref_done(&pin);
 
 	/* the build dir: upper, work and the layer file, all under the store's tmp/ */
-	if (asprintf(&bdir, "%s/tmp/build-XXXXXX", s->root) < 0)
-		goto oom;
-	if (!mkdtemp(bdir)) {
-		log_error_errno(-errno, "Failed to create a build directory under '%s': %m", s->root);
-		free(bdir);
-		bdir = NULL;
+	if (!(bdir = build_dir_new(s)))
 		goto out;
-	}
 	upper = path_join(bdir, "upper");
 	work = path_join(bdir, "work");
 	layer = path_join(bdir, "layer.tar");
@@ -647,12 +713,22 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 			goto out;
 		}
 	}
-	log_fd = open_transcript(tag);
+	log_fd = open_build_file(tag, "log", "transcript");
+	if (np && run) {
+		egress_fd = open_build_file(tag, "egress.jsonl", "egress log");
+		if (egress_fd < 0)
+			goto out; /* every connection of a RUN is logged, or none is made */
+	}
 	{
 		struct native_build nb = { .base_rootfs = base_rootfs, .upper = upper, .work = work, .ctx_fd = ctx_fd,
-					   .ctx = &cs.ctx, .copies = cs.copies, .rc = &rc, .log_fd = log_fd };
-		if (native_apply_steps(&nb) < 0)
+					   .ctx = &cs.ctx, .copies = cs.copies, .rc = &rc, .log_fd = log_fd,
+					   .net = np, .egress_fd = egress_fd };
+		r = native_apply_steps(&nb);
+		if (r < 0) {
+			if (r == -EPERM)
+				ex = AISB_EXIT_ENFORCE;
 			goto out;
+		}
 	}
 	ufd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	lfd = open(layer, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -713,6 +789,38 @@ out:
 	return ex;
 }
 
+/* The native builder cannot run here (@why: no user namespaces, no overlay in one). Podman
+ * builds instead only when the builder was not chosen and no allowlist was given, with RUN
+ * offline (--network=none) as the native builder's would be; said loudly. Otherwise 77 with
+ * the reason. Returns an exit code. */
+static int native_unavailable(struct build_opts *o, const char *why, const struct net_plan *np, const char *text,
+			      size_t len, const struct containerfile *cf, const struct cf_recipe *rc)
+{
+	_cleanup_free_ char *podman = NULL;
+
+	if (o->builder_explicit) {
+		log_error("the native builder cannot run here: %s (see 'aisb doctor'; --builder podman builds "
+			  "outside aisb's sandbox)", why);
+		return AISB_EXIT_ENFORCE;
+	}
+	if (np) {
+		log_error("the native builder cannot run here: %s; --allow, --allow-file and --add-host need it "
+			  "(podman's RUN network is not aisb's gate)", why);
+		return AISB_EXIT_ENFORCE;
+	}
+	podman = podman_find_program(hostenv_get("PATH"), "podman");
+	if (!podman) {
+		log_error("the native builder cannot run here: %s; podman, the fallback builder, is not installed "
+			  "(apt-get install podman runc)", why);
+		return AISB_EXIT_ENFORCE;
+	}
+	log_warn("the native builder cannot run here: %s; building with podman instead, RUN steps offline "
+		 "(--builder native refuses instead)", why);
+	o->builder = BUILDER_PODMAN;
+	o->podman_no_network = true;
+	return build_with_podman(o, text, len, cf, rc);
+}
+
 int cmd_build(int argc, char **argv)
 {
 	struct build_opts o = { .context = "." };
@@ -721,6 +829,7 @@ int cmd_build(int argc, char **argv)
 	struct cf_recipe rc = { 0 };
 	struct cf_error err;
 	const char *name = NULL;
+	struct net_plan *np = NULL;
 	size_t len = 0, n_entries = 0;
 	int r;
 
@@ -760,6 +869,8 @@ int cmd_build(int argc, char **argv)
 		r = r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
 		goto out;
 	}
+	if (o.builder == BUILDER_NATIVE && (r = build_netplan(&o, &np)) != 0)
+		goto out;
 	if (o.builder == BUILDER_PODMAN && !o.dry_run) {
 		r = build_with_podman(&o, text, len, &cf, &rc);
 		goto out;
@@ -780,8 +891,16 @@ int cmd_build(int argc, char **argv)
 		goto out;
 	}
 
-	r = build_native(&o, &cf, &rc);
+	{
+		char why[256];
+		if (native_probe(why, sizeof(why)) < 0) {
+			r = native_unavailable(&o, why, np, text, len, &cf, &rc);
+			goto out;
+		}
+	}
+	r = build_native(&o, &cf, &rc, np);
 out:
+	netplan_free(np);
 	cf_recipe_done(&rc);
 	cf_done(&cf);
 	build_opts_done(&o);

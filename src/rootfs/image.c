@@ -278,7 +278,7 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 	struct registry *reg = NULL;
 	_cleanup_free_ char *digest = NULL;
 	struct store_ref old = { 0 };
-	bool have_old = store_ref_read(s, ref->name, &old) == 0;
+	bool have_old = store_ref_read(s, ref->name, &old) == 0, local = streq(ref->registry, IMAGE_LOCAL_REGISTRY);
 	int64_t now = time(NULL), resolved_at = now;
 	struct oci_manifest m;
 	int r;
@@ -294,9 +294,10 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 			resolved_at = old.resolved_at;
 			goto done;
 		}
-	} else if (have_old && !force && store_pin_is_fresh(old.resolved_at, now, o->ttl_days) &&
+	} else if (have_old && (local || (!force && store_pin_is_fresh(old.resolved_at, now, o->ttl_days))) &&
 		   store_has_blob(s, old.digest) && rootfs_present(s, old.digest)) {
-		/* a fresh pin and everything present: no network at all */
+		/* a fresh pin, or a local build (aisb build -t: no registry to ask, its pin never ages),
+		 * and everything present: no network at all */
 		digest = strdup(old.digest);
 		resolved_at = old.resolved_at;
 		r = digest ? 0 : -ENOMEM;
@@ -304,7 +305,11 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 			goto done;
 		goto out;
 	}
-
+	if (local) {
+		r = log_error_errno(-ENOENT, "%s: no such local image (local builds are %s/NAME; make it with "
+					     "'aisb build -t NAME')", ref->name, IMAGE_LOCAL_REGISTRY);
+		goto out;
+	}
 	if ((r = registry_open(ref, &o->reg, &reg)) < 0)
 		goto out;
 	if (ref->digest) {
@@ -764,12 +769,39 @@ int image_load_config(struct store *s, const struct store_ref *pin, struct oci_i
 	return 0;
 }
 
+/* A short name (no registry typed) that a local build answers to: "jq" finds "localhost/jq"
+ * when that pin exists, as podman searches localhost first. Then *@ref is replaced by the local
+ * reference. Does not log. */
+static bool prefer_local_build(struct store *s, const char *refstr, struct oci_ref *ref)
+{
+	_cleanup_free_ char *cand = NULL;
+	struct oci_ref local;
+	struct store_ref pin;
+
+	if (ref->transport != OCI_TRANSPORT_REGISTRY || !ref->short_name ||
+	    asprintf(&cand, "%s/%s", IMAGE_LOCAL_REGISTRY, refstr) < 0) {
+		cand = NULL;
+		return false;
+	}
+	if (oci_ref_parse(cand, &local) < 0)
+		return false;
+	if (store_ref_read(s, local.name, &pin) < 0) {
+		oci_ref_done(&local);
+		return false;
+	}
+	store_ref_done(&pin);
+	oci_ref_done(ref);
+	*ref = local;
+	return true;
+}
+
 int image_find_pin(struct store *s, const char *refstr, struct store_ref *pin)
 {
 	struct oci_ref ref;
 	int r = oci_ref_parse(refstr, &ref);
 	if (r < 0)
 		return r;
+	(void)prefer_local_build(s, refstr, &ref);
 	r = store_ref_read(s, ref.name, pin);
 	oci_ref_done(&ref);
 	return r;
@@ -791,6 +823,8 @@ int image_prepare_rootfs(const char *refstr, const struct image_opts *o, char **
 				 "NAME@sha256:..., oci:DIR[:TAG])", refstr), -EINVAL;
 	if ((r = store_open(o->store_root, &s)) < 0)
 		goto out;
+	if (prefer_local_build(s, refstr, &ref) && !o->quiet)
+		log_info("%s: the local build %s", refstr, ref.name);
 	if ((r = image_pull(s, &ref, o, false, &pin)) < 0)
 		goto out;
 	lock = store_lock(s, "rootfs", pin.rootfs_id, true);

@@ -46,7 +46,12 @@ int image_resolve_upstream(const struct oci_ref *ref, const struct image_opts *o
 /* Reads and parses the config of pinned image @pin. Logs on failure. */
 int image_load_config(struct store *s, const struct store_ref *pin, struct oci_image_config *cfg);
 
-/* Finds the pin for a user-typed reference (parsed and normalised). -ENOENT when not pulled,
+/* The registry name of local builds (`aisb build -t NAME` pins localhost/NAME:TAG). Its pins
+ * are never resolved against a registry; a short name NAME finds localhost/NAME first. */
+#define IMAGE_LOCAL_REGISTRY "localhost"
+
+/* Finds the pin for a user-typed reference (parsed and normalised; a short name that a local
+ * build answers to finds that build). -ENOENT when not pulled,
  * -EINVAL when not a reference. Does not log. */
 int image_find_pin(struct store *s, const char *refstr, struct store_ref *pin);
 

@@ -239,6 +239,7 @@ static int parse_registry(const char *s, struct oci_ref *ref)
 		name = slash + 1;
 	} else {
 		ref->registry = strdup("docker.io");
+		ref->short_name = true;
 	}
 	if (!ref->registry)
 		return -ENOMEM;

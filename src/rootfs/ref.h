@@ -29,6 +29,7 @@ struct oci_ref {
 	char *digest;     /* "sha256:<64 hex>" or NULL */
 	char *path;       /* absolute DIR or FILE (offline transports) */
 	char *name;       /* canonical name: "docker.io/library/ubuntu:24.04", "oci:/abs/dir:tag" */
+	bool short_name;  /* registry only: no registry was typed (docker.io by default) */
 };
 
 /* Parses @s into @ref (zeroed first). Return: 0, -EINVAL for a malformed reference, -ENOMEM.

@@ -3,10 +3,10 @@
 # shellcheck disable=SC2016 # single quotes: literal $ in expected output and inner sh -c
 # tests/e2e/build.bats — `aisb build`: the recipe subset, the built-in recipe, context checks.
 #
-# What runs without the image store and the gate (issues 3 and 4): --print-containerfile,
-# --dry-run, and every refusal with its control. A real build must say what is missing and exit
-# 78 until the builders land (then these last tests are replaced by the real build tests).
+# The recipe subset and its refusals, the context checks, the native builder (busybox and a
+# Debian minbase image, RUN through the gate to the host's apt mirror) and --builder podman.
 load lib/common
+bats_require_minimum_version 1.5.0
 
 setup() { common_setup; }
 teardown() {
@@ -138,6 +138,10 @@ nothing_written() {
 	run "$AISB" build --dry-run
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"from: docker.io/library/ubuntu:24.04"* ]]
+	[[ "$output" == *"network: none for RUN (loopback only); the built-in recipe needs --allow archive.ubuntu.com"* ]]
+	run "$AISB" build --dry-run --allow nodejs.org --add-host nodejs.org=192.0.2.7
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"network: the gate, for the entries below"*"allow: nodejs.org"*"add-host: nodejs.org=192.0.2.7"* ]]
 	[[ "$output" == *"pass -f ./Containerfile"* ]]
 }
 
@@ -226,10 +230,12 @@ mk_oci_busybox() {
 	cat > Containerfile <<-EOF
 	FROM oci:$WORK/bb:latest
 	RUN echo "uid=\$(id -u) host=\$(hostname)" > /ran.txt && chown 123:456 /ran.txt && rm /etc/motd
-	RUN ["sh", "-c", "cat /ran.txt"]
+	RUN ["sh", "-c", "cat /ran.txt /proc/self/limits"]
 	EOF
 	run "$AISB" build -f Containerfile -t native-run .
 	[ "$status" -eq 0 ]
+	# the degraded process limit of aisb run applies to each step
+	[[ "$output" =~ Max\ processes\ +4096\ +4096 ]]
 	[[ "$output" == *"step 1/2 line 2 RUN"* ]]
 	[[ "$output" == *"uid=0 host=aisb-build"* ]]
 	[[ "$output" == *"(1 whiteouts)"* ]]
@@ -243,9 +249,15 @@ mk_oci_busybox() {
 	run "$AISB" build -f Base .
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"from the base"* ]]
-	# no network in RUN yet: --allow is refused rather than ignored
-	run "$AISB" build -f Containerfile --allow example.org .
+	# the build's allowlist is checked before anything runs: a bad entry, and an IP entry (which
+	# would need pasta), are refused by name; nothing was built for them
+	run "$AISB" build -f Containerfile --allow 'exa mple.org' .
 	[ "$status" -eq 78 ]
+	[[ "$output" == *"exa mple.org"* ]]
+	run "$AISB" build -f Containerfile --allow 192.0.2.1 .
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"IP and CIDR --allow entries need pasta"* ]]
+	[[ "$output" != *"step 1/2"* ]]
 	# a failing RUN: its line and exit code, and the store unchanged
 	before=$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 | sort)
 	printf 'FROM oci:%s/bb:latest\nRUN true\nRUN echo about to fail; exit 7\n' "$WORK" > Fail
@@ -259,6 +271,109 @@ mk_oci_busybox() {
 	run "$AISB" build -f Bad
 	[ "$status" -eq 78 ]
 	[[ "$output" == *"Bad:2: VOLUME is not supported"* ]]
+}
+
+@test "build: native: USER applies to the RUN steps after it; an unknown USER is refused by line" {
+	require_feature "busybox" command -v busybox
+	mk_oci_busybox "$WORK/bb"
+	cat > Containerfile <<-EOF
+	FROM oci:$WORK/bb:latest
+	RUN echo "app:x:1000:1000::/home/app:/bin/sh" >> /etc/passwd && echo "app:x:1000:" > /etc/group
+	USER app
+	RUN echo "as \$(id -u):\$(id -g) home=\$HOME"; chown 0:0 /etc/motd 2>/dev/null && echo chowned || echo chown-refused
+	USER 4242:7
+	RUN echo "as \$(id -u):\$(id -g)"
+	USER root
+	RUN echo "as \$(id -u)"; chown 123:456 /etc/motd && echo chowned; busybox mkdir -p /usr/local/lib/node_modules/@s/p && echo '{"name":"@s/p","version":"1.2.3"}' > /usr/local/lib/node_modules/@s/p/package.json
+	USER app
+	EOF
+	run "$AISB" build -f Containerfile -t native-user .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"step 2/4 line 4 RUN as USER app (uid 1000, gid 1000)"* ]]
+	# the USER's ids and home; no fakeroot for it: its chown fails as it would under Docker
+	[[ "$output" == *"as 1000:1000 home=/home/app"* ]]
+	[[ "$output" == *"chown-refused"* ]]
+	[[ "$output" == *"as 4242:7"* ]]
+	# control: a root step's chown "succeeds" (fakeroot)
+	[[ "$output" == *"as 0"*"chowned"* ]]
+	# a global npm package is in the manifest (the image has no dpkg: only that line)
+	run --separate-stderr "$AISB" run --net none --no-cwd --image native-user -- cat /etc/aisb/manifest.txt
+	[ "$status" -eq 0 ]
+	[ "$output" = "npm:@s/p 1.2.3" ]
+	# an unknown name: refused with its line, nothing stored
+	printf 'FROM oci:%s/bb:latest\nUSER nosuch\nRUN true\n' "$WORK" > Bad
+	run "$AISB" build -f Bad -t native-user-bad .
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"line 3: USER 'nosuch': no such user or group in the image's /etc/passwd"* ]]
+	[ ! -e "$XDG_CACHE_HOME/aisb/refs/localhost/native-user-bad" ]
+	[ -z "$(find "$XDG_CACHE_HOME/aisb/tmp" -mindepth 1)" ]
+}
+
+# mirror_host URL: the host part of an http(s) URL
+mirror_host() { local h=${1#*://}; h=${h%%/*}; echo "${h%%:*}"; }
+
+@test "build: native: RUN apt-get update && apt-get install -y jq through the gate to the host's apt mirror" {
+	require_feature mmdebstrap command -v mmdebstrap
+	require_feature "a bookworm source in the apt configuration" python3 "$BATS_TEST_DIRNAME/lib/images/apt-mirror.py" bookworm
+	local layout mirror host addr before
+	local -a pin=()
+	layout=$("$BATS_TEST_DIRNAME/lib/images/mk-debian-oci.sh" "$(debian_cache)")
+	[ -f "$layout/index.json" ]
+	# the mirror this host uses, read now (the minbase image's sources.list names the same one)
+	mirror=$(python3 "$BATS_TEST_DIRNAME/lib/images/apt-mirror.py" bookworm)
+	host=$(mirror_host "$mirror")
+	addr=$(getent ahostsv4 "$host" | awk 'NR == 1 { print $1 }')
+	[ -n "$host" ] && [ -n "$addr" ]
+	# a mirror at a non-global address (this farm's is in 203.0.113.0/24) is refused by the
+	# gate's rebinding check unless pinned, as the user would pin it
+	if ! python3 -c 'import ipaddress, sys; sys.exit(0 if ipaddress.ip_address(sys.argv[1]).is_global else 1)' "$addr"; then
+		pin=(--add-host "$host=$addr")
+	fi
+	cat > Containerfile <<-EOF
+	FROM oci:$layout:bookworm
+	RUN apt-get update && apt-get install -y --no-install-recommends jq
+	CMD ["jq", "--version"]
+	EOF
+	mkdir -p "$XDG_CACHE_HOME/aisb/refs"
+	before=$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 -path '*aisb-build*' | sort)
+	# refusal: no --allow, no network: the RUN fails, names its line, and nothing is stored
+	run "$AISB" build -f Containerfile -t jq-demo .
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"line 2: RUN exited 100; nothing was stored"* ]]
+	[ "$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 -path '*aisb-build*' | sort)" = "$before" ]
+	# refusal: another name allowed, the mirror is not: denied at the gate, and said with the fix
+	run "$AISB" build -f Containerfile -t jq-demo --allow other.aisb.test .
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"denied"*"$host:80"*"--allow $host"* ]]
+	grep -q "\"host\":\"$host\".*\"decision\":\"deny\"" "$XDG_STATE_HOME"/aisb/build-*.egress.jsonl
+	# control: the mirror allowed: apt-get works through the gate (proxy variables set for RUN)
+	run "$AISB" build -f Containerfile -t jq-demo --allow "$host" "${pin[@]}" .
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "localhost/jq-demo:latest" ]
+	[[ "$output" == *"Setting up jq"* ]]
+	[[ "$output" != *"denied"* ]]
+	grep -q "\"host\":\"$host\",\"port\":80,.*\"decision\":\"allow\"" "$XDG_STATE_HOME"/aisb/build-*.egress.jsonl
+	# the image works at once under the name given to -t (a short name finds the local build
+	# first); jq is in the manifest; the build's proxy settings are not in it
+	run --separate-stderr "$AISB" run --net none --no-cwd --image jq-demo
+	[ "$status" -eq 0 ]
+	[[ "$output" == "jq-1."* ]]
+	[[ "$stderr" == *"jq-demo: the local build localhost/jq-demo:latest"* ]]
+	# a local name that was never built is an error, never a registry request
+	run "$AISB" run --net none --no-cwd --image localhost/jq-nosuch -- true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"localhost/jq-nosuch:latest: no such local image"* ]]
+	run "$AISB" run --net none --no-cwd --image localhost/jq-demo -- sh -c \
+		'grep "^jq " /etc/aisb/manifest.txt; env | grep -ci proxy; cat /etc/resolv.conf'
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "jq 1."* ]]
+	[ "${lines[1]}" = 0 ]
+	[[ "$output" != *"127.0.0.53"* ]]
+	# unchanged: a cache hit that runs nothing, even without the allowlist
+	run "$AISB" build -f Containerfile -t jq-demo .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cache hit"* ]]
+	[[ "$output" != *"apt"* ]]
 }
 
 # ---- --builder podman (needs podman; `apt-get install podman runc`) ----
@@ -340,4 +455,47 @@ podman_cleanup() {
 	printf 'FROM %s\nRUN true\n' "$BB" > Containerfile
 	run "$AISB" build --builder podman --allow example.org -f Containerfile .
 	[ "$status" -eq 78 ]
+}
+
+@test "build: where user namespaces are denied, --builder native refuses (77); the default falls back to podman with RUN offline" {
+	require_feature "podman (apt-get install podman runc)" command -v podman
+	require_feature "busybox" command -v busybox
+	local deny="$AISB_E2E_DIR/helpers/deny-userns"
+	require_feature "tests/e2e/deny-userns (built by make check)" test -x "$deny"
+	# the helper denies exactly user namespaces
+	run "$deny" unshare -U true
+	[ "$status" -ne 0 ]
+	run "$deny" true
+	[ "$status" -eq 0 ]
+	podman_base
+	cat > Containerfile <<-EOF
+	FROM $BB
+	RUN cat /proc/net/dev
+	EOF
+	# the native builder, chosen: refuses with the cause, nothing built
+	run "$deny" "$AISB" build --builder native -f Containerfile -t "fb-$$" .
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"the native builder cannot run here: cannot create a user namespace"* ]]
+	[[ "$output" != *"podman instead"* ]]
+	# an allowlist needs aisb's gate: no fallback either
+	run "$deny" "$AISB" build --allow example.org -f Containerfile -t "fb-$$" .
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"--allow, --allow-file and --add-host need it"* ]]
+	# the default: podman instead, said, with RUN offline (only lo)
+	run "$deny" "$AISB" build -f Containerfile -t "fb-$$" .
+	[[ "$output" == *"the native builder cannot run here: cannot create a user namespace"*"building with podman instead, RUN steps offline"* ]]
+	# rootless podman needs a user namespace too; it may join the one its pause process keeps
+	# (then it works), else it fails and the build with it, naming podman
+	if is_root || [ "$status" -eq 0 ]; then
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"RUN steps get no network (--network=none)"* ]]
+		# the interfaces of the RUN's netns (/proc/net/dev; rootless podman's /sys is the host's)
+		[ "$(grep -cE '^ *[a-z0-9]+: +[0-9]' <<<"$output")" -eq 1 ]
+		grep -qE '^ *lo: +[0-9]' <<<"$output"
+		[ "${lines[-1]}" = "localhost/fb-$$:latest" ]
+		run "$AISB" run --net none --no-cwd --image "fb-$$" -- true
+		[ "$status" -eq 0 ]
+	else
+		[[ "$output" == *"podman "*" failed"* ]]
+	fi
 }

@@ -522,14 +522,6 @@ p" ]
 # The Debian minbase image is built once per e2e run (run.sh's AISB_E2E_WORK, shared by the root
 # and the unprivileged pass, which reuses root's layout) or, when bats is run directly, once a day
 # per user under /var/tmp. The mirror is the host's own apt mirror, read from its apt configuration.
-debian_cache() {
-	if [ -n "${AISB_E2E_WORK:-}" ]; then
-		echo "$AISB_E2E_WORK/debian-minbase-$(date +%Y%m%d)"
-	else
-		echo "/var/tmp/aisb-e2e-debian-$(id -u)-$(date +%Y%m%d)"
-	fi
-}
-
 @test "a Debian minbase image (mmdebstrap from the host's apt mirror) is pushed, pulled and run" {
 	image_run_available
 	need docker-registry skopeo

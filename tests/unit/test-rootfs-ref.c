@@ -61,6 +61,8 @@ static void test_good(void **state)
 		else
 			assert_null(r.digest);
 		assert_string_equal(r.name, good[i].name);
+		/* short: no registry typed (what may then find a local build, localhost/NAME) */
+		assert_int_equal(r.short_name, streq(good[i].registry, "docker.io") && !strstr(good[i].in, "docker.io/"));
 		oci_ref_done(&r);
 	}
 }

@@ -42,3 +42,13 @@ is_root() { [ "$(id -u)" -eq 0 ]; }
 
 # sb ARGS...: run aisb with --net none (the network tests choose their own mode).
 sb() { "$AISB" --net none "$@"; }
+
+# debian_cache: where lib/images/mk-debian-oci.sh keeps the Debian minbase layout (one per day
+# and user; images.bats and build.bats share it).
+debian_cache() {
+	if [ -n "${AISB_E2E_WORK:-}" ]; then
+		echo "$AISB_E2E_WORK/debian-minbase-$(date +%Y%m%d)"
+	else
+		echo "/var/tmp/aisb-e2e-debian-$(id -u)-$(date +%Y%m%d)"
+	fi
+}
