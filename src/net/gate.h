@@ -5,8 +5,11 @@
  * created inside the sandbox's netns and passed out, so it is reachable only from inside and
  * dials out from the host. One thread runs an epoll loop over non-blocking sockets (bounded heads,
  * header counts, connect/head/idle timeouts, a cap on concurrent connections) and relays with
- * splice(2) through pipes; host-side name resolution runs on a small pool of resolver threads so
- * a slow DNS answer never stalls other connections. Every connection and DNS denial is one JSON
+ * splice(2) through pipes; host-side name resolution runs on up to four resolver threads, started
+ * on demand, so a slow DNS answer never stalls other connections. The caller may start the loop
+ * thread lazily (gate_wake_fd() turns readable at the first connection) and hand the listening
+ * sockets over after gate_new() (gate_listen()); the egress log can be created with its first
+ * line (log_path). Every connection and DNS denial is one JSON
  * line in the egress log; gate_summary() prints the top denials with the flag that would allow
  * each.
  */
