@@ -3,10 +3,13 @@
 # bench/gate-load.py — server and clients for bench/gate.sh (127.0.0.1 only).
 #   serve PORT            : every connection gets "hi\n", then BYTES (env, default 1 GiB) of zeros
 #                           if it sends "bulk\n", else is held open until the client closes
-#   bulk MODE HOST PORT   : MODE direct|connect|transparent; read BYTES, print seconds and MiB/s
+#   bulk MODE HOST PORT   : MODE direct|connect|transparent; read BYTES, print seconds, MiB/s and
+#                           the client's own CPU seconds; SINK=splice reads with splice(2) into
+#                           /dev/null (no copy to userspace) instead of recv_into
+#                           (MODE floor is direct to a relay-floor port, for the label only)
 #   ttfb MODE HOST PORT N : N sequential connections; median/p90 ms from connect to first byte
 #   many MODE HOST PORT N : N concurrent connections held open at once; print how many got "hi"
-import asyncio, os, socket, statistics, sys, time
+import asyncio, fcntl, os, resource, socket, statistics, sys, time
 
 BYTES = int(os.environ.get("BYTES", str(1 << 30)))
 PROXY = ("127.0.0.1", 3128)
@@ -55,19 +58,33 @@ async def serve(port):
 
 
 def bulk(mode, host, port):
-    s = dial(mode, host, port)
+    s = dial("direct" if mode == "floor" else mode, host, port)
     t = time.time()
     s.sendall(b"bulk\n")
     got = 0
-    buf = bytearray(1 << 20)
-    while True:
-        n = s.recv_into(buf)
-        if not n:
-            break
-        got += n
+    if os.environ.get("SINK") == "splice":
+        pr, pw = os.pipe()
+        fcntl.fcntl(pw, 1031, 1 << 20)  # F_SETPIPE_SZ
+        null = os.open("/dev/null", os.O_WRONLY)
+        while True:
+            n = os.splice(s.fileno(), pw, 1 << 20)
+            if not n:
+                break
+            got += n
+            while n:
+                n -= os.splice(pr, null, n)
+    else:
+        buf = bytearray(1 << 20)
+        while True:
+            n = s.recv_into(buf)
+            if not n:
+                break
+            got += n
     dt = time.time() - t
     got -= 3
-    print("%s %.3f s %.0f MiB/s (%d bytes)" % (mode, dt, got / dt / (1 << 20), got))
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    print("%s %.3f s %.0f MiB/s (%d bytes) client_cpu %.3f s" % (mode, dt, got / dt / (1 << 20), got,
+                                                                   ru.ru_utime + ru.ru_stime))
 
 
 def ttfb(mode, host, port, n):

@@ -56,7 +56,7 @@ int cmd_logs(int argc, char **argv)
 		return AISB_EXIT_FAILED;
 	in = fopen(egress, "re");
 	if (!in) {
-		printf("# egress log: none (no gate in this session's network mode)\n");
+		printf("# egress log: none (no gate in this network mode, or no connection or DNS denial yet)\n");
 		return 0;
 	}
 	printf("# egress log\n");

@@ -21,6 +21,9 @@
 
 #include "cli/doctor.h"
 #include "cli/sessions.h"
+#include "net/gate.h"
+#include "net/nft.h"
+#include "net/pasta.h"
 #include "ns/cgroup.h"
 #include "ns/limits.h"
 #include "util/strbuf.h"
@@ -175,6 +178,35 @@ static int probe_nft(void)
 		if (k <= 0)
 			return k < 0 ? -errno : 0;
 	}
+}
+
+/* Where probe_nft_apply() reports how long the install took (µs), from the probe child. */
+static int nft_time_fd = -1;
+
+/* Installs and verifies aisb's own allow-mode ruleset (nft_apply: one batch, every ACK, the
+ * read-back check) in a new user+net namespace, as init does before every allow-mode run. */
+static int probe_nft_apply(void)
+{
+	struct allow_list l = { 0 };
+	struct nft_spec spec = { .transparent_port = GATE_TRANSPARENT_PORT, .allow = &l };
+	struct nft_ruleset rs;
+	struct timespec a, b;
+	long long us;
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC), r = enter(CLONE_NEWNET);
+
+	if (null >= 0)
+		dup2(null, 2); /* nft_apply() logs; the doctor line says it instead */
+	if (r < 0)
+		return r;
+	if ((r = allow_list_add(&l, "example.com")) < 0 || (r = nft_ruleset_build(&spec, &rs)) < 0)
+		return r;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	r = nft_apply(&rs);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	us = (b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000;
+	if (r == 0 && nft_time_fd >= 0)
+		(void)!write(nft_time_fd, &us, sizeof(us));
+	return r;
 }
 
 /* Runs @fn in a child (it may unshare freely). Return: 0 or -errno of the probe. */
@@ -386,7 +418,8 @@ void doctor_check_overlay(const struct doctor_env *e, struct doctor_result *r)
 void doctor_check_nft(const struct doctor_env *e, struct doctor_result *r)
 {
 	char msg[256];
-	int k;
+	long long us = -1;
+	int k, fds[2];
 
 	if (!e->live) {
 		set(r, DOCTOR_OK, "nft", "not probed", NULL);
@@ -394,18 +427,44 @@ void doctor_check_nft(const struct doctor_env *e, struct doctor_result *r)
 	}
 	if (needs_userns(e, r, "nft"))
 		return;
-	if (dl_open(&dl_libmnl) < 0) { /* the probe talks netlink through it (util/dl.h) */
+	/* the probes talk netlink through libmnl and build the ruleset with libnftnl (util/dl.h) */
+	if (dl_open(&dl_libmnl) < 0) {
 		set(r, DOCTOR_WARN, "nft", dl_libmnl.error, "apt-get install libmnl0");
 		return;
 	}
-	k = probe(probe_nft);
-	if (k == 0) {
-		set(r, DOCTOR_OK, "nft", "nf_tables answers inside a new user+net namespace", NULL);
+	if (dl_open(&dl_libnftnl) < 0) {
+		set(r, DOCTOR_WARN, "nft", dl_libnftnl.error, "apt-get install libnftnl11");
 		return;
 	}
-	snprintf(msg, sizeof(msg), "nf_tables does not answer inside a new user+net namespace: %s", strerror(-k));
-	set(r, DOCTOR_FAIL, "nft", msg, "sudo modprobe nf_tables (persist: echo nf_tables | sudo tee "
-	    "/etc/modules-load.d/aisb.conf); --net allow needs it, --net none does not");
+	k = probe(probe_nft);
+	if (k < 0) {
+		snprintf(msg, sizeof(msg), "nf_tables does not answer inside a new user+net namespace: %s",
+			 strerror(-k));
+		set(r, DOCTOR_FAIL, "nft", msg, "sudo modprobe nf_tables (persist: echo nf_tables | sudo tee "
+		    "/etc/modules-load.d/aisb.conf); --net allow needs it, --net none does not");
+		return;
+	}
+	if (pipe2(fds, O_CLOEXEC) == 0) {
+		nft_time_fd = fds[1];
+		k = probe(probe_nft_apply);
+		nft_time_fd = -1;
+		close(fds[1]);
+		if (read(fds[0], &us, sizeof(us)) != sizeof(us))
+			us = -1;
+		close(fds[0]);
+	} else
+		k = -errno;
+	if (k < 0) {
+		snprintf(msg, sizeof(msg), "nf_tables answers, but aisb's ruleset (filter, nat, reject) cannot be "
+			 "installed and verified in a new user+net namespace: %s", strerror(-k));
+		set(r, DOCTOR_FAIL, "nft", msg, "the kernel needs nf_tables with nft_chain_nat, nft_redir, "
+		    "nft_reject_inet and nf_conntrack (CONFIG_NFT_NAT, CONFIG_NFT_REDIR, CONFIG_NFT_REJECT_INET); "
+		    "--net allow needs them, --net none does not");
+		return;
+	}
+	snprintf(msg, sizeof(msg), "aisb's allow-mode ruleset installs and verifies inside a new user+net "
+		 "namespace (%.1f ms)", us >= 0 ? (double)us / 1000 : 0.0);
+	set(r, DOCTOR_OK, "nft", msg, NULL);
 }
 
 void doctor_pasta_missing(const char *help, char *buf, size_t n)
@@ -441,8 +500,8 @@ static char *which(const struct doctor_env *e, const char *name)
 	return NULL;
 }
 
-/* Runs `@exe --help` and returns its output (bounded, 5 s). */
-static char *help_text(const char *exe)
+/* Runs `@exe @arg` and returns its output (bounded, 5 s). */
+static char *run_text(const char *exe, const char *arg)
 {
 	int fds[2];
 	pid_t pid;
@@ -465,7 +524,7 @@ static char *help_text(const char *exe)
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
 		alarm(5);
-		execl(exe, exe, "--help", (char *)NULL);
+		execl(exe, exe, arg, (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -490,8 +549,9 @@ static char *help_text(const char *exe)
 
 void doctor_check_pasta(const struct doctor_env *e, struct doctor_result *r)
 {
-	_cleanup_free_ char *exe = which(e, "pasta"), *help = NULL;
-	char missing[256], msg[512];
+	_cleanup_free_ char *exe = which(e, "pasta"), *help = NULL, *version = NULL;
+	char missing[256], msg[512], ver[64] = "";
+	struct pasta_opts o;
 
 	if (!exe) {
 		set(r, DOCTOR_WARN, "pasta", "pasta is not installed: --net full and --publish are unavailable "
@@ -499,7 +559,7 @@ void doctor_check_pasta(const struct doctor_env *e, struct doctor_result *r)
 		    "sudo dnf install passt (Fedora)");
 		return;
 	}
-	help = help_text(exe);
+	help = run_text(exe, "--help");
 	if (!help || !*help) {
 		snprintf(msg, sizeof(msg), "'%s --help' printed nothing", exe);
 		set(r, DOCTOR_WARN, "pasta", msg, "reinstall passt");
@@ -511,7 +571,23 @@ void doctor_check_pasta(const struct doctor_env *e, struct doctor_result *r)
 		set(r, DOCTOR_WARN, "pasta", msg, "install a newer passt (2023 or later)");
 		return;
 	}
-	snprintf(msg, sizeof(msg), "%s has every option aisb uses", exe);
+	version = run_text(exe, "--version");
+	if (pasta_parse_help(help, &o) < 0)
+		memset(&o, 0, sizeof(o));
+	/* The first line that is not syslog noise ("Failed to send N bytes to syslog", measured). */
+	for (char *line = version, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (*line && !strstr(line, "syslog")) {
+			copy_trunc(ver, sizeof(ver), line);
+			break;
+		}
+	}
+	snprintf(msg, sizeof(msg), "%s (version: %s) has every option aisb uses; detected: --runas %s, "
+		 "--ipv4-only %s, --map-host-loopback %s (without it the gateway maps to the host's "
+		 "loopback unless --no-map-gw, which aisb always passes)", exe, ver[0] ? ver : "?",
+		 o.runas ? "yes" : "no", o.ipv4_only ? "yes" : "no", o.map_host_loopback ? "yes" : "no");
 	set(r, DOCTOR_OK, "pasta", msg, NULL);
 }
 

@@ -5,8 +5,11 @@
  * created inside the sandbox's netns and passed out, so it is reachable only from inside and
  * dials out from the host. One thread runs an epoll loop over non-blocking sockets (bounded heads,
  * header counts, connect/head/idle timeouts, a cap on concurrent connections) and relays with
- * splice(2) through pipes; host-side name resolution runs on a small pool of resolver threads so
- * a slow DNS answer never stalls other connections. Every connection and DNS denial is one JSON
+ * splice(2) through pipes; host-side name resolution runs on up to four resolver threads, started
+ * on demand, so a slow DNS answer never stalls other connections. The caller may start the loop
+ * thread lazily (gate_wake_fd() turns readable at the first connection) and hand the listening
+ * sockets over after gate_new() (gate_listen()); the egress log can be created with its first
+ * line (log_path). Every connection and DNS denial is one JSON
  * line in the egress log; gate_summary() prints the top denials with the flag that would allow
  * each.
  */
@@ -30,7 +33,10 @@ struct gate_config {
 	int dns_tcp_fd;
 	const struct net_policy *policy;
 	const char *upstream;  /* --proxy HOST:PORT, or NULL */
-	int log_fd;            /* egress log, O_APPEND; -1 for none */
+	int log_fd;            /* egress log, O_APPEND; -1: create log_path with the first line */
+	const char *log_path;  /* egress log to create (0600) with its first line when log_fd is
+				* -1 (NULL: no log); an allowed connection is dialed only once the log
+				* is open */
 	unsigned max_conns;    /* 0: default */
 	unsigned head_timeout_ms, connect_timeout_ms, idle_timeout_ms; /* 0: defaults */
 };
@@ -39,6 +45,8 @@ struct gate;
 
 int gate_new(const struct gate_config *c, struct gate **out);
 int gate_start(struct gate *g);
+int gate_wake_fd(const struct gate *g);
+int gate_listen(struct gate *g, int proxy_fd, int transparent_fd, int dns_udp_fd, int dns_tcp_fd);
 void gate_stop(struct gate *g);
 int gate_summary(struct gate *g, FILE *f);
 void gate_free(struct gate *g);

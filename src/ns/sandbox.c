@@ -141,8 +141,9 @@ static int drain(int out, struct buf *b)
 
 /* Relays the pty (when @master >= 0) and forwards signals until init exits.
  * Return: init's wait status. Does not log. */
-static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, int ws_fd)
+static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, int ws_fd, struct gate *gate)
 {
+	bool gate_idle = gate != NULL; /* started at its first connection or query */
 	struct buf to_master = { .len = 0 }, to_out = { .len = 0 };
 	bool in_open = in_fd >= 0, master_open = master >= 0;
 	int status = 0;
@@ -155,8 +156,8 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 	 * under CPU load `seq 200000` lost its tail in 13 of 20 runs when this stopped as soon as
 	 * the out buffer was empty). */
 	while (!exited || master_open || to_out.len) {
-		struct pollfd pf[4];
-		int n = 0, i_sig, i_in = -1, i_m = -1, i_out = -1;
+		struct pollfd pf[5];
+		int n = 0, i_sig, i_in = -1, i_m = -1, i_out = -1, i_gate = -1;
 
 		pf[n] = (struct pollfd){ sfd, POLLIN, 0 };
 		i_sig = n++;
@@ -179,6 +180,10 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 		if (to_out.len) {
 			pf[n] = (struct pollfd){ out_fd, POLLOUT, 0 };
 			i_out = n++;
+		}
+		if (gate_idle && !exited) {
+			pf[n] = (struct pollfd){ gate_wake_fd(gate), POLLIN, 0 };
+			i_gate = n++;
 		}
 		if (exited) {
 			/* init is gone: flush what the pty still holds, without blocking forever on a
@@ -209,6 +214,12 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 				} else if (!exited)
 					kill(init_pid, (int)si.ssi_signo);
 			}
+		}
+		if (i_gate >= 0 && (pf[i_gate].revents & POLLIN)) {
+			gate_idle = false;
+			/* logged; without its gate the sandbox could only hang on the network */
+			if (gate_start(gate) < 0)
+				kill(init_pid, SIGKILL);
 		}
 		if (i_in >= 0 && (pf[i_in].revents & (POLLIN | POLLHUP | POLLERR)))
 			if (fill(in_fd, &to_master) < 0)
@@ -263,27 +274,19 @@ static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *
 	return pasta_start(p->netp->pasta_path, &o, &spec, log_fd, out);
 }
 
-/* The gate over the listeners init passed out; the egress log goes to the session dir. */
-static int start_gate(const struct aisb_plan *p, const int *fds, int *egress_fd, struct gate **out)
+/* The gate, made while init builds the sandbox; its listeners come with init's ready message
+ * (gate_listen()), its thread with the first connection (run_loop()), its egress log with the
+ * first line (@log_path, in the session dir). */
+static int start_gate(const struct aisb_plan *p, char **log_path, struct gate **out)
 {
-	struct gate_config c = { .proxy_fd = fds[0], .transparent_fd = fds[1], .dns_udp_fd = fds[2],
-				 .dns_tcp_fd = fds[3], .policy = &p->netp->policy, .upstream = p->netp->upstream };
-	int r;
+	struct gate_config c = { .proxy_fd = -1, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
+				 .log_fd = -1, .policy = &p->netp->policy, .upstream = p->netp->upstream };
 
-	*egress_fd = open_session_file(p, "egress.jsonl");
-	if (*egress_fd < 0)
-		return log_error_errno(*egress_fd == -ENOMEM ? -ENOMEM : -errno,
-				       "cannot create the egress log in '%s': %m", p->session_dir);
-	c.log_fd = *egress_fd;
-	r = gate_new(&c, out);
-	if (r < 0)
-		return r;
-	r = gate_start(*out);
-	if (r < 0) {
-		gate_free(*out);
-		*out = NULL;
-	}
-	return r;
+	*log_path = path_join(p->session_dir, "egress.jsonl");
+	if (!*log_path)
+		return log_error_errno(-ENOMEM, "out of memory");
+	c.log_path = *log_path;
+	return gate_new(&c, out);
 }
 
 int sandbox_exit_code(int st)
@@ -309,7 +312,8 @@ int sandbox_run(struct aisb_plan *p)
 	sigset_t mask, oldmask;
 	int sync_fds[2] = { -1, -1 }, err_fds[2] = { -1, -1 };
 	int sfd = -1, master = -1, ws_fd = -1, out_fd = -1, code = AISB_EXIT_FAILED, send_err = 0, r;
-	int rfds[1 + NETPLAN_GATE_FDS], gate_fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 }, egress_fd = -1;
+	int rfds[1 + NETPLAN_GATE_FDS], gate_fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 };
+	_cleanup_free_ char *egress_path = NULL;
 	struct pasta pasta = { .pid = -1 };
 	struct gate *gate = NULL;
 	unsigned tty_mask = 0;
@@ -420,6 +424,9 @@ int sandbox_run(struct aisb_plan *p)
 		send_err = -errno;
 		(void)kill(pid, SIGKILL);
 	}
+	/* While init mounts: off the start-up path (bench/startup.sh). */
+	if (!send_err && p->netp && netplan_has_gate(p->netp) && start_gate(p, &egress_path, &gate) < 0)
+		goto kill_init;
 
 	k = fdpass_recv(sync_fds[0], &ready, sizeof(ready), rfds, ELEMENTSOF(rfds), &nfds);
 	if (k == sizeof(ready) && ready.magic == SYNC_MAGIC && ready.gate_nfds <= nfds &&
@@ -442,7 +449,9 @@ int sandbox_run(struct aisb_plan *p)
 			log_error("the sandbox's init exited before it was ready");
 		goto kill_init_keep_code;
 	}
-	if (gate_fds[0] >= 0 && start_gate(p, gate_fds, &egress_fd, &gate) < 0) {
+	if (gate_fds[0] >= 0 && (!gate || gate_listen(gate, gate_fds[0], gate_fds[1], gate_fds[2], gate_fds[3]) < 0)) {
+		if (!gate)
+			log_error("init passed out gate sockets, but the plan has no gate");
 		code = AISB_EXIT_FAILED;
 		goto kill_init_keep_code;
 	}
@@ -461,7 +470,7 @@ int sandbox_run(struct aisb_plan *p)
 
 	if (master >= 0 && (tty_mask & 1))
 		(void)term_raw(&term, 0);
-	r = run_loop(pid, sfd, master, (master >= 0 && (tty_mask & 1)) ? 0 : -1, out_fd >= 0 ? out_fd : 1, ws_fd);
+	r = run_loop(pid, sfd, master, (master >= 0 && (tty_mask & 1)) ? 0 : -1, out_fd >= 0 ? out_fd : 1, ws_fd, gate);
 	pid = -1;
 	code = sandbox_exit_code(r);
 	term_restore(&term);
@@ -488,8 +497,6 @@ cleanup:
 	for (size_t i = 0; i < NETPLAN_GATE_FDS; i++)
 		if (gate_fds[i] >= 0)
 			close(gate_fds[i]);
-	if (egress_fd >= 0)
-		close(egress_fd);
 	pasta_stop(&pasta);
 restore_mask:
 	if (sync_fds[0] >= 0)

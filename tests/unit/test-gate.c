@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -419,6 +421,57 @@ static void test_sni_on_443(void **state)
 	pthread_join(srv, NULL);
 }
 
+/* A gate made with gate_new() but not started: its wake fd turns readable at the first
+ * connection, and the egress log (log_path) is created only then. An allowed connection whose
+ * log cannot be created is refused (503); the control with a writable path relays. */
+static void test_lazy_start_and_log(void **state)
+{
+	struct fixture *f = *state;
+	char dir[] = "/tmp/aisb-test-gate.XXXXXX", path[128], req[256], buf[4096];
+	const char *const paths[] = { path, "/nonexistent-aisb-dir/egress.jsonl" };
+	struct stat st;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/egress.jsonl", dir);
+	for (size_t i = 0; i < 2; i++) {
+		uint16_t port;
+		int lfd = listen_on(SOCK_STREAM, &port), fd;
+		struct gate_config c = { .proxy_fd = -1, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
+					 .policy = &f->pol, .log_fd = -1, .log_path = paths[i] };
+		struct gate *g;
+		struct pollfd pf;
+
+		assert_int_equal(gate_new(&c, &g), 0);
+		assert_int_equal(gate_listen(g, lfd, -1, -1, -1), -EINVAL); /* all four or none */
+		gate_free(g);
+		c.proxy_fd = lfd;
+		assert_int_equal(gate_new(&c, &g), 0);
+		pf = (struct pollfd){ gate_wake_fd(g), POLLIN, 0 };
+		assert_int_equal(poll(&pf, 1, 0), 0);                 /* nothing to do yet */
+		assert_int_equal(stat(paths[i], &st), -1);            /* and no log file */
+		fd = dial(port);
+		assert_int_equal(poll(&pf, 1, 5000), 1);              /* the first connection wakes it */
+		assert_int_equal(gate_start(g), 0);
+		snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", f->srv_port);
+		assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+		if (i == 0) {
+			read_head(fd, buf, sizeof(buf));
+			assert_string_equal(buf, "HTTP/1.1 200 Connection established\r\n\r\n");
+			assert_int_equal(stat(path, &st), 0);
+			assert_int_equal(st.st_mode & 0777, 0600);
+		} else {
+			read_all(fd, buf, sizeof(buf));
+			assert_non_null(strstr(buf, "503"));
+			assert_non_null(strstr(buf, "the egress log cannot be written"));
+		}
+		close(fd);
+		gate_free(g);
+		close(lfd);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +482,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dns_stub, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_and_summary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sni_on_443, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lazy_start_and_log, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

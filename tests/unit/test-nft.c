@@ -45,7 +45,6 @@ static const char expect_plain[] =
 	"\tchain output {\n"
 	"\t\ttype filter hook output priority 0; policy drop;\n"
 	"\t\toif \"lo\" accept\n"
-	"\t\tct state established,related accept\n"
 	"\t\tmeta nfproto ipv6 counter drop\n"
 	"\t\tmeta l4proto tcp counter reject with tcp reset\n"
 	"\t\tcounter reject with icmpx type admin-prohibited\n"
@@ -53,9 +52,11 @@ static const char expect_plain[] =
 	"\n\tchain input {\n"
 	"\t\ttype filter hook input priority 0; policy drop;\n"
 	"\t\tiif \"lo\" accept\n"
-	"\t\tct state established,related accept\n"
 	"\t}\n"
-	"\n\tchain nat_output {\n"
+	"}\n"
+	"\n"
+	"table ip aisb {\n"
+	"\tchain nat_output {\n"
 	"\t\ttype nat hook output priority -100; policy accept;\n"
 	"\t\tip daddr 198.18.0.0/15 meta l4proto tcp redirect to :3129\n"
 	"\t}\n"
@@ -122,6 +123,13 @@ static int expr_cb(struct nftnl_expr *e, void *data)
 	return 0;
 }
 
+static unsigned nfmsg_family(const struct nlmsghdr *h)
+{
+	const struct nfgenmsg *g = mnl_nlmsg_get_payload(h);
+
+	return g->nfgen_family;
+}
+
 /* Build the batch, then parse every message back with libnftnl and compare with the description. */
 static void test_batch_parse_back(void **state)
 {
@@ -147,7 +155,7 @@ static void test_batch_parse_back(void **state)
 	assert_int_equal(nft_ruleset_build(&spec, &rs), 0);
 	assert_int_equal(rs.n_rules, sizeof(expect_exprs) / sizeof(expect_exprs[0]));
 	assert_int_equal(nft_ruleset_batch(&rs, 100, &b, &acks), 0);
-	assert_int_equal(acks, 1 + NFT_CHAIN_MAX + rs.n_rules);
+	assert_int_equal(acks, 2 + NFT_CHAIN_MAX + rs.n_rules);
 
 	int n_iov = nftnl_batch_iovec_len(b);
 	struct iovec iov[16];
@@ -169,17 +177,20 @@ static void test_batch_parse_back(void **state)
 
 				assert_int_equal(nftnl_table_nlmsg_parse(h, t), 0);
 				assert_string_equal(nftnl_table_get_str(t, NFTNL_TABLE_NAME), "aisb");
-				assert_int_equal(nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY), NFPROTO_INET);
+				assert_int_equal(nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY),
+						 tables ? NFPROTO_IPV4 : NFPROTO_INET);
 				nftnl_table_free(t);
 				tables++;
 			} else if (type == NFT_MSG_NEWCHAIN) {
 				struct nftnl_chain *c = nftnl_chain_alloc();
 				static const char *const names[] = { "output", "input", "nat_output" };
 				static const unsigned pol[] = { NF_DROP, NF_DROP, NF_ACCEPT };
+				static const unsigned fam[] = { NFPROTO_INET, NFPROTO_INET, NFPROTO_IPV4 };
 
 				assert_int_equal(nftnl_chain_nlmsg_parse(h, c), 0);
 				assert_string_equal(nftnl_chain_get_str(c, NFTNL_CHAIN_NAME), names[chains]);
 				assert_int_equal(nftnl_chain_get_u32(c, NFTNL_CHAIN_POLICY), pol[chains]);
+				assert_int_equal(nfmsg_family(h), fam[chains]);
 				nftnl_chain_free(c);
 				chains++;
 			} else if (type == NFT_MSG_NEWRULE) {
@@ -189,6 +200,8 @@ static void test_batch_parse_back(void **state)
 				assert_int_equal(nftnl_rule_nlmsg_parse(h, r), 0);
 				assert_string_equal(nftnl_rule_get_str(r, NFTNL_RULE_CHAIN),
 						    nft_chain_name(rs.rules[rules].chain));
+				assert_int_equal(nftnl_rule_get_u32(r, NFTNL_RULE_FAMILY),
+						 rs.rules[rules].chain == NFT_CHAIN_NAT_OUTPUT ? NFPROTO_IPV4 : NFPROTO_INET);
 				nftnl_expr_foreach(r, expr_cb, &w);
 				if (strcmp(w.kinds, expect_exprs[rules]) != 0)
 					fail_msg("rule %u: %s, want %s", rules, w.kinds, expect_exprs[rules]);
@@ -199,7 +212,7 @@ static void test_batch_parse_back(void **state)
 			}
 		}
 	}
-	assert_int_equal(tables, 1);
+	assert_int_equal(tables, 2);
 	assert_int_equal(chains, NFT_CHAIN_MAX);
 	assert_int_equal(rules, rs.n_rules);
 	nftnl_batch_free(b);
@@ -217,7 +230,7 @@ static void test_apply(void **state)
 	if (pid == 0) {
 		struct allow_list l = { 0 };
 		struct nft_spec spec = { .transparent_port = 3129, .allow = &l };
-		struct nft_ruleset rs;
+		struct nft_ruleset rs, other;
 
 		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
 			_exit(77);
@@ -229,6 +242,9 @@ static void test_apply(void **state)
 			_exit(3);
 		if (nft_verify(&rs) < 0)
 			_exit(4);
+		spec.pasta = true;         /* a ruleset with other rules must not pass as this one */
+		if (nft_ruleset_build(&spec, &other) < 0 || nft_verify(&other) == 0)
+			_exit(6);
 		if (nft_apply(&rs) == 0)
 			_exit(5); /* the table exists now: NLM_F_EXCL must make the batch fail */
 		_exit(0);
