@@ -9,9 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ns/mounts.h"
@@ -171,10 +175,130 @@ static pthread_t helpers[MASK_WALKERS - 1];
 static size_t n_helpers;
 static bool walk_started;
 
-/* Root callers see the host through uid 0's owner bits: hide what only root may read under the
- * bound system dirs that are small enough to walk at every start (/etc, /opt). /usr is not
- * walked (100k+ entries here); see docs/threat-model.md. */
-void mount_masks_prefetch(void)
+/* ---- root callers: /etc and /opt idmapped to nobody ------------------------------------------
+ *
+ * Inside 1000 maps to host 0 for a root caller, so the owner bits of root's files would apply.
+ * Preferred: clones of /etc and /opt idmapped through a user namespace that maps only 0 ->
+ * 65534, so every owner and group of those trees reads as nobody/nogroup and only the "other"
+ * bits grant anything (measured on this kernel: /etc/shadow EACCES, passwd readable). Creating
+ * an idmapped mount needs CAP_SYS_ADMIN over the filesystem's user namespace (real root) and
+ * filesystems that support it, so this is tried once and the walk below is the fallback. */
+static int idmap_etc = -1, idmap_opt = -1;
+static bool prefetched, idmap_ready;
+
+static int userns_holder(void *arg)
+{
+	char b;
+
+	/* raw read: this child shares the parent's memory (CLONE_VM), errno included */
+	(void)syscall(SYS_read, *(int *)arg, &b, 1);
+	return 0;
+}
+
+static int write_proc(pid_t pid, const char *file, const char *text)
+{
+	char path[64];
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/* An fd of a new user namespace that maps only 0 -> 65534 (uid and gid). Does not log. */
+static int nobody_userns(void)
+{
+	const size_t stack_size = 64 * 1024;
+	int pfd[2], ufd = -1, r = 0;
+	char path[64];
+	void *stack;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) {
+		r = -errno;
+		goto out;
+	}
+	/* the child only waits in the new namespace while its maps are written */
+	pid = clone(userns_holder, (char *)stack + stack_size, CLONE_NEWUSER | CLONE_VM | SIGCHLD, &pfd[0]);
+	if (pid < 0) {
+		r = -errno;
+		goto out;
+	}
+	if ((r = write_proc(pid, "uid_map", "0 65534 1\n")) == 0 && (r = write_proc(pid, "setgroups", "deny")) == 0 &&
+	    (r = write_proc(pid, "gid_map", "0 65534 1\n")) == 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		ufd = open(path, O_RDONLY | O_CLOEXEC);
+		if (ufd < 0)
+			r = -errno;
+	}
+	/* a byte, not EOF: the child's copy of the fd table holds the write end too */
+	if (write(pfd[1], "x", 1) != 1)
+		(void)kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+out:
+	if (stack != MAP_FAILED && stack)
+		munmap(stack, stack_size);
+	close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	return r < 0 ? r : ufd;
+}
+
+/* A detached recursive clone of @path (no symlink followed), read-only, nosuid, nodev and
+ * idmapped through @userns. Does not log. */
+static int idmapped_tree(const char *path, int userns)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					       MOUNT_ATTR_NODEV,
+				   .userns_fd = (uint64_t)userns };
+	int src, tree, r;
+
+	src = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (src < 0)
+		return -errno;
+	tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	r = tree < 0 ? -errno : 0;
+	close(src);
+	if (r == 0 && mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
+		r = -errno;
+		close(tree);
+	}
+	return r < 0 ? r : tree;
+}
+
+static bool prepare_idmap(void)
+{
+	struct stat st;
+	int ns = nobody_userns();
+
+	if (ns < 0)
+		return false;
+	idmap_etc = idmapped_tree("/etc", ns);
+	if (idmap_etc >= 0 && lstat("/opt", &st) == 0 && S_ISDIR(st.st_mode)) {
+		idmap_opt = idmapped_tree("/opt", ns);
+		if (idmap_opt < 0) {
+			close(idmap_etc);
+			idmap_etc = -1;
+		}
+	}
+	close(ns);
+	return idmap_etc >= 0;
+}
+
+/* The fallback: hide what only root may read under the bound system dirs that are small enough
+ * to walk at every start (/etc, /opt). /usr is not walked (100k+ entries here); see
+ * docs/threat-model.md. */
+static void start_walk(void)
 {
 	static const char *const roots[] = { "/etc", "/opt" };
 
@@ -204,11 +328,21 @@ void mount_masks_prefetch(void)
 		n_helpers++;
 }
 
+void mount_masks_prefetch(bool try_idmap)
+{
+	if (prefetched)
+		return;
+	prefetched = true;
+	idmap_ready = try_idmap && prepare_idmap();
+	if (!idmap_ready)
+		start_walk();
+}
+
 static int collect_masks(struct mount_host_facts *f)
 {
 	int r;
 
-	mount_masks_prefetch(); /* unless it was started already */
+	start_walk(); /* unless it was started already */
 	(void)mask_walker(&walk); /* this thread helps until the stack is empty */
 	for (size_t i = 0; i < n_helpers; i++)
 		pthread_join(helpers[i], NULL);
@@ -270,8 +404,23 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 			return log_error_errno(-errno, "cannot create the overlay dirs in '%s': %m", ov);
 	}
 	/* root-only /etc entries matter only when the host's /etc is what the sandbox sees */
-	if (p->host_uid == 0 && p->rootfs != ROOTFS_IMAGE && collect_masks(f) < 0)
-		return -EPERM;
+	f->etc_tree = f->opt_tree = -1;
+	if (p->host_uid == 0 && p->rootfs != ROOTFS_IMAGE) {
+		mount_masks_prefetch(true); /* unless it was called already */
+		if (idmap_ready) {
+			f->idmapped = true;
+			f->etc_tree = idmap_etc;
+			f->opt_tree = f->has_opt ? idmap_opt : -1;
+			if (!f->has_opt && idmap_opt >= 0)
+				close(idmap_opt);
+			idmap_etc = idmap_opt = -1;
+			idmap_ready = prefetched = false;
+		} else {
+			prefetched = false;
+			if (collect_masks(f) < 0)
+				return -EPERM;
+		}
+	}
 
 	if (p->project_src) {
 		_cleanup_close_ int pfd = open(p->project_src, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -326,6 +475,12 @@ void mount_host_facts_free(struct mount_host_facts *f)
 	free(f->overlay_work);
 	strv_free(f->masked_files);
 	strv_free(f->masked_dirs);
+	if (f->idmapped) {
+		if (f->etc_tree >= 0)
+			close(f->etc_tree);
+		if (f->opt_tree >= 0)
+			close(f->opt_tree);
+	}
 	memset(f, 0, sizeof(*f));
 }
 
@@ -405,9 +560,19 @@ int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f
 		else if (f->lib_dir[i])
 			TRY(add(&mp, MOP_BIND, buf, buf, NULL, MOP_F_RO));
 	}
-	TRY(add(&mp, MOP_BIND, "/etc", "/etc", NULL, MOP_F_RO));
-	if (f->has_opt)
-		TRY(add(&mp, MOP_BIND, "/opt", "/opt", NULL, MOP_F_RO));
+	if (f->idmapped) {
+		/* the supervisor's idmapped trees: every owner reads as nobody (see above) */
+		snprintf(buf, sizeof(buf), "%d", f->etc_tree);
+		TRY(add(&mp, MOP_BIND, "/etc", "/etc", buf, MOP_F_RO | MOP_F_PREPARED));
+		if (f->has_opt && f->opt_tree >= 0) {
+			snprintf(buf, sizeof(buf), "%d", f->opt_tree);
+			TRY(add(&mp, MOP_BIND, "/opt", "/opt", buf, MOP_F_RO | MOP_F_PREPARED));
+		}
+	} else {
+		TRY(add(&mp, MOP_BIND, "/etc", "/etc", NULL, MOP_F_RO));
+		if (f->has_opt)
+			TRY(add(&mp, MOP_BIND, "/opt", "/opt", NULL, MOP_F_RO));
+	}
 	for (size_t i = 0; f->masked_dirs && f->masked_dirs[i]; i++)
 		TRY(add(&mp, MOP_TMPFS, NULL, f->masked_dirs[i], "mode=0700,size=4k", MOP_F_RO));
 	for (size_t i = 0; f->masked_files && f->masked_files[i]; i++)
@@ -833,6 +998,16 @@ int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, si
 		}
 		if (op->kind != MOP_BIND)
 			continue;
+		if (op->flags & MOP_F_PREPARED) {
+			/* made and given its attributes by the supervisor; inherited through clone */
+			unsigned long long v = 0;
+			if (!op->data || parse_u64(op->data, &v) < 0 || v > INT32_MAX ||
+			    (trees[i] = fcntl((int)v, F_DUPFD_CLOEXEC, 3)) < 0) {
+				r = fail(err, errlen, -EBADF, "the prepared tree for '%s' is missing", op->dst);
+				goto out;
+			}
+			continue;
+		}
 		src = open_source(op->src);
 		if (src == -ENOENT && (op->flags & MOP_F_OPTIONAL))
 			continue;

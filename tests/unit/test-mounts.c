@@ -203,6 +203,36 @@ static void test_root_masks(void **state)
 	plan_free(&p);
 }
 
+/* Root caller with idmapped trees: /etc and /opt are the supervisor's prepared fds (data), nothing
+ * is masked, and the generated files still go on top of /etc. */
+static void test_root_idmapped(void **state)
+{
+	struct aisb_plan p;
+	struct mount_host_facts f;
+	struct mount_plan mp;
+	const struct mount_op *op;
+
+	base_plan(&p);
+	base_facts(&f);
+	f.has_opt = true;
+	f.idmapped = true;
+	f.etc_tree = 41;
+	f.opt_tree = 42;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	op = must(&mp, "/etc", MOP_BIND);
+	assert_true((op->flags & (MOP_F_PREPARED | MOP_F_RO)) == (MOP_F_PREPARED | MOP_F_RO));
+	assert_string_equal(op->data, "41");
+	op = must(&mp, "/opt", MOP_BIND);
+	assert_true(op->flags & MOP_F_PREPARED);
+	assert_string_equal(op->data, "42");
+	assert_null(mount_plan_find(&mp, "/etc/shadow"));
+	assert_true(index_of(&mp, "/etc") < index_of(&mp, "/etc/passwd"));
+	mount_plan_free(&mp);
+	f.idmapped = false; /* the fds are not real: nothing to close */
+	mount_host_facts_free(&f);
+	plan_free(&p);
+}
+
 /* An image root: op 0 is the overlay; the no-overlay fallback's ops (tmpfs mirrors of the image's
  * /etc and /var, a tmpfs on /var/tmp) are in the plan, flagged, before anything mounted into them;
  * /tmp, /run and the home are the same ops as with overlay. The test hook sets MOP_F_NO_OVERLAY. */
@@ -286,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_project_and_git),
 		cmocka_unit_test(test_home_agents_mounts),
 		cmocka_unit_test(test_root_masks),
+		cmocka_unit_test(test_root_idmapped),
 		cmocka_unit_test(test_image_fallback),
 		cmocka_unit_test(test_exit_codes),
 	};
