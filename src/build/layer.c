@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "build/layer.h"
+#include "util/dl.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -274,7 +275,11 @@ int layer_write(int upper_fd, int out_fd, struct layer_result *res)
 	w.md = EVP_MD_CTX_new();
 	w.a = archive_write_new();
 	if (!w.md || !w.a || EVP_DigestInit_ex(w.md, EVP_sha256(), NULL) != 1) {
-		r = log_error_errno(-ENOMEM, "%m");
+		/* a missing library was said once by dl_load(), with its package */
+		if (dl_load(&dl_libarchive) < 0 || dl_load(&dl_libcrypto) < 0)
+			r = -ELIBACC;
+		else
+			r = log_error_errno(-ENOMEM, "%m");
 		goto out;
 	}
 	if (archive_write_set_format_pax_restricted(w.a) != ARCHIVE_OK ||

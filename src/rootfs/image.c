@@ -15,6 +15,7 @@
 #include <archive_entry.h>
 
 #include "rootfs/image.h"
+#include "util/dl.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -576,7 +577,7 @@ static int scan_archive(struct store *s, const char *file, const char *what, str
 	if (fd < 0)
 		return log_error_errno(-errno, "cannot open '%s': %m", file);
 	if (!a)
-		return -ENOMEM;
+		return dl_load(&dl_libarchive) < 0 ? -ELIBACC : -ENOMEM; /* dl_load() said which */
 	archive_read_support_filter_all(a);
 	archive_read_support_format_tar(a);
 	archive_read_support_format_gnutar(a);

@@ -16,6 +16,7 @@
 #include <linux/openat2.h>
 
 #include "rootfs/unpack.h"
+#include "util/dl.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -565,8 +566,11 @@ int unpack_layer(int rootfd, int layer_fd, const char *what, const struct unpack
 	struct archive_entry *e;
 	int r = 0;
 
-	if (!a)
+	if (!a) {
+		if (dl_load(&dl_libarchive) < 0)
+			return -ELIBACC; /* dl_load() said which library and package */
 		return log_error_errno(-ENOMEM, "%s: %m", what);
+	}
 	archive_read_support_filter_gzip(a);
 	archive_read_support_filter_zstd(a);
 	archive_read_support_filter_none(a);
