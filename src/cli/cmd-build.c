@@ -312,7 +312,10 @@ static void print_steps(const struct build_opts *o, const struct cf_recipe *rc, 
 	printf("context: %s (%zu entries)\n", o->context, n_entries);
 	for (size_t i = 0; o->build_args && o->build_args[i]; i++)
 		printf("build-arg: %.*s\n", (int)strcspn(o->build_args[i], "="), o->build_args[i]); /* names only */
-	if (!o->allow && !o->allow_files && !o->add_hosts)
+	if (o->builder == BUILDER_PODMAN)
+		printf("network: podman's, not aisb's gate%s\n",
+		       o->allow || o->allow_files || o->add_hosts ? " (the entries below are refused by a real build)" : "");
+	else if (!o->allow && !o->allow_files && !o->add_hosts)
 		printf("network: none for RUN (loopback only)%s%s\n", o->file ? "" : "; the built-in recipe needs ",
 		       o->file ? "" : RECIPE_ALLOW_HINT);
 	else
@@ -387,6 +390,20 @@ static bool pin_is_complete(struct store *s, const struct store_ref *pin)
 		return false;
 	p = store_rootfs_path(s, pin->rootfs_id);
 	return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The build's tag (content hash of @in), its cache pin name localhost/aisb-build:TAG and, for
+ * -t @name, localhost/NAME. Return: 0, -ENOMEM. Does not log. */
+static int build_names(const struct build_tag_input *in, const char *name, char tag[65], char **cache_ref,
+		       char **tag_local)
+{
+	if (build_tag(in, tag) < 0 || asprintf(cache_ref, "localhost/aisb-build:%s", tag) < 0) {
+		*cache_ref = NULL;
+		return -ENOMEM;
+	}
+	if (name && !(*tag_local = local_name(name)))
+		return -ENOMEM;
+	return 0;
 }
 
 /* The same inputs were built before when the pin @cache_ref is complete: then nothing runs, -t
@@ -475,13 +492,9 @@ static int build_with_podman(const struct build_opts *o, const char *text, size_
 		struct build_tag_input in = { .builder = "podman", .base_digest = base, .recipe = ser,
 					      .recipe_len = serlen, .build_args = o->build_args, .ctx = &cs.ctx,
 					      .copies = (const bool *const *)cs.copies, .n_copies = cs.n_copies };
-		if (build_tag(&in, tag) < 0)
+		if (build_names(&in, o->tag, tag, &cache_ref, &tag_local) < 0)
 			goto oom;
 	}
-	if (asprintf(&cache_ref, "localhost/aisb-build:%s", tag) < 0)
-		goto oom;
-	if (o->tag && !(tag_local = local_name(o->tag)))
-		goto oom;
 
 	if (image_opts_init(&io, hostenv_get) < 0) {
 		ex = AISB_EXIT_POLICY;
@@ -685,13 +698,9 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 		struct build_tag_input in = { .builder = "native", .base_digest = base.digest, .recipe = ser,
 					      .recipe_len = serlen, .build_args = o->build_args, .ctx = &cs.ctx,
 					      .copies = (const bool *const *)cs.copies, .n_copies = cs.n_copies };
-		if (build_tag(&in, tag) < 0)
+		if (build_names(&in, o->tag, tag, &cache_ref, &tag_local) < 0)
 			goto oom;
 	}
-	if (asprintf(&cache_ref, "localhost/aisb-build:%s", tag) < 0)
-		goto oom;
-	if (o->tag && !(tag_local = local_name(o->tag)))
-		goto oom;
 	r = cache_hit(s, cache_ref, tag_local);
 	if (r != 0) {
 		ex = r > 0 ? 0 : AISB_EXIT_FAILED;
