@@ -34,6 +34,7 @@
 #include "rootfs/image.h"
 #include "rootfs/ref.h"
 #include "rootfs/store.h"
+#include "util/homedir.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -597,14 +598,9 @@ static int build_netplan(const struct build_opts *o, struct net_plan **out)
  * messages. Return: the fd, or -1 (warned: the build goes on without it). */
 static int open_build_file(const char *tag, const char *suffix, const char *what)
 {
-	const char *xdg = hostenv_get("XDG_STATE_HOME"), *home = hostenv_get("HOME");
-	_cleanup_free_ char *dir = NULL, *file = NULL;
+	_cleanup_free_ char *dir = homedir_aisb(hostenv_get, HOMEDIR_STATE), *file = NULL;
 	int fd;
 
-	if (xdg && xdg[0] == '/')
-		dir = path_join(xdg, "aisb");
-	else if (home && home[0] == '/')
-		dir = path_join(home, ".local/state/aisb");
 	if (!dir || mkdir_p(dir, 0700) < 0 || asprintf(&file, "%s/build-%s.%s", dir, tag, suffix) < 0) {
 		log_warn("no build %s: cannot create the state directory", what);
 		return -1;

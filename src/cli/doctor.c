@@ -26,6 +26,8 @@
 #include "net/pasta.h"
 #include "ns/cgroup.h"
 #include "ns/limits.h"
+#include "util/container.h"
+#include "util/homedir.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -285,8 +287,7 @@ void doctor_check_userns(const struct doctor_env *e, struct doctor_result *r)
 	snprintf(msg, sizeof(msg), "cannot create a user namespace: %s", strerror(-k));
 	set(r, DOCTOR_FAIL, "userns", msg,
 	    k == -ENOSPC ? "user.max_user_namespaces is exhausted or 0: sudo sysctl -w user.max_user_namespaces=15000"
-	    : k == -EPERM ? "a seccomp filter or LSM forbids unshare(CLONE_NEWUSER) (in a container: run it "
-			    "with --security-opt seccomp=unconfined, or allow unshare and mount in its profile)"
+	    : k == -EPERM ? container_fix(container_detect(e->root), CONTAINER_NEED_USERNS)
 	    : "check 'dmesg' and the kernel's CONFIG_USER_NS");
 }
 
@@ -338,36 +339,19 @@ void doctor_check_seccomp(const struct doctor_env *e, struct doctor_result *r)
 		set(r, DOCTOR_OK, "seccomp", "no inherited seccomp filter", NULL);
 }
 
-unsigned doctor_count_proc_overmounts(const char *mi, const char *proc_mnt)
-{
-	unsigned n = 0;
-	for (const char *line = mi; line && *line;) {
-		const char *nl = strchr(line, '\n');
-		char mp[512];
-		/* field 5 is the mount point */
-		if (sscanf(line, "%*s %*s %*s %*s %511s", mp) == 1 && path_startswith(mp, proc_mnt) &&
-		    !streq(mp, proc_mnt) && !path_startswith(mp, "/proc/sys/fs/binfmt_misc"))
-			n++;
-		line = nl ? nl + 1 : NULL;
-	}
-	return n;
-}
-
+/* A masked /proc is a FAIL, not a warning: the run refuses there (77) and there is no
+ * fallback (container.h). The message and fix are the run's refusal, word for word. */
 void doctor_check_proc(const struct doctor_env *e, struct doctor_result *r)
 {
 	_cleanup_free_ char *mi = read_under(e->proc, "self/mountinfo");
-	unsigned over = mi ? doctor_count_proc_overmounts(mi, "/proc") : 0;
-	char msg[256];
+	unsigned over = mi ? container_proc_overmounts(mi, "/proc") : 0;
+	char msg[384], fix[384];
 	int k;
 
 	if (!e->live) {
 		if (over) {
-			snprintf(msg, sizeof(msg), "%u mount%s cover parts of /proc (a masked /proc, as container "
-				 "engines leave it): a fresh proc cannot be mounted in a user namespace", over,
-				 over == 1 ? "" : "s");
-			set(r, DOCTOR_WARN, "proc", msg, "aisb then binds the existing /proc; for a fresh one run "
-			    "the container with --security-opt systempaths=unconfined (docker) or --security-opt "
-			    "unmask=ALL (podman)");
+			container_proc_refusal(container_detect(e->root), EPERM, over, msg, sizeof(msg), fix, sizeof(fix));
+			set(r, DOCTOR_FAIL, "proc", msg, fix);
 		} else
 			set(r, DOCTOR_OK, "proc", "/proc is not masked", NULL);
 		return;
@@ -379,11 +363,8 @@ void doctor_check_proc(const struct doctor_env *e, struct doctor_result *r)
 		set(r, DOCTOR_OK, "proc", "a fresh /proc mounts in a new user+pid namespace", NULL);
 		return;
 	}
-	snprintf(msg, sizeof(msg), "a fresh /proc does not mount in a user namespace: %s%s", strerror(-k),
-		 over ? " (parts of /proc are masked)" : "");
-	set(r, over ? DOCTOR_WARN : DOCTOR_FAIL, "proc", msg,
-	    "run the container with --security-opt systempaths=unconfined (docker) or --security-opt "
-	    "unmask=ALL (podman); aisb falls back to binding /proc where it can");
+	container_proc_refusal(container_detect(e->root), -k, over, msg, sizeof(msg), fix, sizeof(fix));
+	set(r, DOCTOR_FAIL, "proc", msg, fix);
 }
 
 void doctor_check_overlay(const struct doctor_env *e, struct doctor_result *r)
@@ -547,6 +528,19 @@ static char *run_text(const char *exe, const char *arg)
 	return buf;
 }
 
+/* pasta opens /dev/net/tun in its own mount namespace, the caller's (a container without the
+ * device gets "Failed to open tun socket", measured). Sets errno when false. */
+static bool tun_usable(const struct doctor_env *e)
+{
+	_cleanup_free_ char *p = path_join(e->root && *e->root ? e->root : "/", "dev/net/tun");
+	int fd = p ? open(p, O_RDWR | O_CLOEXEC) : -1;
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 void doctor_check_pasta(const struct doctor_env *e, struct doctor_result *r)
 {
 	_cleanup_free_ char *exe = which(e, "pasta"), *help = NULL, *version = NULL;
@@ -571,6 +565,13 @@ void doctor_check_pasta(const struct doctor_env *e, struct doctor_result *r)
 		set(r, DOCTOR_WARN, "pasta", msg, "install a newer passt (2023 or later)");
 		return;
 	}
+	if (!tun_usable(e)) {
+		snprintf(msg, sizeof(msg), "/dev/net/tun cannot be opened (%s): pasta cannot work here, so "
+			 "--net full, --publish and IP/CIDR allow entries fail (--net none and --net allow "
+			 "with names do not need it)", strerror(errno));
+		set(r, DOCTOR_WARN, "pasta", msg, container_fix(container_detect(e->root), CONTAINER_NEED_TUN));
+		return;
+	}
 	version = run_text(exe, "--version");
 	if (pasta_parse_help(help, &o) < 0)
 		memset(&o, 0, sizeof(o));
@@ -593,6 +594,7 @@ void doctor_check_pasta(const struct doctor_env *e, struct doctor_result *r)
 
 void doctor_check_cgroup(const struct doctor_env *e, struct doctor_result *r)
 {
+	enum container_engine engine;
 	char why[320], msg[512];
 
 	if (cgroup_probe(e->cgroup_root, CGROUP_CTRL_ALL, why, sizeof(why))) {
@@ -608,6 +610,11 @@ void doctor_check_cgroup(const struct doctor_env *e, struct doctor_result *r)
 	}
 	snprintf(msg, sizeof(msg), "limits cannot be enforced: %s; default limits degrade (RLIMIT_NPROC "
 		 "only, one warning per run) and an explicit --memory/--pids/--cpus is refused (78)", why);
+	if ((engine = container_detect(e->root)) != CONTAINER_NONE) {
+		/* the host's boot options are not the container's to change */
+		set(r, DOCTOR_WARN, "cgroup", msg, container_fix(engine, CONTAINER_NEED_CGROUP));
+		return;
+	}
 	set(r, DOCTOR_WARN, "cgroup", msg,
 	    "use the unified cgroup v2 hierarchy (boot with systemd.unified_cgroup_hierarchy=1 on a hybrid "
 	    "host) with systemd's user manager (aisb then uses 'systemd-run --user --scope -p "
@@ -664,15 +671,11 @@ static int dir_writable(const char *dir)
 
 void doctor_check_dirs(const struct doctor_env *e, struct doctor_result *r)
 {
-	_cleanup_free_ char *state = sessions_state_dir(e->get), *cache = NULL;
-	const char *xc = e->get("XDG_CACHE_HOME"), *home = e->get("HOME");
+	_cleanup_free_ char *state = homedir_aisb(e->get, HOMEDIR_STATE);
+	_cleanup_free_ char *cache = homedir_aisb(e->get, HOMEDIR_CACHE);
 	char msg[640], fix[256];
 	int k;
 
-	if (xc && path_is_absolute(xc))
-		cache = path_join(xc, "aisb");
-	else if (home && path_is_absolute(home) && asprintf(&cache, "%s/.cache/aisb", home) < 0)
-		cache = NULL;
 	if (!state || !cache) {
 		set(r, DOCTOR_FAIL, "dirs", "no home directory: the state and cache dirs are unknown",
 		    "set HOME, or XDG_STATE_HOME and XDG_CACHE_HOME, to writable directories");

@@ -30,6 +30,7 @@ struct doctor_env {
 	const char *sys;       /* "/sys" */
 	const char *etc;       /* "/etc" */
 	const char *cgroup_root; /* "" for the real system; see cgroup.h */
+	const char *root;      /* where the container engines' marker files are: "" or NULL for / */
 	uid_t uid;
 	const char *user;      /* login name, for subuid; may be NULL */
 	const char *self_exe;  /* path of this aisb, for the AppArmor fix */
@@ -55,9 +56,6 @@ void doctor_check_libs(const struct doctor_env *e, struct doctor_result *r);
  * not-ok line followed by "     fix: ..."). Return: the number of FAILs. Does not log. */
 int doctor_run(const struct doctor_env *e, FILE *out);
 
-/* Counts mounts below @proc_mnt in mountinfo @text (masked /proc paths, as container engines
- * leave them: they make a fresh proc mount fail in a user namespace). Does not log. */
-unsigned doctor_count_proc_overmounts(const char *mountinfo, const char *proc_mnt);
 
 /* Does /etc/subuid-style @text give @user or @uid a range of at least @min ids? Does not log. */
 bool doctor_subid_has_range(const char *text, const char *user, uid_t uid, unsigned long min);

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include "net/gate.h"
 #include "net/netplan.h"
 #include "rootfs/ref.h"
+#include "util/homedir.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -331,16 +331,6 @@ static int add_mount(struct aisb_plan *p, const char *spec, const char *xdg_runt
 	return 0;
 }
 
-static char *home_dir(env_getter get)
-{
-	const char *h = get("HOME");
-	struct passwd *pw;
-	if (h && path_is_absolute(h))
-		return strdup(h);
-	pw = getpwuid(getuid());
-	return pw && pw->pw_dir ? strdup(pw->pw_dir) : NULL;
-}
-
 static int resolve_command(struct aisb_plan *p, const struct aisb_settings *s)
 {
 	const char *shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
@@ -367,7 +357,6 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 {
 	_cleanup_free_ char *home = NULL, *cwd = NULL;
 	const char *xdg_runtime = get("XDG_RUNTIME_DIR");
-	const char *xdg_state = get("XDG_STATE_HOME");
 	int r;
 
 	memset(p, 0, sizeof(*p));
@@ -407,7 +396,7 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	if (s->image && !(p->image_ref = strdup(s->image)))
 		return log_error("out of memory"), AISB_EXIT_FAILED;
 
-	home = home_dir(get);
+	home = homedir_home(get, NULL);
 	if (!home)
 		return log_error("cannot find your home directory (set HOME)"), AISB_EXIT_FAILED;
 
@@ -436,11 +425,8 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	if (!p->cwd)
 		return AISB_EXIT_FAILED;
 
-	/* State and home. */
-	if (xdg_state && path_is_absolute(xdg_state))
-		p->state_dir = path_join(xdg_state, "aisb");
-	else if (asprintf(&p->state_dir, "%s/.local/state/aisb", home) < 0)
-		p->state_dir = NULL;
+	/* State and home: the rule every command shares (util/homedir.h). */
+	p->state_dir = homedir_aisb(get, HOMEDIR_STATE);
 	if (!p->state_dir)
 		return AISB_EXIT_FAILED;
 	if (!s->ephemeral_home && !(p->home_src = path_join(p->state_dir, "homes/default")))
@@ -468,6 +454,10 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	/* Limits (issue 5): enforce with cgroup v2, re-run in a systemd scope, refuse (78) or
 	 * degrade the defaults with one warning. */
 	p->limits_quiet = s->accept_unenforced_limits;
+	/* A preview shows the plan (limits_describe() says "NOT enforced" in it) and starts nothing:
+	 * the run-time warning is for runs only (issue 12). */
+	if (s->dry_run || s->print_policy || s->print_ruleset)
+		p->limits_quiet = true;
 	r = limits_resolve(p, s->memory, s->pids, s->cpus, get, "");
 	if (r != 0)
 		return r;

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "ns/cgroup.h"
+#include "util/homedir.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -24,21 +24,7 @@
 
 char *sessions_state_dir(env_getter get)
 {
-	const char *xdg = get("XDG_STATE_HOME"), *home = get("HOME");
-	struct passwd *pw;
-	char *r;
-
-	if (xdg && path_is_absolute(xdg))
-		return path_join(xdg, "aisb");
-	if (!home || !path_is_absolute(home)) {
-		pw = getpwuid(getuid());
-		home = pw ? pw->pw_dir : NULL;
-	}
-	if (!home)
-		return NULL;
-	if (asprintf(&r, "%s/.local/state/aisb", home) < 0)
-		return NULL;
-	return r;
+	return homedir_aisb(get, HOMEDIR_STATE);
 }
 
 bool sessions_id_valid(const char *id)

@@ -15,6 +15,7 @@
 #include "cli/hostenv.h"
 #include "net/addr.h"
 #include "net/pasta.h"
+#include "util/container.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -276,6 +277,28 @@ static int has_default_route(pid_t pid)
 	return 0;
 }
 
+/* The last line pasta wrote to @log_fd (a regular file opened for append) that is not its
+ * syslog noise ("Failed to send N bytes to syslog", measured), into @buf; "" if none. */
+static void pasta_error_line(int log_fd, char *buf, size_t n)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+
+	buf[0] = 0;
+	if (log_fd < 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", log_fd);
+	if (read_file_at(AT_FDCWD, path, 64 * 1024, &text, NULL) < 0)
+		return;
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (*line && !strstr(line, "syslog"))
+			snprintf(buf, n, "%s", line);
+	}
+}
+
 /**
  * pasta_start() - exec pasta attached to the sandbox and wait until it configured the netns
  * @path: the binary
@@ -321,9 +344,22 @@ int pasta_start(const char *path, const struct pasta_opts *o, const struct pasta
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		if (waitpid(pid, &st, WNOHANG) == pid) {
+			char line[256], how[32];
 			out->pid = -1;
-			return log_error_errno(-ECHILD, "pasta exited before it configured the sandbox's network "
-					       "(status %d; see pasta.log in the session dir with --keep)", st);
+			if (WIFEXITED(st))
+				snprintf(how, sizeof(how), "exit %d", WEXITSTATUS(st));
+			else
+				snprintf(how, sizeof(how), "signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+			pasta_error_line(log_fd, line, sizeof(line));
+			if (!*line)
+				return log_error_errno(-ECHILD, "pasta exited before it configured the sandbox's "
+						       "network (%s; see pasta.log in the session dir with --keep)", how);
+			/* without /dev/net/tun (a container's default) pasta says "Failed to open tun
+			 * socket" (measured): the fix is the engine's --device option */
+			return log_error_errno(-ECHILD, "pasta failed (%s): '%s'%s%s", how, line,
+					       strstr(line, "tun") ? "; fix: " : "",
+					       strstr(line, "tun") ? container_fix(container_detect(NULL), CONTAINER_NEED_TUN)
+								   : "");
 		}
 		r = has_default_route(s->pid);
 		if (r > 0)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ns/cgroup.h"
+#include "util/container.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -920,12 +921,18 @@ int cgroup_degrade(const struct cgroup_limits *l, const char *why, bool host_roo
 	if (l->cpus_explicit && l->cpu_quota_us)
 		explicit_mask |= CGROUP_CPU;
 	if (explicit_mask) {
+		enum container_engine e = container_detect(NULL);
 		cgroup_mask_to_string(explicit_mask, names, sizeof(names));
-		log_error("cannot enforce the %s limit: %s; fix: run aisb where a cgroup v2 subtree is "
-			  "delegated to you (on a systemd host with the unified hierarchy: 'systemd-run "
-			  "--user --scope -p Delegate=yes aisb ...'; on this kind of hybrid host: boot with "
-			  "systemd.unified_cgroup_hierarchy=1), or drop the limit (see 'aisb doctor' and "
-			  "docs/limits.md)", names, why);
+		/* in a container the host's boot options are out of reach: the engine is asked */
+		if (e != CONTAINER_NONE)
+			log_error("cannot enforce the %s limit: %s; fix: %s, or drop the limit (see 'aisb doctor' "
+				  "and docs/ci.md)", names, why, container_fix(e, CONTAINER_NEED_CGROUP));
+		else
+			log_error("cannot enforce the %s limit: %s; fix: run aisb where a cgroup v2 subtree is "
+				  "delegated to you (on a systemd host with the unified hierarchy: 'systemd-run "
+				  "--user --scope -p Delegate=yes aisb ...'; on this kind of hybrid host: boot with "
+				  "systemd.unified_cgroup_hierarchy=1), or drop the limit (see 'aisb doctor' and "
+				  "docs/limits.md)", names, why);
 		return -EPERM;
 	}
 	if (n)

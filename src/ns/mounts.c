@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ns/mounts.h"
+#include "util/container.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -960,6 +961,24 @@ static int mirror_dir(int srcfd, int dstfd, const char *skip, char *err, size_t 
 	return r;
 }
 
+/* A fresh proc refused (EPERM): a masked /proc, as container engines leave it. There is no
+ * fallback: binding the container's /proc would show the sandbox every process of the
+ * container and its writable /proc/sys paths, so the run refuses (77) with the engine's option,
+ * the same text as doctor's proc check. Runs before the pivot, so the container's /run and /
+ * still name the engine. Return: AISB_EXIT_ENFORCE. */
+static int proc_refused(int e, char *err, size_t errlen)
+{
+	_cleanup_free_ char *mi = NULL;
+	char msg[384], fix[384];
+
+	if (read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 20, &mi, NULL) < 0)
+		mi = NULL;
+	container_proc_refusal(container_detect(NULL), e, mi ? container_proc_overmounts(mi, "/proc") : 0, msg,
+			       sizeof(msg), fix, sizeof(fix));
+	snprintf(err, errlen, "%s; fix: %s", msg, fix);
+	return AISB_EXIT_ENFORCE;
+}
+
 int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, size_t errlen)
 {
 	_cleanup_free_ int *trees = calloc(mp->n ? mp->n : 1, sizeof(int));
@@ -1133,10 +1152,12 @@ int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, si
 			if (r < 0 && op->kind == MOP_PROC)
 				/* hidepid needs 5.8; the pid namespace is what hides the host anyway */
 				r = mount_fs("proc", NULL, attrs, tfd);
+			if (r == -EPERM && op->kind == MOP_PROC) {
+				r = proc_refused(-r, err, errlen);
+				goto out;
+			}
 			if (r < 0) {
-				r = fail(err, errlen, r, "cannot mount %s on '%s'%s", types[op->kind], op->dst,
-					 op->kind == MOP_PROC ? " (is /proc masked by a container engine? "
-								"run 'aisb doctor')" : "");
+				r = fail(err, errlen, r, "cannot mount %s on '%s'", types[op->kind], op->dst);
 				goto out;
 			}
 			break;

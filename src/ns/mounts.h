@@ -122,7 +122,8 @@ const struct mount_op *mount_plan_find(const struct mount_plan *mp, const char *
  * the kernel refuses it (EINVAL, ENODEV, EPERM) or MOP_F_NO_OVERLAY is set, the read-only
  * fallback is applied and *@fell_back set (the caller announces it). On failure @err (size
  * @errlen) names the step. Does not log (the caller reports through the sync pipe).
- * Return: 0 or -errno. */
+ * Return: 0, -errno, or AISB_EXIT_ENFORCE when the kernel refuses a fresh proc (a /proc masked
+ * by a container engine; @err then holds the engine's fix). */
 int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, size_t errlen);
 
 #endif

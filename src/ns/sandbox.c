@@ -28,6 +28,7 @@
 #include "ns/seccomp.h"
 #include "ns/session.h"
 #include "ns/stage.h"
+#include "util/container.h"
 #include "util/dl.h"
 #include "util/fdpass.h"
 #include "util/log.h"
@@ -382,8 +383,21 @@ int sandbox_run(struct aisb_plan *p)
 	 * so the child is PID 1 of the new pid namespace. */
 	pid = (pid_t)syscall(SYS_clone, NS_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
 	if (pid < 0) {
-		log_error_errno(-errno, "cannot create the sandbox namespaces: %m (are unprivileged user "
-				"namespaces allowed? run 'aisb doctor')");
+		enum container_engine e = container_detect(NULL);
+		r = -errno;
+		/* EPERM: a seccomp profile (Docker's default denies CLONE_NEWUSER), an LSM or a sysctl
+		 * refuses; the sandbox cannot exist, so this is the enforcement refusal (77), with the
+		 * engine's option when aisb runs in a container (doctor's userns check prints it too) */
+		if (r == -EPERM && e != CONTAINER_NONE) {
+			log_error("cannot create the sandbox namespaces: %s; fix: %s", strerror(-r),
+				  container_fix(e, CONTAINER_NEED_USERNS));
+			code = AISB_EXIT_ENFORCE;
+		} else {
+			log_error_errno(r, "cannot create the sandbox namespaces: %m (are unprivileged user "
+					"namespaces allowed? run 'aisb doctor' for the fix)");
+			if (r == -EPERM)
+				code = AISB_EXIT_ENFORCE;
+		}
 		goto restore_mask;
 	}
 	if (pid == 0) {

@@ -16,6 +16,7 @@
 
 #include "rootfs/image.h"
 #include "util/dl.h"
+#include "util/homedir.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -31,7 +32,7 @@ int image_opts_init(struct image_opts *o, image_env_getter get)
 	o->reg.tls_verify = true;
 	o->ttl_days = 7;
 	unpack_limits_default(&o->lim);
-	o->store_root = store_default_root(get("XDG_CACHE_HOME"), get("HOME"));
+	o->store_root = homedir_aisb(get, HOMEDIR_CACHE);
 	if (!o->store_root)
 		return log_error("cannot find the image store: set HOME or XDG_CACHE_HOME"), -EINVAL;
 	v = get("AISB_BASE_TTL_DAYS");

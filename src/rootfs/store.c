@@ -22,15 +22,6 @@
 
 static const char *const store_dirs[] = { "blobs", "blobs/sha256", "rootfs", "refs", "tmp", "locks" };
 
-char *store_default_root(const char *xdg_cache, const char *home)
-{
-	if (xdg_cache && path_is_absolute(xdg_cache))
-		return path_join(xdg_cache, "aisb");
-	if (home && path_is_absolute(home))
-		return path_join(home, ".cache/aisb");
-	return NULL;
-}
-
 int store_open(const char *root, struct store **out)
 {
 	_cleanup_free_ struct store *s = calloc(1, sizeof(*s));

@@ -40,9 +40,6 @@ struct store_ref {
 int store_open(const char *root, struct store **out);
 void store_free(struct store *s);
 
-/* "$XDG_CACHE_HOME/aisb" or "$HOME/.cache/aisb" from @xdg_cache and @home; caller frees. */
-char *store_default_root(const char *xdg_cache, const char *home);
-
 /* Takes an exclusive flock on locks/<kind>-<key>.lock; returns the fd (close to release).
  * Does not log. */
 int store_lock(struct store *s, const char *kind, const char *key, bool shared);

@@ -76,6 +76,23 @@ session_ids() { ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null; }
 	[[ "$output" =~ limits_enforced=(no|rlimit-nproc-only) ]]
 }
 
+@test "limits: previews (--dry-run, --print-policy, --print-ruleset) print no run-time warning; the run does" {
+	no_delegation || skip "this host delegates cgroup v2"
+	rm -f "$XDG_CONFIG_HOME/aisb/config" # common_setup acknowledges the warning away
+	for flag in --dry-run --print-policy --print-ruleset; do
+		run "$AISB" --no-cwd --allow example.com "$flag" -- true
+		[ "$status" -eq 0 ]
+		[[ "$output" != *"aisb: warning"* ]]
+	done
+	# the plan still says it: a preview does not hide that the limits are off
+	run sb --no-cwd --dry-run -- true
+	[[ "$output" == *"NOT enforced"* ]]
+	# control: the same settings, run, warn once
+	run "$AISB" --no-cwd --allow example.com -- true
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'aisb: warning: resource limits are not enforced' <<<"$output")" -eq 1 ]
+}
+
 @test "limits: without cgroups a non-root run gets RLIMIT_NPROC=4096 inside, root none" {
 	no_delegation || skip "this host delegates cgroup v2"
 	rm -f "$XDG_CONFIG_HOME/aisb/config"

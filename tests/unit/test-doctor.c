@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/doctor.h"
+#include "util/container.h"
 #include "util/util.h"
 
 static char root[64];
@@ -38,6 +40,12 @@ static void put(const char *rel, const char *text)
 	assert_int_equal(write_file_at(AT_FDCWD, p, text, strlen(text), 0644), 0);
 }
 
+static void unlink_under(const char *rel)
+{
+	_cleanup_free_ char *p = path_join(root, rel);
+	assert_int_equal(unlink(p), 0);
+}
+
 static struct doctor_env env;
 static char procdir[96], sysdir[96], etcdir[96];
 
@@ -53,7 +61,7 @@ static int setup(void **s)
 	snprintf(cachebuf, sizeof(cachebuf), "%s/cache", root);
 	st_val = statebuf;
 	cache_val = cachebuf;
-	env = (struct doctor_env){ .proc = procdir, .sys = sysdir, .etc = etcdir, .cgroup_root = root,
+	env = (struct doctor_env){ .proc = procdir, .sys = sysdir, .etc = etcdir, .cgroup_root = root, .root = root,
 				   .uid = 1000, .user = "alice", .self_exe = "/usr/local/bin/aisb",
 				   .get = fake_get, .live = false };
 	return 0;
@@ -134,11 +142,39 @@ static void test_proc_masked(void **s)
 		"603 601 0:52 / /proc/keys rw - tmpfs tmpfs rw\n"
 		"604 601 0:51 /bus /proc/bus ro - proc proc rw\n"
 		"605 600 0:53 / /procfoo rw - tmpfs tmpfs rw\n";
-	assert_int_equal(doctor_count_proc_overmounts(docker, "/proc"), 3);
+	char msg[384], fix[384];
+
+	assert_int_equal(container_proc_overmounts(docker, "/proc"), 3);
 	put("proc/self/mountinfo", docker);
+	/* no engine marker: every engine's option */
 	doctor_check_proc(&env, &r);
-	assert_int_equal(r.status, DOCTOR_WARN);
-	assert_non_null(strstr(r.msg, "3 mounts cover parts of /proc"));
+	assert_int_equal(r.status, DOCTOR_FAIL); /* no fallback exists: the run refuses too */
+	assert_non_null(strstr(r.msg, "masks 3 paths of /proc"));
+	assert_non_null(strstr(r.fix, "--security-opt unmask=ALL"));
+	assert_non_null(strstr(r.fix, "systempaths=unconfined"));
+	assert_non_null(strstr(r.fix, "procMount: Unmasked"));
+	/* podman's marker: podman's option only, the same text the run's refusal prints */
+	put("run/.containerenv", "");
+	doctor_check_proc(&env, &r);
+	assert_int_equal(r.status, DOCTOR_FAIL);
+	assert_string_equal(r.fix, "run the container with --security-opt unmask=ALL (podman)");
+	container_proc_refusal(CONTAINER_PODMAN, EPERM, 3, msg, sizeof(msg), fix, sizeof(fix));
+	assert_string_equal(r.msg, msg);
+	assert_string_equal(r.fix, fix);
+	unlink_under("run/.containerenv");
+	put(".dockerenv", "");
+	doctor_check_proc(&env, &r);
+	assert_string_equal(r.fix, "run the container with --security-opt systempaths=unconfined (docker)");
+	put("var/run/secrets/kubernetes.io/serviceaccount/token", "");
+	doctor_check_proc(&env, &r);
+	assert_non_null(strstr(r.fix, "procMount: Unmasked"));
+	assert_null(strstr(r.fix, "unmask=ALL"));
+	unlink_under("var/run/secrets/kubernetes.io/serviceaccount/token");
+	{
+		_cleanup_free_ char *k8s = path_join(root, "var/run/secrets");
+		rm_rf(k8s);
+	}
+	unlink_under(".dockerenv");
 	put("proc/self/mountinfo", "1 0 8:1 / / rw - ext4 /dev/sda rw\n2 1 0:5 / /proc rw - proc proc rw\n");
 	doctor_check_proc(&env, &r);
 	assert_int_equal(r.status, DOCTOR_OK);
@@ -198,6 +234,21 @@ static void test_cgroup(void **s)
 	assert_int_equal(r.status, DOCTOR_WARN);
 	assert_non_null(strstr(r.msg, "hugetlb"));
 	assert_non_null(strstr(r.fix, "systemd-run --user --scope -p Delegate=yes"));
+	/* inside a container: what to ask of the engine, not the host's boot options */
+	put("run/.containerenv", "");
+	doctor_check_cgroup(&env, &r);
+	assert_int_equal(r.status, DOCTOR_WARN);
+	assert_non_null(strstr(r.fix, "--cgroupns=private --cgroups=split (podman)"));
+	assert_null(strstr(r.fix, "systemd.unified_cgroup_hierarchy"));
+	/* a marker left in a root filesystem exported from a container, on a machine with
+	 * devtmpfs on /dev and an unmasked /proc (this CI VM): the host's advice */
+	put("proc/self/mountinfo", "24 27 0:6 / /dev rw - devtmpfs devtmpfs rw
+"
+				   "40 30 0:37 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw
+");
+	doctor_check_cgroup(&env, &r);
+	assert_non_null(strstr(r.fix, "systemd.unified_cgroup_hierarchy"));
+	unlink_under("run/.containerenv");
 
 	snprintf(self, sizeof(self), "%d\n", (int)getpid());
 	put("proc/self/mountinfo", "40 30 0:37 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");

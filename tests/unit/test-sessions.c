@@ -63,14 +63,15 @@ static int teardown(void **s)
 
 static void test_state_dir(void **s)
 {
-	_cleanup_free_ char *a = NULL, *b = NULL;
+	_cleanup_free_ char *a = NULL, *b = NULL, *want = NULL;
 	fake_env_xdg = "/x/state";
-	fake_env_home = "/home/u";
+	fake_env_home = state; /* a home must be a writable directory (util/homedir.h) */
 	a = sessions_state_dir(fake_get);
 	assert_string_equal(a, "/x/state/aisb");
 	fake_env_xdg = "relative"; /* ignored, as the XDG spec says */
 	b = sessions_state_dir(fake_get);
-	assert_string_equal(b, "/home/u/.local/state/aisb");
+	want = path_join(state, ".local/state/aisb");
+	assert_string_equal(b, want);
 }
 
 static void test_ids_and_age(void **s)
@@ -156,7 +157,7 @@ static void test_list_live_ended_remove(void **s)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_state_dir),
+		cmocka_unit_test_setup_teardown(test_state_dir, setup, teardown),
 		cmocka_unit_test(test_ids_and_age),
 		cmocka_unit_test_setup_teardown(test_list_live_ended_remove, setup, teardown),
 	};
