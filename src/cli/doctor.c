@@ -124,21 +124,39 @@ static int probe_proc(void)
 	return WIFEXITED(st) ? -WEXITSTATUS(st) : -EINTR;
 }
 
+/* Where probe_overlay() works: "" for a tmpfs of its own, else a directory on the filesystem
+ * that holds the run's overlay upper (the state dir: sessions/<id>/overlay). */
+static char overlay_base[1024];
+
 static int probe_overlay(void)
 {
+	char l[1040], d[1050], u[1040], w[1040], m[1040];
+	const char *b = overlay_base;
 	int r = enter(CLONE_NEWNS);
 	if (r < 0)
 		return r;
-	if (mount("tmpfs", "/tmp", "tmpfs", 0, "size=1m") < 0)
+	if (!*b) {
+		if (mount("tmpfs", "/tmp", "tmpfs", 0, "size=1m") < 0)
+			return -errno;
+		b = "/tmp";
+	}
+	snprintf(l, sizeof(l), "%s/l", b);
+	snprintf(d, sizeof(d), "%s/l/d", b);
+	snprintf(u, sizeof(u), "%s/u", b);
+	snprintf(w, sizeof(w), "%s/w", b);
+	snprintf(m, sizeof(m), "%s/m", b);
+	if (mkdir(l, 0755) < 0 || mkdir(d, 0755) < 0 || mkdir(u, 0755) < 0 || mkdir(w, 0755) < 0 ||
+	    mkdir(m, 0755) < 0)
 		return -errno;
-	if (mkdir("/tmp/l", 0755) < 0 || mkdir("/tmp/l/d", 0755) < 0 || mkdir("/tmp/u", 0755) < 0 ||
-	    mkdir("/tmp/w", 0755) < 0 || mkdir("/tmp/m", 0755) < 0)
-		return -errno;
-	if (mount("overlay", "/tmp/m", "overlay", 0,
-		  "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,userxattr") < 0)
-		return -errno;
+	{
+		char opts[3200];
+		snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", l, u, w);
+		if (mount("overlay", m, "overlay", 0, opts) < 0)
+			return -errno;
+	}
 	/* The measured failure without userxattr: removing a lower dir gives EIO. */
-	if (rmdir("/tmp/m/d") < 0)
+	snprintf(d, sizeof(d), "%s/d", m);
+	if (rmdir(d) < 0)
 		return -errno;
 	return 0;
 }
@@ -367,6 +385,23 @@ void doctor_check_proc(const struct doctor_env *e, struct doctor_result *r)
 	set(r, DOCTOR_FAIL, "proc", msg, fix);
 }
 
+/* probe_overlay() in a fresh directory below the state dir. Return: 0, -errno of the probe, or
+ * 0 when the state dir cannot be made (doctor's dirs check says that). */
+static int overlay_probe_in_state(const struct doctor_env *e)
+{
+	_cleanup_free_ char *state = homedir_aisb(e->get, HOMEDIR_STATE), *tmpl = NULL;
+	int k;
+
+	if (!state || mkdir_p(state, 0700) < 0 || !(tmpl = path_join(state, ".doctor-overlay-XXXXXX")) ||
+	    !mkdtemp(tmpl))
+		return 0;
+	snprintf(overlay_base, sizeof(overlay_base), "%s", tmpl);
+	k = probe(probe_overlay);
+	overlay_base[0] = 0;
+	(void)rm_rf(tmpl);
+	return k;
+}
+
 void doctor_check_overlay(const struct doctor_env *e, struct doctor_result *r)
 {
 	_cleanup_free_ char *fs = read_under(e->proc, "filesystems");
@@ -385,15 +420,28 @@ void doctor_check_overlay(const struct doctor_env *e, struct doctor_result *r)
 	}
 	if (needs_userns(e, r, "overlay"))
 		return;
+	overlay_base[0] = 0;
 	k = probe(probe_overlay);
-	if (k == 0) {
-		set(r, DOCTOR_OK, "overlay", "overlay with userxattr mounts in a user namespace, and removing "
-		    "a lower directory works", NULL);
+	if (k < 0) {
+		snprintf(msg, sizeof(msg), "overlay with userxattr fails in a user namespace: %s", strerror(-k));
+		set(r, DOCTOR_WARN, "overlay", msg, "needs Linux >= 5.11; without it --image runs on a read-only "
+		    "bind with tmpfs for writable paths");
 		return;
 	}
-	snprintf(msg, sizeof(msg), "overlay with userxattr fails in a user namespace: %s", strerror(-k));
-	set(r, DOCTOR_WARN, "overlay", msg, "needs Linux >= 5.11; without it --image runs on a read-only "
-	    "bind with tmpfs for writable paths");
+	/* The run's upper lives in the state dir: an overlay upper on overlayfs (a container's root
+	 * filesystem) is refused, measured in rootful podman, so probe there too. */
+	if ((k = overlay_probe_in_state(e)) < 0) {
+		_cleanup_free_ char *state = homedir_aisb(e->get, HOMEDIR_STATE);
+		snprintf(msg, sizeof(msg), "overlay works on a tmpfs, but not with its upper in the state dir '%s' "
+			 "(%s): --image runs read-only there, with tmpfs on the writable paths", state ? state : "?",
+			 strerror(-k));
+		set(r, DOCTOR_WARN, "overlay", msg, "point XDG_STATE_HOME at a filesystem that can hold an "
+		    "overlay upper (ext4, xfs, btrfs, tmpfs; not overlayfs), e.g. a volume in a container, or "
+		    "use --ephemeral (upper on tmpfs)");
+		return;
+	}
+	set(r, DOCTOR_OK, "overlay", "overlay with userxattr mounts in a user namespace, with its upper in the "
+	    "state dir, and removing a lower directory works", NULL);
 }
 
 void doctor_check_nft(const struct doctor_env *e, struct doctor_result *r)

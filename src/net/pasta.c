@@ -307,7 +307,7 @@ static void pasta_error_line(int log_fd, char *buf, size_t n)
  * @log_fd: pasta's stdout/stderr (its syslog noise goes there), or -1 for /dev/null
  * @out: the running pasta
  *
- * Return: 0, or -errno. Logs on failure.
+ * Return: 0, or -errno (-ENODEV: pasta could not open /dev/net/tun). Logs on failure.
  */
 int pasta_start(const char *path, const struct pasta_opts *o, const struct pasta_spec *s, int log_fd,
 		struct pasta *out)
@@ -356,10 +356,10 @@ int pasta_start(const char *path, const struct pasta_opts *o, const struct pasta
 						       "network (%s; see pasta.log in the session dir with --keep)", how);
 			/* without /dev/net/tun (a container's default) pasta says "Failed to open tun
 			 * socket" (measured): the fix is the engine's --device option */
-			return log_error_errno(-ECHILD, "pasta failed (%s): '%s'%s%s", how, line,
-					       strstr(line, "tun") ? "; fix: " : "",
-					       strstr(line, "tun") ? container_fix(container_detect(NULL), CONTAINER_NEED_TUN)
-								   : "");
+			if (strstr(line, "tun"))
+				return log_error_errno(-ENODEV, "pasta failed (%s): '%s'; fix: %s", how, line,
+						       container_fix(container_detect(NULL), CONTAINER_NEED_TUN));
+			return log_error_errno(-ECHILD, "pasta failed (%s): '%s'", how, line);
 		}
 		r = has_default_route(s->pid);
 		if (r > 0)

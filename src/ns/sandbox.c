@@ -383,8 +383,9 @@ int sandbox_run(struct aisb_plan *p)
 	 * so the child is PID 1 of the new pid namespace. */
 	pid = (pid_t)syscall(SYS_clone, NS_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
 	if (pid < 0) {
-		enum container_engine e = container_detect(NULL);
+		enum container_engine e;
 		r = -errno;
+		e = container_detect(NULL);
 		/* EPERM: a seccomp profile (Docker's default denies CLONE_NEWUSER), an LSM or a sysctl
 		 * refuses; the sandbox cannot exist, so this is the enforcement refusal (77), with the
 		 * engine's option when aisb runs in a container (doctor's userns check prints it too) */
@@ -417,8 +418,14 @@ int sandbox_run(struct aisb_plan *p)
 	/* Into the session leaf before init may fork the workload: nothing runs unlimited. */
 	if (limits_attach(&lr, pid) < 0)
 		goto kill_init;
-	if (p->netp && p->netp->pasta && start_pasta(p, pid, &pasta) < 0)
-		goto kill_init;
+	if (p->netp && p->netp->pasta && (r = start_pasta(p, pid, &pasta)) < 0) {
+		/* the platform withholds /dev/net/tun (a container's default): a refusal, like a
+		 * masked /proc, with the engine's option in pasta_start()'s message */
+		if (r != -ENODEV)
+			goto kill_init;
+		code = AISB_EXIT_ENFORCE;
+		goto kill_init_keep_code;
+	}
 	if (fdpass_send(sync_fds[0], &go, sizeof(go), NULL, 0) < 0) {
 		log_error_errno(-errno, "cannot start the sandbox's init: %m");
 		goto kill_init;

@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/containers/probe.sh OUTDIR — runs inside a CI-like container (tests/containers/run.sh):
+# aisb doctor, then --net none, --net allow against a server inside the container, --image from
+# an OCI layout, and --net full, each as NAME.out (stdout+stderr) and NAME.rc in OUTDIR.
+# The checks are made by run.sh on the host; this script only records.
+set -u
+out=$1
+t=$(dirname "$0")
+cd /tmp || exit 1
+step() { # NAME CMD...
+	name=$1
+	shift
+	"$@" >"$out/$name.out" 2>&1
+	echo $? >"$out/$name.rc"
+}
+step doctor aisb doctor
+step none aisb --verbose --net none --no-cwd -- sh -c 'echo sandbox-ok; cat /proc/sys/kernel/hostname'
+# a server inside the container, on its loopback (the container's own netns: a fixed port is
+# free); the sandbox reaches it only through the gate, by an allowlisted name
+socat TCP-LISTEN:18080,bind=127.0.0.1,fork,reuseaddr EXEC:"$t/serve.sh" &
+srv=$!
+i=0
+while ! (exec 3<>/dev/tcp/127.0.0.1/18080) 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+step allow aisb --net allow --allow srv.test:18080 --add-host srv.test=127.0.0.1 \
+	--add-host other.test=127.0.0.1 --no-cwd -- sh -c \
+	'curl -sS -m 10 http://srv.test:18080/; curl -sS -m 10 -o /dev/null -w "denied=%{http_code}\n" http://other.test:18080/'
+kill "$srv" 2>/dev/null
+step image aisb --net none --no-cwd --image "oci:$t/bb:latest" -- cat /etc/motd
+step full aisb --net full --no-cwd -- true
+exit 0
