@@ -13,7 +13,7 @@ top=$PWD
 
 rc=0
 make -C build -j"$(nproc)" check || rc=1
-for f in build/tests/e2e/run.log build/tests/vm/*.log; do
+for f in build/tests/e2e/run.log build/tests/vm/*.log build/tests/containers/*.log; do
 	[ -f "$f" ] && { echo "---- $f"; cat "$f"; }
 done
 [ $rc -eq 0 ] || { echo "---- failing logs:"; grep -l '^FAIL\|^ERROR' build/test-suite.log >/dev/null 2>&1 && cat build/test-suite.log; }
@@ -26,7 +26,8 @@ mkdir -p build-san
 
 # Count results from automake's .trs files (unit binaries count as one each) and the e2e TAP.
 pass=0 fail=0 skip=0
-for trs in build/tests/unit/*.trs build-san/tests/unit/*.trs build/tests/vm/*.trs build/tests/fuzz/*.trs; do
+for trs in build/tests/unit/*.trs build-san/tests/unit/*.trs build/tests/vm/*.trs build/tests/fuzz/*.trs \
+	build/tests/containers/*.trs; do
 	[ -f "$trs" ] || continue
 	case "$(sed -n 's/^:test-result: //p' "$trs" | head -1)" in
 	PASS) pass=$((pass + 1)) ;; SKIP) skip=$((skip + 1)) ;; *) fail=$((fail + 1)) ;;

@@ -38,4 +38,7 @@ if [ ! -f "$tarball" ]; then
 	find "$cache" -maxdepth 1 -name "$name-*.tar" ! -name "$name-$key.tar" -delete
 fi
 podman import --quiet "$tarball" "$ref" >/dev/null
+# this script's older images of the same name are stale too
+podman images --format '{{.Repository}}:{{.Tag}}' "localhost/$name" | grep -vxF "$ref" |
+	xargs -r podman rmi >/dev/null 2>&1 || true
 echo "$ref"

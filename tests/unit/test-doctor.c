@@ -242,10 +242,8 @@ static void test_cgroup(void **s)
 	assert_null(strstr(r.fix, "systemd.unified_cgroup_hierarchy"));
 	/* a marker left in a root filesystem exported from a container, on a machine with
 	 * devtmpfs on /dev and an unmasked /proc (this CI VM): the host's advice */
-	put("proc/self/mountinfo", "24 27 0:6 / /dev rw - devtmpfs devtmpfs rw
-"
-				   "40 30 0:37 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw
-");
+	put("proc/self/mountinfo", "24 27 0:6 / /dev rw - devtmpfs devtmpfs rw\n"
+				   "40 30 0:37 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n");
 	doctor_check_cgroup(&env, &r);
 	assert_non_null(strstr(r.fix, "systemd.unified_cgroup_hierarchy"));
 	unlink_under("run/.containerenv");
