@@ -30,6 +30,7 @@ git -C "$srcdir" ls-files -z --cached --others --exclude-standard |
 	(cd "$srcdir" && xargs -0 tar --no-recursion -cf - 2>/dev/null) | tar -xf - -C "$work"
 chmod -R a+rX "$work"
 
+# shellcheck disable=SC2086 # a list of words
 filter=$(printf '%s\n' $suites | paste -sd'|')
 cat >"$work/inside.sh" <<INSIDE
 #!/bin/bash
@@ -57,6 +58,7 @@ chmod +x "$work/inside.sh"
 # run.sh runs every tests/e2e/*.bats; only the chosen suites are copied into the container
 find "$work/tests/e2e" -maxdepth 1 -name '*.bats' | while read -r f; do
 	b=$(basename "$f" .bats)
+	# shellcheck disable=SC2086 # a list of words
 	printf '%s\n' $suites | grep -qx "$b" || rm -f "$f"
 done
 t1=$(date +%s)

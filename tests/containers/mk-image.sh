@@ -28,6 +28,7 @@ if [ ! -f "$tarball" ]; then
 	work=$(mktemp -d "$cache/build.XXXXXX")
 	trap 'rm -rf "$work"' EXIT
 	# The users exist in the image, as in a CI image; sudo rights only where sudo is installed.
+	# shellcheck disable=SC2016 # $1 is mmdebstrap's: the hook runs with the root dir as $1
 	mmdebstrap --quiet --mode=root --variant=minbase --include="$pkgs" \
 		--customize-hook='chroot "$1" useradd --create-home --uid 1000 --shell /bin/bash ci' \
 		--customize-hook='if [ -d "$1/etc/sudoers.d" ]; then echo "ci ALL=(ALL) NOPASSWD:ALL" >"$1/etc/sudoers.d/ci"; chmod 0440 "$1/etc/sudoers.d/ci"; fi' \

@@ -94,6 +94,14 @@ check() { # DESC CMD...: one TAP line
 }
 rc() { cat "$out/$1.rc"; }
 has() { grep -qF -- "$2" "$out/$1.out"; }
+# exits STEP CODE TEXT...: STEP exited with CODE and printed every TEXT
+exits() {
+	local step=$1 code=$2 x
+	shift 2
+	[ "$(rc "$step")" -eq "$code" ] || return 1
+	for x in "$@"; do has "$step" "$x" || return 1; done
+}
+lacks() { ! has "$1" "$2"; }
 # the fix lines doctor printed under its FAIL lines
 doctor_fixes() { awk '/^FAIL /{f=1; next} f && /fix: /{sub(/^.*fix: /, ""); print} {f=0}' "$out/doctor.out"; }
 # doctor agrees with the run: it exits 0 exactly when --net none works, and every fix it
@@ -107,6 +115,13 @@ agrees() {
 	[ "$(rc none)" -ne 0 ] || return 1
 	fx=$(doctor_fixes | head -1)
 	[ -n "$fx" ] && has none "$fx" && has allow "$fx" && has image "$fx"
+}
+# the image run falls back from overlay exactly when doctor warned about it
+overlay_agrees() {
+	local a=n b=n
+	has image "overlayfs with userxattr cannot be mounted here" && a=y
+	has doctor "warn overlay" && b=y
+	[ "$a" = "$b" ]
 }
 show() { for f in "$out"/*.out; do sed "s|^|# $(basename "$f" .out): |" "$f"; done; }
 
@@ -130,47 +145,50 @@ for s in "${order[@]}"; do
 		check "$s/$who: doctor agrees with the run" agrees
 		case $s in
 		default)
-			fix="run the container with --security-opt unmask=ALL (podman)"
-			check "$s/$who: doctor FAILs proc with podman's option" eval '[ "$(rc doctor)" -eq 1 ] && has doctor "FAIL proc" && has doctor "fix: $fix"'
+			fix="fix: run the container with --security-opt unmask=ALL (podman)"
+			check "$s/$who: doctor FAILs proc with podman's option" exits doctor 1 "FAIL proc" "$fix"
 			for m in none allow image; do
-				check "$s/$who: --net $m refused (77) with the same fix" eval '[ "$(rc $m)" -eq 77 ] && has $m "a fresh /proc cannot be mounted" && has $m "fix: $fix"'
+				check "$s/$who: --net $m refused (77) with the same fix" exits $m 77 "a fresh /proc cannot be mounted" "$fix"
 			done
-			# two things are missing for --net full here (proc, tun); the refusal names one of them,
-			# each with doctor's option
-			check "$s/$who: --net full refused (77) with one of doctor's fixes" \
-				eval '[ "$(rc full)" -eq 77 ] && { has full "fix: $fix" || has full "fix: run the container with --device /dev/net/tun (podman)"; }'
+			# two things are missing for --net full here (proc, tun); the refusal names the first
+			# one met (pasta starts before init mounts), with doctor's option for it
+			check "$s/$who: --net full refused (77) with doctor's tun option" \
+				exits full 77 "Failed to open tun socket" "fix: run the container with --device /dev/net/tun (podman)"
 			;;
 		seccomp)
-			check "$s/$who: doctor FAILs userns naming the seccomp profile" eval '[ "$(rc doctor)" -eq 1 ] && has doctor "FAIL userns" && has doctor "seccomp"'
+			check "$s/$who: doctor FAILs userns naming the seccomp profile" exits doctor 1 "FAIL userns" "seccomp"
 			for m in none allow image full; do
-				check "$s/$who: --net $m refused (77) with doctor's fix" eval '[ "$(rc $m)" -eq 77 ] && has $m "cannot create the sandbox namespaces" && has $m "$(doctor_fixes | head -1)"'
+				check "$s/$who: --net $m refused (77) with doctor's fix" \
+					exits $m 77 "cannot create the sandbox namespaces" "$(doctor_fixes | head -1)"
 			done
 			;;
 		unmask | notun)
-			check "$s/$who: doctor has no FAIL" eval '[ "$(rc doctor)" -eq 0 ] && ! has doctor "FAIL "'
+			check "$s/$who: doctor has no FAIL" exits doctor 0
 			check "$s/$who: --net none works (the hostname stays the container's, said with --verbose)" \
-				eval '[ "$(rc none)" -eq 0 ] && has none sandbox-ok && has none "the hostname stays the container'"'"'s"'
+				exits none 0 sandbox-ok "the hostname stays the container's"
 			check "$s/$who: --net allow reaches the allowlisted server, the other name is denied" \
-				eval '[ "$(rc allow)" -eq 0 ] && has allow hello-from-container && has allow denied=403'
-			check "$s/$who: --image from an OCI layout" eval '[ "$(rc image)" -eq 0 ] && has image "hello from the image"'
+				exits allow 0 hello-from-container denied=403
+			check "$s/$who: --image from an OCI layout" exits image 0 "hello from the image"
 			# the state dir is on the container's overlayfs root: no overlay upper there; the run
 			# falls back (read-only image, tmpfs writable paths) and doctor says so beforehand
-			check "$s/$who: doctor warns about the overlay upper exactly when the image run falls back" \
-				eval '[ "$(has image "overlayfs with userxattr cannot be mounted here" && echo y)" = "$(has doctor "warn overlay" && echo y)" ]'
+			check "$s/$who: doctor warns about the overlay upper exactly when the image run falls back" overlay_agrees
+			tfix="run the container with --device /dev/net/tun (podman)"
 			if [ "$s" = unmask ]; then
 				check "$s/$who: --net full works with /dev/net/tun; doctor's pasta line is ok" \
-					eval '[ "$(rc full)" -eq 0 ] && has doctor "ok   pasta"'
+					exits doctor 0 "ok   pasta"
+				check "$s/$who: --net full works" exits full 0
 			else
-				tfix="run the container with --device /dev/net/tun (podman)"
 				check "$s/$who: doctor warns that pasta needs /dev/net/tun, with the engine's option" \
-					eval 'has doctor "warn pasta      /dev/net/tun cannot be opened" && has doctor "$tfix"'
+					exits doctor 0 "warn pasta      /dev/net/tun cannot be opened" "$tfix"
 				check "$s/$who: --net full refused (77) with pasta's own line and the same option" \
-					eval '[ "$(rc full)" -eq 77 ] && has full "Failed to open tun socket" && has full "$tfix" && ! has full "status 256"'
+					exits full 77 "Failed to open tun socket" "$tfix"
+				check "$s/$who: ... not with a raw wait status" lacks full "status 256"
 			fi
 			;;
 		esac
 		check "$s/$who: doctor's cgroup advice is about the container, not the host's boot options" \
-			eval 'has doctor "cgroups=split" && ! has doctor "systemd.unified_cgroup_hierarchy"'
+			exits doctor "$(rc doctor)" "cgroups=split"
+		check "$s/$who: ... and never the host's boot options" lacks doctor "systemd.unified_cgroup_hierarchy"
 		[ "$failed" -eq "$pre" ] || show
 	done
 done

@@ -161,9 +161,10 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 		run env AISB_TEST_NO_IDMAP=$hook "$AISB" --net none -- stat -c %u /etc/shadow
 		if [ "$hook" = 1 ]; then
 			[ "$output" != 65534 ] # masked: the /dev/null bound over it
-		elif [ "${AISB_MUST_WORK:-0}" = 1 ]; then
+		elif [ "${AISB_MUST_WORK:-0}" = 1 ] && [ "$(stat -f -c %T /etc)" != overlayfs ]; then
 			# CI: the kernel and filesystems allow idmapped mounts, so the walk must not be
-			# what ran (it is the slower fallback)
+			# what ran (it is the slower fallback). Not in a container (tests/fresh-machine.sh):
+			# an overlayfs /etc cannot be idmapped (measured on 6.18), the walk is expected there
 			[ "$output" = 65534 ]
 		else
 			echo "# idmapped system dirs: $([ "$output" = 65534 ] && echo yes || echo "no (the walk)")" >&3
