@@ -11,7 +11,8 @@
 # tests/containers/run.sh's job. Inside, on a copy of this checkout:
 #   1. as 'ci': ./setup.sh (sudo apt-get install of contrib/packages.txt, build, the demo sandbox);
 #   2. as root: the unit tests and the e2e suites named by AISB_FRESH_E2E (default: smoke, core,
-#      net, images, homedir), as root and as an unprivileged user, with AISB_MUST_WORK=1.
+#      net, images, homedir), as root and as an unprivileged user, with AISB_MUST_WORK=1;
+#      or, with AISB_FRESH_FULL=1, ./tests/run-all.sh as 'ci' (the README's second step).
 # The VM tests, the podman builder and the container suite need a machine, not a container:
 # they run on the CI machine itself (.ci/run). Root only. Prints what it runs and how long.
 set -eu
@@ -43,6 +44,14 @@ s=\$(date +%s)
 runuser -u ci -- env HOME=/home/ci PATH=/usr/sbin:/usr/bin:/sbin:/bin AISB_CONFIGURE=--enable-werror ./setup.sh
 echo "fresh-machine: setup.sh as ci: \$((\$(date +%s) - s)) s"
 runuser -u ci -- ./build/aisb doctor || true
+if [ "${AISB_FRESH_FULL:-0}" = 1 ]; then
+	# the README's second step as that user: the whole suite (no AISB_MUST_WORK: a user
+	# without rootful podman skips the container suite, as on a developer's machine)
+	s=\$(date +%s)
+	runuser -u ci -- env HOME=/home/ci PATH=/usr/sbin:/usr/bin:/sbin:/bin ./tests/run-all.sh
+	echo "fresh-machine: run-all.sh as ci: \$((\$(date +%s) - s)) s"
+	exit 0
+fi
 # 2. unit tests and e2e suites, as root and as an unprivileged user (run.sh creates it)
 s=\$(date +%s)
 make -C build -j"\$(nproc)" check-unit >/dev/null || { cat build/test-suite.log; exit 1; }
@@ -56,7 +65,7 @@ echo "fresh-machine: e2e ($filter): \$((\$(date +%s) - s)) s"
 INSIDE
 chmod +x "$work/inside.sh"
 # run.sh runs every tests/e2e/*.bats; only the chosen suites are copied into the container
-find "$work/tests/e2e" -maxdepth 1 -name '*.bats' | while read -r f; do
+[ "${AISB_FRESH_FULL:-0}" = 1 ] || find "$work/tests/e2e" -maxdepth 1 -name '*.bats' | while read -r f; do
 	b=$(basename "$f" .bats)
 	# shellcheck disable=SC2086 # a list of words
 	printf '%s\n' $suites | grep -qx "$b" || rm -f "$f"
