@@ -289,6 +289,18 @@ static int start_gate(const struct aisb_plan *p, char **log_path, struct gate **
 	return gate_new(&c, out);
 }
 
+/* Logs a stage's failure report (the errno's text is added here: the workload cannot format
+ * it, see init.c). Return: the exit code it carries. */
+static int report_log(struct stage_report *rep)
+{
+	rep->msg[sizeof(rep->msg) - 1] = 0;
+	if (rep->err > 0)
+		log_error("%s: %s", rep->msg, strerror(rep->err));
+	else
+		log_error("%s", rep->msg);
+	return rep->code;
+}
+
 int sandbox_exit_code(int st)
 {
 	if (WIFEXITED(st))
@@ -322,6 +334,11 @@ int sandbox_run(struct aisb_plan *p)
 	ssize_t k;
 	pid_t pid = -1;
 
+	/* bounded before anything is created (the workload's environment is built in init) */
+	if (p->n_env > SANDBOX_ENV_MAX)
+		return log_error("the command would get %zu environment variables, more than the limit of %d "
+				 "(pass fewer --env/--env-file entries)", p->n_env, SANDBOX_ENV_MAX),
+		       AISB_EXIT_POLICY;
 	if (p->net == NET_FULL)
 		log_warn("--net full: the sandbox gets UNFILTERED network access through pasta; nothing is "
 			 "allowlisted or logged (use --net allow with --allow entries instead)");
@@ -414,8 +431,7 @@ int sandbox_run(struct aisb_plan *p)
 	 * each on the VMs measured (see seccomp.h). */
 	r = seccomp_policy_compile(&(struct seccomp_options){ .allow_ptrace = p->allow_ptrace }, &filter);
 	if (r < 0) {
-		log_error_errno(r, "cannot compile the seccomp filter: %m");
-		code = AISB_EXIT_ENFORCE;
+		code = AISB_EXIT_ENFORCE; /* said why */
 		goto kill_init_keep_code;
 	}
 	if (fdpass_send(sync_fds[0], filter.insns, filter.len * sizeof(*filter.insns), NULL, 0) < 0) {
@@ -440,9 +456,7 @@ int sandbox_run(struct aisb_plan *p)
 			close(rfds[i]);
 		master = -1;
 		if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
-			rep.msg[sizeof(rep.msg) - 1] = 0;
-			log_error("%s", rep.msg);
-			code = rep.code;
+			code = report_log(&rep);
 		} else if (send_err < 0)
 			log_error_errno(send_err, "cannot send the seccomp filter to the sandbox's init: %m");
 		else
@@ -458,9 +472,7 @@ int sandbox_run(struct aisb_plan *p)
 
 	/* The report pipe closes at execve; a report means the workload failed before it. */
 	if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
-		rep.msg[sizeof(rep.msg) - 1] = 0;
-		log_error("%s", rep.msg);
-		code = rep.code;
+		code = report_log(&rep);
 		if (master >= 0) {
 			close(master);
 			master = -1;
