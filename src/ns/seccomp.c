@@ -185,8 +185,8 @@ static int push_socket_rules(struct rule_buf *b)
 	return 0;
 }
 
-/* personality(2): only PER_LINUX (0) and the query 0xffffffff, which changes nothing (glibc's
- * own uname and `setarch --show` use it). READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE and friends
+/* personality(2): only PER_LINUX (0) and the query 0xffffffff, which changes nothing
+ * (`setarch --show` uses it). READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE and friends
  * weaken exploit mitigations. The kernel takes an unsigned int, so only the low 32 bits count.
  * libseccomp allows one comparison per argument and rule, and rules are alternatives, so
  * "neither 0 nor ~0" is written as "some bit i is 1 while bit i+1 (mod 32) is 0": a 32-bit
