@@ -53,6 +53,14 @@ struct handle {
 	struct conn *c;
 };
 
+/* Published, any of these would make the gate a proxy for every local user of the host: pasta
+ * forwards a host connection to 127.0.0.1:PORT inside, where the gate listens (issue 10). */
+const struct gate_port gate_ports[GATE_PORTS_N] = {
+	{ GATE_PROXY_PORT, "the gate's HTTP proxy listener" },
+	{ GATE_TRANSPARENT_PORT, "the gate's transparent listener" },
+	{ GATE_DNS_PORT, "the gate's DNS stub" },
+};
+
 /* ---- resolver pool ------------------------------------------------------------------------ */
 
 struct job {

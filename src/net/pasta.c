@@ -112,12 +112,20 @@ bad:
  * @s: what to attach to and publish
  * @argv: result (strv)
  *
- * Return: 0, -ENOTSUP when a required option is missing, -ENOMEM. Does not log.
+ * A forward to a reserved port (the gate's listeners) is refused here too, whatever the plan
+ * said: the plan refuses such a --publish with 78, this is the second wall at the exec.
+ * Return: 0, -ENOTSUP when a required option is missing, -EPERM for a reserved port, -ENOMEM.
+ * Does not log.
  */
 int pasta_build_argv(const struct pasta_opts *o, const struct pasta_spec *s, char ***argv)
 {
 	_cleanup_strv_free_ char **v = NULL;
 	char buf[128];
+
+	for (size_t i = 0; i < s->n_publish; i++)
+		for (size_t k = 0; k < s->n_reserved; k++)
+			if (s->publish[i].port == s->reserved[k])
+				return -EPERM;
 
 	if (!o->config_net || !o->tcp_ns || !o->foreground)
 		return -ENOTSUP;
@@ -299,6 +307,8 @@ int pasta_start(const char *path, const struct pasta_opts *o, const struct pasta
 	if (r == -ENOTSUP)
 		return log_error_errno(r, "this pasta lacks --config-net, --tcp-ns or --no-map-gw; install a newer "
 				       "'%s' package", PASTA_PACKAGE);
+	if (r == -EPERM)
+		return log_error_errno(r, "refusing to forward a host port to one of the gate's own ports");
 	if (r < 0)
 		return log_error_errno(r, "out of memory");
 	pid = fork();

@@ -34,6 +34,8 @@ struct pasta_spec {
 	gid_t gid;
 	const struct pasta_publish *publish;
 	size_t n_publish;
+	const uint16_t *reserved;  /* ports inside no -t may ever target (the gate's listeners) */
+	size_t n_reserved;
 	bool map_host_loopback;
 	bool ipv6;
 };

@@ -261,12 +261,16 @@ static int open_session_file(const struct aisb_plan *p, const char *name)
 static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *out)
 {
 	struct pasta_opts o;
+	uint16_t reserved[GATE_PORTS_N];
 	struct pasta_spec spec = { .pid = init_pid, .publish = p->netp->publish, .n_publish = p->netp->n_publish,
-				   .uid = geteuid(), .gid = getegid(),
+				   .uid = geteuid(), .gid = getegid(), .reserved = reserved,
+				   .n_reserved = netplan_has_gate(p->netp) ? GATE_PORTS_N : 0,
 				   .ipv6 = allow_has_family(&p->netp->policy.allow, AF_INET6) };
 	_cleanup_close_ int log_fd = -1;
 	int r;
 
+	for (size_t i = 0; i < GATE_PORTS_N; i++)
+		reserved[i] = gate_ports[i].port;
 	r = pasta_detect(p->netp->pasta_path, &o);
 	if (r < 0)
 		return r;

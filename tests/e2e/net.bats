@@ -259,6 +259,40 @@ nft_bin() { command -v nft || { [ -x /usr/sbin/nft ] && echo /usr/sbin/nft; }; }
 	! pgrep -u "$(id -u)" -f -- "-t 127.0.0.1/$hp:8080" >/dev/null || false
 }
 
+# Escape 5 of issue 10: --publish HOST:3128 made the gate a proxy for every local user.
+@test "net: the gate's own ports can never be published (control: an ordinary port is, and does not lead to the gate)" {
+	require_feature "pasta" command -v pasta
+	local hp p
+	hp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	for p in 3128 3129 53; do
+		for spec in "$hp:$p" "127.0.0.1:$hp:$p" "0.0.0.0:$hp:$p"; do
+			run "$AISB" --allow "svc.test:$PORT" --add-host svc.test=127.0.0.1 --publish "$spec" -- true
+			echo "$output"
+			[ "$status" -eq 78 ]
+			[[ "$output" == *"--publish '$spec': port $p inside the sandbox is the gate's"* ]]
+		done
+	done
+	# nothing was started for them, and the host port is free
+	! curl -s -m 2 -o /dev/null "http://127.0.0.1:$hp/" || false
+	# control: an ordinary port is published; a proxy request sent to it meets the sandbox's own
+	# server, never the gate (the host server's page does not come back)
+	echo inside >"$PROJ/index.html"
+	"$AISB" --allow "svc.test:$PORT" --add-host svc.test=127.0.0.1 --publish "$hp:8080" -- sh -c "
+		python3 -m http.server 8080 --bind 127.0.0.1 >/dev/null 2>&1 & sleep 4" 2>"$WORK/err" 3>&- &
+	local apid=$! got="" via=""
+	for _ in $(seq 60); do
+		got=$(curl -s -m 2 "http://127.0.0.1:$hp/index.html" || true)
+		[ "$got" = inside ] && break
+		sleep 0.1
+	done
+	via=$(curl -s -m 5 -x "http://127.0.0.1:$hp" "http://svc.test:$PORT/" || true)
+	wait "$apid" || { cat "$WORK/err"; false; }
+	[ "$got" = inside ]
+	[[ "$via" != *"hello from the host"* ]]
+	# and the host server itself is reachable, so the probe above could have succeeded
+	[ "$(curl -s -m 5 "http://127.0.0.1:$PORT/")" = "hello from the host" ]
+}
+
 @test "net: --net full warns loudly and pasta is reaped" {
 	require_feature "pasta" command -v pasta
 	run "$AISB" --net full --keep -- true
