@@ -215,7 +215,7 @@ void netplan_print(const struct net_plan *n, FILE *f)
 	else if (n->mode == NET_NONE)
 		fprintf(f, "network:    none (loopback only)\n");
 	else if (n->mode == NET_FULL)
-		fprintf(f, "network:    full (pasta, NOTHING FILTERED)\n");
+		fprintf(f, "network:    full (pasta, NOTHING FILTERED; IPv6 where the host has it, DNS: the host's resolver as %s)\n", PASTA_DNS_FORWARD);
 	else
 		fprintf(f, "network:    allow through the gate (proxy 127.0.0.1:%d, DNS %s, transparent :%d)%s\n",
 			GATE_PROXY_PORT, GATE_DNS_ADDR, GATE_TRANSPARENT_PORT, n->pasta ? ", pasta for IP paths" : "");

@@ -52,6 +52,7 @@ int pasta_parse_help(const char *text, struct pasta_opts *o)
 	o->foreground = has_opt(text, "--foreground");
 	o->ipv4_only = has_opt(text, "--ipv4-only");
 	o->runas = has_opt(text, "--runas");
+	o->dns_forward = has_opt(text, "--dns-forward");
 	return 0;
 }
 
@@ -152,6 +153,9 @@ int pasta_build_argv(const struct pasta_opts *o, const struct pasta_spec *s, cha
 			return -ENOMEM;
 	}
 	if (!s->ipv6 && o->ipv4_only && strv_push(&v, "--ipv4-only") < 0)
+		return -ENOMEM;
+	if (s->dns_forward && o->dns_forward &&
+	    (strv_push(&v, "--dns-forward") < 0 || strv_push(&v, PASTA_DNS_FORWARD) < 0))
 		return -ENOMEM;
 	if (s->n_publish == 0) {
 		if (strv_push(&v, "-t") < 0 || strv_push(&v, "none") < 0)
