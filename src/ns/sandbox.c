@@ -261,15 +261,24 @@ static int open_session_file(const struct aisb_plan *p, const char *name)
 static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *out)
 {
 	struct pasta_opts o;
+	uint16_t reserved[GATE_PORTS_N];
 	struct pasta_spec spec = { .pid = init_pid, .publish = p->netp->publish, .n_publish = p->netp->n_publish,
-				   .uid = geteuid(), .gid = getegid(),
-				   .ipv6 = allow_has_family(&p->netp->policy.allow, AF_INET6) };
+				   .uid = geteuid(), .gid = getegid(), .reserved = reserved,
+				   .n_reserved = netplan_has_gate(p->netp) ? GATE_PORTS_N : 0,
+				   /* full mode: IPv6 wherever the host has it, and the host's resolver */
+				   .ipv6 = p->netp->mode == NET_FULL || allow_has_family(&p->netp->policy.allow, AF_INET6),
+				   .dns_forward = p->netp->mode == NET_FULL };
 	_cleanup_close_ int log_fd = -1;
 	int r;
 
+	for (size_t i = 0; i < GATE_PORTS_N; i++)
+		reserved[i] = gate_ports[i].port;
 	r = pasta_detect(p->netp->pasta_path, &o);
 	if (r < 0)
 		return r;
+	if (spec.dns_forward && !o.dns_forward)
+		log_warn("--net full: this pasta has no --dns-forward; the sandbox has no name resolution "
+			    "(install a newer '%s' package)", PASTA_PACKAGE);
 	log_fd = open_session_file(p, "pasta.log");
 	return pasta_start(p->netp->pasta_path, &o, &spec, log_fd, out);
 }
