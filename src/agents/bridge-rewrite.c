@@ -704,6 +704,8 @@ int bridge_codex(json_object *in, const struct bridge_ctx *c, struct bridge_resu
 			}
 		}
 	}
+	/* The host's trust entries name host paths; inside, only the project's own counts. */
+	json_object_object_del(doc, "projects");
 	/* aisb is the sandbox: codex's own (bwrap, user namespaces) cannot nest inside it. */
 	if (!(force = json_object_new_object()) || (e = set_str(force, "sandbox_mode", "danger-full-access")) < 0) {
 		e = -ENOMEM;

@@ -200,9 +200,17 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 		json_object *a = NULL, *d = NULL;
 
 		homefd = open(host_home, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (homefd < 0)
+		if (homefd < 0 && errno != ENOENT)
 			return log_error_errno(-errno, "cannot open your home '%s': %m", host_home), AISB_EXIT_FAILED;
-		if (streq(h, "pi")) {
+		if (homefd < 0)
+			r = 0; /* no home, no host config: nothing to read, the defaults are bridged */
+		if (homefd < 0 && streq(h, "pi"))
+			r = bridge_pi(NULL, NULL, &c, &b->res);
+		else if (homefd < 0 && streq(h, "codex"))
+			r = bridge_codex(NULL, &c, &b->res);
+		else if (homefd < 0)
+			r = bridge_claude(NULL, NULL, &c, &b->res);
+		else if (streq(h, "pi")) {
 			if ((r = host_file(homefd, ".pi/agent/models.json", BRIDGE_JSON, off, &a)) != 0 ||
 			    (r = host_file(homefd, ".pi/agent/settings.json", BRIDGE_JSON, off, &d)) != 0) {
 				json_object_put(a);
@@ -245,11 +253,12 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 			name = NULL;
 		if (name && !((v = get(name)) && *v)) {
 			if (streq(h, "pi"))
-				return log_error("pi: %s has its key as a literal or a command, which never reaches the "
-						 "sandbox: it reads the key from $%s, which is not set: export %s=<your key> "
-						 "(or --pi-token-env NAME for another variable, --no-pi-token-env for an "
-						 "endpoint without a key)", b->res.token_origin ? b->res.token_origin : "models.json",
-						 name, name), AISB_EXIT_POLICY;
+				return log_error("pi: %s: inside the sandbox its key comes from $%s (a literal or "
+						 "'!command' key never reaches the sandbox), and %s is not set: export "
+						 "%s=<your key> (or --pi-token-env NAME for another variable, "
+						 "--no-pi-token-env for an endpoint without a key)",
+						 b->res.token_origin ? b->res.token_origin : "models.json", name, name, name),
+				       AISB_EXIT_POLICY;
 			return log_error("%s: %s needs $%s, which is not set: export %s=<your key>", h,
 					 b->res.token_origin ? b->res.token_origin : "the config", name, name),
 			       AISB_EXIT_POLICY;
