@@ -44,6 +44,7 @@ struct bridge_result {
 	struct bridge_endpoint ep[BRIDGE_ENDPOINTS_MAX];
 	size_t n_ep;
 	char **pass;              /* host variables to pass by name (their values are secrets) */
+	char **alias;             /* "INSIDE=HOST": host variable HOST passed as INSIDE (secret) */
 	char **set;               /* NAME=VALUE the sandbox gets (not secret: URLs, switches) */
 	char **notes;             /* one line each, announced on stderr; never a value */
 	bool need_token;          /* a literal or command key became a reference to the token variable */

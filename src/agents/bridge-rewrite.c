@@ -15,6 +15,7 @@
 #include "util/util.h"
 
 #define SANDBOX_HOME "/home/sandbox"
+#define CLAUDE_KEY_VAR "AISB_ANTHROPIC_API_KEY"
 
 void bridge_result_done(struct bridge_result *r)
 {
@@ -23,6 +24,7 @@ void bridge_result_done(struct bridge_result *r)
 		json_object_put(r->files[i].force);
 	}
 	strv_free(r->pass);
+	strv_free(r->alias);
 	strv_free(r->set);
 	strv_free(r->notes);
 	free(r->token_origin);
@@ -816,8 +818,16 @@ int bridge_claude(json_object *state_in, json_object *settings_in, const struct 
 		}
 	} else
 		add_endpoint(r, "api.anthropic.com", 443, false, "claude's default endpoint");
-	if (host_has(c, "ANTHROPIC_API_KEY") && (e = pass_var(r, "ANTHROPIC_API_KEY")) < 0)
-		goto out;
+	/* The key reaches claude through apiKeyHelper, under another name: claude asks before it
+	 * uses an ANTHROPIC_API_KEY from the environment, and its answer stores the key's tail in
+	 * .claude.json (measured with 2.1.332). The helper runs inside the sandbox. */
+	if (host_has(c, "ANTHROPIC_API_KEY")) {
+		if ((e = strv_push(&r->alias, CLAUDE_KEY_VAR "=ANTHROPIC_API_KEY")) < 0 ||
+		    (e = set_str(settings, "apiKeyHelper", "printenv " CLAUDE_KEY_VAR)) < 0) {
+			e = -ENOMEM;
+			goto out;
+		}
+	}
 	if (host_has(c, "ANTHROPIC_AUTH_TOKEN") && (e = pass_var(r, "ANTHROPIC_AUTH_TOKEN")) < 0)
 		goto out;
 	/* Only the model endpoint is allowed: no telemetry or update checks that would be denied. */
@@ -832,7 +842,9 @@ int bridge_claude(json_object *state_in, json_object *settings_in, const struct 
 	if (!(perm = obj_child(settings, "permissions")))
 		goto out;
 	if (!str_get(perm, "defaultMode")) {
+		/* disableAutoMode: without it 2.1.332 offers to switch to auto mode on every start */
 		if ((e = set_str(perm, "defaultMode", "bypassPermissions")) < 0 ||
+		    (!str_get(perm, "disableAutoMode") && (e = set_str(perm, "disableAutoMode", "disable")) < 0) ||
 		    (e = note(r, "claude: runs with permissions.defaultMode \"bypassPermissions\": aisb is the "
 			      "sandbox (set permissions.defaultMode in %s to choose another)", sfile)) < 0)
 			goto out;

@@ -152,13 +152,18 @@ static int announce(const char *harness, const struct bridge_result *r)
 {
 	for (size_t i = 0; r->notes && r->notes[i]; i++)
 		log_info("%s", r->notes[i]);
-	if (r->pass && *r->pass) {
+	if ((r->pass && *r->pass) || (r->alias && *r->alias)) {
 		char names[512] = "";
-		size_t o = 0;
-		for (size_t i = 0; r->pass[i] && o < sizeof(names); i++)
-			o += (size_t)snprintf(names + o, sizeof(names) - o, "%s$%s", i ? ", " : "", r->pass[i]);
+		size_t o = 0, n = 0;
+		for (size_t i = 0; r->pass && r->pass[i] && o < sizeof(names); i++, n++)
+			o += (size_t)snprintf(names + o, sizeof(names) - o, "%s$%s", n ? ", " : "", r->pass[i]);
+		for (size_t i = 0; r->alias && r->alias[i] && o < sizeof(names); i++, n++) {
+			size_t k = strcspn(r->alias[i], "=");
+			o += (size_t)snprintf(names + o, sizeof(names) - o, "%s$%s (as $%.*s)", n ? ", " : "",
+					      r->alias[i] + k + 1, (int)k, r->alias[i]);
+		}
 		log_info("%s: passing %s to the sandbox by name (the config refers to %s)", harness, names,
-			 strv_length(r->pass) > 1 ? "them" : "it");
+			 n > 1 ? "them" : "it");
 	}
 	return 0;
 }
@@ -269,6 +274,15 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 	for (size_t i = 0; b->res.pass && b->res.pass[i]; i++) {
 		const char *v = get(b->res.pass[i]);
 		if (v && *v && plan_set_env(p, b->res.pass[i], v, true) < 0)
+			return AISB_EXIT_FAILED;
+	}
+	for (size_t i = 0; b->res.alias && b->res.alias[i]; i++) {
+		_cleanup_free_ char *inside = strndup(b->res.alias[i], strcspn(b->res.alias[i], "="));
+		const char *v;
+		if (!inside)
+			return AISB_EXIT_FAILED;
+		v = get(b->res.alias[i] + strlen(inside) + 1);
+		if (v && *v && plan_set_env(p, inside, v, true) < 0)
 			return AISB_EXIT_FAILED;
 	}
 	for (size_t i = 0; b->res.set && b->res.set[i]; i++) {

@@ -301,38 +301,56 @@ json.dump(d,open(p,"w"))' "$@"
 
 tmx() { tmux -S "$TSOCK" "$@"; }
 
+# tui_start ENV...: a detached 100x30 tmux session running bash in the project with this test's
+# home and XDG dirs, and the NAME=VALUE settings given.
+tui_start() {
+	TSOCK="$WORK/tmux.sock"
+	{
+		echo '#!/bin/sh'
+		echo "cd '$PROJ' || exit 1"
+		echo "export HOME='$HOME' XDG_STATE_HOME='$XDG_STATE_HOME' XDG_CONFIG_HOME='$XDG_CONFIG_HOME' XDG_CACHE_HOME='$XDG_CACHE_HOME'"
+		for kv in "$@"; do echo "export ${kv%%=*}='${kv#*=}'"; done
+		echo "export TERM=xterm PS1='host\$ '"
+		echo 'exec bash --norc --noprofile -i'
+	} >"$WORK/shell.sh"
+	chmod +x "$WORK/shell.sh"
+	tmx new-session -d -x 100 -y 30 -s e2e "$WORK/shell.sh"
+}
+
+# tui_type TEXT: type TEXT, then Enter.
+# (codex takes keys that arrive in a burst for a paste, and an Enter right after it for a newline)
+tui_type() { tmx send-keys -t e2e -l "$1" && sleep 1 && tmx send-keys -t e2e Enter; }
+
+# tui_wait REGEX [TRIES]: until the pane shows REGEX (0.2 s per try, default 150).
+tui_wait() {
+	local _
+	for _ in $(seq "${2:-150}"); do
+		tmx capture-pane -p -t e2e | grep -qE -- "$1" && return 0
+		sleep 0.2
+	done
+	echo "timed out waiting for '$1'; the pane:"
+	tmx capture-pane -p -t e2e
+	return 1
+}
+
 @test "agents: a pi TUI session under tmux starts, follows a resize, exits, and restores the terminal" {
 	require_feature tmux command -v tmux
 	mock_start
 	host_config_pi "$TOKEN"
-	TSOCK="$WORK/tmux.sock"
-	cat >"$WORK/shell.sh" <<EOF
-#!/bin/sh
-cd '$PROJ' || exit 1
-export HOME='$HOME' XDG_STATE_HOME='$XDG_STATE_HOME' XDG_CONFIG_HOME='$XDG_CONFIG_HOME' XDG_CACHE_HOME='$XDG_CACHE_HOME'
-export AI_API_TOKEN='$TOKEN' TERM=xterm PS1='host\$ '
-exec bash --norc --noprofile -i
-EOF
-	chmod +x "$WORK/shell.sh"
-	tmx new-session -d -x 100 -y 30 -s e2e "$WORK/shell.sh"
-	tmx send-keys -t e2e -l "stty -g > $WORK/before; $(printf %q "$AISB") --allow-host-port $PORT; echo \$? > $WORK/rc; stty -g > $WORK/after"
-	tmx send-keys -t e2e Enter
-	# pi draws its footer with the model name and full-width rules
-	local _ rule100 rule120
+	tui_start "AI_API_TOKEN=$TOKEN"
+	tui_type "stty -g > $WORK/before; $(printf %q "$AISB") --allow-host-port $PORT; echo \$? > $WORK/rc; stty -g > $WORK/after"
+	# pi draws its footer with the model name, and full-width rules
+	local rule100 rule120 _
 	rule100=$(printf '─%.0s' $(seq 100))
 	rule120=$(printf '─%.0s' $(seq 120))
-	for _ in $(seq 150); do
-		tmx capture-pane -p -t e2e | grep -q 'mock-model' && break
-		sleep 0.2
-	done
-	tmx capture-pane -p -t e2e | grep -q 'mock-model'
-	tmx capture-pane -p -t e2e | grep -qx "$rule100"
+	tui_wait 'mock-model'
+	tui_wait "^$rule100\$"
 	tmx resize-window -t e2e -x 120 -y 40
-	for _ in $(seq 50); do
-		tmx capture-pane -p -t e2e | grep -qx "$rule120" && break
-		sleep 0.2
-	done
-	tmx capture-pane -p -t e2e | grep -qx "$rule120"
+	tui_wait "^$rule120\$" 50
+	# a prompt runs the model's tool call in the sandbox
+	tui_type "write the proof file"
+	tui_wait MOCK-DONE
+	[ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000:/home/sandbox" ]
 	# ctrl+d on an empty editor exits pi
 	tmx send-keys -t e2e C-d
 	for _ in $(seq 100); do
@@ -341,4 +359,38 @@ EOF
 	done
 	[ "$(cat "$WORK/rc")" = 0 ]
 	[ "$(cat "$WORK/after")" = "$(cat "$WORK/before")" ]
+}
+
+@test "agents: interactive claude and codex start without onboarding, trust or key prompts" {
+	require_feature tmux command -v tmux
+	mock_start
+	host_config_codex
+	tui_start "ANTHROPIC_API_KEY=$TOKEN" "ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT" "MOCK_KEY=$TOKEN"
+	tui_type "$(printf %q "$AISB") --harness claude --allow-host-port $PORT; echo \$? > $WORK/rc1"
+	# the prompt box comes first: no theme/onboarding, folder trust, API-key or mode questions
+	tui_wait 'bypass permissions on'
+	! tmx capture-pane -p -t e2e | grep -qiE 'trust|Detected a custom API key|text style|auto mode'
+	tui_type "write the proof file"
+	tui_wait MOCK-DONE
+	[ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000:/home/sandbox" ]
+	tmx send-keys -t e2e C-c
+	sleep 0.5
+	tmx send-keys -t e2e C-c
+	local _
+	for _ in $(seq 100); do [ -s "$WORK/rc1" ] && break; sleep 0.1; done
+	[ "$(cat "$WORK/rc1")" = 0 ]
+	rm "$PROJ/agent-proof.txt"
+	tmx send-keys -t e2e -l "clear" && tmx send-keys -t e2e Enter
+	tui_type "$(printf %q "$AISB") --harness codex --allow-host-port $PORT; echo \$? > $WORK/rc2"
+	tui_wait 'Ask Codex to do anything'
+	! tmx capture-pane -p -t e2e | grep -qiE 'trust this|sign in|log ?in'
+	sleep 1
+	tui_type "write the proof file"
+	tui_wait MOCK-DONE 50 || { tmx send-keys -t e2e Enter; tui_wait MOCK-DONE; }
+	[ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000:/home/sandbox" ]
+	tmx send-keys -t e2e C-c
+	sleep 0.5
+	tmx send-keys -t e2e C-c
+	for _ in $(seq 100); do [ -s "$WORK/rc2" ] && break; sleep 0.1; done
+	[ "$(cat "$WORK/rc2")" = 0 ]
 }

@@ -435,9 +435,10 @@ static void test_claude(void **state)
 		       "\"hasCompletedProjectOnboarding\":true}}}");
 	assert_json_eq(r.files[1].doc, "{\"model\":\"opus\",\"env\":{\"FOO\":\"bar\","
 		       "\"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\":\"1\",\"DISABLE_AUTOUPDATER\":\"1\"},"
-		       "\"hooks\":{\"Stop\":[{}]},\"permissions\":{\"defaultMode\":\"bypassPermissions\"},"
+		       "\"hooks\":{\"Stop\":[{}]},\"permissions\":{\"defaultMode\":\"bypassPermissions\","
+		       "\"disableAutoMode\":\"disable\"},\"apiKeyHelper\":\"printenv AISB_ANTHROPIC_API_KEY\","
 		       "\"skipDangerousModePermissionPrompt\":true}");
-	assert_true(strv_contains(r.pass, "ANTHROPIC_API_KEY"));
+	assert_true(strv_contains(r.alias, "AISB_ANTHROPIC_API_KEY=ANTHROPIC_API_KEY"));
 	assert_true(strv_contains(r.set, "ANTHROPIC_BASE_URL=http://host.aisb.internal:7000"));
 	assert_true(strv_contains(r.set, "CLAUDE_CONFIG_DIR=/home/sandbox/.claude"));
 	assert_int_equal(r.n_ep, 1);
@@ -458,6 +459,7 @@ static void test_claude(void **state)
 				    json_object_object_get(r.files[1].doc, "permissions"), "defaultMode")), "acceptEdits");
 	assert_string_equal(r.ep[0].host, "api.anthropic.com");
 	assert_null(r.pass);
+	assert_null(r.alias);
 	bridge_result_done(&r);
 	json_object_put(st);
 	json_object_put(se);
