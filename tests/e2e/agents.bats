@@ -297,6 +297,27 @@ json.dump(d,open(p,"w"))' "$@"
 	[ ! -s "$MOCK_LOG" ]
 }
 
+@test "agents: the README's 'Use with pi / codex / claude' lines work as written" {
+	local readme="${AISB_E2E_DIR:-$BATS_TEST_DIRNAME}/README.md" lines line
+	require_feature "README.md next to the tests" test -f "$readme"
+	mock_start sk-example
+	host_config_pi sk-example
+	host_config_codex
+	sed -i 's/MOCK_KEY/AI_API_TOKEN/' "$HOME/.codex/config.toml"
+	# the block between the markers, with the mock's port for the example's 11434
+	lines=$(sed -n '/<!-- agents-example/,/<!-- end agents-example/p' "$readme" | grep -E '^(export|aisb) ')
+	[ "$(grep -c '^aisb ' <<<"$lines")" -eq 3 ]
+	aisb() { "$AISB" "$@"; }
+	while IFS= read -r line; do
+		rm -f "$PROJ/agent-proof.txt"
+		line=${line//11434/$PORT}
+		echo "# $line"
+		eval "$line" </dev/null
+		case $line in aisb*) [ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000:/home/sandbox" ] ;; esac
+	done <<<"$lines"
+	! grep '"auth_ok": false' "$MOCK_LOG"
+}
+
 # ---- the pi TUI under tmux ------------------------------------------------------------------
 
 tmx() { tmux -S "$TSOCK" "$@"; }
