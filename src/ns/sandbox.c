@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agents/bridge.h"
 #include "ns/limits.h"
 #include "net/gate.h"
 #include "net/netplan.h"
@@ -395,6 +396,12 @@ int sandbox_run(struct aisb_plan *p)
 			 "allowlisted or logged (use --net allow with --allow entries instead)");
 	if (session_create(p) < 0)
 		return AISB_EXIT_FAILED;
+	/* The harness's bridged config into the home (agents/bridge.h), before the tree is planned:
+	 * an ephemeral home binds what it wrote. */
+	if (bridge_apply(p) < 0) {
+		code = AISB_EXIT_FAILED;
+		goto finish;
+	}
 	/* Limits: the session leaf exists before anything of the sandbox does. */
 	r = limits_setup(p, &lr);
 	if (r != 0) {
