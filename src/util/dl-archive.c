@@ -78,4 +78,4 @@
 	V(archive_entry_set_rdev, (struct archive_entry *e, dev_t d), (e, d))
 
 DL_DEFINE_STUBS(ARCHIVE_FUNCTIONS, dl_libarchive, "libarchive.so.13", "libarchive13",
-		"to unpack image layers and write build layers", true)
+		"to unpack image layers and write build layers", true, "archive", "required")
