@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/commands.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -471,6 +472,35 @@ void args_print_help(const char *prog)
 	       "environment AISB_<KEY> overrides it; flags override both.\n"
 	       "Other commands: aisb COMMAND --help. Exit codes: the command's; 128+N for signal N;\n"
 	       "125 aisb failed; 126 not executable; 127 not found; 77 enforcement; 78 policy.\n");
+}
+
+/* What each option's value is, for completion (cli/complete.c): only local state is offered. A
+ * flag added to the table without a case here completes as free text. */
+static enum cli_value opt_value(const struct opt_def *o, const char **choices)
+{
+	*choices = NULL;
+	if (o->kind == OPT_BOOL)
+		return CLI_VALUE_NONE;
+	switch (o->id) {
+	case OPT_NET: *choices = "none allow full"; return CLI_VALUE_CHOICE;
+	case OPT_HARNESS: *choices = "pi codex claude shell"; return CLI_VALUE_CHOICE;
+	case OPT_ROOTFS: *choices = "host"; return CLI_VALUE_CHOICE;
+	case OPT_IMAGE: return CLI_VALUE_IMAGE;
+	case OPT_MOUNT: case OPT_WORKDIR: case OPT_AGENTS_DIR: return CLI_VALUE_DIR;
+	case OPT_ENV_FILE: case OPT_ALLOW_FILE: return CLI_VALUE_FILE;
+	case OPT_ENV: return CLI_VALUE_ENV;
+	case OPT_ALLOW: return CLI_VALUE_ALLOW;
+	default: return CLI_VALUE_WORD;
+	}
+}
+
+bool args_flag(size_t i, struct cli_flag *out)
+{
+	if (i >= ELEMENTSOF(opts))
+		return false;
+	*out = (struct cli_flag){ .name = opts[i].flag };
+	out->value = opt_value(&opts[i], &out->choices);
+	return true;
 }
 
 void settings_free(struct aisb_settings *s)
