@@ -5,10 +5,12 @@
 #
 # A minbase bookworm made with mmdebstrap from this host's mirror (tests/containers/mk-image.sh,
 # cached), with only sudo added and a user 'ci' allowed to use it, runs in a rootful podman
-# container made to behave like a machine: /proc unmasked, /dev/net/tun, no seccomp filter of its
-# own (podman's makes the suites' host-side controls fail: personality, io_uring, sethostname,
-# mount_setattr, measured), /home and /tmp on volumes. The container shapes themselves are
-# tests/containers/run.sh's job. Inside, on a copy of this checkout:
+# container made to behave like a machine: --privileged (no /proc masks, host devices such as
+# /dev/net/tun, no seccomp filter of its own: podman's makes the suites' host-side controls fail,
+# personality, io_uring, sethostname, measured; and the capabilities newuidmap needs for the
+# rootless podman and mmdebstrap --mode=unshare the suites run), /home and /tmp on volumes. The
+# container shapes CI platforms give are tests/containers/run.sh's job, not this one's. Inside,
+# on a copy of this checkout:
 #   1. as 'ci': ./setup.sh (sudo apt-get install of contrib/packages.txt, build, the demo sandbox);
 #   2. as root: the unit tests and the e2e suites named by AISB_FRESH_E2E (default: smoke, core,
 #      net, images, homedir), as root and as an unprivileged user, with AISB_MUST_WORK=1;
@@ -77,8 +79,7 @@ t1=$(date +%s)
 debs=${AISB_CI_CACHE:-/var/cache/aisb-ci}/apt-archives
 mkdir -p "$debs/partial"
 podman run --rm --name "$name" --runtime runc --ulimit nofile=20000:20000 --ulimit nproc=32768:32768 \
-	--security-opt unmask=ALL --security-opt seccomp=unconfined --device /dev/net/tun \
-	-v "$work:/src:ro" -v "$debs:/var/cache/apt/archives" \
+	--privileged -v "$work:/src:ro" -v "$debs:/var/cache/apt/archives" \
 	-v /home -v /tmp \
 	"$img" bash /src/inside.sh
 echo "fresh-machine: passed in $(($(date +%s) - t1)) s in the container ($(($(date +%s) - t0)) s in all)"
