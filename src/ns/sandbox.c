@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agents/bridge.h"
 #include "ns/limits.h"
 #include "net/gate.h"
 #include "net/netplan.h"
@@ -302,15 +303,24 @@ static int open_session_file(const struct aisb_plan *p, const char *name)
 static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *out)
 {
 	struct pasta_opts o;
+	uint16_t reserved[GATE_PORTS_N];
 	struct pasta_spec spec = { .pid = init_pid, .publish = p->netp->publish, .n_publish = p->netp->n_publish,
-				   .uid = geteuid(), .gid = getegid(),
-				   .ipv6 = allow_has_family(&p->netp->policy.allow, AF_INET6) };
+				   .uid = geteuid(), .gid = getegid(), .reserved = reserved,
+				   .n_reserved = netplan_has_gate(p->netp) ? GATE_PORTS_N : 0,
+				   /* full mode: IPv6 wherever the host has it, and the host's resolver */
+				   .ipv6 = p->netp->mode == NET_FULL || allow_has_family(&p->netp->policy.allow, AF_INET6),
+				   .dns_forward = p->netp->mode == NET_FULL };
 	_cleanup_close_ int log_fd = -1;
 	int r;
 
+	for (size_t i = 0; i < GATE_PORTS_N; i++)
+		reserved[i] = gate_ports[i].port;
 	r = pasta_detect(p->netp->pasta_path, &o);
 	if (r < 0)
 		return r;
+	if (spec.dns_forward && !o.dns_forward)
+		log_warn("--net full: this pasta has no --dns-forward; the sandbox has no name resolution "
+			    "(install a newer '%s' package)", PASTA_PACKAGE);
 	log_fd = open_session_file(p, "pasta.log");
 	return pasta_start(p->netp->pasta_path, &o, &spec, log_fd, out);
 }
@@ -328,6 +338,18 @@ static int start_gate(const struct aisb_plan *p, char **log_path, struct gate **
 		return log_error_errno(-ENOMEM, "out of memory");
 	c.log_path = *log_path;
 	return gate_new(&c, out);
+}
+
+/* Logs a stage's failure report (the errno's text is added here: the workload cannot format
+ * it, see init.c). Return: the exit code it carries. */
+static int report_log(struct stage_report *rep)
+{
+	rep->msg[sizeof(rep->msg) - 1] = 0;
+	if (rep->err > 0)
+		log_error("%s: %s", rep->msg, strerror(rep->err));
+	else
+		log_error("%s", rep->msg);
+	return rep->code;
 }
 
 int sandbox_exit_code(int st)
@@ -364,11 +386,22 @@ int sandbox_run(struct aisb_plan *p)
 	ssize_t k;
 	pid_t pid = -1;
 
+	/* bounded before anything is created (the workload's environment is built in init) */
+	if (p->n_env > SANDBOX_ENV_MAX)
+		return log_error("the command would get %zu environment variables, more than the limit of %d "
+				 "(pass fewer --env/--env-file entries)", p->n_env, SANDBOX_ENV_MAX),
+		       AISB_EXIT_POLICY;
 	if (p->net == NET_FULL)
 		log_warn("--net full: the sandbox gets UNFILTERED network access through pasta; nothing is "
 			 "allowlisted or logged (use --net allow with --allow entries instead)");
 	if (session_create(p) < 0)
 		return AISB_EXIT_FAILED;
+	/* The harness's bridged config into the home (agents/bridge.h), before the tree is planned:
+	 * an ephemeral home binds what it wrote. */
+	if (bridge_apply(p) < 0) {
+		code = AISB_EXIT_FAILED;
+		goto finish;
+	}
 	/* Limits: the session leaf exists before anything of the sandbox does. */
 	r = limits_setup(p, &lr);
 	if (r != 0) {
@@ -456,8 +489,7 @@ int sandbox_run(struct aisb_plan *p)
 	 * each on the VMs measured (see seccomp.h). */
 	r = seccomp_policy_compile(&(struct seccomp_options){ .allow_ptrace = p->allow_ptrace }, &filter);
 	if (r < 0) {
-		log_error_errno(r, "cannot compile the seccomp filter: %m");
-		code = AISB_EXIT_ENFORCE;
+		code = AISB_EXIT_ENFORCE; /* said why */
 		goto kill_init_keep_code;
 	}
 	if (fdpass_send(sync_fds[0], filter.insns, filter.len * sizeof(*filter.insns), NULL, 0) < 0) {
@@ -482,9 +514,7 @@ int sandbox_run(struct aisb_plan *p)
 			close(rfds[i]);
 		master = -1;
 		if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
-			rep.msg[sizeof(rep.msg) - 1] = 0;
-			log_error("%s", rep.msg);
-			code = rep.code;
+			code = report_log(&rep);
 		} else if (send_err < 0)
 			log_error_errno(send_err, "cannot send the seccomp filter to the sandbox's init: %m");
 		else
@@ -500,9 +530,7 @@ int sandbox_run(struct aisb_plan *p)
 
 	/* The report pipe closes at execve; a report means the workload failed before it. */
 	if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
-		rep.msg[sizeof(rep.msg) - 1] = 0;
-		log_error("%s", rep.msg);
-		code = rep.code;
+		code = report_log(&rep);
 		if (master >= 0) {
 			close(master);
 			master = -1;

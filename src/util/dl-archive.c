@@ -81,4 +81,4 @@
 	  size_t n), (e, k, v, n))
 
 DL_DEFINE_STUBS(ARCHIVE_FUNCTIONS, dl_libarchive, "libarchive.so.13", "libarchive13",
-		"to unpack image layers and write build layers", true)
+		"to unpack image layers and write build layers", true, "archive", "required")
