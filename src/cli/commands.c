@@ -16,6 +16,8 @@ const struct cli_command cli_commands[] = {
 	{ "inspect", cmd_inspect, "show a session (or an image)" },
 	{ "logs", cmd_logs, "show a session's record and egress log" },
 	{ "clean", cmd_clean, "remove ended sessions (--all, --volumes)" },
+	{ "home", cmd_home, "show, list or reset the persistent sandbox homes" },
+	{ "trust", cmd_trust, "approve a project's .aisb/config and .aisb/allow (--show, --revoke)" },
 	{ "doctor", cmd_doctor, "check prerequisites and print fixes (--deep)" },
 	{ NULL, NULL, NULL },
 };

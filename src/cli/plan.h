@@ -21,7 +21,7 @@ struct net_plan; /* net/netplan.h */
 enum rootfs_kind { ROOTFS_HOST, ROOTFS_IMAGE, ROOTFS_KIND_MAX };
 
 /* Where a setting came from; used for error messages and tests of precedence. */
-enum setting_source { SRC_DEFAULT, SRC_CONFIG, SRC_ENV, SRC_FLAG, SRC_MAX };
+enum setting_source { SRC_DEFAULT, SRC_CONFIG, SRC_PROJECT, SRC_ENV, SRC_FLAG, SRC_MAX };
 
 struct aisb_settings {
 	enum net_mode net;
@@ -51,6 +51,8 @@ struct aisb_settings {
 	char *memory;         /* limits (issue 5) */
 	char *pids;
 	char *cpus;
+	char *home;           /* --home NAME: "default" (NULL), "project", or a name */
+	char **harness_from;  /* --harness-from DIR: read-only, DIR/bin first on PATH */
 	/* flag-only */
 	bool shell;
 	bool strict_args;
@@ -104,6 +106,8 @@ struct aisb_plan {
 
 	/* home */
 	char *home_src;        /* persistent home on the host, NULL when ephemeral */
+	char *home_name;       /* its name under homes/ (cli/home.h), NULL when ephemeral */
+	char *harness_path;    /* --harness-from bin dirs, ':'-joined, put first on PATH */
 	char *agents_src;      /* host ~/.agents, NULL when absent or --no-agents */
 
 	struct plan_mount *mounts;

@@ -136,7 +136,9 @@ _Noreturn static void workload(const struct init_args *a, const char *slave, con
 	execvp(p->argv[0], p->argv);
 	if (errno == ENOENT)
 		stage_fail(a->err_fd, AISB_EXIT_NOTFOUND, 0, "command not found in the sandbox: '%s'%s", p->argv[0],
-			   strchr(p->argv[0], '/') ? "" : " (is it installed on the host's PATH or in the image?)");
+			   strchr(p->argv[0], '/') ? "" : p->rootfs == ROOTFS_IMAGE ? " (not on the image's PATH)"
+			   : " (not installed on this host where the sandbox can see it: install it system-wide, "
+			     "or name its install dir with --harness-from DIR)");
 	stage_fail(a->err_fd, AISB_EXIT_NOEXEC, errno, "cannot execute '%s'", p->argv[0]);
 }
 

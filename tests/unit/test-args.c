@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/harness.h"
+#include "cli/home.h"
 #include "util/util.h"
 
 static const char *const *fake_env;
@@ -207,6 +209,143 @@ static void test_defaults(void **state)
 	settings_free(&s);
 }
 
+
+/* The shared-flags rule: --harness-args ends sandbox flags without replacing the harness. */
+static void test_harness_args(void **state)
+{
+	struct aisb_settings s;
+	const char *argv[] = { "aisb", "--net", "none", "--harness-args", "--image", "x.png", "--help", "--version", NULL };
+	const char *argv2[] = { "aisb", "--help", NULL };
+
+	(void)state;
+	assert_int_equal(parse(&s, argv), 0);
+	assert_int_equal(s.net, NET_NONE);
+	assert_false(s.help);
+	assert_false(s.version);
+	assert_null(s.image);
+	assert_null(s.command);
+	assert_int_equal(strv_length(s.harness_args), 4);
+	assert_string_equal(s.harness_args[0], "--image");
+	assert_string_equal(s.harness_args[3], "--version");
+	settings_free(&s);
+	/* control: without it, --help is aisb's */
+	assert_int_equal(parse(&s, argv2), 0);
+	assert_true(s.help);
+	assert_int_equal(strv_length(s.harness_args), 0);
+	settings_free(&s);
+}
+
+/* A project policy may set allow, env, harness and limits; anything else is refused by name. */
+static void test_project_keys(void **state)
+{
+	static const char *const refused[] = { "mount = /etc", "net = full", "allow_ptrace = true", "writable_git = true",
+					       "agents_dir = /", "allow_file = /etc/shadow", "env_file = /x",
+					       "add_host = a=127.0.0.1", "allow_host_port = 22", "home = default",
+					       "harness_from = /", "proxy = a:1", "no_agents = true", "read_only = false" };
+	struct aisb_settings s;
+
+	(void)state;
+	assert_int_equal(args_defaults(&s), 0);
+	assert_int_equal(args_apply_project(&s, "allow = a.test\nenv = X\nharness = codex\nmemory = 1G\npids = 9\ncpus = 1\n",
+					    "p"), 0);
+	assert_string_equal(s.allows[0], "a.test");
+	assert_string_equal(s.harness, "codex");
+	settings_free(&s);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(args_defaults(&s), 0);
+		assert_true(args_apply_project(&s, refused[i], "p") < 0);
+		/* control: the same line is fine in the user's own config */
+		settings_free(&s);
+		assert_int_equal(args_defaults(&s), 0);
+		if (strncmp(refused[i], "agents_dir", 10) && strncmp(refused[i], "harness_from", 12))
+			assert_int_equal(args_apply_config(&s, refused[i], "c"), 0);
+		settings_free(&s);
+	}
+}
+
+/* Project entries come between user config and flags; an explicit --net none drops them. */
+static void test_project_precedence(void **state)
+{
+	struct aisb_settings s;
+	const char *argv[] = { "aisb", "--harness", "claude", "--allow", "f.test", NULL };
+	const char *argv2[] = { "aisb", "--net", "none", NULL };
+
+	(void)state;
+	fake_env = NULL;
+	assert_int_equal(args_load_project(&s, 5, (char **)argv, NULL, "harness = codex\nallow = p.test\n", "p", fake_get), 0);
+	assert_string_equal(s.harness, "claude");
+	assert_int_equal(strv_length(s.allows), 2);
+	assert_string_equal(s.allows[0], "p.test");
+	assert_string_equal(s.allows[1], "f.test");
+	settings_free(&s);
+	assert_int_equal(args_load_project(&s, 3, (char **)argv2, NULL, "allow = p.test\nharness = codex\n", "p", fake_get), 0);
+	assert_int_equal(strv_length(s.allows), 0);
+	assert_string_equal(s.harness, "codex");
+	settings_free(&s);
+}
+
+static void test_home_names(void **state)
+{
+	static const char *const good[] = { "default", "project", "work", "a.b_c-1" };
+	static const char *const bad[] = { "", ".", "..", "../x", "a/b", ".hidden", "-x", "a b",
+					   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" };
+	char *n = NULL, *m = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_true(args_home_name_valid(good[i]));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(args_home_name_valid(bad[i]));
+	assert_int_equal(home_resolve_name(NULL, "/src/app", &n), 0);
+	assert_string_equal(n, "default");
+	free(n);
+	assert_int_equal(home_resolve_name("project", "/src/my app!", &n), 0);
+	assert_int_equal(strncmp(n, "project-myapp-", 14), 0);
+	assert_int_equal(strlen(n), 14 + 12);
+	assert_true(args_home_name_valid(n));
+	/* two checkouts with the same name get different homes */
+	assert_int_equal(home_resolve_name("project", "/other/my app!", &m), 0);
+	assert_string_not_equal(n, m);
+	free(n);
+	free(m);
+	assert_int_equal(home_resolve_name("project", NULL, &n), -EINVAL);
+}
+
+static void test_harness_suggest(void **state)
+{
+	static const struct {
+		const char *dir, *real, *want0, *want1;
+	} t[] = {
+		{ "/h/.nvm/versions/node/v22.1.0/bin", "/h/.nvm/versions/node/v22.1.0/lib/node_modules/p/cli.js",
+		  "/h/.nvm/versions/node/v22.1.0", NULL },
+		{ "/h/.npm-global/bin", "/h/.npm-global/lib/node_modules/p/cli.js", "/h/.npm-global", NULL },
+		{ "/h/.volta/bin", "/h/.volta/bin/volta-shim", "/h/.volta", NULL },
+		{ "/h/.bun/bin", "/h/.bun/install/global/node_modules/p/cli.js", "/h/.bun", NULL },
+		{ "/h/.local/bin", "/h/.local/lib/node_modules/p/dist/cli.js", "/h/.local/bin", "/h/.local/lib/node_modules" },
+		{ "/h/.local/bin", "/h/.local/bin/tool", "/h/.local/bin", NULL },
+		{ "/h/.local/bin", "/h/.local/share/pipx/venvs/t/bin/t", "/h/.local/bin", "/h/.local/share/pipx" },
+		{ "/h/tools/node/bin", "/h/tools/node/lib/x.js", "/h/tools/node", NULL },
+		/* never the home itself, nor a prefix holding the state dir */
+		{ "/h/bin", "/h/lib/x.js", "/h/bin", "/h/lib" },
+		{ "/s/bin", "/s/lib/x", "/s/bin", "/s/lib" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *out[2];
+		int n = harness_suggest_dirs(t[i].dir, t[i].real, "/h", "/s/state/aisb", out);
+		assert_int_equal(n, t[i].want1 ? 2 : 1);
+		assert_string_equal(out[0], t[i].want0);
+		if (t[i].want1)
+			assert_string_equal(out[1], t[i].want1);
+		free(out[0]);
+		free(out[1]);
+	}
+	assert_true(harness_dir_is_private("/h/.local", "/h"));
+	assert_true(harness_dir_is_private("/h", "/h"));
+	assert_false(harness_dir_is_private("/h/.local/bin", "/h"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +360,11 @@ int main(void)
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_harness_args),
+		cmocka_unit_test(test_project_keys),
+		cmocka_unit_test(test_project_precedence),
+		cmocka_unit_test(test_home_names),
+		cmocka_unit_test(test_harness_suggest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

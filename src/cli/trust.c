@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* trust.c — reading a project's .aisb policy and the trust records */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "build/context.h"
+#include "cli/trust.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+/* One file below the .aisb dir fd: no symlink, regular, bounded. 0 absent, 1 read. */
+static int read_policy_file(int dfd, const char *name, char **out)
+{
+	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	char fdpath[64];
+	struct stat st;
+	int r;
+
+	*out = NULL;
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (st.st_size > TRUST_FILE_MAX)
+		return -EFBIG;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	r = read_file_at(AT_FDCWD, fdpath, TRUST_FILE_MAX, out, NULL);
+	return r < 0 ? r : 1;
+}
+
+static int policy_hash(struct project_policy *pp)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t lc = pp->config ? strlen(pp->config) : 0, la = pp->allow ? strlen(pp->allow) : 0;
+	int n;
+
+	/* lengths and presence are part of the hash: no content can be moved between the files */
+	n = asprintf(&buf, "aisb-project-policy-v1\nconfig %s%zu\n%s\nallow %s%zu\n%s\n", pp->config ? "" : "-", lc,
+		     pp->config ? pp->config : "", pp->allow ? "" : "-", la, pp->allow ? pp->allow : "");
+	if (n < 0)
+		return -ENOMEM;
+	return build_sha256_hex(buf, (size_t)n, pp->hash);
+}
+
+int trust_read_policy(const char *dir, struct project_policy *pp)
+{
+	_cleanup_close_ int dfd = -1;
+	int r, k;
+
+	memset(pp, 0, sizeof(*pp));
+	pp->root = realpath(dir, NULL);
+	if (!pp->root)
+		return -errno;
+	{
+		_cleanup_close_ int pfd = open(pp->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (pfd < 0)
+			return -errno;
+		dfd = openat(pfd, ".aisb", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	}
+	if (dfd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		/* a symlinked .aisb could lend the policy of another tree */
+		return errno == ENOTDIR || errno == ELOOP ? -ELOOP : -errno;
+	}
+	r = read_policy_file(dfd, "config", &pp->config);
+	if (r < 0)
+		return r;
+	k = read_policy_file(dfd, "allow", &pp->allow);
+	if (k < 0)
+		return k;
+	if (!pp->config && !pp->allow)
+		return 0;
+	r = policy_hash(pp);
+	return r < 0 ? r : 1;
+}
+
+void trust_policy_done(struct project_policy *pp)
+{
+	free(pp->root);
+	free(pp->config);
+	free(pp->allow);
+	memset(pp, 0, sizeof(*pp));
+}
+
+char *trust_policy_text(const struct project_policy *pp)
+{
+	_cleanup_free_ char *allow = pp->allow ? strdup(pp->allow) : NULL;
+	struct strbuf b = { 0 };
+	int r = 0;
+
+	if (pp->config)
+		r = strbuf_printf(&b, "%s\n", pp->config);
+	for (char *line = allow, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (!*line || *line == '#')
+			continue;
+		if (r == 0)
+			r = strbuf_printf(&b, "allow = %s\n", line);
+	}
+	if (r < 0) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p ? b.p : strdup("");
+}
+
+/* trust/<sha256 of the real path>: "path=...\nsha256=...\n" */
+static char *record_path(const char *state_dir, const char *root)
+{
+	char hex[65], rel[80];
+
+	if (build_sha256_hex(root, strlen(root), hex) < 0)
+		return NULL;
+	snprintf(rel, sizeof(rel), "trust/%s", hex);
+	return path_join(state_dir, rel);
+}
+
+enum trust_state trust_state_of(const char *state_dir, const struct project_policy *pp)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL, *want = NULL;
+
+	if (!pp->config && !pp->allow)
+		return TRUST_NONE;
+	path = record_path(state_dir, pp->root);
+	if (!path || read_file_at(AT_FDCWD, path, 4096, &text, NULL) < 0)
+		return TRUST_UNTRUSTED;
+	if (asprintf(&want, "path=%s\nsha256=%s\n", pp->root, pp->hash) < 0)
+		return TRUST_UNTRUSTED;
+	if (streq(text, want))
+		return TRUST_TRUSTED;
+	/* the record names another path: a hash collision on the name is not a trust */
+	return strncmp(text, want, strlen(pp->root) + 6) == 0 ? TRUST_CHANGED : TRUST_UNTRUSTED;
+}
+
+int trust_record(const char *state_dir, const struct project_policy *pp, bool revoke)
+{
+	_cleanup_free_ char *path = record_path(state_dir, pp->root), *dir = path_join(state_dir, "trust");
+	_cleanup_free_ char *text = NULL, *tmp = NULL;
+	int r;
+
+	if (!path || !dir)
+		return -ENOMEM;
+	if (revoke)
+		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+	r = mkdir_p(dir, 0700);
+	if (r < 0)
+		return r;
+	if (asprintf(&text, "path=%s\nsha256=%s\n", pp->root, pp->hash) < 0 || asprintf(&tmp, "%s.tmp", path) < 0)
+		return -ENOMEM;
+	(void)unlink(tmp);
+	r = write_file_at(AT_FDCWD, tmp, text, strlen(text), 0600);
+	if (r < 0)
+		return r;
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		(void)unlink(tmp);
+		return r;
+	}
+	return 0;
+}
