@@ -47,6 +47,7 @@ enum opt_id {
 	OPT_CPUS,
 	OPT_HOME,
 	OPT_HARNESS_FROM,
+	OPT_QUIET,
 	/* flag-only below */
 	OPT_SHELL,
 	OPT_STRICT_ARGS,
@@ -100,6 +101,7 @@ static const struct opt_def opts[] = {
 	{ "accept-unenforced-limits", "accept_unenforced_limits", OPT_BOOL, OPT_ACCEPT_UNENFORCED_LIMITS, NULL, "do not warn when the default limits cannot be enforced here" },
 	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside" },
 	{ "keep", "keep", OPT_BOOL, OPT_KEEP, NULL, "keep the session directory after exit" },
+	{ "quiet", "quiet", OPT_BOOL, OPT_QUIET, NULL, "no informational notices (loopback-only network, pi's fd/rg); warnings stay" },
 	{ "shell", NULL, OPT_BOOL, OPT_SHELL, NULL, "run an interactive shell instead of the harness" },
 	{ "strict-args", NULL, OPT_BOOL, OPT_STRICT_ARGS, NULL, "an unknown flag is an error" },
 	{ "dry-run", NULL, OPT_BOOL, OPT_DRY_RUN, NULL, "print the plan (secrets redacted); start nothing" },
@@ -158,6 +160,7 @@ static bool *bool_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_NO_AGENTS: return &s->no_agents;
 	case OPT_ALLOW_PTRACE: return &s->allow_ptrace;
 	case OPT_KEEP: return &s->keep;
+	case OPT_QUIET: return &s->quiet;
 	case OPT_EPHEMERAL: return &s->ephemeral;
 	case OPT_ACCEPT_UNENFORCED_LIMITS: return &s->accept_unenforced_limits;
 	case OPT_SHELL: return &s->shell;

@@ -159,8 +159,8 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	/* Nothing allowed and no --net chosen: loopback only, said once, so that a failing fetch
-	 * is not a mystery (an explicit --net none, or net = none in config, silences it). */
-	if (p.netp && p.netp->defaulted_to_none)
+	 * is not a mystery (an explicit --net none, net = none in config, or --quiet silences it). */
+	if (p.netp && p.netp->defaulted_to_none && !s.quiet)
 		log_info("network: loopback only (no --allow entry); add --allow HOST to reach a host, or --net "
 			 "none to keep this and silence the notice");
 	r = sandbox_run(&p);

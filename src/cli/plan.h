@@ -53,6 +53,7 @@ struct aisb_settings {
 	char *cpus;
 	char *home;           /* --home NAME: "default" (NULL), "project", or a name */
 	char **harness_from;  /* --harness-from DIR: read-only, DIR/bin first on PATH */
+	bool quiet;           /* no informational notices */
 	/* flag-only */
 	bool shell;
 	bool strict_args;

@@ -563,7 +563,7 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		return AISB_EXIT_FAILED;
 	/* A harness under the user's home is invisible on the host rootfs: say where it is and how
 	 * to run it, before anything starts (cli/harness.h). */
-	return harness_check(p, get, home, !(s->dry_run || s->print_policy || s->print_ruleset || s->version));
+	return harness_check(p, get, home, !(s->dry_run || s->print_policy || s->print_ruleset || s->version || s->quiet));
 }
 
 static void print_argv(FILE *f, char *const *argv)

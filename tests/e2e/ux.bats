@@ -76,16 +76,19 @@ EOS
 # ---- network defaults ------------------------------------------------------------------------
 
 @test "ux: a command with no allow entry says once that it runs loopback-only; --net none and previews stay quiet" {
-	run "$AISB" -- true
+	run "$AISB" --quiet=false -- true
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(grep -c 'network: loopback only' <<<"$output")" -eq 1 ]
 	[[ "$output" == *"add --allow HOST"* ]]
-	# control: the same command with the mode chosen says nothing
-	run "$AISB" --net none -- true
+	# control: the same command with the mode chosen, or --quiet, says nothing
+	run "$AISB" --quiet=false --net none -- true
 	[ "$status" -eq 0 ]
 	[[ "$output" != *"loopback only (no --allow"* ]]
-	run "$AISB" --dry-run -- true
+	run "$AISB" --quiet -- true
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run "$AISB" --quiet=false --dry-run -- true
 	[ "$status" -eq 0 ]
 	[[ "$output" != *"aisb: network: loopback only"* ]]
 	[[ "$output" == *"network:    none (the default allow mode with an empty allowlist"* ]]
@@ -225,7 +228,7 @@ EOS
 @test "ux: pi in host mode is told how to get fd and rg when the sandbox has neither" {
 	local D=$WORK/harness
 	fake_harness "$D/bin" pi
-	run "$AISB" --net none --harness-from "$D" -- pi hi
+	run "$AISB" --quiet=false --net none --harness-from "$D" -- pi hi
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"pi-fake args: hi"* ]]
@@ -237,12 +240,14 @@ EOS
 	# control: with both visible (through --harness-from) the notice goes
 	fake_harness "$D/bin" rg
 	fake_harness "$D/bin" fdfind
-	run "$AISB" --net none --harness-from "$D" -- pi hi
+	run "$AISB" --quiet=false --net none --harness-from "$D" -- pi hi
 	[ "$status" -eq 0 ]
 	[[ "$output" != *"fd-find ripgrep"* ]]
 	# previews never print it
 	rm "$D/bin/rg"
-	run "$AISB" --net none --harness-from "$D" --dry-run -- pi hi
+	run "$AISB" --quiet=false --net none --harness-from "$D" --dry-run -- pi hi
+	[[ "$output" != *"fd-find ripgrep"* ]]
+	run "$AISB" --net none --harness-from "$D" -- pi hi
 	[[ "$output" != *"fd-find ripgrep"* ]]
 }
 
