@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/args.h"
 #include "cli/harness.h"
 #include "cli/home.h"
+#include "cli/trust.h"
 #include "util/util.h"
 
 static const char *const *fake_env;
@@ -346,6 +348,84 @@ static void test_harness_suggest(void **state)
 	assert_false(harness_dir_is_private("/h/.local/bin", "/h"));
 }
 
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(write_file_at(AT_FDCWD, path, text, strlen(text), 0644), 0);
+}
+
+/* The trust record follows the exact content of both files; what is not a plain file is refused. */
+static void test_trust(void **state)
+{
+	char root[] = "/tmp/aisb-test-trust.XXXXXX", aisb[600], st[600], big[600];
+	struct project_policy pp, pq;
+	char h1[65];
+	_cleanup_free_ char *text = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(aisb, sizeof(aisb), "%s/proj/.aisb", root);
+	snprintf(st, sizeof(st), "%s/state", root);
+	assert_int_equal(mkdir_p(aisb, 0700), 0);
+	snprintf(big, sizeof(big), "%s/proj", root);
+	/* nothing yet */
+	assert_int_equal(trust_read_policy(big, &pp), 0);
+	trust_policy_done(&pp);
+	put(aisb, "config", "allow = a.test");
+	put(aisb, "allow", "# c\n b.test\n\n");
+	assert_int_equal(trust_read_policy(big, &pp), 1);
+	text = trust_policy_text(&pp);
+	assert_string_equal(text, "allow = a.test\nallow = b.test\n");
+	assert_int_equal(trust_state_of(st, &pp), TRUST_UNTRUSTED);
+	assert_int_equal(trust_record(st, &pp, false), 0);
+	assert_int_equal(trust_state_of(st, &pp), TRUST_TRUSTED);
+	memcpy(h1, pp.hash, sizeof(h1));
+	trust_policy_done(&pp);
+	/* the same bytes moved from one file to the other are another policy */
+	put(aisb, "config", "allow = a.test# c\n b.test\n\n");
+	put(aisb, "allow", "");
+	assert_int_equal(trust_read_policy(big, &pq), 1);
+	assert_string_not_equal(pq.hash, h1);
+	assert_int_equal(trust_state_of(st, &pq), TRUST_CHANGED);
+	trust_policy_done(&pq);
+	/* a symlink, a fifo and an oversized file are refused */
+	{
+		char p[700], q[700];
+		snprintf(p, sizeof(p), "%s/config", aisb);
+		snprintf(q, sizeof(q), "%s/elsewhere", root);
+		put(root, "elsewhere", "allow = evil.test");
+		assert_int_equal(unlink(p), 0);
+		assert_int_equal(symlink(q, p), 0);
+		assert_int_equal(trust_read_policy(big, &pq), -ELOOP);
+		trust_policy_done(&pq);
+		assert_int_equal(unlink(p), 0);
+		assert_int_equal(mkfifo(p, 0600), 0);
+		assert_int_equal(trust_read_policy(big, &pq), -EINVAL);
+		trust_policy_done(&pq);
+		assert_int_equal(unlink(p), 0);
+		{
+			char *huge = malloc(TRUST_FILE_MAX + 2);
+			assert_non_null(huge);
+			memset(huge, '#', TRUST_FILE_MAX + 1);
+			huge[TRUST_FILE_MAX + 1] = 0;
+			put(aisb, "config", huge);
+			free(huge);
+		}
+		assert_int_equal(trust_read_policy(big, &pq), -EFBIG);
+		trust_policy_done(&pq);
+	}
+	/* revoke */
+	put(aisb, "config", "allow = a.test");
+	put(aisb, "allow", "# c\n b.test\n\n");
+	assert_int_equal(trust_read_policy(big, &pp), 1);
+	assert_int_equal(trust_state_of(st, &pp), TRUST_TRUSTED);
+	assert_int_equal(trust_record(st, &pp, true), 0);
+	assert_int_equal(trust_state_of(st, &pp), TRUST_UNTRUSTED);
+	trust_policy_done(&pp);
+	assert_int_equal(rm_rf(root), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_project_precedence),
 		cmocka_unit_test(test_home_names),
 		cmocka_unit_test(test_harness_suggest),
+		cmocka_unit_test(test_trust),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
