@@ -63,14 +63,15 @@ static int load_project_policy(struct aisb_settings *s, int argc, char **argv, c
 
 /* `aisb --version`: aisb's, then the harness's own `--version`, run in a sandbox without
  * network or persistent home (the shared-flags rule, docs/agents.md). */
-static int print_versions(struct aisb_settings *s)
+static int print_versions(struct aisb_settings *s, char **argv)
 {
 	struct aisb_plan p;
 	int r;
 
-	printf("aisb %s\n", PACKAGE_VERSION);
-	if (s->command || s->shell || streq(s->harness, "shell"))
+	if (s->command || s->shell || streq(s->harness, "shell")) {
+		printf("aisb %s\n", PACKAGE_VERSION);
 		return 0;
+	}
 	strv_free(s->allows);
 	strv_free(s->allow_files);
 	strv_free(s->add_hosts);
@@ -86,7 +87,16 @@ static int print_versions(struct aisb_settings *s)
 	if (strv_push(&s->command, s->harness) < 0 || strv_push(&s->command, "--version") < 0)
 		return AISB_EXIT_FAILED;
 	r = plan_resolve(&p, s, hostenv_get);
-	if (r == 0 && !harness_visible(&p)) {
+	if (r == 0 && p.limits_mode == LIMITS_SCOPE) {
+		/* the same re-run in a systemd scope as any run; nothing printed yet */
+		plan_free(&p);
+		(void)limits_reexec_in_scope(argv);
+		return AISB_EXIT_FAILED;
+	}
+	printf("aisb %s\n", PACKAGE_VERSION);
+	if (r == AISB_EXIT_NOTFOUND)
+		r = 0; /* harness_check() said where it is and how to run it; aisb's version stands */
+	else if (r == 0 && !harness_visible(&p)) {
 		printf("%s: not found where the sandbox looks (see 'aisb --help', Finding the harness)\n", s->harness);
 		r = 0;
 	} else if (r == 0) {
@@ -122,7 +132,7 @@ int cmd_run(int argc, char **argv)
 		log_set_level(LOG_LVL_DEBUG);
 	if (s.version) {
 		char *img = s.image;
-		r = print_versions(&s);
+		r = print_versions(&s, argv);
 		s.image = img;
 		settings_free(&s);
 		return r;

@@ -266,12 +266,30 @@ EOS
 	fake_harness "$D/bin" codex
 	run "$AISB" --harness codex --version
 	[ "${lines[1]}" = "codex (inside the sandbox): codex-fake 9.9.9" ]
-	# a harness that is not installed: aisb's version and a note, still success
+	# a harness found nowhere: aisb's version and a note, still success (HOME and PATH without it)
 	run "$AISB" --harness claude --version
 	echo "$output"
+	[ "$status" -eq 0 ]
 	if ! [ -x /usr/bin/claude ] && ! [ -x /usr/local/bin/claude ]; then
-		[ "$status" -eq 0 ]
 		[[ "${lines[1]}" == "claude: not found where the sandbox looks"* ]]
+	else
+		[[ "${lines[1]}" == "claude (inside the sandbox): "* ]]
+	fi
+	# a harness under the home that the sandbox cannot see: where it is, and still success (only
+	# checkable with a harness name not installed system-wide, which the sandbox would see first)
+	local h
+	for h in pi codex claude; do
+		[ -x "/usr/bin/$h" ] || [ -x "/usr/local/bin/$h" ] || break
+		h=
+	done
+	if [ -n "$h" ]; then
+		mkdir -p "$WORK/home/.npm-global/bin"
+		fake_harness "$WORK/home/.npm-global/bin" "$h"
+		HOME=$WORK/home XDG_CONFIG_HOME=$WORK/cfg2 run "$AISB" --harness "$h" --version
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"--harness-from $WORK/home/.npm-global"* ]]
+		[[ "${lines[-1]}" == "aisb "[0-9]* ]]
 	fi
 	# -- COMMAND: only aisb's
 	run "$AISB" --version -- true
