@@ -333,15 +333,16 @@ static int add_mount(struct aisb_plan *p, const char *spec, const char *xdg_runt
 	return 0;
 }
 
-/* --harness-from DIR: DIR read-only at its own path (unless the host rootfs shows it already:
- * /usr, /opt) and DIR/bin (or DIR) first on PATH. Never the home itself or a dir above the
- * state dir: that would show every sandbox home and the trust store. Logs on failure. */
+/* --harness-from DIR: DIR read-only and DIR/bin (or DIR) first on PATH. At its own path, so that
+ * absolute paths and relative symlinks inside keep working; the host rootfs shows /usr and /opt
+ * already; another path the sandbox owns (root's /root, /tmp) goes below HARNESS_RELOCATED.
+ * Never the home, a dir above the state dir (every sandbox home, the trust records) or a private
+ * tree (cli/harness.h). Logs on failure. */
 static int add_harness_from(struct aisb_plan *p, const char *dir, const char *home, const char *xdg_runtime)
 {
-	_cleanup_free_ char *real = realpath(dir, NULL), *bin = NULL, *spec = NULL, *path = NULL;
+	_cleanup_free_ char *real = realpath(dir, NULL), *dst = NULL, *hbin = NULL, *spec = NULL, *path = NULL;
+	bool visible, has_bin;
 	struct stat st;
-
-	_cleanup_free_ char *dst = NULL;
 
 	if (!real || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
 		return log_error("invalid --harness-from '%s': not a directory", dir), AISB_EXIT_POLICY;
@@ -350,33 +351,21 @@ static int add_harness_from(struct aisb_plan *p, const char *dir, const char *ho
 				 "tree (~/.local, ~/.config, ~/.cache); name the harness's own install dir (e.g. "
 				 "~/.nvm/versions/node/VERSION, or ~/.local/bin and ~/.local/lib/node_modules)", dir),
 		       AISB_EXIT_POLICY;
-	/* At its own path, so that absolute paths and relative symlinks inside keep working; below
-	 * HARNESS_RELOCATED when that path is one the sandbox owns (root's /root, /tmp). */
-	if (plan_path_is_reserved(real) && !(p->rootfs == ROOTFS_HOST && (path_startswith(real, "/usr") ||
-									  path_startswith(real, "/opt"))))
-		dst = path_join(HARNESS_RELOCATED, real);
-	else
-		dst = strdup(real);
-	if (!dst || !(bin = path_join(dst, "bin")))
+	visible = p->rootfs == ROOTFS_HOST && (path_startswith(real, "/usr") || path_startswith(real, "/opt"));
+	dst = plan_path_is_reserved(real) && !visible ? path_join(HARNESS_RELOCATED, real) : strdup(real);
+	hbin = path_join(real, "bin");
+	if (!dst || !hbin)
 		return AISB_EXIT_FAILED;
-	{
-		_cleanup_free_ char *hbin = path_join(real, "bin");
-		if (!hbin)
-			return AISB_EXIT_FAILED;
-		if (stat(hbin, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			free(bin);
-			if (!(bin = strdup(dst)))
-				return AISB_EXIT_FAILED;
-		}
-	}
-	if (!streq(dst, real) || !plan_path_is_reserved(real)) {
+	has_bin = stat(hbin, &st) == 0 && S_ISDIR(st.st_mode);
+	if (!visible) {
 		bool dup = false;
 		for (size_t i = 0; i < p->n_mounts; i++)
 			dup |= streq(p->mounts[i].dst, dst);
 		if (!dup && (asprintf(&spec, "%s:%s:ro", real, dst) < 0 || add_mount(p, spec, xdg_runtime) < 0))
 			return AISB_EXIT_POLICY;
 	}
-	if (asprintf(&path, "%s%s%s", p->harness_path ? p->harness_path : "", p->harness_path ? ":" : "", bin) < 0)
+	if (asprintf(&path, "%s%s%s%s", p->harness_path ? p->harness_path : "", p->harness_path ? ":" : "", dst,
+		     has_bin ? "/bin" : "") < 0)
 		return AISB_EXIT_FAILED;
 	free(p->harness_path);
 	p->harness_path = TAKE_PTR(path);
