@@ -115,6 +115,15 @@ EOS
 	grep -q '"host":"svc.test".*"decision":"deny"' <<<"$output"
 	# control in the same log: the allowed request
 	grep -q '"host":"other.test".*"decision":"allow"' <<<"$output"
+	# aisb clean removes what it kept
+	echo keep >"$XDG_STATE_HOME/aisb/egress/notes.txt"
+	run "$AISB" clean
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"removed 1 kept egress log"* ]]
+	[ ! -e "$XDG_STATE_HOME/aisb/egress/$id.jsonl" ]
+	[ -e "$XDG_STATE_HOME/aisb/egress/notes.txt" ]
+	run "$AISB" logs "$id"
+	[[ "$output" == *"# egress log: none kept"* ]]
 }
 
 @test "ux: only the newest 20 egress logs are kept" {
