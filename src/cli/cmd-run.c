@@ -38,7 +38,8 @@ static int load_project_policy(struct aisb_settings *s, int argc, char **argv, c
 		if (r < 0)
 			log_warn("project policy '%s/.aisb' ignored: %s", cwd,
 				 r == -ELOOP ? "a symlink (a policy is never borrowed from elsewhere)"
-				 : r == -EINVAL ? "not a regular file" : r == -EFBIG ? "larger than 64 KiB" : strerror(-r));
+				 : r == -EINVAL ? "not a regular file" : r == -EFBIG ? "larger than 64 KiB"
+				 : r == -EILSEQ ? "it holds control characters" : strerror(-r));
 		trust_policy_done(&pp);
 		return 0;
 	}

@@ -98,7 +98,8 @@ int cmd_trust(int argc, char **argv)
 	if (r < 0) {
 		log_error("trust: cannot read the policy in '%s/.aisb': %s", dir,
 			  r == -ELOOP ? "it is a symlink; a policy must be the project's own file"
-			  : r == -EFBIG ? "larger than 64 KiB" : r == -EINVAL ? "not a regular file" : strerror(-r));
+			  : r == -EFBIG ? "larger than 64 KiB" : r == -EINVAL ? "not a regular file"
+			  : r == -EILSEQ ? "it holds control characters" : strerror(-r));
 		trust_policy_done(&pp);
 		return AISB_EXIT_POLICY;
 	}

@@ -32,7 +32,16 @@ static int read_policy_file(int dfd, const char *name, char **out)
 		return -EFBIG;
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
 	r = read_file_at(AT_FDCWD, fdpath, TRUST_FILE_MAX, out, NULL);
-	return r < 0 ? r : 1;
+	if (r < 0)
+		return r;
+	/* The content is hostile until trusted, and keys and values end up in messages on the
+	 * user's terminal: no control characters (escape sequences), no NUL. */
+	for (const unsigned char *c = (const unsigned char *)*out; *c; c++)
+		if ((*c < 0x20 && *c != '\n' && *c != '\t' && *c != '\r') || *c == 0x7f)
+			return -EILSEQ;
+	if (st.st_size > 0 && strlen(*out) != (size_t)st.st_size)
+		return -EILSEQ;
+	return 1;
 }
 
 static int policy_hash(struct project_policy *pp)

@@ -8,7 +8,8 @@
  * sha256 of their exact content under the user's state dir (trust/<sha256 of the project's real
  * path>, which no sandbox can see). A file that differs from what was trusted is ignored with a
  * one-line notice until trusted again. Files are opened without following symlinks (a symlink
- * is ignored, so a policy cannot be borrowed from elsewhere) and bounded to 64 KiB each.
+ * is ignored, so a policy cannot be borrowed from elsewhere), bounded to 64 KiB each, and refused
+ * when it holds control characters (its keys and values reach the user's terminal in messages).
  */
 #ifndef AISB_CLI_TRUST_H
 #define AISB_CLI_TRUST_H
@@ -34,7 +35,8 @@ struct project_policy {
 
 /* Reads @dir/.aisb/{config,allow} (dir resolved to its real path). Return: 1 when a policy file
  * exists, 0 when none does, -ELOOP for a symlink, -EINVAL for a non-regular file, -EFBIG for
- * more than TRUST_FILE_MAX, other -errno. Does not log. */
+ * more than TRUST_FILE_MAX, -EILSEQ for control characters or NUL bytes, other -errno.
+ * Does not log. */
 int trust_read_policy(const char *dir, struct project_policy *pp);
 void trust_policy_done(struct project_policy *pp);
 

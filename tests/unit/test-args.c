@@ -415,6 +415,17 @@ static void test_trust(void **state)
 		assert_int_equal(trust_read_policy(big, &pq), -EFBIG);
 		trust_policy_done(&pq);
 	}
+	/* an escape sequence (it would reach the terminal in messages) or a NUL byte */
+	put(aisb, "config", "allow = a.test\n\033]0;owned\007\n");
+	assert_int_equal(trust_read_policy(big, &pq), -EILSEQ);
+	trust_policy_done(&pq);
+	{
+		char p[700];
+		snprintf(p, sizeof(p), "%s/config", aisb);
+		assert_int_equal(write_file_at(AT_FDCWD, p, "allow = a\0b\n", 12, 0644), 0);
+	}
+	assert_int_equal(trust_read_policy(big, &pq), -EILSEQ);
+	trust_policy_done(&pq);
 	/* revoke */
 	put(aisb, "config", "allow = a.test");
 	put(aisb, "allow", "# c\n b.test\n\n");
