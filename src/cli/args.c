@@ -89,8 +89,8 @@ static const struct opt_def opts[] = {
 	{ "writable-git", "writable_git", OPT_BOOL, OPT_WRITABLE_GIT, NULL, "let the sandbox write .git/hooks and .git/config" },
 	{ "mount", "mount", OPT_LIST, OPT_MOUNT, "SRC[:DST][:ro|:rw]", "bind a host path (read-only unless :rw)" },
 	{ "ephemeral-home", "ephemeral_home", OPT_BOOL, OPT_EPHEMERAL_HOME, NULL, "home is a tmpfs, not persistent" },
-	{ "home", "home", OPT_VALUE, OPT_HOME, "NAME", "persistent home: default, project (one per project) or a name (see 'aisb home')" },
-	{ "harness-from", "harness_from", OPT_LIST, OPT_HARNESS_FROM, "DIR", "mount DIR read-only and put DIR/bin first on PATH (a harness under your home)" },
+	{ "home", "home", OPT_VALUE, OPT_HOME, "NAME", "persistent home: default, project or a NAME (aisb home)" },
+	{ "harness-from", "harness_from", OPT_LIST, OPT_HARNESS_FROM, "DIR", "a harness's install dir, read-only, DIR/bin first on PATH" },
 	{ "no-agents", "no_agents", OPT_BOOL, OPT_NO_AGENTS, NULL, "do not mount ~/.agents" },
 	{ "agents-dir", "agents_dir", OPT_VALUE, OPT_AGENTS_DIR, "DIR", "mount DIR read-only as ~/.agents" },
 	{ "env", "env", OPT_LIST, OPT_ENV, "NAME[=VALUE]", "pass a variable (NAME takes the host value)" },
@@ -101,7 +101,7 @@ static const struct opt_def opts[] = {
 	{ "accept-unenforced-limits", "accept_unenforced_limits", OPT_BOOL, OPT_ACCEPT_UNENFORCED_LIMITS, NULL, "do not warn when the default limits cannot be enforced here" },
 	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside" },
 	{ "keep", "keep", OPT_BOOL, OPT_KEEP, NULL, "keep the session directory after exit" },
-	{ "quiet", "quiet", OPT_BOOL, OPT_QUIET, NULL, "no informational notices (loopback-only network, pi's fd/rg); warnings stay" },
+	{ "quiet", "quiet", OPT_BOOL, OPT_QUIET, NULL, "no informational notices; warnings stay" },
 	{ "shell", NULL, OPT_BOOL, OPT_SHELL, NULL, "run an interactive shell instead of the harness" },
 	{ "strict-args", NULL, OPT_BOOL, OPT_STRICT_ARGS, NULL, "an unknown flag is an error" },
 	{ "dry-run", NULL, OPT_BOOL, OPT_DRY_RUN, NULL, "print the plan (secrets redacted); start nothing" },
@@ -110,7 +110,7 @@ static const struct opt_def opts[] = {
 	{ "verbose", NULL, OPT_BOOL, OPT_VERBOSE, NULL, "more diagnostics" },
 	{ "help", NULL, OPT_BOOL, OPT_HELP, NULL, "this help" },
 	{ "version", NULL, OPT_BOOL, OPT_VERSION, NULL, "print aisb's version, then the harness's" },
-	{ "harness-args", NULL, OPT_BOOL, OPT_HARNESS_ARGS, NULL, "end of sandbox flags: the rest goes to the harness, even --help" },
+	{ "harness-args", NULL, OPT_BOOL, OPT_HARNESS_ARGS, NULL, "the rest goes to the harness, even --help" },
 };
 
 const char *net_mode_to_string(enum net_mode m)
