@@ -63,6 +63,60 @@ static void print_effect(const struct aisb_settings *s)
 	settings_free(&d);
 }
 
+static void print_env_entry(const char *sign, const char *e)
+{
+	const char *eq = strchr(e, '=');
+	printf("  %s env     %.*s%s\n", sign, (int)(eq ? (size_t)(eq - e) : strlen(e)), e, eq ? "=<redacted>" : "");
+}
+
+static void print_scalar_change(const char *key, const char *was, const char *now)
+{
+	if (!streq(was ? was : "", now ? now : ""))
+		printf("  ~ %-7s %s -> %s\n", key, was ? was : "(unset)", now ? now : "(unset)");
+}
+
+/* What changed between the trusted policy @o and the current @s: entries added (+) and removed
+ * (-), scalars changed (~); env values never shown. */
+static void print_changes(const struct aisb_settings *o, const struct aisb_settings *s)
+{
+	for (size_t i = 0; s->allows && s->allows[i]; i++)
+		if (!strv_contains(o->allows, s->allows[i]))
+			printf("  + allow   %s\n", s->allows[i]);
+	for (size_t i = 0; o->allows && o->allows[i]; i++)
+		if (!strv_contains(s->allows, o->allows[i]))
+			printf("  - allow   %s\n", o->allows[i]);
+	/* the record holds env values only as fingerprints (trust_redact_env()): compare those */
+	char **now = NULL;
+	for (size_t i = 0; s->envs && s->envs[i]; i++)
+		(void)strv_push_take(&now, trust_redact_env(s->envs[i]));
+	for (size_t i = 0; now && now[i]; i++)
+		if (!strv_contains(o->envs, now[i]))
+			print_env_entry("+", now[i]);
+	for (size_t i = 0; o->envs && o->envs[i]; i++)
+		if (!strv_contains(now, o->envs[i]))
+			print_env_entry("-", o->envs[i]);
+	strv_free(now);
+	print_scalar_change("harness", o->harness, s->harness);
+	print_scalar_change("memory", o->memory, s->memory);
+	print_scalar_change("pids", o->pids, s->pids);
+	print_scalar_change("cpus", o->cpus, s->cpus);
+}
+
+/* For a changed policy: the difference to what was trusted, when the record still holds it. */
+static void show_changes(const char *state, const struct project_policy *pp, const struct aisb_settings *s)
+{
+	_cleanup_free_ char *old = trust_recorded_text(state, pp);
+	struct aisb_settings o = { 0 };
+
+	if (!old || args_defaults(&o) < 0 || args_apply_project(&o, old, "the trusted policy") < 0) {
+		settings_free(&o);
+		return;
+	}
+	printf("changes since it was trusted:\n");
+	print_changes(&o, s);
+	settings_free(&o);
+}
+
 int cmd_trust(int argc, char **argv)
 {
 	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
@@ -126,6 +180,8 @@ int cmd_trust(int argc, char **argv)
 		trust_policy_done(&pp);
 		return r;
 	}
+	if (st == TRUST_CHANGED)
+		show_changes(state, &pp, &s);
 	printf("%s every run in this directory:\n", show ? (st == TRUST_TRUSTED ? "adds to" : "would add to") : "adds to");
 	print_effect(&s);
 	if (!show && st != TRUST_TRUSTED) {

@@ -136,27 +136,103 @@ static char *record_path(const char *state_dir, const char *root)
 	return path_join(state_dir, rel);
 }
 
+/* A record is "path=...\nsha256=...\n", then the trusted policy text (trust_policy_text()), so
+ * that --show can say what changed since. Bounded: the text of two 64 KiB files. */
+#define RECORD_MAX (1 << 20)
+
+static char *read_record(const char *state_dir, const struct project_policy *pp)
+{
+	_cleanup_free_ char *path = record_path(state_dir, pp->root);
+	char *text = NULL;
+
+	if (!path || read_file_at(AT_FDCWD, path, RECORD_MAX, &text, NULL) < 0)
+		return NULL;
+	return text;
+}
+
+static char *record_head(const struct project_policy *pp)
+{
+	char *h;
+	return asprintf(&h, "path=%s\nsha256=%s\n", pp->root, pp->hash) < 0 ? NULL : h;
+}
+
 enum trust_state trust_state_of(const char *state_dir, const struct project_policy *pp)
 {
-	_cleanup_free_ char *path = NULL, *text = NULL, *want = NULL;
+	_cleanup_free_ char *text = NULL, *want = NULL;
 
 	if (!pp->config && !pp->allow)
 		return TRUST_NONE;
-	path = record_path(state_dir, pp->root);
-	if (!path || read_file_at(AT_FDCWD, path, 4096, &text, NULL) < 0)
+	text = read_record(state_dir, pp);
+	want = record_head(pp);
+	if (!text || !want)
 		return TRUST_UNTRUSTED;
-	if (asprintf(&want, "path=%s\nsha256=%s\n", pp->root, pp->hash) < 0)
-		return TRUST_UNTRUSTED;
-	if (streq(text, want))
+	if (strncmp(text, want, strlen(want)) == 0)
 		return TRUST_TRUSTED;
 	/* the record names another path: a hash collision on the name is not a trust */
 	return strncmp(text, want, strlen(pp->root) + 6) == 0 ? TRUST_CHANGED : TRUST_UNTRUSTED;
 }
 
+char *trust_recorded_text(const char *state_dir, const struct project_policy *pp)
+{
+	_cleanup_free_ char *text = read_record(state_dir, pp);
+	const char *body;
+
+	if (!text || strncmp(text, "path=", 5) != 0 || !(body = strstr(text, "\nsha256=")) ||
+	    !(body = strchr(body + 1, '\n')))
+		return NULL;
+	return strdup(body + 1);
+}
+
+char *trust_redact_env(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	char hex[65], *out;
+
+	if (!eq)
+		return strdup(entry);
+	if (build_sha256_hex(eq + 1, strlen(eq + 1), hex) < 0 ||
+	    asprintf(&out, "%.*s=<sha256:%.12s>", (int)(eq - entry), entry, hex) < 0)
+		return NULL;
+	return out;
+}
+
+/* @text with every `env = NAME=VALUE` line's value replaced by trust_redact_env()'s form: the
+ * record is a new copy on disk, and no value of the environment is ever written by aisb. */
+static char *redact_text(const char *text)
+{
+	_cleanup_free_ char *copy = strdup(text);
+	struct strbuf b = { 0 };
+	int r = 0;
+
+	if (!copy)
+		return NULL;
+	for (char *line = copy, *next; line && r == 0; line = next) {
+		char *k = line, *eq;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		while (*k == ' ' || *k == '\t')
+			k++;
+		eq = strchr(k, '=');
+		if (eq && strncmp(k, "env", 3) == 0 && strspn(k + 3, " \t") == (size_t)(eq - k - 3)) {
+			const char *v = eq + 1 + strspn(eq + 1, " \t");
+			_cleanup_free_ char *red = trust_redact_env(v);
+			r = red ? strbuf_printf(&b, "env = %s\n", red) : -ENOMEM;
+		} else
+			r = strbuf_printf(&b, "%s\n", line);
+	}
+	if (r < 0) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p ? b.p : strdup("");
+}
+
 int trust_record(const char *state_dir, const struct project_policy *pp, bool revoke)
 {
 	_cleanup_free_ char *path = record_path(state_dir, pp->root), *dir = path_join(state_dir, "trust");
-	_cleanup_free_ char *text = NULL, *tmp = NULL;
+	_cleanup_free_ char *head = NULL, *body = NULL, *text = NULL, *tmp = NULL;
 	int r;
 
 	if (!path || !dir)
@@ -166,7 +242,12 @@ int trust_record(const char *state_dir, const struct project_policy *pp, bool re
 	r = mkdir_p(dir, 0700);
 	if (r < 0)
 		return r;
-	if (asprintf(&text, "path=%s\nsha256=%s\n", pp->root, pp->hash) < 0 || asprintf(&tmp, "%s.tmp", path) < 0)
+	head = record_head(pp);
+	{
+		_cleanup_free_ char *plain = trust_policy_text(pp);
+		body = plain ? redact_text(plain) : NULL;
+	}
+	if (!head || !body || asprintf(&text, "%s%s", head, body) < 0 || asprintf(&tmp, "%s.tmp", path) < 0)
 		return -ENOMEM;
 	(void)unlink(tmp);
 	r = write_file_at(AT_FDCWD, tmp, text, strlen(text), 0600);

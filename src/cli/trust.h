@@ -47,6 +47,14 @@ char *trust_policy_text(const struct project_policy *pp);
 /* The trust state of @pp against the record under @state_dir. Does not log. */
 enum trust_state trust_state_of(const char *state_dir, const struct project_policy *pp);
 
+/* The policy text recorded when @pp's project was last trusted (trust_policy_text() form, env
+ * values as trust_redact_env() writes them), or NULL. Caller frees. Does not log. */
+char *trust_recorded_text(const char *state_dir, const struct project_policy *pp);
+
+/* An env entry as the record keeps it: NAME, or NAME=<sha256:12 hex of the value>. Caller frees;
+ * NULL on ENOMEM. Does not log. */
+char *trust_redact_env(const char *entry);
+
 /* Records (or with @revoke removes) the trust of @pp's exact content. Return: 0 or -errno.
  * Does not log. */
 int trust_record(const char *state_dir, const struct project_policy *pp, bool revoke);

@@ -481,7 +481,9 @@ policy_run() {
 	[ "${lines[1]}" = 403 ]
 	[ "${lines[2]}" = 200 ]
 	run "$AISB" trust --show
-	[[ "$output" == *"changed since it was trusted"*"allow   += *.evil.test"* ]]
+	echo "$output"
+	[[ "$output" == *"changed since it was trusted"*"changes since it was trusted:"*"  + allow   *.evil.test"*"would add to"*"allow   += *.evil.test"* ]]
+	[[ "$output" != *"- allow"* ]]
 	# .aisb/allow counts as part of the policy, and the trust follows the content
 	printf '# reviewed policy\nallow = svc.test:%s\n' "$SRV_PORT" >.aisb/config
 	run policy_run
@@ -524,7 +526,16 @@ policy_run() {
 	run "$AISB" trust
 	[ "$status" -eq 0 ]
 	[[ "$output" != *canary-ux-5f1e* ]]
-	! grep -r canary-ux-5f1e "$XDG_STATE_HOME" || false
+	# a changed value shows as the name only
+	printf 'env = PROJ_TOKEN=canary-ux-6a2b\nenv = EDITOR\nharness = claude\n' >.aisb/config
+	run "$AISB" trust --show
+	echo "$output"
+	[[ "$output" == *"+ env     PROJ_TOKEN=<redacted>"*"- env     PROJ_TOKEN=<redacted>"*"~ harness codex -> claude"* ]]
+	[[ "$output" != *canary-ux-* ]]
+	# the record keeps a fingerprint, never the value
+	! grep -r canary-ux- "$XDG_STATE_HOME" || false
+	grep -rq 'PROJ_TOKEN=<sha256:' "$XDG_STATE_HOME/aisb/trust"
+	printf 'env = PROJ_TOKEN=canary-ux-5f1e\nenv = EDITOR\nharness = codex\n' >.aisb/config
 	# the trusted value does reach the sandbox (and only there); dry-run redacts it
 	EDITOR=vi run "$AISB" --net none --harness shell -- sh -c 'echo "$PROJ_TOKEN"'
 	[ "$output" = canary-ux-5f1e ]

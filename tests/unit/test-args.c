@@ -426,10 +426,28 @@ static void test_trust(void **state)
 	}
 	assert_int_equal(trust_read_policy(big, &pq), -EILSEQ);
 	trust_policy_done(&pq);
+	/* the record keeps the policy for --show, env values only as fingerprints */
+	put(aisb, "config", "allow = a.test\n  env\t= TOK=canary-unit-9\nenv = NAME\n");
+	put(aisb, "allow", "");
+	assert_int_equal(trust_read_policy(big, &pq), 1);
+	assert_int_equal(trust_record(st, &pq, false), 0);
+	{
+		_cleanup_free_ char *rec = trust_recorded_text(st, &pq), *fp = trust_redact_env("TOK=canary-unit-9");
+		assert_non_null(rec);
+		assert_null(strstr(rec, "canary-unit-9"));
+		assert_non_null(strstr(rec, "allow = a.test\n"));
+		assert_non_null(strstr(rec, "env = NAME\n"));
+		assert_int_equal(strncmp(fp, "TOK=<sha256:", 12), 0);
+		assert_non_null(strstr(rec, fp));
+	}
+	trust_policy_done(&pq);
 	/* revoke */
 	put(aisb, "config", "allow = a.test");
 	put(aisb, "allow", "# c\n b.test\n\n");
 	assert_int_equal(trust_read_policy(big, &pp), 1);
+	/* one record per project: trusting the other content above replaced this one */
+	assert_int_equal(trust_state_of(st, &pp), TRUST_CHANGED);
+	assert_int_equal(trust_record(st, &pp, false), 0);
 	assert_int_equal(trust_state_of(st, &pp), TRUST_TRUSTED);
 	assert_int_equal(trust_record(st, &pp, true), 0);
 	assert_int_equal(trust_state_of(st, &pp), TRUST_UNTRUSTED);
