@@ -330,6 +330,11 @@ EOS
 	[ "$output" = "pi-fake args: -p hi --verbose --help" ]
 	run "$AISB" --net none -h
 	[ "$output" = "pi-fake args: -h" ]
+	# a first word that is an aisb subcommand reaches the harness after --harness-args
+	run "$AISB" --net none --harness-args trust me
+	[ "$output" = "pi-fake args: trust me" ]
+	run "$AISB" trust --help
+	[[ "${lines[0]}" == "usage: aisb trust"* ]]
 	# control: before them, aisb's own --image is aisb's (and refuses a non-reference)
 	run "$AISB" --net none --image 'bad ref!' --dry-run
 	[ "$status" -eq 78 ]
