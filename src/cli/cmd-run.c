@@ -84,7 +84,8 @@ static int print_versions(struct aisb_settings *s, char **argv)
 	s->net = NET_NONE;
 	s->net_source = SRC_FLAG;
 	s->ephemeral_home = true;
-	s->image = NULL; /* the host's harness: an image's needs a pull, which --version never does */
+	free(s->image); /* the host's harness: an image's needs a pull, which --version never does */
+	s->image = NULL;
 	if (strv_push(&s->command, s->harness) < 0 || strv_push(&s->command, "--version") < 0)
 		return AISB_EXIT_FAILED;
 	r = plan_resolve(&p, s, hostenv_get);
@@ -97,10 +98,9 @@ static int print_versions(struct aisb_settings *s, char **argv)
 	printf("aisb %s\n", PACKAGE_VERSION);
 	if (r == AISB_EXIT_NOTFOUND)
 		r = 0; /* harness_check() said where it is and how to run it; aisb's version stands */
-	else if (r == 0 && !harness_visible(&p)) {
+	else if (r == 0 && !harness_visible(&p))
 		printf("%s: not found where the sandbox looks (see 'aisb --help', Finding the harness)\n", s->harness);
-		r = 0;
-	} else if (r == 0) {
+	else if (r == 0) {
 		printf("%s (inside the sandbox): ", s->harness);
 		fflush(stdout);
 		r = sandbox_run(&p);
@@ -132,9 +132,7 @@ int cmd_run(int argc, char **argv)
 	if (s.verbose)
 		log_set_level(LOG_LVL_DEBUG);
 	if (s.version) {
-		char *img = s.image;
 		r = print_versions(&s, argv);
-		s.image = img;
 		settings_free(&s);
 		return r;
 	}
