@@ -119,7 +119,7 @@ int cmd_clean(int argc, char **argv)
 			printf("usage: aisb clean [--all] [--volumes[=GLOB]]\n"
 			       "Removes ended sessions and their kept egress logs; --all first stops live ones;\n"
 			       "--volumes also removes the persistent homes under the state dir (matching GLOB)\n"
-			       "that no live session uses ('aisb home --reset NAME' for one).\n");
+			       "that no live session uses ('aisb home' resets one).\n");
 			return 0;
 		} else
 			return log_error("clean: unknown argument '%s' (see 'aisb clean --help')", argv[i]), AISB_EXIT_USAGE;

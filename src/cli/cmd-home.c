@@ -119,7 +119,7 @@ int cmd_home(int argc, char **argv)
 		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
 			printf("usage: aisb home [--path [NAME]] | --list | --reset NAME\n"
 			       "The persistent /home/sandbox of runs is homes/NAME under the state dir. NAME is chosen\n"
-			       "with --home NAME (config 'home', AISB_HOME): 'default' (one home for every project),\n"
+			       "by run's home option (config 'home', AISB_HOME): 'default' (one home for every project),\n"
 			       "'project' (one per project directory) or any name. --path prints the host path of\n"
 			       "NAME (default: the home a run here would use); --list shows every home and the live\n"
 			       "session using it; --reset removes one (never while in use; never through a symlink).\n");

@@ -18,6 +18,7 @@
 enum net_mode { NET_NONE, NET_ALLOW, NET_FULL, NET_MODE_MAX };
 
 struct net_plan; /* net/netplan.h */
+struct bridge_plan; /* agents/bridge.h */
 enum rootfs_kind { ROOTFS_HOST, ROOTFS_IMAGE, ROOTFS_KIND_MAX };
 
 /* Where a setting came from; used for error messages and tests of precedence. */
@@ -37,6 +38,7 @@ struct aisb_settings {
 	char *agents_dir;     /* NULL: $HOME/.agents */
 	bool allow_ptrace;
 	bool keep;
+	bool tty_passthrough;  /* relay terminal control sequences unfiltered (ns/ttyfilter.h) */
 	bool accept_unenforced_limits; /* no warning when default limits cannot be enforced */
 	bool ephemeral;       /* image upper on tmpfs */
 	char **mounts;        /* SRC[:DST][:ro|:rw] */
@@ -54,6 +56,10 @@ struct aisb_settings {
 	char *home;           /* --home NAME: "default" (NULL), "project", or a name */
 	char **harness_from;  /* --harness-from DIR: read-only, DIR/bin first on PATH */
 	bool quiet;           /* no informational notices */
+	char *pi_token_env;   /* the harness config bridges (agents/bridge.h) */
+	bool no_pi_token_env;
+	char *thinking;       /* pi's level, "host", or NULL: xhigh */
+	bool no_pi_config, no_codex_config, no_claude_config;
 	/* flag-only */
 	bool shell;
 	bool strict_args;
@@ -110,6 +116,7 @@ struct aisb_plan {
 	char *home_name;       /* its name under homes/ (cli/home.h), NULL when ephemeral */
 	char *harness_path;    /* --harness-from bin dirs, ':'-joined, put first on PATH */
 	char *agents_src;      /* host ~/.agents, NULL when absent or --no-agents */
+	struct bridge_plan *bridge; /* the harness's bridged config (agents/bridge.h), or NULL */
 
 	struct plan_mount *mounts;
 	size_t n_mounts;
@@ -122,6 +129,7 @@ struct aisb_plan {
 
 	bool allow_ptrace;
 	bool keep;
+	bool tty_passthrough;
 
 	char **argv;           /* the command to exec */
 
