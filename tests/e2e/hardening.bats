@@ -236,3 +236,48 @@ for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6"
 	[[ "$output" == *"userns 0"* ]]
 	[[ "$output" == *"keys 0"* ]]
 }
+
+# ---- fail closed -----------------------------------------------------------------------------
+
+# mk_old_libseccomp: $WORK/old-libseccomp.so, an LD_PRELOAD shim that makes the run-time
+# libseccomp not know process_madvise (as libseccomp before 2.5 did not)
+mk_old_libseccomp() {
+	require_feature "a C compiler" command -v cc
+	cat >"$WORK/shim.c" <<-'EOF2'
+	#define _GNU_SOURCE
+	#include <dlfcn.h>
+	#include <seccomp.h>
+	#include <string.h>
+	int seccomp_syscall_resolve_name(const char *name)
+	{
+		int (*real)(const char *) = (int (*)(const char *))dlsym(RTLD_NEXT, "seccomp_syscall_resolve_name");
+		if (strcmp(name, "process_madvise") == 0)
+			return __NR_SCMP_ERROR;
+		return real(name);
+	}
+	EOF2
+	cc -shared -fPIC -o "$WORK/old-libseccomp.so" "$WORK/shim.c" -ldl
+}
+
+@test "hardening: a rule the run-time libseccomp does not know refuses the run (77) and the RUN step; without that rule it runs" {
+	mk_old_libseccomp
+	run env LD_PRELOAD="$WORK/old-libseccomp.so" "$AISB" --net none -- echo ran
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"does not know the system call 'process_madvise'"* ]]
+	[[ "$output" != *ran* ]]
+	# control: --allow-ptrace drops that rule from the table, so the same libseccomp suffices
+	run env LD_PRELOAD="$WORK/old-libseccomp.so" "$AISB" --net none --allow-ptrace -- echo ran
+	[ "$status" -eq 0 ]
+	[ "$output" = ran ]
+	# and a build RUN step (the same table) does not run either
+	"$AISB_E2E_DIR/lib/images/mk-busybox-oci.sh" "$WORK/bb" v1 >/dev/null
+	printf 'FROM oci:%s/bb:v1\nRUN echo step-ran\n' "$WORK" >Containerfile
+	run env LD_PRELOAD="$WORK/old-libseccomp.so" "$AISB" build -f Containerfile -t hardening-old .
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"does not know the system call 'process_madvise'"* ]]
+	[[ "$output" != *step-ran* ]]
+	# control: without the shim the step runs
+	run "$AISB" build -f Containerfile -t hardening-old .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *step-ran* ]]
+}
