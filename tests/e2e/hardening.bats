@@ -207,6 +207,25 @@ for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6"
 	[ "${lines[1]}" = 200 ]
 }
 
+@test "hardening: the workload's own PATH search: the plan's PATH, a script without #!, a non-executable earlier match" {
+	mkdir -p bin1 bin2
+	printf 'echo script "$@"\n' >bin2/hello # no #!: execve says ENOEXEC, the shell runs it
+	chmod 755 bin2/hello
+	printf '#!/bin/sh\necho wrong\n' >bin1/hello # found first, but not executable: skipped
+	chmod 644 bin1/hello
+	run sb --env "PATH=$PROJ/bin1:$PROJ/bin2:/usr/bin:/bin" -- hello a b
+	[ "$status" -eq 0 ]
+	[ "$output" = "script a b" ]
+	# only the non-executable one: 126 with the errno's text, not 127
+	run sb --env "PATH=$PROJ/bin1:/usr/bin:/bin" -- hello
+	[ "$status" -eq 126 ]
+	[[ "$output" == *"cannot execute 'hello': Permission denied"* ]]
+	# control: not on the plan's PATH at all is 127 (the host's PATH does not count)
+	run sb --env "PATH=/usr/bin:/bin" -- hello
+	[ "$status" -eq 127 ]
+	[[ "$output" == *"command not found in the sandbox: 'hello'"* ]]
+}
+
 # ---- aisb build RUN steps --------------------------------------------------------------------
 
 @test "hardening: build RUN steps get the same /proc covers, socket allowlist and seccomp table" {
