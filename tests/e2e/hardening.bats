@@ -235,7 +235,7 @@ for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6"
 	cat >Containerfile <<-EOF
 	FROM oci:$WORK/bb:v1
 	COPY probe /probe
-	RUN echo $new > $SYSCTL 2>/dev/null && echo sysctl-written || echo sysctl-refused; for p in "openw /proc/sys/kernel/core_pattern" "socket 40 1 0" "socket 17 2 0" "socket 2 1 0" "socket 10 2 0" "personality 0xffffffff" "personality 0x0400000" "kcmp"; do echo "\$p: \$(/probe \$p)"; done; echo 300 > /proc/self/oom_score_adj && echo "oom \$(cat /proc/self/oom_score_adj)"; echo "userns \$(cat /proc/sys/user/max_user_namespaces)"; echo "keys \$(wc -c < /proc/keys)"
+	RUN echo $new > $SYSCTL 2>/dev/null && echo sysctl-written || echo sysctl-refused; for p in "openw /proc/sys/kernel/core_pattern" "socket 40 1 0" "socket 17 2 0" "socket 2 1 0" "socket 10 2 0" "personality 0xffffffff" "personality 0x0400000" "kcmp"; do echo "\$p: \$(/probe \$p)"; done; echo 300 > /proc/self/oom_score_adj && echo "oom \$(cat /proc/self/oom_score_adj)"; echo "userns \$(cat /proc/sys/user/max_user_namespaces)"; echo "keys \$(wc -c < /proc/keys)"; echo "writable sysctls \$(/probe writable /proc/sys/kernel /proc/sys/vm /proc/sys/fs /proc/sys/net/core)"; grep -c "^Pid:" /proc/self/status
 	EOF
 	run "$AISB" build -f Containerfile -t hardening-run .
 	echo "$output"
@@ -254,6 +254,8 @@ for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6"
 	[[ "$output" == *"oom 300"* ]]
 	[[ "$output" == *"userns 0"* ]]
 	[[ "$output" == *"keys 0"* ]]
+	[[ "$output" == *"writable sysctls 0"* ]]
+	[[ "$output" == *$'\n1\n'* || "$output" == *$'\n1' ]] # one Pid: line in /proc/self/status
 }
 
 # ---- fail closed -----------------------------------------------------------------------------
