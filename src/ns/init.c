@@ -142,10 +142,9 @@ static int workload_prepare(const struct aisb_plan *p, const char *slave, struct
 
 /* A file execve(2) refused with ENOEXEC (no #! line) runs as a shell script, as execvp(3)
  * does. Returns only on failure, with errno set. */
-static void exec_script(const struct workload_args *w, const char *file, char *const argv[])
+static void exec_script(const struct workload_args *w, const char *file)
 {
-	(void)argv; /* already in sh_argv[2...] */
-	w->sh_argv[1] = (char *)file;
+	w->sh_argv[1] = (char *)file; /* the arguments are in sh_argv[2...] already */
 	execve("/bin/sh", w->sh_argv, w->envp);
 }
 
@@ -162,7 +161,7 @@ static void exec_command(const struct workload_args *w, char *const argv[])
 	if (strchr(file, '/')) {
 		execve(file, argv, w->envp);
 		if (errno == ENOEXEC)
-			exec_script(w, file, argv);
+			exec_script(w, file);
 		return;
 	}
 	for (;;) {
@@ -188,7 +187,7 @@ static void exec_command(const struct workload_args *w, char *const argv[])
 			case ENAMETOOLONG:
 				break;
 			case ENOEXEC:
-				exec_script(w, buf, argv);
+				exec_script(w, buf);
 				return;
 			default:
 				return;
