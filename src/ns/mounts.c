@@ -366,9 +366,84 @@ static int collect_masks(struct mount_host_facts *f)
 	return 0;
 }
 
+/* Whether entry @name of @dirfd exists as a directory (want_dir) or regular file; never follows
+ * a symlink. */
+static bool git_has(int dirfd, const char *name, bool want_dir)
+{
+	struct stat st;
+	_cleanup_close_ int fd = openat_nofollow(dirfd, name, O_PATH, 0);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return false;
+	return want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode);
+}
+
+/* What <project>/.git is, and which of the files that decide what git runs exist to be pinned.
+ * Every path is opened below the project fd with openat2(RESOLVE_NO_SYMLINKS): a sandbox of
+ * another session may swap .git or .git/hooks for a symlink at any moment, and a symlink at any
+ * component must not lead the pins (or the hooks dir created here) somewhere else. The apply
+ * step opens the same sources the same way, so a swap after this check fails the run. */
+static int git_facts(const struct aisb_plan *p, int pfd, struct mount_host_facts *f)
+{
+	_cleanup_close_ int gfd = openat_nofollow(pfd, ".git", O_PATH, 0);
+	struct stat st;
+
+	if (gfd == -ELOOP) {
+		if (p->writable_git)
+			return 0;
+		/* A link cannot be pinned: the sandbox could replace it with a .git of its own whose
+		 * hooks run on the host later. */
+		return log_error("'%s/.git' is a symlink, which the sandbox could replace with a "
+				 "repository of its own; run from the real repository, or pass "
+				 "--writable-git", p->project_src);
+	}
+	if (gfd < 0 || fstat(gfd, &st) < 0)
+		return 0;
+	if (S_ISREG(st.st_mode)) {
+		f->git = GIT_FILE;
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	f->git = GIT_DIR;
+	{
+		_cleanup_close_ int dfd = openat_nofollow(pfd, ".git", O_RDONLY | O_DIRECTORY, 0);
+		if (dfd < 0)
+			return log_error_errno(dfd, "cannot open '%s/.git': %m", p->project_src);
+		/* An absent hooks dir would let the sandbox create one: make the (empty) directory
+		 * that the read-only bind will cover. */
+		if (faccessat(dfd, "hooks", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			(void)mkdirat(dfd, "hooks", 0755);
+		/* A missing config would let the sandbox create one: make it empty. */
+		if (!p->writable_git && faccessat(dfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+			int c = openat(dfd, "config", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+			if (c >= 0)
+				close(c);
+		}
+		f->git_hooks = git_has(dfd, "hooks", true);
+		f->git_config = git_has(dfd, "config", false);
+		/* Submodules keep their own hooks and config under .git/modules. */
+		f->git_modules = git_has(dfd, "modules", true);
+		/* Where git takes config and objects from besides: pinned where they exist (an absent
+		 * one cannot be pinned without breaking git inside; gitguard judges it after the run).
+		 * worktrees/ also keeps `git gc` inside from pruning the worktrees it cannot see. */
+		f->git_commondir = git_has(dfd, "commondir", false);
+		f->git_config_worktree = git_has(dfd, "config.worktree", false);
+		f->git_worktrees = git_has(dfd, "worktrees", true);
+		f->git_alternates = git_has(dfd, "objects/info/alternates", false);
+	}
+	if (!p->writable_git && !f->git_hooks)
+		return log_error("'%s/.git/hooks' is not a directory and cannot be made "
+				 "read-only; fix it or pass --writable-git", p->project_src);
+	if (!p->writable_git && !f->git_config)
+		return log_error("'%s/.git/config' is not a regular file and cannot be made "
+				 "read-only; fix it or pass --writable-git", p->project_src);
+	return 0;
+}
+
 int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 {
 	struct stat st;
+	int r;
 
 	memset(f, 0, sizeof(*f));
 	for (size_t i = 0; i < ELEMENTSOF(lib_names); i++) {
@@ -426,42 +501,9 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 		_cleanup_close_ int pfd = open(p->project_src, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (pfd < 0)
 			return log_error_errno(-errno, "cannot open the project '%s': %m", p->project_src);
-		if (fstatat(pfd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			if (S_ISDIR(st.st_mode)) {
-				f->git = GIT_DIR;
-				/* An absent hooks dir would let the sandbox create one: make the
-				 * (empty) directory that the read-only bind will cover. */
-				if (fstatat(pfd, ".git/hooks", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
-					(void)mkdirat(pfd, ".git/hooks", 0755);
-				f->git_hooks = fstatat(pfd, ".git/hooks", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-					       S_ISDIR(st.st_mode);
-				/* A missing config would let the sandbox create one: make it empty. */
-				if (!p->writable_git && fstatat(pfd, ".git/config", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
-				    errno == ENOENT) {
-					int c = openat(pfd, ".git/config", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-					if (c >= 0)
-						close(c);
-				}
-				f->git_config = fstatat(pfd, ".git/config", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-						S_ISREG(st.st_mode);
-				/* Submodules keep their own hooks and config under .git/modules. */
-				f->git_modules = fstatat(pfd, ".git/modules", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-						 S_ISDIR(st.st_mode);
-				if (!p->writable_git && !f->git_hooks)
-					return log_error("'%s/.git/hooks' is not a directory and cannot be made "
-							 "read-only; fix it or pass --writable-git", p->project_src);
-				if (!p->writable_git && !f->git_config)
-					return log_error("'%s/.git/config' is not a regular file and cannot be made "
-							 "read-only; fix it or pass --writable-git", p->project_src);
-			} else if (S_ISREG(st.st_mode))
-				f->git = GIT_FILE;
-			else if (S_ISLNK(st.st_mode) && !p->writable_git)
-				/* A link cannot be pinned: the sandbox could replace it with a .git of its
-				 * own whose hooks run on the host later. */
-				return log_error("'%s/.git' is a symlink, which the sandbox could replace with a "
-						 "repository of its own; run from the real repository, or pass "
-						 "--writable-git", p->project_src);
-		}
+		r = git_facts(p, pfd, f);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -624,6 +666,25 @@ kernel_fs:
 			if (f->git_modules)
 				TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/modules", p->project_src,
 					 "%s/.git/modules", p->project_dst));
+			if (f->git_worktrees)
+				TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/worktrees", p->project_src,
+					 "%s/.git/worktrees", p->project_dst));
+			{
+				static const char *const files[] = { "commondir", "config.worktree",
+								     "objects/info/alternates" };
+				const bool has[] = { f->git_commondir, f->git_config_worktree, f->git_alternates };
+				for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+					_cleanup_free_ char *src = NULL, *dst = NULL;
+					if (!has[i])
+						continue;
+					if (asprintf(&src, "%s/.git/%s", p->project_src, files[i]) < 0 ||
+					    asprintf(&dst, "%s/.git/%s", p->project_dst, files[i]) < 0) {
+						r = -ENOMEM;
+						goto fail;
+					}
+					TRY(add(&mp, MOP_BIND, src, dst, NULL, MOP_F_RO | MOP_F_FILE));
+				}
+			}
 		} else if (!p->writable_git && f->git == GIT_FILE)
 			TRY(addf(&mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git", p->project_src,
 				 "%s/.git", p->project_dst));
@@ -696,14 +757,7 @@ static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
  * paths, so a symlink means something changed under us). */
 static int open_source(const char *path)
 {
-	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	if (fd < 0 && errno == ENOSYS)
-		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	return openat_nofollow(AT_FDCWD, path, O_PATH, 0);
 }
 
 /* Opens (creating as needed) the target @dst below @rootfd, one component at a time, never

@@ -17,8 +17,10 @@
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
+#include <pwd.h>
 #include <unistd.h>
 
+#include "git/gitguard.h"
 #include "ns/limits.h"
 #include "net/gate.h"
 #include "net/netplan.h"
@@ -289,6 +291,64 @@ static int start_gate(const struct aisb_plan *p, char **log_path, struct gate **
 	return gate_new(&c, out);
 }
 
+/* The root-relative paths of the read-only binds below @root (the .git pins): the sandbox could
+ * not write them, so gitguard does not judge them. */
+static char **pinned_below(const struct mount_plan *mp, const char *root)
+{
+	char **v = NULL;
+	size_t n = strlen(root);
+	for (size_t i = 0; i < mp->n; i++) {
+		const struct mount_op *op = &mp->ops[i];
+		if (op->kind == MOP_BIND && (op->flags & MOP_F_RO) && strncmp(op->dst, root, n) == 0 &&
+		    op->dst[n] == '/' && strv_push(&v, op->dst + n + 1) < 0) {
+			strv_free(v);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+/* After the workload: every tree the sandbox could write and a host git may run in (the project,
+ * read-write directory --mounts) is checked for files that would make git run what the sandbox
+ * wrote (gitguard.h); they are moved into <state>/quarantine/<session>/ and named in one message,
+ * the last of the exit summary. With --writable-git they are only named. Logs (that message). */
+static void git_guard(const struct aisb_plan *p, const struct mount_plan *mp, const struct timespec *since)
+{
+	const struct passwd *pw = getpwuid(p->host_uid);
+	struct gitguard_report rep = { 0 };
+	_cleanup_free_ char *qbase = NULL;
+	int r;
+
+	if (asprintf(&qbase, "%s/quarantine/%s", p->state_dir, p->session_id) < 0)
+		return;
+	for (size_t i = 0; i <= p->n_mounts; i++) {
+		_cleanup_strv_free_ char **pinned = NULL;
+		_cleanup_free_ char *q = NULL;
+		struct gitguard_options o = { .since = *since, .home = pw ? pw->pw_dir : NULL };
+		if (i == 0) {
+			if (!p->project_src || p->project_ro)
+				continue;
+			o.root = p->project_src;
+			pinned = pinned_below(mp, p->project_dst);
+		} else {
+			const struct plan_mount *m = &p->mounts[i - 1];
+			if (m->ro || !m->is_dir)
+				continue;
+			o.root = m->src;
+		}
+		o.pinned = pinned;
+		if ((i == 0 ? asprintf(&q, "%s/project", qbase) : asprintf(&q, "%s/mount-%zu", qbase, i)) < 0)
+			return;
+		o.quarantine = p->writable_git ? NULL : q;
+		r = gitguard_check(&o, &rep);
+		if (r < 0)
+			log_warn_errno(r, "cannot check '%s' for files the sandbox planted for git: %m; run git "
+				       "there only after checking its .git yourself", o.root);
+		(void)gitguard_report_print(&rep, o.quarantine, stderr);
+		gitguard_report_free(&rep);
+	}
+}
+
 int sandbox_exit_code(int st)
 {
 	if (WIFEXITED(st))
@@ -318,10 +378,13 @@ int sandbox_run(struct aisb_plan *p)
 	struct gate *gate = NULL;
 	unsigned tty_mask = 0;
 	long long start = now_usec();
+	struct timespec since;
+	bool cloned = false;
 	size_t nfds = 0;
 	ssize_t k;
 	pid_t pid = -1;
 
+	(void)clock_gettime(CLOCK_REALTIME, &since);
 	if (p->net == NET_FULL)
 		log_warn("--net full: the sandbox gets UNFILTERED network access through pasta; nothing is "
 			 "allowlisted or logged (use --net allow with --allow entries instead)");
@@ -392,6 +455,7 @@ int sandbox_run(struct aisb_plan *p)
 		close(sfd);
 		init_main(&ia);
 	}
+	cloned = true;
 	close(sync_fds[1]);
 	sync_fds[1] = -1;
 	close(err_fds[1]);
@@ -498,6 +562,10 @@ cleanup:
 		if (gate_fds[i] >= 0)
 			close(gate_fds[i]);
 	pasta_stop(&pasta);
+	/* init is reaped and with it every process of the sandbox (the kernel kills a pid namespace
+	 * whose init exits and reports init last), so nothing writes the project any more */
+	if (cloned)
+		git_guard(p, &mp, &since);
 restore_mask:
 	if (sync_fds[0] >= 0)
 		close(sync_fds[0]);

@@ -3,10 +3,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util/util.h"
@@ -303,4 +305,62 @@ int parse_u64(const char *s, unsigned long long *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+/* The fallback for kernels without openat2: one component at a time, each with O_NOFOLLOW. */
+static int openat_nofollow_walk(int dirfd, const char *path, int flags, mode_t mode)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	_cleanup_close_ int cur = -1;
+	char *comp, *next;
+
+	if (!copy)
+		return -ENOMEM;
+	if (path_is_absolute(path))
+		cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	else if (dirfd == AT_FDCWD)
+		cur = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	else
+		cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return -errno;
+	for (comp = copy; *comp == '/'; comp++)
+		;
+	for (; comp && *comp; comp = next) {
+		int fd;
+		next = strchr(comp, '/');
+		if (next) {
+			*next++ = 0;
+			while (*next == '/')
+				next++;
+		}
+		if (streq(comp, ".."))
+			return -EXDEV; /* never needed by callers: canonical or root-relative paths */
+		if (next && *next)
+			fd = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		else
+			fd = openat(cur, comp, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd < 0)
+			return errno == ENOTDIR && next && *next ? -ELOOP : -errno;
+		close(cur);
+		cur = fd;
+	}
+	return TAKE_FD(cur);
+}
+
+int openat_nofollow(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = (unsigned long long)(flags | O_CLOEXEC),
+		.mode = (flags & O_CREAT) ? mode : 0,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd;
+
+	if (dirfd != AT_FDCWD && !path_is_absolute(path))
+		how.resolve |= RESOLVE_BENEATH;
+	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		return openat_nofollow_walk(dirfd, path, flags, mode);
+	return fd < 0 ? -errno : fd;
 }

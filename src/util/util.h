@@ -28,6 +28,11 @@ int write_file_at(int dirfd, const char *path, const char *data, size_t len, mod
 int mkdir_p(const char *path, mode_t mode);
 int rm_rf(const char *path);                             /* never crosses a mount point */
 
+/* Opens @path below @dirfd following no symlink at any component (openat2 RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS, and RESOLVE_BENEATH for a relative path below a real dirfd; before
+ * 5.6, one O_NOFOLLOW component at a time). A symlink anywhere gives -ELOOP. O_CLOEXEC is added.
+ * Return: the fd or -errno. */
+int openat_nofollow(int dirfd, const char *path, int flags, mode_t mode);
 /* Paths */
 bool path_is_absolute(const char *p);
 bool path_has_dotdot(const char *p);

@@ -120,7 +120,23 @@ static void test_project_and_git(void **state)
 	assert_true(index_of(&mp, "/home/alice/proj/.git") < index_of(&mp, "/home/alice/proj/.git/hooks"));
 	assert_true(index_of(&mp, "/etc") < index_of(&mp, "/etc/passwd"));
 	assert_true(index_of(&mp, "/dev") < index_of(&mp, "/dev/null"));
+	/* absent: not pinned (gitguard judges them after the run) */
+	assert_null(mount_plan_find(&mp, "/home/alice/proj/.git/commondir"));
+	assert_null(mount_plan_find(&mp, "/home/alice/proj/.git/worktrees"));
 	mount_plan_free(&mp);
+
+	/* present: the files that move git's config and objects elsewhere, read-only */
+	f.git_commondir = f.git_config_worktree = f.git_worktrees = f.git_alternates = true;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_true(must(&mp, "/home/alice/proj/.git/commondir", MOP_BIND)->flags & MOP_F_FILE);
+	assert_true(must(&mp, "/home/alice/proj/.git/commondir", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/home/alice/proj/.git/config.worktree", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/home/alice/proj/.git/objects/info/alternates", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/home/alice/proj/.git/worktrees", MOP_BIND)->flags & MOP_F_RO);
+	assert_false(must(&mp, "/home/alice/proj/.git/worktrees", MOP_BIND)->flags & MOP_F_FILE);
+	assert_true(index_of(&mp, "/home/alice/proj/.git") < index_of(&mp, "/home/alice/proj/.git/worktrees"));
+	mount_plan_free(&mp);
+	f.git_commondir = f.git_config_worktree = f.git_worktrees = f.git_alternates = false;
 
 	/* --writable-git: no git binds */
 	p.writable_git = true;
