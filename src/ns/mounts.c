@@ -377,6 +377,53 @@ static bool git_has(int dirfd, const char *name, bool want_dir)
 	return want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode);
 }
 
+/* The files that move git's config and objects elsewhere, pinned read-only where they exist (an
+ * absent one cannot be pinned without breaking git inside; gitguard judges it after the run):
+ * commondir, config.worktree, objects/info/alternates, and in each linked worktree's
+ * worktrees/<name>/ its commondir, gitdir and config.worktree. Each worktrees/<name> is bound
+ * onto itself so it cannot be renamed aside and replaced. Not worktrees/ as a whole: `git gc`
+ * inside writes the worktrees' HEAD reflogs there (measured: "cannot lock ref
+ * 'worktrees/wt/HEAD'" with it read-only). Return: 0 or -ENOMEM. */
+static int git_pins(int dfd, struct mount_host_facts *f)
+{
+	static const char *const files[] = { "commondir", "config.worktree", "objects/info/alternates" };
+	static const char *const wt_files[] = { "commondir", "gitdir", "config.worktree" };
+	_cleanup_close_ int wfd = openat_nofollow(dfd, "worktrees", O_RDONLY | O_DIRECTORY, 0);
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	for (size_t i = 0; i < ELEMENTSOF(files); i++)
+		if (git_has(dfd, files[i], false) && strv_push(&f->git_pin_files, files[i]) < 0)
+			return -ENOMEM;
+	if (wfd < 0 || !(d = fdopendir(wfd)))
+		return 0;
+	wfd = -1;
+	while ((de = readdir(d)) && n < 64) {
+		_cleanup_free_ char *dir = NULL;
+		if (de->d_name[0] == '.' || !git_has(dirfd(d), de->d_name, true))
+			continue;
+		if (asprintf(&dir, "worktrees/%s", de->d_name) < 0 || strv_push(&f->git_pin_dirs, dir) < 0)
+			goto oom;
+		n++;
+		for (size_t i = 0; i < ELEMENTSOF(wt_files); i++) {
+			_cleanup_free_ char *rel = NULL;
+			if (asprintf(&rel, "%s/%s", de->d_name, wt_files[i]) < 0)
+				goto oom;
+			if (git_has(dirfd(d), rel, false)) {
+				_cleanup_free_ char *full = path_join("worktrees", rel);
+				if (!full || strv_push(&f->git_pin_files, full) < 0)
+					goto oom;
+			}
+		}
+	}
+	closedir(d);
+	return 0;
+oom:
+	closedir(d);
+	return -ENOMEM;
+}
+
 /* What <project>/.git is, and which of the files that decide what git runs exist to be pinned.
  * Every path is opened below the project fd with openat2(RESOLVE_NO_SYMLINKS): a sandbox of
  * another session may swap .git or .git/hooks for a symlink at any moment, and a symlink at any
@@ -426,10 +473,8 @@ static int git_facts(const struct aisb_plan *p, int pfd, struct mount_host_facts
 		/* Where git takes config and objects from besides: pinned where they exist (an absent
 		 * one cannot be pinned without breaking git inside; gitguard judges it after the run).
 		 * worktrees/ also keeps `git gc` inside from pruning the worktrees it cannot see. */
-		f->git_commondir = git_has(dfd, "commondir", false);
-		f->git_config_worktree = git_has(dfd, "config.worktree", false);
-		f->git_worktrees = git_has(dfd, "worktrees", true);
-		f->git_alternates = git_has(dfd, "objects/info/alternates", false);
+		if (!p->writable_git && git_pins(dfd, f) < 0)
+			return -ENOMEM;
 	}
 	if (!p->writable_git && !f->git_hooks)
 		return log_error("'%s/.git/hooks' is not a directory and cannot be made "
@@ -516,6 +561,8 @@ void mount_host_facts_free(struct mount_host_facts *f)
 	free(f->overlay_upper);
 	free(f->overlay_work);
 	strv_free(f->masked_files);
+	strv_free(f->git_pin_files);
+	strv_free(f->git_pin_dirs);
 	strv_free(f->masked_dirs);
 	if (f->idmapped) {
 		if (f->etc_tree >= 0)
@@ -553,6 +600,15 @@ static int addf(struct mount_plan *mp, enum mount_op_kind k, unsigned flags, con
 	if (asprintf(&dst, dst_fmt, dst_arg) < 0)
 		return -ENOMEM;
 	return add(mp, k, src, dst, data, flags);
+}
+
+/* A bind of <project>/.git/@rel onto itself. */
+static int add_git(struct mount_plan *mp, const struct aisb_plan *p, const char *rel, unsigned flags)
+{
+	_cleanup_free_ char *src = NULL, *dst = NULL;
+	if (asprintf(&src, "%s/.git/%s", p->project_src, rel) < 0 || asprintf(&dst, "%s/.git/%s", p->project_dst, rel) < 0)
+		return -ENOMEM;
+	return add(mp, MOP_BIND, src, dst, NULL, flags);
 }
 
 int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f, struct mount_plan *out)
@@ -666,25 +722,10 @@ kernel_fs:
 			if (f->git_modules)
 				TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/modules", p->project_src,
 					 "%s/.git/modules", p->project_dst));
-			if (f->git_worktrees)
-				TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/worktrees", p->project_src,
-					 "%s/.git/worktrees", p->project_dst));
-			{
-				static const char *const files[] = { "commondir", "config.worktree",
-								     "objects/info/alternates" };
-				const bool has[] = { f->git_commondir, f->git_config_worktree, f->git_alternates };
-				for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-					_cleanup_free_ char *src = NULL, *dst = NULL;
-					if (!has[i])
-						continue;
-					if (asprintf(&src, "%s/.git/%s", p->project_src, files[i]) < 0 ||
-					    asprintf(&dst, "%s/.git/%s", p->project_dst, files[i]) < 0) {
-						r = -ENOMEM;
-						goto fail;
-					}
-					TRY(add(&mp, MOP_BIND, src, dst, NULL, MOP_F_RO | MOP_F_FILE));
-				}
-			}
+			for (size_t i = 0; f->git_pin_dirs && f->git_pin_dirs[i]; i++)
+				TRY(add_git(&mp, p, f->git_pin_dirs[i], p->project_ro ? MOP_F_RO : 0));
+			for (size_t i = 0; f->git_pin_files && f->git_pin_files[i]; i++)
+				TRY(add_git(&mp, p, f->git_pin_files[i], MOP_F_RO | MOP_F_FILE));
 		} else if (!p->writable_git && f->git == GIT_FILE)
 			TRY(addf(&mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git", p->project_src,
 				 "%s/.git", p->project_dst));

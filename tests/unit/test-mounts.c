@@ -126,17 +126,27 @@ static void test_project_and_git(void **state)
 	mount_plan_free(&mp);
 
 	/* present: the files that move git's config and objects elsewhere, read-only */
-	f.git_commondir = f.git_config_worktree = f.git_worktrees = f.git_alternates = true;
+	char *pin_files[] = { strdup("commondir"), strdup("config.worktree"), strdup("objects/info/alternates"),
+			      strdup("worktrees/w/commondir"), NULL };
+	char *pin_dirs[] = { strdup("worktrees/w"), NULL };
+	f.git_pin_files = pin_files;
+	f.git_pin_dirs = pin_dirs;
 	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
 	assert_true(must(&mp, "/home/alice/proj/.git/commondir", MOP_BIND)->flags & MOP_F_FILE);
 	assert_true(must(&mp, "/home/alice/proj/.git/commondir", MOP_BIND)->flags & MOP_F_RO);
 	assert_true(must(&mp, "/home/alice/proj/.git/config.worktree", MOP_BIND)->flags & MOP_F_RO);
 	assert_true(must(&mp, "/home/alice/proj/.git/objects/info/alternates", MOP_BIND)->flags & MOP_F_RO);
-	assert_true(must(&mp, "/home/alice/proj/.git/worktrees", MOP_BIND)->flags & MOP_F_RO);
-	assert_false(must(&mp, "/home/alice/proj/.git/worktrees", MOP_BIND)->flags & MOP_F_FILE);
-	assert_true(index_of(&mp, "/home/alice/proj/.git") < index_of(&mp, "/home/alice/proj/.git/worktrees"));
+	assert_true(must(&mp, "/home/alice/proj/.git/worktrees/w/commondir", MOP_BIND)->flags & MOP_F_RO);
+	/* a worktree's dir is pinned (bound onto itself) but stays writable: gc writes its reflogs */
+	assert_false(must(&mp, "/home/alice/proj/.git/worktrees/w", MOP_BIND)->flags & MOP_F_RO);
+	assert_null(mount_plan_find(&mp, "/home/alice/proj/.git/worktrees"));
+	assert_true(index_of(&mp, "/home/alice/proj/.git/worktrees/w") <
+		    index_of(&mp, "/home/alice/proj/.git/worktrees/w/commondir"));
 	mount_plan_free(&mp);
-	f.git_commondir = f.git_config_worktree = f.git_worktrees = f.git_alternates = false;
+	for (size_t i = 0; pin_files[i]; i++)
+		free(pin_files[i]);
+	free(pin_dirs[0]);
+	f.git_pin_files = f.git_pin_dirs = NULL;
 
 	/* --writable-git: no git binds */
 	p.writable_git = true;
