@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "git/gitguard.h"
+#include "util/strbuf.h"
 #include "util/util.h"
 
 /* githooks(5), git 2.39 and later */
@@ -212,11 +213,12 @@ static void quarantine(struct gg *g, int dirfd, const char *name, const char *re
 	f->err = r < 0 ? r : -errno;
 }
 
-static void finding(struct gg *g, int dirfd, const char *name, const char *rel, const char *fmt, const char *arg)
+static struct gitguard_finding *finding(struct gg *g, int dirfd, const char *name, const char *rel,
+					 const char *fmt, const char *arg)
 {
 	struct gitguard_finding *v = realloc(g->rep->v, (g->rep->n + 1) * sizeof(*v)), *f;
 	if (!v)
-		return;
+		return NULL;
 	g->rep->v = v;
 	f = &v[g->rep->n++];
 	*f = (struct gitguard_finding){ 0 };
@@ -225,6 +227,42 @@ static void finding(struct gg *g, int dirfd, const char *name, const char *rel, 
 		f->reason = NULL;
 	if (g->o->quarantine)
 		quarantine(g, dirfd, name, rel, f);
+	return f;
+}
+
+/* What was there before, where it is known: a submodule checkout at @dirrel whose git dir
+ * <root>/.git/modules/<dirrel> exists had the gitfile git writes for it (the submodule's name is
+ * its path unless renamed). Written again after the planted one was moved. */
+static void restore_submodule_gitfile(struct gg *g, int dirfd, const char *dirrel, struct gitguard_finding *f)
+{
+	_cleanup_free_ char *mod = NULL, *text = NULL, *reason = NULL;
+	_cleanup_close_ int mfd = -1;
+	struct strbuf up = { 0 };
+	int r;
+
+	if (!f || !f->moved_to || !*dirrel || asprintf(&mod, ".git/modules/%s", dirrel) < 0)
+		return;
+	mfd = openat_nofollow(g->rootfd, mod, O_PATH | O_DIRECTORY, 0);
+	if (mfd < 0)
+		return;
+	for (const char *c = dirrel; c; c = strchr(c + 1, '/'))
+		if (strbuf_puts(&up, "../") < 0) {
+			free(up.p);
+			return;
+		}
+	r = asprintf(&text, "gitdir: %s%s\n", up.p, mod);
+	free(up.p);
+	if (r < 0)
+		return;
+	{
+		_cleanup_close_ int fd = openat(dirfd, ".git", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 || write_full(fd, text, strlen(text)) < 0)
+			return;
+	}
+	if (asprintf(&reason, "%s; the gitfile git wrote for this submodule is back in place", f->reason) >= 0) {
+		free(f->reason);
+		f->reason = TAKE_PTR(reason);
+	}
 }
 
 /* Reads a small file through an O_NOFOLLOW fd. */
@@ -394,11 +432,15 @@ static void judge_entry(struct gg *g, int dirfd, const char *dirrel, const char 
 	if (streq(name, ".git") || streq(name, "commondir")) {
 		bool cd = streq(name, "commondir");
 		_cleanup_free_ char *target = pointer_target(g, dirfd, name, dirrel, cd ? NULL : "gitdir:");
-		if (!gitguard_pointer_is_standard(rel, target, cd))
-			finding(g, dirfd, name, rel, cd ? "%s: points git at another common directory (its config, "
-							   "hooks and objects)"
-							 : "%s: a gitfile that points git at another git directory (its "
-							   "config and hooks)", name);
+		struct gitguard_finding *f;
+		if (gitguard_pointer_is_standard(rel, target, cd))
+			return;
+		f = finding(g, dirfd, name, rel, cd ? "%s: points git at another common directory (its config, "
+						      "hooks and objects)"
+						    : "%s: a gitfile that points git at another git directory (its "
+						      "config and hooks)", name);
+		if (!cd)
+			restore_submodule_gitfile(g, dirfd, dirrel, f);
 	} else if (streq(dirname, "hooks"))
 		finding(g, dirfd, name, rel, "%s: a hook that git runs", name);
 	else
@@ -448,6 +490,12 @@ static void walk(struct gg *g, int fd, const char *rel, const char *dirname, uns
 							 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (child && cfd >= 0)
 				walk(g, cfd, child, de->d_name, depth + 1);
+			else if (child && (errno == EACCES || errno == EPERM)) {
+				/* a directory the sandbox made unreadable can hide a repository until the
+				 * user opens it up: said, since it cannot be checked */
+				if (!g->rep->n_unreadable++)
+					g->rep->unreadable = host_path(g, child);
+			}
 		}
 	}
 	closedir(d);
@@ -528,6 +576,7 @@ void gitguard_report_free(struct gitguard_report *rep)
 	}
 	free(rep->v);
 	free(rep->stopped_at);
+	free(rep->unreadable);
 	*rep = (struct gitguard_report){ 0 };
 }
 
@@ -555,5 +604,11 @@ size_t gitguard_report_print(const struct gitguard_report *rep, const char *quar
 		fprintf(f, "aisb: warning: the check for planted git files stopped at '%s' (more than %u levels "
 			   "or %u entries); run git below it only after checking it yourself\n",
 			rep->stopped_at ? rep->stopped_at : "?", GITGUARD_MAX_DEPTH, GITGUARD_MAX_ENTRIES);
+	if (rep->n_unreadable)
+		fprintf(f, "aisb: warning: %zu director%s below the project could not be read to check for "
+			   "planted git files (first: '%s'); if you make %s readable, check %s before you run "
+			   "git there\n", rep->n_unreadable, rep->n_unreadable == 1 ? "y" : "ies",
+			rep->unreadable ? rep->unreadable : "?", rep->n_unreadable == 1 ? "it" : "them",
+			rep->n_unreadable == 1 ? "it" : "them");
 	return rep->n;
 }

@@ -124,6 +124,8 @@ struct gitguard_report {
 	size_t n;
 	bool incomplete;   /* a bound was hit: not every directory was looked at */
 	char *stopped_at;  /* where (host path), when incomplete */
+	size_t n_unreadable;  /* directories that could not be opened (EACCES) */
+	char *unreadable;     /* the first of them */
 };
 
 struct gitguard_options {

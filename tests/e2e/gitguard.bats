@@ -95,6 +95,39 @@ EVIL_CFG='printf "[core]\n\tfsmonitor = \"touch %s\"\n" "$MARK"'
 	[ "$(host_git)" = RAN ]
 }
 
+@test "gitguard: a real submodule's gitfile swapped inside is quarantined and git's own restored" {
+	git init -q "$WORK/subsrc"
+	git -C "$WORK/subsrc" commit -q --allow-empty -m s
+	git -c protocol.file.allow=always submodule add -q "$WORK/subsrc" sub 2>/dev/null
+	git commit -q -m sub
+	local before script
+	before=$(cat sub/.git)
+	script='git init -q --bare evilsub &&
+		printf "[core]\n\tbare = false\n\tfsmonitor = \"touch %s\"\n" "$MARK" >>evilsub/config &&
+		echo "gitdir: ../evilsub" >sub/.git && echo PLANTED'
+	inside "$script"
+	[[ "$output" == *PLANTED* ]]
+	[[ "$output" == *"'$PROJ/sub/.git'"*"back in place"* ]]
+	[ "$(cat sub/.git)" = "$before" ]
+	[ "$(host_git)" = CLEAN ]
+	[ "$(git -C sub log --format=%s)" = s ]
+	# control
+	rm -rf evilsub
+	inside "$script" --writable-git
+	[ "$(host_git)" = RAN ]
+}
+
+@test "gitguard: a directory made unreadable inside is named as unchecked" {
+	is_root && skip "root reads every directory: nothing is left unchecked"
+	inside 'mkdir -p hide/r && git init -q hide/r && chmod 000 hide && echo HID'
+	[[ "$output" == *HID* ]]
+	[[ "$output" == *"could not be read to check for planted git files (first: '$PROJ/hide')"* ]]
+	chmod 755 hide
+	# control: readable, the same tree gives no message
+	inside 'true'
+	[[ "$output" != *"could not be read"* ]]
+}
+
 @test "gitguard: an embedded repository added as a gitlink never reaches host git" {
 	local script='git init -q sub && cd sub && git config core.fsmonitor "touch $MARK" &&
 		git commit -q --allow-empty -m s && cd .. && git add sub 2>/dev/null && echo PLANTED'

@@ -229,6 +229,8 @@ static void test_walk(void **state)
 	put("sub2/.git", "gitdir: ../evilsub\n");        /* not where git puts submodules */
 	put("sub3/.git", "gitdir: ../.git/modules/sub3\n");  /* git submodule add: fine */
 	put(".git/modules/sub3/config", "[core]\n\tbare = false\n");
+	put("sub4/.git", "gitdir: ../evilsub\n");        /* a real submodule's gitfile, swapped */
+	put(".git/modules/sub4/HEAD", "ref: refs/heads/master\n");
 	put(".git/worktrees/w/commondir", "../..\n");   /* git worktree add: fine */
 	put("evilsub/config", "[core]\n\tfsmonitor = evil\n");
 	put("evilsub/hooks/post-checkout", "evil");
@@ -257,6 +259,8 @@ static void test_walk(void **state)
 	assert_non_null(find(&rep, "sub/.git"));
 	assert_non_null(find(&rep, "sub2/.git"));
 	assert_null(find(&rep, "sub3/.git"));
+	assert_non_null(find(&rep, "sub4/.git"));
+	assert_non_null(strstr(find(&rep, "sub4/.git")->reason, "back in place"));
 	assert_null(find(&rep, ".git/worktrees/w/commondir"));
 	assert_non_null(find(&rep, "evilsub/config"));
 	assert_non_null(find(&rep, "evilsub/hooks/post-checkout"));
@@ -267,7 +271,7 @@ static void test_walk(void **state)
 	assert_null(find(&rep, "nested/.git/config"));
 	assert_null(find(&rep, "src/hooks/useAuth.js"));
 	assert_null(find(&rep, "notgit/config"));
-	assert_int_equal(rep.n, 9);
+	assert_int_equal(rep.n, 10);
 	for (size_t i = 0; i < rep.n; i++) {
 		assert_non_null(rep.v[i].moved_to);
 		assert_int_equal(rep.v[i].err, 0);
@@ -278,6 +282,13 @@ static void test_walk(void **state)
 	assert_false(exists("sub2/.git"));
 	assert_true(exists("sub3/.git"));
 	{
+		char p[1024], *buf = NULL;
+		snprintf(p, sizeof(p), "%s/sub4/.git", root);
+		assert_int_equal(read_file_at(AT_FDCWD, p, 4096, &buf, NULL), 0);
+		assert_string_equal(buf, "gitdir: ../.git/modules/sub4\n");
+		free(buf);
+	}
+	{
 		char p[1024];
 		struct stat st;
 		snprintf(p, sizeof(p), "%s/.git/commondir", q);
@@ -287,7 +298,7 @@ static void test_walk(void **state)
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
-		assert_int_equal(gitguard_report_print(&rep, q, f), 9);
+		assert_int_equal(gitguard_report_print(&rep, q, f), 10);
 		fclose(f);
 		assert_non_null(strstr(buf, "sets core.fsmonitor"));
 		assert_non_null(strstr(buf, "restore, only if you trust it: mv"));
