@@ -26,7 +26,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "git/gitguard.h"
@@ -53,6 +55,7 @@ struct gg {
 	size_t entries;
 	char **includes;  /* root-relative config files to judge after the walk */
 	char **hookdirs;  /* root-relative hooks directories (core.hooksPath) */
+	char buf[64 * 1024] __attribute__((aligned(8))); /* getdents64, reused per directory */
 };
 
 static bool is_hook_name(const char *name)
@@ -447,58 +450,65 @@ static void judge_entry(struct gg *g, int dirfd, const char *dirrel, const char 
 		finding(g, dirfd, name, rel, "%s: adds an object store", name);
 }
 
-static void walk(struct gg *g, int fd, const char *rel, const char *dirname, unsigned depth)
-{
-	DIR *d;
-	struct dirent *de;
-	int dfd;
+/* The kernel's record (getdents64(2)); read raw: no DIR stream, so no fstat and fcntl per
+ * directory (measured: 40% of the syscalls of a walk through glibc's fdopendir/readdir). */
+struct dirent64_raw {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
 
-	if (g->rep->incomplete)
-		return;
-	if (depth > GITGUARD_MAX_DEPTH) {
-		g->rep->incomplete = true;
-		g->rep->stopped_at = host_path(g, rel);
-		return;
-	}
-	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return;
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		unsigned char type = de->d_type;
-		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-			continue;
-		if (++g->entries > GITGUARD_MAX_ENTRIES) {
+/* Walks the directory @dfd (an O_RDONLY fd, taken over): judges its entries, then descends. */
+static void walk(struct gg *g, int dfd, const char *rel, const char *dirname, unsigned depth)
+{
+	_cleanup_strv_free_ char **subdirs = NULL;
+	_cleanup_close_ int fd = dfd;
+	long n;
+
+	if (g->rep->incomplete || depth > GITGUARD_MAX_DEPTH) {
+		if (!g->rep->incomplete) {
 			g->rep->incomplete = true;
 			g->rep->stopped_at = host_path(g, rel);
-			break;
 		}
-		if (type == DT_UNKNOWN) {
-			struct stat st;
-			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	}
+	while ((n = syscall(SYS_getdents64, fd, g->buf, sizeof(g->buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct dirent64_raw *de = (struct dirent64_raw *)(void *)(g->buf + off);
+			unsigned char type = de->d_type;
+			off += de->d_reclen;
+			if (streq(de->d_name, ".") || streq(de->d_name, ".."))
 				continue;
-			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
-		}
-		judge_entry(g, dirfd(d), rel, dirname, de->d_name, type);
-		if (type == DT_DIR) {
-			_cleanup_free_ char *child = rel_join(rel, de->d_name);
-			_cleanup_close_ int cfd = openat(dirfd(d), de->d_name,
-							 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (child && cfd >= 0)
-				walk(g, cfd, child, de->d_name, depth + 1);
-			else if (child && (errno == EACCES || errno == EPERM)) {
-				/* a directory the sandbox made unreadable can hide a repository until the
-				 * user opens it up: said, since it cannot be checked */
-				if (!g->rep->n_unreadable++)
-					g->rep->unreadable = host_path(g, child);
+			if (++g->entries > GITGUARD_MAX_ENTRIES) {
+				g->rep->incomplete = true;
+				g->rep->stopped_at = host_path(g, rel);
+				return;
 			}
+			if (type == DT_UNKNOWN) {
+				struct stat st;
+				if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+					continue;
+				type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+			}
+			judge_entry(g, fd, rel, dirname, de->d_name, type);
+			if (type == DT_DIR && strv_push(&subdirs, de->d_name) < 0)
+				return;
 		}
 	}
-	closedir(d);
+	for (size_t i = 0; subdirs && subdirs[i]; i++) {
+		_cleanup_free_ char *child = rel_join(rel, subdirs[i]);
+		int cfd = child ? openat(fd, subdirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		if (cfd >= 0)
+			walk(g, cfd, child, subdirs[i], depth + 1);
+		else if (child && (errno == EACCES || errno == EPERM)) {
+			/* a directory the sandbox made unreadable can hide a repository until the user
+			 * opens it up: said, since it cannot be checked */
+			if (!g->rep->n_unreadable++)
+				g->rep->unreadable = host_path(g, child);
+		}
+	}
 }
 
 /* Splits root-relative @rel into its parent (opened without following links) and name. */
@@ -552,18 +562,26 @@ static void judge_extras(struct gg *g)
 
 int gitguard_check(const struct gitguard_options *o, struct gitguard_report *rep)
 {
-	struct gg g = { .o = o, .rep = rep, .qfd = -1 };
+	_cleanup_free_ struct gg *g = calloc(1, sizeof(*g)); /* holds the 64 KiB dirent buffer */
+	int fd;
 
-	g.rootfd = openat_nofollow(AT_FDCWD, o->root, O_RDONLY | O_DIRECTORY, 0);
-	if (g.rootfd < 0)
-		return g.rootfd;
-	walk(&g, g.rootfd, "", "", 0);
-	judge_extras(&g);
-	close(g.rootfd);
-	if (g.qfd >= 0)
-		close(g.qfd);
-	strv_free(g.includes);
-	strv_free(g.hookdirs);
+	if (!g)
+		return -ENOMEM;
+	g->o = o;
+	g->rep = rep;
+	g->qfd = -1;
+	g->rootfd = openat_nofollow(AT_FDCWD, o->root, O_RDONLY | O_DIRECTORY, 0);
+	if (g->rootfd < 0)
+		return g->rootfd;
+	fd = fcntl(g->rootfd, F_DUPFD_CLOEXEC, 3);
+	if (fd >= 0)
+		walk(g, fd, "", "", 0);
+	judge_extras(g);
+	close(g->rootfd);
+	if (g->qfd >= 0)
+		close(g->qfd);
+	strv_free(g->includes);
+	strv_free(g->hookdirs);
 	return 0;
 }
 
