@@ -598,35 +598,97 @@ void gitguard_report_free(struct gitguard_report *rep)
 	*rep = (struct gitguard_report){ 0 };
 }
 
+/* Paths come from names the sandbox chose: control bytes (a terminal's escape sequences) and
+ * anything that is not printable ASCII are written as \xNN, so the message cannot drive the
+ * user's terminal. */
+static void put_path(FILE *f, const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)(s ? s : "?"); *c; c++)
+		if (*c < 0x20 || *c >= 0x7f || *c == '\\')
+			fprintf(f, "\\x%02x", *c);
+		else
+			fputc(*c, f);
+}
+
+/* The list that the message shortens: <quarantine>/MANIFEST, original TAB now TAB reason. */
+static void write_manifest(const struct gitguard_report *rep, const char *quarantine)
+{
+	_cleanup_free_ char *path = path_join(quarantine, "MANIFEST");
+	_cleanup_fclose_ FILE *m = NULL;
+	int fd;
+	if (!path)
+		return;
+	fd = openat_nofollow(AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	if (fd < 0 || !(m = fdopen(fd, "a"))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (size_t i = 0; i < rep->n; i++) {
+		put_path(m, rep->v[i].path);
+		fputc('\t', m);
+		put_path(m, rep->v[i].moved_to ? rep->v[i].moved_to : "(not moved)");
+		fputc('\t', m);
+		put_path(m, rep->v[i].reason);
+		fputc('\n', m);
+	}
+}
+
+#define PRINT_MAX 20 /* findings listed in the message; all of them are in MANIFEST */
+
 size_t gitguard_report_print(const struct gitguard_report *rep, const char *quarantine, FILE *f)
 {
+	bool moved = false;
+	for (size_t i = 0; i < rep->n; i++)
+		moved |= rep->v[i].moved_to != NULL;
 	if (rep->n) {
 		fprintf(f, "aisb: the sandbox changed %zu file%s that decide what git on this machine runs; "
 			   "%s before any git could use %s:\n", rep->n, rep->n == 1 ? "" : "s",
 			quarantine ? "moved out of the way" : "LEFT IN PLACE (--writable-git)",
 			rep->n == 1 ? "it" : "them");
-		for (size_t i = 0; i < rep->n; i++) {
+		for (size_t i = 0; i < rep->n && i < PRINT_MAX; i++) {
 			const struct gitguard_finding *x = &rep->v[i];
-			fprintf(f, "aisb:   '%s': %s\n", x->path ? x->path : "?", x->reason ? x->reason : "?");
-			if (x->moved_to)
-				fprintf(f, "aisb:       now '%s' (restore, only if you trust it: mv '%s' '%s')\n",
-					x->moved_to, x->moved_to, x->path ? x->path : "?");
-			else if (x->err < 0)
+			fputs("aisb:   '", f);
+			put_path(f, x->path);
+			fputs("': ", f);
+			put_path(f, x->reason);
+			fputc('\n', f);
+			if (x->moved_to) {
+				fputs("aisb:       now '", f);
+				put_path(f, x->moved_to);
+				fputs("' (restore, only if you trust it: mv '", f);
+				put_path(f, x->moved_to);
+				fputs("' '", f);
+				put_path(f, x->path);
+				fputs("')\n", f);
+			} else if (x->err < 0)
 				fprintf(f, "aisb:       COULD NOT BE MOVED (%s): remove it before you run git there\n",
 					strerror(-x->err));
 		}
-		if (quarantine)
-			fprintf(f, "aisb: inspect with: ls -laR '%s'\n", quarantine);
+		if (quarantine && moved) {
+			write_manifest(rep, quarantine);
+			if (rep->n > PRINT_MAX)
+				fprintf(f, "aisb:   ... and %zu more\n", rep->n - PRINT_MAX);
+			fputs("aisb: the full list is in '", f);
+			put_path(f, quarantine);
+			fputs("/MANIFEST'; inspect with: ls -laR '", f);
+			put_path(f, quarantine);
+			fputs("'\n", f);
+		} else if (rep->n > PRINT_MAX)
+			fprintf(f, "aisb:   ... and %zu more\n", rep->n - PRINT_MAX);
 	}
-	if (rep->incomplete)
-		fprintf(f, "aisb: warning: the check for planted git files stopped at '%s' (more than %u levels "
-			   "or %u entries); run git below it only after checking it yourself\n",
-			rep->stopped_at ? rep->stopped_at : "?", GITGUARD_MAX_DEPTH, GITGUARD_MAX_ENTRIES);
-	if (rep->n_unreadable)
+	if (rep->incomplete) {
+		fputs("aisb: warning: the check for planted git files stopped at '", f);
+		put_path(f, rep->stopped_at);
+		fprintf(f, "' (more than %u levels or %u entries); run git below it only after checking it "
+			   "yourself\n", GITGUARD_MAX_DEPTH, GITGUARD_MAX_ENTRIES);
+	}
+	if (rep->n_unreadable) {
 		fprintf(f, "aisb: warning: %zu director%s below the project could not be read to check for "
-			   "planted git files (first: '%s'); if you make %s readable, check %s before you run "
-			   "git there\n", rep->n_unreadable, rep->n_unreadable == 1 ? "y" : "ies",
-			rep->unreadable ? rep->unreadable : "?", rep->n_unreadable == 1 ? "it" : "them",
-			rep->n_unreadable == 1 ? "it" : "them");
+			   "planted git files (first: '", rep->n_unreadable, rep->n_unreadable == 1 ? "y" : "ies");
+		put_path(f, rep->unreadable);
+		fprintf(f, "'); if you make %s readable, check %s before you run git there\n",
+			rep->n_unreadable == 1 ? "it" : "them", rep->n_unreadable == 1 ? "it" : "them");
+	}
 	return rep->n;
 }

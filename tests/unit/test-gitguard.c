@@ -238,6 +238,7 @@ static void test_walk(void **state)
 	put("nested/.git/hooks/pre-commit.sample", "x");
 	put("src/hooks/useAuth.js", "x");               /* a React hooks dir: not git's */
 	put("notgit/config", "key: value\n");           /* not git syntax: git would refuse it */
+	put("esc\033]0;x\007/.git/config", "[core]\n\tpager = x\n");  /* a name that drives terminals */
 	{
 		char l[1024];
 		snprintf(l, sizeof(l), "%s/lnk/.git", root);
@@ -271,7 +272,7 @@ static void test_walk(void **state)
 	assert_null(find(&rep, "nested/.git/config"));
 	assert_null(find(&rep, "src/hooks/useAuth.js"));
 	assert_null(find(&rep, "notgit/config"));
-	assert_int_equal(rep.n, 10);
+	assert_int_equal(rep.n, 11);
 	for (size_t i = 0; i < rep.n; i++) {
 		assert_non_null(rep.v[i].moved_to);
 		assert_int_equal(rep.v[i].err, 0);
@@ -293,14 +294,19 @@ static void test_walk(void **state)
 		struct stat st;
 		snprintf(p, sizeof(p), "%s/.git/commondir", q);
 		assert_int_equal(lstat(p, &st), 0);
+		snprintf(p, sizeof(p), "%s/MANIFEST", q);
+		assert_int_equal(lstat(p, &st), -1);   /* written by the print, below */
 	}
 	{
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
-		assert_int_equal(gitguard_report_print(&rep, q, f), 10);
+		assert_int_equal(gitguard_report_print(&rep, q, f), 11);
 		fclose(f);
 		assert_non_null(strstr(buf, "sets core.fsmonitor"));
+		assert_non_null(strstr(buf, "MANIFEST"));
+		assert_null(strchr(buf, '\033'));
+		assert_non_null(strstr(buf, "esc\\x1b]0;x\\x07"));
 		assert_non_null(strstr(buf, "restore, only if you trust it: mv"));
 		free(buf);
 	}
@@ -318,6 +324,66 @@ static void test_walk(void **state)
 	(void)rm_rf(root);
 }
 
+/* openat_nofollow() and path_resolve_trusted(), which the pins, the walk and the mount-source
+ * rule stand on */
+static void test_nofollow(void **state)
+{
+	char dir[] = "/tmp/test-gitguard-nf.XXXXXX", p[512], *out = NULL, *bad = NULL;
+	int fd;
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/real/hooks", dir);
+	assert_int_equal(mkdir_p(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/link", dir);
+	assert_int_equal(symlink("real", p), 0);
+	fd = openat_nofollow(AT_FDCWD, dir, O_PATH | O_DIRECTORY, 0);
+	assert_true(fd >= 0);
+	/* a symlink at the first, a middle or the last component: refused */
+	assert_int_equal(openat_nofollow(fd, "link/hooks", O_PATH, 0), -ELOOP);
+	assert_int_equal(openat_nofollow(fd, "link", O_PATH, 0), -ELOOP);
+	snprintf(p, sizeof(p), "%s/link/hooks", dir);
+	assert_int_equal(openat_nofollow(AT_FDCWD, p, O_PATH, 0), -ELOOP);
+	/* below the dirfd only */
+	assert_true(openat_nofollow(fd, "../", O_PATH, 0) < 0);
+	/* control: the real path */
+	{
+		int h = openat_nofollow(fd, "real/hooks", O_PATH | O_DIRECTORY, 0);
+		assert_true(h >= 0);
+		close(h);
+	}
+	close(fd);
+
+	/* the link sits in a directory the caller can write: never followed */
+	snprintf(p, sizeof(p), "%s/link/hooks", dir);
+	assert_int_equal(path_resolve_trusted(p, &out, &bad), -ELOOP);
+	snprintf(p, sizeof(p), "%s/link", dir);
+	assert_string_equal(bad, p);
+	free(bad);
+	/* control: the real path comes back canonical (./ and .. folded) */
+	snprintf(p, sizeof(p), "%s/./real/../real/hooks/", dir);
+	assert_int_equal(path_resolve_trusted(p, &out, &bad), 0);
+	snprintf(p, sizeof(p), "%s/real/hooks", dir);
+	assert_string_equal(out, p);
+	free(out);
+	/* a system link in a directory only root can write (/lib -> usr/lib): followed for an
+	 * ordinary caller, refused for root */
+	{
+		struct stat st;
+		if (lstat("/lib", &st) == 0 && S_ISLNK(st.st_mode)) {
+			int r = path_resolve_trusted("/lib", &out, &bad);
+			if (geteuid() == 0) {
+				assert_int_equal(r, -ELOOP);
+				free(bad);
+			} else {
+				assert_int_equal(r, 0);
+				assert_string_equal(out, "/usr/lib");
+				free(out);
+			}
+		}
+	}
+	assert_int_equal(rm_rf(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_pointer_standard),
 		cmocka_unit_test(test_path_below),
 		cmocka_unit_test(test_walk),
+		cmocka_unit_test(test_nofollow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
