@@ -362,12 +362,12 @@ static int cfg_fn(const char *section, const char *subsection, const char *name,
 /* A file named config or config.worktree (or an included file): judged when it changed; its
  * include paths and core.hooksPath noted either way. */
 static void judge_config(struct gg *g, int dirfd, const char *name, const char *dirrel, const char *rel,
-			 const struct stat *st)
+			 const struct stat *st, bool taint)
 {
 	_cleanup_free_ char *data = NULL;
 	_cleanup_free_ char *wt = NULL;
 	struct cfg_scan s = { .g = g, .dirrel = dirrel, .worktree = dirrel };
-	bool judge = is_fresh(g, st) && !is_pinned(g, rel);
+	bool judge = (is_fresh(g, st) || taint) && !is_pinned(g, rel);
 	size_t len = 0;
 	int r;
 
@@ -406,25 +406,30 @@ static void judge_config(struct gg *g, int dirfd, const char *name, const char *
 	}
 }
 
+/* @dir_fresh: the directory holding the entry (a `hooks` or `info` dir) changed during the run:
+ * it may have been renamed into place with its entries, whose own ctimes are then old (a
+ * staged `stage/pre-commit` becoming `hooks/pre-commit` by `mv stage hooks`), so its entries
+ * count as changed too. */
 static void judge_entry(struct gg *g, int dirfd, const char *dirrel, const char *dirname, const char *name,
-			unsigned char type)
+			unsigned char type, bool dir_fresh)
 {
 	_cleanup_free_ char *rel = NULL;
 	struct stat st;
 	bool special = streq(name, ".git") || streq(name, "commondir") || streq(name, "config") ||
 		       streq(name, "config.worktree") || (streq(dirname, "hooks") && is_hook_name(name)) ||
 		       (streq(dirname, "info") && (streq(name, "alternates") || streq(name, "http-alternates"))) ||
-		       (type == DT_LNK && (streq(name, "hooks") || streq(name, "objects")));
+		       (type == DT_LNK && (streq(name, "hooks") || streq(name, "objects") || streq(name, "info") ||
+					   streq(name, "modules") || streq(name, "worktrees")));
 
 	if (!special || type == DT_DIR)
 		return;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !(rel = rel_join(dirrel, name)))
 		return;
 	if (streq(name, "config") || streq(name, "config.worktree")) {
-		judge_config(g, dirfd, name, dirrel, rel, &st);
+		judge_config(g, dirfd, name, dirrel, rel, &st, false);
 		return;
 	}
-	if (!is_fresh(g, &st) || is_pinned(g, rel))
+	if (!(is_fresh(g, &st) || dir_fresh) || is_pinned(g, rel))
 		return;
 	if (S_ISLNK(st.st_mode)) {
 		finding(g, dirfd, name, rel, "%s: a symlink that git would follow", name);
@@ -461,7 +466,7 @@ struct dirent64_raw {
 };
 
 /* Walks the directory @dfd (an O_RDONLY fd, taken over): judges its entries, then descends. */
-static void walk(struct gg *g, int dfd, const char *rel, const char *dirname, unsigned depth)
+static void walk(struct gg *g, int dfd, const char *rel, const char *dirname, bool dir_fresh, unsigned depth)
 {
 	_cleanup_strv_free_ char **subdirs = NULL;
 	_cleanup_close_ int fd = dfd;
@@ -492,7 +497,7 @@ static void walk(struct gg *g, int dfd, const char *rel, const char *dirname, un
 					continue;
 				type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
 			}
-			judge_entry(g, fd, rel, dirname, de->d_name, type);
+			judge_entry(g, fd, rel, dirname, de->d_name, type, dir_fresh);
 			if (type == DT_DIR && strv_push(&subdirs, de->d_name) < 0)
 				return;
 		}
@@ -500,8 +505,13 @@ static void walk(struct gg *g, int dfd, const char *rel, const char *dirname, un
 	for (size_t i = 0; subdirs && subdirs[i]; i++) {
 		_cleanup_free_ char *child = rel_join(rel, subdirs[i]);
 		int cfd = child ? openat(fd, subdirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-		if (cfd >= 0)
-			walk(g, cfd, child, subdirs[i], depth + 1);
+		if (cfd >= 0) {
+			bool fresh = false;
+			struct stat st;
+			if ((streq(subdirs[i], "hooks") || streq(subdirs[i], "info")) && fstat(cfd, &st) == 0)
+				fresh = is_fresh(g, &st) && !is_pinned(g, child);
+			walk(g, cfd, child, subdirs[i], fresh, depth + 1);
+		}
 		else if (child && (errno == EACCES || errno == EPERM)) {
 			/* a directory the sandbox made unreadable can hide a repository until the user
 			 * opens it up: said, since it cannot be checked */
@@ -526,6 +536,29 @@ static int open_parent(struct gg *g, const char *rel, char **dirrel, const char 
 	return openat_nofollow(g->rootfd, *dirrel, O_PATH | O_DIRECTORY, 0);
 }
 
+/* Whether a directory on the way to @rel (below the root, @rel itself included when @self)
+ * changed during the run: renamed into place, its old entries are the sandbox's too. */
+static bool path_fresh(struct gg *g, const char *rel, bool self)
+{
+	_cleanup_free_ char *copy = strdup(rel);
+	char *slash;
+	if (!copy)
+		return true;
+	if (!self && !(slash = strrchr(copy, '/')))
+		return false;
+	if (!self)
+		*slash = 0;
+	for (;;) {
+		struct stat st;
+		_cleanup_close_ int fd = openat_nofollow(g->rootfd, copy, O_PATH, 0);
+		if (fd >= 0 && fstat(fd, &st) == 0 && is_fresh(g, &st) && !is_pinned(g, copy))
+			return true;
+		if (!(slash = strrchr(copy, '/')))
+			return false;
+		*slash = 0;
+	}
+}
+
 /* After the walk: included configs (whatever their names) and core.hooksPath directories. */
 static void judge_extras(struct gg *g)
 {
@@ -536,12 +569,13 @@ static void judge_extras(struct gg *g)
 		struct stat st;
 		pfd = open_parent(g, g->includes[i], &dirrel, &name);
 		if (pfd >= 0 && *name && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			judge_config(g, pfd, name, dirrel, g->includes[i], &st);
+			judge_config(g, pfd, name, dirrel, g->includes[i], &st, path_fresh(g, g->includes[i], false));
 	}
 	for (size_t i = 0; g->hookdirs && g->hookdirs[i]; i++) {
 		_cleanup_close_ int hfd = *g->hookdirs[i]
 			? openat_nofollow(g->rootfd, g->hookdirs[i], O_RDONLY | O_DIRECTORY, 0)
 			: -1;
+		bool taint = *g->hookdirs[i] && path_fresh(g, g->hookdirs[i], true);
 		DIR *d;
 		struct dirent *de;
 		if (hfd < 0 || !(d = fdopendir(hfd)))
@@ -551,7 +585,7 @@ static void judge_extras(struct gg *g)
 			_cleanup_free_ char *rel = NULL;
 			struct stat st;
 			if (!is_hook_name(de->d_name) || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-			    !is_fresh(g, &st) || !(rel = rel_join(g->hookdirs[i], de->d_name)) || is_pinned(g, rel) ||
+			    !(is_fresh(g, &st) || taint) || !(rel = rel_join(g->hookdirs[i], de->d_name)) || is_pinned(g, rel) ||
 			    S_ISDIR(st.st_mode))
 				continue;
 			finding(g, dirfd(d), de->d_name, rel, "%s: a hook that git runs (core.hooksPath)", de->d_name);
@@ -575,7 +609,7 @@ int gitguard_check(const struct gitguard_options *o, struct gitguard_report *rep
 		return g->rootfd;
 	fd = fcntl(g->rootfd, F_DUPFD_CLOEXEC, 3);
 	if (fd >= 0)
-		walk(g, fd, "", "", 0);
+		walk(g, fd, "", "", false, 0);
 	judge_extras(g);
 	close(g->rootfd);
 	if (g->qfd >= 0)

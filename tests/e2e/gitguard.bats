@@ -229,6 +229,30 @@ EVIL_CFG='printf "[core]\n\tfsmonitor = \"touch %s\"\n" "$MARK"'
 	[ "$(git log --format=%s)" = y ]
 }
 
+@test "gitguard: a hook staged in one run and renamed into place in the next never reaches host git" {
+	inside 'git init -q x && mkdir x/.git/stage && printf "#!/bin/sh\ntouch %s\n" "$MARK" >x/.git/stage/post-commit &&
+		chmod +x x/.git/stage/post-commit && echo STAGED'
+	[[ "$output" == *STAGED* ]]
+	[[ "$output" != *"the sandbox changed"* ]]    # not a hook yet: nothing to say
+	sleep 1.1                                      # run 2 starts a second later: the file is old
+	local script='rm -rf x/.git/hooks && mv x/.git/stage x/.git/hooks && echo MOVED'
+	inside "$script"
+	[[ "$output" == *MOVED* ]]
+	quarantined x/.git/hooks/post-commit
+	rm -f "$MARK"
+	git -C x commit -q --allow-empty -m x
+	[ ! -e "$MARK" ]
+	# control: the same two steps, left in place, run on the host
+	rm -rf x
+	inside 'git init -q x && mkdir x/.git/stage && printf "#!/bin/sh\ntouch %s\n" "$MARK" >x/.git/stage/post-commit &&
+		chmod +x x/.git/stage/post-commit'
+	sleep 1.1
+	inside "$script" --writable-git
+	[[ "$output" == *"LEFT IN PLACE (--writable-git)"*"/x/.git/hooks/post-commit'"* ]]
+	git -C x commit -q --allow-empty -m x
+	[ -e "$MARK" ]
+}
+
 @test "gitguard: control: commits, branches, tags, add, stash and gc inside reach the host without a message" {
 	inside 'echo b >f && git add f && git commit -q -m second && git branch feature &&
 		git tag v1 && echo c >f && git stash -q && git checkout -q -b topic && git gc -q &&

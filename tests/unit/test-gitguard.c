@@ -324,6 +324,57 @@ static void test_walk(void **state)
 	(void)rm_rf(root);
 }
 
+/* Staging: files written in one run (old by the next) moved into place in the next by renaming
+ * their directory, whose ctime alone changes */
+static void test_walk_staged(void **state)
+{
+	char q[300], root[200], a[1024], b[1024];
+	char pc[] = ".git/config";
+	char *pinned[] = { pc, NULL };
+	struct gitguard_report rep = { 0 };
+	struct gitguard_options o = { .pinned = pinned, .quarantine = q };
+	char *real;
+	(void)state;
+
+	snprintf(tmp, sizeof(tmp), "/tmp/test-gitguard.XXXXXX");
+	assert_non_null(mkdtemp(tmp));
+	real = realpath(tmp, NULL);
+	snprintf(root, sizeof(root), "%s/proj", real);
+	free(real);
+	snprintf(tmp, sizeof(tmp), "%s", root);
+	snprintf(q, sizeof(q), "%s/../q", root);
+	o.root = root;
+	put(".git/config", "[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../conf/team.inc\n");
+	put("x/.git/stage/post-commit", "evil");
+	put("x/.git/objects/stage/alternates", "/y\n");
+	put("hstage/pre-push", "evil");
+	put("cstage/team.inc", "[core]\n\tpager = evil\n");
+	put("other/hooks/pre-commit", "old and unmoved");
+	sleep(2);
+	o.since.tv_sec = time(NULL);
+#define MV(x, y)                                                                                   \
+	do {                                                                                       \
+		snprintf(a, sizeof(a), "%s/%s", root, x);                                          \
+		snprintf(b, sizeof(b), "%s/%s", root, y);                                          \
+		assert_int_equal(rename(a, b), 0);                                                 \
+	} while (0)
+	MV("x/.git/stage", "x/.git/hooks");
+	MV("x/.git/objects/stage", "x/.git/objects/info");
+	MV("hstage", ".githooks");
+	MV("cstage", "conf");
+#undef MV
+	assert_int_equal(gitguard_check(&o, &rep), 0);
+	assert_non_null(find(&rep, "x/.git/hooks/post-commit"));
+	assert_non_null(find(&rep, "x/.git/objects/info/alternates"));
+	assert_non_null(find(&rep, ".githooks/pre-push"));
+	assert_non_null(find(&rep, "conf/team.inc"));
+	assert_null(find(&rep, "other/hooks/pre-commit"));
+	assert_int_equal(rep.n, 4);
+	gitguard_report_free(&rep);
+	*strrchr(root, '/') = 0;
+	(void)rm_rf(root);
+}
+
 /* openat_nofollow() and path_resolve_trusted(), which the pins, the walk and the mount-source
  * rule stand on */
 static void test_nofollow(void **state)
@@ -394,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_pointer_standard),
 		cmocka_unit_test(test_path_below),
 		cmocka_unit_test(test_walk),
+		cmocka_unit_test(test_walk_staged),
 		cmocka_unit_test(test_nofollow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
