@@ -198,6 +198,20 @@ static const struct gitguard_finding *find(const struct gitguard_report *rep, co
 	return NULL;
 }
 
+/* A fresh <tmp>/proj as the root (tmp then names it, for put()), <tmp>/q as the quarantine. */
+static void make_root(char *root, size_t rootlen, char *q, size_t qlen)
+{
+	char *real;
+	snprintf(tmp, sizeof(tmp), "/tmp/test-gitguard.XXXXXX");
+	assert_non_null(mkdtemp(tmp));
+	real = realpath(tmp, NULL);
+	assert_non_null(real);
+	snprintf(root, rootlen, "%s/proj", real);
+	free(real);
+	snprintf(tmp, sizeof(tmp), "%s", root);
+	snprintf(q, qlen, "%s/../q", root);
+}
+
 static void test_walk(void **state)
 {
 	char q[300], root[200];
@@ -205,16 +219,9 @@ static void test_walk(void **state)
 	char *pinned[] = { pc, ph, NULL };
 	struct gitguard_report rep = { 0 };
 	struct gitguard_options o = { .pinned = pinned, .quarantine = q };
-	char *real;
 	(void)state;
 
-	snprintf(tmp, sizeof(tmp), "/tmp/test-gitguard.XXXXXX");
-	assert_non_null(mkdtemp(tmp));
-	real = realpath(tmp, NULL);
-	snprintf(root, sizeof(root), "%s/proj", real);
-	free(real);
-	snprintf(tmp, sizeof(tmp), "%s", root);
-	snprintf(q, sizeof(q), "%s/../q", root);
+	make_root(root, sizeof(root), q, sizeof(q));
 	o.root = root;
 
 	/* the user's own, pinned: never judged, but its include is */
@@ -333,16 +340,9 @@ static void test_walk_staged(void **state)
 	char *pinned[] = { pc, NULL };
 	struct gitguard_report rep = { 0 };
 	struct gitguard_options o = { .pinned = pinned, .quarantine = q };
-	char *real;
 	(void)state;
 
-	snprintf(tmp, sizeof(tmp), "/tmp/test-gitguard.XXXXXX");
-	assert_non_null(mkdtemp(tmp));
-	real = realpath(tmp, NULL);
-	snprintf(root, sizeof(root), "%s/proj", real);
-	free(real);
-	snprintf(tmp, sizeof(tmp), "%s", root);
-	snprintf(q, sizeof(q), "%s/../q", root);
+	make_root(root, sizeof(root), q, sizeof(q));
 	o.root = root;
 	put(".git/config", "[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../conf/team.inc\n");
 	put("x/.git/stage/post-commit", "evil");
