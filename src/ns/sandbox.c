@@ -312,7 +312,7 @@ static char **pinned_below(const struct mount_plan *mp, const char *root)
  * read-write directory --mounts) is checked for files that would make git run what the sandbox
  * wrote (gitguard.h); they are moved into <state>/quarantine/<session>/ and named in one message,
  * the last of the exit summary. With --writable-git they are only named. Logs (that message). */
-static void git_guard(const struct aisb_plan *p, const struct mount_plan *mp, const struct timespec *since)
+static void git_guard(struct aisb_plan *p, const struct mount_plan *mp, const struct timespec *since)
 {
 	const struct passwd *pw = getpwuid(p->host_uid);
 	struct gitguard_report rep = { 0 };
@@ -344,7 +344,7 @@ static void git_guard(const struct aisb_plan *p, const struct mount_plan *mp, co
 		if (r < 0)
 			log_warn_errno(r, "cannot check '%s' for files the sandbox planted for git: %m; run git "
 				       "there only after checking its .git yourself", o.root);
-		(void)gitguard_report_print(&rep, o.quarantine, stderr);
+		p->git_quarantined += gitguard_report_print(&rep, o.quarantine, stderr);
 		gitguard_report_free(&rep);
 	}
 }

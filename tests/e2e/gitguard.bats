@@ -67,6 +67,7 @@ EVIL_CFG='printf "[core]\n\tfsmonitor = \"touch %s\"\n" "$MARK"'
 	[[ "$output" == *PLANTED* ]]
 	quarantined .git/commondir
 	quarantined evil/config
+	grep -q '"git_quarantined":2' "$XDG_STATE_HOME/aisb/sessions.log"
 	[ "$(host_git)" = CLEAN ]
 	git status --porcelain >/dev/null    # the repository is intact
 	# control: left in place, the same plain host git runs it
@@ -267,6 +268,7 @@ EVIL_CFG='printf "[core]\n\tfsmonitor = \"touch %s\"\n" "$MARK"'
 	[ "$(git branch --show-current)" = topic ]
 	[ "$(git diff --cached --name-only)" = f ]
 	[ ! -e "$XDG_STATE_HOME/aisb/quarantine" ]
+	! grep -q git_quarantined "$XDG_STATE_HOME/aisb/sessions.log"
 	[ "$(host_git)" = CLEAN ]
 }
 
