@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
@@ -332,7 +333,10 @@ static void add_extra(struct gg *g, char ***list, const char *dirrel, const char
 	if (strv_length(*list) >= MAX_EXTRA)
 		return;
 	if (strncmp(path, "~/", 2) == 0) {
-		if (!g->o->home || asprintf(&expanded, "%s/%s", g->o->home, path + 2) < 0)
+		/* looked up only here: NSS costs a measurable part of a short run */
+		const struct passwd *pw = g->o->home ? NULL : getpwuid(getuid());
+		const char *home = g->o->home ? g->o->home : pw ? pw->pw_dir : NULL;
+		if (!home || asprintf(&expanded, "%s/%s", home, path + 2) < 0)
 			return;
 		path = expanded;
 	}

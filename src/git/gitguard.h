@@ -133,7 +133,7 @@ struct gitguard_options {
 	char *const *pinned;         /* root-relative paths bound read-only during the run; NULL-terminated */
 	struct timespec since;       /* when the run started (CLOCK_REALTIME) */
 	const char *quarantine;      /* directory to move findings into (created 0700); NULL: report only */
-	const char *home;            /* the caller's home, for `~/` in include paths; may be NULL */
+	const char *home;            /* for `~/` in include paths; NULL: the caller's (getpwuid) */
 };
 
 /**

@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include "git/gitguard.h"
@@ -314,7 +313,6 @@ static char **pinned_below(const struct mount_plan *mp, const char *root)
  * the last of the exit summary. With --writable-git they are only named. Logs (that message). */
 static void git_guard(struct aisb_plan *p, const struct mount_plan *mp, const struct timespec *since)
 {
-	const struct passwd *pw = getpwuid(p->host_uid);
 	struct gitguard_report rep = { 0 };
 	_cleanup_free_ char *qbase = NULL;
 	int r;
@@ -324,7 +322,7 @@ static void git_guard(struct aisb_plan *p, const struct mount_plan *mp, const st
 	for (size_t i = 0; i <= p->n_mounts; i++) {
 		_cleanup_strv_free_ char **pinned = NULL;
 		_cleanup_free_ char *q = NULL;
-		struct gitguard_options o = { .since = *since, .home = pw ? pw->pw_dir : NULL };
+		struct gitguard_options o = { .since = *since };
 		if (i == 0) {
 			if (!p->project_src || p->project_ro)
 				continue;
