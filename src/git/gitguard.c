@@ -220,18 +220,25 @@ static void quarantine(struct gg *g, int dirfd, const char *name, const char *re
 static struct gitguard_finding *finding(struct gg *g, int dirfd, const char *name, const char *rel,
 					 const char *fmt, const char *arg)
 {
-	struct gitguard_finding *v = realloc(g->rep->v, (g->rep->n + 1) * sizeof(*v)), *f;
-	if (!v)
-		return NULL;
-	g->rep->v = v;
-	f = &v[g->rep->n++];
-	*f = (struct gitguard_finding){ 0 };
-	f->path = host_path(g, rel);
-	if (asprintf(&f->reason, fmt, arg) < 0)
-		f->reason = NULL;
+	struct gitguard_finding x = { 0 }, *v;
+
+	/* moved first: running out of memory for the report must not leave it in place */
 	if (g->o->quarantine)
-		quarantine(g, dirfd, name, rel, f);
-	return f;
+		quarantine(g, dirfd, name, rel, &x);
+	x.path = host_path(g, rel);
+	if (asprintf(&x.reason, fmt, arg) < 0)
+		x.reason = NULL;
+	v = realloc(g->rep->v, (g->rep->n + 1) * sizeof(*v));
+	if (!v) {
+		g->rep->lost++;
+		free(x.path);
+		free(x.reason);
+		free(x.moved_to);
+		return NULL;
+	}
+	g->rep->v = v;
+	v[g->rep->n] = x;
+	return &v[g->rep->n++];
 }
 
 /* What was there before, where it is known: a submodule checkout at @dirrel whose git dir
@@ -715,6 +722,9 @@ size_t gitguard_report_print(const struct gitguard_report *rep, const char *quar
 		} else if (rep->n > PRINT_MAX)
 			fprintf(f, "aisb:   ... and %zu more\n", rep->n - PRINT_MAX);
 	}
+	if (rep->lost)
+		fprintf(f, "aisb: warning: %zu more finding%s could not be listed (out of memory)\n", rep->lost,
+			rep->lost == 1 ? "" : "s");
 	if (rep->incomplete) {
 		fputs("aisb: warning: the check for planted git files stopped at '", f);
 		put_path(f, rep->stopped_at);

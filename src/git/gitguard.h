@@ -122,6 +122,7 @@ struct gitguard_finding {
 struct gitguard_report {
 	struct gitguard_finding *v;
 	size_t n;
+	size_t lost;       /* findings dealt with but not listed (no memory for the list) */
 	bool incomplete;   /* a bound was hit: not every directory was looked at */
 	char *stopped_at;  /* where (host path), when incomplete */
 	size_t n_unreadable;  /* directories that could not be opened (EACCES) */
