@@ -605,6 +605,15 @@ static void judge_extras(struct gg *g)
 	}
 }
 
+static void gg_done(struct gg *g)
+{
+	close(g->rootfd);
+	if (g->qfd >= 0)
+		close(g->qfd);
+	strv_free(g->includes);
+	strv_free(g->hookdirs);
+}
+
 int gitguard_check(const struct gitguard_options *o, struct gitguard_report *rep)
 {
 	_cleanup_free_ struct gg *g = calloc(1, sizeof(*g)); /* holds the 64 KiB dirent buffer */
@@ -622,11 +631,31 @@ int gitguard_check(const struct gitguard_options *o, struct gitguard_report *rep
 	if (fd >= 0)
 		walk(g, fd, "", "", false, 0);
 	judge_extras(g);
-	close(g->rootfd);
-	if (g->qfd >= 0)
-		close(g->qfd);
-	strv_free(g->includes);
-	strv_free(g->hookdirs);
+	gg_done(g);
+	return 0;
+}
+
+int gitguard_check_file(const struct gitguard_options *o, struct gitguard_report *rep)
+{
+	_cleanup_free_ struct gg *g = calloc(1, sizeof(*g));
+	_cleanup_free_ char *dir = NULL;
+	struct gitguard_options fo = *o;
+	const char *slash = strrchr(o->root, '/');
+	struct stat st;
+
+	if (!g || !slash || !slash[1] || !(dir = strndup(o->root, slash > o->root ? (size_t)(slash - o->root) : 1)))
+		return g && slash ? -ENOMEM : -EINVAL;
+	fo.root = dir;
+	fo.pinned = NULL;
+	g->o = &fo;
+	g->rep = rep;
+	g->qfd = -1;
+	g->rootfd = openat_nofollow(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY, 0);
+	if (g->rootfd < 0)
+		return g->rootfd;
+	if (fstatat(g->rootfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		judge_config(g, g->rootfd, slash + 1, "", slash + 1, &st, false);
+	gg_done(g);
 	return 0;
 }
 
@@ -729,7 +758,7 @@ size_t gitguard_report_print(const struct gitguard_report *rep, const char *quar
 		fputs("aisb: warning: the check for planted git files stopped at '", f);
 		put_path(f, rep->stopped_at);
 		fprintf(f, "' (more than %u levels or %u entries); run git below it only after checking it "
-			   "yourself\n", GITGUARD_MAX_DEPTH, GITGUARD_MAX_ENTRIES);
+			   "yourself\n", (unsigned)GITGUARD_MAX_DEPTH, (unsigned)GITGUARD_MAX_ENTRIES);
 	}
 	if (rep->n_unreadable) {
 		fprintf(f, "aisb: warning: %zu director%s below the project could not be read to check for "

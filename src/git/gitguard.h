@@ -148,6 +148,18 @@ struct gitguard_options {
  */
 int gitguard_check(const struct gitguard_options *o, struct gitguard_report *rep);
 
+/**
+ * gitguard_check_file() - judge one file the sandbox could write as git config
+ * @o: @o->root is the file (a read-write --mount of a single file, such as a ~/.gitconfig);
+ *     @o->pinned is ignored
+ * @rep: findings are appended here
+ *
+ * A file that changed during the run and sets a command-valued key in git's syntax is moved like
+ * gitguard_check() moves one (a file git cannot parse, or that sets none, is left alone).
+ * Does not log. Return: 0, or -errno when its directory could not be opened.
+ */
+int gitguard_check_file(const struct gitguard_options *o, struct gitguard_report *rep);
+
 void gitguard_report_free(struct gitguard_report *rep);
 
 /**

@@ -308,9 +308,10 @@ static char **pinned_below(const struct mount_plan *mp, const char *root)
 }
 
 /* After the workload: every tree the sandbox could write and a host git may run in (the project,
- * read-write directory --mounts) is checked for files that would make git run what the sandbox
- * wrote (gitguard.h); they are moved into <state>/quarantine/<session>/ and named in one message,
- * the last of the exit summary. With --writable-git they are only named. Logs (that message). */
+ * read-write --mounts; a file --mount is judged as git config) is checked for files that would
+ * make git run what the sandbox wrote (gitguard.h); they are moved into
+ * <state>/quarantine/<session>/ and named in one message, the last of the exit summary. With
+ * --writable-git they are only named. Logs (that message). */
 static void git_guard(struct aisb_plan *p, const struct mount_plan *mp, const struct timespec *since)
 {
 	struct gitguard_report rep = { 0 };
@@ -330,7 +331,7 @@ static void git_guard(struct aisb_plan *p, const struct mount_plan *mp, const st
 			pinned = pinned_below(mp, p->project_dst);
 		} else {
 			const struct plan_mount *m = &p->mounts[i - 1];
-			if (m->ro || !m->is_dir)
+			if (m->ro)
 				continue;
 			o.root = m->src;
 		}
@@ -338,7 +339,8 @@ static void git_guard(struct aisb_plan *p, const struct mount_plan *mp, const st
 		if ((i == 0 ? asprintf(&q, "%s/project", qbase) : asprintf(&q, "%s/mount-%zu", qbase, i)) < 0)
 			return;
 		o.quarantine = p->writable_git ? NULL : q;
-		r = gitguard_check(&o, &rep);
+		/* a single file mounted read-write (a ~/.gitconfig?) is judged as git config */
+		r = i > 0 && !p->mounts[i - 1].is_dir ? gitguard_check_file(&o, &rep) : gitguard_check(&o, &rep);
 		if (r < 0)
 			log_warn_errno(r, "cannot check '%s' for files the sandbox planted for git: %m; run git "
 				       "there only after checking its .git yourself", o.root);

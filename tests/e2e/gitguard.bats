@@ -268,8 +268,24 @@ EVIL_CFG='printf "[core]\n\tfsmonitor = \"touch %s\"\n" "$MARK"'
 	[ "$(git branch --show-current)" = topic ]
 	[ "$(git diff --cached --name-only)" = f ]
 	[ ! -e "$XDG_STATE_HOME/aisb/quarantine" ]
-	! grep -q git_quarantined "$XDG_STATE_HOME/aisb/sessions.log"
+	run grep -c git_quarantined "$XDG_STATE_HOME/aisb/sessions.log"
+	[ "$output" = 0 ]
 	[ "$(host_git)" = CLEAN ]
+}
+
+@test "gitguard: a git config mounted read-write as a single file is judged after the run" {
+	echo "[user]" >"$WORK/gitconfig"
+	inside "$EVIL_CFG"' >>/cfg && echo PLANTED' --mount "$WORK/gitconfig:/cfg:rw"
+	[[ "$output" == *PLANTED* ]]
+	[[ "$output" == *"'$WORK/gitconfig': sets core.fsmonitor"* ]]
+	[ ! -e "$WORK/gitconfig" ]
+	# control: an ordinary file mounted the same way is left alone
+	echo data >"$WORK/data.txt"
+	inside 'echo more >>/d && echo WROTE' --mount "$WORK/data.txt:/d:rw"
+	[[ "$output" == *WROTE* ]]
+	[[ "$output" != *"the sandbox changed"* ]]
+	[ "$(cat "$WORK/data.txt")" = "data
+more" ]
 }
 
 @test "mount: a symlink a sandbox planted in a --mount source is never followed by the next run" {

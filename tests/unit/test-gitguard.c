@@ -375,6 +375,30 @@ static void test_walk_staged(void **state)
 	(void)rm_rf(root);
 }
 
+/* a read-write --mount of one file: judged as git config */
+static void test_check_file(void **state)
+{
+	char q[300], root[200], file[300];
+	struct gitguard_report rep = { 0 };
+	struct gitguard_options o = { .quarantine = q, .root = file };
+	(void)state;
+	make_root(root, sizeof(root), q, sizeof(q));
+	put(".gitconfig", "[core]\n\tfsmonitor = evil\n");
+	put("data.json", "{\"core\": 1}\n");
+	o.since.tv_sec = time(NULL) - 5;
+	snprintf(file, sizeof(file), "%s/.gitconfig", root);
+	assert_int_equal(gitguard_check_file(&o, &rep), 0);
+	assert_non_null(find(&rep, ".gitconfig"));
+	assert_false(exists(".gitconfig"));
+	gitguard_report_free(&rep);
+	snprintf(file, sizeof(file), "%s/data.json", root);     /* control: not git config */
+	assert_int_equal(gitguard_check_file(&o, &rep), 0);
+	assert_int_equal(rep.n, 0);
+	assert_true(exists("data.json"));
+	*strrchr(root, '/') = 0;
+	(void)rm_rf(root);
+}
+
 /* openat_nofollow() and path_resolve_trusted(), which the pins, the walk and the mount-source
  * rule stand on */
 static void test_nofollow(void **state)
@@ -446,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_path_below),
 		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_walk_staged),
+		cmocka_unit_test(test_check_file),
 		cmocka_unit_test(test_nofollow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
