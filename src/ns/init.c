@@ -133,7 +133,9 @@ static int workload_prepare(const struct aisb_plan *p, const char *slave, struct
 	snprintf(w->msg_pty, sizeof(w->msg_pty), "workload: cannot open the pty '%s'", slave ? slave : "");
 	snprintf(w->msg_cwd, sizeof(w->msg_cwd), "workload: cannot enter the working directory '%s'", p->cwd);
 	snprintf(w->msg_notfound, sizeof(w->msg_notfound), "command not found in the sandbox: '%s'%s", p->argv[0],
-		 strchr(p->argv[0], '/') ? "" : " (is it installed on the host's PATH or in the image?)");
+		 strchr(p->argv[0], '/') ? "" : p->rootfs == ROOTFS_IMAGE ? " (not on the image's PATH)"
+		 : " (not installed on this host where the sandbox can see it: install it system-wide, "
+		   "or name its install dir with --harness-from DIR)");
 	snprintf(w->msg_noexec, sizeof(w->msg_noexec), "cannot execute '%s'", p->argv[0]);
 	return 0;
 }
