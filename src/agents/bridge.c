@@ -113,8 +113,8 @@ static int host_file(int homefd, const char *rel, enum bridge_format fmt, const 
 
 /* The harness needs its model endpoint: refuse (78) when the policy does not reach it, with the
  * exact flag that would. The bridge never widens the allowlist itself. Logs on failure. */
-static int check_endpoints(const struct aisb_plan *p, const struct aisb_settings *s, const char *harness,
-			   const struct bridge_result *r, bool bridged)
+static int check_endpoints(const struct aisb_plan *p, const char *harness, const struct bridge_result *r,
+			   bool bridged)
 {
 	const struct net_plan *n = p->netp;
 
@@ -142,7 +142,6 @@ static int check_endpoints(const struct aisb_plan *p, const struct aisb_settings
 				 (unsigned)e->port, e->origin, d.suggest,
 				 n->defaulted_to_none ? " (or --net none to run it offline)" : ""), AISB_EXIT_POLICY;
 	}
-	(void)s;
 	return 0;
 }
 
@@ -240,7 +239,7 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 			return log_error_errno(r, "cannot bridge the %s config: %m", h), AISB_EXIT_FAILED;
 	}
 
-	r = check_endpoints(p, s, h, &b->res, enabled);
+	r = check_endpoints(p, h, &b->res, enabled);
 	if (r != 0)
 		return r;
 

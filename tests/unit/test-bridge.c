@@ -340,6 +340,7 @@ static void test_toml(void **state)
 		{ "x = [1, 2\n", "line 2: expected ',' or ']' in an array" },
 		{ "= 1\n", "line 1: expected a key" },
 		{ "x = \"\\q\"\n", "line 1: unknown escape in a string" },
+		{ "x = \"\\u0000\"\n", "line 1: bad \\u escape" }, /* found by fuzz-bridge */
 	};
 	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
 		doc = NULL;
