@@ -477,6 +477,19 @@ int bridge_apply(const struct aisb_plan *p)
 	return 0;
 }
 
+void bridge_print_policy(const struct bridge_plan *b, FILE *f)
+{
+	if (!b)
+		return;
+	fprintf(f, "bridge=%s\n", b->harness);
+	for (size_t i = 0; i < b->res.n_files; i++)
+		fprintf(f, "bridge_file=~/%s\n", b->res.files[i].rel);
+	for (size_t i = 0; i < b->res.n_ep; i++)
+		fprintf(f, "bridge_endpoint=%s:%u\n", b->res.ep[i].host, (unsigned)b->res.ep[i].port);
+	for (size_t i = 0; b->res.pass && b->res.pass[i]; i++)
+		fprintf(f, "bridge_env=%s\n", b->res.pass[i]);
+}
+
 void bridge_print(const struct bridge_plan *b, FILE *f)
 {
 	if (!b)

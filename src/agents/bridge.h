@@ -57,6 +57,10 @@ const char *const *bridge_home_binds(const struct bridge_plan *b);
 /* One --dry-run line per bridged harness. Does not log. */
 void bridge_print(const struct bridge_plan *b, FILE *f);
 
+/* The bridge as --print-policy key=value lines (bridge, bridge_file, bridge_endpoint, bridge_env).
+ * Does not log. */
+void bridge_print_policy(const struct bridge_plan *b, FILE *f);
+
 void bridge_plan_free(struct bridge_plan *b);
 
 #endif

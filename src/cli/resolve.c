@@ -559,6 +559,7 @@ void plan_print_policy(const struct aisb_plan *p, FILE *f)
 	fprintf(f, "writable_git=%s\n", p->writable_git ? "true" : "false");
 	fprintf(f, "home=%s\n", p->home_src ? p->home_src : "ephemeral");
 	fprintf(f, "agents=%s\n", p->agents_src ? p->agents_src : "");
+	bridge_print_policy(p->bridge, f);
 	for (size_t i = 0; i < p->n_mounts; i++)
 		fprintf(f, "mount=%s:%s:%s\n", p->mounts[i].src, p->mounts[i].dst, p->mounts[i].ro ? "ro" : "rw");
 	for (size_t i = 0; i < p->n_env; i++)
