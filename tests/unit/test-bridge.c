@@ -239,6 +239,20 @@ static void test_pi(void **state)
 	assert_int_equal(r.n_ep, 3);
 	bridge_result_done(&r);
 
+	/* a built-in default provider: its known endpoint, its key variable by name when set */
+	{
+		static const char *const env2[] = { "ANTHROPIC_API_KEY=" CANARY, NULL };
+		json_object *s2 = J("{\"defaultProvider\":\"anthropic\"}");
+		fake_env = env2;
+		assert_int_equal(bridge_pi(NULL, s2, &c, &r), 0);
+		assert_int_equal(r.n_ep, 1);
+		assert_string_equal(r.ep[0].host, "api.anthropic.com");
+		assert_true(strv_contains(r.pass, "ANTHROPIC_API_KEY"));
+		bridge_result_done(&r);
+		json_object_put(s2);
+		fake_env = env;
+	}
+
 	/* no host config at all: a settings file with the thinking level, no models file, no token */
 	c.thinking = "medium";
 	assert_int_equal(bridge_pi(NULL, NULL, &c, &r), 0);
