@@ -337,6 +337,13 @@ static int add_mount(struct aisb_plan *p, const char *spec, const char *xdg_runt
 	return 0;
 }
 
+static char *home_dir(env_getter get);
+
+char *plan_host_home(env_getter get)
+{
+	return home_dir(get);
+}
+
 static char *home_dir(env_getter get)
 {
 	const char *h = get("HOME");
@@ -485,10 +492,6 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		return AISB_EXIT_POLICY;
 	if (netplan_has_gate(p->netp) && plan_add_proxy_env(p) < 0)
 		return AISB_EXIT_FAILED;
-	/* The harness's host config, rewritten for the sandbox home; refuses an unreachable model. */
-	r = bridge_resolve(p, s, get, home);
-	if (r != 0)
-		return r;
 
 	if (resolve_command(p, s) < 0)
 		return AISB_EXIT_FAILED;
