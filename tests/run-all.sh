@@ -26,7 +26,7 @@ mkdir -p build-san
 
 # Count results from automake's .trs files (unit binaries count as one each) and the e2e TAP.
 pass=0 fail=0 skip=0
-for trs in build/tests/unit/*.trs build-san/tests/unit/*.trs build/tests/vm/*.trs build/tests/fuzz/*.trs; do
+for trs in build/tests/unit/*.trs build-san/tests/unit/*.trs build/tests/vm/*.trs build/tests/fuzz/*.trs build/tests/install/*.trs; do
 	[ -f "$trs" ] || continue
 	case "$(sed -n 's/^:test-result: //p' "$trs" | head -1)" in
 	PASS) pass=$((pass + 1)) ;; SKIP) skip=$((skip + 1)) ;; *) fail=$((fail + 1)) ;;

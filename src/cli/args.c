@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/commands.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -31,6 +32,7 @@ enum opt_id {
 	OPT_AGENTS_DIR,
 	OPT_ALLOW_PTRACE,
 	OPT_KEEP,
+	OPT_TTY_PASSTHROUGH,
 	OPT_EPHEMERAL,
 	OPT_ACCEPT_UNENFORCED_LIMITS,
 	OPT_MOUNT,
@@ -107,6 +109,8 @@ static const struct opt_def opts[] = {
 	{ "no-claude-config", "no_claude_config", OPT_BOOL, OPT_NO_CLAUDE_CONFIG, NULL, "do not bridge ~/.claude.json and ~/.claude/settings.json" },
 	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside" },
 	{ "keep", "keep", OPT_BOOL, OPT_KEEP, NULL, "keep the session directory after exit" },
+	{ "tty-passthrough", "tty_passthrough", OPT_BOOL, OPT_TTY_PASSTHROUGH, NULL,
+	  "escape hatch: relay every terminal control sequence (clipboard, title, links...) unfiltered" },
 	{ "shell", NULL, OPT_BOOL, OPT_SHELL, NULL, "run an interactive shell instead of the harness" },
 	{ "strict-args", NULL, OPT_BOOL, OPT_STRICT_ARGS, NULL, "an unknown flag is an error" },
 	{ "dry-run", NULL, OPT_BOOL, OPT_DRY_RUN, NULL, "print the plan (secrets redacted); start nothing" },
@@ -164,6 +168,7 @@ static bool *bool_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_NO_AGENTS: return &s->no_agents;
 	case OPT_ALLOW_PTRACE: return &s->allow_ptrace;
 	case OPT_KEEP: return &s->keep;
+	case OPT_TTY_PASSTHROUGH: return &s->tty_passthrough;
 	case OPT_EPHEMERAL: return &s->ephemeral;
 	case OPT_ACCEPT_UNENFORCED_LIMITS: return &s->accept_unenforced_limits;
 	case OPT_NO_PI_TOKEN_ENV: return &s->no_pi_token_env;
@@ -467,6 +472,35 @@ void args_print_help(const char *prog)
 	       "environment AISB_<KEY> overrides it; flags override both.\n"
 	       "Other commands: aisb COMMAND --help. Exit codes: the command's; 128+N for signal N;\n"
 	       "125 aisb failed; 126 not executable; 127 not found; 77 enforcement; 78 policy.\n");
+}
+
+/* What each option's value is, for completion (cli/complete.c): only local state is offered. A
+ * flag added to the table without a case here completes as free text. */
+static enum cli_value opt_value(const struct opt_def *o, const char **choices)
+{
+	*choices = NULL;
+	if (o->kind == OPT_BOOL)
+		return CLI_VALUE_NONE;
+	switch (o->id) {
+	case OPT_NET: *choices = "none allow full"; return CLI_VALUE_CHOICE;
+	case OPT_HARNESS: *choices = "pi codex claude shell"; return CLI_VALUE_CHOICE;
+	case OPT_ROOTFS: *choices = "host"; return CLI_VALUE_CHOICE;
+	case OPT_IMAGE: return CLI_VALUE_IMAGE;
+	case OPT_MOUNT: case OPT_WORKDIR: case OPT_AGENTS_DIR: return CLI_VALUE_DIR;
+	case OPT_ENV_FILE: case OPT_ALLOW_FILE: return CLI_VALUE_FILE;
+	case OPT_ENV: return CLI_VALUE_ENV;
+	case OPT_ALLOW: return CLI_VALUE_ALLOW;
+	default: return CLI_VALUE_WORD;
+	}
+}
+
+bool args_flag(size_t i, struct cli_flag *out)
+{
+	if (i >= ELEMENTSOF(opts))
+		return false;
+	*out = (struct cli_flag){ .name = opts[i].flag };
+	out->value = opt_value(&opts[i], &out->choices);
+	return true;
 }
 
 void settings_free(struct aisb_settings *s)

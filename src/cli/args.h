@@ -34,6 +34,10 @@ int args_parse_flags(struct aisb_settings *s, int argc, char **argv);
  * Return: 0, or the exit code to use (2 or 78). Logs on failure. */
 int args_load(struct aisb_settings *s, int argc, char **argv, const char *config_path, env_getter get);
 
+struct cli_flag;
+/* Fills @out with the @i-th flag of the option table. Return: false past the last. Does not log. */
+bool args_flag(size_t i, struct cli_flag *out);
+
 /* Prints the run help to stdout. */
 void args_print_help(const char *prog);
 

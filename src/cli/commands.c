@@ -2,23 +2,82 @@
 /* commands.c — the subcommand dispatch table */
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "util/macro.h"
 
-const struct cli_command cli_commands[] = {
-	{ "run", cmd_run, "run a command or harness in a sandbox (the default)" },
-	{ "build", cmd_build, "build an image from a Containerfile subset or the built-in recipe" },
-	{ "pull", cmd_pull, "pull an image into the store (registry, oci:, oci-archive:, docker-archive:)" },
-	{ "images", cmd_images, "list pulled images" },
-	{ "rmi", cmd_rmi, "remove an image from the store" },
-	{ "update", cmd_update, "re-resolve pinned image tags (--check: only compare)" },
-	{ "ps", cmd_ps, "list live sessions" },
-	{ "inspect", cmd_inspect, "show a session (or an image)" },
-	{ "logs", cmd_logs, "show a session's record and egress log" },
-	{ "clean", cmd_clean, "remove ended sessions (--all, --volumes)" },
-	{ "doctor", cmd_doctor, "check prerequisites and print fixes (--deep)" },
-	{ NULL, NULL, NULL },
+/* The flags each subcommand's parser accepts (cmd-*.c). tests/install/man-flags.sh checks both
+ * ways against the subcommand's --help and its man page. */
+#define HELP_FLAG { "help", 'h', CLI_VALUE_NONE, NULL, false }
+static const struct cli_flag build_flags[] = {
+	{ "file", 'f', CLI_VALUE_FILE, NULL, false },
+	{ "tag", 't', CLI_VALUE_WORD, NULL, false },
+	{ "build-arg", 0, CLI_VALUE_WORD, NULL, false },
+	{ "install", 0, CLI_VALUE_WORD, NULL, false },
+	{ "builder", 0, CLI_VALUE_CHOICE, "native podman", false },
+	{ "allow", 0, CLI_VALUE_ALLOW, NULL, false },
+	{ "allow-file", 0, CLI_VALUE_FILE, NULL, false },
+	{ "add-host", 0, CLI_VALUE_WORD, NULL, false },
+	{ "print-containerfile", 0, CLI_VALUE_NONE, NULL, false },
+	{ "dry-run", 0, CLI_VALUE_NONE, NULL, false },
+	HELP_FLAG,
+	{ NULL, 0, 0, NULL, false },
 };
+#define REGISTRY_FLAGS                                                                             \
+	{ "tls-verify", 0, CLI_VALUE_CHOICE, "true false", true },                                 \
+	{ "cert-dir", 0, CLI_VALUE_DIR, NULL, false },                                             \
+	{ "authfile", 0, CLI_VALUE_FILE, NULL, false },                                            \
+	{ "quiet", 'q', CLI_VALUE_NONE, NULL, false },                                             \
+	{ "verbose", 'v', CLI_VALUE_NONE, NULL, false }
+static const struct cli_flag pull_flags[] = { REGISTRY_FLAGS, HELP_FLAG, { NULL, 0, 0, NULL, false } };
+static const struct cli_flag update_flags[] = {
+	{ "check", 0, CLI_VALUE_NONE, NULL, false }, REGISTRY_FLAGS, HELP_FLAG, { NULL, 0, 0, NULL, false },
+};
+static const struct cli_flag help_only_flags[] = { HELP_FLAG, { NULL, 0, 0, NULL, false } };
+static const struct cli_flag no_flags[] = { { NULL, 0, 0, NULL, false } };
+static const struct cli_flag ps_flags[] = {
+	{ "all", 'a', CLI_VALUE_NONE, NULL, false }, { "json", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG,
+	{ NULL, 0, 0, NULL, false },
+};
+static const struct cli_flag inspect_flags[] = {
+	{ "json", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
+};
+static const struct cli_flag clean_flags[] = {
+	{ "all", 'a', CLI_VALUE_NONE, NULL, false }, { "volumes", 0, CLI_VALUE_WORD, NULL, true }, HELP_FLAG,
+	{ NULL, 0, 0, NULL, false },
+};
+static const struct cli_flag doctor_flags[] = {
+	{ "deep", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
+};
+
+const struct cli_command cli_commands[] = {
+	{ "run", cmd_run, "run a command or harness in a sandbox (the default)", NULL, CLI_VALUE_NONE },
+	{ "build", cmd_build, "build an image from a Containerfile subset or the built-in recipe", build_flags,
+	  CLI_VALUE_DIR },
+	{ "pull", cmd_pull, "pull an image into the store (registry, oci:, oci-archive:, docker-archive:)",
+	  pull_flags, CLI_VALUE_WORD },
+	{ "images", cmd_images, "list pulled images", help_only_flags, CLI_VALUE_NONE },
+	{ "rmi", cmd_rmi, "remove an image from the store", no_flags, CLI_VALUE_IMAGE },
+	{ "update", cmd_update, "re-resolve pinned image tags (--check: only compare)", update_flags,
+	  CLI_VALUE_IMAGE },
+	{ "ps", cmd_ps, "list live sessions", ps_flags, CLI_VALUE_NONE },
+	{ "inspect", cmd_inspect, "show a session (or an image)", inspect_flags, CLI_VALUE_SESSION },
+	{ "logs", cmd_logs, "show a session's record and egress log", help_only_flags, CLI_VALUE_SESSION },
+	{ "clean", cmd_clean, "remove ended sessions (--all, --volumes)", clean_flags, CLI_VALUE_NONE },
+	{ "doctor", cmd_doctor, "check prerequisites and print fixes (--deep)", doctor_flags, CLI_VALUE_NONE },
+	{ NULL, NULL, NULL, NULL, CLI_VALUE_NONE },
+};
+
+bool cli_command_flag(const struct cli_command *c, size_t i, struct cli_flag *out)
+{
+	if (!c->flags)
+		return args_flag(i, out);
+	for (size_t k = 0; k <= i; k++)
+		if (!c->flags[k].name)
+			return false;
+	*out = c->flags[i];
+	return true;
+}
 
 const struct cli_command *cli_command_find(const char *name)
 {

@@ -9,11 +9,40 @@
 #define AISB_CLI_COMMANDS_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+/* What a flag's value (or a positional word) is, for completion: only local state is offered
+ * (cli/complete.h). */
+enum cli_value {
+	CLI_VALUE_NONE,    /* a flag without a value */
+	CLI_VALUE_WORD,    /* free text: nothing is offered */
+	CLI_VALUE_CHOICE,  /* one of the words in .choices */
+	CLI_VALUE_DIR,     /* a directory */
+	CLI_VALUE_FILE,    /* a file */
+	CLI_VALUE_ENV,     /* the name of an exported variable */
+	CLI_VALUE_IMAGE,   /* an image in the store */
+	CLI_VALUE_ALLOW,   /* an allow entry from the allow files in reach */
+	CLI_VALUE_SESSION, /* a session id */
+	CLI_VALUE_MAX,
+};
+
+/* One flag a subcommand accepts. run's come from the option table in args.c (args_flag()); the
+ * other subcommands' are listed with them in commands.c. The man page check and the completion
+ * read these, so a flag added here without docs fails `make check`. */
+struct cli_flag {
+	const char *name;     /* "all", without the leading "--" */
+	char short_name;      /* 'a', or 0 */
+	enum cli_value value;
+	const char *choices;  /* CLI_VALUE_CHOICE: "native podman" */
+	bool optional_value;  /* "--volumes[=GLOB]": a value only after '=' */
+};
 
 struct cli_command {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *summary;
+	const struct cli_flag *flags; /* terminated by a NULL name; NULL for run (args_flag()) */
+	enum cli_value positional;    /* what its positional arguments are */
 };
 
 int cmd_run(int argc, char **argv);
@@ -34,6 +63,16 @@ int cli_inspect_image(const char *ref, bool json);
 
 /* The table, NULL-terminated; defined in commands.c. */
 extern const struct cli_command cli_commands[];
+
+/**
+ * cli_command_flag() - the @i-th flag of @c
+ * @c: the subcommand (run's flags are the option table's)
+ * @i: index from 0
+ * @out: filled with the flag
+ *
+ * Return: true, or false past the last flag. Does not log.
+ */
+bool cli_command_flag(const struct cli_command *c, size_t i, struct cli_flag *out);
 
 /* Returns the command named @name, or NULL. Does not log. */
 const struct cli_command *cli_command_find(const char *name);

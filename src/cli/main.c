@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/complete.h"
 #include "util/log.h"
 
 int main(int argc, char **argv)
@@ -10,6 +11,10 @@ int main(int argc, char **argv)
 	const struct cli_command *c = NULL;
 
 	/* `alias pi=aisb` must work: anything that is not a subcommand name is `run`'s. */
+	/* hidden: the shell completion's helper (contrib/completion/aisb), not a table entry so
+	 * that it is never offered or documented as a command */
+	if (argc > 1 && streq(argv[1], "__complete"))
+		return cmd_complete(argc - 1, argv + 1);
 	if (argc > 1)
 		c = cli_command_find(argv[1]);
 	if (c)

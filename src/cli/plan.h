@@ -38,6 +38,7 @@ struct aisb_settings {
 	char *agents_dir;     /* NULL: $HOME/.agents */
 	bool allow_ptrace;
 	bool keep;
+	bool tty_passthrough;  /* relay terminal control sequences unfiltered (ns/ttyfilter.h) */
 	bool accept_unenforced_limits; /* no warning when default limits cannot be enforced */
 	bool ephemeral;       /* image upper on tmpfs */
 	char **mounts;        /* SRC[:DST][:ro|:rw] */
@@ -123,6 +124,7 @@ struct aisb_plan {
 
 	bool allow_ptrace;
 	bool keep;
+	bool tty_passthrough;
 
 	char **argv;           /* the command to exec */
 

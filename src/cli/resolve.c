@@ -392,6 +392,7 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	p->home = SANDBOX_HOME;
 	p->allow_ptrace = s->allow_ptrace;
 	p->keep = s->keep;
+	p->tty_passthrough = s->tty_passthrough;
 	p->writable_git = s->writable_git;
 
 	/* Features of later issues are refused loudly rather than ignored. */
@@ -571,6 +572,7 @@ void plan_print_policy(const struct aisb_plan *p, FILE *f)
 	fprintf(f, "capabilities=none\nno_new_privs=true\nseccomp=default\nallow_ptrace=%s\n",
 		p->allow_ptrace ? "true" : "false");
 	fprintf(f, "max_user_namespaces=0\n");
+	fprintf(f, "tty_filter=%s\n", p->tty_passthrough ? "off (--tty-passthrough)" : "on");
 	fprintf(f, "memory_max=%llu\npids_max=%llu\ncpu_max=", (unsigned long long)p->limits.memory_max,
 		(unsigned long long)p->limits.pids_max);
 	if (p->limits.cpu_quota_us)
@@ -621,6 +623,7 @@ char *plan_to_json(const struct aisb_plan *p)
 		json_object_array_add(env, json_object_new_string(p->env[i].name));
 	json_object_object_add(o, "env", env);
 	json_object_object_add(o, "allow_ptrace", json_object_new_boolean(p->allow_ptrace));
+	json_object_object_add(o, "tty_passthrough", json_object_new_boolean(p->tty_passthrough));
 	{
 		static const char *const modes[LIMITS_MODE_MAX] = { "none", "cgroup", "scope", "degraded" };
 		json_object *l = json_object_new_object();

@@ -21,13 +21,7 @@ static const struct dl_sym syms[] = {
 	{ "curl_slist_free_all", (void **)&fns.slist_free_all },
 };
 
-struct dl_lib dl_libcurl = {
-	.soname = "libcurl.so.4",
-	.package = "libcurl4",
-	.purpose = "to talk to a registry",
-	.syms = syms,
-	.n_syms = sizeof(syms) / sizeof(syms[0]),
-};
+DL_DEFINE_LIB(dl_libcurl, "libcurl.so.4", "libcurl4", "to talk to a registry", "registry", "required", syms);
 
 int curl_dl_load(void)
 {

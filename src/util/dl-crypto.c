@@ -26,4 +26,4 @@
 	F(int, EVP_DecodeBlock, (unsigned char *t, const unsigned char *f, int n), (t, f, n), -1)
 
 DL_DEFINE_STUBS(CRYPTO_FUNCTIONS, dl_libcrypto, "libcrypto.so.3", "libssl3",
-		"to hash image blobs and build layers", true)
+		"to hash image blobs and build layers", true, "crypto", "required")

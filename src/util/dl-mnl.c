@@ -35,4 +35,4 @@
 	   void *data),                                                                            \
 	  (buf, n, seq, portid, cb, data), -1)
 
-DL_DEFINE_STUBS(MNL_FUNCTIONS, dl_libmnl, "libmnl.so.0", "libmnl0", "for --net allow (netlink)", false)
+DL_DEFINE_STUBS(MNL_FUNCTIONS, dl_libmnl, "libmnl.so.0", "libmnl0", "for --net allow (netlink)", false, "netlink", "required")

@@ -78,4 +78,4 @@
 	  NULL)
 
 DL_DEFINE_STUBS(NFTNL_FUNCTIONS, dl_libnftnl, "libnftnl.so.11", "libnftnl11",
-		"for --net allow (nftables)", false)
+		"for --net allow (nftables)", false, "nftables", "required")

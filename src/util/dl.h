@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct dl_sym {
 	const char *name; /* "archive_read_new" */
@@ -64,10 +65,38 @@ int dl_open(struct dl_lib *lib);
 int dl_load(struct dl_lib *lib);
 
 /*
+ * Declaring what we dlopen: every struct dl_lib is defined together with a systemd-style
+ * ".note.dlopen" ELF note (https://systemd.io/ELF_DLOPEN_METADATA: owner "FDO", type 0x407c0c0a,
+ * a 4-byte aligned JSON array of {feature, description, priority, soname[]}), from the same
+ * macro arguments, so packagers and `readelf -p .note.dlopen aisb` see the optional libraries
+ * and they cannot drift from what dl_open() loads. debian/dlopen-deps turns the notes into the
+ * package's Depends (priority "required") and Recommends ("recommended"). @why must not hold a
+ * double quote or a backslash (it is pasted into JSON as it is).
+ */
+#define DL_NOTE_TYPE 0x407c0c0aU
+#define DL_NOTE_JSON(feature, so, why, prio)                                                       \
+	"[{\"feature\":\"" feature "\",\"description\":\"" why "\",\"priority\":\"" prio        \
+	"\",\"soname\":[\"" so "\"]}]"
+#define DL_NOTE(var, feature, so, why, prio)                                                       \
+	__attribute__((used, section(".note.dlopen"), aligned(4))) static const struct {          \
+		uint32_t namesz, descsz, type;                                                     \
+		char owner[4];                                                                     \
+		char json[(sizeof(DL_NOTE_JSON(feature, so, why, prio)) + 3) & ~(size_t)3];        \
+	} var = { 4, sizeof(DL_NOTE_JSON(feature, so, why, prio)), DL_NOTE_TYPE, "FDO",           \
+		  DL_NOTE_JSON(feature, so, why, prio) }
+
+/* Defines struct dl_lib @lib over @symtab and its note. @feature is a short name ("archive"),
+ * @prio "required", "recommended" or "suggested". */
+#define DL_DEFINE_LIB(lib, so, pkg, why, feature, prio, symtab)                                    \
+	DL_NOTE(lib##_note, feature, so, why, prio);                                               \
+	struct dl_lib lib = { .soname = (so), .package = (pkg), .purpose = (why),                  \
+			      .syms = (symtab), .n_syms = sizeof(symtab) / sizeof((symtab)[0]) }
+
+/*
  * Stubs from a table. A table is a macro T(F, V) listing F(return type, name, parameters,
  * arguments, value returned when the library is missing) and V(name, parameters, arguments) for
  * functions returning void (see dl-archive.c). DL_DEFINE_STUBS(T, lib, soname, package, purpose,
- * lazy) defines struct dl_lib @lib and, for each function, a static pointer and a stub with the
+ * lazy, feature, priority) defines struct dl_lib @lib and its note (DL_DEFINE_LIB) and, for each function, a static pointer and a stub with the
  * library's own name that calls through; with @lazy the stub loads the library on first use,
  * without it the stub only returns the "missing" value until dl_load() was called.
  */
@@ -86,11 +115,10 @@ int dl_load(struct dl_lib *lib);
 		if (dl_ready())                                                                    \
 			dl_p_##name args;                                                          \
 	}
-#define DL_DEFINE_STUBS(table, lib, so, pkg, why, lazy)                                            \
+#define DL_DEFINE_STUBS(table, lib, so, pkg, why, lazy, feature, prio)                            \
 	table(DL_POINTER, DL_POINTER_V)                                                            \
 	static const struct dl_sym dl_syms[] = { table(DL_SYM, DL_SYM_V) };                        \
-	struct dl_lib lib = { .soname = (so), .package = (pkg), .purpose = (why),                  \
-			      .syms = dl_syms, .n_syms = sizeof(dl_syms) / sizeof(dl_syms[0]) };   \
+	DL_DEFINE_LIB(lib, so, pkg, why, feature, prio, dl_syms);                                  \
 	static inline bool dl_ready(void)                                                          \
 	{                                                                                          \
 		return (lib).state > 0 || ((lazy) && dl_load(&(lib)) == 0);                        \
