@@ -333,10 +333,14 @@ static int start_gate(const struct aisb_plan *p, char **log_path, struct gate **
 	struct gate_config c = { .proxy_fd = -1, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
 				 .log_fd = -1, .policy = &p->netp->policy, .upstream = p->netp->upstream };
 
+	static char hint[96]; /* outlives the gate: one sandbox per supervisor */
+
 	*log_path = path_join(p->session_dir, "egress.jsonl");
 	if (!*log_path)
 		return log_error_errno(-ENOMEM, "out of memory");
 	c.log_path = *log_path;
+	snprintf(hint, sizeof(hint), "aisb logs %s", p->session_id);
+	c.log_hint = hint;
 	return gate_new(&c, out);
 }
 
