@@ -144,6 +144,8 @@ struct aisb_plan {
 	char *state_dir;       /* $XDG_STATE_HOME/aisb */
 	char *session_id;
 	char *session_dir;
+	/* results of the run, for sessions.log */
+	size_t git_quarantined; /* files gitguard moved (or, with --writable-git, named) after it */
 };
 
 void settings_free(struct aisb_settings *s);

@@ -164,16 +164,41 @@ int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool 
 	return env_set(p, name, value, secret);
 }
 
+/* The one rule for a host path aisb opens for the sandbox (--mount sources, --env-file): resolved
+ * by path_resolve_trusted(), so a symlink that any sandbox of this user could have planted or
+ * swapped (one in a directory the user can write: the project, the persistent home, a rw
+ * --mount of any earlier run) is never followed (issue 10, escape 3). Logs on failure. */
+int plan_resolve_source(const char *path, const char *what, char **out)
+{
+	_cleanup_free_ char *bad = NULL;
+	int r = path_resolve_trusted(path, out, &bad);
+	if (r == -ELOOP)
+		return log_error("%s '%s': '%s' is a symlink in a directory you can write, so a sandbox "
+				 "could have planted or swapped it; name the real path instead (aisb follows "
+				 "no such symlink)", what, path, bad ? bad : path);
+	if (r < 0)
+		return log_error_errno(r, "%s '%s': %m", what, path);
+	return 0;
+}
+
 /* Reads NAME=VALUE lines. Errors name the file and line, never the content. Logs on failure. */
 static int env_file_load(struct aisb_plan *p, const char *path)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	_cleanup_free_ char *real = NULL;
+	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *text = NULL;
 	struct stat st;
 	char *line, *next;
 	unsigned lineno = 0;
 	int r;
 
+	r = plan_resolve_source(path, "--env-file", &real);
+	if (r < 0)
+		return r;
+	/* the canonical path has no symlink left: opened with none followed */
+	fd = openat_nofollow(AT_FDCWD, real, O_RDONLY | O_NOCTTY, 0);
+	if (fd < 0)
+		errno = -fd;
 	if (fd < 0)
 		return log_error_errno(-errno, "cannot open --env-file '%s': %m", path);
 	if (fstat(fd, &st) < 0)
@@ -309,9 +334,9 @@ static int add_mount(struct aisb_plan *p, const char *spec, const char *xdg_runt
 	r = plan_parse_mount_spec(spec, &src, &dst, &ro);
 	if (r < 0)
 		return r;
-	real = realpath(src, NULL);
-	if (!real)
-		return log_error_errno(-errno, "invalid --mount '%s': source '%s': %m", spec, src);
+	r = plan_resolve_source(src, "--mount", &real);
+	if (r < 0)
+		return r;
 	if (lstat(real, &st) < 0)
 		return log_error_errno(-errno, "invalid --mount '%s': %m", spec);
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
