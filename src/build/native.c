@@ -79,7 +79,7 @@ static bool line_field(const char *p, const char *e, unsigned k, const char **f,
 static bool find_entry(const char *text, size_t len, const char *name, size_t nl, bool by_id, uint32_t id,
 		       const char **ls, const char **le)
 {
-	const char *p = text, *end = text + len;
+	const char *p = text, *end = text ? text + len : NULL; /* NULL + 0 is undefined in C */
 
 	while (text && p < end) {
 		const char *nlp = memchr(p, '\n', (size_t)(end - p)), *e = nlp ? nlp : end, *f;
@@ -87,6 +87,7 @@ static bool find_entry(const char *text, size_t len, const char *name, size_t nl
 		uint32_t v;
 
 		if (by_id ? line_field(p, e, 2, &f, &fl) && parse_id(f, fl, &v) && v == id
+			  /* cppcheck-suppress nullPointer ; name is NULL only with by_id, which never reads it */
 			  : line_field(p, e, 0, &f, &fl) && fl == nl && memcmp(f, name, nl) == 0) {
 			*ls = p;
 			*le = e;
@@ -488,10 +489,10 @@ static int gate_resolver(bool have_dev, const char *text, size_t len, char ***en
 /* PID 1 of the step's pid namespace: build the root, then exec the RUN command.
  * Should: see only the overlay, a /proc of its own pid namespace with the covers of `aisb run`
  * (ns/procfs.h) and a small /dev; run as inside root with the one seccomp table (fakeroot rules
- * on for a root step). Mustn't: keep a path to the host
- * (the old root is detached), reach any network but through the gate (its own netns: loopback,
- * and with an allowlist the gate's listeners and the verified nft ruleset), gain privileges
- * (no_new_privs), or create user namespaces (deny list). */
+ * on for a root step). Mustn't: keep a path to the host (the old root is detached), reach any
+ * network but through the gate (its own netns: loopback, and with an allowlist the gate's
+ * listeners and the verified nft ruleset), gain privileges (no_new_privs), or create user
+ * namespaces (deny list, user.max_user_namespaces=0). */
 static int run_pid1(const struct run_args *a)
 {
 	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };

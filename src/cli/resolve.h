@@ -20,6 +20,11 @@ bool plan_path_is_reserved(const char *path);
 /* Is @path a host path that must never be exposed (runtime dirs, engine sockets, /proc, /)? */
 bool plan_path_is_forbidden_source(const char *path, const char *xdg_runtime_dir);
 
+/* Canonicalises a host path the sandbox will see (--mount source, --env-file; @what names the
+ * flag in the message) with path_resolve_trusted(): a symlink some sandbox could have planted is
+ * refused with a message naming it and the fix. Logs on failure. */
+int plan_resolve_source(const char *path, const char *what, char **out);
+
 /* Parses SRC[:DST][:ro|:rw]; default read-only. Does not check the host. Logs on failure. */
 int plan_parse_mount_spec(const char *spec, char **src, char **dst, bool *ro);
 
@@ -38,6 +43,9 @@ int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool 
  * variables, then --env and --env-file. An unset NAME, a bad name, a bad or non-0600 env file
  * is -EINVAL (exit 78). Messages name variables and files, never values. Logs on failure. */
 int plan_build_env(struct aisb_plan *p, const struct aisb_settings *s, env_getter get);
+
+/* The caller's home: $HOME when absolute, else the passwd entry. Caller frees; NULL if none. */
+char *plan_host_home(env_getter get);
 
 /* Resolves @s into @p, reading the host (cwd, home, state dir). Creates nothing.
  * Return: 0 or an exit code (78, 125). Logs on failure. */
