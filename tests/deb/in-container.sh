@@ -49,7 +49,8 @@ for who in root user; do
 		aisb --net allow --allow example.org --accept-unenforced-limits -- true
 	check "$who: an OCI image is pulled from disk and run (libarchive, libcrypto)" as sh -c \
 		'aisb pull -q oci:/opt/t/bb:v1 && aisb --net none --accept-unenforced-limits --image oci:/opt/t/bb:v1 -- cat /etc/motd'
-	check "$who: doctor" as aisb doctor
+	check "$who: doctor --deep" as aisb doctor --deep
+	as aisb doctor --deep | grep -E '^(ok|warn|FAIL) +(caps|libs) ' | sed 's/^/INFO /'
 	cd /
 done
 echo "OK   all"
