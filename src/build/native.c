@@ -20,12 +20,12 @@
 #include <unistd.h>
 
 #include "build/copy.h"
-#include "build/fakeroot.h"
 #include "build/manifest.h"
 #include "build/native.h"
 #include "net/gate.h"
 #include "net/netplan.h"
 #include "ns/cgroup.h"
+#include "ns/procfs.h"
 #include "ns/seccomp.h"
 #include "util/fdpass.h"
 #include "util/log.h"
@@ -486,8 +486,9 @@ static int gate_resolver(bool have_dev, const char *text, size_t len, char ***en
 }
 
 /* PID 1 of the step's pid namespace: build the root, then exec the RUN command.
- * Should: see only the overlay, a /proc of its own pid namespace and a small /dev; run as inside
- * root with the workload deny list plus the fakeroot rules. Mustn't: keep a path to the host
+ * Should: see only the overlay, a /proc of its own pid namespace with the covers of `aisb run`
+ * (ns/procfs.h) and a small /dev; run as inside root with the one seccomp table (fakeroot rules
+ * on for a root step). Mustn't: keep a path to the host
  * (the old root is detached), reach any network but through the gate (its own netns: loopback,
  * and with an allowlist the gate's listeners and the verified nft ruleset), gain privileges
  * (no_new_privs), or create user namespaces (deny list). */
@@ -497,7 +498,8 @@ static int run_pid1(const struct run_args *a)
 	static const char apt_conf[] = "APT::Sandbox::User \"root\";\n";
 	static const char resolv[] = "nameserver " GATE_DNS_ADDR "\n";
 	const struct cf_step *st = a->st;
-	struct seccomp_options so = { .allow_ptrace = false };
+	/* a USER step gets no fakeroot: its chown fails as it would in Docker */
+	struct seccomp_options so = { .allow_ptrace = false, .fakeroot = !a->user };
 	_cleanup_strv_free_ char **env = strv_copy(st->env);
 	int root, devnull, r;
 	bool have_dev;
@@ -511,8 +513,19 @@ static int run_pid1(const struct run_args *a)
 		return AISB_EXIT_FAILED;
 	if (move_mount(root, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0 || chdir("/tmp") < 0)
 		return log_error_errno(-errno, "build: cannot attach the build root: %m"), AISB_EXIT_FAILED;
-	if (ensure_mountpoint("proc") && mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		return log_error_errno(-errno, "build: cannot mount /proc: %m"), AISB_EXIT_FAILED;
+	if (ensure_mountpoint("proc")) {
+		_cleanup_close_ int proc = -1;
+		const char *failed;
+
+		if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ||
+		    (proc = open("proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			return log_error_errno(-errno, "build: cannot mount /proc: %m"), AISB_EXIT_FAILED;
+		/* the /proc stage of `aisb run` (ns/procfs.h): a root caller's step is kuid 0 */
+		r = procfs_harden(proc, devnull, a->uid == 0, &failed);
+		if (r < 0)
+			return log_error_errno(r, "build: cannot cover '%s' in the step's /proc: %m", failed),
+			       AISB_EXIT_ENFORCE;
+	}
 	have_dev = ensure_mountpoint("dev");
 	if (have_dev) {
 		if (mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=256k") < 0)
@@ -555,11 +568,8 @@ static int run_pid1(const struct run_args *a)
 		if (asprintf(&h, "HOME=%s", a->user->home) < 0 || strv_push_take(&env, h) < 0)
 			return AISB_EXIT_FAILED;
 	}
-	r = seccomp_policy_apply(&so);
-	if (r >= 0 && !a->user)
-		r = fakeroot_seccomp_apply(); /* a USER step fails to chown as it would in Docker */
-	if (r < 0)
-		return log_error_errno(r, "build: cannot install the seccomp filters: %m"), AISB_EXIT_ENFORCE;
+	if (seccomp_policy_apply(&so) < 0)
+		return AISB_EXIT_ENFORCE; /* said why */
 	environ = env;
 	execvp(st->argv[0], st->argv);
 	r = errno;

@@ -32,6 +32,7 @@ enum opt_id {
 	OPT_AGENTS_DIR,
 	OPT_ALLOW_PTRACE,
 	OPT_KEEP,
+	OPT_TTY_PASSTHROUGH,
 	OPT_EPHEMERAL,
 	OPT_ACCEPT_UNENFORCED_LIMITS,
 	OPT_MOUNT,
@@ -46,6 +47,12 @@ enum opt_id {
 	OPT_MEMORY,
 	OPT_PIDS,
 	OPT_CPUS,
+	OPT_PI_TOKEN_ENV,     /* the harness config bridges (agents/bridge.h) */
+	OPT_NO_PI_TOKEN_ENV,
+	OPT_THINKING,
+	OPT_NO_PI_CONFIG,
+	OPT_NO_CODEX_CONFIG,
+	OPT_NO_CLAUDE_CONFIG,
 	/* flag-only below */
 	OPT_SHELL,
 	OPT_STRICT_ARGS,
@@ -94,8 +101,16 @@ static const struct opt_def opts[] = {
 	{ "pids", "pids", OPT_VALUE, OPT_PIDS, "N", "process limit" },
 	{ "cpus", "cpus", OPT_VALUE, OPT_CPUS, "X", "cpu limit" },
 	{ "accept-unenforced-limits", "accept_unenforced_limits", OPT_BOOL, OPT_ACCEPT_UNENFORCED_LIMITS, NULL, "do not warn when the default limits cannot be enforced here" },
+	{ "pi-token-env", "pi_token_env", OPT_VALUE, OPT_PI_TOKEN_ENV, "NAME", "pi's provider keys become $NAME (default AI_API_TOKEN), passed by name" },
+	{ "no-pi-token-env", "no_pi_token_env", OPT_BOOL, OPT_NO_PI_TOKEN_ENV, NULL, "pass no key variable to pi (an endpoint without a key)" },
+	{ "thinking", "thinking", OPT_VALUE, OPT_THINKING, "LEVEL|host", "pi's thinking level (off minimal low medium high xhigh; default xhigh)" },
+	{ "no-pi-config", "no_pi_config", OPT_BOOL, OPT_NO_PI_CONFIG, NULL, "do not bridge ~/.pi/agent into the sandbox home" },
+	{ "no-codex-config", "no_codex_config", OPT_BOOL, OPT_NO_CODEX_CONFIG, NULL, "do not bridge ~/.codex/config.toml" },
+	{ "no-claude-config", "no_claude_config", OPT_BOOL, OPT_NO_CLAUDE_CONFIG, NULL, "do not bridge ~/.claude.json and ~/.claude/settings.json" },
 	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside" },
 	{ "keep", "keep", OPT_BOOL, OPT_KEEP, NULL, "keep the session directory after exit" },
+	{ "tty-passthrough", "tty_passthrough", OPT_BOOL, OPT_TTY_PASSTHROUGH, NULL,
+	  "escape hatch: relay every terminal control sequence (clipboard, title, links...) unfiltered" },
 	{ "shell", NULL, OPT_BOOL, OPT_SHELL, NULL, "run an interactive shell instead of the harness" },
 	{ "strict-args", NULL, OPT_BOOL, OPT_STRICT_ARGS, NULL, "an unknown flag is an error" },
 	{ "dry-run", NULL, OPT_BOOL, OPT_DRY_RUN, NULL, "print the plan (secrets redacted); start nothing" },
@@ -153,8 +168,13 @@ static bool *bool_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_NO_AGENTS: return &s->no_agents;
 	case OPT_ALLOW_PTRACE: return &s->allow_ptrace;
 	case OPT_KEEP: return &s->keep;
+	case OPT_TTY_PASSTHROUGH: return &s->tty_passthrough;
 	case OPT_EPHEMERAL: return &s->ephemeral;
 	case OPT_ACCEPT_UNENFORCED_LIMITS: return &s->accept_unenforced_limits;
+	case OPT_NO_PI_TOKEN_ENV: return &s->no_pi_token_env;
+	case OPT_NO_PI_CONFIG: return &s->no_pi_config;
+	case OPT_NO_CODEX_CONFIG: return &s->no_codex_config;
+	case OPT_NO_CLAUDE_CONFIG: return &s->no_claude_config;
 	case OPT_SHELL: return &s->shell;
 	case OPT_STRICT_ARGS: return &s->strict_args;
 	case OPT_DRY_RUN: return &s->dry_run;
@@ -178,6 +198,8 @@ static char **str_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_MEMORY: return &s->memory;
 	case OPT_PIDS: return &s->pids;
 	case OPT_CPUS: return &s->cpus;
+	case OPT_PI_TOKEN_ENV: return &s->pi_token_env;
+	case OPT_THINKING: return &s->thinking;
 	default: return NULL;
 	}
 }
@@ -492,6 +514,8 @@ void settings_free(struct aisb_settings *s)
 	free(s->memory);
 	free(s->pids);
 	free(s->cpus);
+	free(s->pi_token_env);
+	free(s->thinking);
 	strv_free(s->mounts);
 	strv_free(s->envs);
 	strv_free(s->env_files);

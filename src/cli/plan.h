@@ -18,6 +18,7 @@
 enum net_mode { NET_NONE, NET_ALLOW, NET_FULL, NET_MODE_MAX };
 
 struct net_plan; /* net/netplan.h */
+struct bridge_plan; /* agents/bridge.h */
 enum rootfs_kind { ROOTFS_HOST, ROOTFS_IMAGE, ROOTFS_KIND_MAX };
 
 /* Where a setting came from; used for error messages and tests of precedence. */
@@ -37,6 +38,7 @@ struct aisb_settings {
 	char *agents_dir;     /* NULL: $HOME/.agents */
 	bool allow_ptrace;
 	bool keep;
+	bool tty_passthrough;  /* relay terminal control sequences unfiltered (ns/ttyfilter.h) */
 	bool accept_unenforced_limits; /* no warning when default limits cannot be enforced */
 	bool ephemeral;       /* image upper on tmpfs */
 	char **mounts;        /* SRC[:DST][:ro|:rw] */
@@ -51,6 +53,10 @@ struct aisb_settings {
 	char *memory;         /* limits (issue 5) */
 	char *pids;
 	char *cpus;
+	char *pi_token_env;   /* the harness config bridges (agents/bridge.h) */
+	bool no_pi_token_env;
+	char *thinking;       /* pi's level, "host", or NULL: xhigh */
+	bool no_pi_config, no_codex_config, no_claude_config;
 	/* flag-only */
 	bool shell;
 	bool strict_args;
@@ -105,6 +111,7 @@ struct aisb_plan {
 	/* home */
 	char *home_src;        /* persistent home on the host, NULL when ephemeral */
 	char *agents_src;      /* host ~/.agents, NULL when absent or --no-agents */
+	struct bridge_plan *bridge; /* the harness's bridged config (agents/bridge.h), or NULL */
 
 	struct plan_mount *mounts;
 	size_t n_mounts;
@@ -117,6 +124,7 @@ struct aisb_plan {
 
 	bool allow_ptrace;
 	bool keep;
+	bool tty_passthrough;
 
 	char **argv;           /* the command to exec */
 

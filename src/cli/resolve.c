@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "agents/bridge.h"
 #include "cli/resolve.h"
 #include "ns/limits.h"
 #include "net/gate.h"
@@ -154,6 +155,11 @@ static int env_set(struct aisb_plan *p, const char *name, const char *value, boo
 		return -ENOMEM;
 	p->n_env++;
 	return 0;
+}
+
+int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool secret)
+{
+	return env_set(p, name, value, secret);
 }
 
 /* Reads NAME=VALUE lines. Errors name the file and line, never the content. Logs on failure. */
@@ -379,6 +385,7 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	p->home = SANDBOX_HOME;
 	p->allow_ptrace = s->allow_ptrace;
 	p->keep = s->keep;
+	p->tty_passthrough = s->tty_passthrough;
 	p->writable_git = s->writable_git;
 
 	/* Features of later issues are refused loudly rather than ignored. */
@@ -479,6 +486,10 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		return AISB_EXIT_POLICY;
 	if (netplan_has_gate(p->netp) && plan_add_proxy_env(p) < 0)
 		return AISB_EXIT_FAILED;
+	/* The harness's host config, rewritten for the sandbox home; refuses an unreachable model. */
+	r = bridge_resolve(p, s, get, home);
+	if (r != 0)
+		return r;
 
 	if (resolve_command(p, s) < 0)
 		return AISB_EXIT_FAILED;
@@ -518,6 +529,7 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 	fprintf(f, "cwd:        %s\n", p->cwd);
 	fprintf(f, "home:       %s -> %s\n", p->home_src ? p->home_src : "tmpfs (ephemeral)", p->home);
 	fprintf(f, "agents:     %s\n", p->agents_src ? p->agents_src : "none");
+	bridge_print(p->bridge, f);
 	for (size_t i = 0; i < p->n_mounts; i++)
 		fprintf(f, "mount:      %s -> %s (%s)\n", p->mounts[i].src, p->mounts[i].dst,
 			p->mounts[i].ro ? "read-only" : "read-write");
@@ -556,6 +568,7 @@ void plan_print_policy(const struct aisb_plan *p, FILE *f)
 	fprintf(f, "capabilities=none\nno_new_privs=true\nseccomp=default\nallow_ptrace=%s\n",
 		p->allow_ptrace ? "true" : "false");
 	fprintf(f, "max_user_namespaces=0\n");
+	fprintf(f, "tty_filter=%s\n", p->tty_passthrough ? "off (--tty-passthrough)" : "on");
 	fprintf(f, "memory_max=%llu\npids_max=%llu\ncpu_max=", (unsigned long long)p->limits.memory_max,
 		(unsigned long long)p->limits.pids_max);
 	if (p->limits.cpu_quota_us)
@@ -606,6 +619,7 @@ char *plan_to_json(const struct aisb_plan *p)
 		json_object_array_add(env, json_object_new_string(p->env[i].name));
 	json_object_object_add(o, "env", env);
 	json_object_object_add(o, "allow_ptrace", json_object_new_boolean(p->allow_ptrace));
+	json_object_object_add(o, "tty_passthrough", json_object_new_boolean(p->tty_passthrough));
 	{
 		static const char *const modes[LIMITS_MODE_MAX] = { "none", "cgroup", "scope", "degraded" };
 		json_object *l = json_object_new_object();
@@ -628,6 +642,7 @@ void plan_free(struct aisb_plan *p)
 {
 	netplan_free(p->netp);
 	p->netp = NULL;
+	bridge_plan_free(p->bridge);
 	free(p->image_ref);
 	free(p->image_rootfs);
 	free(p->project_src);

@@ -30,6 +30,10 @@ int plan_project_dst(const char *cwd, const char *workdir, char **dst, bool *rel
 /* Is @name a valid environment variable name? */
 bool plan_env_name_valid(const char *name);
 
+/* Sets @name in the sandbox environment (replacing it); @secret values are never printed.
+ * Return: 0 or -ENOMEM. Does not log. */
+int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool secret);
+
 /* Builds the environment: TERM LANG LC_ALL LC_CTYPE TZ from the host, the sandbox's own
  * variables, then --env and --env-file. An unset NAME, a bad name, a bad or non-0600 env file
  * is -EINVAL (exit 78). Messages name variables and files, never values. Logs on failure. */

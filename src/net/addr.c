@@ -92,43 +92,91 @@ bool addr_in_prefix(const struct net_addr *a, const struct net_addr *net, unsign
 	return addr_equal(&x, &y);
 }
 
-static bool v4_in(const uint8_t *b, uint8_t n0, uint8_t n1, uint8_t n2, uint8_t n3, unsigned plen)
-{
-	struct net_addr a = { .family = AF_INET }, net = { .family = AF_INET, .b = { n0, n1, n2, n3 } };
+/* The special ranges, most specific first within each overlap (metadata inside link-local,
+ * the unspecified and loopback addresses inside ::/96): addr_special() returns the first
+ * block that holds an address, which is then the most specific one. */
+static const struct special {
+	int family;
+	uint8_t b[16];
+	unsigned plen;
+	enum addr_class c;
+} specials[] = {
+	{ AF_INET, { 169, 254, 169, 254 }, 32, ADDR_METADATA },
+	{ AF_INET, { 127 }, 8, ADDR_LOOPBACK },
+	{ AF_INET, { 10 }, 8, ADDR_PRIVATE },
+	{ AF_INET, { 172, 16 }, 12, ADDR_PRIVATE },
+	{ AF_INET, { 192, 168 }, 16, ADDR_PRIVATE },
+	{ AF_INET, { 169, 254 }, 16, ADDR_LINKLOCAL },
+	{ AF_INET, { 100, 64 }, 10, ADDR_CGNAT },
+	{ AF_INET, { 224 }, 4, ADDR_MULTICAST },
+	{ AF_INET, { 0 }, 8, ADDR_UNSPECIFIED },
+	{ AF_INET, { 240 }, 4, ADDR_RESERVED },        /* incl. 255.255.255.255 */
+	{ AF_INET, { 198, 18 }, 15, ADDR_RESERVED },   /* aisb's pool, benchmarking */
+	{ AF_INET, { 192, 0, 0 }, 24, ADDR_RESERVED },
+	{ AF_INET, { 192, 0, 2 }, 24, ADDR_RESERVED }, /* documentation (TEST-NET-1..3) */
+	{ AF_INET, { 198, 51, 100 }, 24, ADDR_RESERVED },
+	{ AF_INET, { 203, 0, 113 }, 24, ADDR_RESERVED },
+	{ AF_INET6, { 0 }, 128, ADDR_UNSPECIFIED },
+	{ AF_INET6, { [15] = 1 }, 128, ADDR_LOOPBACK },
+	{ AF_INET6, { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128, ADDR_METADATA },
+	{ AF_INET6, { 0xfc }, 7, ADDR_PRIVATE },
+	{ AF_INET6, { 0xfe, 0x80 }, 10, ADDR_LINKLOCAL },
+	{ AF_INET6, { 0xff }, 8, ADDR_MULTICAST },
+	{ AF_INET6, { 0 }, 96, ADDR_RESERVED },          /* IPv4-compatible (deprecated) */
+	{ AF_INET6, { 0x20, 0x01, 0x0d, 0xb8 }, 32, ADDR_RESERVED },
+	{ AF_INET6, { 0xfe, 0xc0 }, 10, ADDR_RESERVED },
+	{ AF_INET6, { 0x01 }, 64, ADDR_RESERVED },       /* 100::/64 discard-only */
+};
 
-	memcpy(a.b, b, 4);
-	return addr_in_prefix(&a, &net, plen);
+/* IPv4-mapped (::ffff:0:0/96) and NAT64 (64:ff9b::/96) addresses carry an IPv4 address. */
+static bool embeds_v4(const struct net_addr *a)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t nat64[12] = { 0, 0x64, 0xff, 0x9b };
+
+	return a->family == AF_INET6 && (memcmp(a->b, mapped, 12) == 0 || memcmp(a->b, nat64, 12) == 0);
 }
 
-static enum addr_class classify_v4(const uint8_t *b)
+/**
+ * addr_special() - the most specific special range that holds @a
+ * @a: address
+ * @net: the range's network (same family as @a); may be NULL
+ * @plen: its prefix length; may be NULL
+ *
+ * For an address that embeds an IPv4 address (IPv4-mapped, NAT64) the range is the IPv4
+ * range, placed at the same position: ::ffff:127.0.0.1 lies in ::ffff:127.0.0.0/104.
+ * Return: the range's class, or ADDR_PUBLIC (then @net and @plen are untouched). Does not log.
+ */
+enum addr_class addr_special(const struct net_addr *a, struct net_addr *net, unsigned *plen)
 {
-	if (v4_in(b, 169, 254, 169, 254, 32))
-		return ADDR_METADATA;
-	if (v4_in(b, 127, 0, 0, 0, 8))
-		return ADDR_LOOPBACK;
-	if (v4_in(b, 10, 0, 0, 0, 8) || v4_in(b, 172, 16, 0, 0, 12) || v4_in(b, 192, 168, 0, 0, 16))
-		return ADDR_PRIVATE;
-	if (v4_in(b, 169, 254, 0, 0, 16))
-		return ADDR_LINKLOCAL;
-	if (v4_in(b, 100, 64, 0, 0, 10))
-		return ADDR_CGNAT;
-	if (v4_in(b, 224, 0, 0, 0, 4))
-		return ADDR_MULTICAST;
-	if (v4_in(b, 0, 0, 0, 0, 8))
-		return ADDR_UNSPECIFIED;
-	if (v4_in(b, 240, 0, 0, 0, 4) || v4_in(b, 198, 18, 0, 0, 15) || v4_in(b, 192, 0, 0, 0, 24) ||
-	    v4_in(b, 192, 0, 2, 0, 24) || v4_in(b, 198, 51, 100, 0, 24) || v4_in(b, 203, 0, 113, 0, 24))
-		return ADDR_RESERVED;
+	struct net_addr x = *a, n;
+	unsigned shift = 0;
+
+	if (embeds_v4(a)) {
+		x = (struct net_addr){ .family = AF_INET };
+		memcpy(x.b, a->b + 12, 4);
+		shift = 96;
+	}
+	for (size_t i = 0; i < sizeof(specials) / sizeof(specials[0]); i++) {
+		const struct special *s = &specials[i];
+
+		n = (struct net_addr){ .family = s->family };
+		memcpy(n.b, s->b, sizeof(n.b));
+		if (!addr_in_prefix(&x, &n, s->plen))
+			continue;
+		if (shift) {
+			struct net_addr m = *a;
+
+			memcpy(m.b + 12, n.b, 4);
+			n = m;
+		}
+		if (net)
+			*net = n;
+		if (plen)
+			*plen = s->plen + shift;
+		return s->c;
+	}
 	return ADDR_PUBLIC;
-}
-
-static bool v6_in(const struct net_addr *a, const char *net, unsigned plen)
-{
-	struct net_addr n;
-
-	if (addr_parse(net, &n) < 0)
-		return false;
-	return addr_in_prefix(a, &n, plen);
 }
 
 /**
@@ -141,26 +189,57 @@ static bool v6_in(const struct net_addr *a, const char *net, unsigned plen)
  */
 enum addr_class addr_classify(const struct net_addr *a)
 {
-	if (a->family == AF_INET)
-		return classify_v4(a->b);
-	if (v6_in(a, "::ffff:0:0", 96) || v6_in(a, "64:ff9b::", 96))
-		return classify_v4(a->b + 12);
-	if (v6_in(a, "::", 128))
-		return ADDR_UNSPECIFIED;
-	if (v6_in(a, "::1", 128))
-		return ADDR_LOOPBACK;
-	if (v6_in(a, "fd00:ec2::254", 128))
-		return ADDR_METADATA;
-	if (v6_in(a, "fc00::", 7))
-		return ADDR_PRIVATE;
-	if (v6_in(a, "fe80::", 10))
-		return ADDR_LINKLOCAL;
-	if (v6_in(a, "ff00::", 8))
-		return ADDR_MULTICAST;
-	if (v6_in(a, "::", 96) || v6_in(a, "2001:db8::", 32) || v6_in(a, "fec0::", 10) ||
-	    v6_in(a, "100::", 64))
-		return ADDR_RESERVED;
-	return ADDR_PUBLIC;
+	return addr_special(a, NULL, NULL);
+}
+
+/**
+ * addr_prefix_names() - whether the entry @net/@plen names @a (design: "an entry that names it")
+ * @net: an allow entry's network
+ * @plen: its prefix length
+ * @a: a destination it covers
+ *
+ * An ordinary (public) address is named by every prefix that covers it. An address in a special
+ * range (loopback, link-local, metadata, private, ...) only by a prefix that lies inside that
+ * range itself: 127.0.0.1, 127.0.0.0/8 and 169.254.169.254 name theirs; 0.0.0.0/0, ::/0,
+ * 0.0.0.0/1 or 127.0.0.0/7 merely contain them and do not. The range is the most specific one,
+ * so 169.254.0.0/16 names the link-local addresses but not the metadata address in it.
+ * Return: true if @net/@plen covers and names @a. Does not log.
+ */
+bool addr_prefix_names(const struct net_addr *net, unsigned plen, const struct net_addr *a)
+{
+	struct net_addr sn;
+	unsigned sp;
+
+	if (!addr_in_prefix(a, net, plen))
+		return false;
+	if (addr_special(a, &sn, &sp) == ADDR_PUBLIC)
+		return true;
+	return plen >= sp && addr_in_prefix(net, &sn, sp);
+}
+
+/**
+ * addr_special_next() - iterate over the special ranges of one family
+ * @family: AF_INET or AF_INET6
+ * @i: cursor, start at 0
+ * @net: the range
+ * @plen: its prefix length
+ *
+ * Return: true while a range was returned. Does not log.
+ */
+bool addr_special_next(int family, size_t *i, struct net_addr *net, unsigned *plen)
+{
+	for (; *i < sizeof(specials) / sizeof(specials[0]); (*i)++) {
+		const struct special *s = &specials[*i];
+
+		if (s->family != family)
+			continue;
+		*net = (struct net_addr){ .family = s->family };
+		memcpy(net->b, s->b, sizeof(net->b));
+		*plen = s->plen;
+		(*i)++;
+		return true;
+	}
+	return false;
 }
 
 const char *addr_class_to_string(enum addr_class c)

@@ -4,7 +4,9 @@
  * The gate refuses names that resolve into special ranges (loopback, private, link-local, CGNAT,
  * multicast, the cloud metadata address, unspecified, reserved) unless the user named the address:
  * that is the DNS-rebinding wall of design section 6. IPv4-mapped IPv6 addresses are classified by
- * the IPv4 address they carry, so ::ffff:127.0.0.1 is loopback. Everything here is pure.
+ * the IPv4 address they carry, so ::ffff:127.0.0.1 is loopback. An address in a special range is
+ * reachable only through an entry that *names* it (addr_prefix_names(): a prefix inside the
+ * range), never through one that merely contains it (0.0.0.0/0, ::/0). Everything here is pure.
  */
 #ifndef AISB_NET_ADDR_H
 #define AISB_NET_ADDR_H
@@ -41,6 +43,9 @@ bool addr_equal(const struct net_addr *a, const struct net_addr *b);
 bool addr_in_prefix(const struct net_addr *a, const struct net_addr *net, unsigned plen);
 void addr_mask(struct net_addr *a, unsigned plen);
 enum addr_class addr_classify(const struct net_addr *a);
+enum addr_class addr_special(const struct net_addr *a, struct net_addr *net, unsigned *plen);
+bool addr_prefix_names(const struct net_addr *net, unsigned plen, const struct net_addr *a);
+bool addr_special_next(int family, size_t *i, struct net_addr *net, unsigned *plen);
 const char *addr_class_to_string(enum addr_class c);
 int addr_from_sockaddr(const struct sockaddr *sa, struct net_addr *out);
 /* Fill a sockaddr_in/_in6 in @ss with @a and @port; returns its length. */

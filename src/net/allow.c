@@ -288,11 +288,14 @@ const struct allow_entry *allow_match_name(const struct allow_list *l, const cha
 }
 
 /**
- * allow_match_addr() - first IP/CIDR entry covering @a on @port
+ * allow_match_addr() - first IP/CIDR entry covering @a on @port that names it
  * @l: list
  * @a: address (an IPv4-mapped IPv6 address is matched as IPv4)
  * @port: destination port; 0 matches any port (used for rebinding checks)
  *
+ * A catch-all entry (0.0.0.0/0, ::/0, 0.0.0.0/1, 127.0.0.0/7, ...) covers the host's loopback,
+ * link-local, metadata and private addresses without naming them, and must not open them: an
+ * address in a special range needs an entry inside that range (addr_prefix_names()).
  * Return: the entry, or NULL. Does not log.
  */
 const struct allow_entry *allow_match_addr(const struct allow_list *l, const struct net_addr *a,
@@ -311,7 +314,7 @@ const struct allow_entry *allow_match_addr(const struct allow_list *l, const str
 
 		if (e->kind != ALLOW_ADDR || (port && !allow_port_matches(e, port)))
 			continue;
-		if (addr_in_prefix(&x, &e->addr, e->plen))
+		if (addr_prefix_names(&e->addr, e->plen, &x))
 			return e;
 	}
 	return NULL;

@@ -53,6 +53,14 @@ struct handle {
 	struct conn *c;
 };
 
+/* Published, any of these would make the gate a proxy for every local user of the host: pasta
+ * forwards a host connection to 127.0.0.1:PORT inside, where the gate listens (issue 10). */
+const struct gate_port gate_ports[GATE_PORTS_N] = {
+	{ GATE_PROXY_PORT, "the gate's HTTP proxy listener" },
+	{ GATE_TRANSPARENT_PORT, "the gate's transparent listener" },
+	{ GATE_DNS_PORT, "the gate's DNS stub" },
+};
+
 /* ---- resolver pool ------------------------------------------------------------------------ */
 
 struct job {
@@ -185,6 +193,7 @@ struct conn {
 	char method[16];
 	const char *kind_name;
 	bool connect_req, check_sni, via_upstream;
+	bool answered;          /* the CONNECT's 200 is queued or sent: errors are resets from now on */
 	struct job *job;
 
 	int p_cu[2], p_uc[2];
@@ -467,7 +476,7 @@ static void deny(struct conn *c, const char *reason, const char *suggest)
 {
 	log_conn(c, false, reason);
 	note_denial(c->g, c->d.host[0] ? c->d.host : "(unknown)", c->d.port, suggest);
-	if (c->kind == K_PROXY && c->st != CS_SNI && c->st != CS_RELAY) {
+	if (c->kind == K_PROXY && !c->answered && c->st != CS_RELAY) {
 		char resp[1024];
 		int n = http_error_response(403, reason, resp, sizeof(resp));
 
@@ -486,7 +495,7 @@ static void fail(struct conn *c, int status, const char *reason)
 		log_conn(c, c->d.step == POLICY_DIAL, reason);
 	else
 		egress_log(c->g, c->kind_name, NULL, "", 0, NULL, false, NULL, reason, 0, 0, now_ms() - c->t_start);
-	if (c->kind == K_PROXY && c->st != CS_SNI && c->st != CS_RELAY) {
+	if (c->kind == K_PROXY && !c->answered && c->st != CS_RELAY) {
 		char resp[1024];
 		int n = http_error_response(status, reason, resp, sizeof(resp));
 
@@ -540,6 +549,8 @@ static int buf_flush(int fd, struct buf *b)
 static void conn_update(struct conn *c);
 static void start_dial(struct conn *c);
 static void relay(struct conn *c);
+static void on_sni(struct conn *c);
+static void in_release(struct conn *c);
 
 /* ---- decisions ---------------------------------------------------------------------------- */
 
@@ -554,7 +565,24 @@ static void decided(struct conn *c)
 		return;
 	}
 	c->check_sni = c->d.port == 443 && !c->d.is_literal && !c->d.host_internal;
-	start_dial(c);
+	if (!c->check_sni)
+		return start_dial(c);
+	/* The ClientHello is read and its SNI checked before anything is dialled: a refused name
+	 * never costs the allowed server a connection (it used to be opened, then closed empty).
+	 * A CONNECT client only sends its ClientHello after the 200, so the 200 comes first, and a
+	 * dial that fails afterwards can only be a reset. */
+	if (c->connect_req) {
+		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+		if (buf_append(&c->to_c, ok, sizeof(ok) - 1) < 0)
+			return fail(c, 503, "out of memory");
+		c->answered = true;
+	}
+	c->st = CS_SNI;
+	c->deadline = now_ms() + c->g->cfg.head_timeout_ms;
+	if (c->in_len)
+		return on_sni(c); /* the ClientHello came with the CONNECT */
+	conn_update(c);
 }
 
 /* Resolver threads start on demand, up to RESOLVER_THREADS, when a job finds none idle: most
@@ -716,8 +744,9 @@ static void connected(struct conn *c)
 {
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
-	if (c->connect_req && buf_append(&c->to_c, ok, sizeof(ok) - 1) < 0)
+	if (c->connect_req && !c->answered && buf_append(&c->to_c, ok, sizeof(ok) - 1) < 0)
 		return fail(c, 503, "out of memory");
+	c->answered = c->connect_req;
 	if (c->uhead) {
 		/* bytes the upstream sent after its answer head belong to the client */
 		char *end = strstr(c->uhead, "\r\n\r\n");
@@ -731,18 +760,13 @@ static void connected(struct conn *c)
 		c->to_u = (struct buf){ .p = c->fwd, .len = c->fwd_len };
 		c->fwd = NULL;
 	}
-	c->deadline = now_ms() + c->g->cfg.head_timeout_ms;
-	c->st = c->check_sni ? CS_SNI : CS_RELAY;
-	if (c->st == CS_RELAY && c->in_len && buf_append(&c->to_u, c->in, c->in_len) < 0)
+	/* the client's bytes so far (a checked ClientHello, or what followed a CONNECT) go first */
+	if (c->in_len && buf_append(&c->to_u, c->in, c->in_len) < 0)
 		return fail(c, 503, "out of memory");
-	if (c->st == CS_RELAY)
-		c->in_len = 0;
-	if (c->st == CS_SNI && c->in_len) {
-		/* the ClientHello may have come with the CONNECT */
-		relay(c);
-		return;
-	}
-	conn_update(c);
+	c->in_len = 0;
+	in_release(c);
+	c->st = CS_RELAY;
+	relay(c);
 }
 
 static void on_connect_ready(struct conn *c)
@@ -921,19 +945,13 @@ static void on_sni(struct conn *c)
 
 	r = sni_parse((const unsigned char *)c->in, c->in_len, name, sizeof(name));
 	if (r == 0 && rr < 0) {
-		log_conn(c, true, "client closed before sending a TLS ClientHello");
+		log_conn(c, false, "client closed before sending a TLS ClientHello");
 		return conn_free(c);
 	}
 	if (r == 0 && c->in_len < SNI_RECORD_MAX)
 		return conn_update(c);
-	if (r == 1 && streq(name, c->d.host)) {
-		if (buf_append(&c->to_u, c->in, c->in_len) < 0)
-			return fail(c, 503, "out of memory");
-		c->in_len = 0;
-		in_release(c);
-		c->st = CS_RELAY;
-		return relay(c);
-	}
+	if (r == 1 && streq(name, c->d.host))
+		return start_dial(c); /* the ClientHello waits in c->in until connected() */
 	if (r == 1)
 		snprintf(reason, sizeof(reason), "TLS server name '%s' differs from the checked host %s", name, c->d.host);
 	else if (r == -ENOENT)
@@ -1207,12 +1225,6 @@ static void on_conn_event(struct conn *c, bool upstream, uint32_t ev)
 			}
 			return;
 		}
-	}
-	/* The server hung up while we wait for the client's ClientHello: nothing to relay to. */
-	if (upstream && (ev & (EPOLLHUP | EPOLLERR)) && c->st == CS_SNI) {
-		log_conn(c, true, "server closed before the client's TLS ClientHello");
-		reset_close(c);
-		return;
 	}
 	switch (c->st) {
 	case CS_HEAD:

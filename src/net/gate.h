@@ -26,6 +26,14 @@
 #define GATE_DNS_ADDR "127.0.0.53"
 #define GATE_DNS_PORT 53
 
+/* The gate's own ports inside the sandbox, with what listens there: never publishable. */
+struct gate_port {
+	uint16_t port;
+	const char *what;
+};
+#define GATE_PORTS_N 3
+extern const struct gate_port gate_ports[GATE_PORTS_N];
+
 struct gate_config {
 	int proxy_fd;          /* listening TCP sockets / bound UDP socket; -1 when absent */
 	int transparent_fd;

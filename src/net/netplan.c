@@ -132,6 +132,15 @@ int netplan_resolve(const struct aisb_settings *s, struct net_plan **out)
 				  "(or --allow-file FILE), or use --net none");
 			goto fail;
 		}
+		for (size_t i = 0; i < n->n_publish; i++)
+			for (size_t k = 0; k < GATE_PORTS_N; k++)
+				if (n->publish[i].port == gate_ports[k].port) {
+					log_error("--publish '%s': port %u inside the sandbox is %s; published, every "
+						  "local user of the host could use the sandbox's allowlist through it: "
+						  "publish a server on another port", s->publish[i], gate_ports[k].port,
+						  gate_ports[k].what);
+					goto fail;
+				}
 		n->pasta = n->n_publish > 0 || allow_has_addr_entries(&n->policy.allow);
 		break;
 	case NET_FULL:
@@ -206,7 +215,7 @@ void netplan_print(const struct net_plan *n, FILE *f)
 	else if (n->mode == NET_NONE)
 		fprintf(f, "network:    none (loopback only)\n");
 	else if (n->mode == NET_FULL)
-		fprintf(f, "network:    full (pasta, NOTHING FILTERED)\n");
+		fprintf(f, "network:    full (pasta, NOTHING FILTERED; IPv6 where the host has it, DNS: the host's resolver as %s)\n", PASTA_DNS_FORWARD);
 	else
 		fprintf(f, "network:    allow through the gate (proxy 127.0.0.1:%d, DNS %s, transparent :%d)%s\n",
 			GATE_PROXY_PORT, GATE_DNS_ADDR, GATE_TRANSPARENT_PORT, n->pasta ? ", pasta for IP paths" : "");

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_nat.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <netinet/in.h>
@@ -89,6 +90,107 @@ static void add_daddr(struct nft_rule_desc *r, const struct net_addr *a, unsigne
 	r->n_m++;
 }
 
+static int add_reject_pair(struct nft_ruleset *rs, const struct net_addr *net, unsigned plen)
+{
+	struct nft_rule_desc *r = add_rule(rs, NFT_CHAIN_OUTPUT, NFT_V_REJECT_TCP);
+
+	if (!r)
+		return -E2BIG;
+	add_daddr(r, net, plen);
+	add_match(r, NFT_M_L4PROTO, IPPROTO_TCP);
+	r->counter = true;
+	if (!(r = add_rule(rs, NFT_CHAIN_OUTPUT, NFT_V_REJECT_ICMPX)))
+		return -E2BIG;
+	add_daddr(r, net, plen);
+	r->counter = true;
+	return 0;
+}
+
+static int add_entry_accepts(struct nft_ruleset *rs, const struct allow_entry *e)
+{
+	static const unsigned protos[] = { IPPROTO_TCP, IPPROTO_UDP };
+	uint16_t ports[2] = { e->port, 0 };
+
+	if (!e->port)
+		ports[0] = 443, ports[1] = 80;
+	for (size_t p = 0; p < 2 && ports[p]; p++)
+		for (size_t k = 0; k < 2; k++) {
+			struct nft_rule_desc *r = add_rule(rs, NFT_CHAIN_OUTPUT, NFT_V_ACCEPT);
+
+			if (!r)
+				return -E2BIG;
+			add_daddr(r, &e->addr, e->plen);
+			add_dport(r, protos[k], ports[p]);
+		}
+	return 0;
+}
+
+static int by_plen_desc(const void *a, const void *b)
+{
+	const struct allow_entry *x = *(const struct allow_entry *const *)a, *y = *(const struct allow_entry *const *)b;
+
+	if (x->plen != y->plen)
+		return x->plen < y->plen ? 1 : -1;
+	return x < y ? -1 : x > y; /* stable: the user's order within one length */
+}
+
+/* The IP/CIDR entries' accept rules, most specific entry first, and before each entry a reject
+ * for every special range (loopback, link-local, metadata, private, ...) that lies strictly
+ * inside it, emitted once. An entry that merely contains a range (0.0.0.0/0, ::/0) therefore
+ * never opens it, and one inside the range (127.0.0.0/8, 169.254.169.254) still does: such an
+ * entry is at least as long as the range, so it sorts before every entry that contains the
+ * range, and before that range's reject. The same rule as addr_prefix_names() for the gate. */
+static int add_addr_entries(struct nft_ruleset *rs, const struct allow_list *l)
+{
+	_cleanup_free_ const struct allow_entry **v = calloc(l->n ? l->n : 1, sizeof(*v));
+	bool rejected[2][64] = { { false } };
+	size_t n = 0;
+	int r;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].kind == ALLOW_ADDR)
+			v[n++] = &l->v[i];
+	qsort(v, n, sizeof(*v), by_plen_desc);
+	for (size_t i = 0; i < n; i++) {
+		const struct allow_entry *e = v[i];
+		bool six = e->addr.family == AF_INET6;
+		struct net_addr net;
+		unsigned plen;
+		size_t cur = 0;
+
+		while (addr_special_next(e->addr.family, &cur, &net, &plen)) {
+			size_t idx = cur - 1;
+
+			if (plen <= e->plen || !addr_in_prefix(&net, &e->addr, e->plen) || idx >= 64 || rejected[six][idx])
+				continue;
+			rejected[six][idx] = true;
+			if ((r = add_reject_pair(rs, &net, plen)) < 0)
+				return r;
+		}
+		if ((r = add_entry_accepts(rs, e)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* IPv6 needs neighbour discovery on the tap (the route out is via pasta's link-local gateway);
+ * conntrack does not track NS/NA, so neither the established rule nor the entries accept it. */
+static int add_nd(struct nft_ruleset *rs, enum nft_chain_id chain)
+{
+	static const unsigned types[] = { 135, 136 }; /* ND_NEIGHBOR_SOLICIT, ND_NEIGHBOR_ADVERT */
+
+	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
+		struct nft_rule_desc *r = add_rule(rs, chain, NFT_V_ACCEPT);
+
+		if (!r)
+			return -E2BIG;
+		add_match(r, NFT_M_ICMPV6_TYPE, types[i]);
+	}
+	return 0;
+}
+
 /**
  * nft_ruleset_build() - compute the ruleset for a policy
  * @spec: policy facts (gate port, pasta posture, IP entries, published ports)
@@ -96,10 +198,13 @@ static void add_daddr(struct nft_rule_desc *r, const struct net_addr *a, unsigne
  *
  * output: policy drop; accept everything on lo (it cannot leave the netns: the gate's listeners,
  * the pool after the nat redirect and the sandbox's own local servers all live there); in the
- * pasta posture established/related and each IP/CIDR entry (tcp and udp, its port or 443
- * and 80); IPv6 dropped unless an IPv6 entry exists; TCP rejected with a reset and the rest with
- * icmpx admin-prohibited, both counted (measured: reject fails in 0.01 s where drop waits 3 s).
- * input: policy drop; lo, in the pasta posture established/related and published ports.
+ * pasta posture established/related, neighbour discovery when an IPv6 entry exists, and each
+ * IP/CIDR entry (tcp and udp, its port or 443 and 80) behind the rejects of the special ranges
+ * it merely contains (add_addr_entries()); IPv6 dropped unless an IPv6 entry exists; TCP
+ * rejected with a reset and the rest with icmpx admin-prohibited, both counted (measured:
+ * reject fails in 0.01 s where drop waits 3 s).
+ * input: policy drop; lo, in the pasta posture established/related, neighbour discovery and
+ * published ports.
  * Without pasta lo is the only interface, so an established/related rule after the lo rule could
  * never match: leaving it out keeps connection tracking to the ip nat table (IPv4 only), which
  * is ~1 ms of start-up (see chains[] above) with exactly the same packets accepted.
@@ -108,8 +213,10 @@ static void add_daddr(struct nft_rule_desc *r, const struct net_addr *a, unsigne
  */
 int nft_ruleset_build(const struct nft_spec *spec, struct nft_ruleset *rs)
 {
+	bool v6 = spec->pasta && spec->allow && allow_has_family(spec->allow, AF_INET6);
 	struct nft_rule_desc *r;
 	struct net_addr pool;
+	int k;
 
 	rs->n_rules = 0;
 	rs->rules = calloc(NFT_RULES_MAX, sizeof(*rs->rules));
@@ -122,43 +229,33 @@ int nft_ruleset_build(const struct nft_spec *spec, struct nft_ruleset *rs)
 		r = add_rule(rs, NFT_CHAIN_OUTPUT, NFT_V_ACCEPT);
 		add_match(r, NFT_M_CT_ESTABLISHED, 0);
 	}
-	if (spec->pasta && spec->allow) {
-		for (size_t i = 0; i < spec->allow->n; i++) {
-			const struct allow_entry *e = &spec->allow->v[i];
-			static const unsigned protos[] = { IPPROTO_TCP, IPPROTO_UDP };
-			uint16_t ports[2] = { e->port, 0 };
-
-			if (e->kind != ALLOW_ADDR)
-				continue;
-			if (!e->port)
-				ports[0] = 443, ports[1] = 80;
-			for (size_t p = 0; p < 2 && ports[p]; p++)
-				for (size_t k = 0; k < 2; k++) {
-					r = add_rule(rs, NFT_CHAIN_OUTPUT, NFT_V_ACCEPT);
-					if (!r)
-						return -E2BIG;
-					add_daddr(r, &e->addr, e->plen);
-					add_dport(r, protos[k], ports[p]);
-				}
-		}
-	}
-	if (!spec->allow || !allow_has_family(spec->allow, AF_INET6) || !spec->pasta) {
+	if (v6 && (k = add_nd(rs, NFT_CHAIN_OUTPUT)) < 0)
+		return k;
+	if (spec->pasta && spec->allow && (k = add_addr_entries(rs, spec->allow)) < 0)
+		return k;
+	if (!v6) {
 		r = add_rule(rs, NFT_CHAIN_OUTPUT, NFT_V_DROP);
 		add_match(r, NFT_M_NFPROTO, NFPROTO_IPV6);
 		r->counter = true;
 	}
-	r = add_rule(rs, NFT_CHAIN_OUTPUT, NFT_V_REJECT_TCP);
+	if (!(r = add_rule(rs, NFT_CHAIN_OUTPUT, NFT_V_REJECT_TCP)))
+		return -E2BIG;
 	add_match(r, NFT_M_L4PROTO, IPPROTO_TCP);
 	r->counter = true;
-	r = add_rule(rs, NFT_CHAIN_OUTPUT, NFT_V_REJECT_ICMPX);
+	if (!(r = add_rule(rs, NFT_CHAIN_OUTPUT, NFT_V_REJECT_ICMPX)))
+		return -E2BIG;
 	r->counter = true;
 
-	r = add_rule(rs, NFT_CHAIN_INPUT, NFT_V_ACCEPT);
+	if (!(r = add_rule(rs, NFT_CHAIN_INPUT, NFT_V_ACCEPT)))
+		return -E2BIG;
 	add_match(r, NFT_M_IIF_LO, 0);
 	if (spec->pasta) {
-		r = add_rule(rs, NFT_CHAIN_INPUT, NFT_V_ACCEPT);
+		if (!(r = add_rule(rs, NFT_CHAIN_INPUT, NFT_V_ACCEPT)))
+			return -E2BIG;
 		add_match(r, NFT_M_CT_ESTABLISHED, 0);
 	}
+	if (v6 && (k = add_nd(rs, NFT_CHAIN_INPUT)) < 0)
+		return k;
 	for (size_t i = 0; i < spec->n_published; i++) {
 		r = add_rule(rs, NFT_CHAIN_INPUT, NFT_V_ACCEPT);
 		if (!r)
@@ -216,6 +313,9 @@ static void render_match(const struct nft_match *m, FILE *f)
 			fprintf(f, "/%u", m->plen);
 		break;
 	case NFT_M_DPORT: fprintf(f, "%s dport %u", proto_name(m->value), m->port); break;
+	case NFT_M_ICMPV6_TYPE:
+		fprintf(f, "icmpv6 type %s", m->value == 135 ? "nd-neighbor-solicit" : "nd-neighbor-advert");
+		break;
 	default: break;
 	}
 }
@@ -225,6 +325,8 @@ static void render_match(const struct nft_match *m, FILE *f)
  * @rs: ruleset
  * @f: output
  *
+ * The text is what `nft list ruleset` (nft 1.0.6) prints for the installed batch, counters'
+ * values left out: `priority filter`, `icmpx admin-prohibited`, no blank line between tables.
  * Return: 0, or -EIO. Does not log.
  */
 int nft_ruleset_render(const struct nft_ruleset *rs, FILE *f)
@@ -232,14 +334,18 @@ int nft_ruleset_render(const struct nft_ruleset *rs, FILE *f)
 	for (int c = 0; c < NFT_CHAIN_MAX; c++) {
 		if (!c || chains[c].family != chains[c - 1].family) {
 			if (c)
-				fputs("}\n\n", f);
+				fputs("}\n", f);
 			fprintf(f, "table %s %s {\n", family_name(chains[c].family), NFT_TABLE);
 		} else
 			fputc('\n', f);
 		fprintf(f, "\tchain %s {\n", chains[c].name);
-		fprintf(f, "\t\ttype %s hook %s priority %d; policy %s;\n", chains[c].type,
-			chains[c].hook == NF_INET_LOCAL_OUT ? "output" : "input", chains[c].prio,
-			chains[c].policy == NF_DROP ? "drop" : "accept");
+		fprintf(f, "\t\ttype %s hook %s priority ", chains[c].type,
+			chains[c].hook == NF_INET_LOCAL_OUT ? "output" : "input");
+		if (chains[c].prio == 0 && streq(chains[c].type, "filter"))
+			fputs("filter", f);
+		else
+			fprintf(f, "%d", chains[c].prio);
+		fprintf(f, "; policy %s;\n", chains[c].policy == NF_DROP ? "drop" : "accept");
 		for (size_t i = 0; i < rs->n_rules; i++) {
 			const struct nft_rule_desc *r = &rs->rules[i];
 
@@ -256,7 +362,7 @@ int nft_ruleset_render(const struct nft_ruleset *rs, FILE *f)
 			case NFT_V_ACCEPT: fputs("accept\n", f); break;
 			case NFT_V_DROP: fputs("drop\n", f); break;
 			case NFT_V_REJECT_TCP: fputs("reject with tcp reset\n", f); break;
-			case NFT_V_REJECT_ICMPX: fputs("reject with icmpx type admin-prohibited\n", f); break;
+			case NFT_V_REJECT_ICMPX: fputs("reject with icmpx admin-prohibited\n", f); break;
 			case NFT_V_REDIRECT: fprintf(f, "redirect to :%u\n", r->redirect_port); break;
 			default: break;
 			}
@@ -327,7 +433,13 @@ static struct nftnl_expr *e_bitwise(const void *mask, const void *xor, uint32_t 
 	return e;
 }
 
-static int rule_add_match(struct nftnl_rule *r, const struct nft_match *m)
+/* The bytecode nft 1.0.6 emits for each match, so that nft can list what was installed: in an
+ * inet chain an address or ICMPv6 match first checks meta nfproto (nft's protocol dependency;
+ * in an ip chain the family is implied and nft adds none); a prefix of whole bytes loads only
+ * those bytes and compares them, any other prefix (and /0) loads the whole address and masks
+ * it. A load of the whole address followed by a whole-byte mask is what the old builder did,
+ * and nft 1.0.6 aborted on it (payload_expr_complete assertion) listing the installed table. */
+static int rule_add_match(struct nftnl_rule *r, const struct nft_match *m, uint32_t family)
 {
 	static const uint8_t zero[16];
 	int rr;
@@ -365,18 +477,34 @@ static int rule_add_match(struct nftnl_rule *r, const struct nft_match *m)
 		bool v4 = m->addr.family == AF_INET;
 		uint32_t len = v4 ? 4 : 16;
 		uint8_t v = v4 ? NFPROTO_IPV4 : NFPROTO_IPV6;
+		bool aligned = m->plen > 0 && m->plen % 8 == 0;
 		struct net_addr mask = { .family = m->addr.family };
 
-		if ((rr = add_expr(r, e_meta(NFT_META_NFPROTO))) < 0 || (rr = add_expr(r, e_cmp(NFT_CMP_EQ, &v, 1))) < 0 ||
-		    (rr = add_expr(r, e_payload(NFT_PAYLOAD_NETWORK_HEADER, v4 ? 16 : 24, len))) < 0)
+		if (family == NFPROTO_INET &&
+		    ((rr = add_expr(r, e_meta(NFT_META_NFPROTO))) < 0 || (rr = add_expr(r, e_cmp(NFT_CMP_EQ, &v, 1))) < 0))
 			return rr;
-		if (m->plen < len * 8) {
+		if (aligned)
+			len = m->plen / 8;
+		if ((rr = add_expr(r, e_payload(NFT_PAYLOAD_NETWORK_HEADER, v4 ? 16 : 24, len))) < 0)
+			return rr;
+		if (!aligned) {
 			memset(mask.b, 0xff, len);
 			addr_mask(&mask, m->plen);
 			if ((rr = add_expr(r, e_bitwise(mask.b, zero, len))) < 0)
 				return rr;
 		}
 		return add_expr(r, e_cmp(NFT_CMP_EQ, m->addr.b, len));
+	}
+	case NFT_M_ICMPV6_TYPE: {
+		uint8_t nfp = NFPROTO_IPV6, l4 = IPPROTO_ICMPV6, type = (uint8_t)m->value;
+
+		if (family == NFPROTO_INET &&
+		    ((rr = add_expr(r, e_meta(NFT_META_NFPROTO))) < 0 || (rr = add_expr(r, e_cmp(NFT_CMP_EQ, &nfp, 1))) < 0))
+			return rr;
+		if ((rr = add_expr(r, e_meta(NFT_META_L4PROTO))) < 0 || (rr = add_expr(r, e_cmp(NFT_CMP_EQ, &l4, 1))) < 0 ||
+		    (rr = add_expr(r, e_payload(NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1))) < 0)
+			return rr;
+		return add_expr(r, e_cmp(NFT_CMP_EQ, &type, 1));
 	}
 	case NFT_M_DPORT: {
 		uint8_t p = (uint8_t)m->value;
@@ -429,8 +557,11 @@ static int rule_add_verdict(struct nftnl_rule *r, const struct nft_rule_desc *d)
 		if ((rr = add_expr(r, e)) < 0)
 			return rr;
 		e = nftnl_expr_alloc("redir");
-		if (e)
+		if (e) {
 			nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+			nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MAX, NFT_REG_1);
+			nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
+		}
 		return add_expr(r, e);
 	}
 	default:
@@ -530,7 +661,7 @@ int nft_ruleset_batch(const struct nft_ruleset *rs, uint32_t seq, struct nftnl_b
 		nftnl_rule_set_str(ru, NFTNL_RULE_TABLE, NFT_TABLE);
 		nftnl_rule_set_str(ru, NFTNL_RULE_CHAIN, chains[d->chain].name);
 		for (size_t k = 0; k < d->n_m; k++)
-			if ((r = rule_add_match(ru, &d->m[k])) < 0)
+			if ((r = rule_add_match(ru, &d->m[k], chains[d->chain].family)) < 0)
 				return r;
 		if ((r = rule_add_verdict(ru, d)) < 0)
 			return r;

@@ -3,7 +3,10 @@
  *
  * One description (struct nft_ruleset) is computed from the policy by a pure builder; the same
  * description is rendered as `nft -f` text for --print-ruleset and as a libnftnl batch, so the
- * preview and what init installs cannot drift. nft_apply() sends the batch with one libmnl send,
+ * preview and what init installs cannot drift. The batch carries exactly the bytecode that nft
+ * 1.0.6 generates for the printed text (shortened loads for byte-aligned prefixes, protocol
+ * dependencies only where nft adds them), so `nft list ruleset` run by root in the sandbox's
+ * netns prints the --print-ruleset text again instead of failing. nft_apply() sends the batch with one libmnl send,
  * drains every ACK, then reads the ruleset back and verifies it (output and input chains with
  * policy drop, the expected rule counts); any failure means the command must not run (exit 77).
  */
@@ -43,6 +46,7 @@ enum nft_match_kind {
 	NFT_M_L4PROTO,          /* value: IPPROTO_TCP/UDP */
 	NFT_M_DADDR,            /* addr/plen (implies the family) */
 	NFT_M_DPORT,            /* value: IPPROTO_TCP/UDP, port (implies the l4 protocol) */
+	NFT_M_ICMPV6_TYPE,      /* value: ND_NEIGHBOR_SOLICIT/ADVERT (implies IPv6 and ICMPv6) */
 	NFT_M_MAX
 };
 

@@ -52,6 +52,7 @@ int pasta_parse_help(const char *text, struct pasta_opts *o)
 	o->foreground = has_opt(text, "--foreground");
 	o->ipv4_only = has_opt(text, "--ipv4-only");
 	o->runas = has_opt(text, "--runas");
+	o->dns_forward = has_opt(text, "--dns-forward");
 	return 0;
 }
 
@@ -112,12 +113,20 @@ bad:
  * @s: what to attach to and publish
  * @argv: result (strv)
  *
- * Return: 0, -ENOTSUP when a required option is missing, -ENOMEM. Does not log.
+ * A forward to a reserved port (the gate's listeners) is refused here too, whatever the plan
+ * said: the plan refuses such a --publish with 78, this is the second wall at the exec.
+ * Return: 0, -ENOTSUP when a required option is missing, -EPERM for a reserved port, -ENOMEM.
+ * Does not log.
  */
 int pasta_build_argv(const struct pasta_opts *o, const struct pasta_spec *s, char ***argv)
 {
 	_cleanup_strv_free_ char **v = NULL;
 	char buf[128];
+
+	for (size_t i = 0; i < s->n_publish; i++)
+		for (size_t k = 0; k < s->n_reserved; k++)
+			if (s->publish[i].port == s->reserved[k])
+				return -EPERM;
 
 	if (!o->config_net || !o->tcp_ns || !o->foreground)
 		return -ENOTSUP;
@@ -144,6 +153,9 @@ int pasta_build_argv(const struct pasta_opts *o, const struct pasta_spec *s, cha
 			return -ENOMEM;
 	}
 	if (!s->ipv6 && o->ipv4_only && strv_push(&v, "--ipv4-only") < 0)
+		return -ENOMEM;
+	if (s->dns_forward && o->dns_forward &&
+	    (strv_push(&v, "--dns-forward") < 0 || strv_push(&v, PASTA_DNS_FORWARD) < 0))
 		return -ENOMEM;
 	if (s->n_publish == 0) {
 		if (strv_push(&v, "-t") < 0 || strv_push(&v, "none") < 0)
@@ -299,6 +311,8 @@ int pasta_start(const char *path, const struct pasta_opts *o, const struct pasta
 	if (r == -ENOTSUP)
 		return log_error_errno(r, "this pasta lacks --config-net, --tcp-ns or --no-map-gw; install a newer "
 				       "'%s' package", PASTA_PACKAGE);
+	if (r == -EPERM)
+		return log_error_errno(r, "refusing to forward a host port to one of the gate's own ports");
 	if (r < 0)
 		return log_error_errno(r, "out of memory");
 	pid = fork();

@@ -17,9 +17,13 @@
 
 #define PASTA_PACKAGE "passt"
 #define PASTA_PUBLISH_MAX 64
+/* --net full: the sandbox's nameserver, which pasta (--dns-forward) maps to the host's first
+ * resolver, whatever it is (127.0.0.53 of systemd-resolved included: pasta sends from the host).
+ * Link-local, so routed out of the netns through pasta; only UDP/TCP port 53 is rewritten. */
+#define PASTA_DNS_FORWARD "169.254.0.53"
 
 struct pasta_opts {
-	bool no_map_gw, map_host_loopback, config_net, tcp_ns, quiet, foreground, ipv4_only, runas;
+	bool no_map_gw, map_host_loopback, config_net, tcp_ns, quiet, foreground, ipv4_only, runas, dns_forward;
 };
 
 struct pasta_publish {
@@ -34,8 +38,11 @@ struct pasta_spec {
 	gid_t gid;
 	const struct pasta_publish *publish;
 	size_t n_publish;
+	const uint16_t *reserved;  /* ports inside no -t may ever target (the gate's listeners) */
+	size_t n_reserved;
 	bool map_host_loopback;
 	bool ipv6;
+	bool dns_forward;      /* --dns-forward PASTA_DNS_FORWARD (--net full) */
 };
 
 struct pasta {

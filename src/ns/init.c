@@ -2,6 +2,7 @@
 /* init.c — PID 1 of the sandbox and the workload's last steps before execve */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/filter.h>
 #include <net/if.h>
 #include <signal.h>
@@ -23,26 +24,33 @@
 #include "ns/caps.h"
 #include "ns/seccomp.h"
 #include "ns/limits.h"
+#include "ns/procfs.h"
 #include "ns/stage.h"
 #include "util/fdpass.h"
 #include "util/log.h"
 #include "util/util.h"
 
-extern char **environ;
-
 _Noreturn void stage_fail(int fd, int code, int err, const char *fmt, ...)
 {
 	struct stage_report rep = { .code = code, .err = err };
 	va_list ap;
-	size_t n;
 
 	va_start(ap, fmt);
 	vsnprintf(rep.msg, sizeof(rep.msg), fmt, ap);
 	va_end(ap);
-	if (err) {
-		n = strlen(rep.msg);
-		snprintf(rep.msg + n, sizeof(rep.msg) - n, ": %s", strerror(err));
-	}
+	(void)write_full(fd, &rep, sizeof(rep));
+	_exit(code);
+}
+
+/* stage_fail() for the workload, which shares init's memory until execve (CLONE_VM): no
+ * formatting, no allocation, only write(2) and _exit(2); @msg was prepared before the clone. */
+_Noreturn static void workload_fail(int fd, int code, int err, const char *msg)
+{
+	struct stage_report rep = { .code = code, .err = err };
+	size_t n = strnlen(msg, sizeof(rep.msg) - 1);
+
+	memcpy(rep.msg, msg, n);
+	rep.msg[n] = 0;
 	(void)write_full(fd, &rep, sizeof(rep));
 	_exit(code);
 }
@@ -65,79 +73,182 @@ static int lo_up(void)
 	return 0;
 }
 
-/* Stage: no more user namespaces. Should: set user.max_user_namespaces=0 in the sandbox's user
- * namespace, so even a seccomp bypass cannot create one (machine-facts: unshare -U then fails
- * with ENOSPC). Mustn't: touch the host's value (the sysctl is per user namespace). */
-static int userns_limit_zero(void)
+/* Stage: /proc. Should: set user.max_user_namespaces=0 in the sandbox's user namespace (so even
+ * a seccomp bypass cannot create one: machine-facts, unshare -U then fails with ENOSPC), then make
+ * the host-global entries of the fresh /proc read-only and hide the root-only ones (ns/procfs.h),
+ * after the network stage and before anything of the sandbox runs. Mustn't: touch the host's
+ * values, or let the workload start with a cover missing (77). */
+static int proc_stage(const struct aisb_plan *p, const char **failed)
 {
-	_cleanup_close_ int fd = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
+	_cleanup_close_ int proc = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int null = open("/dev/null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	*failed = proc < 0 ? "/proc" : "/dev/null";
+	if (proc < 0 || null < 0)
 		return -errno;
-	return write_full(fd, "0\n", 2);
+	/* a root caller's sandbox uid is kuid 0: owner bits of root's files apply to it */
+	return procfs_harden(proc, null, p->host_uid == 0, failed);
 }
 
-static void build_envp(const struct aisb_plan *p, char **envp, size_t cap)
+/* Everything the workload needs, made by init before the clone: the workload shares init's
+ * memory (CLONE_VM) until its execve, so it must not take a lock or allocate (malloc's arena
+ * locks and heap are init's too; a printf-family call may allocate). It only makes system calls
+ * and async-signal-safe calls on what is prepared here. */
+struct workload_args {
+	const struct init_args *a;
+	const char *slave;
+	const struct seccomp_prog *filter;
+	int master;             /* init's end of the pty, not the workload's */
+	char **envp;            /* the plan's environment as NAME=VALUE, NULL-terminated */
+	const char *path;       /* the plan's PATH, searched for a command without a '/' */
+	char **sh_argv;         /* "/bin/sh", a slot for the script, the command's arguments */
+	char msg_pty[256], msg_cwd[320], msg_notfound[320], msg_noexec[320];
+};
+
+/* Fills @w's environment, search path and messages from @p. Allocates; runs in init. Return: 0
+ * or -ENOMEM. */
+static int workload_prepare(const struct aisb_plan *p, const char *slave, struct workload_args *w)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < p->n_env && n + 1 < cap; i++) {
-		char *e;
-		if (asprintf(&e, "%s=%s", p->env[i].name, p->env[i].value) < 0)
-			continue;
-		envp[n++] = e;
+	size_t argc = 0;
+
+	w->envp = calloc(p->n_env + 1, sizeof(*w->envp));
+	if (!w->envp)
+		return -ENOMEM;
+	/* glibc's execvp default when PATH is unset */
+	w->path = "/bin:/usr/bin";
+	for (size_t i = 0; i < p->n_env; i++) {
+		if (asprintf(&w->envp[i], "%s=%s", p->env[i].name, p->env[i].value) < 0)
+			return -ENOMEM;
+		if (streq(p->env[i].name, "PATH"))
+			w->path = p->env[i].value;
 	}
-	envp[n] = NULL;
+	while (p->argv[argc])
+		argc++;
+	w->sh_argv = calloc(argc + 2, sizeof(*w->sh_argv));
+	if (!w->sh_argv)
+		return -ENOMEM;
+	w->sh_argv[0] = (char *)"/bin/sh";
+	for (size_t i = 1; i < argc; i++)
+		w->sh_argv[i + 1] = p->argv[i];
+	snprintf(w->msg_pty, sizeof(w->msg_pty), "workload: cannot open the pty '%s'", slave ? slave : "");
+	snprintf(w->msg_cwd, sizeof(w->msg_cwd), "workload: cannot enter the working directory '%s'", p->cwd);
+	snprintf(w->msg_notfound, sizeof(w->msg_notfound), "command not found in the sandbox: '%s'%s", p->argv[0],
+		 strchr(p->argv[0], '/') ? "" : " (is it installed on the host's PATH or in the image?)");
+	snprintf(w->msg_noexec, sizeof(w->msg_noexec), "cannot execute '%s'", p->argv[0]);
+	return 0;
+}
+
+/* A file execve(2) refused with ENOEXEC (no #! line) runs as a shell script, as execvp(3)
+ * does. Returns only on failure, with errno set. */
+static void exec_script(const struct workload_args *w, const char *file, char *const argv[])
+{
+	(void)argv; /* already in sh_argv[2...] */
+	w->sh_argv[1] = (char *)file;
+	execve("/bin/sh", w->sh_argv, w->envp);
+}
+
+/* execvp(3) with the plan's PATH and environment, without its allocations or `environ`:
+ * the same search (empty entries are the working directory; EACCES is remembered and the
+ * search goes on; ENOENT, ENOTDIR and friends go on). Returns only on failure, with errno
+ * ENOENT (nothing found) or why the file found could not run. */
+static void exec_command(const struct workload_args *w, char *const argv[])
+{
+	const char *file = argv[0], *p = w->path;
+	size_t fl = strlen(file);
+	bool eacces = false;
+
+	if (strchr(file, '/')) {
+		execve(file, argv, w->envp);
+		if (errno == ENOEXEC)
+			exec_script(w, file, argv);
+		return;
+	}
+	for (;;) {
+		const char *e = strchrnul(p, ':');
+		size_t dl = (size_t)(e - p);
+		char buf[PATH_MAX];
+
+		if (dl + 1 + fl < sizeof(buf)) {
+			memcpy(buf, p, dl);
+			if (dl)
+				buf[dl++] = '/';
+			memcpy(buf + dl, file, fl + 1);
+			execve(buf, argv, w->envp);
+			switch (errno) {
+			case EACCES:
+				eacces = true;
+				break;
+			case ENOENT:
+			case ENOTDIR:
+			case ESTALE:
+			case ENODEV:
+			case ETIMEDOUT:
+			case ENAMETOOLONG:
+				break;
+			case ENOEXEC:
+				exec_script(w, buf, argv);
+				return;
+			default:
+				return;
+			}
+		}
+		if (!*e)
+			break;
+		p = e + 1;
+	}
+	errno = eacces ? EACCES : ENOENT;
 }
 
 /* The workload. Should: become a session leader on the pty (or keep the inherited fds), enter
  * the working directory, close every other fd, drop every capability, load seccomp last and
- * execve. Mustn't: log anything on stderr itself (failures go through the report pipe) or touch
- * a path outside the new root. */
-_Noreturn static void workload(const struct init_args *a, const char *slave, const struct seccomp_prog *filter)
+ * execve. Mustn't: log anything on stderr itself (failures go through the report pipe), touch
+ * a path outside the new root, or call anything that allocates or locks (see struct
+ * workload_args). */
+_Noreturn static void workload(const struct workload_args *w)
 {
+	const struct init_args *a = w->a;
 	const struct aisb_plan *p = a->plan;
-	char *envp[256];
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	int r;
 
 	for (int s = 1; s < NSIG; s++)
 		if (s != SIGKILL && s != SIGSTOP)
-			signal(s, SIG_DFL);
+			(void)sigaction(s, &dfl, NULL); /* EINVAL for libc's reserved ones */
 	sigprocmask(SIG_SETMASK, &a->oldmask, NULL);
 	close(a->sync_fd);
 
 	if (setsid() < 0)
-		stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "workload: setsid failed");
-	if (slave) {
-		int fd = open(slave, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		workload_fail(a->err_fd, AISB_EXIT_FAILED, errno, "workload: setsid failed");
+	if (w->slave) {
+		int fd = open(w->slave, O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0)
-			stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "workload: cannot open the pty '%s'", slave);
+			workload_fail(a->err_fd, AISB_EXIT_FAILED, errno, w->msg_pty);
 		if (ioctl(fd, TIOCSCTTY, 0) < 0)
-			stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "workload: cannot make the pty the controlling terminal");
+			workload_fail(a->err_fd, AISB_EXIT_FAILED, errno,
+				      "workload: cannot make the pty the controlling terminal");
 		for (int i = 0; i < 3; i++)
 			if ((a->tty_mask & (1u << i)) && dup2(fd, i) < 0)
-				stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "workload: dup2 of the pty failed");
+				workload_fail(a->err_fd, AISB_EXIT_FAILED, errno, "workload: dup2 of the pty failed");
 		if (fd > 2)
 			close(fd);
 	}
 	if (chdir(p->cwd) < 0)
-		stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "workload: cannot enter the working directory '%s'", p->cwd);
+		workload_fail(a->err_fd, AISB_EXIT_FAILED, errno, w->msg_cwd);
 
-	build_envp(p, envp, ELEMENTSOF(envp));
 	/* Nothing above 2 survives execve (the report pipe is CLOEXEC already and stays usable). */
 	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, errno, "workload: close_range failed");
+		workload_fail(a->err_fd, AISB_EXIT_ENFORCE, errno, "workload: close_range failed");
 	r = caps_drop_all();
 	if (r < 0)
-		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "workload: cannot drop all capabilities");
-	r = seccomp_policy_load(filter);
+		workload_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "workload: cannot drop all capabilities");
+	r = seccomp_policy_load(w->filter);
 	if (r < 0)
-		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "workload: cannot load the seccomp filter");
+		workload_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "workload: cannot load the seccomp filter");
 
-	environ = envp;
-	execvp(p->argv[0], p->argv);
+	exec_command(w, p->argv);
 	if (errno == ENOENT)
-		stage_fail(a->err_fd, AISB_EXIT_NOTFOUND, 0, "command not found in the sandbox: '%s'%s", p->argv[0],
-			   strchr(p->argv[0], '/') ? "" : " (is it installed on the host's PATH or in the image?)");
-	stage_fail(a->err_fd, AISB_EXIT_NOEXEC, errno, "cannot execute '%s'", p->argv[0]);
+		workload_fail(a->err_fd, AISB_EXIT_NOTFOUND, 0, w->msg_notfound);
+	workload_fail(a->err_fd, AISB_EXIT_NOEXEC, errno, w->msg_noexec);
 }
 
 /* The filter the supervisor compiled (one message after "go"); static, so that it costs the
@@ -158,20 +269,13 @@ static int recv_filter(int fd, struct seccomp_prog *out)
 	return 0;
 }
 
-struct workload_args {
-	const struct init_args *a;
-	const char *slave;
-	const struct seccomp_prog *filter;
-	int master; /* init's end of the pty, not the workload's */
-};
-
 static int workload_fn(void *arg)
 {
 	const struct workload_args *w = arg;
 
 	if (w->master >= 0)
 		close(w->master);
-	workload(w->a, w->slave, w->filter);
+	workload(w);
 }
 
 #define WORKLOAD_STACK (256 * 1024)
@@ -192,10 +296,10 @@ static int workload_fn(void *arg)
  * that only makes system calls and execs: every page either side wrote was a copy-on-write
  * fault (about 25 of them, 15-55 us each on the VMs measured). The workload runs only aisb's own
  * code until execve, with its own fd table and credentials, so sharing memory with init until
- * then changes nothing it can reach. Return: its pid or -errno. */
+ * then changes nothing it can reach; it allocates nothing (struct workload_args). Return: its
+ * pid or -errno. */
 static pid_t spawn_workload(const struct workload_args *w)
 {
-	char **env = environ; /* the workload sets environ for execvp's PATH search */
 	size_t guard = (size_t)sysconf(_SC_PAGESIZE);
 	char *stack;
 	pid_t pid;
@@ -203,7 +307,7 @@ static pid_t spawn_workload(const struct workload_args *w)
 #if AISB_ASAN
 	/* ASan cannot follow a child onto a stack of its own (it warns and may report falsely):
 	 * the sanitizer build copies init's memory instead. */
-	(void)env, (void)guard, (void)stack;
+	(void)guard, (void)stack;
 	pid = fork();
 	if (pid == 0)
 		workload_fn((void *)w);
@@ -222,7 +326,6 @@ static pid_t spawn_workload(const struct workload_args *w)
 	pid = clone(workload_fn, stack + guard + WORKLOAD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)w);
 	if (pid < 0)
 		pid = -errno;
-	environ = env;
 	(void)munmap(stack, WORKLOAD_STACK + guard);
 	return pid;
 }
@@ -271,9 +374,13 @@ _Noreturn void init_main(const struct init_args *a)
 			stage_fail(a->err_fd, r, 0, "%s", err);
 	}
 
-	r = userns_limit_zero();
-	if (r < 0)
-		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "init: cannot set user.max_user_namespaces=0 inside");
+	{
+		const char *failed;
+		r = proc_stage(a->plan, &failed);
+		if (r < 0)
+			stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "init: cannot cover '%s' in the sandbox's /proc "
+				   "(user.max_user_namespaces=0 and the read-only /proc/sys, /proc/irq, ...)", failed);
+	}
 
 	if (a->tty_mask) {
 		master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -293,8 +400,16 @@ _Noreturn void init_main(const struct init_args *a)
 	if (r < 0)
 		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "init: no seccomp filter from the supervisor");
 
-	child = spawn_workload(&(struct workload_args){ .a = a, .slave = a->tty_mask ? slave : NULL,
-							 .filter = &filter, .master = master });
+	{
+		/* init's own memory, never freed: init exits with the sandbox */
+		static struct workload_args w;
+
+		w = (struct workload_args){ .a = a, .slave = a->tty_mask ? slave : NULL, .filter = &filter,
+					    .master = master };
+		if (workload_prepare(a->plan, w.slave, &w) < 0)
+			stage_fail(a->err_fd, AISB_EXIT_FAILED, ENOMEM, "init: cannot prepare the workload");
+		child = spawn_workload(&w);
+	}
 	if (child < 0)
 		stage_fail(a->err_fd, AISB_EXIT_FAILED, -child, "init: cannot start the workload");
 	close(a->err_fd);

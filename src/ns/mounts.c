@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agents/bridge.h"
 #include "ns/mounts.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -602,8 +603,19 @@ kernel_fs:
 	if (p->home_src)
 		TRY(add(&mp, MOP_BIND, p->home_src, p->home, NULL, 0));
 	else {
+		const char *const *bb = bridge_home_binds(p->bridge);
 		snprintf(buf, sizeof(buf), "mode=0700,uid=%u,gid=%u", (unsigned)p->uid, (unsigned)p->gid);
 		TRY(add(&mp, MOP_TMPFS, NULL, p->home, buf, 0));
+		/* the bridged harness config (agents/bridge.h), written to the session dir */
+		for (size_t i = 0; bb && bb[i]; i++) {
+			_cleanup_free_ char *bsrc = NULL, *bdst = NULL;
+			if (asprintf(&bsrc, "%s/bridge-home/%s", p->session_dir, bb[i]) < 0 ||
+			    asprintf(&bdst, "%s/%s", p->home, bb[i]) < 0) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			TRY(add(&mp, MOP_BIND, bsrc, bdst, NULL, 0));
+		}
 	}
 	if (p->agents_src)
 		TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s", p->agents_src, "%s/.agents", p->home));

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agents/bridge.h"
 #include "ns/limits.h"
 #include "net/gate.h"
 #include "net/netplan.h"
@@ -28,6 +29,7 @@
 #include "ns/seccomp.h"
 #include "ns/session.h"
 #include "ns/stage.h"
+#include "ns/ttyfilter.h"
 #include "util/dl.h"
 #include "util/fdpass.h"
 #include "util/log.h"
@@ -124,6 +126,26 @@ static int fill(int in, struct buf *b)
 	return -1;
 }
 
+/* fill() for the pty's output: through the terminal filter, which may emit up to
+ * TTYFILTER_HOLD_MAX bytes more than it reads. */
+static int fill_filtered(int in, struct buf *b, struct ttyfilter *tf)
+{
+	char raw[sizeof(b->data)];
+	size_t room = sizeof(b->data) - b->len;
+	ssize_t k;
+
+	if (room <= TTYFILTER_HOLD_MAX)
+		return 0; /* as in fill(): never a zero-length read */
+	k = read(in, raw, room - TTYFILTER_HOLD_MAX);
+	if (k > 0) {
+		b->len += ttyfilter_feed(tf, raw, (size_t)k, b->data + b->len);
+		return 0;
+	}
+	if (k < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	return -1;
+}
+
 static int drain(int out, struct buf *b)
 {
 	ssize_t k;
@@ -137,11 +159,31 @@ static int drain(int out, struct buf *b)
 	return 0;
 }
 
+/* One line when the terminal filter dropped what touches the host beyond the screen (clipboard,
+ * DCS/APC strings); the rest (titles, links) only with -v, as every run of some TUIs sets a
+ * title. */
+static void report_tty_drops(const struct ttyfilter *tf)
+{
+	uint64_t loud = tf->dropped[TTYFILTER_DROP_CLIPBOARD] + tf->dropped[TTYFILTER_DROP_STRING];
+	uint64_t all = ttyfilter_dropped(tf);
+
+	if (!all)
+		return;
+	log_internal(loud ? LOG_LVL_INFO : LOG_LVL_DEBUG, 0,
+		     "dropped %llu terminal control sequence(s) from the sandbox (clipboard %llu, DCS/APC strings "
+		     "%llu, titles/links/other OSC %llu, other %llu); --tty-passthrough relays them",
+		     (unsigned long long)all, (unsigned long long)tf->dropped[TTYFILTER_DROP_CLIPBOARD],
+		     (unsigned long long)tf->dropped[TTYFILTER_DROP_STRING],
+		     (unsigned long long)tf->dropped[TTYFILTER_DROP_OSC],
+		     (unsigned long long)(all - loud - tf->dropped[TTYFILTER_DROP_OSC]));
+}
+
 /* ---- the run loop ------------------------------------------------------------------------ */
 
-/* Relays the pty (when @master >= 0) and forwards signals until init exits.
- * Return: init's wait status. Does not log. */
-static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, int ws_fd, struct gate *gate)
+/* Relays the pty (when @master >= 0; its output through @tf) and forwards signals until init
+ * exits. Return: init's wait status. Does not log. */
+static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, int ws_fd, struct gate *gate,
+		    struct ttyfilter *tf)
 {
 	bool gate_idle = gate != NULL; /* started at its first connection or query */
 	struct buf to_master = { .len = 0 }, to_out = { .len = 0 };
@@ -167,7 +209,7 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 		}
 		if (master_open) {
 			short ev = 0;
-			if (to_out.len < sizeof(to_out.data))
+			if (to_out.len + TTYFILTER_HOLD_MAX < sizeof(to_out.data))
 				ev |= POLLIN;
 			if (to_master.len)
 				ev |= POLLOUT;
@@ -228,7 +270,7 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 			if (drain(master, &to_master) < 0)
 				to_master.len = 0;
 		if (i_m >= 0 && (pf[i_m].revents & (POLLIN | POLLHUP | POLLERR)))
-			if (fill(master, &to_out) < 0)
+			if (fill_filtered(master, &to_out, tf) < 0)
 				master_open = false;
 		if (i_out >= 0 && (pf[i_out].revents & (POLLOUT | POLLERR | POLLHUP)))
 			if (drain(out_fd, &to_out) < 0)
@@ -261,15 +303,24 @@ static int open_session_file(const struct aisb_plan *p, const char *name)
 static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *out)
 {
 	struct pasta_opts o;
+	uint16_t reserved[GATE_PORTS_N];
 	struct pasta_spec spec = { .pid = init_pid, .publish = p->netp->publish, .n_publish = p->netp->n_publish,
-				   .uid = geteuid(), .gid = getegid(),
-				   .ipv6 = allow_has_family(&p->netp->policy.allow, AF_INET6) };
+				   .uid = geteuid(), .gid = getegid(), .reserved = reserved,
+				   .n_reserved = netplan_has_gate(p->netp) ? GATE_PORTS_N : 0,
+				   /* full mode: IPv6 wherever the host has it, and the host's resolver */
+				   .ipv6 = p->netp->mode == NET_FULL || allow_has_family(&p->netp->policy.allow, AF_INET6),
+				   .dns_forward = p->netp->mode == NET_FULL };
 	_cleanup_close_ int log_fd = -1;
 	int r;
 
+	for (size_t i = 0; i < GATE_PORTS_N; i++)
+		reserved[i] = gate_ports[i].port;
 	r = pasta_detect(p->netp->pasta_path, &o);
 	if (r < 0)
 		return r;
+	if (spec.dns_forward && !o.dns_forward)
+		log_warn("--net full: this pasta has no --dns-forward; the sandbox has no name resolution "
+			    "(install a newer '%s' package)", PASTA_PACKAGE);
 	log_fd = open_session_file(p, "pasta.log");
 	return pasta_start(p->netp->pasta_path, &o, &spec, log_fd, out);
 }
@@ -289,6 +340,18 @@ static int start_gate(const struct aisb_plan *p, char **log_path, struct gate **
 	return gate_new(&c, out);
 }
 
+/* Logs a stage's failure report (the errno's text is added here: the workload cannot format
+ * it, see init.c). Return: the exit code it carries. */
+static int report_log(struct stage_report *rep)
+{
+	rep->msg[sizeof(rep->msg) - 1] = 0;
+	if (rep->err > 0)
+		log_error("%s: %s", rep->msg, strerror(rep->err));
+	else
+		log_error("%s", rep->msg);
+	return rep->code;
+}
+
 int sandbox_exit_code(int st)
 {
 	if (WIFEXITED(st))
@@ -304,6 +367,7 @@ int sandbox_run(struct aisb_plan *p)
 	struct mount_plan mp = { 0 };
 	struct seccomp_prog filter = { 0 };
 	struct term term = { .fd = -1 };
+	struct ttyfilter tf;
 	struct sync_go go = { .magic = SYNC_MAGIC };
 	struct sync_ready ready;
 	struct stage_report rep;
@@ -322,11 +386,22 @@ int sandbox_run(struct aisb_plan *p)
 	ssize_t k;
 	pid_t pid = -1;
 
+	/* bounded before anything is created (the workload's environment is built in init) */
+	if (p->n_env > SANDBOX_ENV_MAX)
+		return log_error("the command would get %zu environment variables, more than the limit of %d "
+				 "(pass fewer --env/--env-file entries)", p->n_env, SANDBOX_ENV_MAX),
+		       AISB_EXIT_POLICY;
 	if (p->net == NET_FULL)
 		log_warn("--net full: the sandbox gets UNFILTERED network access through pasta; nothing is "
 			 "allowlisted or logged (use --net allow with --allow entries instead)");
 	if (session_create(p) < 0)
 		return AISB_EXIT_FAILED;
+	/* The harness's bridged config into the home (agents/bridge.h), before the tree is planned:
+	 * an ephemeral home binds what it wrote. */
+	if (bridge_apply(p) < 0) {
+		code = AISB_EXIT_FAILED;
+		goto finish;
+	}
 	/* Limits: the session leaf exists before anything of the sandbox does. */
 	r = limits_setup(p, &lr);
 	if (r != 0) {
@@ -414,8 +489,7 @@ int sandbox_run(struct aisb_plan *p)
 	 * each on the VMs measured (see seccomp.h). */
 	r = seccomp_policy_compile(&(struct seccomp_options){ .allow_ptrace = p->allow_ptrace }, &filter);
 	if (r < 0) {
-		log_error_errno(r, "cannot compile the seccomp filter: %m");
-		code = AISB_EXIT_ENFORCE;
+		code = AISB_EXIT_ENFORCE; /* said why */
 		goto kill_init_keep_code;
 	}
 	if (fdpass_send(sync_fds[0], filter.insns, filter.len * sizeof(*filter.insns), NULL, 0) < 0) {
@@ -440,9 +514,7 @@ int sandbox_run(struct aisb_plan *p)
 			close(rfds[i]);
 		master = -1;
 		if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
-			rep.msg[sizeof(rep.msg) - 1] = 0;
-			log_error("%s", rep.msg);
-			code = rep.code;
+			code = report_log(&rep);
 		} else if (send_err < 0)
 			log_error_errno(send_err, "cannot send the seccomp filter to the sandbox's init: %m");
 		else
@@ -458,9 +530,7 @@ int sandbox_run(struct aisb_plan *p)
 
 	/* The report pipe closes at execve; a report means the workload failed before it. */
 	if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
-		rep.msg[sizeof(rep.msg) - 1] = 0;
-		log_error("%s", rep.msg);
-		code = rep.code;
+		code = report_log(&rep);
 		if (master >= 0) {
 			close(master);
 			master = -1;
@@ -470,10 +540,13 @@ int sandbox_run(struct aisb_plan *p)
 
 	if (master >= 0 && (tty_mask & 1))
 		(void)term_raw(&term, 0);
-	r = run_loop(pid, sfd, master, (master >= 0 && (tty_mask & 1)) ? 0 : -1, out_fd >= 0 ? out_fd : 1, ws_fd, gate);
+	ttyfilter_init(&tf, p->tty_passthrough);
+	r = run_loop(pid, sfd, master, (master >= 0 && (tty_mask & 1)) ? 0 : -1, out_fd >= 0 ? out_fd : 1, ws_fd, gate,
+		     &tf);
 	pid = -1;
 	code = sandbox_exit_code(r);
 	term_restore(&term);
+	report_tty_drops(&tf);
 	if (gate) {
 		gate_stop(gate);
 		gate_summary(gate, stderr);

@@ -10,8 +10,12 @@
 
 #include "cli/plan.h"
 
-/* Runs @p. Return: the process exit code (the command's, 128+N, or 77/78/125/126/127).
- * Logs on failure. */
+/* The most environment variables a command gets (the plan's env after defaults, --env,
+ * --env-file, the image's and the proxy variables): more is refused (78), never cut short. */
+#define SANDBOX_ENV_MAX 255
+
+/* Runs @p. Return: the process exit code (the command's, 128+N, or 77/78/125/126/127; 78 also
+ * for more than SANDBOX_ENV_MAX environment variables). Logs on failure. */
 int sandbox_run(struct aisb_plan *p);
 
 /* Maps a wait status to aisb's exit code: the code itself, or 128+N for signal N. Pure. */

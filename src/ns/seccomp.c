@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* seccomp.c — the default deny list and its loading with libseccomp */
+/* seccomp.c — the one rule table of every sandbox and its compilation with libseccomp */
 #include <errno.h>
 #include <linux/filter.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -9,30 +10,37 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "ns/seccomp.h"
+#include "ns/seccomp-internal.h"
+#include "util/log.h"
 #include "util/macro.h"
 
-#define DENY(n) { n, EPERM, SC_CMP_NONE, 0, 0, 0 }
+#define DENY(n) { .name = (n), .err = EPERM }
+#define NOOP(n) { .name = (n), .err = 0 }
+#define RULE1(n, e, op, a, m, v) { .name = (n), .err = (e), .cmp = { { (op), (a), (m), (v) } } }
 
 /* Every entry says why; "second wall" means another mechanism already stops it. */
 static const struct seccomp_rule base_rules[] = {
 	/* clone3 passes flags in a struct seccomp cannot read: make callers fall back to clone. */
-	{ "clone3", ENOSYS, SC_CMP_NONE, 0, 0, 0 },
+	{ .name = "clone3", .err = ENOSYS },
 	/* New user namespaces re-grant every capability (CVE-2022-0185 and many like it); the
 	 * sysctl user.max_user_namespaces=0 inside is the second wall. */
-	{ "unshare", EPERM, SC_CMP_MASKED_EQ, 0, CLONE_NEWUSER, CLONE_NEWUSER },
-	{ "clone", EPERM, SC_CMP_MASKED_EQ, 0, CLONE_NEWUSER, CLONE_NEWUSER },
+	RULE1("unshare", EPERM, SC_CMP_MASKED_EQ, 0, CLONE_NEWUSER, CLONE_NEWUSER),
+	RULE1("clone", EPERM, SC_CMP_MASKED_EQ, SECCOMP_CLONE_FLAGS_ARG, CLONE_NEWUSER, CLONE_NEWUSER),
 	DENY("setns"),
-	/* The mount API family: the tree is fixed once the workload runs. */
+	/* The mount API family: the tree is fixed once the workload runs. This is also what keeps
+	 * the /proc covers (ns/procfs.c) in place in a build RUN step, which holds capabilities in
+	 * its user namespace. */
 	DENY("mount"), DENY("umount2"), DENY("pivot_root"), DENY("open_tree"), DENY("move_mount"),
 	DENY("fsopen"), DENY("fsconfig"), DENY("fsmount"), DENY("fspick"), DENY("mount_setattr"),
 	DENY("chroot"),
 	/* Kernel keyrings are not namespaced. */
 	DENY("keyctl"), DENY("add_key"), DENY("request_key"),
-	/* Large kernel attack surface with no use for an agent. */
+	/* Large kernel attack surface with no use for an agent. io_uring would also create sockets
+	 * (IORING_OP_SOCKET) past the family allowlist below. */
 	DENY("bpf"), DENY("perf_event_open"), DENY("userfaultfd"),
 	DENY("io_uring_setup"), DENY("io_uring_enter"), DENY("io_uring_register"),
 	/* Host-global operations (fail without host caps anyway: second wall is the userns). */
@@ -42,86 +50,245 @@ static const struct seccomp_rule base_rules[] = {
 	DENY("acct"), DENY("kexec_load"), DENY("kexec_file_load"),
 	DENY("open_by_handle_at"), DENY("name_to_handle_at"),
 	DENY("quotactl"), DENY("lookup_dcookie"), DENY("nfsservctl"), DENY("vhangup"),
-	/* Only the default personality: READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE and friends weaken
-	 * exploit mitigations. (libseccomp allows one comparison per argument, so the query value
-	 * 0xffffffff is refused too.) */
-	{ "personality", EPERM, SC_CMP_NE, 0, 0, 0 },
 	/* Terminal input injection (CVE-2017-5226 class); the argument is masked to 32 bits since
 	 * the kernel compares an unsigned int. */
-	{ "ioctl", EPERM, SC_CMP_MASKED_EQ, 1, 0xffffffffu, TIOCSTI },
-	{ "ioctl", EPERM, SC_CMP_MASKED_EQ, 1, 0xffffffffu, TIOCLINUX },
+	RULE1("ioctl", EPERM, SC_CMP_MASKED_EQ, 1, 0xffffffffu, TIOCSTI),
+	RULE1("ioctl", EPERM, SC_CMP_MASKED_EQ, 1, 0xffffffffu, TIOCLINUX),
+	/* Multiplexed socket calls carry their arguments in memory a filter cannot read: ENOSYS
+	 * makes libc use the direct socket(2) calls filtered below. Only 32-bit x86, s390x and a
+	 * few others have it; on x86_64 and aarch64 libseccomp resolves it to a pseudo number and
+	 * no rule is emitted. */
+	{ .name = "socketcall", .err = ENOSYS },
 };
 
+/* Reading or changing another process: ptrace itself and every call that does a ptrace access
+ * check on a target without being ptrace. Unless --allow-ptrace. (Within the sandbox every
+ * process has the same uid; init holds capabilities the workload lacks, so the kernel refuses
+ * these on it anyway: cap_ptrace_access_check.) */
 static const struct seccomp_rule ptrace_rules[] = {
 	DENY("ptrace"), DENY("process_vm_readv"), DENY("process_vm_writev"),
+	/* copies a file descriptor out of another process (PTRACE_MODE_ATTACH) */
+	DENY("pidfd_getfd"),
+	/* compares kernel objects (files, mms, ...) of two processes: an ordering oracle on
+	 * kernel pointers (PTRACE_MODE_READ) */
+	DENY("kcmp"),
+	/* advice on another process's memory (PTRACE_MODE_READ; CAP_SYS_NICE since 5.12 is the
+	 * second wall) */
+	DENY("process_madvise"),
 };
+
+/* The build's RUN as root with one mapped id (the Apptainer "fakeroot without subuid"
+ * technique; docs/build.md). */
+static const struct seccomp_rule fakeroot_rules[] = {
+	/* Ownership: package managers chown what they unpack to system users (dpkg: root:root
+	 * mostly, but also _apt, man, messagebus...). With one mapped id the kernel answers
+	 * EINVAL; the file keeps its owner (the caller) either way. */
+	NOOP("chown"), NOOP("fchown"), NOOP("lchown"), NOOP("fchownat"),
+	/* Identity: apt drops to _apt, npm and su-like helpers switch users. The call "works",
+	 * the process stays uid 0 (apt checks getresuid afterwards: the builder sets
+	 * APT::Sandbox::User "root" for that). */
+	NOOP("setuid"), NOOP("setgid"), NOOP("setreuid"), NOOP("setregid"),
+	NOOP("setresuid"), NOOP("setresgid"), NOOP("setgroups"), NOOP("setfsuid"), NOOP("setfsgid"),
+	/* The 16/32-bit id variants exist only on 32-bit ABIs (i386, arm): on x86_64 libseccomp
+	 * resolves them to negative pseudo numbers (measured: chown32 = -10004), and i386 calls
+	 * are killed by the bad-arch action, so they are listed for other builds of aisb. */
+	NOOP("chown32"), NOOP("fchown32"), NOOP("lchown32"),
+	NOOP("setuid32"), NOOP("setgid32"), NOOP("setreuid32"), NOOP("setregid32"),
+	NOOP("setresuid32"), NOOP("setresgid32"), NOOP("setgroups32"), NOOP("setfsuid32"),
+	NOOP("setfsgid32"),
+};
+
+/* The socket families a sandbox may create (socket(2) and socketpair(2)); every other family,
+ * including ones newer kernels add, gets EAFNOSUPPORT, the answer of a kernel built without it,
+ * so programs take their fallback. Why a denylist was not enough: AF_VSOCK is not namespaced,
+ * so in a VM guest (Firecracker, this machine) it reaches the host from any network namespace
+ * (issue 10); AF_PACKET, AF_KEY, AF_ALG, AF_TIPC, AF_RDS, AF_BLUETOOTH, AF_XDP, ... are kernel
+ * surface no agent needs. Kept sorted; every value is below SOCKET_FAMILY_LIMIT. */
+static const int socket_families[] = {
+	AF_UNIX,    /* local IPC: every program */
+	AF_INET,    /* TCP/UDP/ICMP-datagram: the netns and the nft ruleset decide where they go */
+	AF_INET6,   /* the same for IPv6 */
+	AF_NETLINK, /* the kernel's own interface for ip(8), getifaddrs(3) and getaddrinfo's
+		     * AI_ADDRCONFIG; restricted to netlink_protocols below */
+};
+
+/* The netlink protocols a sandbox may open (the third argument of socket(AF_NETLINK, ...));
+ * the others get EPROTONOSUPPORT, which libaudit's users (useradd in a build) take as "no audit
+ * in this kernel" and go on. Each one is namespaced: it sees only the sandbox's netns. Kept
+ * sorted. */
+static const int netlink_protocols[] = {
+	NETLINK_ROUTE,     /* 0: links, addresses, routes (ip, getifaddrs, glibc's resolver) */
+	NETLINK_SOCK_DIAG, /* 4: ss(8) listing the sandbox's own sockets */
+	NETLINK_NETFILTER, /* 12: nft list of the sandbox's own ruleset (changes need
+			    * CAP_NET_ADMIN, which the workload lacks) */
+};
+
+static bool int_in(const int *set, size_t n, int v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (set[i] == v)
+			return true;
+	return false;
+}
+
+struct rule_buf {
+	struct seccomp_rule *out;
+	size_t cap, n;
+};
+
+static int push(struct rule_buf *b, struct seccomp_rule r)
+{
+	if (b->n >= b->cap)
+		return -ENOSPC;
+	b->out[b->n++] = r;
+	return 0;
+}
+
+static int push_all(struct rule_buf *b, const struct seccomp_rule *rules, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (push(b, rules[i]) < 0)
+			return -ENOSPC;
+	return 0;
+}
+
+/* The family allowlist as deny rules (the default action is allow): equality for each value
+ * below the largest allowed family that is not allowed, and "at least the largest + 1" for the
+ * rest. The comparisons are 64 bits wide: a value whose upper half is not zero is at least the
+ * limit and refused, so garbage there cannot smuggle a family past the filter. */
+static int push_socket_rules(struct rule_buf *b)
+{
+	static const char *const calls[] = { "socket", "socketpair" };
+	int fam_max = socket_families[ELEMENTSOF(socket_families) - 1];
+	int proto_max = netlink_protocols[ELEMENTSOF(netlink_protocols) - 1];
+
+	for (size_t c = 0; c < ELEMENTSOF(calls); c++) {
+		for (int f = 0; f < fam_max; f++)
+			if (!int_in(socket_families, ELEMENTSOF(socket_families), f) &&
+			    push(b, (struct seccomp_rule)RULE1(calls[c], EAFNOSUPPORT, SC_CMP_EQ, 0, 0, (uint64_t)f)) < 0)
+				return -ENOSPC;
+		if (push(b, (struct seccomp_rule)RULE1(calls[c], EAFNOSUPPORT, SC_CMP_GE, 0, 0, (uint64_t)fam_max + 1)) < 0)
+			return -ENOSPC;
+	}
+	/* socketpair(AF_NETLINK) is EOPNOTSUPP in the kernel: only socket() needs protocols */
+	for (int p = 0; p <= proto_max + 1; p++) {
+		struct seccomp_rule r = { .name = "socket", .err = EPROTONOSUPPORT,
+					  .cmp = { { SC_CMP_EQ, 0, 0, AF_NETLINK }, { SC_CMP_EQ, 2, 0, (uint64_t)p } } };
+
+		if (p <= proto_max && int_in(netlink_protocols, ELEMENTSOF(netlink_protocols), p))
+			continue;
+		if (p > proto_max)
+			r.cmp[1].op = SC_CMP_GE;
+		if (push(b, r) < 0)
+			return -ENOSPC;
+	}
+	return 0;
+}
+
+/* personality(2): only PER_LINUX (0) and the query 0xffffffff, which changes nothing
+ * (`setarch --show` uses it). READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE and friends
+ * weaken exploit mitigations. The kernel takes an unsigned int, so only the low 32 bits count.
+ * libseccomp allows one comparison per argument and rule, and rules are alternatives, so
+ * "neither 0 nor ~0" is written as "some bit i is 1 while bit i+1 (mod 32) is 0": a 32-bit
+ * value that is neither all zeros nor all ones has such a 1->0 step somewhere around the
+ * cycle, and 0 and ~0 have none. 32 rules is the least a set of masked comparisons can do
+ * (the chosen (i, i+1) pairs must form a strongly connected graph on the 32 bits). */
+static int push_personality_rules(struct rule_buf *b)
+{
+	for (unsigned i = 0; i < 32; i++) {
+		uint64_t one = 1ull << i, next = 1ull << ((i + 1) % 32);
+
+		if (push(b, (struct seccomp_rule)RULE1("personality", EPERM, SC_CMP_MASKED_EQ, 0, one | next, one)) < 0)
+			return -ENOSPC;
+	}
+	return 0;
+}
 
 int seccomp_policy_rules(const struct seccomp_options *o, struct seccomp_rule *out, size_t cap)
 {
-	size_t n = 0;
+	struct rule_buf b = { .out = out, .cap = cap };
 
-	for (size_t i = 0; i < ELEMENTSOF(base_rules); i++) {
-		if (n >= cap)
-			return -ENOSPC;
-		out[n++] = base_rules[i];
-	}
-	if (!o->allow_ptrace)
-		for (size_t i = 0; i < ELEMENTSOF(ptrace_rules); i++) {
-			if (n >= cap)
-				return -ENOSPC;
-			out[n++] = ptrace_rules[i];
-		}
-	return (int)n;
+	if (push_all(&b, base_rules, ELEMENTSOF(base_rules)) < 0 || push_socket_rules(&b) < 0 ||
+	    push_personality_rules(&b) < 0 ||
+	    (!o->allow_ptrace && push_all(&b, ptrace_rules, ELEMENTSOF(ptrace_rules)) < 0) ||
+	    (o->fakeroot && push_all(&b, fakeroot_rules, ELEMENTSOF(fakeroot_rules)) < 0))
+		return -ENOSPC;
+	return (int)b.n;
 }
 
-/* Compiles the rules with libseccomp into a context. Return: 0 or -errno. Does not log. */
-static int build_ctx(const struct seccomp_options *o, scmp_filter_ctx *out)
+/* Adds one rule. Return: 0, -ENOSYS for a name this libseccomp does not know, or -errno.
+ * Does not log. */
+static int rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *ru)
 {
-	struct seccomp_rule rules[96];
-	scmp_filter_ctx ctx;
-	int n, r = 0;
+	static const enum scmp_compare ops[] = { [SC_CMP_EQ] = SCMP_CMP_EQ, [SC_CMP_NE] = SCMP_CMP_NE,
+						 [SC_CMP_GE] = SCMP_CMP_GE, [SC_CMP_MASKED_EQ] = SCMP_CMP_MASKED_EQ };
+	struct scmp_arg_cmp c[SECCOMP_RULE_CMPS];
+	unsigned n = 0;
+	int nr = seccomp_syscall_resolve_name(ru->name);
 
-	n = seccomp_policy_rules(o, rules, ELEMENTSOF(rules));
-	if (n < 0)
-		return n;
-	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	/* A name libseccomp does not know at all (one older than the table): refuse, never skip
+	 * (issue 10). A known name that is no system call of this architecture (chown32 or
+	 * socketcall on x86_64) resolves to a negative pseudo number: there is nothing to filter. */
+	if (nr == __NR_SCMP_ERROR)
+		return -ENOSYS;
+	if (nr < 0)
+		return 0;
+	for (unsigned i = 0; i < SECCOMP_RULE_CMPS; i++) {
+		const struct seccomp_arg_cmp *a = &ru->cmp[i];
+
+		if (a->op == SC_CMP_NONE)
+			continue;
+		if (a->op >= SC_CMP_MAX || a->arg > 5)
+			return -EINVAL;
+		c[n++] = (struct scmp_arg_cmp){ .arg = a->arg, .op = ops[a->op],
+						.datum_a = a->op == SC_CMP_MASKED_EQ ? a->mask : a->value,
+						.datum_b = a->op == SC_CMP_MASKED_EQ ? a->value : 0 };
+	}
+	return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((unsigned)ru->err), nr, n, c);
+}
+
+/* Compiles @rules into a context. Return: 0 or -errno. Logs on failure. */
+static int build_ctx(const struct seccomp_rule *rules, size_t n, scmp_filter_ctx *out)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int r;
+
 	if (!ctx)
-		return -ENOMEM;
+		return log_error_errno(-ENOMEM, "seccomp: out of memory");
 	/* Only the native architecture: a syscall made through another ABI (i386 int 0x80, x32)
 	 * would bypass rules written for native numbers, so it kills the process. */
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
-	for (int i = 0; i < n && r >= 0; i++) {
-		const struct seccomp_rule *ru = &rules[i];
-		int nr = seccomp_syscall_resolve_name(ru->name);
-
-		if (nr == __NR_SCMP_ERROR)
-			continue; /* not on this architecture */
-		if (ru->cmp == SC_CMP_MASKED_EQ)
-			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ru->err), nr, 1,
-					     SCMP_CMP(ru->arg, SCMP_CMP_MASKED_EQ, ru->mask, ru->value));
-		else if (ru->cmp == SC_CMP_NE)
-			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ru->err), nr, 1,
-					     SCMP_CMP(ru->arg, SCMP_CMP_NE, ru->value));
-		else
-			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ru->err), nr, 0);
-	}
 	if (r < 0) {
 		seccomp_release(ctx);
-		return r;
+		return log_error_errno(r, "seccomp: cannot set the bad-architecture action: %m");
+	}
+	for (size_t i = 0; i < n; i++) {
+		r = rule_add(ctx, &rules[i]);
+		if (r == -ENOSYS) {
+			const struct scmp_version *v = seccomp_version();
+			seccomp_release(ctx);
+			return log_error_errno(r, "seccomp: libseccomp %u.%u.%u does not know the system call '%s', "
+					       "so its rule cannot be enforced (install a newer libseccomp)",
+					       v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0, rules[i].name);
+		}
+		if (r < 0) {
+			seccomp_release(ctx);
+			return log_error_errno(r, "seccomp: cannot add the rule for '%s': %m", rules[i].name);
+		}
 	}
 	*out = ctx;
 	return 0;
 }
 
-int seccomp_policy_compile(const struct seccomp_options *o, struct seccomp_prog *out)
+int seccomp_rules_compile(const struct seccomp_rule *rules, size_t n, struct seccomp_prog *out)
 {
 	_cleanup_close_ int fd = -1;
-	scmp_filter_ctx ctx;
+	scmp_filter_ctx ctx = NULL;
 	off_t size;
 	int r;
 
 	*out = (struct seccomp_prog){ 0 };
-	r = build_ctx(o, &ctx);
+	r = build_ctx(rules, n, &ctx);
 	if (r < 0)
 		return r;
 	/* libseccomp 2.5 exports only to an fd */
@@ -132,20 +299,31 @@ int seccomp_policy_compile(const struct seccomp_options *o, struct seccomp_prog 
 		r = seccomp_export_bpf(ctx, fd);
 	seccomp_release(ctx);
 	if (r < 0)
-		return r;
+		return log_error_errno(r, "seccomp: cannot export the filter: %m");
 	size = lseek(fd, 0, SEEK_END);
 	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) != 0 ||
 	    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
-		return -EINVAL;
+		return log_error_errno(-EINVAL, "seccomp: the exported filter has %lld bytes", (long long)size);
 	out->insns = malloc((size_t)size);
 	if (!out->insns)
-		return -ENOMEM;
+		return log_error_errno(-ENOMEM, "seccomp: out of memory");
 	if (pread(fd, out->insns, (size_t)size, 0) != size) {
 		seccomp_prog_free(out);
-		return -EIO;
+		return log_error_errno(-EIO, "seccomp: cannot read the exported filter back");
 	}
 	out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
 	return 0;
+}
+
+int seccomp_policy_compile(const struct seccomp_options *o, struct seccomp_prog *out)
+{
+	struct seccomp_rule rules[SECCOMP_RULES_MAX];
+	int n = seccomp_policy_rules(o, rules, ELEMENTSOF(rules));
+
+	*out = (struct seccomp_prog){ 0 };
+	if (n < 0)
+		return log_error_errno(n, "seccomp: more rules than SECCOMP_RULES_MAX");
+	return seccomp_rules_compile(rules, (size_t)n, out);
 }
 
 int seccomp_policy_load(const struct seccomp_prog *prog)
@@ -170,12 +348,14 @@ void seccomp_prog_free(struct seccomp_prog *prog)
 
 int seccomp_policy_apply(const struct seccomp_options *o)
 {
-	scmp_filter_ctx ctx;
-	int r = build_ctx(o, &ctx);
+	struct seccomp_prog prog;
+	int r = seccomp_policy_compile(o, &prog);
 
 	if (r < 0)
 		return r;
-	r = seccomp_load(ctx);
-	seccomp_release(ctx);
-	return r;
+	r = seccomp_policy_load(&prog);
+	seccomp_prog_free(&prog);
+	if (r < 0)
+		return log_error_errno(r, "seccomp: cannot load the filter: %m");
+	return 0;
 }

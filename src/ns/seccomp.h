@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* seccomp.h — the workload's default seccomp deny list (design section 7).
+/* seccomp.h — the one seccomp rule table of every sandbox: `aisb run`'s workload and `aisb build`'s
+ * RUN steps (design section 7, issue 10).
  *
- * seccomp_policy_rules() is the pure rule list (unit-tested by name and argument filter);
- * seccomp_policy_compile() turns it into a BPF program with libseccomp in the supervisor, and the
- * workload only loads that program (seccomp_policy_load) as the last step before execve: memory
- * is costly in a freshly forked process (every page it writes is a copy-on-write fault, 15-55 us
- * each on the VMs measured, and libseccomp's compiler touched 34 pages in the workload).
- * seccomp_policy_apply() does both at once. Default action: allow. Foreign architectures (and
- * x32) kill the process.
+ * seccomp_policy_rules() is the pure rule list for a set of options (unit-tested by name and
+ * argument filter): the deny list, the socket-family allowlist, the ptrace family unless
+ * --allow-ptrace, and for a build's root RUN steps the fakeroot no-ops. One table, one compiler:
+ * a fix made here protects both paths. seccomp_policy_compile() turns the list into a BPF program
+ * with libseccomp in the supervisor, and the workload only loads that program
+ * (seccomp_policy_load) as the last step before execve: memory is costly in a freshly forked
+ * process (every page it writes is a copy-on-write fault, 15-55 us each on the VMs measured, and
+ * libseccomp's compiler touched 34 pages in the workload). seccomp_policy_apply() does both at
+ * once (build RUN steps). Default action: allow. Foreign architectures (and x32) kill the
+ * process. A rule naming a system call that the libseccomp found at run time does not know fails
+ * the compilation (exit 77 for the caller): a rule is never skipped silently.
  */
 #ifndef AISB_NS_SECCOMP_H
 #define AISB_NS_SECCOMP_H
@@ -18,23 +23,55 @@
 
 struct sock_filter;
 
-enum seccomp_cmp { SC_CMP_NONE, SC_CMP_MASKED_EQ, SC_CMP_NE, SC_CMP_MAX };
+enum seccomp_cmp { SC_CMP_NONE, SC_CMP_EQ, SC_CMP_NE, SC_CMP_GE, SC_CMP_MASKED_EQ, SC_CMP_MAX };
 
-struct seccomp_rule {
-	const char *name;       /* syscall name as libseccomp knows it */
-	int err;                /* errno returned */
-	enum seccomp_cmp cmp;   /* optional filter on one argument */
-	unsigned arg;
-	uint64_t mask;
+/* One comparison of a system call argument (64 bits wide on 64-bit ABIs). */
+struct seccomp_arg_cmp {
+	enum seccomp_cmp op;    /* SC_CMP_NONE: unused slot */
+	unsigned arg;           /* argument index, 0-5 */
+	uint64_t mask;          /* SC_CMP_MASKED_EQ only: (arg & mask) == value */
 	uint64_t value;
 };
 
-struct seccomp_options {
-	bool allow_ptrace;      /* --allow-ptrace: ptrace and process_vm_* stay allowed */
+/* Comparisons per rule; all must hold. libseccomp allows one per argument (measured: a second
+ * comparison of the same argument is -EINVAL), so they name different arguments. */
+#define SECCOMP_RULE_CMPS 2
+
+struct seccomp_rule {
+	const char *name;       /* system call name as libseccomp knows it */
+	int err;                /* errno returned; 0 = report success without running it */
+	struct seccomp_arg_cmp cmp[SECCOMP_RULE_CMPS];
 };
 
-/* Fills @out (capacity @cap) with the rules for @o. Pure. Return: number of rules or -ENOSPC. */
+struct seccomp_options {
+	bool allow_ptrace;      /* --allow-ptrace: ptrace, process_vm_*, pidfd_getfd, kcmp and
+				 * process_madvise stay allowed */
+	bool fakeroot;          /* a build's RUN as root with one mapped id: the chown and set*id
+				 * families succeed as no-ops (docs/build.md) */
+};
+
+/* Enough for every rule of every option set (unit-tested). */
+#define SECCOMP_RULES_MAX 256
+
+/**
+ * seccomp_policy_rules() - the rules for a set of options
+ * @o: the options
+ * @out: filled with the rules
+ * @cap: capacity of @out
+ *
+ * Pure. Return: the number of rules, or -ENOSPC. Does not log.
+ */
 int seccomp_policy_rules(const struct seccomp_options *o, struct seccomp_rule *out, size_t cap);
+
+/* The argument of clone(2) that holds the flags: the first one, except where the kernel's ABI
+ * swaps the first two (CONFIG_CLONE_BACKWARDS2: s390/s390x and CRIS take the stack first).
+ * CLONE_BACKWARDS (arm, i386, ...) and CLONE_BACKWARDS3 (microblaze) move other arguments only.
+ * The filter is native-only (other ABIs are killed), so the build architecture decides. */
+#if defined(__s390__) || defined(__CRIS__)
+#define SECCOMP_CLONE_FLAGS_ARG 1
+#else
+#define SECCOMP_CLONE_FLAGS_ARG 0
+#endif
 
 /* A compiled filter. */
 struct seccomp_prog {
@@ -42,18 +79,30 @@ struct seccomp_prog {
 	unsigned short len;
 };
 
-/* Compiles the filter for @o into @out (free with seccomp_prog_free()). Return: 0 or -errno.
- * Does not log. */
+/**
+ * seccomp_policy_compile() - compile the filter for a set of options
+ * @o: the options
+ * @out: the program (free with seccomp_prog_free())
+ *
+ * Return: 0, -ENOSYS when a rule names a system call the run-time libseccomp does not know, or
+ * another -errno. Logs on failure (naming the system call).
+ */
 int seccomp_policy_compile(const struct seccomp_options *o, struct seccomp_prog *out);
 
 /* Sets no_new_privs and loads @prog into the calling thread, as libseccomp's seccomp_load()
- * would. Allocates nothing. Return: 0 or -errno. Does not log. */
+ * would. Allocates nothing; only system calls (safe in a CLONE_VM child). Return: 0 or -errno.
+ * Does not log. */
 int seccomp_policy_load(const struct seccomp_prog *prog);
 
 void seccomp_prog_free(struct seccomp_prog *prog);
 
-/* Compiles and loads the filter for @o into the calling thread (sets no_new_privs). Return: 0 or
- * -errno. Does not log. */
+/**
+ * seccomp_policy_apply() - compile and load the filter into the calling thread
+ * @o: the options
+ *
+ * Sets no_new_privs. Return: 0 or -errno (-ENOSYS as for seccomp_policy_compile()). Logs on
+ * failure.
+ */
 int seccomp_policy_apply(const struct seccomp_options *o);
 
 #endif

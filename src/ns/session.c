@@ -14,6 +14,7 @@
 
 #include "cli/args.h"
 #include "cli/resolve.h"
+#include "net/pasta.h"
 #include "ns/session.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -64,9 +65,12 @@ static int write_etc(int dirfd, const struct aisb_plan *p)
 				       "127.0.1.1\taisb\n");
 	if ((r = write_file_at(dirfd, "etc/hosts", buf, (size_t)n, 0644)) < 0)
 		return r;
-	/* Allow mode points this at the gate's DNS stub (issue 3); in none mode there is no resolver. */
+	/* Allow mode points this at the gate's DNS stub (issue 3); in none mode there is no resolver;
+	 * full mode at the address pasta forwards to the host's own resolver (issue 12). */
 	n = snprintf(buf, sizeof(buf), p->net == NET_NONE ? "# aisb: --net none, no resolver\n"
-							  : "nameserver 127.0.0.53\noptions edns0\n");
+				       : p->net == NET_FULL ? "# aisb: --net full, the host's resolver through pasta\n"
+							      "nameserver " PASTA_DNS_FORWARD "\n"
+							    : "nameserver 127.0.0.53\noptions edns0\n");
 	return write_file_at(dirfd, "etc/resolv.conf", buf, (size_t)n, 0644);
 }
 

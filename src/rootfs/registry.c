@@ -122,6 +122,95 @@ bad:
 
 /* ---- credentials ---- */
 
+/* The host of "host", "host:port", "[v6]" or "[v6]:port" (without port and brackets) into @out.
+ * Return: false when empty, too long or malformed. */
+static bool split_host(const char *hp, size_t n, char *out, size_t size)
+{
+	const char *end = hp + n, *h = hp, *he;
+
+	if (n == 0)
+		return false;
+	if (*hp == '[') {
+		he = memchr(hp, ']', n);
+		if (!he || (he + 1 < end && he[1] != ':'))
+			return false;
+		h = hp + 1;
+	} else {
+		he = memchr(hp, ':', n);
+		if (!he)
+			he = end;
+	}
+	if (he == h || (size_t)(he - h) >= size)
+		return false;
+	for (const char *p = h; p < he; p++)
+		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-' && *p != ':' && *p != '_')
+			return false;
+	memcpy(out, h, (size_t)(he - h));
+	out[he - h] = 0;
+	return true;
+}
+
+bool registry_may_send_credentials(const char *registry_host, bool tls_verify, const char *realm,
+				   const char **why)
+{
+	char rh[256], th[256];
+	const char *auth, *aend;
+	bool https, same;
+
+	*why = "the realm is not an http(s) URL";
+	if (!realm || !registry_host)
+		return false;
+	if (strncasecmp(realm, "https://", 8) == 0)
+		https = true, auth = realm + 8;
+	else if (strncasecmp(realm, "http://", 7) == 0)
+		https = false, auth = realm + 7;
+	else
+		return false;
+	aend = auth + strcspn(auth, "/?#");
+	/* "https://registry.example@evil.example/" reaches evil.example: never guess */
+	*why = "the realm URL names a user or an unreadable host";
+	if (memchr(auth, '@', (size_t)(aend - auth)) || memchr(auth, '\\', (size_t)(aend - auth)))
+		return false;
+	if (!split_host(auth, (size_t)(aend - auth), th, sizeof(th)) ||
+	    !split_host(registry_host, strlen(registry_host), rh, sizeof(rh)))
+		return false;
+	same = strcasecmp(rh, th) == 0;
+	if (same && https)
+		return true;
+	if (same) {
+		*why = "plain http while TLS is verified for the registry (only --tls-verify=false allows it)";
+		return !tls_verify;
+	}
+	if (!https) {
+		*why = "plain http to another host";
+		return false;
+	}
+	*why = "TLS verification is off (--tls-verify=false covers the registry, not an auth server on another host)";
+	return tls_verify;
+}
+
+int registry_token_parse(const char *body, size_t len, char **token)
+{
+	json_object *o, *v;
+	int r = -EINVAL;
+
+	*token = NULL;
+	if (!body || len > (1u << 20))
+		return -EINVAL;
+	o = json_tokener_parse(body);
+	if (!o)
+		return -EINVAL;
+	if (json_object_is_type(o, json_type_object) &&
+	    (json_object_object_get_ex(o, "token", &v) || json_object_object_get_ex(o, "access_token", &v)) &&
+	    json_object_is_type(v, json_type_string) && json_object_get_string_len(v) > 0 &&
+	    json_object_get_string_len(v) < 65536) {
+		*token = strdup(json_object_get_string(v));
+		r = *token ? 0 : -ENOMEM;
+	}
+	json_object_put(o);
+	return r;
+}
+
 static int b64_decode(const char *in, char **out)
 {
 	size_t n = strlen(in);
@@ -443,7 +532,13 @@ static void setup_common(struct registry *r, const char *url)
 	curl_easy_reset(h);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	/* Blob GETs are redirected to storage hosts (S3, CDNs). Credentials and the bearer token
+	 * never follow a redirect to another host, port or scheme: libcurl >= 7.83 strips both the
+	 * basic auth and a custom Authorization header then unless CURLOPT_UNRESTRICTED_AUTH is set
+	 * (CVE-2018-1000007, CVE-2022-27776), which is spelled out here; tests/e2e/images.bats
+	 * checks it against a second server. An https request is never redirected to plain http. */
+	curl_easy_setopt(h, CURLOPT_UNRESTRICTED_AUTH, 0L);
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, strncmp(url, "https:", 6) == 0 ? "https" : "http,https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -480,12 +575,23 @@ static int fetch_token(struct registry *r, const struct registry_challenge *ch)
 	char *svc = NULL, *sc = NULL;
 	struct body b = { .max = 1 << 20, .r = r };
 	struct headers hd = { 0 };
-	json_object *o = NULL, *v;
+	const char *why = NULL;
+	bool creds = false;
 	CURLcode c;
 	int ret;
 
 	if (strncmp(ch->realm, "https://", 8) != 0 && strncmp(ch->realm, "http://", 7) != 0)
 		return log_error("registry %s sent a token realm that is not an http(s) URL", r->host), -EACCES;
+	if (r->user) {
+		creds = registry_may_send_credentials(r->host, r->o.tls_verify, ch->realm, &why);
+		if (!creds) {
+			/* the origin only: a realm's path and query are the registry's to choose */
+			const char *host = strstr(ch->realm, "://") + 3;
+			log_warn("not sending the stored credentials for %s to its token server '%.*s': %s; asking "
+				 "for an anonymous token", r->registry, (int)(host - ch->realm + (ptrdiff_t)strcspn(host, "/?#")),
+				 ch->realm, why);
+		}
+	}
 	if (asprintf(&scope, "repository:%s:pull", r->repo) < 0)
 		return -ENOMEM;
 	sc = curl_easy_escape(r->h, scope, 0);
@@ -498,7 +604,7 @@ static int fetch_token(struct registry *r, const struct registry_challenge *ch)
 	if (!url)
 		return -ENOMEM;
 	setup_common(r, url);
-	if (r->user) {
+	if (creds) {
 		curl_easy_setopt(r->h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
 		curl_easy_setopt(r->h, CURLOPT_USERNAME, r->user);
 		curl_easy_setopt(r->h, CURLOPT_PASSWORD, r->pass);
@@ -517,25 +623,24 @@ static int fetch_token(struct registry *r, const struct registry_challenge *ch)
 	}
 	if (b.status == 401 || b.status == 403) {
 		free(b.buf);
-		return log_error("registry %s refused %s for a pull token of '%s'", r->host,
-				 r->user ? "the stored credentials" : "anonymous access", r->repo), -EACCES;
+		return log_error("registry %s refused %s for a pull token of '%s'%s%s", r->host,
+				 creds ? "the stored credentials" : "anonymous access", r->repo,
+				 why && !creds ? ": the credentials were withheld because of " : "",
+				 why && !creds ? why : ""), -EACCES;
 	}
-	if (b.status != 200 || !b.buf || !(o = json_tokener_parse(b.buf))) {
+	if (b.status != 200 || !b.buf) {
 		free(b.buf);
 		return log_error("registry %s: token request failed (HTTP %ld)", r->host, b.status), -EACCES;
 	}
-	free(b.buf);
-	ret = -EACCES;
-	if ((json_object_object_get_ex(o, "token", &v) || json_object_object_get_ex(o, "access_token", &v)) &&
-	    json_object_is_type(v, json_type_string) && json_object_get_string_len(v) < 65536) {
-		secret_free(r->token);
-		r->token = strdup(json_object_get_string(v));
-		ret = r->token ? 0 : -ENOMEM;
-	}
-	json_object_put(o);
+	secret_free(r->token);
+	r->token = NULL;
+	ret = registry_token_parse(b.buf, b.len, &r->token);
+	secret_free(b.buf);
+	if (ret == -ENOMEM)
+		return log_error_errno(ret, "%m");
 	if (ret < 0)
-		log_error("registry %s: token response has no token", r->host);
-	return ret;
+		return log_error("registry %s: token response has no token", r->host), -EACCES;
+	return 0;
 }
 
 /* One authenticated GET with retries. @w non-NULL streams a 200 body into the blob writer. */

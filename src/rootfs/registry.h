@@ -44,6 +44,26 @@ struct registry_challenge {
 int registry_challenge_parse(const char *header, struct registry_challenge *c);
 void registry_challenge_done(struct registry_challenge *c);
 
+/* Where the basic credentials for a registry may go with a token request (design in
+ * docs/images.md, "Credentials"):
+ *   - a realm on the registry's own host (any port): over https; over plain http only when the
+ *     user turned TLS verification off for this registry (then the registry itself is spoken to
+ *     over plain http too, so nothing new is exposed);
+ *   - a realm on any other host: only over https with verification on (--tls-verify=false names
+ *     one registry, not the auth servers it points at);
+ *   - never to a realm URL with userinfo ("https://registry@evil/"), an unparsable host or a scheme
+ *     other than http(s).
+ * @registry_host is where registry requests go ("host[:port]", "[v6]:port"); @realm the URL of
+ * the challenge. Return: true, or false with *why a static phrase ("plain http to another
+ * host"). Pure, does not log. */
+bool registry_may_send_credentials(const char *registry_host, bool tls_verify, const char *realm,
+				   const char **why);
+
+/* Extracts the token of a token-server response ({"token": ...} or {"access_token": ...}, at
+ * most 64 KiB). *token is malloc'd. Return: 0, -EINVAL (no token, not JSON), -ENOMEM. Does not
+ * log (never logs secrets). */
+int registry_token_parse(const char *body, size_t len, char **token);
+
 /* Looks up credentials for @host in auth.json/config.json text @json: "auths" keyed by host,
  * "https://host", or "https://index.docker.io/v1/" for docker.io. *user and *pass are malloc'd.
  * Return: 0, -ENOENT (no entry), -EINVAL (malformed). Does not log (never logs secrets). */

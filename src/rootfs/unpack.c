@@ -20,13 +20,25 @@
 #include "util/log.h"
 #include "util/util.h"
 
-#define UNPACK_PATH_MAX 4096
+/* Each string of the path set costs its bytes, its NUL and about one malloc header. */
+#define PATHSET_OVERHEAD 16
 
 void unpack_limits_default(struct unpack_limits *l)
 {
-	l->max_entry_bytes = 8ULL << 30;
-	l->max_total_bytes = 64ULL << 30;
-	l->max_entries = 4000000;
+	*l = (struct unpack_limits){
+		.max_entry_bytes = 8ULL << 30,
+		.max_total_bytes = 64ULL << 30,
+		.max_entries = 4000000,
+		.max_hardlinks = 1000000,
+		/* 4 million entries of 40 bytes take about 300 MiB with the slot array; images with
+		 * 500k files (the largest we know) need ~60 MiB */
+		.max_pathset_bytes = 256ULL << 20,
+		.max_path_bytes = UNPACK_PATH_MAX,
+		/* the deepest path on a Debian host with node, python and the agent CLIs installed is
+		 * 20 levels (measured 2026-12-01); util's rm_rf() holds one fd per level */
+		.max_depth = 128,
+		.max_xattrs = 128,
+	};
 }
 
 int unpack_path_normalize(const char *in, char **out)
@@ -38,9 +50,9 @@ int unpack_path_normalize(const char *in, char **out)
 	*out = NULL;
 	if (!in)
 		return -EINVAL;
-	len = strlen(in);
+	len = strnlen(in, UNPACK_PATH_MAX + 1);
 	if (len > UNPACK_PATH_MAX)
-		return -EINVAL;
+		return -ENAMETOOLONG;
 	if (in[0] == '/')
 		return -EINVAL;
 	buf = malloc(len + 1);
@@ -99,6 +111,7 @@ enum unpack_whiteout unpack_whiteout_kind(const char *path, char **target)
 struct pathset {
 	char **slot;
 	size_t cap, n;
+	uint64_t bytes; /* slot array + strings, checked against the limit before each growth */
 };
 
 static uint64_t fnv1a(const char *s)
@@ -129,10 +142,20 @@ static bool pathset_has(const struct pathset *s, const char *p)
 	}
 }
 
-static int pathset_add(struct pathset *s, const char *p)
+/* Adds @p unless present. Return: 0, -E2BIG when that would take the set over @max bytes,
+ * -ENOMEM. Does not log. */
+static int pathset_add(struct pathset *s, const char *p, uint64_t max)
 {
+	uint64_t need = strlen(p) + 1 + PATHSET_OVERHEAD;
+
+	if (pathset_has(s, p))
+		return 0;
 	if ((s->n + 1) * 2 > s->cap) {
 		struct pathset g = { .cap = s->cap ? s->cap * 2 : 1024 };
+		uint64_t grown = s->bytes - s->cap * sizeof(char *) + g.cap * sizeof(char *);
+		if (grown + need > max)
+			return -E2BIG;
+		g.bytes = grown;
 		g.slot = calloc(g.cap, sizeof(char *));
 		if (!g.slot)
 			return -ENOMEM;
@@ -148,17 +171,16 @@ static int pathset_add(struct pathset *s, const char *p)
 		free(s->slot);
 		*s = g;
 	}
+	if (s->bytes + need > max)
+		return -E2BIG;
 	size_t i = fnv1a(p) & (s->cap - 1);
-	for (;; i = (i + 1) & (s->cap - 1)) {
-		if (!s->slot[i])
-			break;
-		if (streq(s->slot[i], p))
-			return 0;
-	}
+	while (s->slot[i])
+		i = (i + 1) & (s->cap - 1);
 	s->slot[i] = strdup(p);
 	if (!s->slot[i])
 		return -ENOMEM;
 	s->n++;
+	s->bytes += need;
 	return 0;
 }
 
@@ -172,6 +194,8 @@ struct layer_ctx {
 	struct pathset written;
 	char *cached_dir; /* parent path whose fd is cached */
 	int cached_fd;
+	dev_t root_dev;
+	ino_t root_ino;
 };
 
 static void cache_drop(struct layer_ctx *c)
@@ -183,16 +207,47 @@ static void cache_drop(struct layer_ctx *c)
 	c->cached_fd = -1;
 }
 
+static int openat2_dir(int dirfd, const char *path, uint64_t resolve)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV | resolve,
+	};
+	long fd = syscall(SYS_openat2, dirfd, *path ? path : ".", &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
+}
+
 /* Opens @path (a directory, relative to @dirfd) without leaving the root: symlinks that stay
  * inside are followed, absolute ones and ones that climb out give EXDEV. */
 static int open_beneath(int dirfd, const char *path)
 {
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-	};
-	long fd = syscall(SYS_openat2, dirfd, *path ? path : ".", &how, sizeof(how));
-	return fd < 0 ? -errno : (int)fd;
+	return openat2_dir(dirfd, path, 0);
+}
+
+/* How many levels directory @fd is below the root, walking "..": counted up to @max + 1.
+ * Return: the depth, or -errno. */
+static int real_depth(const struct layer_ctx *c, int fd, uint32_t max)
+{
+	_cleanup_close_ int cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+	if (cur < 0)
+		return -errno;
+	for (uint32_t d = 0;; d++) {
+		struct stat st;
+		int up;
+
+		if (fstat(cur, &st) < 0)
+			return -errno;
+		if (st.st_dev == c->root_dev && st.st_ino == c->root_ino)
+			return (int)d;
+		if (d > max)
+			return (int)d;
+		up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0)
+			return -errno;
+		close(cur);
+		cur = up;
+	}
 }
 
 /* Returns a (cached, not owned) fd of directory @dir, creating missing components 0755. */
@@ -243,6 +298,19 @@ static int parent_fd(struct layer_ctx *c, const char *dir)
 	}
 	if (fd < 0)
 		return fd;
+	r = openat2_dir(c->rootfd, dir, RESOLVE_NO_SYMLINKS);
+	if (r >= 0) {
+		close(r);
+	} else if (r == -ELOOP) {
+		/* Reached through a symlink: the directory may lie deeper than its name says, and
+		 * chains of such links could build trees without bound (rm_rf() and the whiteout
+		 * removal hold one fd per level). Count its real depth. */
+		r = real_depth(c, fd, c->lim->max_depth);
+		if (r < 0 || (uint32_t)r >= c->lim->max_depth) {
+			close(fd);
+			return r < 0 ? r : -EMLINK;
+		}
+	}
 	c->cached_dir = strdup(dir);
 	if (!c->cached_dir) {
 		close(fd);
@@ -252,13 +320,16 @@ static int parent_fd(struct layer_ctx *c, const char *dir)
 	return fd;
 }
 
-/* Removes @name in @dirfd, recursively; never follows a symlink. */
-static int remove_at(int at, const char *name)
+/* Removes @name in @dirfd, recursively, at most @left levels deep (one fd each: the trees
+ * unpack makes are bounded by max_depth, this is the second wall); never follows a symlink. */
+static int remove_at(int at, const char *name, uint32_t left)
 {
 	struct stat st;
 	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (S_ISDIR(st.st_mode)) {
+		if (left == 0)
+			return -EMLINK;
 		int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		DIR *d;
 		struct dirent *de;
@@ -273,7 +344,7 @@ static int remove_at(int at, const char *name)
 		}
 		while ((de = readdir(d)))
 			if (!streq(de->d_name, ".") && !streq(de->d_name, "..")) {
-				int k = remove_at(dirfd(d), de->d_name);
+				int k = remove_at(dirfd(d), de->d_name, left - 1);
 				if (k < 0 && !r)
 					r = k;
 			}
@@ -286,7 +357,7 @@ static int remove_at(int at, const char *name)
 }
 
 /* Opaque directory @path: remove every child that this layer did not write itself. */
-static int clear_opaque(struct layer_ctx *c, int dfd, const char *path)
+static int clear_opaque(struct layer_ctx *c, int dfd, const char *path, uint32_t left)
 {
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d;
@@ -310,14 +381,19 @@ static int clear_opaque(struct layer_ctx *c, int dfd, const char *path)
 			break;
 		}
 		if (!pathset_has(&c->written, child)) {
-			r = remove_at(dirfd(d), de->d_name);
+			r = remove_at(dirfd(d), de->d_name, left);
 		} else if (de->d_type == DT_DIR) {
-			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int sub;
+			if (left == 0) {
+				r = -EMLINK;
+				break;
+			}
+			sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub < 0) {
 				r = -errno;
 				break;
 			}
-			r = clear_opaque(c, sub, child);
+			r = clear_opaque(c, sub, child, left - 1);
 			close(sub);
 		}
 	}
@@ -338,10 +414,49 @@ static void split(char *path, const char **dir, const char **base)
 	}
 }
 
+/* Names are the layer's: shown cut to 200 bytes (log.c replaces control bytes). */
 static int refuse(struct layer_ctx *c, const char *name, const char *why)
 {
-	log_error("%s: entry '%s' %s: layer refused", c->what, name, why);
+	log_error("%s: entry '%.200s%s' %s: layer refused", c->what, name, strlen(name) > 200 ? "..." : "", why);
 	return -EPERM;
+}
+
+/* A refusal for going over limit @what (of @lim, in @unit). */
+static int refuse_over(struct layer_ctx *c, const char *name, const char *why, uint64_t lim, const char *unit)
+{
+	char buf[160];
+	snprintf(buf, sizeof(buf), "%s: over the unpack limit of %llu %s", why, (unsigned long long)lim, unit);
+	return refuse(c, name, buf);
+}
+
+static uint32_t path_depth(const char *p)
+{
+	uint32_t d = *p ? 1 : 0;
+	for (; *p; p++)
+		d += *p == '/';
+	return d;
+}
+
+/* The limits of libarchive's tables that an entry brings along (aisb never applies them). */
+static int check_entry_tables(struct layer_ctx *c, struct archive_entry *e, const char *raw)
+{
+	int n = archive_entry_xattr_count(e);
+	if (n > 0 && (uint64_t)n > c->lim->max_xattrs)
+		return refuse_over(c, raw, "has too many extended attributes", c->lim->max_xattrs, "per entry");
+	return 0;
+}
+
+/* parent_fd() errors as refusals where the layer is to blame. */
+static int parent_error(struct layer_ctx *c, const char *raw, int r)
+{
+	if (r == -EXDEV || r == -ELOOP)
+		return refuse(c, raw, "reaches outside the root through a symlink");
+	if (r == -ENOTDIR)
+		return refuse(c, raw, "has a parent that is not a directory");
+	if (r == -EMLINK)
+		return refuse_over(c, raw, "lies too deep below the root (through a symlinked directory)",
+				   c->lim->max_depth, "directory levels");
+	return log_error_errno(r, "%s: cannot open the parent of '%.200s': %m", c->what, raw);
 }
 
 static int write_file(struct layer_ctx *c, struct archive *a, struct archive_entry *e, int pfd,
@@ -362,7 +477,7 @@ static int write_file(struct layer_ctx *c, struct archive *a, struct archive_ent
 		return refuse(c, name, "takes the image over the total size cap");
 	fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 && errno == EEXIST) {
-		if ((r = remove_at(pfd, base)) < 0)
+		if ((r = remove_at(pfd, base, c->lim->max_depth + 1)) < 0)
 			return log_error_errno(r, "%s: cannot replace '%s': %m", c->what, name);
 		fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	}
@@ -418,12 +533,19 @@ static int apply_entry(struct layer_ctx *c, struct archive *a, struct archive_en
 
 	if (!raw)
 		return refuse(c, "(no name)", "has no name");
-	if (unpack_path_normalize(raw, &name) < 0)
-		return refuse(c, raw, path_is_absolute(raw) ? "is an absolute path" : "contains '..' or is too long");
 	if (++c->st->entries > c->lim->max_entries)
-		return refuse(c, raw, "is over the entry-count cap");
+		return refuse_over(c, raw, "is one entry too many", c->lim->max_entries, "entries per image");
+	r = unpack_path_normalize(raw, &name);
+	if (r == -ENAMETOOLONG || (r == 0 && strlen(name) > c->lim->max_path_bytes))
+		return refuse_over(c, raw, "has a name that is too long", c->lim->max_path_bytes, "bytes");
+	if (r < 0)
+		return refuse(c, raw, path_is_absolute(raw) ? "is an absolute path" : "contains '..'");
 	if (!*name) /* the layer's root itself */
 		return 0;
+	if (path_depth(name) > c->lim->max_depth)
+		return refuse_over(c, raw, "lies too deep below the root", c->lim->max_depth, "directory levels");
+	if ((r = check_entry_tables(c, e, raw)) < 0)
+		return r;
 
 	wh = unpack_whiteout_kind(name, &target);
 	if (wh != UNPACK_WH_NONE) {
@@ -437,11 +559,13 @@ static int apply_entry(struct layer_ctx *c, struct archive *a, struct archive_en
 		if (wh == UNPACK_WH_OPAQUE) {
 			pfd = parent_fd(c, target);
 			if (pfd < 0)
-				return pfd == -EXDEV ? refuse(c, raw, "reaches outside the root through a symlink")
-						     : log_error_errno(pfd, "%s: opaque dir '%s': %m", c->what, target);
-			r = clear_opaque(c, pfd, target);
+				return parent_error(c, raw, pfd);
+			r = clear_opaque(c, pfd, target, c->lim->max_depth + 1);
 			cache_drop(c);
-			return r < 0 ? log_error_errno(r, "%s: clearing opaque dir '%s': %m", c->what, target) : 0;
+			if (r == -EMLINK)
+				return refuse_over(c, raw, "clears a tree that is too deep", c->lim->max_depth,
+						   "directory levels");
+			return r < 0 ? log_error_errno(r, "%s: clearing opaque dir '%.200s': %m", c->what, target) : 0;
 		}
 		if (pathset_has(&c->written, target)) /* whiteouts hide lower layers only */
 			return 0;
@@ -452,9 +576,11 @@ static int apply_entry(struct layer_ctx *c, struct archive *a, struct archive_en
 		if (pfd < 0)
 			return pfd == -EXDEV ? refuse(c, raw, "reaches outside the root through a symlink")
 					     : log_error_errno(pfd, "%s: whiteout '%s': %m", c->what, raw);
-		r = remove_at(pfd, base);
+		r = remove_at(pfd, base, c->lim->max_depth + 1);
 		close(pfd);
-		return r < 0 ? log_error_errno(r, "%s: whiteout '%s': %m", c->what, raw) : 0;
+		if (r == -EMLINK)
+			return refuse_over(c, raw, "removes a tree that is too deep", c->lim->max_depth, "directory levels");
+		return r < 0 ? log_error_errno(r, "%s: whiteout '%.200s': %m", c->what, raw) : 0;
 	}
 
 	if (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFSOCK) {
@@ -462,19 +588,19 @@ static int apply_entry(struct layer_ctx *c, struct archive *a, struct archive_en
 		return 0;
 	}
 
-	if ((r = pathset_add(&c->written, name)) < 0)
-		return r;
+	r = pathset_add(&c->written, name, c->lim->max_pathset_bytes);
+	if (r == -E2BIG)
+		return refuse_over(c, raw, "takes the set of paths this layer wrote (kept for its whiteouts) too far",
+				   c->lim->max_pathset_bytes >> 10, "KiB");
+	if (r < 0)
+		return log_error_errno(r, "%s: %m", c->what);
 	pathcopy = strdup(name);
 	if (!pathcopy)
 		return -ENOMEM;
 	split(pathcopy, &dir, &base);
 	pfd = parent_fd(c, dir);
-	if (pfd == -EXDEV || pfd == -ELOOP)
-		return refuse(c, raw, "reaches outside the root through a symlink");
-	if (pfd == -ENOTDIR)
-		return refuse(c, raw, "has a parent that is not a directory");
 	if (pfd < 0)
-		return log_error_errno(pfd, "%s: cannot open the parent of '%s': %m", c->what, raw);
+		return parent_error(c, raw, pfd);
 
 	if (hl) {
 		_cleanup_free_ char *tname = NULL;
@@ -482,7 +608,13 @@ static int apply_entry(struct layer_ctx *c, struct archive *a, struct archive_en
 		_cleanup_close_ int tfd = -1;
 		struct stat st;
 
-		if (unpack_path_normalize(hl, &tname) < 0 || !*tname)
+		if (c->st->hardlinks >= c->lim->max_hardlinks)
+			return refuse_over(c, raw, "is one hardlink too many", c->lim->max_hardlinks, "hardlinks per image");
+		r = unpack_path_normalize(hl, &tname);
+		if (r == -ENAMETOOLONG || (r == 0 && strlen(tname) > c->lim->max_path_bytes))
+			return refuse_over(c, raw, "is a hardlink with a target name that is too long",
+					   c->lim->max_path_bytes, "bytes");
+		if (r < 0 || !*tname)
 			return refuse(c, raw, "is a hardlink to a path outside the root");
 		split(tname, &tdir, &tbase);
 		tfd = open_beneath(c->rootfd, tdir);
@@ -492,7 +624,7 @@ static int apply_entry(struct layer_ctx *c, struct archive *a, struct archive_en
 			return refuse(c, raw, "is a hardlink to a missing target");
 		if (S_ISDIR(st.st_mode))
 			return refuse(c, raw, "is a hardlink to a directory");
-		if ((r = remove_at(pfd, base)) < 0)
+		if ((r = remove_at(pfd, base, c->lim->max_depth + 1)) < 0)
 			return log_error_errno(r, "%s: cannot replace '%s': %m", c->what, raw);
 		if (linkat(tfd, tbase, pfd, base, 0) < 0)
 			return log_error_errno(-errno, "%s: hardlink '%s': %m", c->what, raw);
@@ -512,7 +644,7 @@ static int apply_entry(struct layer_ctx *c, struct archive *a, struct archive_en
 			if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				return -errno;
 			if (!S_ISDIR(st.st_mode)) {
-				if ((r = remove_at(pfd, base)) < 0 || mkdirat(pfd, base, mode) < 0)
+				if ((r = remove_at(pfd, base, c->lim->max_depth + 1)) < 0 || mkdirat(pfd, base, mode) < 0)
 					return log_error_errno(r < 0 ? r : -errno, "%s: replacing '%s': %m", c->what, raw);
 			}
 		}
@@ -525,16 +657,19 @@ static int apply_entry(struct layer_ctx *c, struct archive *a, struct archive_en
 	}
 	case AE_IFLNK: {
 		const char *t = archive_entry_symlink(e);
-		if (!t || strlen(t) > UNPACK_PATH_MAX)
-			return refuse(c, raw, "is a symlink with a bad target");
+		if (!t)
+			return refuse(c, raw, "is a symlink without a target");
+		if (strnlen(t, UNPACK_PATH_MAX + 1) > c->lim->max_path_bytes)
+			return refuse_over(c, raw, "is a symlink with a target that is too long", c->lim->max_path_bytes,
+					   "bytes");
 		/* A symlink's target is only data: it is resolved inside the sandbox's root at run time.
 		 * What matters is that aisb never writes through it, which open_beneath() enforces. */
 		cache_drop(c);
 		pfd = parent_fd(c, dir);
 		if (pfd < 0)
-			return pfd;
+			return parent_error(c, raw, pfd);
 		if (symlinkat(t, pfd, base) < 0) {
-			if (errno != EEXIST || (r = remove_at(pfd, base)) < 0 || symlinkat(t, pfd, base) < 0)
+			if (errno != EEXIST || (r = remove_at(pfd, base, c->lim->max_depth + 1)) < 0 || symlinkat(t, pfd, base) < 0)
 				return log_error_errno(-errno, "%s: symlink '%s': %m", c->what, raw);
 		}
 		cache_drop(c);
@@ -543,7 +678,7 @@ static int apply_entry(struct layer_ctx *c, struct archive *a, struct archive_en
 	}
 	case AE_IFIFO:
 		if (mkfifoat(pfd, base, archive_entry_perm(e) & 0777) < 0) {
-			if (errno != EEXIST || (r = remove_at(pfd, base)) < 0 || mkfifoat(pfd, base, archive_entry_perm(e) & 0777) < 0)
+			if (errno != EEXIST || (r = remove_at(pfd, base, c->lim->max_depth + 1)) < 0 || mkfifoat(pfd, base, archive_entry_perm(e) & 0777) < 0)
 				return log_error_errno(-errno, "%s: mkfifo '%s': %m", c->what, raw);
 		}
 		return 0;
@@ -564,7 +699,13 @@ int unpack_layer(int rootfd, int layer_fd, const char *what, const struct unpack
 	_cleanup_(archive_freep) struct archive *a = archive_read_new();
 	struct layer_ctx c = { .rootfd = rootfd, .what = what, .lim = lim, .st = stats, .cached_fd = -1 };
 	struct archive_entry *e;
+	struct stat rst;
 	int r = 0;
+
+	if (fstat(rootfd, &rst) < 0)
+		return log_error_errno(-errno, "%s: cannot stat the root: %m", what);
+	c.root_dev = rst.st_dev;
+	c.root_ino = rst.st_ino;
 
 	if (!a) {
 		if (dl_load(&dl_libarchive) < 0)

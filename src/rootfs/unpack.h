@@ -19,10 +19,17 @@
 /* Bump when the unpacked result for the same layers changes: the rootfs id hashes it. */
 #define UNPACK_VERSION "aisb-unpack-1"
 
+/* Every table a layer can make aisb hold, or the kernel hold for it, has a bound here; going
+ * over one refuses the layer with a message naming the limit. Tests lower them. */
 struct unpack_limits {
-	uint64_t max_entry_bytes; /* one file */
-	uint64_t max_total_bytes; /* the sum over all layers of an image */
-	uint64_t max_entries;     /* entries per image */
+	uint64_t max_entry_bytes;   /* one file */
+	uint64_t max_total_bytes;   /* the sum over all layers of an image */
+	uint64_t max_entries;       /* entries per image */
+	uint64_t max_hardlinks;     /* hardlink entries per image */
+	uint64_t max_pathset_bytes; /* memory of one layer's set of written paths (for whiteouts) */
+	uint32_t max_path_bytes;    /* one entry name or link target; at most UNPACK_PATH_MAX */
+	uint32_t max_depth;         /* directory levels below the root, after symlinked parents */
+	uint32_t max_xattrs;        /* xattr records libarchive holds for one entry (never applied) */
 };
 
 struct unpack_stats {
@@ -31,14 +38,17 @@ struct unpack_stats {
 	uint64_t bytes;
 };
 
-/* Defaults: 8 GiB per entry, 64 GiB total, 4 million entries. */
+#define UNPACK_PATH_MAX 4096
+
+/* Defaults: 8 GiB per entry, 64 GiB total, 4 million entries, 1 million hardlinks, 256 MiB of
+ * path set, 4096-byte names, 128 levels, 128 xattrs per entry. */
 void unpack_limits_default(struct unpack_limits *l);
 
 enum unpack_whiteout { UNPACK_WH_NONE, UNPACK_WH_FILE, UNPACK_WH_OPAQUE, UNPACK_WH_OTHER, UNPACK_WH_MAX };
 
 /* Normalises a layer entry name: drops "./", "." components, duplicate and trailing slashes.
- * The root itself becomes "". Return: 0, or -EINVAL for an absolute name, a ".." component, a
- * NUL-free name over 4096 bytes. Does not log. */
+ * The root itself becomes "". Return: 0, -EINVAL for an absolute name or a ".." component,
+ * -ENAMETOOLONG for a name over UNPACK_PATH_MAX bytes. Does not log. */
 int unpack_path_normalize(const char *in, char **out);
 
 /* Classifies a normalised path. For UNPACK_WH_FILE *target is the path the whiteout removes; for

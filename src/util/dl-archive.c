@@ -58,6 +58,7 @@
 	F(const char *, archive_entry_symlink, (struct archive_entry *e), (e), NULL)               \
 	F(la_int64_t, archive_entry_size, (struct archive_entry *e), (e), 0)                       \
 	F(time_t, archive_entry_mtime, (struct archive_entry *e), (e), 0)                          \
+	F(int, archive_entry_xattr_count, (struct archive_entry *e), (e), 0)                       \
 	V(archive_entry_set_pathname, (struct archive_entry *e, const char *p), (e, p))            \
 	V(archive_entry_set_filetype, (struct archive_entry *e, unsigned int t), (e, t))           \
 	V(archive_entry_set_perm, (struct archive_entry *e, mode_t m), (e, m))                     \
@@ -75,7 +76,9 @@
 	F(la_int64_t, archive_entry_uid, (struct archive_entry *e), (e), 0)                        \
 	F(la_int64_t, archive_entry_gid, (struct archive_entry *e), (e), 0)                        \
 	V(archive_entry_set_hardlink, (struct archive_entry *e, const char *p), (e, p))            \
-	V(archive_entry_set_rdev, (struct archive_entry *e, dev_t d), (e, d))
+	V(archive_entry_set_rdev, (struct archive_entry *e, dev_t d), (e, d))                      \
+	V(archive_entry_xattr_add_entry, (struct archive_entry *e, const char *k, const void *v,     \
+	  size_t n), (e, k, v, n))
 
 DL_DEFINE_STUBS(ARCHIVE_FUNCTIONS, dl_libarchive, "libarchive.so.13", "libarchive13",
 		"to unpack image layers and write build layers", true, "archive", "required")

@@ -45,6 +45,8 @@ int log_internal(enum log_level l, int err, const char *fmt, ...)
 	for (char *p = buf; *p; p++)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
 			*p = '?';
+		else if ((unsigned char)p[0] == 0xc2 && (unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f)
+			p[0] = p[1] = '?'; /* U+0080..U+009F: C1 controls (U+009B is CSI to many terminals) */
 	fprintf(stderr, "aisb: %s%s\n", l == LOG_LVL_WARN ? "warning: " : "", buf);
 out:
 	errno = saved;

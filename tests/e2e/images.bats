@@ -209,6 +209,22 @@ pull_crafted() { # KIND [ARG] -> runs aisb pull on a one-layer layout with that 
 	store_is_empty
 }
 
+@test "a layer deeper than 128 levels is refused, named by its limit; 128 levels pull (control)" {
+	pull_crafted deep 129
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"lies too deep below the root: over the unpack limit of 128 directory levels: layer refused"* ]]
+	store_is_empty
+	# a symlinked directory cannot hide the depth: l -> 100 levels, then 40 more through it
+	pull_crafted deepsym
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"(through a symlinked directory): over the unpack limit of 128 directory levels"* ]]
+	store_is_empty
+	pull_crafted deep 128
+	[ "$status" -eq 0 ]
+	root=$(rootfs_of "oci:$BATS_TEST_TMPDIR/crafted-deep:t")
+	[ -f "$root/$(printf 'd/%.0s' $(seq 127))f" ]
+}
+
 @test "device nodes are skipped and counted; setuid bits are cleared" {
 	pull_crafted device
 	[ "$status" -eq 0 ]

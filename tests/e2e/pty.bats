@@ -247,3 +247,54 @@ wait_for_content() {
 	wait_for_content shell-out "42 sandbox /home/sandbox"
 	wait_for_content "$WORK/rc" 4
 }
+
+# ---- terminal control sequences from the sandbox (src/ns/ttyfilter.c) ----------------------
+
+# The probe: a clipboard write (OSC 52), a title (OSC 2), a hyperlink (OSC 8), a tmux-passthrough
+# DCS and a UTF-8 encoded C1 CSI, between ordinary colour sequences.
+TTY_PROBE='printf "A\033]52;c;%s\007B\033]2;spoofed-title\033\\\\C\033]8;;https://evil.example/\007link\033]8;;\007D\033Ptmux;\033\033]52;c;%s\007\033\\\\E\302\2332JF\033[31mred\033[0m\n" "$(printf pwned-canary | base64)" "$(printf pwned-canary | base64)"'
+
+@test "pty: clipboard, title, hyperlink and DCS sequences from the sandbox never reach the terminal; colours do" {
+	require_feature "script(1)" command -v script
+	in_script "$(aisb_cmd) -- sh -c '$TTY_PROBE'" >"$WORK/out" 2>"$WORK/err"
+	od -c "$WORK/out" | head -20
+	! grep -aq $'\e]52' "$WORK/out"
+	! grep -aq $'\e]2;' "$WORK/out"
+	! grep -aq $'\e]8;' "$WORK/out"
+	! grep -aq $'\eP' "$WORK/out"
+	! grep -aq $'\xc2\x9b' "$WORK/out"
+	grep -aq "$(printf 'pwned-canary' | base64)" "$WORK/out" && false
+	# control: the text and the colour sequence arrive, byte for byte
+	grep -aq $'ABClinkDE2JF\e\\[31mred\e\\[0m' "$WORK/out"
+	grep -aq "dropped 7 terminal control sequence(s) from the sandbox (clipboard 2" "$WORK/out"
+	# control: the escape hatch relays every one of them
+	in_script "$(aisb_cmd) --tty-passthrough -- sh -c '$TTY_PROBE'" >"$WORK/out2"
+	grep -aq $'\e]52;c;'"$(printf 'pwned-canary' | base64)" "$WORK/out2"
+	grep -aq $'\e]2;spoofed-title' "$WORK/out2"
+	grep -aq $'\xc2\x9b' "$WORK/out2"
+}
+
+@test "pty: under tmux a sandboxed OSC 52 sets no paste buffer and OSC 2 no pane title; --tty-passthrough does (control)" {
+	require_feature tmux command -v tmux
+	tmux_start
+	tmx set -g set-clipboard on
+	tmx set -g allow-passthrough off 2>/dev/null || true
+	tmux_run "$(aisb_cmd) -- sh -c '$TTY_PROBE; touch done1'"
+	wait_for_file done1
+	sleep 0.3
+	run tmx show-buffer
+	[[ "$output" != *pwned-canary* ]]
+	[ "$(tmx display -p -t e2e '#{pane_title}')" != spoofed-title ]
+	# control: the colour reached tmux's screen
+	tmx capture-pane -p -e -t e2e | grep -q $'\e\\[31mred'
+	# control: the same probe with the escape hatch sets both
+	tmux_run "$(aisb_cmd) --tty-passthrough -- sh -c '$TTY_PROBE; touch done2'"
+	wait_for_file done2
+	local _
+	for _ in $(seq 30); do
+		tmx show-buffer 2>/dev/null | grep -q pwned-canary && break
+		sleep 0.1
+	done
+	tmx show-buffer | grep -q pwned-canary
+	[ "$(tmx display -p -t e2e '#{pane_title}')" = spoofed-title ]
+}

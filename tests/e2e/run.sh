@@ -23,10 +23,14 @@ trap cleanup EXIT
 cp "$bin" "$stage/aisb"
 cp -r "$here"/*.bats "$here/lib" "$stage/"
 [ -d "$here/fixtures" ] && cp -r "$here/fixtures" "$stage/"
+# agents.bats runs the README's agent example lines as written
+cp "$here/../../README.md" "$stage/" 2>/dev/null || true
 # compiled helpers (tests/e2e/Makefile.inc) from the build dir next to the binary
 mkdir -p "$stage/helpers"
-helper=$(dirname "$bin")/tests/e2e/deny-userns
-[ -x "$helper" ] && cp "$helper" "$stage/helpers/"
+for helper in deny-userns probe; do
+	helper=$(dirname "$bin")/tests/e2e/$helper
+	[ -x "$helper" ] && cp "$helper" "$stage/helpers/"
+done
 chmod -R a+rX "$stage"
 
 # Projects live under a path the sandbox does not own (/tmp, /root, /var are reserved and would

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test-build-fakeroot.c — the fakeroot rule list, and the filter in a real one-id user namespace */
+/* test-build-fakeroot.c — the fakeroot rules of the one seccomp table, and the filter of a root RUN
+ * step in a real one-id user namespace */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "build/fakeroot.h"
+#include "ns/seccomp.h"
+#include "userns-child.h"
 #include "util/util.h"
 
 static const char *const expected[] = {
@@ -38,18 +40,33 @@ static const struct seccomp_rule *find(const struct seccomp_rule *r, int n, cons
 	return NULL;
 }
 
+/* Whether @set (the rules of one option set) has a rule equal to @ru. */
+static bool has_rule(const struct seccomp_rule *set, int n, const struct seccomp_rule *ru)
+{
+	for (int i = 0; i < n; i++)
+		if (streq(set[i].name, ru->name) && set[i].err == ru->err &&
+		    memcmp(set[i].cmp, ru->cmp, sizeof(ru->cmp)) == 0)
+			return true;
+	return false;
+}
+
 static void test_rule_list(void **state)
 {
-	struct seccomp_rule r[64];
-	int n = fakeroot_seccomp_rules(r, ELEMENTSOF(r));
+	struct seccomp_options fo = { .fakeroot = true }, plain = { 0 };
+	struct seccomp_rule r[SECCOMP_RULES_MAX], base[SECCOMP_RULES_MAX];
+	int n = seccomp_policy_rules(&fo, r, ELEMENTSOF(r));
+	int nb = seccomp_policy_rules(&plain, base, ELEMENTSOF(base));
+	int extra = 0;
 
-	assert_int_equal(n, (int)(ELEMENTSOF(expected) + ELEMENTSOF(expected32)));
+	assert_true(n > 0 && nb > 0);
 	for (size_t i = 0; i < ELEMENTSOF(expected); i++) {
 		const struct seccomp_rule *ru = find(r, n, expected[i]);
 		if (!ru)
 			fail_msg("%s missing", expected[i]);
 		assert_int_equal(ru->err, 0); /* success */
-		assert_int_equal(ru->cmp, SC_CMP_NONE);
+		assert_int_equal(ru->cmp[0].op, SC_CMP_NONE);
+		/* not in `aisb run`'s table (nor a USER step's) */
+		assert_null(find(base, nb, expected[i]));
 		/* each is a real x86_64 syscall, so the rule is never silently dropped here */
 		if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, expected[i]) < 0)
 			fail_msg("%s is not an x86_64 syscall", expected[i]);
@@ -63,45 +80,21 @@ static void test_rule_list(void **state)
 		assert_true(seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, expected32[i]) > 0);
 		assert_true(seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, expected32[i]) < 0);
 	}
-	/* nothing else: chmod, mknod, mount stay as they are */
+	/* one table: the fakeroot set is the run set plus exactly these no-ops */
+	for (int i = 0; i < nb; i++)
+		assert_true(has_rule(r, n, &base[i]));
+	for (int i = 0; i < n; i++)
+		extra += !has_rule(base, nb, &r[i]);
+	assert_int_equal(extra, (int)(ELEMENTSOF(expected) + ELEMENTSOF(expected32)));
+	assert_int_equal(n, nb + extra);
+	/* nothing else: chmod, mknod stay as they are; mount stays denied */
 	assert_null(find(r, n, "chmod"));
 	assert_null(find(r, n, "mknod"));
-	assert_null(find(r, n, "mount"));
-	assert_int_equal(fakeroot_seccomp_rules(r, 3), -ENOSPC);
+	assert_int_equal(find(r, n, "mount")->err, EPERM);
+	assert_int_equal(seccomp_policy_rules(&fo, r, 3), -ENOSPC);
 }
 
 /* ---- in a real user namespace: uid 0 inside = the caller, one id ---- */
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int r;
-	if (fd < 0)
-		return -errno;
-	r = write_full(fd, s, strlen(s));
-	close(fd);
-	return r;
-}
-
-/* What `unshare -Ur` does: a new user namespace where 0 maps to our uid and gid. */
-static int enter_userns(uid_t uid, gid_t gid)
-{
-	char map[64];
-
-	if (unshare(CLONE_NEWUSER) < 0)
-		return -errno;
-	if (write_str("/proc/self/setgroups", "deny") < 0)
-		return -errno;
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
-	if (write_str("/proc/self/uid_map", map) < 0)
-		return -errno;
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
-	if (write_str("/proc/self/gid_map", map) < 0)
-		return -errno;
-	return 0;
-}
-
-enum { CHILD_OK = 0, CHILD_NO_USERNS = 10, CHILD_FAIL = 20 };
 
 /* The child: chown a file to 123:456 (and try the set*id calls) with or without the filter.
  * Exit codes carry what happened. */
@@ -117,7 +110,7 @@ static int child(const char *file, bool filter, uid_t uid, gid_t gid)
 		return CHILD_FAIL + 1;
 	if (stat(file, &before) < 0)
 		return CHILD_FAIL + 2;
-	if (filter && fakeroot_seccomp_apply() < 0)
+	if (filter && seccomp_policy_apply(&(struct seccomp_options){ .fakeroot = true }) < 0)
 		return CHILD_FAIL + 3;
 	r = chown(file, 123, 456);
 	if (!filter)
@@ -143,19 +136,23 @@ static int child(const char *file, bool filter, uid_t uid, gid_t gid)
 	return CHILD_OK;
 }
 
+struct chown_probe {
+	const char *file;
+	bool filter;
+};
+
+static int chown_child(const void *arg, uid_t uid, gid_t gid)
+{
+	const struct chown_probe *c = arg;
+	return child(c->file, c->filter, uid, gid);
+}
+
 static int run_child(const char *file, bool filter)
 {
-	uid_t uid = getuid();
-	gid_t gid = getgid();
-	int status;
-	pid_t pid = fork();
+	int r = run_in_child(chown_child, &(struct chown_probe){ .file = file, .filter = filter });
 
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(child(file, filter, uid, gid));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
+	assert_true(r >= 0);
+	return r;
 }
 
 static void test_real_chown(void **state)

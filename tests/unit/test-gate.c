@@ -13,6 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -373,52 +378,113 @@ static size_t mkhello(unsigned char *b, const char *sni)
 	return n;
 }
 
-/* SNI must equal the CONNECT host on 443: needs a server on 127.0.0.1:443 (root only). */
-static void test_sni_on_443(void **state)
+#define CHECK(cond)                                                                      \
+	do {                                                                             \
+		if (!(cond)) {                                                           \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			_exit(1);                                                        \
+		}                                                                        \
+	} while (0)
+
+/* Whether a connection waits in @lfd's accept queue within @ms (taken and closed if so). */
+static bool pending_conn(int lfd, int ms, int *out)
 {
-	struct fixture *f = *state;
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(443),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	static const struct {
-		const char *sni;
-		int pass;
-	} t[] = { { "svc.test", 1 }, { "evil.test", 0 }, { NULL, 0 }, { "", 0 } };
-	pthread_t srv;
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+	int fd;
 
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int));
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 16) < 0) {
-		close(lfd);
-		skip(); /* port 443 needs root */
-	}
-	pthread_create(&srv, NULL, server, &lfd);
-	assert_int_equal(allow_list_add(&f->pol.allow, "svc.test"), 0);
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		unsigned char hello[512];
-		char buf[4096];
-		size_t n = t[i].sni && !*t[i].sni ? 10 : mkhello(hello, t[i].sni);
-		int fd = dial(f->proxy_port);
-		static const char req[] = "CONNECT svc.test:443 HTTP/1.1\r\n\r\n";
-
-		if (t[i].sni && !*t[i].sni)
-			memcpy(hello, "SSH-2.0-x\r\n", 10); /* not TLS at all */
-		assert_int_equal(write(fd, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
-		read_head(fd, buf, sizeof(buf));
-		assert_non_null(strstr(buf, " 200 "));
-		assert_int_equal(write(fd, hello, n), (ssize_t)n);
-		shutdown(fd, SHUT_WR);
-		if (t[i].pass) {
-			assert_int_equal(read_all(fd, buf, sizeof(buf)), n); /* echoed by the server */
-		} else {
-			ssize_t k = read(fd, buf, sizeof(buf));
-
-			assert_true(k <= 0); /* reset or closed, nothing relayed */
-		}
+	if (poll(&p, 1, ms) <= 0)
+		return false;
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (out)
+		*out = fd;
+	else
 		close(fd);
+	return true;
+}
+
+/* The SNI is checked against the CONNECT host BEFORE the gate dials: a ClientHello naming
+ * another host (or none, or not TLS) must leave the allowed server with zero connections (it
+ * used to be connected first, then closed empty); the control, the matching SNI, connects and
+ * is relayed. Runs in a user+net namespace of its own, where port 443 on its lo is ours. */
+static void test_sni_checked_before_dial(void **state)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(443),
+					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		struct ifreq ifr = { .ifr_name = "lo" };
+		static const struct {
+			const char *sni;
+			int pass;
+		} t[] = { { "evil.test", 0 }, { NULL, 0 }, { "", 0 }, { "svc.test", 1 }, { "other.svc.test", 0 } };
+		struct net_policy pol = { 0 };
+		struct gate *g;
+		uint16_t proxy_port;
+		int lfd, pfd, sk;
+
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+			_exit(77);
+		sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		CHECK(sk >= 0 && ioctl(sk, SIOCGIFFLAGS, &ifr) == 0);
+		ifr.ifr_flags |= IFF_UP;
+		CHECK(ioctl(sk, SIOCSIFFLAGS, &ifr) == 0);
+		close(sk);
+		lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(lfd, 16) == 0);
+		pfd = listen_on(SOCK_STREAM, &proxy_port);
+		CHECK(allow_list_add(&pol.allow, "svc.test") == 0);
+		CHECK(policy_add_pin(&pol, "svc.test=127.0.0.1") == 0);
+		struct gate_config c = { .proxy_fd = pfd, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
+					 .policy = &pol, .log_fd = -1, .head_timeout_ms = 2000 };
+		CHECK(gate_new(&c, &g) == 0 && gate_start(g) == 0);
+		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+			static const char req[] = "CONNECT svc.test:443 HTTP/1.1\r\n\r\n";
+			unsigned char hello[512];
+			char buf[4096];
+			size_t n = t[i].sni && !*t[i].sni ? 10 : mkhello(hello, t[i].sni);
+			int fd = dial(proxy_port), sfd = -1;
+
+			if (t[i].sni && !*t[i].sni)
+				memcpy(hello, "SSH-2.0-x\r\n", 10); /* not TLS at all */
+			CHECK(write(fd, req, sizeof(req) - 1) == (ssize_t)sizeof(req) - 1);
+			read_head(fd, buf, sizeof(buf));
+			CHECK(strstr(buf, " 200 ") != NULL);
+			/* nothing is dialled while the gate waits for the ClientHello */
+			CHECK(!pending_conn(lfd, 100, NULL));
+			CHECK(write(fd, hello, n) == (ssize_t)n);
+			if (t[i].pass) {
+				ssize_t k;
+
+				CHECK(pending_conn(lfd, 5000, &sfd));
+				k = read(sfd, buf, sizeof(buf));
+				CHECK(k == (ssize_t)n && memcmp(buf, hello, n) == 0); /* the ClientHello, relayed */
+				CHECK(write(sfd, "hello", 5) == 5);
+				close(sfd);
+				CHECK(read_all(fd, buf, sizeof(buf)) == 5 && memcmp(buf, "hello", 5) == 0);
+			} else {
+				CHECK(read(fd, buf, sizeof(buf)) <= 0); /* reset, nothing relayed */
+				if (pending_conn(lfd, 300, NULL)) {
+					fprintf(stderr, "case %zu: the server got a connection for SNI %s\n", i,
+						t[i].sni ? t[i].sni : "(none)");
+					_exit(1);
+				}
+			}
+			close(fd);
+		}
+		gate_free(g);
+		policy_free(&pol);
+		_exit(0);
 	}
-	shutdown(lfd, SHUT_RDWR);
-	close(lfd);
-	pthread_join(srv, NULL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77)
+		skip(); /* no user namespace here */
+	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 /* A gate made with gate_new() but not started: its wake fd turns readable at the first
@@ -481,7 +547,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slow_client_does_not_stall, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dns_stub, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_and_summary, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sni_on_443, setup, teardown),
+		cmocka_unit_test(test_sni_checked_before_dial),
 		cmocka_unit_test_setup_teardown(test_lazy_start_and_log, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -122,6 +123,76 @@ static void test_policy_rebinding(void **state)
 	policy_free(&p);
 }
 
+/* A catch-all IP entry (or one that merely contains a special range) covers the host's
+ * loopback, link-local, metadata and private addresses but does not name them: they stay shut,
+ * for IP literals and for resolved names. An entry inside the range opens it (the controls).
+ * Pure: no packet is sent to any of these addresses. */
+static void test_policy_catch_all(void **state)
+{
+	static const struct {
+		const char *entries[3];
+		const char *addr;
+		bool ok;
+	} t[] = {
+		{ { "0.0.0.0/0" }, "127.0.0.1", false },
+		{ { "0.0.0.0/0" }, "169.254.169.254", false },
+		{ { "0.0.0.0/0" }, "169.254.7.1", false },
+		{ { "0.0.0.0/0" }, "10.1.2.3", false },
+		{ { "0.0.0.0/0" }, "::ffff:127.0.0.1", false },
+		{ { "0.0.0.0/0" }, "93.184.216.34", true },
+		{ { "0.0.0.0/1", "128.0.0.0/1" }, "127.0.0.1", false },
+		{ { "0.0.0.0/1", "128.0.0.0/1" }, "169.254.169.254", false },
+		{ { "0.0.0.0/1", "128.0.0.0/1" }, "198.51.100.7", false },
+		{ { "0.0.0.0/1", "128.0.0.0/1" }, "93.184.216.34", true },
+		{ { "126.0.0.0/7" }, "127.0.0.1", false },
+		{ { "126.0.0.0/7" }, "126.1.2.3", true },
+		{ { "::/0" }, "::1", false },
+		{ { "::/0" }, "fe80::1", false },
+		{ { "::/0" }, "fd00:ec2::254", false },
+		{ { "::/0" }, "fd12::1", false },
+		{ { "::/0" }, "64:ff9b::7f00:1", false },
+		{ { "::/0" }, "2606:4700::1", true },
+		{ { "::/1", "8000::/1" }, "::1", false },
+		{ { "2001:db8::/31" }, "2001:db8::1", false },
+		/* entries that name the range: the controls */
+		{ { "0.0.0.0/0", "127.0.0.1" }, "127.0.0.1", true },
+		{ { "0.0.0.0/0", "127.0.0.0/8" }, "127.0.0.9", true },
+		{ { "169.254.169.254" }, "169.254.169.254", true },
+		{ { "169.254.0.0/16" }, "169.254.7.1", true },
+		{ { "169.254.0.0/16" }, "169.254.169.254", false }, /* metadata is its own range */
+		{ { "127.0.0.1" }, "::ffff:127.0.0.1", true },
+		{ { "::/0", "::1" }, "::1", true },
+		{ { "fe80::/10" }, "fe80::1", true },
+		{ { "2001:db8::/32" }, "2001:db8::1", true },
+		{ { "10.0.0.0/8" }, "10.1.2.3", true },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct net_policy p = { 0 };
+		struct policy_decision d;
+		struct net_addr a;
+		bool ok;
+
+		for (size_t k = 0; k < 3 && t[i].entries[k]; k++)
+			assert_int_equal(allow_list_add(&p.allow, t[i].entries[k]), 0);
+		assert_int_equal(allow_list_add(&p.allow, "svc.test"), 0);
+		/* the IP literal through the gate */
+		policy_check(&p, t[i].addr, 443, &d);
+		ok = d.step == POLICY_DIAL;
+		if (ok != t[i].ok)
+			fail_msg("case %zu: literal %s with %s: %s", i, t[i].addr, t[i].entries[0], d.reason);
+		/* a name that resolves there */
+		policy_check(&p, "svc.test", 443, &d);
+		assert_int_equal(d.step, POLICY_RESOLVE);
+		assert_int_equal(addr_parse(t[i].addr, &a), 0);
+		policy_filter_resolved(&p, &a, 1, &d);
+		ok = d.step == POLICY_DIAL;
+		if (ok != t[i].ok)
+			fail_msg("case %zu: svc.test resolving to %s with %s: %s", i, t[i].addr, t[i].entries[0], d.reason);
+		policy_free(&p);
+	}
+}
+
 /* A minimal TLS 1.2-style ClientHello carrying @sni (or none). */
 static size_t mkhello(unsigned char *b, const char *sni)
 {
@@ -180,6 +251,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policy_check),
 		cmocka_unit_test(test_policy_rebinding),
+		cmocka_unit_test(test_policy_catch_all),
 		cmocka_unit_test(test_sni),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,6 +112,18 @@ static void test_argv(void **state)
 				  "-t 127.0.0.1/8080:80 1234");
 	free(line);
 	strv_free(v);
+	{
+		/* a forward to a reserved port (the gate's listeners) is refused at the exec too;
+		 * control: the same spec with another reserved list builds (above) */
+		static const uint16_t reserved[] = { 3128, 80 };
+
+		s.reserved = reserved;
+		s.n_reserved = 2;
+		assert_int_equal(pasta_build_argv(&o, &s, &v), -EPERM);
+		s.n_reserved = 1;
+		assert_int_equal(pasta_build_argv(&o, &s, &v), 0);
+		strv_free(v);
+	}
 	o.no_map_gw = false; /* a pasta that cannot turn the gateway mapping off is refused */
 	assert_int_equal(pasta_build_argv(&o, &s, &v), -ENOTSUP);
 }

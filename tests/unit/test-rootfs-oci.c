@@ -234,6 +234,97 @@ static void test_auth_lookup(void **state)
 	assert_int_equal(registry_auth_lookup("nope", "x", &u, &p), -EINVAL);
 }
 
+static void test_credentials_scope(void **state)
+{
+	/* Where the basic credentials may go with a token request: the registry's own host (any
+	 * port) over https, or over http when the user said --tls-verify=false; another host only
+	 * over verified https; never a realm with userinfo or an unreadable host. */
+	static const struct {
+		const char *reg;
+		bool verify;
+		const char *realm;
+		bool ok;
+	} t[] = {
+		{ "registry-1.docker.io", true, "https://auth.docker.io/token", true }, /* Docker Hub */
+		{ "registry-1.docker.io", false, "https://auth.docker.io/token", false },
+		{ "ghcr.io", true, "https://ghcr.io/token", true },
+		{ "GHCR.io", true, "HTTPS://ghcr.IO:443/token?x", true },
+		{ "127.0.0.1:5000", true, "https://127.0.0.1:5001/token", true }, /* same host, other port */
+		{ "127.0.0.1:5000", false, "https://127.0.0.1:5001/token", true },
+		{ "127.0.0.1:5000", false, "http://127.0.0.1:5000/token", true },  /* the registry itself is http */
+		{ "127.0.0.1:5000", true, "http://127.0.0.1:5000/token", false },  /* verified TLS: no plain http */
+		{ "127.0.0.1:5000", false, "http://127.0.0.2:5000/token", false }, /* plain http, another host */
+		{ "127.0.0.1:5000", true, "http://127.0.0.2:5000/token", false },
+		{ "127.0.0.1:5000", true, "https://127.0.0.2:5000/token", true },
+		{ "127.0.0.1:5000", false, "https://127.0.0.2:5000/token", false }, /* unverified TLS elsewhere */
+		{ "reg.example", true, "https://reg.example@evil.example/token", false },
+		{ "reg.example", true, "https://evil.example\\@reg.example/", false },
+		{ "reg.example", true, "https://reg.example.evil.example/", true }, /* another host, https */
+		{ "reg.example", false, "https://reg.example.evil.example/", false },
+		{ "reg.example", false, "http://reg.example.evil.example/", false },
+		{ "reg.example", true, "https://reg.example./", true },              /* another name, https */
+		{ "reg.example", false, "http://reg.example./", false },             /* so not "the same host" */
+		{ "[::1]:5000", false, "http://[::1]:6000/t", true },
+		{ "[::1]:5000", false, "http://[::2]:5000/t", false },
+		{ "[::1]:5000", false, "http://[::1/t", false },
+		{ "reg.example", true, "ftp://reg.example/", false },
+		{ "reg.example", true, "https:///token", false },
+		{ "reg.example", true, "https://:443/token", false },
+		{ "reg.example", true, "https://re%67.example/", false },
+		{ "reg.example", true, NULL, false },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		const char *why = NULL;
+		bool ok = registry_may_send_credentials(t[i].reg, t[i].verify, t[i].realm, &why);
+		if (ok != t[i].ok)
+			fail_msg("case %zu (%s, verify=%d, %s): %s", i, t[i].reg, t[i].verify, t[i].realm ?: "NULL",
+				 ok ? "sent" : why);
+		if (!ok)
+			assert_non_null(why);
+	}
+}
+
+static void test_token_parse(void **state)
+{
+	static const struct {
+		const char *in;
+		int ret;
+		const char *token;
+	} t[] = {
+		{ "{\"token\":\"abc\"}", 0, "abc" },
+		{ "{\"access_token\":\"def\",\"expires_in\":300}", 0, "def" },
+		{ "{\"token\":\"\"}", -EINVAL, NULL },
+		{ "{\"token\":42}", -EINVAL, NULL },
+		{ "[\"token\"]", -EINVAL, NULL },
+		{ "\"token\"", -EINVAL, NULL },
+		{ "{\"tok", -EINVAL, NULL },
+		{ "", -EINVAL, NULL },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		char *tok = NULL;
+		int k = registry_token_parse(t[i].in, strlen(t[i].in), &tok);
+		if (k != t[i].ret)
+			fail_msg("case %zu ('%s'): %d", i, t[i].in, k);
+		if (t[i].token)
+			assert_string_equal(tok, t[i].token);
+		else
+			assert_null(tok);
+		free(tok);
+	}
+	/* the 64 KiB bound */
+	char *big = malloc(70000), *tok = NULL;
+	int n = snprintf(big, 70000, "{\"token\":\"");
+	memset(big + n, 'a', 65536);
+	memcpy(big + n + 65536, "\"}", 3);
+	assert_int_equal(registry_token_parse(big, strlen(big), &tok), -EINVAL);
+	big[n + 65535] = '"';
+	big[n + 65536] = '}';
+	big[n + 65537] = 0;
+	assert_int_equal(registry_token_parse(big, strlen(big), &tok), 0); /* control: 65535 bytes */
+	free(tok);
+	free(big);
+}
+
 static void test_pin_fresh(void **state)
 {
 	assert_true(store_pin_is_fresh(1000, 1000 + 86400 * 6, 7));
@@ -250,7 +341,8 @@ int main(void)
 		cmocka_unit_test(test_index_choose), cmocka_unit_test(test_host_platform),
 		cmocka_unit_test(test_config),      cmocka_unit_test(test_docker_archive),
 		cmocka_unit_test(test_challenge),   cmocka_unit_test(test_auth_lookup),
-		cmocka_unit_test(test_pin_fresh),
+		cmocka_unit_test(test_pin_fresh),   cmocka_unit_test(test_credentials_scope),
+		cmocka_unit_test(test_token_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

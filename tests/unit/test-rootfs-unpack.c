@@ -70,7 +70,7 @@ static void test_whiteout(void **state)
 
 struct ent {
 	const char *path;
-	char type;           /* f d l h c */
+	char type;           /* f d l h c, X: an empty file with @data (decimal) xattrs */
 	const char *data;    /* file content, link target */
 	int mode;
 };
@@ -91,6 +91,10 @@ static int make_layer(const char *file, const struct ent *e, size_t n, bool gzip
 			archive_entry_set_filetype(x, AE_IFREG);
 			archive_entry_set_size(x, (la_int64_t)strlen(e[i].data));
 			break;
+		case 'X':
+			archive_entry_set_filetype(x, AE_IFREG);
+			archive_entry_set_size(x, 0);
+			break;
 		case 'd':
 			archive_entry_set_filetype(x, AE_IFDIR);
 			break;
@@ -106,6 +110,11 @@ static int make_layer(const char *file, const struct ent *e, size_t n, bool gzip
 			archive_entry_set_filetype(x, AE_IFCHR);
 			archive_entry_set_rdev(x, makedev(1, 3));
 			break;
+		}
+		for (long k = 0; e[i].type == 'X' && k < strtol(e[i].data, NULL, 10); k++) {
+			char key[32];
+			snprintf(key, sizeof(key), "user.x%ld", k);
+			archive_entry_xattr_add_entry(x, key, "v", 1);
 		}
 		assert_int_equal(archive_write_header(a, x), ARCHIVE_OK);
 		if (e[i].type == 'f')
@@ -167,7 +176,7 @@ static int apply(struct env *e, const struct ent *ents, size_t n, bool gzip, con
 
 static bool exists_at(const char *dir, const char *p)
 {
-	char buf[256];
+	char buf[512];
 	struct stat st;
 	snprintf(buf, sizeof(buf), "%s/%s", dir, p);
 	return lstat(buf, &st) == 0;
@@ -243,7 +252,12 @@ static void test_unpack_caps(void **state)
 {
 	struct env *e = *state;
 	const struct ent big[] = { { "big", 'f', "0123456789abcdef", 0 } };
-	struct unpack_limits lim = { .max_entry_bytes = 10, .max_total_bytes = 1000, .max_entries = 100 };
+	struct unpack_limits lim;
+
+	unpack_limits_default(&lim);
+	lim.max_entry_bytes = 10;
+	lim.max_total_bytes = 1000;
+	lim.max_entries = 100;
 	assert_int_equal(apply(e, big, 1, false, &lim), -EPERM);
 	lim.max_entry_bytes = 100;
 	lim.max_total_bytes = 10;
@@ -284,6 +298,190 @@ static void test_unpack_whiteouts(void **state)
 	assert_false(exists_at(e->root, "b/.wh..wh..opq"));
 }
 
+/* ---- hostile layers against each bound (limits lowered so the layers stay small) ---- */
+
+/* @n entries named by @fmt with the index (and file content "x"); the caller frees. */
+static struct ent *gen_files(size_t n, const char *fmt)
+{
+	struct ent *v = calloc(n, sizeof(*v));
+	assert_non_null(v);
+	for (size_t i = 0; i < n; i++) {
+		char *p;
+		assert_true(asprintf(&p, fmt, i) > 0);
+		v[i] = (struct ent){ p, 'f', "x", 0644 };
+	}
+	return v;
+}
+
+static void free_ents(struct ent *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)v[i].path);
+	free(v);
+}
+
+static void limits_small(struct unpack_limits *lim)
+{
+	unpack_limits_default(lim);
+	lim->max_entries = 1000;
+	lim->max_hardlinks = 3;
+	lim->max_pathset_bytes = 64 << 10;
+	lim->max_path_bytes = 100;
+	lim->max_depth = 8;
+	/* libarchive's pax writer spells each xattr twice (LIBARCHIVE.xattr. and SCHILY.xattr.) and
+	 * its reader keeps both records: 2 xattrs are 4 records (measured) */
+	lim->max_xattrs = 4;
+}
+
+static void test_bound_entries(void **state)
+{
+	struct env *e = *state;
+	struct unpack_limits lim;
+	struct ent *v = gen_files(1001, "f%05zu");
+
+	limits_small(&lim);
+	assert_int_equal(apply(e, v, 1001, true, &lim), -EPERM); /* one over */
+	assert_false(exists_at(e->root, "f01000"));
+	assert_int_equal(apply(e, v, 1000, true, &lim), 0); /* control: exactly at the bound */
+	assert_true(exists_at(e->root, "f00999"));
+	free_ents(v, 1001);
+}
+
+static void test_bound_path_length(void **state)
+{
+	struct env *e = *state;
+	struct unpack_limits lim;
+	char longname[102], target[102];
+	const struct ent over[] = { { longname, 'f', "x", 0644 } };
+	const struct ent ok[] = { { longname, 'f', "x", 0644 } };
+	const struct ent sym[] = { { "s", 'l', target, 0777 } };
+	const struct ent hard[] = { { "t", 'f', "x", 0644 }, { "h", 'h', target, 0 } };
+
+	limits_small(&lim);
+	memset(longname, 'n', 101);
+	longname[101] = 0;
+	assert_int_equal(apply(e, over, 1, false, &lim), -EPERM);
+	longname[100] = 0;
+	assert_int_equal(apply(e, ok, 1, false, &lim), 0); /* control: 100 bytes */
+	/* link targets: the same bound */
+	memset(target, 't', 101);
+	target[101] = 0;
+	assert_int_equal(apply(e, sym, 1, false, &lim), -EPERM);
+	assert_int_equal(apply(e, hard, 2, false, &lim), -EPERM);
+	assert_false(exists_at(e->root, "s"));
+	target[1] = 0; /* "t" */
+	assert_int_equal(apply(e, sym, 1, false, &lim), 0);
+	assert_int_equal(apply(e, hard, 2, false, &lim), 0);
+	assert_true(exists_at(e->root, "h"));
+}
+
+static void test_bound_path_length_default(void **state)
+{
+	/* The default bound is PATH_MAX itself: a 5000-byte pax name is refused, 4095 bytes
+	 * (201-byte components, under NAME_MAX) unpack. */
+	struct env *e = *state;
+	char *name = malloc(5001);
+	const struct ent l[] = { { name, 'f', "x", 0644 } };
+
+	for (int i = 0; i < 5000; i++)
+		name[i] = (i % 202 == 201) ? '/' : 'a';
+	name[5000] = 0;
+	assert_int_equal(apply(e, l, 1, false, NULL), -EPERM);
+	name[4095] = 0;
+	if (name[4094] == '/')
+		name[4094] = 'a';
+	assert_int_equal(apply(e, l, 1, false, NULL), 0);
+	name[201] = 0;
+	assert_true(exists_at(e->root, name));
+	free(name);
+}
+
+static void test_bound_depth(void **state)
+{
+	struct env *e = *state;
+	struct unpack_limits lim;
+	const struct ent deep[] = { { "1/2/3/4/5/6/7/8/9", 'f', "x", 0644 } };
+	const struct ent ok[] = { { "1/2/3/4/5/6/7/8", 'f', "x", 0644 } };
+	/* a symlinked directory makes a short name lie deep: l/x is really level 8, l/x/y 9 */
+	const struct ent viasym[] = { { "d/2/3/4/5/6/7/", 'd', NULL, 0755 }, { "l", 'l', "d/2/3/4/5/6/7", 0777 },
+				      { "l/x/y", 'f', "x", 0644 } };
+	const struct ent viasym_ok[] = { { "l/x", 'f', "x", 0644 } };
+
+	limits_small(&lim);
+	assert_int_equal(apply(e, deep, 1, false, &lim), -EPERM);
+	assert_false(exists_at(e->root, "1/2/3/4/5/6/7/8/9"));
+	assert_int_equal(apply(e, ok, 1, false, &lim), 0);
+	assert_int_equal(apply(e, viasym, 3, false, &lim), -EPERM);
+	assert_false(exists_at(e->root, "d/2/3/4/5/6/7/x/y"));
+	assert_int_equal(apply(e, viasym_ok, 1, false, &lim), 0);
+	assert_true(exists_at(e->root, "d/2/3/4/5/6/7/x"));
+}
+
+static void test_bound_remove_depth(void **state)
+{
+	/* Trees are bounded when unpack makes them; removal has its own wall for anything else
+	 * (here a tree made directly on disk, 20 levels). */
+	struct env *e = *state;
+	struct unpack_limits lim;
+	const struct ent wh[] = { { ".wh.t", 'f', "", 0644 } };
+	char p[256];
+	size_t n = (size_t)snprintf(p, sizeof(p), "%s/t", e->root);
+
+	assert_int_equal(mkdir(p, 0755), 0);
+	for (int i = 0; i < 20; i++) {
+		n += (size_t)snprintf(p + n, sizeof(p) - n, "/d");
+		assert_int_equal(mkdir(p, 0755), 0);
+	}
+	limits_small(&lim);
+	assert_int_equal(apply(e, wh, 1, false, &lim), -EPERM);
+	assert_true(exists_at(e->root, "t/d"));
+	lim.max_depth = 32;
+	assert_int_equal(apply(e, wh, 1, false, &lim), 0); /* control */
+	assert_false(exists_at(e->root, "t"));
+}
+
+static void test_bound_hardlinks(void **state)
+{
+	struct env *e = *state;
+	struct unpack_limits lim;
+	const struct ent l[] = { { "t", 'f', "x", 0644 }, { "h1", 'h', "t", 0 }, { "h2", 'h', "t", 0 },
+				 { "h3", 'h', "t", 0 }, { "h4", 'h', "t", 0 } };
+
+	limits_small(&lim);
+	assert_int_equal(apply(e, l, 5, false, &lim), -EPERM);
+	assert_false(exists_at(e->root, "h4"));
+	assert_int_equal(apply(e, l, 4, false, &lim), 0); /* control: three */
+	assert_true(exists_at(e->root, "h3"));
+}
+
+static void test_bound_pathset(void **state)
+{
+	/* 64 KiB of path set: 500 names of 80 bytes fit (8 KiB of slots + 500 * 97 bytes), 1000
+	 * do not (16 KiB of slots + 97 KiB). */
+	struct env *e = *state;
+	struct unpack_limits lim;
+	struct ent *v = gen_files(1000, "%075zu.txt");
+
+	limits_small(&lim);
+	assert_int_equal(apply(e, v, 1000, true, &lim), -EPERM);
+	assert_int_equal(apply(e, v, 500, true, &lim), 0); /* control */
+	free_ents(v, 1000);
+}
+
+static void test_bound_xattrs(void **state)
+{
+	struct env *e = *state;
+	struct unpack_limits lim;
+	const struct ent over[] = { { "x3", 'X', "3", 0644 } };
+	const struct ent ok[] = { { "x2", 'X', "2", 0644 } };
+
+	limits_small(&lim);
+	assert_int_equal(apply(e, over, 1, false, &lim), -EPERM);
+	assert_false(exists_at(e->root, "x3"));
+	assert_int_equal(apply(e, ok, 1, false, &lim), 0);
+	assert_true(exists_at(e->root, "x2"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +491,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unpack_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unpack_caps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unpack_whiteouts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bound_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bound_path_length, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bound_path_length_default, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bound_depth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bound_remove_depth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bound_hardlinks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bound_pathset, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bound_xattrs, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,9 @@
 #   setuid     "bin/suid" with mode 04755
 #   lower      a/keep a/gone b/old b/sub/deep c.txt        (first layer of the whiteout pair)
 #   upper      a/.wh.gone b/.wh..wh..opq b/new              (second layer)
+#   deep       a file ARG (default 129) directory levels below the root: "d/d/.../f"
+#   deepsym    "l" -> a 100-level chain of dirs, then "l/" + 40 more levels through it
+#   manylinks  one file "t" and ARG hardlinks to it
 import io, sys, tarfile
 
 kind, out = sys.argv[1], sys.argv[2]
@@ -45,6 +48,14 @@ elif kind == "lower":
     d("a"); f("a/keep"); f("a/gone"); d("b"); f("b/old"); d("b/sub"); f("b/sub/deep"); f("c.txt")
 elif kind == "upper":
     d("a"); f("a/.wh.gone", b""); d("b"); f("b/.wh..wh..opq", b""); f("b/new")
+elif kind == "deep":
+    f("d/" * (int(arg or 129) - 1) + "f")
+elif kind == "deepsym":
+    d("x/" * 100); link("l", "x/" * 99 + "x", tarfile.SYMTYPE); f("l/" + "y/" * 39 + "f")
+elif kind == "manylinks":
+    f("t")
+    for n in range(int(arg)):
+        link("h%d" % n, "t", tarfile.LNKTYPE)
 else:
     sys.exit("unknown kind " + kind)
 t.close()

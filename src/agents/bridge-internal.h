@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* bridge-internal.h — the pure parts of the bridges, shared by bridge.c and the unit tests.
+ *
+ * Everything here computes data: rewrite a parsed host config (json-c tree; TOML is read into the
+ * same tree), merge it with the sandbox's copy, parse and format the TOML subset. Nothing reads
+ * the host or writes a file.
+ */
+#ifndef AISB_AGENTS_BRIDGE_INTERNAL_H
+#define AISB_AGENTS_BRIDGE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "cli/args.h"
+
+#define BRIDGE_FILE_MAX (1 << 20)   /* a host config file larger than this is refused */
+#define BRIDGE_DEPTH_MAX 32         /* nesting depth of JSON/TOML values */
+#define BRIDGE_HOST_INTERNAL "host.aisb.internal"
+#define BRIDGE_ENDPOINTS_MAX 16
+#define BRIDGE_FILES_MAX 4
+
+enum bridge_format { BRIDGE_JSON, BRIDGE_TOML, BRIDGE_FORMAT_MAX };
+
+struct bridge_endpoint {
+	char host[256];      /* after the rewrite: host.aisb.internal for a loopback endpoint */
+	uint16_t port;
+	bool loopback;       /* the host config named a loopback address */
+	char origin[160];    /* "~/.pi/agent/models.json provider 'mock'" */
+};
+
+struct bridge_file {
+	const char *rel;          /* path below the sandbox home, e.g. ".pi/agent/models.json" */
+	enum bridge_format fmt;
+	json_object *doc;         /* host-derived content, forced keys included (owned) */
+	json_object *force;       /* keys written on every run, over the merge (owned; may be NULL) */
+};
+
+/* What one harness's bridge computed. */
+struct bridge_result {
+	struct bridge_file files[BRIDGE_FILES_MAX];
+	size_t n_files;
+	struct bridge_endpoint ep[BRIDGE_ENDPOINTS_MAX];
+	size_t n_ep;
+	char **pass;              /* host variables to pass by name (their values are secrets) */
+	char **alias;             /* "INSIDE=HOST": host variable HOST passed as INSIDE (secret) */
+	char **set;               /* NAME=VALUE the sandbox gets (not secret: URLs, switches) */
+	char **notes;             /* one line each, announced on stderr; never a value */
+	bool need_token;          /* a literal or command key became a reference to the token variable */
+	char *token_origin;       /* which key needs it, for the refusal message */
+};
+
+/* What the rewrites need to know about the host and the flags. */
+struct bridge_ctx {
+	const char *host_home;    /* values below it are dropped */
+	const char *token_env;    /* pi: the ONE variable literal keys become; never NULL */
+	const char *thinking;     /* pi: level to force, or NULL for "host" */
+	const char *project_dst;  /* where the project appears inside (trust entries), or NULL */
+	env_getter get;           /* host environment: is a named variable set? */
+};
+
+void bridge_result_done(struct bridge_result *r);
+
+/* ---- pure helpers (bridge-rewrite.c) ----------------------------------------------------- */
+
+/* Parses JSON text, bounded in depth. NULL when it is not a JSON object. Does not log. */
+json_object *bridge_json_parse(const char *text, size_t len);
+
+/* Serializes @doc as pretty JSON with a trailing newline. Caller frees. Does not log. */
+char *bridge_json_format(json_object *doc);
+
+/**
+ * bridge_merge() - three-way merge of a bridged file, per key
+ * @base: what aisb derived from the host last time (NULL: never written)
+ * @cur: the sandbox's current copy (NULL: deleted or unparseable -> re-seed from @host)
+ * @host: what aisb derives from the host now
+ *
+ * A key the sandbox changed or added (it differs from @base) keeps the sandbox's value; an
+ * untouched key (equal to @base) follows @host; a key the sandbox deleted stays deleted unless
+ * the host changed it. Objects merge recursively; arrays and scalars are values.
+ * Return: a new object, or NULL on -ENOMEM. Does not log.
+ */
+json_object *bridge_merge(json_object *base, json_object *cur, json_object *host);
+
+/* Sets every key of @force in @dst (objects recursively). Return: 0 or -ENOMEM. Does not log. */
+int bridge_overlay(json_object *dst, json_object *force);
+
+/* Splits an http(s) URL into host and port (default by scheme) and reports whether the host is
+ * loopback (127.0.0.0/8, ::1, localhost). On success and @rewritten non-NULL, *@rewritten is
+ * the URL with a loopback host replaced by host.aisb.internal (or a copy). Does not log.
+ * Return: 0, -EINVAL for an unusable URL, -ENOMEM. */
+int bridge_url_endpoint(const char *url, char *host, size_t host_size, uint16_t *port, bool *loopback,
+			char **rewritten);
+
+/* Does @v point into @home (or start with "~/")? */
+bool bridge_value_in_home(const char *v, const char *home);
+
+/* The rewrites. @in is the parsed host file (NULL: absent); they add to @r (files, endpoints,
+ * variables, notes). Return: 0 or -ENOMEM (or -EINVAL with a note for unusable input). */
+int bridge_pi(json_object *models, json_object *settings, const struct bridge_ctx *c, struct bridge_result *r);
+int bridge_codex(json_object *config, const struct bridge_ctx *c, struct bridge_result *r);
+int bridge_claude(json_object *state, json_object *settings, const struct bridge_ctx *c, struct bridge_result *r);
+
+/* Is @level one of pi's thinking levels? */
+bool bridge_thinking_valid(const char *level);
+#define BRIDGE_THINKING_LEVELS "off minimal low medium high xhigh"
+
+/* ---- the TOML subset (bridge-toml.c) ----------------------------------------------------- */
+
+/**
+ * bridge_toml_parse() - read the TOML subset codex configs use into a json-c object
+ * @text: the file's content (NUL-terminated)
+ * @out: the document
+ * @err: on failure, "line N: what" (size @err_size); never quotes a value
+ *
+ * Supported: comments, `key = value` with bare, quoted and dotted keys, `[table]` and
+ * `[a."b.c"]` headers, `[[array of tables]]`, basic and literal strings (single- and
+ * multi-line), integers, floats, booleans, arrays (multi-line) and inline tables. Dates and
+ * times are refused. Bounded: depth BRIDGE_DEPTH_MAX. Does not log.
+ * Return: 0, -EINVAL (err set), -ENOMEM.
+ */
+int bridge_toml_parse(const char *text, json_object **out, char *err, size_t err_size);
+
+/* Writes @doc (an object whose values the parser can produce) as TOML. Caller frees. NULL on
+ * -ENOMEM. Does not log. */
+char *bridge_toml_format(json_object *doc);
+
+#endif

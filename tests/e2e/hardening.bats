@@ -1,0 +1,238 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/e2e/hardening.bats — issue 10's escapes through the kernel, attacked for real against the
+# real binary, in `aisb run` and in `aisb build` RUN steps: host sysctls written by a root caller
+# (the /proc covers), AF_VSOCK past the network namespace (the socket-family allowlist), the
+# seccomp table's additions, and the environment bound.
+#
+# Every refusal is paired with a control: the same probe on the host (where it works or fails
+# differently), or the allowed neighbour inside (/proc/self, AF_INET, PER_LINUX). No test
+# connects or binds a vsock socket: creating one is the whole probe (the host side of this VM's
+# vsock belongs to the workplace).
+# Inner commands are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016
+load lib/common
+bats_require_minimum_version 1.5.0
+
+PROBE="${AISB_E2E_DIR:-}/helpers/probe"
+
+setup() {
+	common_setup
+	SYSCTL=/proc/sys/kernel/printk_ratelimit
+	SYSCTL_BEFORE=$(cat "$SYSCTL")
+}
+
+teardown() {
+	# if an attack got through, put the host's value back (only root could have changed it)
+	if [ "$(cat "$SYSCTL")" != "$SYSCTL_BEFORE" ] && is_root; then
+		echo "$SYSCTL_BEFORE" >"$SYSCTL"
+	fi
+	common_teardown
+}
+
+have_probe() { [ -x "$PROBE" ]; }
+
+# with_probe: the static probe helper in the project, as ./probe
+with_probe() {
+	require_feature "tests/e2e/probe (built by make check)" have_probe
+	cp "$PROBE" "$PROJ/probe"
+}
+
+# probes ARGS...: "name: answer" for each probe spec (a quoted "what args..." string) on the host
+host_probes() {
+	local p
+	for p in "$@"; do
+		# shellcheck disable=SC2086
+		echo "$p: $("$PROJ/probe" $p | tr '\n' ' ' | sed 's/ $//')"
+	done
+}
+
+# the same inside a sandbox (extra aisb flags in SB_FLAGS)
+sb_probes() {
+	local specs
+	specs=$(printf '"%s" ' "$@")
+	# shellcheck disable=SC2086
+	sb ${SB_FLAGS:-} -- sh -c 'for p in '"$specs"'; do echo "$p: $(./probe $p | tr "\n" " " | sed "s/ \$//")"; done'
+}
+
+# ---- /proc -----------------------------------------------------------------------------------
+
+@test "hardening: /proc/sys, /proc/irq, /proc/bus, /proc/fs are read-only for every caller; the host's sysctl stays; /proc/self works" {
+	with_probe
+	local new=$((SYSCTL_BEFORE + 1))
+	# nothing under /proc/sys is writable (as root this listed every global sysctl before)
+	run --separate-stderr sb -- find /proc/sys -writable
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	# the attack of issue 10: a root caller wrote the host's kernel.printk_ratelimit
+	run sb -- sh -c "echo $new > $SYSCTL"
+	[ "$status" -ne 0 ]
+	[ "$(cat "$SYSCTL")" = "$SYSCTL_BEFORE" ]
+	if is_root; then
+		[[ "$output" == *"Read-only file system"* ]]
+	fi
+	# core_pattern ("|prog" runs as host root), IRQ affinity and PCI config space cannot even be
+	# opened for writing (the probe never writes; it closes what it opened)
+	local pci
+	pci=$(find /proc/bus/pci -type f -name '*.*' 2>/dev/null | head -1)
+	run sb_probes "openw /proc/sys/kernel/core_pattern" "openw /proc/irq/default_smp_affinity" \
+		${pci:+"openw $pci"}
+	[ "$status" -eq 0 ]
+	echo "$output"
+	if is_root; then
+		[[ "$output" == *"core_pattern: err30"* ]] # EROFS: the cover, not the mode
+		[[ "$output" == *"default_smp_affinity: err30"* ]]
+		[ -z "$pci" ] || [[ "$output" == *"$pci: err30"* ]]
+		# control: the same probe on the host opens them
+		run host_probes "openw /proc/sys/kernel/core_pattern" "openw /proc/irq/default_smp_affinity"
+		[[ "$output" == *"core_pattern: ok"*"default_smp_affinity: ok"* ]]
+	else
+		[[ "$output" != *": ok"* ]]
+	fi
+	# the covers exist for every caller, also where the mode refuses already
+	run sb -- sh -c 'for m in sys irq bus fs; do grep -E "^[^ ]+ /proc/$m proc ro," /proc/self/mounts >/dev/null && echo "$m ro"; done'
+	[ "${lines[*]}" = "sys ro irq ro bus ro fs ro" ]
+	# control: the sandbox's own processes are unaffected
+	run sb -- sh -c 'echo 500 > /proc/self/oom_score_adj && cat /proc/self/oom_score_adj; grep -c "^Pid:" /proc/self/status; cat /proc/sys/kernel/hostname; grep -q ^MemTotal: /proc/meminfo && echo meminfo'
+	[ "$status" -eq 0 ]
+	[ "${lines[*]}" = "500 1 aisb meminfo" ]
+}
+
+@test "hardening: the root-only /proc files are hidden for a root caller; /proc/keys is empty for everyone" {
+	local probe='for f in slabinfo kpageflags vmallocinfo keys; do if head -c 1 /proc/$f >/dev/null 2>&1; then echo "$f $(head -c 4096 /proc/$f | wc -c)"; else echo "$f refused"; fi; done'
+	run sb -- sh -c "$probe"
+	[ "$status" -eq 0 ]
+	if is_root; then
+		# before the covers a root caller's sandbox read all four (measured)
+		[ "${lines[*]}" = "slabinfo 0 kpageflags 0 vmallocinfo 0 keys 0" ]
+		# control: the host's root reads them
+		[ "$(head -c 4096 /proc/slabinfo | wc -c)" -gt 0 ]
+		[ "$(head -c 8 /proc/kpageflags | wc -c)" -eq 8 ]
+	else
+		[ "${lines[*]}" = "slabinfo refused kpageflags refused vmallocinfo refused keys 0" ]
+	fi
+}
+
+# ---- sockets ---------------------------------------------------------------------------------
+
+@test "hardening: socket families are an allowlist: AF_VSOCK, AF_PACKET, AF_KEY, AF_ALG get EAFNOSUPPORT; unix, inet, inet6 and ip, ss work" {
+	with_probe
+	# families: 40 AF_VSOCK, 17 AF_PACKET, 44 AF_XDP, 15 AF_KEY (PF_KEY_V2 2), 38 AF_ALG, 30 AF_TIPC
+	local refused=("socket 40 1 0" "socket 17 2 0" "socket 44 3 0" "socket 15 3 2" "socket 38 5 0" "socket 30 5 0"
+		"socketpair 40 1")
+	local allowed=("socket 1 1 0" "socket 2 1 0" "socket 2 2 0" "socket 10 1 0" "socket 10 2 0" "socketpair 1 1"
+		"socket 16 3 0" "socket 16 3 4")
+	run sb_probes "${refused[@]}" "${allowed[@]}" "socket 16 3 9"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	local p
+	for p in "${refused[@]}"; do
+		[[ "$output" == *"$p: err97"* ]]
+	done
+	for p in "${allowed[@]}"; do
+		[[ "$output" == *"$p: ok"* ]]
+	done
+	# netlink audit (9) is EPROTONOSUPPORT: useradd and friends then go on without audit
+	[[ "$output" == *"socket 16 3 9: err93"* ]]
+	# control: this kernel has vsock, packet, xdp and audit (not key, alg or tipc: EAFNOSUPPORT on
+	# the host too, so for those the unit test of the table is the proof). On the host vsock and
+	# audit sockets are created by anyone; packet and xdp need CAP_NET_RAW, so an unprivileged
+	# user gets EPERM there, which is not the filter's EAFNOSUPPORT.
+	run host_probes "socket 40 1 0" "socket 16 3 9" "socket 17 2 0" "socket 44 3 0"
+	echo "$output"
+	[[ "$output" == *"socket 40 1 0: ok"*"socket 16 3 9: ok"* ]]
+	if is_root; then
+		[[ "$output" == *"socket 17 2 0: ok"*"socket 44 3 0: ok"* ]]
+	else
+		[[ "$output" == *"socket 17 2 0: err1"*"socket 44 3 0: err1"* ]]
+	fi
+	# the tools an agent uses still work: ip (rtnetlink), ss (sock_diag), a loopback TCP server
+	run sb -- sh -c 'ip -br addr show lo; ss -ltn >/dev/null && echo ss-ok'
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == lo*127.0.0.1/8* ]]
+	[ "${lines[1]}" = ss-ok ]
+}
+
+@test "hardening: python3's socket(AF_VSOCK) fails inside with EAFNOSUPPORT, AF_INET works; the host creates both" {
+	require_feature "python3" test -x /usr/bin/python3
+	local py='import socket
+for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6", socket.AF_INET6)):
+    try:
+        socket.socket(fam, socket.SOCK_STREAM).close(); print(name, "ok")
+    except OSError as e:
+        print(name, "err%d" % e.errno)'
+	run sb -- python3 -c "$py"
+	[ "$status" -eq 0 ]
+	[ "${lines[*]}" = "vsock err97 inet ok inet6 ok" ]
+	run /usr/bin/python3 -c "$py"
+	[ "${lines[*]}" = "vsock ok inet ok inet6 ok" ]
+}
+
+# ---- seccomp ---------------------------------------------------------------------------------
+
+@test "hardening: personality query and PER_LINUX pass, others are EPERM; kcmp, pidfd_getfd, process_madvise need --allow-ptrace" {
+	with_probe
+	local specs=("personality 0xffffffff" "personality 0" "personality 0x0400000" "personality 0x0008"
+		"kcmp" "pidfd_getfd" "process_madvise")
+	run sb_probes "${specs[@]}"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	[[ "$output" == *"personality 0xffffffff: ok"*"personality 0: ok"* ]]
+	[[ "$output" == *"personality 0x0400000: err1"*"personality 0x0008: err1"* ]]
+	[[ "$output" == *"kcmp: err1"*"pidfd_getfd: err1"*"process_madvise: err1"* ]]
+	# control: with --allow-ptrace they work on the probe itself, as on the host
+	SB_FLAGS=--allow-ptrace run sb_probes "${specs[@]}"
+	[[ "$output" == *"kcmp: ok"*"pidfd_getfd: ok"*"process_madvise: ok"* ]]
+	[[ "$output" == *"personality 0x0400000: err1"* ]]
+	run host_probes "${specs[@]}"
+	[[ "$output" == *"personality 0x0400000: ok"*"kcmp: ok"*"pidfd_getfd: ok"*"process_madvise: ok"* ]]
+}
+
+# ---- environment -----------------------------------------------------------------------------
+
+@test "hardening: more than 255 environment entries are refused (78) naming the count and the limit; 200 pass" {
+	local args=() i
+	for i in $(seq 300); do args+=(--env "V$i=x$i"); done
+	run sb --no-cwd "${args[@]}" -- true
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"environment variables, more than the limit of 255"* ]]
+	[[ "$output" =~ get\ 30[0-9]\ environment ]]
+	[ ! -e "$XDG_STATE_HOME/aisb/sessions" ] || [ -z "$(ls -A "$XDG_STATE_HOME/aisb/sessions")" ]
+	# control: 200 all arrive, none cut off
+	args=()
+	for i in $(seq 200); do args+=(--env "V$i=x$i"); done
+	run sb --no-cwd "${args[@]}" -- sh -c 'echo "$V1 $V200"; env | grep -c "^V[0-9]*="'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "x1 x200" ]
+	[ "${lines[1]}" = 200 ]
+}
+
+# ---- aisb build RUN steps --------------------------------------------------------------------
+
+@test "hardening: build RUN steps get the same /proc covers, socket allowlist and seccomp table" {
+	with_probe
+	"$AISB_E2E_DIR/lib/images/mk-busybox-oci.sh" "$WORK/bb" v1 >/dev/null
+	local new=$((SYSCTL_BEFORE + 1))
+	cat >Containerfile <<-EOF
+	FROM oci:$WORK/bb:v1
+	COPY probe /probe
+	RUN echo $new > $SYSCTL 2>/dev/null && echo sysctl-written || echo sysctl-refused; for p in "openw /proc/sys/kernel/core_pattern" "socket 40 1 0" "socket 17 2 0" "socket 2 1 0" "socket 10 2 0" "personality 0xffffffff" "personality 0x0400000" "kcmp"; do echo "\$p: \$(/probe \$p)"; done; echo 300 > /proc/self/oom_score_adj && echo "oom \$(cat /proc/self/oom_score_adj)"; echo "userns \$(cat /proc/sys/user/max_user_namespaces)"; echo "keys \$(wc -c < /proc/keys)"
+	EOF
+	run "$AISB" build -f Containerfile -t hardening-run .
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$SYSCTL")" = "$SYSCTL_BEFORE" ]
+	[[ "$output" == *"sysctl-refused"* ]]
+	if is_root; then
+		[[ "$output" == *"core_pattern: err30"* ]]
+	else
+		[[ "$output" == *"core_pattern: err13"* ]]
+	fi
+	[[ "$output" == *"socket 40 1 0: err97"*"socket 17 2 0: err97"* ]]
+	[[ "$output" == *"socket 2 1 0: ok"*"socket 10 2 0: ok"* ]]
+	[[ "$output" == *"personality 0xffffffff: ok"*"personality 0x0400000: err1"*"kcmp: err1"* ]]
+	# controls: the step's own /proc works; nested user namespaces are off there too
+	[[ "$output" == *"oom 300"* ]]
+	[[ "$output" == *"userns 0"* ]]
+	[[ "$output" == *"keys 0"* ]]
+}

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* probe.c — test helper: one system call, its answer on stdout ("ok" or "errN").
+ *
+ * probe socket FAMILY TYPE PROTOCOL     socket(2), closed again at once (never bound or connected)
+ * probe socketpair FAMILY TYPE          socketpair(2)
+ * probe personality VALUE               personality(2) (hex or decimal)
+ * probe openw PATH                      open(2) O_WRONLY, closed again without writing
+ * probe kcmp | pidfd_getfd | process_madvise   on the probe itself (allowed: "ok")
+ * probe memwrite                        a child's variable written through /proc/CHILD/mem
+ *
+ * Linked statically (tests/e2e/Makefile.inc), so that it also runs in a busybox image's
+ * `aisb build` RUN step. Exit status 0 unless the usage is wrong: the answer is the output.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int answer(long r)
+{
+	if (r < 0)
+		printf("err%d\n", errno);
+	else
+		printf("ok\n");
+	return 0;
+}
+
+static long num(const char *s)
+{
+	return strtol(s, NULL, 0);
+}
+
+/* The parent writes "new" over the child's "old" through /proc/CHILD/mem while the child waits
+ * on a pipe; the child reports what it sees. */
+static int memwrite(void)
+{
+	static char word[8] = "old";
+	int go[2], back[2];
+	char seen[8] = "";
+	pid_t pid;
+	long r;
+	int fd;
+
+	if (pipe(go) < 0 || pipe(back) < 0)
+		return 2;
+	pid = fork();
+	if (pid < 0)
+		return 2;
+	if (pid == 0) {
+		char c;
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		if (write(back[1], word, sizeof(word)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	{
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+	}
+	r = fd < 0 ? -1 : pwrite(fd, "new", 4, (off_t)(unsigned long)word);
+	answer(r);
+	if (fd >= 0)
+		close(fd);
+	if (write(go[1], "x", 1) < 0)
+		return 2;
+	if (read(back[0], seen, sizeof(seen)) > 0)
+		printf("child sees %s\n", seen);
+	waitpid(pid, NULL, 0);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "";
+
+	if (strcmp(what, "socket") == 0 && argc == 5) {
+		long fd = syscall(SYS_socket, num(argv[2]), num(argv[3]), num(argv[4]));
+		answer(fd);
+		if (fd >= 0)
+			close((int)fd);
+		return 0;
+	}
+	if (strcmp(what, "socketpair") == 0 && argc == 4) {
+		int sv[2];
+		long r = syscall(SYS_socketpair, num(argv[2]), num(argv[3]), 0, sv);
+		answer(r);
+		if (r == 0) {
+			close(sv[0]);
+			close(sv[1]);
+		}
+		return 0;
+	}
+	if (strcmp(what, "personality") == 0 && argc == 3)
+		return answer(syscall(SYS_personality, (unsigned long)strtoul(argv[2], NULL, 0)));
+	if (strcmp(what, "openw") == 0 && argc == 3) {
+		int fd = open(argv[2], O_WRONLY | O_CLOEXEC);
+		answer(fd);
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	if (strcmp(what, "kcmp") == 0)
+		return answer(syscall(SYS_kcmp, getpid(), getpid(), KCMP_VM, 0, 0));
+	if (strcmp(what, "pidfd_getfd") == 0) {
+		int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		long fd = pfd < 0 ? -1 : syscall(SYS_pidfd_getfd, pfd, 1, 0);
+		answer(fd);
+		return 0;
+	}
+	if (strcmp(what, "process_madvise") == 0) {
+		int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		long page = sysconf(_SC_PAGESIZE);
+		void *m = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct iovec iov = { .iov_base = m, .iov_len = (size_t)page };
+		return answer(pfd < 0 || m == MAP_FAILED ? -1 : syscall(SYS_process_madvise, pfd, &iov, 1, MADV_COLD, 0));
+	}
+	if (strcmp(what, "memwrite") == 0)
+		return memwrite();
+	fprintf(stderr, "usage: probe socket|socketpair|personality|openw|kcmp|pidfd_getfd|process_madvise|memwrite ...\n");
+	return 2;
+}

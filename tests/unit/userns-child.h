@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* userns-child.h — for unit tests that run a probe in a child inside a one-id user namespace
+ * (uid and gid 0 inside = the test's own): the exit code of the child carries the result. */
+#ifndef AISB_TESTS_USERNS_CHILD_H
+#define AISB_TESTS_USERNS_CHILD_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+enum { CHILD_OK = 0, CHILD_NO_USERNS = 10, CHILD_FAIL = 20 };
+
+static inline int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int r;
+	if (fd < 0)
+		return -errno;
+	r = write_full(fd, s, strlen(s));
+	close(fd);
+	return r;
+}
+
+/* What `unshare -Ur` does: a new user namespace where 0 maps to @uid and @gid. */
+static inline int enter_userns(uid_t uid, gid_t gid)
+{
+	char map[64];
+
+	if (unshare(CLONE_NEWUSER) < 0)
+		return -errno;
+	if (write_str("/proc/self/setgroups", "deny") < 0)
+		return -errno;
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+	if (write_str("/proc/self/uid_map", map) < 0)
+		return -errno;
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+	if (write_str("/proc/self/gid_map", map) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Runs @fn(@arg, uid, gid) in a forked child (uid/gid: the test's, read before the fork) and
+ * returns its exit code; -1 if it did not exit normally. */
+static inline int run_in_child(int (*fn)(const void *arg, uid_t uid, gid_t gid), const void *arg)
+{
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		_exit(fn(arg, uid, gid));
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+#endif
