@@ -585,9 +585,10 @@ void doctor_check_pasta(const struct doctor_env *e, struct doctor_result *r)
 		}
 	}
 	snprintf(msg, sizeof(msg), "%s (version: %s) has every option aisb uses; detected: --runas %s, "
-		 "--ipv4-only %s, --map-host-loopback %s (without it the gateway maps to the host's "
-		 "loopback unless --no-map-gw, which aisb always passes)", exe, ver[0] ? ver : "?",
-		 o.runas ? "yes" : "no", o.ipv4_only ? "yes" : "no", o.map_host_loopback ? "yes" : "no");
+		 "--ipv4-only %s, --dns-forward %s (--net full's name resolution), --map-host-loopback %s "
+		 "(without it the gateway maps to the host's loopback unless --no-map-gw, which aisb always "
+		 "passes)", exe, ver[0] ? ver : "?", o.runas ? "yes" : "no", o.ipv4_only ? "yes" : "no",
+		 o.dns_forward ? "yes" : "no", o.map_host_loopback ? "yes" : "no");
 	set(r, DOCTOR_OK, "pasta", msg, NULL);
 }
 

@@ -128,6 +128,8 @@ static const struct special {
 	{ AF_INET6, { 0x01 }, 64, ADDR_RESERVED },       /* 100::/64 discard-only */
 };
 
+_Static_assert(sizeof(specials) / sizeof(specials[0]) <= ADDR_SPECIALS_MAX, "specials[] outgrew ADDR_SPECIALS_MAX");
+
 /* IPv4-mapped (::ffff:0:0/96) and NAT64 (64:ff9b::/96) addresses carry an IPv4 address. */
 static bool embeds_v4(const struct net_addr *a)
 {

@@ -34,6 +34,9 @@ enum addr_class {
 	ADDR_CLASS_MAX
 };
 
+/* An upper bound on the special ranges of addr_special_next() (checked at compile time). */
+#define ADDR_SPECIALS_MAX 64
+
 /* Longest text form incl. NUL (INET6_ADDRSTRLEN). */
 #define ADDR_STRLEN 46
 

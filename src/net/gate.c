@@ -945,7 +945,7 @@ static void on_sni(struct conn *c)
 
 	r = sni_parse((const unsigned char *)c->in, c->in_len, name, sizeof(name));
 	if (r == 0 && rr < 0) {
-		log_conn(c, false, "client closed before sending a TLS ClientHello");
+		log_conn(c, true, "client closed before sending a TLS ClientHello");
 		return conn_free(c);
 	}
 	if (r == 0 && c->in_len < SNI_RECORD_MAX)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* nft.c — ruleset builder, text rendering, libnftnl batch, apply and verify */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_conntrack_common.h>
@@ -143,7 +144,7 @@ static int by_plen_desc(const void *a, const void *b)
 static int add_addr_entries(struct nft_ruleset *rs, const struct allow_list *l)
 {
 	_cleanup_free_ const struct allow_entry **v = calloc(l->n ? l->n : 1, sizeof(*v));
-	bool rejected[2][64] = { { false } };
+	bool rejected[2][ADDR_SPECIALS_MAX] = { { false } };
 	size_t n = 0;
 	int r;
 
@@ -163,7 +164,8 @@ static int add_addr_entries(struct nft_ruleset *rs, const struct allow_list *l)
 		while (addr_special_next(e->addr.family, &cur, &net, &plen)) {
 			size_t idx = cur - 1;
 
-			if (plen <= e->plen || !addr_in_prefix(&net, &e->addr, e->plen) || idx >= 64 || rejected[six][idx])
+			assert(idx < ADDR_SPECIALS_MAX);
+			if (plen <= e->plen || !addr_in_prefix(&net, &e->addr, e->plen) || rejected[six][idx])
 				continue;
 			rejected[six][idx] = true;
 			if ((r = add_reject_pair(rs, &net, plen)) < 0)

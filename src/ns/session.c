@@ -69,7 +69,7 @@ static int write_etc(int dirfd, const struct aisb_plan *p)
 	 * full mode at the address pasta forwards to the host's own resolver (issue 12). */
 	n = snprintf(buf, sizeof(buf), p->net == NET_NONE ? "# aisb: --net none, no resolver\n"
 				       : p->net == NET_FULL ? "# aisb: --net full, the host's resolver through pasta\n"
-							      "nameserver " PASTA_DNS_FORWARD "\n"
+							      "nameserver " PASTA_DNS_FORWARD "\noptions edns0\n"
 							    : "nameserver 127.0.0.53\noptions edns0\n");
 	return write_file_at(dirfd, "etc/resolv.conf", buf, (size_t)n, 0644);
 }
