@@ -488,10 +488,10 @@ static int gate_resolver(bool have_dev, const char *text, size_t len, char ***en
 /* PID 1 of the step's pid namespace: build the root, then exec the RUN command.
  * Should: see only the overlay, a /proc of its own pid namespace with the covers of `aisb run`
  * (ns/procfs.h) and a small /dev; run as inside root with the one seccomp table (fakeroot rules
- * on for a root step). Mustn't: keep a path to the host
- * (the old root is detached), reach any network but through the gate (its own netns: loopback,
- * and with an allowlist the gate's listeners and the verified nft ruleset), gain privileges
- * (no_new_privs), or create user namespaces (deny list). */
+ * on for a root step). Mustn't: keep a path to the host (the old root is detached), reach any
+ * network but through the gate (its own netns: loopback, and with an allowlist the gate's
+ * listeners and the verified nft ruleset), gain privileges (no_new_privs), or create user
+ * namespaces (deny list, user.max_user_namespaces=0). */
 static int run_pid1(const struct run_args *a)
 {
 	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };

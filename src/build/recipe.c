@@ -45,11 +45,14 @@ static const char head[] =
 	"RUN set -eu; \\\n"
 	"    apt-get update; \\\n"
 	"    apt-get install -y --no-install-recommends \\\n"
-	"        ca-certificates git curl jq build-essential python3 xz-utils";
+	"        ca-certificates git curl jq build-essential python3 xz-utils fd-find ripgrep";
 
 static const char tail[] =
 	"; \\\n"
-	"    rm -rf /var/lib/apt/lists/*\n"
+	"    rm -rf /var/lib/apt/lists/*; \\\n"
+	/* pi fetches fd and rg from GitHub on every start when they are missing (pi 0.73
+	 * tools-manager.js); Debian/Ubuntu name fd 'fdfind', which pi also finds, 'fd' is for people */
+	"    ln -sf /usr/bin/fdfind /usr/local/bin/fd\n"
 	"# Node.js from the official tarball, checked against the release's SHASUMS256.txt\n"
 	"RUN set -eu; \\\n"
 	"    case \"$(dpkg --print-architecture)\" in \\\n"

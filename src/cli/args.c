@@ -47,6 +47,9 @@ enum opt_id {
 	OPT_MEMORY,
 	OPT_PIDS,
 	OPT_CPUS,
+	OPT_HOME,
+	OPT_HARNESS_FROM,
+	OPT_QUIET,
 	OPT_PI_TOKEN_ENV,     /* the harness config bridges (agents/bridge.h) */
 	OPT_NO_PI_TOKEN_ENV,
 	OPT_THINKING,
@@ -62,6 +65,7 @@ enum opt_id {
 	OPT_HELP,
 	OPT_VERSION,
 	OPT_VERBOSE,
+	OPT_HARNESS_ARGS,
 	OPT_ID_MAX,
 };
 
@@ -93,6 +97,8 @@ static const struct opt_def opts[] = {
 	{ "writable-git", "writable_git", OPT_BOOL, OPT_WRITABLE_GIT, NULL, "let the sandbox write .git/hooks and .git/config" },
 	{ "mount", "mount", OPT_LIST, OPT_MOUNT, "SRC[:DST][:ro|:rw]", "bind a host path (read-only unless :rw)" },
 	{ "ephemeral-home", "ephemeral_home", OPT_BOOL, OPT_EPHEMERAL_HOME, NULL, "home is a tmpfs, not persistent" },
+	{ "home", "home", OPT_VALUE, OPT_HOME, "NAME", "persistent home: default, project or a NAME (aisb home)" },
+	{ "harness-from", "harness_from", OPT_LIST, OPT_HARNESS_FROM, "DIR", "a harness's install dir, read-only, DIR/bin first on PATH" },
 	{ "no-agents", "no_agents", OPT_BOOL, OPT_NO_AGENTS, NULL, "do not mount ~/.agents" },
 	{ "agents-dir", "agents_dir", OPT_VALUE, OPT_AGENTS_DIR, "DIR", "mount DIR read-only as ~/.agents" },
 	{ "env", "env", OPT_LIST, OPT_ENV, "NAME[=VALUE]", "pass a variable (NAME takes the host value)" },
@@ -109,6 +115,7 @@ static const struct opt_def opts[] = {
 	{ "no-claude-config", "no_claude_config", OPT_BOOL, OPT_NO_CLAUDE_CONFIG, NULL, "do not bridge ~/.claude.json and ~/.claude/settings.json" },
 	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside" },
 	{ "keep", "keep", OPT_BOOL, OPT_KEEP, NULL, "keep the session directory after exit" },
+	{ "quiet", "quiet", OPT_BOOL, OPT_QUIET, NULL, "no informational notices; warnings stay" },
 	{ "tty-passthrough", "tty_passthrough", OPT_BOOL, OPT_TTY_PASSTHROUGH, NULL,
 	  "escape hatch: relay every terminal control sequence (clipboard, title, links...) unfiltered" },
 	{ "shell", NULL, OPT_BOOL, OPT_SHELL, NULL, "run an interactive shell instead of the harness" },
@@ -118,7 +125,8 @@ static const struct opt_def opts[] = {
 	{ "print-ruleset", NULL, OPT_BOOL, OPT_PRINT_RULESET, NULL, "print the nft ruleset; start nothing" },
 	{ "verbose", NULL, OPT_BOOL, OPT_VERBOSE, NULL, "more diagnostics" },
 	{ "help", NULL, OPT_BOOL, OPT_HELP, NULL, "this help" },
-	{ "version", NULL, OPT_BOOL, OPT_VERSION, NULL, "print the version" },
+	{ "version", NULL, OPT_BOOL, OPT_VERSION, NULL, "print aisb's version, then the harness's" },
+	{ "harness-args", NULL, OPT_BOOL, OPT_HARNESS_ARGS, NULL, "the rest goes to the harness, even --help" },
 };
 
 const char *net_mode_to_string(enum net_mode m)
@@ -168,6 +176,7 @@ static bool *bool_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_NO_AGENTS: return &s->no_agents;
 	case OPT_ALLOW_PTRACE: return &s->allow_ptrace;
 	case OPT_KEEP: return &s->keep;
+	case OPT_QUIET: return &s->quiet;
 	case OPT_TTY_PASSTHROUGH: return &s->tty_passthrough;
 	case OPT_EPHEMERAL: return &s->ephemeral;
 	case OPT_ACCEPT_UNENFORCED_LIMITS: return &s->accept_unenforced_limits;
@@ -198,6 +207,7 @@ static char **str_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_MEMORY: return &s->memory;
 	case OPT_PIDS: return &s->pids;
 	case OPT_CPUS: return &s->cpus;
+	case OPT_HOME: return &s->home;
 	case OPT_PI_TOKEN_ENV: return &s->pi_token_env;
 	case OPT_THINKING: return &s->thinking;
 	default: return NULL;
@@ -215,6 +225,7 @@ static char ***list_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_ADD_HOST: return &s->add_hosts;
 	case OPT_PUBLISH: return &s->publish;
 	case OPT_ALLOW_HOST_PORT: return &s->allow_host_ports;
+	case OPT_HARNESS_FROM: return &s->harness_from;
 	default: return NULL;
 	}
 }
@@ -245,6 +256,9 @@ static int apply(struct aisb_settings *s, const struct opt_def *o, const char *v
 		}
 		if (o->id == OPT_HARNESS && !(streq(v, "pi") || streq(v, "codex") || streq(v, "claude") || streq(v, "shell")))
 			return log_error("%s: unknown harness '%s' (use pi, codex, claude or shell)", what, v);
+		if (o->id == OPT_HOME && !args_home_name_valid(v))
+			return log_error("%s: invalid home name '%s' (default, project, or letters, digits, '.', '_', '-'; "
+					 "at most 64, not starting with '.')", what, v);
 		if (o->id == OPT_ROOTFS && !streq(v, "host"))
 			return log_error("%s: unknown rootfs '%s' (use host, or --image REF)", what, v);
 		if (!*v)
@@ -257,6 +271,18 @@ static int apply(struct aisb_settings *s, const struct opt_def *o, const char *v
 	default:
 		return -EINVAL;
 	}
+}
+
+bool args_home_name_valid(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n > 64 || name[0] == '.' || name[0] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)name[i]) || name[i] == '.' || name[i] == '_' || name[i] == '-'))
+			return false;
+	return true;
 }
 
 int args_defaults(struct aisb_settings *s)
@@ -299,7 +325,20 @@ static char *strip(char *s)
 	return s;
 }
 
-int args_apply_config(struct aisb_settings *s, const char *text, const char *origin)
+/* Keys a project's .aisb/config may set: egress entries, passed variables, the harness and the
+ * limits. Nothing that widens mounts, exposes host files (allow_file, env_file, agents_dir),
+ * reaches host services (allow_host_port, add_host), or weakens enforcement (net, ptrace, git). */
+static const char *const project_keys[] = { "allow", "env", "harness", "memory", "pids", "cpus" };
+
+static bool is_project_key(const char *key)
+{
+	for (size_t i = 0; i < ELEMENTSOF(project_keys); i++)
+		if (streq(project_keys[i], key))
+			return true;
+	return false;
+}
+
+static int apply_config_text(struct aisb_settings *s, const char *text, const char *origin, bool project)
 {
 	_cleanup_free_ char *copy = strdup(text);
 	char *line, *save = NULL;
@@ -333,11 +372,25 @@ int args_apply_config(struct aisb_settings *s, const char *text, const char *ori
 		o = find_key(key);
 		if (!o)
 			return log_error("%s: unknown key '%s'", what, key);
-		r = apply(s, o, val, SRC_CONFIG, what);
+		if (project && !is_project_key(key))
+			return log_error("%s: key '%s' is not allowed in a project policy (only allow, env, harness, "
+					 "memory, pids, cpus): a repository cannot widen mounts or weaken enforcement; "
+					 "put it in your own config or on the command line", what, key);
+		r = apply(s, o, val, project ? SRC_PROJECT : SRC_CONFIG, what);
 		if (r < 0)
 			return r;
 	}
 	return 0;
+}
+
+int args_apply_config(struct aisb_settings *s, const char *text, const char *origin)
+{
+	return apply_config_text(s, text, origin, false);
+}
+
+int args_apply_project(struct aisb_settings *s, const char *text, const char *origin)
+{
+	return apply_config_text(s, text, origin, true);
 }
 
 int args_apply_env(struct aisb_settings *s, env_getter get)
@@ -409,6 +462,12 @@ int args_parse_flags(struct aisb_settings *s, int argc, char **argv)
 				return log_error("unknown flag '%s' (--strict-args is set; use '--' before the command)", a), -E2BIG;
 			break;
 		}
+		if (o->id == OPT_HARNESS_ARGS) {
+			/* The shared-flags rule (docs/agents.md): everything after it is the harness's,
+			 * --help, --version and codex's --image included. */
+			i++;
+			break;
+		}
 		snprintf(what, sizeof(what), "--%s", o->flag);
 		if (o->kind == OPT_BOOL) {
 			if (eq)
@@ -430,6 +489,12 @@ int args_parse_flags(struct aisb_settings *s, int argc, char **argv)
 
 int args_load(struct aisb_settings *s, int argc, char **argv, const char *config_path, env_getter get)
 {
+	return args_load_project(s, argc, argv, config_path, NULL, NULL, get);
+}
+
+int args_load_project(struct aisb_settings *s, int argc, char **argv, const char *config_path,
+		      const char *project_text, const char *project_origin, env_getter get)
+{
 	int r = args_defaults(s);
 	if (r < 0)
 		return AISB_EXIT_FAILED;
@@ -443,6 +508,10 @@ int args_load(struct aisb_settings *s, int argc, char **argv, const char *config
 		else if (args_apply_config(s, text, config_path) < 0)
 			return AISB_EXIT_POLICY;
 	}
+	size_t proj_from = strv_length(s->allows), proj_to;
+	if (project_text && args_apply_project(s, project_text, project_origin) < 0)
+		return AISB_EXIT_POLICY;
+	proj_to = strv_length(s->allows);
 	if (args_apply_env(s, get) < 0)
 		return AISB_EXIT_POLICY;
 	r = args_parse_flags(s, argc, argv);
@@ -450,6 +519,14 @@ int args_load(struct aisb_settings *s, int argc, char **argv, const char *config
 		return AISB_EXIT_USAGE;
 	if (r < 0)
 		return AISB_EXIT_POLICY;
+	/* `--net none` (or AISB_NET=none) asked for here wins over the project's allow entries,
+	 * which are a standing policy rather than a request of this run. */
+	if (s->net == NET_NONE && s->net_source > SRC_PROJECT && proj_to > proj_from) {
+		for (size_t i = proj_from; i < proj_to; i++)
+			free(s->allows[i]);
+		memmove(s->allows + proj_from, s->allows + proj_to,
+			(strv_length(s->allows + proj_to) + 1) * sizeof(char *));
+	}
 	return 0;
 }
 
@@ -471,7 +548,12 @@ void args_print_help(const char *prog)
 	printf("\nConfig: $XDG_CONFIG_HOME/aisb/config ('key = value', keys as flags with '_');\n"
 	       "environment AISB_<KEY> overrides it; flags override both.\n"
 	       "Other commands: aisb COMMAND --help. Exit codes: the command's; 128+N for signal N;\n"
-	       "125 aisb failed; 126 not executable; 127 not found; 77 enforcement; 78 policy.\n");
+	       "125 aisb failed; 126 not executable; 127 not found; 77 enforcement; 78 policy.\n"
+	       "\nShared flags (alias pi=aisb): --help, --version, --verbose and --image before the first\n"
+	       "harness argument are aisb's; --version also prints the harness's. The harness gets its\n"
+	       "own after --harness-args ('aisb --harness-args --help', as an alias 'pi --harness-args\n"
+	       "--help'), or after its first argument ('pi -p hi --verbose'); single-dash flags (-h, -v)\n"
+	       "are always the harness's. The harness's help: aisb --harness-args --help\n");
 }
 
 /* What each option's value is, for completion (cli/complete.c): only local state is offered. A
@@ -486,7 +568,7 @@ static enum cli_value opt_value(const struct opt_def *o, const char **choices)
 	case OPT_HARNESS: *choices = "pi codex claude shell"; return CLI_VALUE_CHOICE;
 	case OPT_ROOTFS: *choices = "host"; return CLI_VALUE_CHOICE;
 	case OPT_IMAGE: return CLI_VALUE_IMAGE;
-	case OPT_MOUNT: case OPT_WORKDIR: case OPT_AGENTS_DIR: return CLI_VALUE_DIR;
+	case OPT_MOUNT: case OPT_WORKDIR: case OPT_AGENTS_DIR: case OPT_HARNESS_FROM: return CLI_VALUE_DIR;
 	case OPT_ENV_FILE: case OPT_ALLOW_FILE: return CLI_VALUE_FILE;
 	case OPT_ENV: return CLI_VALUE_ENV;
 	case OPT_ALLOW: return CLI_VALUE_ALLOW;
@@ -514,6 +596,8 @@ void settings_free(struct aisb_settings *s)
 	free(s->memory);
 	free(s->pids);
 	free(s->cpus);
+	free(s->home);
+	strv_free(s->harness_from);
 	free(s->pi_token_env);
 	free(s->thinking);
 	strv_free(s->mounts);

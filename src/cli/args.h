@@ -22,6 +22,15 @@ int args_defaults(struct aisb_settings *s);
  * Return: 0, or -EINVAL after logging "origin:line: ..." (exit 78). Logs on failure. */
 int args_apply_config(struct aisb_settings *s, const char *text, const char *origin);
 
+/* Applies a trusted project policy text (.aisb/config, cli/trust.h). Only the keys allow, env,
+ * harness, memory, pids and cpus are accepted; any other key is -EINVAL naming it (exit 78).
+ * Logs on failure. */
+int args_apply_project(struct aisb_settings *s, const char *text, const char *origin);
+
+/* Is @name a valid --home name (letters, digits, '.', '_', '-'; 1..64; not starting with '.' or
+ * '-')? "default" and "project" are valid names with a meaning (cli/home.h). Does not log. */
+bool args_home_name_valid(const char *name);
+
 /* Applies every AISB_<KEY> variable that names an option. Logs on failure. */
 int args_apply_env(struct aisb_settings *s, env_getter get);
 
@@ -34,6 +43,11 @@ int args_parse_flags(struct aisb_settings *s, int argc, char **argv);
  * Return: 0, or the exit code to use (2 or 78). Logs on failure. */
 int args_load(struct aisb_settings *s, int argc, char **argv, const char *config_path, env_getter get);
 
+/* args_load() with a trusted project policy text between the user config and the environment
+ * (design 10: defaults < user config < project policy < AISB_* < flags). @project_text may be
+ * NULL. Return: 0, or the exit code to use (2 or 78). Logs on failure. */
+int args_load_project(struct aisb_settings *s, int argc, char **argv, const char *config_path,
+		      const char *project_text, const char *project_origin, env_getter get);
 struct cli_flag;
 /* Fills @out with the @i-th flag of the option table. Return: false past the last. Does not log. */
 bool args_flag(size_t i, struct cli_flag *out);

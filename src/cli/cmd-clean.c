@@ -2,10 +2,12 @@
 /* cmd-clean.c — `aisb clean [--all] [--volumes[=GLOB]]`: remove ended sessions (and homes) */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/hostenv.h"
@@ -64,6 +66,39 @@ static int clean_homes(const char *state, const char *glob, struct session_info 
 	return failed ? -EIO : 0;
 }
 
+/* Removes the egress logs kept for ended sessions (egress/ID.jsonl, session.h). Return: the
+ * number removed, or -errno. Does not log. */
+static int clean_kept_logs(const char *state)
+{
+	_cleanup_free_ char *dir = path_join(state, "egress");
+	struct dirent *de;
+	int n = 0, dfd;
+	DIR *d;
+
+	if (!dir)
+		return -ENOMEM;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		char id[80];
+
+		if (l <= 6 || l - 6 >= sizeof(id) || !streq(de->d_name + l - 6, ".jsonl"))
+			continue;
+		snprintf(id, sizeof(id), "%.*s", (int)(l - 6), de->d_name);
+		if (sessions_id_valid(id) && unlinkat(dirfd(d), de->d_name, 0) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
 int cmd_clean(int argc, char **argv)
 {
 	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
@@ -82,8 +117,9 @@ int cmd_clean(int argc, char **argv)
 			volumes = argv[i] + 10;
 		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
 			printf("usage: aisb clean [--all] [--volumes[=GLOB]]\n"
-			       "Removes ended sessions; --all first stops live ones; --volumes also removes the\n"
-			       "persistent homes under the state dir (matching GLOB) that no live session uses.\n");
+			       "Removes ended sessions and their kept egress logs; --all first stops live ones;\n"
+			       "--volumes also removes the persistent homes under the state dir (matching GLOB)\n"
+			       "that no live session uses ('aisb home' resets one).\n");
 			return 0;
 		} else
 			return log_error("clean: unknown argument '%s' (see 'aisb clean --help')", argv[i]), AISB_EXIT_USAGE;
@@ -120,6 +156,12 @@ int cmd_clean(int argc, char **argv)
 	if (live)
 		printf("%d live session%s left running (use --all to stop %s)\n", live, live == 1 ? "" : "s",
 		       live == 1 ? "it" : "them");
+	r = clean_kept_logs(state);
+	if (r < 0) {
+		log_error_errno(r, "cannot remove the kept egress logs in '%s/egress': %m", state);
+		failed++;
+	} else if (r > 0)
+		printf("removed %d kept egress log%s\n", r, r == 1 ? "" : "s");
 	if (volumes && clean_homes(state, volumes, v, n) < 0)
 		failed++;
 	sessions_list_free(v, n);

@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
+#include "ns/session.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -43,7 +45,20 @@ int cmd_logs(int argc, char **argv)
 	if (r == -ENOENT && n <= 0)
 		return log_error("no session '%s' (see 'aisb ps -a')", id), 1;
 	if (r == -ENOENT) {
-		printf("# egress log: removed with the session dir (run with --keep to keep it)\n");
+		/* session_finish() moved it to egress/<id>.jsonl; only the newest few stay */
+		_cleanup_free_ char *rel = NULL, *kept = NULL;
+		if (asprintf(&rel, "egress/%s.jsonl", id) < 0 || !(kept = path_join(state, rel)))
+			return AISB_EXIT_FAILED;
+		in = fopen(kept, "re");
+		if (!in) {
+			printf("# egress log: none kept (no gate in this network mode, no connection, or older than the "
+			       "last %d sessions under %s/egress; --keep keeps the whole session dir)\n",
+			       SESSION_EGRESS_KEEP, state);
+			return 0;
+		}
+		printf("# egress log (kept: %s)\n", kept);
+		while (fgets(line, sizeof(line), in))
+			fputs(line, stdout);
 		return 0;
 	}
 	if (r < 0)

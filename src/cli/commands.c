@@ -51,6 +51,14 @@ static const struct cli_flag clean_flags[] = {
 	{ "all", 'a', CLI_VALUE_NONE, NULL, false }, { "volumes", 0, CLI_VALUE_WORD, NULL, true }, HELP_FLAG,
 	{ NULL, 0, 0, NULL, false },
 };
+static const struct cli_flag home_flags[] = {
+	{ "path", 0, CLI_VALUE_NONE, NULL, false }, { "list", 0, CLI_VALUE_NONE, NULL, false },
+	{ "reset", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
+};
+static const struct cli_flag trust_flags[] = {
+	{ "show", 0, CLI_VALUE_NONE, NULL, false }, { "revoke", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG,
+	{ NULL, 0, 0, NULL, false },
+};
 static const struct cli_flag doctor_flags[] = {
 	{ "deep", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
 };
@@ -69,6 +77,9 @@ const struct cli_command cli_commands[] = {
 	{ "inspect", cmd_inspect, "show a session (or an image)", inspect_flags, CLI_VALUE_SESSION },
 	{ "logs", cmd_logs, "show a session's record and egress log", help_only_flags, CLI_VALUE_SESSION },
 	{ "clean", cmd_clean, "remove ended sessions (--all, --volumes)", clean_flags, CLI_VALUE_NONE },
+	{ "home", cmd_home, "show, list or reset the persistent sandbox homes", home_flags, CLI_VALUE_WORD },
+	{ "trust", cmd_trust, "approve a project's .aisb/config and .aisb/allow (--show, --revoke)", trust_flags,
+	  CLI_VALUE_DIR },
 	{ "doctor", cmd_doctor, "check prerequisites and print fixes (--deep)", doctor_flags, CLI_VALUE_NONE },
 	{ NULL, NULL, NULL, NULL, CLI_VALUE_NONE },
 };

@@ -22,7 +22,7 @@ struct bridge_plan; /* agents/bridge.h */
 enum rootfs_kind { ROOTFS_HOST, ROOTFS_IMAGE, ROOTFS_KIND_MAX };
 
 /* Where a setting came from; used for error messages and tests of precedence. */
-enum setting_source { SRC_DEFAULT, SRC_CONFIG, SRC_ENV, SRC_FLAG, SRC_MAX };
+enum setting_source { SRC_DEFAULT, SRC_CONFIG, SRC_PROJECT, SRC_ENV, SRC_FLAG, SRC_MAX };
 
 struct aisb_settings {
 	enum net_mode net;
@@ -53,6 +53,9 @@ struct aisb_settings {
 	char *memory;         /* limits (issue 5) */
 	char *pids;
 	char *cpus;
+	char *home;           /* --home NAME: "default" (NULL), "project", or a name */
+	char **harness_from;  /* --harness-from DIR: read-only, DIR/bin first on PATH */
+	bool quiet;           /* no informational notices */
 	char *pi_token_env;   /* the harness config bridges (agents/bridge.h) */
 	bool no_pi_token_env;
 	char *thinking;       /* pi's level, "host", or NULL: xhigh */
@@ -110,6 +113,8 @@ struct aisb_plan {
 
 	/* home */
 	char *home_src;        /* persistent home on the host, NULL when ephemeral */
+	char *home_name;       /* its name under homes/ (cli/home.h), NULL when ephemeral */
+	char *harness_path;    /* --harness-from bin dirs, ':'-joined, put first on PATH */
 	char *agents_src;      /* host ~/.agents, NULL when absent or --no-agents */
 	struct bridge_plan *bridge; /* the harness's bridged config (agents/bridge.h), or NULL */
 
@@ -139,6 +144,8 @@ struct aisb_plan {
 	char *state_dir;       /* $XDG_STATE_HOME/aisb */
 	char *session_id;
 	char *session_dir;
+	/* results of the run, for sessions.log */
+	size_t git_quarantined; /* files gitguard moved (or, with --writable-git, named) after it */
 };
 
 void settings_free(struct aisb_settings *s);

@@ -14,6 +14,8 @@
 #include <json-c/json.h>
 
 #include "agents/bridge.h"
+#include "cli/harness.h"
+#include "cli/home.h"
 #include "cli/resolve.h"
 #include "ns/limits.h"
 #include "net/gate.h"
@@ -162,16 +164,41 @@ int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool 
 	return env_set(p, name, value, secret);
 }
 
+/* The one rule for a host path aisb opens for the sandbox (--mount sources, --env-file): resolved
+ * by path_resolve_trusted(), so a symlink that any sandbox of this user could have planted or
+ * swapped (one in a directory the user can write: the project, the persistent home, a rw
+ * --mount of any earlier run) is never followed (issue 10, escape 3). Logs on failure. */
+int plan_resolve_source(const char *path, const char *what, char **out)
+{
+	_cleanup_free_ char *bad = NULL;
+	int r = path_resolve_trusted(path, out, &bad);
+	if (r == -ELOOP)
+		return log_error("%s '%s': '%s' is a symlink in a directory you can write, so a sandbox "
+				 "could have planted or swapped it; name the real path instead (aisb follows "
+				 "no such symlink)", what, path, bad ? bad : path);
+	if (r < 0)
+		return log_error_errno(r, "%s '%s': %m", what, path);
+	return 0;
+}
+
 /* Reads NAME=VALUE lines. Errors name the file and line, never the content. Logs on failure. */
 static int env_file_load(struct aisb_plan *p, const char *path)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	_cleanup_free_ char *real = NULL;
+	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *text = NULL;
 	struct stat st;
 	char *line, *next;
 	unsigned lineno = 0;
 	int r;
 
+	r = plan_resolve_source(path, "--env-file", &real);
+	if (r < 0)
+		return r;
+	/* the canonical path has no symlink left: opened with none followed */
+	fd = openat_nofollow(AT_FDCWD, real, O_RDONLY | O_NOCTTY, 0);
+	if (fd < 0)
+		errno = -fd;
 	if (fd < 0)
 		return log_error_errno(-errno, "cannot open --env-file '%s': %m", path);
 	if (fstat(fd, &st) < 0)
@@ -307,9 +334,9 @@ static int add_mount(struct aisb_plan *p, const char *spec, const char *xdg_runt
 	r = plan_parse_mount_spec(spec, &src, &dst, &ro);
 	if (r < 0)
 		return r;
-	real = realpath(src, NULL);
-	if (!real)
-		return log_error_errno(-errno, "invalid --mount '%s': source '%s': %m", spec, src);
+	r = plan_resolve_source(src, "--mount", &real);
+	if (r < 0)
+		return r;
 	if (lstat(real, &st) < 0)
 		return log_error_errno(-errno, "invalid --mount '%s': %m", spec);
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
@@ -335,6 +362,60 @@ static int add_mount(struct aisb_plan *p, const char *spec, const char *xdg_runt
 	m[p->n_mounts] = (struct plan_mount){ TAKE_PTR(real), TAKE_PTR(dst), ro, S_ISDIR(st.st_mode) };
 	p->n_mounts++;
 	return 0;
+}
+
+/* --harness-from DIR: DIR read-only and DIR/bin (or DIR) first on PATH. At its own path, so that
+ * absolute paths and relative symlinks inside keep working; the host rootfs shows /usr and /opt
+ * already; another path the sandbox owns (root's /root, /tmp) goes below HARNESS_RELOCATED.
+ * Never the home, a dir above the state dir (every sandbox home, the trust records) or a private
+ * tree (cli/harness.h). Logs on failure. */
+static int add_harness_from(struct aisb_plan *p, const char *dir, const char *home, const char *xdg_runtime)
+{
+	_cleanup_free_ char *real = realpath(dir, NULL), *dst = NULL, *hbin = NULL, *spec = NULL, *path = NULL;
+	bool visible, has_bin;
+	struct stat st;
+
+	if (!real || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
+		return log_error("invalid --harness-from '%s': not a directory", dir), AISB_EXIT_POLICY;
+	if (path_startswith(home, real) || path_startswith(p->state_dir, real) || harness_dir_is_private(real, home))
+		return log_error("invalid --harness-from '%s': it holds your home, aisb's state or a private "
+				 "tree (~/.local, ~/.config, ~/.cache); name the harness's own install dir (e.g. "
+				 "~/.nvm/versions/node/VERSION, or ~/.local/bin and ~/.local/lib/node_modules)", dir),
+		       AISB_EXIT_POLICY;
+	visible = p->rootfs == ROOTFS_HOST && (path_startswith(real, "/usr") || path_startswith(real, "/opt"));
+	dst = plan_path_is_reserved(real) && !visible ? path_join(HARNESS_RELOCATED, real) : strdup(real);
+	hbin = path_join(real, "bin");
+	if (!dst || !hbin)
+		return AISB_EXIT_FAILED;
+	has_bin = stat(hbin, &st) == 0 && S_ISDIR(st.st_mode);
+	if (!visible) {
+		bool dup = false;
+		for (size_t i = 0; i < p->n_mounts; i++)
+			dup |= streq(p->mounts[i].dst, dst);
+		if (!dup && (asprintf(&spec, "%s:%s:ro", real, dst) < 0 || add_mount(p, spec, xdg_runtime) < 0))
+			return AISB_EXIT_POLICY;
+	}
+	if (asprintf(&path, "%s%s%s%s", p->harness_path ? p->harness_path : "", p->harness_path ? ":" : "", dst,
+		     has_bin ? "/bin" : "") < 0)
+		return AISB_EXIT_FAILED;
+	free(p->harness_path);
+	p->harness_path = TAKE_PTR(path);
+	return 0;
+}
+
+/* PATH = the --harness-from bins, then what PATH was (the sandbox's, or --env PATH). */
+static int prepend_path(struct aisb_plan *p)
+{
+	for (size_t i = 0; i < p->n_env; i++)
+		if (streq(p->env[i].name, "PATH")) {
+			char *v;
+			if (asprintf(&v, "%s:%s", p->harness_path, p->env[i].value) < 0)
+				return -ENOMEM;
+			free(p->env[i].value);
+			p->env[i].value = v;
+			return 0;
+		}
+	return env_set(p, "PATH", p->harness_path, false);
 }
 
 static char *home_dir(env_getter get)
@@ -450,8 +531,14 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		p->state_dir = NULL;
 	if (!p->state_dir)
 		return AISB_EXIT_FAILED;
-	if (!s->ephemeral_home && !(p->home_src = path_join(p->state_dir, "homes/default")))
-		return AISB_EXIT_FAILED;
+	if (!s->ephemeral_home) {
+		_cleanup_free_ char *rel = NULL;
+		r = home_resolve_name(s->home, p->project_src, &p->home_name);
+		if (r < 0)
+			return r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
+		if (asprintf(&rel, "homes/%s", p->home_name) < 0 || !(p->home_src = path_join(p->state_dir, rel)))
+			return AISB_EXIT_FAILED;
+	}
 
 	if (!s->no_agents) {
 		_cleanup_free_ char *agents = s->agents_dir ? strdup(s->agents_dir) : path_join(home, ".agents");
@@ -471,6 +558,9 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	for (size_t i = 0; s->mounts && s->mounts[i]; i++)
 		if (add_mount(p, s->mounts[i], xdg_runtime) < 0)
 			return AISB_EXIT_POLICY;
+	for (size_t i = 0; s->harness_from && s->harness_from[i]; i++)
+		if ((r = add_harness_from(p, s->harness_from[i], home, xdg_runtime)) != 0)
+			return r;
 
 	/* Limits (issue 5): enforce with cgroup v2, re-run in a systemd scope, refuse (78) or
 	 * degrade the defaults with one warning. */
@@ -491,9 +581,14 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	if (r != 0)
 		return r;
 
+	if (p->harness_path && prepend_path(p) < 0)
+		return AISB_EXIT_FAILED;
+
 	if (resolve_command(p, s) < 0)
 		return AISB_EXIT_FAILED;
-	return 0;
+	/* A harness under the user's home is invisible on the host rootfs: say where it is and how
+	 * to run it, before anything starts (cli/harness.h). */
+	return harness_check(p, get, home, !(s->dry_run || s->print_policy || s->print_ruleset || s->version || s->quiet));
 }
 
 static void print_argv(FILE *f, char *const *argv)
@@ -527,7 +622,8 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 	else
 		fprintf(f, "project:    none (--no-cwd)\n");
 	fprintf(f, "cwd:        %s\n", p->cwd);
-	fprintf(f, "home:       %s -> %s\n", p->home_src ? p->home_src : "tmpfs (ephemeral)", p->home);
+	fprintf(f, "home:       %s -> %s%s%s%s\n", p->home_src ? p->home_src : "tmpfs (ephemeral)", p->home,
+		p->home_name ? " (home '" : "", p->home_name ? p->home_name : "", p->home_name ? "')" : "");
 	fprintf(f, "agents:     %s\n", p->agents_src ? p->agents_src : "none");
 	bridge_print(p->bridge, f);
 	for (size_t i = 0; i < p->n_mounts; i++)
@@ -649,6 +745,8 @@ void plan_free(struct aisb_plan *p)
 	free(p->project_dst);
 	free(p->cwd);
 	free(p->home_src);
+	free(p->home_name);
+	free(p->harness_path);
 	free(p->agents_src);
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		free(p->mounts[i].src);

@@ -20,6 +20,11 @@ bool plan_path_is_reserved(const char *path);
 /* Is @path a host path that must never be exposed (runtime dirs, engine sockets, /proc, /)? */
 bool plan_path_is_forbidden_source(const char *path, const char *xdg_runtime_dir);
 
+/* Canonicalises a host path the sandbox will see (--mount source, --env-file; @what names the
+ * flag in the message) with path_resolve_trusted(): a symlink some sandbox could have planted is
+ * refused with a message naming it and the fix. Logs on failure. */
+int plan_resolve_source(const char *path, const char *what, char **out);
+
 /* Parses SRC[:DST][:ro|:rw]; default read-only. Does not check the host. Logs on failure. */
 int plan_parse_mount_spec(const char *spec, char **src, char **dst, bool *ro);
 

@@ -1625,7 +1625,12 @@ int gate_summary(struct gate *g, FILE *f)
 		fprintf(f, "%s %s (%ux%s%s)", i ? "," : "", g->denied[i].dest, g->denied[i].count,
 			g->denied[i].suggest[0] ? ", allow with " : "", g->denied[i].suggest);
 	if (g->n_denied > shown)
-		fprintf(f, ", and %zu more (see the egress log)", g->n_denied - shown);
+		fprintf(f, ", and %zu more", g->n_denied - shown);
+	/* the session dir goes at exit: name what outlives it (session_finish() keeps the log) */
+	if (g->cfg.log_hint)
+		fprintf(f, "; every connection: %s", g->cfg.log_hint);
+	else if (g->n_denied > shown)
+		fputs(" (see the egress log)", f);
 	fputc('\n', f);
 	return (int)g->total_denied;
 }

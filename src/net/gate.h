@@ -45,6 +45,8 @@ struct gate_config {
 	const char *log_path;  /* egress log to create (0600) with its first line when log_fd is
 				* -1 (NULL: no log); an allowed connection is dialed only once the log
 				* is open */
+	const char *log_hint;  /* how to read the log after exit ("aisb logs ID"), named in the
+				* summary; NULL: "the egress log" (the caller keeps it alive) */
 	unsigned max_conns;    /* 0: default */
 	unsigned head_timeout_ms, connect_timeout_ms, idle_timeout_ms; /* 0: defaults */
 };

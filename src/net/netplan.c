@@ -122,14 +122,18 @@ int netplan_resolve(const struct aisb_settings *s, struct net_plan **out)
 		}
 		break;
 	case NET_ALLOW:
-		if (n->policy.allow.n == 0 && n->policy.n_host_ports == 0) {
+		if (n->policy.allow.n == 0 && n->policy.n_host_ports == 0 && n->n_publish > 0) {
+			/* A server-only sandbox: --publish brings connections in, nothing goes out
+			 * (the ruleset rejects every other output; the gate allows nothing). */
+			n->ingress_only = true;
+		} else if (n->policy.allow.n == 0 && n->policy.n_host_ports == 0) {
 			if (s->net_source == SRC_DEFAULT && !any_net_flag) {
 				n->mode = NET_NONE;
 				n->defaulted_to_none = true;
 				break;
 			}
 			log_error("--net allow with an empty allowlist allows nothing: add --allow ENTRY "
-				  "(or --allow-file FILE), or use --net none");
+				  "(or --allow-file FILE), --publish PORTS for a server-only sandbox, or use --net none");
 			goto fail;
 		}
 		for (size_t i = 0; i < n->n_publish; i++)
@@ -216,6 +220,9 @@ void netplan_print(const struct net_plan *n, FILE *f)
 		fprintf(f, "network:    none (loopback only)\n");
 	else if (n->mode == NET_FULL)
 		fprintf(f, "network:    full (pasta, NOTHING FILTERED; IPv6 where the host has it, DNS: the host's resolver as %s)\n", PASTA_DNS_FORWARD);
+	else if (n->ingress_only)
+		fprintf(f, "network:    ingress only (--publish without an allow entry: every outbound connection "
+			   "is refused)\n");
 	else
 		fprintf(f, "network:    allow through the gate (proxy 127.0.0.1:%d, DNS %s, transparent :%d)%s\n",
 			GATE_PROXY_PORT, GATE_DNS_ADDR, GATE_TRANSPARENT_PORT, n->pasta ? ", pasta for IP paths" : "");
@@ -244,6 +251,8 @@ void netplan_print_policy(const struct net_plan *n, FILE *f)
 
 	if (!n)
 		return;
+	if (n->ingress_only)
+		fprintf(f, "egress=none\n");
 	for (size_t i = 0; i < n->policy.allow.n; i++)
 		if (allow_format_entry(&n->policy.allow.v[i], e, sizeof(e)) == 0)
 			fprintf(f, "allow=%s\n", e);

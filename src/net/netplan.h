@@ -30,6 +30,7 @@ struct net_plan {
 	bool pasta;                   /* a real IP path is needed: full, IP/CIDR entries, --publish */
 	char *pasta_path;
 	bool defaulted_to_none;       /* the default mode with an empty allowlist: nothing to allow */
+	bool ingress_only;            /* --publish without allow entries: a server-only sandbox */
 	struct nft_ruleset ruleset;   /* allow mode only */
 };
 

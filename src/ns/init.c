@@ -133,17 +133,18 @@ static int workload_prepare(const struct aisb_plan *p, const char *slave, struct
 	snprintf(w->msg_pty, sizeof(w->msg_pty), "workload: cannot open the pty '%s'", slave ? slave : "");
 	snprintf(w->msg_cwd, sizeof(w->msg_cwd), "workload: cannot enter the working directory '%s'", p->cwd);
 	snprintf(w->msg_notfound, sizeof(w->msg_notfound), "command not found in the sandbox: '%s'%s", p->argv[0],
-		 strchr(p->argv[0], '/') ? "" : " (is it installed on the host's PATH or in the image?)");
+		 strchr(p->argv[0], '/') ? "" : p->rootfs == ROOTFS_IMAGE ? " (not on the image's PATH)"
+		 : " (not installed on this host where the sandbox can see it: install it system-wide, "
+		   "or name its install dir with --harness-from DIR)");
 	snprintf(w->msg_noexec, sizeof(w->msg_noexec), "cannot execute '%s'", p->argv[0]);
 	return 0;
 }
 
 /* A file execve(2) refused with ENOEXEC (no #! line) runs as a shell script, as execvp(3)
  * does. Returns only on failure, with errno set. */
-static void exec_script(const struct workload_args *w, const char *file, char *const argv[])
+static void exec_script(const struct workload_args *w, const char *file)
 {
-	(void)argv; /* already in sh_argv[2...] */
-	w->sh_argv[1] = (char *)file;
+	w->sh_argv[1] = (char *)file; /* the arguments are in sh_argv[2...] already */
 	execve("/bin/sh", w->sh_argv, w->envp);
 }
 
@@ -160,7 +161,7 @@ static void exec_command(const struct workload_args *w, char *const argv[])
 	if (strchr(file, '/')) {
 		execve(file, argv, w->envp);
 		if (errno == ENOEXEC)
-			exec_script(w, file, argv);
+			exec_script(w, file);
 		return;
 	}
 	for (;;) {
@@ -186,7 +187,7 @@ static void exec_command(const struct workload_args *w, char *const argv[])
 			case ENAMETOOLONG:
 				break;
 			case ENOEXEC:
-				exec_script(w, buf, argv);
+				exec_script(w, buf);
 				return;
 			default:
 				return;

@@ -367,9 +367,129 @@ static int collect_masks(struct mount_host_facts *f)
 	return 0;
 }
 
+/* Whether entry @name of @dirfd exists as a directory (want_dir) or regular file; never follows
+ * a symlink. */
+static bool git_has(int dirfd, const char *name, bool want_dir)
+{
+	struct stat st;
+	_cleanup_close_ int fd = openat_nofollow(dirfd, name, O_PATH, 0);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return false;
+	return want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode);
+}
+
+/* The files that move git's config and objects elsewhere, pinned read-only where they exist (an
+ * absent one cannot be pinned without breaking git inside; gitguard judges it after the run):
+ * commondir, config.worktree, objects/info/alternates, and in each linked worktree's
+ * worktrees/<name>/ its commondir, gitdir and config.worktree. Each worktrees/<name> is bound
+ * onto itself so it cannot be renamed aside and replaced. Not worktrees/ as a whole: `git gc`
+ * inside writes the worktrees' HEAD reflogs there (measured: "cannot lock ref
+ * 'worktrees/wt/HEAD'" with it read-only). Return: 0 or -ENOMEM. */
+static int git_pins(int dfd, struct mount_host_facts *f)
+{
+	static const char *const files[] = { "commondir", "config.worktree", "objects/info/alternates" };
+	static const char *const wt_files[] = { "commondir", "gitdir", "config.worktree" };
+	_cleanup_close_ int wfd = openat_nofollow(dfd, "worktrees", O_RDONLY | O_DIRECTORY, 0);
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	for (size_t i = 0; i < ELEMENTSOF(files); i++)
+		if (git_has(dfd, files[i], false) && strv_push(&f->git_pin_files, files[i]) < 0)
+			return -ENOMEM;
+	if (wfd < 0 || !(d = fdopendir(wfd)))
+		return 0;
+	wfd = -1;
+	while ((de = readdir(d)) && n < 64) {
+		_cleanup_free_ char *dir = NULL;
+		if (de->d_name[0] == '.' || !git_has(dirfd(d), de->d_name, true))
+			continue;
+		if (asprintf(&dir, "worktrees/%s", de->d_name) < 0 || strv_push(&f->git_pin_dirs, dir) < 0)
+			goto oom;
+		n++;
+		for (size_t i = 0; i < ELEMENTSOF(wt_files); i++) {
+			_cleanup_free_ char *rel = NULL;
+			if (asprintf(&rel, "%s/%s", de->d_name, wt_files[i]) < 0)
+				goto oom;
+			if (git_has(dirfd(d), rel, false)) {
+				_cleanup_free_ char *full = path_join("worktrees", rel);
+				if (!full || strv_push(&f->git_pin_files, full) < 0)
+					goto oom;
+			}
+		}
+	}
+	closedir(d);
+	return 0;
+oom:
+	closedir(d);
+	return -ENOMEM;
+}
+
+/* What <project>/.git is, and which of the files that decide what git runs exist to be pinned.
+ * Every path is opened below the project fd with openat2(RESOLVE_NO_SYMLINKS): a sandbox of
+ * another session may swap .git or .git/hooks for a symlink at any moment, and a symlink at any
+ * component must not lead the pins (or the hooks dir created here) somewhere else. The apply
+ * step opens the same sources the same way, so a swap after this check fails the run. */
+static int git_facts(const struct aisb_plan *p, int pfd, struct mount_host_facts *f)
+{
+	_cleanup_close_ int gfd = openat_nofollow(pfd, ".git", O_PATH, 0);
+	struct stat st;
+
+	if (gfd == -ELOOP) {
+		if (p->writable_git)
+			return 0;
+		/* A link cannot be pinned: the sandbox could replace it with a .git of its own whose
+		 * hooks run on the host later. */
+		return log_error("'%s/.git' is a symlink, which the sandbox could replace with a "
+				 "repository of its own; run from the real repository, or pass "
+				 "--writable-git", p->project_src);
+	}
+	if (gfd < 0 || fstat(gfd, &st) < 0)
+		return 0;
+	if (S_ISREG(st.st_mode)) {
+		f->git = GIT_FILE;
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	f->git = GIT_DIR;
+	{
+		_cleanup_close_ int dfd = openat_nofollow(pfd, ".git", O_RDONLY | O_DIRECTORY, 0);
+		if (dfd < 0)
+			return log_error_errno(dfd, "cannot open '%s/.git': %m", p->project_src);
+		/* An absent hooks dir would let the sandbox create one: make the (empty) directory
+		 * that the read-only bind will cover. */
+		if (faccessat(dfd, "hooks", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			(void)mkdirat(dfd, "hooks", 0755);
+		/* A missing config would let the sandbox create one: make it empty. */
+		if (!p->writable_git && faccessat(dfd, "config", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+			int c = openat(dfd, "config", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+			if (c >= 0)
+				close(c);
+		}
+		f->git_hooks = git_has(dfd, "hooks", true);
+		f->git_config = git_has(dfd, "config", false);
+		/* Submodules keep their own hooks and config under .git/modules. */
+		f->git_modules = git_has(dfd, "modules", true);
+		/* Where git takes config and objects from besides: pinned where they exist (an absent
+		 * one cannot be pinned without breaking git inside; gitguard judges it after the run).
+		 * worktrees/ also keeps `git gc` inside from pruning the worktrees it cannot see. */
+		if (!p->writable_git && git_pins(dfd, f) < 0)
+			return -ENOMEM;
+	}
+	if (!p->writable_git && !f->git_hooks)
+		return log_error("'%s/.git/hooks' is not a directory and cannot be made "
+				 "read-only; fix it or pass --writable-git", p->project_src);
+	if (!p->writable_git && !f->git_config)
+		return log_error("'%s/.git/config' is not a regular file and cannot be made "
+				 "read-only; fix it or pass --writable-git", p->project_src);
+	return 0;
+}
+
 int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 {
 	struct stat st;
+	int r;
 
 	memset(f, 0, sizeof(*f));
 	for (size_t i = 0; i < ELEMENTSOF(lib_names); i++) {
@@ -427,42 +547,9 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 		_cleanup_close_ int pfd = open(p->project_src, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (pfd < 0)
 			return log_error_errno(-errno, "cannot open the project '%s': %m", p->project_src);
-		if (fstatat(pfd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			if (S_ISDIR(st.st_mode)) {
-				f->git = GIT_DIR;
-				/* An absent hooks dir would let the sandbox create one: make the
-				 * (empty) directory that the read-only bind will cover. */
-				if (fstatat(pfd, ".git/hooks", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
-					(void)mkdirat(pfd, ".git/hooks", 0755);
-				f->git_hooks = fstatat(pfd, ".git/hooks", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-					       S_ISDIR(st.st_mode);
-				/* A missing config would let the sandbox create one: make it empty. */
-				if (!p->writable_git && fstatat(pfd, ".git/config", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
-				    errno == ENOENT) {
-					int c = openat(pfd, ".git/config", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-					if (c >= 0)
-						close(c);
-				}
-				f->git_config = fstatat(pfd, ".git/config", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-						S_ISREG(st.st_mode);
-				/* Submodules keep their own hooks and config under .git/modules. */
-				f->git_modules = fstatat(pfd, ".git/modules", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-						 S_ISDIR(st.st_mode);
-				if (!p->writable_git && !f->git_hooks)
-					return log_error("'%s/.git/hooks' is not a directory and cannot be made "
-							 "read-only; fix it or pass --writable-git", p->project_src);
-				if (!p->writable_git && !f->git_config)
-					return log_error("'%s/.git/config' is not a regular file and cannot be made "
-							 "read-only; fix it or pass --writable-git", p->project_src);
-			} else if (S_ISREG(st.st_mode))
-				f->git = GIT_FILE;
-			else if (S_ISLNK(st.st_mode) && !p->writable_git)
-				/* A link cannot be pinned: the sandbox could replace it with a .git of its
-				 * own whose hooks run on the host later. */
-				return log_error("'%s/.git' is a symlink, which the sandbox could replace with a "
-						 "repository of its own; run from the real repository, or pass "
-						 "--writable-git", p->project_src);
-		}
+		r = git_facts(p, pfd, f);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -475,6 +562,8 @@ void mount_host_facts_free(struct mount_host_facts *f)
 	free(f->overlay_upper);
 	free(f->overlay_work);
 	strv_free(f->masked_files);
+	strv_free(f->git_pin_files);
+	strv_free(f->git_pin_dirs);
 	strv_free(f->masked_dirs);
 	if (f->idmapped) {
 		if (f->etc_tree >= 0)
@@ -512,6 +601,15 @@ static int addf(struct mount_plan *mp, enum mount_op_kind k, unsigned flags, con
 	if (asprintf(&dst, dst_fmt, dst_arg) < 0)
 		return -ENOMEM;
 	return add(mp, k, src, dst, data, flags);
+}
+
+/* A bind of <project>/.git/@rel onto itself. */
+static int add_git(struct mount_plan *mp, const struct aisb_plan *p, const char *rel, unsigned flags)
+{
+	_cleanup_free_ char *src = NULL, *dst = NULL;
+	if (asprintf(&src, "%s/.git/%s", p->project_src, rel) < 0 || asprintf(&dst, "%s/.git/%s", p->project_dst, rel) < 0)
+		return -ENOMEM;
+	return add(mp, MOP_BIND, src, dst, NULL, flags);
 }
 
 int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f, struct mount_plan *out)
@@ -636,6 +734,10 @@ kernel_fs:
 			if (f->git_modules)
 				TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/modules", p->project_src,
 					 "%s/.git/modules", p->project_dst));
+			for (size_t i = 0; f->git_pin_dirs && f->git_pin_dirs[i]; i++)
+				TRY(add_git(&mp, p, f->git_pin_dirs[i], p->project_ro ? MOP_F_RO : 0));
+			for (size_t i = 0; f->git_pin_files && f->git_pin_files[i]; i++)
+				TRY(add_git(&mp, p, f->git_pin_files[i], MOP_F_RO | MOP_F_FILE));
 		} else if (!p->writable_git && f->git == GIT_FILE)
 			TRY(addf(&mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git", p->project_src,
 				 "%s/.git", p->project_dst));
@@ -708,14 +810,7 @@ static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
  * paths, so a symlink means something changed under us). */
 static int open_source(const char *path)
 {
-	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	if (fd < 0 && errno == ENOSYS)
-		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	return openat_nofollow(AT_FDCWD, path, O_PATH, 0);
 }
 
 /* Opens (creating as needed) the target @dst below @rootfd, one component at a time, never

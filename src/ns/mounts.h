@@ -75,6 +75,9 @@ struct mount_host_facts {
 	enum git_kind git;         /* what <project>/.git is */
 	bool git_hooks, git_config;/* present inside a .git directory */
 	bool git_modules;          /* .git/modules (submodules' hooks and config) exists */
+	/* .git-relative paths pinned where present (git_pins()): files read-only, dirs bound onto
+	 * themselves. NULL-terminated, NULL when none. */
+	char **git_pin_files, **git_pin_dirs;
 	char *session_etc;         /* <session dir>/etc: generated passwd group hosts resolv.conf */
 	bool resolv_is_link;       /* host /etc/resolv.conf is a symlink */
 	/* For a root caller (inside 1000 maps to host 0, so owner permission bits apply): entries

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agents/bridge.h"
+#include "git/gitguard.h"
 #include "ns/limits.h"
 #include "net/gate.h"
 #include "net/netplan.h"
@@ -333,11 +334,74 @@ static int start_gate(const struct aisb_plan *p, char **log_path, struct gate **
 	struct gate_config c = { .proxy_fd = -1, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
 				 .log_fd = -1, .policy = &p->netp->policy, .upstream = p->netp->upstream };
 
+	static char hint[96]; /* outlives the gate: one sandbox per supervisor */
+
 	*log_path = path_join(p->session_dir, "egress.jsonl");
 	if (!*log_path)
 		return log_error_errno(-ENOMEM, "out of memory");
 	c.log_path = *log_path;
+	snprintf(hint, sizeof(hint), "aisb logs %s", p->session_id);
+	c.log_hint = hint;
 	return gate_new(&c, out);
+}
+
+/* The root-relative paths of the read-only binds below @root (the .git pins): the sandbox could
+ * not write them, so gitguard does not judge them. */
+static char **pinned_below(const struct mount_plan *mp, const char *root)
+{
+	char **v = NULL;
+	size_t n = strlen(root);
+	for (size_t i = 0; i < mp->n; i++) {
+		const struct mount_op *op = &mp->ops[i];
+		if (op->kind == MOP_BIND && (op->flags & MOP_F_RO) && strncmp(op->dst, root, n) == 0 &&
+		    op->dst[n] == '/' && strv_push(&v, op->dst + n + 1) < 0) {
+			strv_free(v);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+/* After the workload: every tree the sandbox could write and a host git may run in (the project,
+ * read-write --mounts; a file --mount is judged as git config) is checked for files that would
+ * make git run what the sandbox wrote (gitguard.h); they are moved into
+ * <state>/quarantine/<session>/ and named in one message, the last of the exit summary. With
+ * --writable-git they are only named. Logs (that message). */
+static void git_guard(struct aisb_plan *p, const struct mount_plan *mp, const struct timespec *since)
+{
+	struct gitguard_report rep = { 0 };
+	_cleanup_free_ char *qbase = NULL;
+	int r;
+
+	if (asprintf(&qbase, "%s/quarantine/%s", p->state_dir, p->session_id) < 0)
+		return;
+	for (size_t i = 0; i <= p->n_mounts; i++) {
+		_cleanup_strv_free_ char **pinned = NULL;
+		_cleanup_free_ char *q = NULL;
+		struct gitguard_options o = { .since = *since };
+		if (i == 0) {
+			if (!p->project_src || p->project_ro)
+				continue;
+			o.root = p->project_src;
+			pinned = pinned_below(mp, p->project_dst);
+		} else {
+			const struct plan_mount *m = &p->mounts[i - 1];
+			if (m->ro)
+				continue;
+			o.root = m->src;
+		}
+		o.pinned = pinned;
+		if ((i == 0 ? asprintf(&q, "%s/project", qbase) : asprintf(&q, "%s/mount-%zu", qbase, i)) < 0)
+			return;
+		o.quarantine = p->writable_git ? NULL : q;
+		/* a single file mounted read-write (a ~/.gitconfig?) is judged as git config */
+		r = i > 0 && !p->mounts[i - 1].is_dir ? gitguard_check_file(&o, &rep) : gitguard_check(&o, &rep);
+		if (r < 0)
+			log_warn_errno(r, "cannot check '%s' for files the sandbox planted for git: %m; run git "
+				       "there only after checking its .git yourself", o.root);
+		p->git_quarantined += gitguard_report_print(&rep, o.quarantine, stderr);
+		gitguard_report_free(&rep);
+	}
 }
 
 /* Logs a stage's failure report (the errno's text is added here: the workload cannot format
@@ -382,10 +446,13 @@ int sandbox_run(struct aisb_plan *p)
 	struct gate *gate = NULL;
 	unsigned tty_mask = 0;
 	long long start = now_usec();
+	struct timespec since;
+	bool cloned = false;
 	size_t nfds = 0;
 	ssize_t k;
 	pid_t pid = -1;
 
+	(void)clock_gettime(CLOCK_REALTIME, &since);
 	/* bounded before anything is created (the workload's environment is built in init) */
 	if (p->n_env > SANDBOX_ENV_MAX)
 		return log_error("the command would get %zu environment variables, more than the limit of %d "
@@ -467,6 +534,7 @@ int sandbox_run(struct aisb_plan *p)
 		close(sfd);
 		init_main(&ia);
 	}
+	cloned = true;
 	close(sync_fds[1]);
 	sync_fds[1] = -1;
 	close(err_fds[1]);
@@ -571,6 +639,10 @@ cleanup:
 		if (gate_fds[i] >= 0)
 			close(gate_fds[i]);
 	pasta_stop(&pasta);
+	/* init is reaped and with it every process of the sandbox (the kernel kills a pid namespace
+	 * whose init exits and reports init last), so nothing writes the project any more */
+	if (cloned)
+		git_guard(p, &mp, &since);
 restore_mask:
 	if (sync_fds[0] >= 0)
 		close(sync_fds[0]);

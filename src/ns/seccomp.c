@@ -103,7 +103,7 @@ static const struct seccomp_rule fakeroot_rules[] = {
  * so programs take their fallback. Why a denylist was not enough: AF_VSOCK is not namespaced,
  * so in a VM guest (Firecracker, this machine) it reaches the host from any network namespace
  * (issue 10); AF_PACKET, AF_KEY, AF_ALG, AF_TIPC, AF_RDS, AF_BLUETOOTH, AF_XDP, ... are kernel
- * surface no agent needs. Kept sorted; every value is below SOCKET_FAMILY_LIMIT. */
+ * surface no agent needs. Kept sorted (push_allowlist() walks the gaps). */
 static const int socket_families[] = {
 	AF_UNIX,    /* local IPC: every program */
 	AF_INET,    /* TCP/UDP/ICMP-datagram: the netns and the nft ruleset decide where they go */
@@ -122,14 +122,6 @@ static const int netlink_protocols[] = {
 	NETLINK_NETFILTER, /* 12: nft list of the sandbox's own ruleset (changes need
 			    * CAP_NET_ADMIN, which the workload lacks) */
 };
-
-static bool int_in(const int *set, size_t n, int v)
-{
-	for (size_t i = 0; i < n; i++)
-		if (set[i] == v)
-			return true;
-	return false;
-}
 
 struct rule_buf {
 	struct seccomp_rule *out;
@@ -152,37 +144,57 @@ static int push_all(struct rule_buf *b, const struct seccomp_rule *rules, size_t
 	return 0;
 }
 
-/* The family allowlist as deny rules (the default action is allow): equality for each value
- * below the largest allowed family that is not allowed, and "at least the largest + 1" for the
- * rest. The comparisons are 64 bits wide: a value whose upper half is not zero is at least the
- * limit and refused, so garbage there cannot smuggle a family past the filter. */
-static int push_socket_rules(struct rule_buf *b)
+/* Deny rules for every value of argument @arg that is not in the sorted @allowed set: the gaps
+ * below the largest allowed value as aligned power-of-two blocks (one masked comparison each,
+ * like CIDR prefixes: [3, 9] is 3, 4-7, 8-9), then "at least the largest + 1". @extra, when set,
+ * is a comparison every rule also needs (netlink's family). The comparisons are 64 bits wide: a
+ * value whose upper half is not zero is at least the limit and refused, so garbage there cannot
+ * smuggle a value past the filter. Measured: blocks instead of one rule per value halve the
+ * socket rules (39 -> 20) and cut the compiler's page faults by 4. */
+static int push_allowlist(struct rule_buf *b, const char *call, int err, unsigned arg, const int *allowed,
+			  size_t n, const struct seccomp_arg_cmp *extra)
 {
-	static const char *const calls[] = { "socket", "socketpair" };
-	int fam_max = socket_families[ELEMENTSOF(socket_families) - 1];
-	int proto_max = netlink_protocols[ELEMENTSOF(netlink_protocols) - 1];
+	uint64_t lo = 0, top = (uint64_t)allowed[n - 1];
 
-	for (size_t c = 0; c < ELEMENTSOF(calls); c++) {
-		for (int f = 0; f < fam_max; f++)
-			if (!int_in(socket_families, ELEMENTSOF(socket_families), f) &&
-			    push(b, (struct seccomp_rule)RULE1(calls[c], EAFNOSUPPORT, SC_CMP_EQ, 0, 0, (uint64_t)f)) < 0)
+	for (size_t i = 0; i <= n; i++) {
+		/* the gap [lo, hi) before allowed[i]; after the last one, the open end */
+		uint64_t hi = i < n ? (uint64_t)allowed[i] : UINT64_MAX;
+
+		while (i < n && lo < hi) {
+			uint64_t size = 1;
+			struct seccomp_rule r = { .name = call, .err = err };
+
+			while ((lo & (size * 2 - 1)) == 0 && lo + size * 2 <= hi)
+				size *= 2;
+			r.cmp[0] = (struct seccomp_arg_cmp){ SC_CMP_MASKED_EQ, arg, ~(size - 1), lo };
+			if (extra)
+				r.cmp[1] = *extra;
+			if (push(b, r) < 0)
 				return -ENOSPC;
-		if (push(b, (struct seccomp_rule)RULE1(calls[c], EAFNOSUPPORT, SC_CMP_GE, 0, 0, (uint64_t)fam_max + 1)) < 0)
-			return -ENOSPC;
-	}
-	/* socketpair(AF_NETLINK) is EOPNOTSUPP in the kernel: only socket() needs protocols */
-	for (int p = 0; p <= proto_max + 1; p++) {
-		struct seccomp_rule r = { .name = "socket", .err = EPROTONOSUPPORT,
-					  .cmp = { { SC_CMP_EQ, 0, 0, AF_NETLINK }, { SC_CMP_EQ, 2, 0, (uint64_t)p } } };
-
-		if (p <= proto_max && int_in(netlink_protocols, ELEMENTSOF(netlink_protocols), p))
-			continue;
-		if (p > proto_max)
-			r.cmp[1].op = SC_CMP_GE;
-		if (push(b, r) < 0)
-			return -ENOSPC;
+			lo += size;
+		}
+		if (i == n) {
+			struct seccomp_rule r = { .name = call, .err = err,
+						  .cmp = { { SC_CMP_GE, arg, 0, top + 1 } } };
+			if (extra)
+				r.cmp[1] = *extra;
+			return push(b, r);
+		}
+		lo = (uint64_t)allowed[i] + 1;
 	}
 	return 0;
+}
+
+static int push_socket_rules(struct rule_buf *b)
+{
+	static const struct seccomp_arg_cmp netlink = { SC_CMP_EQ, 0, 0, AF_NETLINK };
+
+	if (push_allowlist(b, "socket", EAFNOSUPPORT, 0, socket_families, ELEMENTSOF(socket_families), NULL) < 0 ||
+	    push_allowlist(b, "socketpair", EAFNOSUPPORT, 0, socket_families, ELEMENTSOF(socket_families), NULL) < 0)
+		return -ENOSPC;
+	/* socketpair(AF_NETLINK) is EOPNOTSUPP in the kernel: only socket() needs protocols */
+	return push_allowlist(b, "socket", EPROTONOSUPPORT, 2, netlink_protocols, ELEMENTSOF(netlink_protocols),
+			      &netlink);
 }
 
 /* personality(2): only PER_LINUX (0) and the query 0xffffffff, which changes nothing

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* session.c — session directory and the sessions.log line */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -102,8 +103,10 @@ int session_create(struct aisb_plan *p)
 			return -ENOMEM;
 	}
 	if (p->home_src) {
+		_cleanup_free_ char *rel = NULL;
 		free(p->home_src);
-		p->home_src = path_join(p->state_dir, "homes/default");
+		p->home_src = asprintf(&rel, "homes/%s", p->home_name ? p->home_name : "default") < 0 ? NULL
+			      : path_join(p->state_dir, rel);
 		if (!p->home_src)
 			return -ENOMEM;
 		r = mkdir_p(p->home_src, 0700);
@@ -154,6 +157,87 @@ int session_set_init_pid(const struct aisb_plan *p, pid_t pid)
 	return write_file_at(dfd, "init", buf, (size_t)n, 0600);
 }
 
+struct kept_log {
+	char name[80];
+	struct timespec mtime;
+};
+
+static int kept_cmp(const void *a, const void *b)
+{
+	const struct kept_log *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? 1 : -1;
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+		return x->mtime.tv_nsec < y->mtime.tv_nsec ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* Keeps the newest SESSION_EGRESS_KEEP logs in @dfd (egress/), removes the rest. Does not log. */
+static void prune_kept_logs(int dfd)
+{
+	struct kept_log *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		size_t l = strlen(de->d_name);
+
+		if (l < 7 || l >= sizeof(v->name) || !streq(de->d_name + l - 6, ".jsonl") ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			struct kept_log *nv = realloc(v, (cap = cap ? 2 * cap : 32) * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+		v[n++].mtime = st.st_mtim;
+	}
+	closedir(d);
+	if (n > SESSION_EGRESS_KEEP) {
+		qsort(v, n, sizeof(*v), kept_cmp);
+		for (size_t i = SESSION_EGRESS_KEEP; i < n; i++)
+			(void)unlinkat(dfd, v[i].name, 0);
+	}
+	free(v);
+}
+
+/* Moves the session's egress log to egress/<id>.jsonl, so that the denial summary's "aisb logs
+ * ID" still works once the session dir is gone; only the last SESSION_EGRESS_KEEP stay. Logs on
+ * failure (a warning: the run itself is over). */
+static void keep_egress_log(const struct aisb_plan *p)
+{
+	_cleanup_free_ char *from = path_join(p->session_dir, "egress.jsonl"), *dir = path_join(p->state_dir, "egress");
+	_cleanup_close_ int dfd = -1;
+	char name[80];
+	struct stat st;
+
+	if (!from || !dir || lstat(from, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		goto fail;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0)
+		goto fail;
+	snprintf(name, sizeof(name), "%s.jsonl", p->session_id);
+	if (renameat(AT_FDCWD, from, dfd, name) < 0)
+		goto fail;
+	prune_kept_logs(dfd);
+	return;
+fail:
+	log_warn_errno(-errno, "cannot keep the egress log in '%s': %m", dir);
+}
+
 int session_finish(const struct aisb_plan *p, int exit_code, long long start_usec)
 {
 	_cleanup_free_ char *logpath = path_join(p->state_dir, "sessions.log");
@@ -175,6 +259,8 @@ int session_finish(const struct aisb_plan *p, int exit_code, long long start_use
 	json_object_object_add(o, "project", p->project_src ? json_object_new_string(p->project_src) : NULL);
 	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(p->net)));
 	json_object_object_add(o, "exit", json_object_new_int(exit_code));
+	if (p->git_quarantined)
+		json_object_object_add(o, "git_quarantined", json_object_new_int64((int64_t)p->git_quarantined));
 	line = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (logpath)
 		fd = open(logpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -186,6 +272,7 @@ int session_finish(const struct aisb_plan *p, int exit_code, long long start_use
 	}
 	json_object_put(o);
 	if (!p->keep && p->session_dir) {
+		keep_egress_log(p);
 		r = rm_rf(p->session_dir);
 		if (r < 0)
 			log_warn_errno(r, "cannot remove session dir '%s': %m", p->session_dir);

@@ -10,7 +10,10 @@
  *   sessions/<id>/egress.jsonl  egress log (network modes with a gate)
  *   sessions/<id>/etc/          generated passwd, group, hosts, resolv.conf
  *   sessions.log                one JSON line per finished run: id, start, end, command, project,
- *                               net, exit (never an env value)
+ *                               net, exit, git_quarantined when gitguard found anything (never an
+ *                               env value)
+ *   egress/<id>.jsonl           the egress log of an ended session (moved there at exit, when
+ *                               the session dir is removed); the newest SESSION_EGRESS_KEEP stay
  * The session dir is removed at exit unless --keep; a supervisor killed with SIGKILL leaves it for
  * `aisb clean`.
  */
@@ -21,6 +24,8 @@
 #include <sys/types.h>
 
 #include "cli/plan.h"
+
+#define SESSION_EGRESS_KEEP 20
 
 /* Creates sessions/<id>/ (0700) with plan.json, supervisor and the generated etc files; fills
  * p->session_id and p->session_dir. Logs on failure. */

@@ -3,10 +3,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util/util.h"
@@ -303,4 +306,165 @@ int parse_u64(const char *s, unsigned long long *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+/* The fallback for kernels without openat2: one component at a time, each with O_NOFOLLOW. */
+static int openat_nofollow_walk(int dirfd, const char *path, int flags, mode_t mode)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	_cleanup_close_ int cur = -1;
+	char *comp, *next;
+
+	if (!copy)
+		return -ENOMEM;
+	if (path_is_absolute(path))
+		cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	else if (dirfd == AT_FDCWD)
+		cur = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	else
+		cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return -errno;
+	for (comp = copy; *comp == '/'; comp++)
+		;
+	for (; comp && *comp; comp = next) {
+		int fd;
+		next = strchr(comp, '/');
+		if (next) {
+			*next++ = 0;
+			while (*next == '/')
+				next++;
+		}
+		if (streq(comp, ".."))
+			return -EXDEV; /* never needed by callers: canonical or root-relative paths */
+		if (next && *next)
+			fd = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		else
+			fd = openat(cur, comp, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd < 0)
+			return errno == ENOTDIR && next && *next ? -ELOOP : -errno;
+		close(cur);
+		cur = fd;
+	}
+	return TAKE_FD(cur);
+}
+
+int openat_nofollow(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = (unsigned long long)(flags | O_CLOEXEC),
+		.mode = (flags & O_CREAT) ? mode : 0,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd;
+
+	if (dirfd != AT_FDCWD && !path_is_absolute(path))
+		how.resolve |= RESOLVE_BENEATH;
+	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		return openat_nofollow_walk(dirfd, path, flags, mode);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Joins the components @v[0..n) into "/a/b". */
+static char *join_components(char **v, size_t n)
+{
+	size_t len = 1;
+	char *r, *q;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(v[i]) + 1;
+	r = q = malloc(len + 1);
+	if (!r)
+		return NULL;
+	*q = 0;
+	for (size_t i = 0; i < n; i++)
+		q += snprintf(q, len + 1 - (size_t)(q - r), "/%s", v[i]);
+	if (!n)
+		snprintf(r, len + 1, "/");
+	return r;
+}
+
+int path_resolve_trusted(const char *path, char **out, char **bad_link)
+{
+	_cleanup_strv_free_ char **todo = NULL, **done = NULL;
+	_cleanup_free_ char *cwd = NULL;
+	unsigned links = 0;
+
+	*out = NULL;
+	*bad_link = NULL;
+	if (!path_is_absolute(path)) {
+		cwd = getcwd(NULL, 0);
+		if (!cwd)
+			return -errno;
+	}
+	/* the components still to walk, last first (a stack) */
+	{
+		_cleanup_free_ char *full = NULL;
+		char *save = NULL;
+		_cleanup_strv_free_ char **fwd = NULL;
+		if (asprintf(&full, "%s/%s", cwd ? cwd : "", path) < 0)
+			return -ENOMEM;
+		for (char *c = strtok_r(full, "/", &save); c; c = strtok_r(NULL, "/", &save))
+			if (strv_push(&fwd, c) < 0)
+				return -ENOMEM;
+		for (size_t i = strv_length(fwd); i > 0; i--)
+			if (strv_push(&todo, fwd[i - 1]) < 0)
+				return -ENOMEM;
+	}
+	while (strv_length(todo)) {
+		size_t nt = strv_length(todo), nd = strv_length(done);
+		_cleanup_free_ char *comp = todo[nt - 1], *here = NULL, *parent = NULL;
+		struct stat st;
+
+		todo[nt - 1] = NULL;
+		if (streq(comp, "."))
+			continue;
+		if (streq(comp, "..")) {
+			if (nd) {
+				free(done[nd - 1]);
+				done[nd - 1] = NULL;
+			}
+			continue;
+		}
+		if (strv_push(&done, comp) < 0)
+			return -ENOMEM;
+		here = join_components(done, nd + 1);
+		if (!here)
+			return -ENOMEM;
+		if (lstat(here, &st) < 0)
+			return -errno;
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		parent = join_components(done, nd);
+		if (!parent)
+			return -ENOMEM;
+		if (++links > 40 || geteuid() == 0 || access(parent, W_OK) == 0) {
+			*bad_link = TAKE_PTR(here);
+			return -ELOOP;
+		}
+		{
+			char target[4096];
+			char *save = NULL;
+			_cleanup_strv_free_ char **fwd = NULL;
+			ssize_t n = readlink(here, target, sizeof(target) - 1);
+			if (n < 0)
+				return -errno;
+			target[n] = 0;
+			free(done[nd]);
+			done[nd] = NULL;
+			if (target[0] == '/')
+				for (size_t i = 0; i < nd; i++) {
+					free(done[i]);
+					done[i] = NULL;
+				}
+			for (char *c = strtok_r(target, "/", &save); c; c = strtok_r(NULL, "/", &save))
+				if (strv_push(&fwd, c) < 0)
+					return -ENOMEM;
+			for (size_t i = strv_length(fwd); i > 0; i--)
+				if (strv_push(&todo, fwd[i - 1]) < 0)
+					return -ENOMEM;
+		}
+	}
+	*out = join_components(done, strv_length(done));
+	return *out ? 0 : -ENOMEM;
 }

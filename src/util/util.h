@@ -28,6 +28,25 @@ int write_file_at(int dirfd, const char *path, const char *data, size_t len, mod
 int mkdir_p(const char *path, mode_t mode);
 int rm_rf(const char *path);                             /* never crosses a mount point */
 
+/* Opens @path below @dirfd following no symlink at any component (openat2 RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS, and RESOLVE_BENEATH for a relative path below a real dirfd; before
+ * 5.6, one O_NOFOLLOW component at a time). A symlink anywhere gives -ELOOP. O_CLOEXEC is added.
+ * Return: the fd or -errno. */
+int openat_nofollow(int dirfd, const char *path, int flags, mode_t mode);
+/**
+ * path_resolve_trusted() - canonicalise @path following only symlinks no sandbox could have planted
+ * @path: absolute, or relative to the working directory
+ * @out: receives the malloc'd canonical path (no symlink in it)
+ * @bad_link: on -ELOOP, receives the malloc'd path of the refused symlink
+ *
+ * The one rule for paths aisb reads or mounts for the sandbox (--mount sources, --env-file): a
+ * symlink is followed only when the directory holding it is not writable by the caller, so no
+ * sandbox of the caller (which can write at most what the caller can) could have made or swapped
+ * it; for a root caller (whose sandboxes may write anything mounted for them) no symlink is
+ * followed at all. At most 40 links. Does not log.
+ * Return: 0, -ELOOP (a refused or looping symlink), or another -errno of the walk.
+ */
+int path_resolve_trusted(const char *path, char **out, char **bad_link);
 /* Paths */
 bool path_is_absolute(const char *p);
 bool path_has_dotdot(const char *p);

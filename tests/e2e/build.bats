@@ -37,7 +37,7 @@ nothing_written() {
 @test "build: --install adds packages; a name that is not a package is refused (78)" {
 	run "$AISB" build --print-containerfile --install ripgrep --install tmux
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"python3 xz-utils ripgrep tmux;"* ]]
+	[[ "$output" == *"python3 xz-utils fd-find ripgrep ripgrep tmux;"* ]]
 	run "$AISB" build --print-containerfile --install 'jq;id'
 	[ "$status" -eq 78 ]
 	[[ "$output" == *"--install 'jq;id': not a Debian package name"* ]]

@@ -328,7 +328,9 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	# control: --writable-git lets the same writes through
 	run sb --writable-git -- sh -c 'echo evil > .git/hooks/pre-commit && echo "# x" >> .git/config && echo W'
 	[ "$status" -eq 0 ]
-	[ "$output" = W ]
+	[ "${lines[0]}" = W ]
+	# ... and named, not moved, after the run (tests/e2e/gitguard.bats)
+	[[ "$output" == *"LEFT IN PLACE (--writable-git)"*"/.git/hooks/pre-commit'"* ]]
 	[ "$(cat .git/hooks/pre-commit)" = evil ]
 }
 
@@ -348,7 +350,8 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[ ! -e .git/modules/sub/hooks/pre-commit ]
 	[ ! -s .git/config ]
 	run sb --writable-git -- sh -c 'echo evil > .git/modules/sub/hooks/pre-commit && echo WROTE1'    # control
-	[ "$output" = WROTE1 ]
+	[ "${lines[0]}" = WROTE1 ]
+	[[ "$output" == *"LEFT IN PLACE (--writable-git)"* ]]
 }
 
 @test "fs: a symlinked .git/hooks or .git/config refuses the run unless --writable-git" {
@@ -397,7 +400,8 @@ status_field() { awk -v f="$2:" '$1 == f { print $2; exit }' "$1"; }
 	[[ "$output" != *WROTE* && "$output" != *RENAMED* ]]
 	[ "$(cat .git)" = "$before" ]
 	run sb --writable-git -- sh -c 'echo "gitdir: /tmp/evil" > .git && echo WROTE'    # control
-	[ "$output" = WROTE ]
+	[ "${lines[0]}" = WROTE ]
+	[[ "$output" == *"LEFT IN PLACE (--writable-git)"*"/wt/.git'"* ]]
 }
 
 @test "fs: ~/.agents is readable but not writable; --agents-dir and --no-agents" {

@@ -207,6 +207,25 @@ for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6"
 	[ "${lines[1]}" = 200 ]
 }
 
+@test "hardening: the workload's own PATH search: the plan's PATH, a script without #!, a non-executable earlier match" {
+	mkdir -p bin1 bin2
+	printf 'echo script "$@"\n' >bin2/hello # no #!: execve says ENOEXEC, the shell runs it
+	chmod 755 bin2/hello
+	printf '#!/bin/sh\necho wrong\n' >bin1/hello # found first, but not executable: skipped
+	chmod 644 bin1/hello
+	run sb --env "PATH=$PROJ/bin1:$PROJ/bin2:/usr/bin:/bin" -- hello a b
+	[ "$status" -eq 0 ]
+	[ "$output" = "script a b" ]
+	# only the non-executable one: 126 with the errno's text, not 127
+	run sb --env "PATH=$PROJ/bin1:/usr/bin:/bin" -- hello
+	[ "$status" -eq 126 ]
+	[[ "$output" == *"cannot execute 'hello': Permission denied"* ]]
+	# control: not on the plan's PATH at all is 127 (the host's PATH does not count)
+	run sb --env "PATH=/usr/bin:/bin" -- hello
+	[ "$status" -eq 127 ]
+	[[ "$output" == *"command not found in the sandbox: 'hello'"* ]]
+}
+
 # ---- aisb build RUN steps --------------------------------------------------------------------
 
 @test "hardening: build RUN steps get the same /proc covers, socket allowlist and seccomp table" {
@@ -216,7 +235,7 @@ for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6"
 	cat >Containerfile <<-EOF
 	FROM oci:$WORK/bb:v1
 	COPY probe /probe
-	RUN echo $new > $SYSCTL 2>/dev/null && echo sysctl-written || echo sysctl-refused; for p in "openw /proc/sys/kernel/core_pattern" "socket 40 1 0" "socket 17 2 0" "socket 2 1 0" "socket 10 2 0" "personality 0xffffffff" "personality 0x0400000" "kcmp"; do echo "\$p: \$(/probe \$p)"; done; echo 300 > /proc/self/oom_score_adj && echo "oom \$(cat /proc/self/oom_score_adj)"; echo "userns \$(cat /proc/sys/user/max_user_namespaces)"; echo "keys \$(wc -c < /proc/keys)"
+	RUN echo $new > $SYSCTL 2>/dev/null && echo sysctl-written || echo sysctl-refused; for p in "openw /proc/sys/kernel/core_pattern" "socket 40 1 0" "socket 17 2 0" "socket 2 1 0" "socket 10 2 0" "personality 0xffffffff" "personality 0x0400000" "kcmp"; do echo "\$p: \$(/probe \$p)"; done; echo 300 > /proc/self/oom_score_adj && echo "oom \$(cat /proc/self/oom_score_adj)"; echo "userns \$(cat /proc/sys/user/max_user_namespaces)"; echo "keys \$(wc -c < /proc/keys)"; echo "writable sysctls \$(/probe writable /proc/sys/kernel /proc/sys/vm /proc/sys/fs /proc/sys/net/core)"; grep -c "^Pid:" /proc/self/status
 	EOF
 	run "$AISB" build -f Containerfile -t hardening-run .
 	echo "$output"
@@ -235,4 +254,51 @@ for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6"
 	[[ "$output" == *"oom 300"* ]]
 	[[ "$output" == *"userns 0"* ]]
 	[[ "$output" == *"keys 0"* ]]
+	[[ "$output" == *"writable sysctls 0"* ]]
+	[[ "$output" == *$'\n1\n'* || "$output" == *$'\n1' ]] # one Pid: line in /proc/self/status
+}
+
+# ---- fail closed -----------------------------------------------------------------------------
+
+# mk_old_libseccomp: $WORK/old-libseccomp.so, an LD_PRELOAD shim that makes the run-time
+# libseccomp not know process_madvise (as libseccomp before 2.5 did not)
+mk_old_libseccomp() {
+	require_feature "a C compiler" command -v cc
+	cat >"$WORK/shim.c" <<-'EOF2'
+	#define _GNU_SOURCE
+	#include <dlfcn.h>
+	#include <seccomp.h>
+	#include <string.h>
+	int seccomp_syscall_resolve_name(const char *name)
+	{
+		int (*real)(const char *) = (int (*)(const char *))dlsym(RTLD_NEXT, "seccomp_syscall_resolve_name");
+		if (strcmp(name, "process_madvise") == 0)
+			return __NR_SCMP_ERROR;
+		return real(name);
+	}
+	EOF2
+	cc -shared -fPIC -o "$WORK/old-libseccomp.so" "$WORK/shim.c" -ldl
+}
+
+@test "hardening: a rule the run-time libseccomp does not know refuses the run (77) and the RUN step; without that rule it runs" {
+	mk_old_libseccomp
+	run env LD_PRELOAD="$WORK/old-libseccomp.so" "$AISB" --net none -- echo ran
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"does not know the system call 'process_madvise'"* ]]
+	[[ "$output" != *ran* ]]
+	# control: --allow-ptrace drops that rule from the table, so the same libseccomp suffices
+	run env LD_PRELOAD="$WORK/old-libseccomp.so" "$AISB" --net none --allow-ptrace -- echo ran
+	[ "$status" -eq 0 ]
+	[ "$output" = ran ]
+	# and a build RUN step (the same table) does not run either
+	"$AISB_E2E_DIR/lib/images/mk-busybox-oci.sh" "$WORK/bb" v1 >/dev/null
+	printf 'FROM oci:%s/bb:v1\nRUN echo step-ran\n' "$WORK" >Containerfile
+	run env LD_PRELOAD="$WORK/old-libseccomp.so" "$AISB" build -f Containerfile -t hardening-old .
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"does not know the system call 'process_madvise'"* ]]
+	[[ "$output" != *step-ran* ]]
+	# control: without the shim the step runs
+	run "$AISB" build -f Containerfile -t hardening-old .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *step-ran* ]]
 }

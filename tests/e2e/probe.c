@@ -7,10 +7,13 @@
  * probe openw PATH                      open(2) O_WRONLY, closed again without writing
  * probe kcmp | pidfd_getfd | process_madvise   on the probe itself (allowed: "ok")
  * probe memwrite                        a child's variable written through /proc/CHILD/mem
+ * probe writable DIR...                 how many files directly in the DIRs access(W_OK) accepts
+ *                                       (busybox's `test -w` says yes to root without asking)
  *
  * Linked statically (tests/e2e/Makefile.inc), so that it also runs in a busybox image's
  * `aisb build` RUN step. Exit status 0 unless the usage is wrong: the answer is the output.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kcmp.h>
@@ -81,6 +84,25 @@ static int memwrite(void)
 	return 0;
 }
 
+static int writable(int n, char **dirs)
+{
+	int count = 0;
+
+	for (int i = 0; i < n; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+
+		if (!d)
+			continue;
+		while ((de = readdir(d)))
+			if (de->d_type == DT_REG && faccessat(dirfd(d), de->d_name, W_OK, 0) == 0)
+				count++;
+		closedir(d);
+	}
+	printf("%d\n", count);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -128,6 +150,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(what, "memwrite") == 0)
 		return memwrite();
-	fprintf(stderr, "usage: probe socket|socketpair|personality|openw|kcmp|pidfd_getfd|process_madvise|memwrite ...\n");
+	if (strcmp(what, "writable") == 0)
+		return writable(argc - 2, argv + 2);
+	fprintf(stderr, "usage: probe socket|socketpair|personality|openw|kcmp|pidfd_getfd|process_madvise|memwrite|writable ...\n");
 	return 2;
 }

@@ -10,8 +10,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/args.h"
+#include "cli/harness.h"
+#include "cli/home.h"
+#include "cli/trust.h"
 #include "util/util.h"
 
 static const char *const *fake_env;
@@ -207,6 +211,250 @@ static void test_defaults(void **state)
 	settings_free(&s);
 }
 
+
+/* The shared-flags rule: --harness-args ends sandbox flags without replacing the harness. */
+static void test_harness_args(void **state)
+{
+	struct aisb_settings s;
+	const char *argv[] = { "aisb", "--net", "none", "--harness-args", "--image", "x.png", "--help", "--version", NULL };
+	const char *argv2[] = { "aisb", "--help", NULL };
+
+	(void)state;
+	assert_int_equal(parse(&s, argv), 0);
+	assert_int_equal(s.net, NET_NONE);
+	assert_false(s.help);
+	assert_false(s.version);
+	assert_null(s.image);
+	assert_null(s.command);
+	assert_int_equal(strv_length(s.harness_args), 4);
+	assert_string_equal(s.harness_args[0], "--image");
+	assert_string_equal(s.harness_args[3], "--version");
+	settings_free(&s);
+	/* control: without it, --help is aisb's */
+	assert_int_equal(parse(&s, argv2), 0);
+	assert_true(s.help);
+	assert_int_equal(strv_length(s.harness_args), 0);
+	settings_free(&s);
+}
+
+/* A project policy may set allow, env, harness and limits; anything else is refused by name. */
+static void test_project_keys(void **state)
+{
+	static const char *const refused[] = { "mount = /etc", "net = full", "allow_ptrace = true", "writable_git = true",
+					       "agents_dir = /", "allow_file = /etc/shadow", "env_file = /x",
+					       "add_host = a=127.0.0.1", "allow_host_port = 22", "home = default",
+					       "harness_from = /", "proxy = a:1", "no_agents = true", "read_only = false" };
+	struct aisb_settings s;
+
+	(void)state;
+	assert_int_equal(args_defaults(&s), 0);
+	assert_int_equal(args_apply_project(&s, "allow = a.test\nenv = X\nharness = codex\nmemory = 1G\npids = 9\ncpus = 1\n",
+					    "p"), 0);
+	assert_string_equal(s.allows[0], "a.test");
+	assert_string_equal(s.harness, "codex");
+	settings_free(&s);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(args_defaults(&s), 0);
+		assert_true(args_apply_project(&s, refused[i], "p") < 0);
+		/* control: the same line is fine in the user's own config */
+		settings_free(&s);
+		assert_int_equal(args_defaults(&s), 0);
+		if (strncmp(refused[i], "agents_dir", 10) && strncmp(refused[i], "harness_from", 12))
+			assert_int_equal(args_apply_config(&s, refused[i], "c"), 0);
+		settings_free(&s);
+	}
+}
+
+/* Project entries come between user config and flags; an explicit --net none drops them. */
+static void test_project_precedence(void **state)
+{
+	struct aisb_settings s;
+	const char *argv[] = { "aisb", "--harness", "claude", "--allow", "f.test", NULL };
+	const char *argv2[] = { "aisb", "--net", "none", NULL };
+
+	(void)state;
+	fake_env = NULL;
+	assert_int_equal(args_load_project(&s, 5, (char **)argv, NULL, "harness = codex\nallow = p.test\n", "p", fake_get), 0);
+	assert_string_equal(s.harness, "claude");
+	assert_int_equal(strv_length(s.allows), 2);
+	assert_string_equal(s.allows[0], "p.test");
+	assert_string_equal(s.allows[1], "f.test");
+	settings_free(&s);
+	assert_int_equal(args_load_project(&s, 3, (char **)argv2, NULL, "allow = p.test\nharness = codex\n", "p", fake_get), 0);
+	assert_int_equal(strv_length(s.allows), 0);
+	assert_string_equal(s.harness, "codex");
+	settings_free(&s);
+}
+
+static void test_home_names(void **state)
+{
+	static const char *const good[] = { "default", "project", "work", "a.b_c-1" };
+	static const char *const bad[] = { "", ".", "..", "../x", "a/b", ".hidden", "-x", "a b",
+					   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" };
+	char *n = NULL, *m = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_true(args_home_name_valid(good[i]));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(args_home_name_valid(bad[i]));
+	assert_int_equal(home_resolve_name(NULL, "/src/app", &n), 0);
+	assert_string_equal(n, "default");
+	free(n);
+	assert_int_equal(home_resolve_name("project", "/src/my app!", &n), 0);
+	assert_int_equal(strncmp(n, "project-myapp-", 14), 0);
+	assert_int_equal(strlen(n), 14 + 12);
+	assert_true(args_home_name_valid(n));
+	/* two checkouts with the same name get different homes */
+	assert_int_equal(home_resolve_name("project", "/other/my app!", &m), 0);
+	assert_string_not_equal(n, m);
+	free(n);
+	free(m);
+	assert_int_equal(home_resolve_name("project", NULL, &n), -EINVAL);
+}
+
+static void test_harness_suggest(void **state)
+{
+	static const struct {
+		const char *dir, *real, *want0, *want1;
+	} t[] = {
+		{ "/h/.nvm/versions/node/v22.1.0/bin", "/h/.nvm/versions/node/v22.1.0/lib/node_modules/p/cli.js",
+		  "/h/.nvm/versions/node/v22.1.0", NULL },
+		{ "/h/.npm-global/bin", "/h/.npm-global/lib/node_modules/p/cli.js", "/h/.npm-global", NULL },
+		{ "/h/.volta/bin", "/h/.volta/bin/volta-shim", "/h/.volta", NULL },
+		{ "/h/.bun/bin", "/h/.bun/install/global/node_modules/p/cli.js", "/h/.bun", NULL },
+		{ "/h/.local/bin", "/h/.local/lib/node_modules/p/dist/cli.js", "/h/.local/bin", "/h/.local/lib/node_modules" },
+		{ "/h/.local/bin", "/h/.local/bin/tool", "/h/.local/bin", NULL },
+		{ "/h/.local/bin", "/h/.local/share/pipx/venvs/t/bin/t", "/h/.local/bin", "/h/.local/share/pipx" },
+		{ "/h/tools/node/bin", "/h/tools/node/lib/x.js", "/h/tools/node", NULL },
+		/* never the home itself, nor a prefix holding the state dir */
+		{ "/h/bin", "/h/lib/x.js", "/h/bin", "/h/lib" },
+		{ "/s/bin", "/s/lib/x", "/s/bin", "/s/lib" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *out[2];
+		int n = harness_suggest_dirs(t[i].dir, t[i].real, "/h", "/s/state/aisb", out);
+		assert_int_equal(n, t[i].want1 ? 2 : 1);
+		assert_string_equal(out[0], t[i].want0);
+		if (t[i].want1)
+			assert_string_equal(out[1], t[i].want1);
+		free(out[0]);
+		free(out[1]);
+	}
+	assert_true(harness_dir_is_private("/h/.local", "/h"));
+	assert_true(harness_dir_is_private("/h", "/h"));
+	assert_false(harness_dir_is_private("/h/.local/bin", "/h"));
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(write_file_at(AT_FDCWD, path, text, strlen(text), 0644), 0);
+}
+
+/* The trust record follows the exact content of both files; what is not a plain file is refused. */
+static void test_trust(void **state)
+{
+	char root[] = "/tmp/aisb-test-trust.XXXXXX", aisb[600], st[600], big[600];
+	struct project_policy pp, pq;
+	char h1[65];
+	_cleanup_free_ char *text = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(aisb, sizeof(aisb), "%s/proj/.aisb", root);
+	snprintf(st, sizeof(st), "%s/state", root);
+	assert_int_equal(mkdir_p(aisb, 0700), 0);
+	snprintf(big, sizeof(big), "%s/proj", root);
+	/* nothing yet */
+	assert_int_equal(trust_read_policy(big, &pp), 0);
+	trust_policy_done(&pp);
+	put(aisb, "config", "allow = a.test");
+	put(aisb, "allow", "# c\n b.test\n\n");
+	assert_int_equal(trust_read_policy(big, &pp), 1);
+	text = trust_policy_text(&pp);
+	assert_string_equal(text, "allow = a.test\nallow = b.test\n");
+	assert_int_equal(trust_state_of(st, &pp), TRUST_UNTRUSTED);
+	assert_int_equal(trust_record(st, &pp, false), 0);
+	assert_int_equal(trust_state_of(st, &pp), TRUST_TRUSTED);
+	memcpy(h1, pp.hash, sizeof(h1));
+	trust_policy_done(&pp);
+	/* the same bytes moved from one file to the other are another policy */
+	put(aisb, "config", "allow = a.test# c\n b.test\n\n");
+	put(aisb, "allow", "");
+	assert_int_equal(trust_read_policy(big, &pq), 1);
+	assert_string_not_equal(pq.hash, h1);
+	assert_int_equal(trust_state_of(st, &pq), TRUST_CHANGED);
+	trust_policy_done(&pq);
+	/* a symlink, a fifo and an oversized file are refused */
+	{
+		char p[700], q[700];
+		snprintf(p, sizeof(p), "%s/config", aisb);
+		snprintf(q, sizeof(q), "%s/elsewhere", root);
+		put(root, "elsewhere", "allow = evil.test");
+		assert_int_equal(unlink(p), 0);
+		assert_int_equal(symlink(q, p), 0);
+		assert_int_equal(trust_read_policy(big, &pq), -ELOOP);
+		trust_policy_done(&pq);
+		assert_int_equal(unlink(p), 0);
+		assert_int_equal(mkfifo(p, 0600), 0);
+		assert_int_equal(trust_read_policy(big, &pq), -EINVAL);
+		trust_policy_done(&pq);
+		assert_int_equal(unlink(p), 0);
+		{
+			char *huge = malloc(TRUST_FILE_MAX + 2);
+			assert_non_null(huge);
+			memset(huge, '#', TRUST_FILE_MAX + 1);
+			huge[TRUST_FILE_MAX + 1] = 0;
+			put(aisb, "config", huge);
+			free(huge);
+		}
+		assert_int_equal(trust_read_policy(big, &pq), -EFBIG);
+		trust_policy_done(&pq);
+	}
+	/* an escape sequence (it would reach the terminal in messages) or a NUL byte */
+	put(aisb, "config", "allow = a.test\n\033]0;owned\007\n");
+	assert_int_equal(trust_read_policy(big, &pq), -EILSEQ);
+	trust_policy_done(&pq);
+	{
+		char p[700];
+		snprintf(p, sizeof(p), "%s/config", aisb);
+		assert_int_equal(write_file_at(AT_FDCWD, p, "allow = a\0b\n", 12, 0644), 0);
+	}
+	assert_int_equal(trust_read_policy(big, &pq), -EILSEQ);
+	trust_policy_done(&pq);
+	/* the record keeps the policy for --show, env values only as fingerprints */
+	put(aisb, "config", "allow = a.test\n  env\t= TOK=canary-unit-9\nenv = NAME\n");
+	put(aisb, "allow", "");
+	assert_int_equal(trust_read_policy(big, &pq), 1);
+	assert_int_equal(trust_record(st, &pq, false), 0);
+	{
+		_cleanup_free_ char *rec = trust_recorded_text(st, &pq), *fp = trust_redact_env("TOK=canary-unit-9");
+		assert_non_null(rec);
+		assert_null(strstr(rec, "canary-unit-9"));
+		assert_non_null(strstr(rec, "allow = a.test\n"));
+		assert_non_null(strstr(rec, "env = NAME\n"));
+		assert_int_equal(strncmp(fp, "TOK=<sha256:", 12), 0);
+		assert_non_null(strstr(rec, fp));
+	}
+	trust_policy_done(&pq);
+	/* revoke */
+	put(aisb, "config", "allow = a.test");
+	put(aisb, "allow", "# c\n b.test\n\n");
+	assert_int_equal(trust_read_policy(big, &pp), 1);
+	/* one record per project: trusting the other content above replaced this one */
+	assert_int_equal(trust_state_of(st, &pp), TRUST_CHANGED);
+	assert_int_equal(trust_record(st, &pp, false), 0);
+	assert_int_equal(trust_state_of(st, &pp), TRUST_TRUSTED);
+	assert_int_equal(trust_record(st, &pp, true), 0);
+	assert_int_equal(trust_state_of(st, &pp), TRUST_UNTRUSTED);
+	trust_policy_done(&pp);
+	assert_int_equal(rm_rf(root), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +469,12 @@ int main(void)
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_harness_args),
+		cmocka_unit_test(test_project_keys),
+		cmocka_unit_test(test_project_precedence),
+		cmocka_unit_test(test_home_names),
+		cmocka_unit_test(test_harness_suggest),
+		cmocka_unit_test(test_trust),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

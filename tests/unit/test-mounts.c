@@ -120,7 +120,33 @@ static void test_project_and_git(void **state)
 	assert_true(index_of(&mp, "/home/alice/proj/.git") < index_of(&mp, "/home/alice/proj/.git/hooks"));
 	assert_true(index_of(&mp, "/etc") < index_of(&mp, "/etc/passwd"));
 	assert_true(index_of(&mp, "/dev") < index_of(&mp, "/dev/null"));
+	/* absent: not pinned (gitguard judges them after the run) */
+	assert_null(mount_plan_find(&mp, "/home/alice/proj/.git/commondir"));
+	assert_null(mount_plan_find(&mp, "/home/alice/proj/.git/worktrees"));
 	mount_plan_free(&mp);
+
+	/* present: the files that move git's config and objects elsewhere, read-only */
+	char *pin_files[] = { strdup("commondir"), strdup("config.worktree"), strdup("objects/info/alternates"),
+			      strdup("worktrees/w/commondir"), NULL };
+	char *pin_dirs[] = { strdup("worktrees/w"), NULL };
+	f.git_pin_files = pin_files;
+	f.git_pin_dirs = pin_dirs;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_true(must(&mp, "/home/alice/proj/.git/commondir", MOP_BIND)->flags & MOP_F_FILE);
+	assert_true(must(&mp, "/home/alice/proj/.git/commondir", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/home/alice/proj/.git/config.worktree", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/home/alice/proj/.git/objects/info/alternates", MOP_BIND)->flags & MOP_F_RO);
+	assert_true(must(&mp, "/home/alice/proj/.git/worktrees/w/commondir", MOP_BIND)->flags & MOP_F_RO);
+	/* a worktree's dir is pinned (bound onto itself) but stays writable: gc writes its reflogs */
+	assert_false(must(&mp, "/home/alice/proj/.git/worktrees/w", MOP_BIND)->flags & MOP_F_RO);
+	assert_null(mount_plan_find(&mp, "/home/alice/proj/.git/worktrees"));
+	assert_true(index_of(&mp, "/home/alice/proj/.git/worktrees/w") <
+		    index_of(&mp, "/home/alice/proj/.git/worktrees/w/commondir"));
+	mount_plan_free(&mp);
+	for (size_t i = 0; pin_files[i]; i++)
+		free(pin_files[i]);
+	free(pin_dirs[0]);
+	f.git_pin_files = f.git_pin_dirs = NULL;
 
 	/* --writable-git: no git binds */
 	p.writable_git = true;

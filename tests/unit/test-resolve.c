@@ -325,6 +325,51 @@ static void test_command(void **state)
 	fake_env = NULL;
 }
 
+/* --harness-from: read-only, relocated below /aisb-host when its path is the sandbox's, its bin
+ * first on PATH; never the home. --home NAME picks homes/NAME. */
+static void test_harness_from_and_home(void **state)
+{
+	char dir[] = "/tmp/aisb-test-hf.XXXXXX", bin[64], want[128];
+	const char *env[] = { "HOME=/home/x", "XDG_STATE_HOME=/home/x/.st", NULL };
+	struct aisb_settings s;
+	struct aisb_plan p = { 0 };
+	const char *path = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(bin, sizeof(bin), "%s/bin", dir);
+	assert_int_equal(mkdir(bin, 0755), 0);
+	fake_env = env;
+	args_defaults(&s);
+	s.no_cwd = true;
+	s.net = NET_NONE;
+	s.home = strdup("work");
+	strv_push(&s.harness_from, dir);
+	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_string_equal(p.home_src, "/home/x/.st/aisb/homes/work");
+	assert_int_equal(p.n_mounts, 1);
+	assert_string_equal(p.mounts[0].src, dir);
+	snprintf(want, sizeof(want), "/aisb-host%s", dir);
+	assert_string_equal(p.mounts[0].dst, want);
+	assert_true(p.mounts[0].ro);
+	for (size_t i = 0; i < p.n_env; i++)
+		if (streq(p.env[i].name, "PATH"))
+			path = p.env[i].value;
+	snprintf(want, sizeof(want), "/aisb-host%s/bin:/usr/local/sbin:", dir);
+	assert_non_null(path);
+	assert_int_equal(strncmp(path, want, strlen(want)), 0);
+	plan_free(&p);
+	/* the home itself, or a dir holding it, is refused */
+	strv_free(s.harness_from);
+	s.harness_from = NULL;
+	strv_push(&s.harness_from, "/");
+	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	plan_free(&p);
+	settings_free(&s);
+	fake_env = NULL;
+	assert_int_equal(rm_rf(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_redaction),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_command),
+		cmocka_unit_test(test_harness_from_and_home),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

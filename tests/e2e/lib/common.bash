@@ -16,7 +16,9 @@ common_setup() {
 	# not enforced; the suites acknowledge it once in config, as a user would, so that output
 	# comparisons stay exact. tests/e2e/lifecycle.bats checks the warning itself.
 	mkdir -p "$XDG_CONFIG_HOME/aisb"
-	echo "accept_unenforced_limits = true" >"$XDG_CONFIG_HOME/aisb/config"
+	# The same for the informational notices (loopback-only network, pi's fd/rg): tests/e2e/ux.bats
+	# checks them with --quiet=false.
+	printf 'accept_unenforced_limits = true\nquiet = true\n' >"$XDG_CONFIG_HOME/aisb/config"
 	cd "$PROJ" || return 1
 }
 

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* gitguard.h — keep what a sandbox wrote from running in the host's git later.
+ *
+ * git on the host takes its config, hooks and object stores from files inside the repository
+ * (gitfiles, commondir, config.worktree, worktrees/, modules/, alternates, include paths) and
+ * runs the commands those configs name (core.fsmonitor, pagers, filters, ...). A sandbox that can
+ * write the project can plant any of them. After a run, gitguard_check() walks a tree the sandbox
+ * could write, finds every git entry point in it (every `.git`, and what gitfiles and commondir
+ * files lead to below the same root), and neutralises each that changed during the run: it is
+ * moved into a quarantine directory, so no host git can use it, and reported. It never runs git
+ * and never follows a symlink: every file is opened below a directory fd with O_NOFOLLOW, read
+ * with a size bound, and the walk is bounded in depth and entries.
+ *
+ * "Changed during the run" is ctime >= the run's start (whole seconds): ctime cannot be set from
+ * userspace, so a sandbox cannot backdate what it wrote. Paths that were bound read-only during
+ * the run (@pinned) could not be written by the sandbox and are not judged, only read for the
+ * include paths their configs name.
+ *
+ * The parsers (git config syntax, gitfiles, the list of command-valued keys) are pure and
+ * unit-tested; gitguard_check() is the thin layer that applies them to a tree.
+ */
+#ifndef AISB_GIT_GITGUARD_H
+#define AISB_GIT_GITGUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+
+/* Bounds: the walk gives up (and says so) beyond these. */
+#define GITGUARD_MAX_DEPTH 256
+#define GITGUARD_MAX_ENTRIES 2000000
+#define GITGUARD_MAX_CONFIG (1u << 20)   /* a bigger config that changed is quarantined unread */
+#define GITGUARD_MAX_GITDIRS 4096        /* gitdirs inspected per root */
+#define GITGUARD_MAX_INCLUDE_DEPTH 10    /* git's own include depth limit */
+
+/* Called for every key of a config: section and name lower-cased, subsection as written (NULL
+ * when absent), value NULL for a bare boolean key. Return < 0 to stop the scan. */
+typedef int (*gitguard_key_fn)(const char *section, const char *subsection, const char *name,
+			       const char *value, void *userdata);
+
+/**
+ * gitguard_config_parse() - parse git config text (git-config(1) "CONFIGURATION FILE")
+ * @buf: the text (need not be NUL-terminated)
+ * @len: its length
+ * @fn: called for each key, in order
+ * @userdata: passed to @fn
+ *
+ * Follows git's syntax: `[section]`, `[section "subsection"]` (escapes), the legacy
+ * `[section.subsection]`, keys after a header on the same line, quoted values with escapes,
+ * backslash-newline continuations, `#`/`;` comments. Pure. Does not log.
+ * Return: 0, -EINVAL where git would refuse the file ("bad config line"), or @fn's error.
+ */
+int gitguard_config_parse(const char *buf, size_t len, gitguard_key_fn fn, void *userdata);
+
+/**
+ * gitguard_key_is_command() - whether a config key makes git run a command or read config,
+ *                             hooks or attributes from somewhere else
+ * @section: lower-cased section
+ * @subsection: the subsection or NULL
+ * @name: lower-cased key name
+ *
+ * The list is built from git-config(1) (git 2.39 and later additions such as hook.*.command):
+ * core.fsmonitor, core.hooksPath, core.sshCommand, core.pager, core.editor, pager.*, alias.*,
+ * diff.external, diff.*.textconv, filter.*.clean/smudge/process, merge.*.driver, credential
+ * helpers, gpg.*, include paths, remote.*.uploadpack/receivepack, protocol.*.allow, ...
+ * Pure. Return: the reason to show, or NULL.
+ */
+const char *gitguard_key_is_command(const char *section, const char *subsection, const char *name);
+
+/**
+ * gitguard_config_first_command() - the first command-valued key of a config text
+ * @buf, @len: the text
+ * @key: receives "section[.subsection].name" (truncated to @keylen)
+ * @keylen: size of @key
+ *
+ * Pure. Return: 1 when one was found, 0 when none, -EINVAL when git could not parse the text.
+ */
+int gitguard_config_first_command(const char *buf, size_t len, char *key, size_t keylen);
+
+/**
+ * gitguard_parse_gitfile() - the path in a gitfile ("gitdir: PATH") or a commondir file
+ * @buf, @len: the file's content
+ * @prefix: "gitdir:" for a gitfile, NULL for a commondir file (the whole first line)
+ * @out: receives the malloc'd path, trailing whitespace and newline removed
+ *
+ * Pure. Return: 0, -EINVAL when the content is not of that form, -ENOMEM.
+ */
+int gitguard_parse_gitfile(const char *buf, size_t len, const char *prefix, char **out);
+
+/**
+ * gitguard_path_below() - resolve @path (relative to @base, both relative to a root, or
+ *                         absolute host path) lexically to a path relative to the root
+ * @root: the root's host path (absolute, canonical)
+ * @base: the directory @path is relative to, relative to @root ("" for the root itself)
+ * @path: the path as written in the file
+ * @out: receives the malloc'd root-relative path ("" for the root)
+ *
+ * Pure. Return: 0; -EXDEV when the path leaves the root; -ENOMEM.
+ */
+int gitguard_path_below(const char *root, const char *base, const char *path, char **out);
+
+/**
+ * gitguard_pointer_is_standard() - whether a pointer file is one git itself writes
+ * @rel: the pointer's root-relative path (".../.git" gitfile or ".../commondir")
+ * @target: its target, root-relative (gitguard_path_below()); NULL when it leaves the root
+ * @commondir: @rel is a commondir file
+ *
+ * git writes gitfiles that lead into <repo>/.git/modules/ (submodules) or .git/worktrees/
+ * (linked worktrees), and <X>/worktrees/<n>/commondir leading back to <X>; a pointer that
+ * changed during a run and leads anywhere else is quarantined. Pure.
+ */
+bool gitguard_pointer_is_standard(const char *rel, const char *target, bool commondir);
+
+struct gitguard_finding {
+	char *path;      /* host path of what the sandbox changed */
+	char *moved_to;  /* where it is now, NULL when it was left in place */
+	char *reason;    /* what it would have made git do */
+	int err;         /* < 0: moving it failed (-errno) */
+};
+
+struct gitguard_report {
+	struct gitguard_finding *v;
+	size_t n;
+	size_t lost;       /* findings dealt with but not listed (no memory for the list) */
+	bool incomplete;   /* a bound was hit: not every directory was looked at */
+	char *stopped_at;  /* where (host path), when incomplete */
+	size_t n_unreadable;  /* directories that could not be opened (EACCES) */
+	char *unreadable;     /* the first of them */
+};
+
+struct gitguard_options {
+	const char *root;            /* host path of the tree (absolute, canonical) */
+	char *const *pinned;         /* root-relative paths bound read-only during the run; NULL-terminated */
+	struct timespec since;       /* when the run started (CLOCK_REALTIME) */
+	const char *quarantine;      /* directory to move findings into (created 0700); NULL: report only */
+	const char *home;            /* for `~/` in include paths; NULL: the caller's (getpwuid) */
+};
+
+/**
+ * gitguard_check() - find and neutralise the git entry points that changed below @o->root
+ * @o: what to check and where to put what is found
+ * @rep: findings are appended here (free with gitguard_report_free())
+ *
+ * Does not run git. Does not log: the caller prints @rep (gitguard_report_print()).
+ * Return: 0 (findings, including failed moves, are in @rep), or -errno when the root itself
+ * could not be opened.
+ */
+int gitguard_check(const struct gitguard_options *o, struct gitguard_report *rep);
+
+/**
+ * gitguard_check_file() - judge one file the sandbox could write as git config
+ * @o: @o->root is the file (a read-write --mount of a single file, such as a ~/.gitconfig);
+ *     @o->pinned is ignored
+ * @rep: findings are appended here
+ *
+ * A file that changed during the run and sets a command-valued key in git's syntax is moved like
+ * gitguard_check() moves one (a file git cannot parse, or that sets none, is left alone).
+ * Does not log. Return: 0, or -errno when its directory could not be opened.
+ */
+int gitguard_check_file(const struct gitguard_options *o, struct gitguard_report *rep);
+
+void gitguard_report_free(struct gitguard_report *rep);
+
+/**
+ * gitguard_report_print() - the one message that names each finding, where it went and how to
+ *                           inspect and restore it
+ * @rep: the findings (nothing is printed when there are none and the walk was complete)
+ * @quarantine: the quarantine directory (for the inspect hint), NULL in report-only mode
+ * @f: where to print (stderr)
+ *
+ * Does not log otherwise. Return: the number of findings.
+ */
+size_t gitguard_report_print(const struct gitguard_report *rep, const char *quarantine, FILE *f);
+
+#endif
