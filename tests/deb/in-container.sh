@@ -23,7 +23,8 @@ dpkg --purge aisb >/dev/null 2>&1 || true
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends /opt/t/aisb.deb >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
 grep -E '^(Setting up|Unpacking) ' /tmp/apt.log | sed 's/^/apt: /'
-aisb --version
+# (not `aisb --version`: it also asks the harness for its version, in a sandbox of the cwd)
+dpkg-query -W -f='aisb ${Version} installed\n' aisb
 
 check() { # NAME CMD...: runs CMD, prints OK or FAIL with its output
 	name=$1
