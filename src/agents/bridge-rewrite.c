@@ -487,12 +487,14 @@ static int pi_headers(json_object *o, const char *origin, const struct bridge_ct
 	return e < 0 ? -ENOMEM : 0;
 }
 
-/* Built-in pi providers whose endpoint is known without models.json. */
-static const struct { const char *name, *host; } pi_builtin[] = {
-	{ "anthropic", "api.anthropic.com" }, { "openai", "api.openai.com" },
-	{ "google", "generativelanguage.googleapis.com" }, { "openrouter", "openrouter.ai" },
-	{ "xai", "api.x.ai" }, { "groq", "api.groq.com" }, { "mistral", "api.mistral.ai" },
-	{ "cerebras", "api.cerebras.ai" }, { "deepseek", "api.deepseek.com" },
+/* Built-in pi providers whose endpoint is known without models.json, and the variable pi reads
+ * their key from (pi-ai's env-api-keys). */
+static const struct { const char *name, *host, *env; } pi_builtin[] = {
+	{ "anthropic", "api.anthropic.com", "ANTHROPIC_API_KEY" }, { "openai", "api.openai.com", "OPENAI_API_KEY" },
+	{ "google", "generativelanguage.googleapis.com", "GEMINI_API_KEY" },
+	{ "openrouter", "openrouter.ai", "OPENROUTER_API_KEY" }, { "xai", "api.x.ai", "XAI_API_KEY" },
+	{ "groq", "api.groq.com", "GROQ_API_KEY" }, { "mistral", "api.mistral.ai", "MISTRAL_API_KEY" },
+	{ "cerebras", "api.cerebras.ai", "CEREBRAS_API_KEY" }, { "deepseek", "api.deepseek.com", "DEEPSEEK_API_KEY" },
 };
 
 int bridge_pi(json_object *models_in, json_object *settings_in, const struct bridge_ctx *c, struct bridge_result *r)
@@ -586,6 +588,9 @@ int bridge_pi(json_object *models_in, json_object *settings_in, const struct bri
 				snprintf(origin, sizeof(origin), "%s defaultProvider '%s'", sfile, dp);
 				r->n_ep = 0;
 				add_endpoint(r, pi_builtin[i].host, 443, false, origin);
+				/* its key: by name from the host (auth.json, where a login keeps it, is never read) */
+				if (host_has(c, pi_builtin[i].env) && (e = pass_var(r, pi_builtin[i].env)) < 0)
+					goto out;
 			}
 	}
 	if (c->thinking) {

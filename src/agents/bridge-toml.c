@@ -208,7 +208,8 @@ static int parse_string(struct tp *t, struct sb *b, bool allow_multi)
 				cp = cp * 16 + (unsigned long)(isdigit((unsigned char)h) ? h - '0' : (tolower((unsigned char)h) - 'a' + 10));
 			}
 			t->s += nd;
-			if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			/* a NUL could not survive the C strings the bridge works with */
+			if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 				return fail(t, "bad \\u escape");
 			put_utf8(b, cp);
 			continue;
@@ -272,7 +273,7 @@ static int parse_number(struct tp *t, json_object **out)
 			if (n + 1 >= sizeof(buf))
 				return fail(t, "number too long");
 			if (*t->s == '.' || *t->s == 'e' || *t->s == 'E')
-				is_float = is_float || !(buf[0] == '0' && n >= 1 && (buf[1] == 'x' || buf[1] == 'X'));
+				is_float = is_float || !(n >= 2 && buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X'));
 			buf[n++] = *t->s;
 		}
 		t->s++;

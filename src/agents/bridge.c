@@ -113,13 +113,24 @@ static int host_file(int homefd, const char *rel, enum bridge_format fmt, const 
 
 /* The harness needs its model endpoint: refuse (78) when the policy does not reach it, with the
  * exact flag that would. The bridge never widens the allowlist itself. Logs on failure. */
-static int check_endpoints(const struct aisb_plan *p, const struct aisb_settings *s, const char *harness,
-			   const struct bridge_result *r, bool bridged)
+static int check_endpoints(const struct aisb_plan *p, const char *harness, const struct bridge_result *r,
+			   bool bridged)
 {
 	const struct net_plan *n = p->netp;
 
-	if (n->mode == NET_FULL || (n->mode == NET_NONE && !n->defaulted_to_none))
-		return 0; /* the user chose: unfiltered, or offline on purpose */
+	if (n->mode == NET_FULL) {
+		/* pasta runs with --no-map-gw: the host's loopback is not reachable, and
+		 * host.aisb.internal is the gate's name */
+		for (size_t i = 0; i < r->n_ep; i++)
+			if (r->ep[i].loopback)
+				return log_error("%s's model endpoint is on this host's loopback, port %u (%s), which "
+						 "--net full cannot reach: use --allow-host-port %u instead", harness,
+						 (unsigned)r->ep[i].port, r->ep[i].origin, (unsigned)r->ep[i].port),
+				       AISB_EXIT_POLICY;
+		return 0; /* the user chose: unfiltered */
+	}
+	if (n->mode == NET_NONE && !n->defaulted_to_none)
+		return 0; /* offline on purpose */
 	if (!r->n_ep && n->defaulted_to_none)
 		return log_error("%s needs the network for its model, and nothing is allowed: add --allow HOST "
 				 "for its model endpoint%s (or --net none to run it offline)", harness,
@@ -142,7 +153,6 @@ static int check_endpoints(const struct aisb_plan *p, const struct aisb_settings
 				 (unsigned)e->port, e->origin, d.suggest,
 				 n->defaulted_to_none ? " (or --net none to run it offline)" : ""), AISB_EXIT_POLICY;
 	}
-	(void)s;
 	return 0;
 }
 
@@ -184,6 +194,8 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 		return log_error("--pi-token-env '%s' is not a variable name", s->pi_token_env), AISB_EXIT_POLICY;
 	if (s->command || s->shell || !h || !(streq(h, "pi") || streq(h, "codex") || streq(h, "claude")))
 		return 0;
+	if (!p->argv || !p->argv[0] || !streq(p->argv[0], h))
+		return 0; /* an image's Entrypoint/Cmd runs instead of the harness */
 
 	if (streq(h, "pi"))
 		enabled = !s->no_pi_config, off = "--no-pi-config";
@@ -207,8 +219,7 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 		homefd = open(host_home, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (homefd < 0 && errno != ENOENT)
 			return log_error_errno(-errno, "cannot open your home '%s': %m", host_home), AISB_EXIT_FAILED;
-		if (homefd < 0)
-			r = 0; /* no home, no host config: nothing to read, the defaults are bridged */
+		/* no home, no host config: nothing to read, the defaults are bridged */
 		if (homefd < 0 && streq(h, "pi"))
 			r = bridge_pi(NULL, NULL, &c, &b->res);
 		else if (homefd < 0 && streq(h, "codex"))
@@ -240,7 +251,7 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 			return log_error_errno(r, "cannot bridge the %s config: %m", h), AISB_EXIT_FAILED;
 	}
 
-	r = check_endpoints(p, s, h, &b->res, enabled);
+	r = check_endpoints(p, h, &b->res, enabled);
 	if (r != 0)
 		return r;
 
@@ -476,6 +487,19 @@ int bridge_apply(const struct aisb_plan *p)
 		}
 	}
 	return 0;
+}
+
+void bridge_print_policy(const struct bridge_plan *b, FILE *f)
+{
+	if (!b)
+		return;
+	fprintf(f, "bridge=%s\n", b->harness);
+	for (size_t i = 0; i < b->res.n_files; i++)
+		fprintf(f, "bridge_file=~/%s\n", b->res.files[i].rel);
+	for (size_t i = 0; i < b->res.n_ep; i++)
+		fprintf(f, "bridge_endpoint=%s:%u\n", b->res.ep[i].host, (unsigned)b->res.ep[i].port);
+	for (size_t i = 0; b->res.pass && b->res.pass[i]; i++)
+		fprintf(f, "bridge_env=%s\n", b->res.pass[i]);
 }
 
 void bridge_print(const struct bridge_plan *b, FILE *f)

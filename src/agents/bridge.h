@@ -25,13 +25,13 @@ struct bridge_plan;
 
 /**
  * bridge_resolve() - bridge the host config of the harness @p will run
- * @p: the plan, resolved up to its network plan and environment; gets the token and key variables
- *     (secret), the sandbox variables the bridge sets, and p->bridge
+ * @p: the resolved plan (after image_attach(): its command is final); gets the token and key
+ *     variables (secret), the sandbox variables the bridge sets, and p->bridge
  * @s: settings (harness, --pi-token-env, --thinking, --no-*-config)
  * @get: host environment
  * @host_home: the caller's home (where the host config lives)
  *
- * Does nothing for a `--` command or a shell. Announces on stderr what it passes and what it
+ * Does nothing for a `--` command, a shell, or an image whose Entrypoint/Cmd replaced the harness. Announces on stderr what it passes and what it
  * dropped (names only, never a value).
  * Return: 0, or an exit code (78: endpoint not allowed, token variable unset, bad --thinking;
  * 125). Logs on failure.
@@ -56,6 +56,10 @@ const char *const *bridge_home_binds(const struct bridge_plan *b);
 
 /* One --dry-run line per bridged harness. Does not log. */
 void bridge_print(const struct bridge_plan *b, FILE *f);
+
+/* The bridge as --print-policy key=value lines (bridge, bridge_file, bridge_endpoint, bridge_env).
+ * Does not log. */
+void bridge_print_policy(const struct bridge_plan *b, FILE *f);
 
 void bridge_plan_free(struct bridge_plan *b);
 

@@ -79,7 +79,7 @@ static bool line_field(const char *p, const char *e, unsigned k, const char **f,
 static bool find_entry(const char *text, size_t len, const char *name, size_t nl, bool by_id, uint32_t id,
 		       const char **ls, const char **le)
 {
-	const char *p = text, *end = text + len;
+	const char *p = text, *end = text ? text + len : NULL; /* NULL + 0 is undefined in C */
 
 	while (text && p < end) {
 		const char *nlp = memchr(p, '\n', (size_t)(end - p)), *e = nlp ? nlp : end, *f;
@@ -87,6 +87,7 @@ static bool find_entry(const char *text, size_t len, const char *name, size_t nl
 		uint32_t v;
 
 		if (by_id ? line_field(p, e, 2, &f, &fl) && parse_id(f, fl, &v) && v == id
+			  /* cppcheck-suppress nullPointer ; name is NULL only with by_id, which never reads it */
 			  : line_field(p, e, 0, &f, &fl) && fl == nl && memcmp(f, name, nl) == 0) {
 			*ls = p;
 			*le = e;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agents/bridge.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/harness.h"
@@ -147,6 +148,14 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	if (p.rootfs == ROOTFS_IMAGE) {
 		r = image_attach(&p, &s, s.dry_run || s.print_policy || s.print_ruleset, &image_lock);
+		if (r != 0)
+			goto out;
+	}
+	/* The harness's host config, rewritten for the sandbox home; refuses a harness whose model
+	 * endpoint is not allowed. After image_attach(): an image's Cmd may replace the harness. */
+	{
+		_cleanup_free_ char *home = plan_host_home(hostenv_get);
+		r = home ? bridge_resolve(&p, &s, hostenv_get, home) : 0;
 		if (r != 0)
 			goto out;
 	}

@@ -157,7 +157,7 @@ int complete_words(char *const *words, size_t n, const struct complete_env *env,
 				continue;
 			}
 		} else if (a[0] == '-' && a[1] && c != run) {
-			if (!find_flag(c, NULL, 0, a[1], &f) || a[2])
+			if (!find_flag(c, "", 0, a[1], &f) || a[2])
 				continue; /* unknown, or "-fFILE" */
 			eq = NULL;
 		} else {

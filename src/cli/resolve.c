@@ -364,6 +364,13 @@ static int add_mount(struct aisb_plan *p, const char *spec, const char *xdg_runt
 	return 0;
 }
 
+static char *home_dir(env_getter get);
+
+char *plan_host_home(env_getter get)
+{
+	return home_dir(get);
+}
+
 /* --harness-from DIR: DIR read-only and DIR/bin (or DIR) first on PATH. At its own path, so that
  * absolute paths and relative symlinks inside keep working; the host rootfs shows /usr and /opt
  * already; another path the sandbox owns (root's /root, /tmp) goes below HARNESS_RELOCATED.
@@ -576,10 +583,6 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		return AISB_EXIT_POLICY;
 	if (netplan_has_gate(p->netp) && plan_add_proxy_env(p) < 0)
 		return AISB_EXIT_FAILED;
-	/* The harness's host config, rewritten for the sandbox home; refuses an unreachable model. */
-	r = bridge_resolve(p, s, get, home);
-	if (r != 0)
-		return r;
 
 	if (p->harness_path && prepend_path(p) < 0)
 		return AISB_EXIT_FAILED;
@@ -656,6 +659,7 @@ void plan_print_policy(const struct aisb_plan *p, FILE *f)
 	fprintf(f, "writable_git=%s\n", p->writable_git ? "true" : "false");
 	fprintf(f, "home=%s\n", p->home_src ? p->home_src : "ephemeral");
 	fprintf(f, "agents=%s\n", p->agents_src ? p->agents_src : "");
+	bridge_print_policy(p->bridge, f);
 	for (size_t i = 0; i < p->n_mounts; i++)
 		fprintf(f, "mount=%s:%s:%s\n", p->mounts[i].src, p->mounts[i].dst, p->mounts[i].ro ? "ro" : "rw");
 	for (size_t i = 0; i < p->n_env; i++)

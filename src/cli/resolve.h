@@ -44,6 +44,9 @@ int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool 
  * is -EINVAL (exit 78). Messages name variables and files, never values. Logs on failure. */
 int plan_build_env(struct aisb_plan *p, const struct aisb_settings *s, env_getter get);
 
+/* The caller's home: $HOME when absolute, else the passwd entry. Caller frees; NULL if none. */
+char *plan_host_home(env_getter get);
+
 /* Resolves @s into @p, reading the host (cwd, home, state dir). Creates nothing.
  * Return: 0 or an exit code (78, 125). Logs on failure. */
 int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get);

@@ -113,6 +113,9 @@ assert_agent_ran() {
 	# another allow entry does not cover the endpoint either
 	AI_API_TOKEN=$TOKEN run -78 "$AISB" --allow example.com -p "x" </dev/null
 	[[ "$output" == *"--allow-host-port $PORT"* ]]
+	# --net full cannot reach the host's loopback (pasta without the gateway mapping)
+	AI_API_TOKEN=$TOKEN run -78 "$AISB" --net full --dry-run -p "x" </dev/null
+	[[ "$output" == *"--allow-host-port $PORT instead"* ]]
 	# the token variable unset or empty: refused, naming it and the fix
 	run -78 "$AISB" --allow-host-port "$PORT" -p "x" </dev/null
 	[[ "$output" == *'$AI_API_TOKEN'* && "$output" == *"export AI_API_TOKEN="* ]]

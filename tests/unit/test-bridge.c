@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "agents/bridge-internal.h"
+#include "agents/bridge.h"
+#include "cli/resolve.h"
+#include "util/log.h"
 #include "util/util.h"
 
 #define CANARY "canary-5b1d7e-secret"
@@ -239,6 +242,20 @@ static void test_pi(void **state)
 	assert_int_equal(r.n_ep, 3);
 	bridge_result_done(&r);
 
+	/* a built-in default provider: its known endpoint, its key variable by name when set */
+	{
+		static const char *const env2[] = { "ANTHROPIC_API_KEY=" CANARY, NULL };
+		json_object *s2 = J("{\"defaultProvider\":\"anthropic\"}");
+		fake_env = env2;
+		assert_int_equal(bridge_pi(NULL, s2, &c, &r), 0);
+		assert_int_equal(r.n_ep, 1);
+		assert_string_equal(r.ep[0].host, "api.anthropic.com");
+		assert_true(strv_contains(r.pass, "ANTHROPIC_API_KEY"));
+		bridge_result_done(&r);
+		json_object_put(s2);
+		fake_env = env;
+	}
+
 	/* no host config at all: a settings file with the thinking level, no models file, no token */
 	c.thinking = "medium";
 	assert_int_equal(bridge_pi(NULL, NULL, &c, &r), 0);
@@ -340,6 +357,7 @@ static void test_toml(void **state)
 		{ "x = [1, 2\n", "line 2: expected ',' or ']' in an array" },
 		{ "= 1\n", "line 1: expected a key" },
 		{ "x = \"\\q\"\n", "line 1: unknown escape in a string" },
+		{ "x = \"\\u0000\"\n", "line 1: bad \\u escape" }, /* found by fuzz-bridge */
 	};
 	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
 		doc = NULL;
@@ -481,6 +499,43 @@ static void test_json_bounds(void **state)
 	}
 }
 
+/* The refusal at the plan level: a harness with the default network and nothing allowed. */
+static void test_resolve_refusal(void **state)
+{
+	static const char *const env[] = { "HOME=/nonexistent-home-for-test", NULL };
+	struct aisb_settings s;
+	struct aisb_plan p = { 0 };
+
+	fake_env = env;
+	log_set_quiet(true);
+	args_defaults(&s);
+	s.no_cwd = true;
+	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(bridge_resolve(&p, &s, fake_get, "/nonexistent-home-for-test"), 78);
+	plan_free(&p);
+	/* control: --net none is the user's choice; a '--' command is never bridged */
+	s.net = NET_NONE;
+	s.net_source = SRC_FLAG;
+	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(bridge_resolve(&p, &s, fake_get, "/nonexistent-home-for-test"), 0);
+	plan_free(&p);
+	s.net = NET_ALLOW;
+	s.net_source = SRC_DEFAULT;
+	strv_push(&s.command, "true");
+	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(bridge_resolve(&p, &s, fake_get, "/nonexistent-home-for-test"), 0);
+	assert_null(p.bridge);
+	plan_free(&p);
+	/* a bad --thinking is refused listing the levels */
+	s.thinking = strdup("ultra");
+	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(bridge_resolve(&p, &s, fake_get, "/nonexistent-home-for-test"), 78);
+	plan_free(&p);
+	settings_free(&s);
+	log_set_quiet(false);
+	fake_env = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -491,6 +546,7 @@ int main(void)
 		cmocka_unit_test(test_codex),
 		cmocka_unit_test(test_claude),
 		cmocka_unit_test(test_json_bounds),
+		cmocka_unit_test(test_resolve_refusal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
