@@ -42,6 +42,8 @@ enum build_builder { BUILDER_NATIVE, BUILDER_PODMAN, BUILDER_MAX };
 
 struct build_opts {
 	const char *file;
+	char *found_file;                  /* CONTEXT/Containerfile or Dockerfile, when -f was not given */
+	bool builtin;                      /* --default: the built-in recipe, even with a Containerfile */
 	const char *tag;
 	char **build_args;
 	char **install;
@@ -59,6 +61,7 @@ struct build_opts {
 
 static void build_opts_done(struct build_opts *o)
 {
+	free(o->found_file);
 	strv_free(o->build_args);
 	strv_free(o->install);
 	strv_free(o->allow);
@@ -71,9 +74,13 @@ static void print_help(void)
 	printf("Usage: aisb build [OPTIONS] [CONTEXT]\n"
 	       "\n"
 	       "Build an image from a Containerfile subset (FROM RUN ENV ARG WORKDIR COPY LABEL USER\n"
-	       "ENTRYPOINT CMD), or from the built-in default recipe when no -f is given.\n"
+	       "ENTRYPOINT CMD): -f FILE, else CONTEXT/Containerfile or CONTEXT/Dockerfile, as podman\n"
+	       "does; --default (or a context with neither file) builds the built-in agent recipe.\n"
 	       "\n"
-	       "  -f, --file FILE            the Containerfile (default: the built-in recipe)\n"
+	       "  -f, --file FILE            the Containerfile (default: CONTEXT/Containerfile,\n"
+	       "                             CONTEXT/Dockerfile)\n"
+	       "      --default              build the built-in agent recipe, even if CONTEXT has a\n"
+	       "                             Containerfile\n"
 	       "  -t, --tag NAME             name the result in the image store\n"
 	       "      --build-arg K=V        set an ARG the recipe declares\n"
 	       "      --install PKG          add an Ubuntu package to the built-in recipe\n"
@@ -105,7 +112,7 @@ static bool tag_is_plausible(const char *t)
 }
 
 enum { OPT_BUILD_ARG = 256, OPT_INSTALL, OPT_BUILDER, OPT_ALLOW, OPT_ALLOW_FILE, OPT_ADD_HOST, OPT_PRINT_CF,
-       OPT_DRY_RUN };
+       OPT_DRY_RUN, OPT_DEFAULT };
 
 static int parse_args(struct build_opts *o, int argc, char **argv)
 {
@@ -120,6 +127,7 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 		{ "add-host", required_argument, NULL, OPT_ADD_HOST },
 		{ "print-containerfile", no_argument, NULL, OPT_PRINT_CF },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "default", no_argument, NULL, OPT_DEFAULT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -168,6 +176,9 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 		case OPT_DRY_RUN:
 			o->dry_run = true;
 			break;
+		case OPT_DEFAULT:
+			o->builtin = true;
+			break;
 		case 'h':
 			o->help = true;
 			break;
@@ -183,8 +194,26 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 		o->context = argv[optind++];
 	if (optind < argc)
 		return log_error("build: one CONTEXT only, got also '%s'", argv[optind]);
+	if (o->file && o->builtin)
+		return log_error("-f %s and --default name two recipes: pick one", o->file);
 	if (o->file && o->install)
 		return log_error("--install adds packages to the built-in recipe; with -f, write them in the file");
+	/* As podman does: without -f, CONTEXT/Containerfile, else CONTEXT/Dockerfile. The built-in
+	 * recipe is reached by --default, or when the context has neither. */
+	if (!o->file && !o->builtin) {
+		static const char *const files[] = { "Containerfile", "Dockerfile" };
+		for (size_t i = 0; i < ELEMENTSOF(files) && !o->found_file; i++) {
+			_cleanup_free_ char *p = path_join(o->context, files[i]);
+			if (!p)
+				return log_error_errno(-ENOMEM, "Out of memory");
+			if (access(p, F_OK) == 0)
+				o->found_file = TAKE_PTR(p);
+		}
+		if (o->found_file && o->install)
+			return log_error("--install adds packages to the built-in recipe, but '%s' is what this "
+					 "builds; pass --default to build the built-in recipe", o->found_file);
+		o->file = o->found_file;
+	}
 	if (o->tag && !tag_is_plausible(o->tag))
 		return log_error("-t '%s' is not an image name", o->tag);
 	return 0;
@@ -206,16 +235,6 @@ static int load_recipe(const struct build_opts *o, char **text, size_t *len, con
 		return 0;
 	}
 	*name = "(built-in recipe)";
-	/* The design makes no -f mean the built-in recipe (unlike podman, which reads
-	 * CONTEXT/Containerfile): say so when that may surprise. */
-	for (size_t i = 0; i < 2; i++) {
-		static const char *const files[] = { "Containerfile", "Dockerfile" };
-		_cleanup_free_ char *p = path_join(o->context, files[i]);
-		if (p && access(p, F_OK) == 0) {
-			log_warn("building the built-in recipe; to build '%s', pass -f %s", p, p);
-			break;
-		}
-	}
 	r = recipe_default(o->install, text, &bad);
 	if (r == -EINVAL)
 		return log_error_errno(r, "--install '%s': not a Debian package name (a-z 0-9 + - ., "
@@ -307,6 +326,7 @@ static void print_argv(FILE *f, char *const *v)
 static void print_steps(const struct build_opts *o, const struct cf_recipe *rc, size_t n_entries)
 {
 	printf("builder: %s\n", o->builder == BUILDER_PODMAN ? "podman" : "native");
+	printf("recipe: %s\n", o->file ? o->file : "(built-in recipe)");
 	printf("from: %s (line %u)\n", rc->from, rc->from_line);
 	if (o->tag)
 		printf("tag: %s\n", o->tag);
@@ -398,7 +418,7 @@ static bool pin_is_complete(struct store *s, const struct store_ref *pin)
 static int build_names(const struct build_tag_input *in, const char *name, char tag[65], char **cache_ref,
 		       char **tag_local)
 {
-	if (build_tag(in, tag) < 0 || asprintf(cache_ref, "localhost/aisb-build:%s", tag) < 0) {
+	if (build_tag(in, tag) < 0 || asprintf(cache_ref, BUILD_CACHE_PREFIX "%s", tag) < 0) {
 		*cache_ref = NULL;
 		return -ENOMEM;
 	}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* cmd-images.c — `aisb images`, `aisb rmi REF`, `aisb inspect REF|ID` */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -38,32 +39,161 @@ static void format_time(int64_t t, char buf[32])
 	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tt));
 }
 
+/* A name's repository and tag, as podman splits them: the tag follows the last ':' after the
+ * last '/'; a digest-pinned or untagged name has "<none>". */
+static void split_name(const char *name, char *repo, size_t n, const char **tag)
+{
+	const char *slash = strrchr(name, '/'), *colon = strrchr(name, ':');
+
+	if (strchr(name, '@') || !colon || (slash && colon < slash)) {
+		snprintf(repo, n, "%s", name);
+		*tag = "<none>";
+		return;
+	}
+	snprintf(repo, n, "%.*s", (int)(colon - name), name);
+	*tag = colon + 1;
+}
+
+/* Expands a podman-style --format template for one image: {{.Repository}} {{.Tag}} {{.Name}}
+ * {{.Digest}} {{.ID}} (the digest's first 12 hex digits, as podman shortens IDs) {{.Size}}
+ * {{.PinnedAt}}; "\t" and "\n" are a tab and a newline, as podman reads them. Return: 0, or
+ * -EINVAL naming the unknown field in @bad. Does not log. */
+static int expand_format(const char *fmt, const struct store_ref *r, FILE *f, const char **bad)
+{
+	char repo[512], size[32], when[32], id[13];
+	const char *tag, *hex = strchr(r->digest, ':');
+
+	split_name(r->name, repo, sizeof(repo), &tag);
+	format_size(r->size, size);
+	format_time(r->resolved_at, when);
+	snprintf(id, sizeof(id), "%s", hex ? hex + 1 : r->digest);
+	for (const char *p = fmt; *p;) {
+		static const char *const keys[] = { "Repository", "Tag", "Name", "Digest", "ID", "Size", "PinnedAt" };
+		const char *vals[] = { repo, tag, r->name, r->digest, id, size, when };
+		const char *end;
+		bool found = false;
+
+		if (p[0] == '\\' && (p[1] == 't' || p[1] == 'n')) {
+			fputc(p[1] == 't' ? '\t' : '\n', f);
+			p += 2;
+			continue;
+		}
+		if (strncmp(p, "{{", 2) != 0 || !(end = strstr(p, "}}"))) {
+			fputc(*p++, f);
+			continue;
+		}
+		for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
+			char want[32];
+			snprintf(want, sizeof(want), "{{.%s}}", keys[k]);
+			if ((size_t)(end + 2 - p) == strlen(want) && strncmp(p, want, strlen(want)) == 0) {
+				fputs(vals[k], f);
+				found = true;
+			}
+		}
+		if (!found) {
+			*bad = p;
+			return -EINVAL;
+		}
+		p = end + 2;
+	}
+	fputc('\n', f);
+	return 0;
+}
+
+static json_object *image_json(const struct store_ref *r)
+{
+	json_object *o = json_object_new_object();
+	char repo[512];
+	const char *tag;
+
+	split_name(r->name, repo, sizeof(repo), &tag);
+	json_object_object_add(o, "Name", json_object_new_string(r->name));
+	json_object_object_add(o, "Repository", json_object_new_string(repo));
+	json_object_object_add(o, "Tag", json_object_new_string(tag));
+	json_object_object_add(o, "Digest", json_object_new_string(r->digest));
+	json_object_object_add(o, "Size", json_object_new_int64((int64_t)r->size));
+	json_object_object_add(o, "PinnedAt", json_object_new_int64(r->resolved_at));
+	return o;
+}
+
+static void images_help(void)
+{
+	printf("usage: aisb images [-a|--all] [-q|--quiet] [--format TEMPLATE|json]\n"
+	       "  lists the images in the store: name, pinned digest, unpacked size, when pinned\n"
+	       "  -a, --all        also the build cache's internal entries (" BUILD_CACHE_PREFIX "HASH)\n"
+	       "  -q, --quiet      only the digests, one per line\n"
+	       "      --format T   a podman-style template per image: {{.Repository}} {{.Tag}} {{.Name}}\n"
+	       "                   {{.Digest}} {{.ID}} {{.Size}} {{.PinnedAt}}, \\t and \\n; or 'json'\n");
+}
+
 int cmd_images(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct image_opts o;
 	struct store *s = NULL;
 	struct store_ref *refs = NULL;
+	const char *format = NULL, *bad = NULL;
+	json_object *arr = NULL;
+	bool all = false, quiet = false;
 	size_t n = 0;
-	int r;
+	int c, r;
 
-	if (argc > 1 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
-		printf("usage: aisb images\n  lists pulled images: name, pinned digest, unpacked size, when pinned\n");
-		return 0;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "aqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a': all = true; break;
+		case 'q': quiet = true; break;
+		case 'F': format = optarg; break;
+		case 'h': images_help(); return 0;
+		default:
+			return log_error("images: unknown or incomplete option '%s' (see 'aisb images --help')",
+					 argv[optind - 1]), AISB_EXIT_USAGE;
+		}
 	}
-	if (argc > 1)
-		return log_error("images takes no arguments"), AISB_EXIT_USAGE;
+	if (optind < argc)
+		return log_error("images takes no image names (see 'aisb images --help')"), AISB_EXIT_USAGE;
+	if (quiet && format)
+		return log_error("images: --quiet and --format are two formats: pick one"), AISB_EXIT_USAGE;
 	r = open_store(&o, &s);
 	if (r == 0 && store_ref_list(s, &refs, &n) < 0)
 		r = AISB_EXIT_FAILED;
-	if (r == 0) {
+	if (r == 0 && format && streq(format, "json"))
+		arr = json_object_new_array();
+	if (r == 0 && !quiet && !format)
 		printf("%-50s  %-71s  %10s  %s\n", "NAME", "DIGEST", "SIZE", "PINNED-AT");
-		for (size_t i = 0; i < n; i++) {
-			char size[32], when[32];
+	for (size_t i = 0; i < n; i++) {
+		char size[32], when[32];
+
+		if (r != 0 || (!all && cli_is_build_cache(refs[i].name))) {
+			store_ref_done(&refs[i]);
+			continue;
+		}
+		if (arr)
+			json_object_array_add(arr, image_json(&refs[i]));
+		else if (format && expand_format(format, &refs[i], stdout, &bad) < 0) {
+			log_error("images: --format: unknown field at '%.40s' (known: {{.Repository}} {{.Tag}} "
+				  "{{.Name}} {{.Digest}} {{.ID}} {{.Size}} {{.PinnedAt}})", bad);
+			r = AISB_EXIT_USAGE;
+		}
+		else if (quiet)
+			printf("%s\n", refs[i].digest);
+		else if (!format) {
 			format_size(refs[i].size, size);
 			format_time(refs[i].resolved_at, when);
 			printf("%-50s  %-71s  %10s  %s\n", refs[i].name, refs[i].digest, size, when);
-			store_ref_done(&refs[i]);
 		}
+		store_ref_done(&refs[i]);
+	}
+	if (arr) {
+		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(arr);
 	}
 	free(refs);
 	store_free(s);

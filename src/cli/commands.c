@@ -20,6 +20,7 @@ static const struct cli_flag build_flags[] = {
 	{ "add-host", 0, CLI_VALUE_WORD, NULL, false },
 	{ "print-containerfile", 0, CLI_VALUE_NONE, NULL, false },
 	{ "dry-run", 0, CLI_VALUE_NONE, NULL, false },
+	{ "default", 0, CLI_VALUE_NONE, NULL, false },
 	HELP_FLAG,
 	{ NULL, 0, 0, NULL, false },
 };
@@ -32,6 +33,10 @@ static const struct cli_flag build_flags[] = {
 static const struct cli_flag pull_flags[] = { REGISTRY_FLAGS, HELP_FLAG, { NULL, 0, 0, NULL, false } };
 static const struct cli_flag update_flags[] = {
 	{ "check", 0, CLI_VALUE_NONE, NULL, false }, REGISTRY_FLAGS, HELP_FLAG, { NULL, 0, 0, NULL, false },
+};
+static const struct cli_flag images_flags[] = {
+	{ "all", 'a', CLI_VALUE_NONE, NULL, false }, { "quiet", 'q', CLI_VALUE_NONE, NULL, false },
+	{ "format", 0, CLI_VALUE_CHOICE, "json", false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
 };
 static const struct cli_flag help_only_flags[] = { HELP_FLAG, { NULL, 0, 0, NULL, false } };
 static const struct cli_flag no_flags[] = { { NULL, 0, 0, NULL, false } };
@@ -64,7 +69,7 @@ const struct cli_command cli_commands[] = {
 	  CLI_VALUE_DIR },
 	{ "pull", cmd_pull, "pull an image into the store (registry, oci:, oci-archive:, docker-archive:)",
 	  pull_flags, CLI_VALUE_WORD },
-	{ "images", cmd_images, "list pulled images", help_only_flags, CLI_VALUE_NONE },
+	{ "images", cmd_images, "list pulled images", images_flags, CLI_VALUE_NONE },
 	{ "rmi", cmd_rmi, "remove an image from the store", no_flags, CLI_VALUE_IMAGE },
 	{ "update", cmd_update, "re-resolve pinned image tags (--check: only compare)", update_flags,
 	  CLI_VALUE_IMAGE },

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 /* What a flag's value (or a positional word) is, for completion: only local state is offered
  * (cli/complete.h). */
@@ -62,6 +63,14 @@ int cmd_trust(int argc, char **argv);
 /* `aisb inspect REF` for pulled images (cmd-images.c): prints the image as JSON. Return: an exit
  * code, or -ENOENT when @ref names no pulled image. Logs on failure. */
 int cli_inspect_image(const char *ref, bool json);
+
+/* The pin name of a build's cache entry: BUILD_CACHE_PREFIX + the build's 64-hex content hash
+ * (cmd-build.c). `aisb images` and the completion leave these internal entries out. */
+#define BUILD_CACHE_PREFIX "localhost/aisb-build:"
+static inline bool cli_is_build_cache(const char *name)
+{
+	return strncmp(name, BUILD_CACHE_PREFIX, sizeof(BUILD_CACHE_PREFIX) - 1) == 0;
+}
 
 /* The table, NULL-terminated; defined in commands.c. */
 extern const struct cli_command cli_commands[];

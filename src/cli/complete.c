@@ -212,7 +212,7 @@ static char **host_images(void *data)
 	    store_open(o.store_root, &s) == 0 && store_ref_list(s, &refs, &n) == 0)
 		for (size_t i = 0; i < n; i++) {
 			/* internal build-cache entries are not names anyone types */
-			if (!has_prefix(refs[i].name, "localhost/aisb-build:"))
+			if (!cli_is_build_cache(refs[i].name))
 				(void)strv_push(&v, refs[i].name);
 			store_ref_done(&refs[i]);
 		}

@@ -748,7 +748,7 @@ void doctor_check_dirs(const struct doctor_env *e, struct doctor_result *r)
 void doctor_check_libs(const struct doctor_env *e, struct doctor_result *r)
 {
 	static struct dl_lib *const optional[] = { &dl_libcurl, &dl_libarchive, &dl_libcrypto, &dl_libmnl,
-						   &dl_libnftnl, NULL };
+						   &dl_libnftnl, &dl_libcap, NULL };
 	struct dl_lib *const *libs = e->libs ? e->libs : optional;
 	struct strbuf ok = { 0 }, bad = { 0 }, fix = { 0 };
 	bool missing = false;
@@ -764,7 +764,7 @@ void doctor_check_libs(const struct doctor_env *e, struct doctor_result *r)
 				    libs[i]->purpose);
 		(void)strbuf_printf(&fix, " %s", libs[i]->package);
 	}
-	(void)strbuf_puts(&ok, "load (pull, images, build and --net allow can work)");
+	(void)strbuf_puts(&ok, "load (pull, images, build, --net allow and the capability read-back can work)");
 	if (missing)
 		set(r, DOCTOR_WARN, "libs", bad.p ? bad.p : "a library is missing", fix.p);
 	else

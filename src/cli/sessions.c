@@ -13,9 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/capview.h"
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "ns/cgroup.h"
+#include "util/dl.h"
 #include "util/homedir.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -317,6 +319,43 @@ static void print_limits(json_object *plan, FILE *f)
 	fprintf(f, ")\n");
 }
 
+/* The workload's capability sets as libcap reads them from outside (cli/capview.h): an
+ * independent check of the drop ns/caps.c made. Prints one line or adds "capabilities". */
+static void print_capabilities(pid_t init)
+{
+	char text[2048];
+	pid_t w;
+	int r = capview_workload(init, &w);
+
+	if (r < 0) {
+		printf("caps:       unknown (no workload process under init pid %d)\n", (int)init);
+		return;
+	}
+	r = capview_pid(w, text, sizeof(text));
+	if (r == -ELIBACC)
+		printf("caps:       unknown (%s; apt-get install %s)\n", text, dl_libcap.package);
+	else if (r < 0)
+		printf("caps:       unknown (cannot read pid %d: %s)\n", (int)w, strerror(-r));
+	else
+		printf("caps:       %s (libcap read-back of workload pid %d)\n", text, (int)w);
+}
+
+static void add_capabilities_json(json_object *o, pid_t init)
+{
+	char text[2048];
+	json_object *c;
+	pid_t w;
+	int r = capview_workload(init, &w);
+
+	if (r < 0 || (r = capview_pid(w, text, sizeof(text))) < 0)
+		return;
+	c = json_object_new_object();
+	json_object_object_add(c, "workload_pid", json_object_new_int(w));
+	json_object_object_add(c, "text", json_object_new_string(text));
+	json_object_object_add(c, "none", json_object_new_boolean(r == 1));
+	json_object_object_add(o, "capabilities", c);
+}
+
 int session_inspect(const char *id, bool json)
 {
 	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
@@ -346,6 +385,8 @@ int session_inspect(const char *id, bool json)
 		json_object_object_add(o, "init_pid", si.live && si.init ? json_object_new_int(si.init) : NULL);
 		json_object_object_add(o, "cgroup", si.cgroup ? json_object_new_string(si.cgroup) : NULL);
 		json_object_object_add(o, "plan", si.plan ? json_object_get(si.plan) : NULL);
+		if (si.live && si.init)
+			add_capabilities_json(o, si.init);
 		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
@@ -372,6 +413,8 @@ int session_inspect(const char *id, bool json)
 		printf("network:    %s\n", jstr(si.plan, "net") ? jstr(si.plan, "net") : "?");
 		print_limits(si.plan, stdout);
 		printf("cgroup:     %s\n", si.cgroup ? si.cgroup : "none");
+		if (si.live && si.init)
+			print_capabilities(si.init);
 		if (si.plan && json_object_object_get_ex(si.plan, "env", &a) &&
 		    json_object_is_type(a, json_type_array)) {
 			printf("env names: ");

@@ -45,7 +45,7 @@ struct dl_lib {
 };
 
 /* The optional libraries, in the order `aisb doctor` reports them. */
-extern struct dl_lib dl_libcurl, dl_libarchive, dl_libcrypto, dl_libmnl, dl_libnftnl;
+extern struct dl_lib dl_libcurl, dl_libarchive, dl_libcrypto, dl_libmnl, dl_libnftnl, dl_libcap;
 
 /**
  * dl_open() - load @lib and resolve all its symbols, once

@@ -23,7 +23,8 @@ dpkg --purge aisb >/dev/null 2>&1 || true
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends /opt/t/aisb.deb >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
 grep -E '^(Setting up|Unpacking) ' /tmp/apt.log | sed 's/^/apt: /'
-aisb --version
+# (not `aisb --version`: it also asks the harness for its version, in a sandbox of the cwd)
+dpkg-query -W -f='aisb ${Version} installed\n' aisb
 
 check() { # NAME CMD...: runs CMD, prints OK or FAIL with its output
 	name=$1
@@ -49,7 +50,8 @@ for who in root user; do
 		aisb --net allow --allow example.org --accept-unenforced-limits -- true
 	check "$who: an OCI image is pulled from disk and run (libarchive, libcrypto)" as sh -c \
 		'aisb pull -q oci:/opt/t/bb:v1 && aisb --net none --accept-unenforced-limits --image oci:/opt/t/bb:v1 -- cat /etc/motd'
-	check "$who: doctor" as aisb doctor
+	check "$who: doctor --deep" as aisb doctor --deep
+	as aisb doctor --deep | grep -E '^(ok|warn|FAIL) +(caps|libs) ' | sed 's/^/INFO /'
 	cd /
 done
 echo "OK   all"

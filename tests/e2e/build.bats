@@ -133,16 +133,38 @@ nothing_written() {
 	[[ "$output" == *"outside the build context"* ]]
 }
 
-@test "build: with no -f the built-in recipe is used, and a Containerfile in the context is pointed out" {
+@test "build: with no -f the context's Containerfile (else Dockerfile) is built, as podman does; --default builds the built-in recipe" {
 	printf 'FROM debian\nRUN true\n' > Containerfile
 	run "$AISB" build --dry-run
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"from: docker.io/library/ubuntu:24.04"* ]]
+	[[ "$output" == *"recipe: ./Containerfile"*"from: debian (line 1)"* ]]
+	# a Dockerfile is the fallback, and CONTEXT is where both are looked for
+	mkdir ctx
+	printf 'FROM alpine\n' > ctx/Dockerfile
+	run "$AISB" build --dry-run ctx
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"recipe: ctx/Dockerfile"*"from: alpine (line 1)"* ]]
+	# the built-in recipe is explicit
+	run "$AISB" build --dry-run --default
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"recipe: (built-in recipe)"*"from: docker.io/library/ubuntu:24.04"* ]]
 	[[ "$output" == *"network: none for RUN (loopback only); the built-in recipe needs --allow archive.ubuntu.com"* ]]
-	run "$AISB" build --dry-run --allow nodejs.org --add-host nodejs.org=192.0.2.7
+	run "$AISB" build --dry-run --default --allow nodejs.org --add-host nodejs.org=192.0.2.7
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"network: the gate, for the entries below"*"allow: nodejs.org"*"add-host: nodejs.org=192.0.2.7"* ]]
-	[[ "$output" == *"pass -f ./Containerfile"* ]]
+	# --install only makes sense for the built-in recipe: refused where the Containerfile is built
+	run "$AISB" build --dry-run --install jq
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"pass --default"* ]]
+	run "$AISB" build --dry-run --default --install jq
+	[ "$status" -eq 0 ]
+	run "$AISB" build --dry-run --default -f Containerfile
+	[ "$status" -eq 2 ]
+	# a context with neither file still builds the built-in recipe
+	rm Containerfile
+	run "$AISB" build --dry-run
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"recipe: (built-in recipe)"* ]]
 }
 
 @test "build: usage errors exit 2" {
@@ -210,8 +232,21 @@ mk_oci_busybox() {
 	[[ "$output" == *"hello native"* ]]
 	[[ "$output" == *"deep"* ]]
 	[[ "$output" == *"G=hi P=/opt/x:/bin"* ]]
-	# unchanged: a cache hit that runs nothing
-	run "$AISB" build -f Containerfile -t native-demo .
+	# images lists the tag, not the build cache's internal entry; -a shows both (podman's -a)
+	run "$AISB" images
+	[[ "$output" == *"localhost/native-demo:latest"* ]]
+	[[ "$output" != *"localhost/aisb-build:"* ]]
+	n=$((${#lines[@]} - 1)) # the base (oci:...) and the tag
+	run "$AISB" images -a
+	[[ "$output" == *"localhost/native-demo:latest"* && "$output" == *"localhost/aisb-build:"* ]]
+	run "$AISB" images --format '{{.Repository}}|{{.Tag}}'
+	[ "${#lines[@]}" -eq "$n" ]
+	[[ "$output" == *"localhost/native-demo|latest"* && "$output" == *"oci:$WORK/bb|latest"* ]]
+	run "$AISB" images -q
+	[ "${#lines[@]}" -eq "$n" ]
+	[[ "${lines[0]}" == sha256:* ]]
+	# unchanged, and without -f (./Containerfile, as podman reads it): a cache hit that runs nothing
+	run "$AISB" build -t native-demo .
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"cache hit"* ]]
 	[[ "$output" != *"step 1/3"* ]]

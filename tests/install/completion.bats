@@ -164,3 +164,26 @@ comp() {
 		"$AISB_BUILDDIR/aisb" --net allow --allow example.com --accept-unenforced-limits -- true || true
 	grep -q 'AF_NETLINK' "$BATS_TEST_TMPDIR/trace"
 }
+
+@test "completion: with bash-completion itself, an alias in ~/.bashrc gets aisb's completion at start" {
+	[ -r /usr/share/bash-completion/bash_completion ] || {
+		[ "${AISB_MUST_WORK:-0}" = 1 ] && { echo "bash-completion is missing (AISB_MUST_WORK=1)" >&2; return 1; }
+		skip "bash-completion is not installed"
+	}
+	# the installed layout: completions/aisb on XDG_DATA_DIRS, aisb-aliases in the compat dir
+	mkdir -p share/bash-completion/completions compat
+	cp "$AISB_SRCDIR/contrib/completion/aisb" share/bash-completion/completions/aisb
+	cp "$AISB_SRCDIR/contrib/completion/aisb-aliases" compat/
+	script='alias pi=aisb
+		. /usr/share/bash-completion/bash_completion
+		complete -p pi
+		COMP_WORDS=(pi --net ""); COMP_CWORD=2; _aisb; echo "reply: ${COMPREPLY[*]}"'
+	run env XDG_DATA_DIRS="$PWD/share" BASH_COMPLETION_COMPAT_DIR="$PWD/compat" bash --norc -c "$script"
+	echo "$output"
+	[[ $output == *"complete -F _aisb pi"* ]]
+	[[ $output == *"reply: none allow full"* ]]
+	# control: without the compat snippet the alias has no completion of aisb's
+	rm compat/aisb-aliases
+	run env XDG_DATA_DIRS="$PWD/share" BASH_COMPLETION_COMPAT_DIR="$PWD/compat" bash --norc -c "$script"
+	[[ $output != *"complete -F _aisb pi"* ]]
+}

@@ -25,6 +25,7 @@ teardown_file() {
 			echo "/usr/share/man/man1/aisb-$sub.1"
 		done
 		echo /usr/share/bash-completion/completions/aisb
+		echo /etc/bash_completion.d/aisb-aliases
 		echo /etc/apparmor.d/aisb
 		echo /usr/share/doc/aisb/README.md
 		for f in "$AISB_SRCDIR"/docs/*.md; do echo "/usr/share/doc/aisb/$(basename "$f")"; done

@@ -154,7 +154,7 @@ static void test_subcommand_flags(void **state)
 {
 	/* each subcommand offers only its own flags */
 	expect("build --f", "--file");
-	expect("build --d", "--dry-run");
+	expect("build --d", "--dry-run --default");
 	expect_has("build --", "--net", false);
 	expect_has("ps --", "--json", true);
 	expect_has("ps --", "--deep", false);
