@@ -85,6 +85,7 @@ static int print_versions(struct aisb_settings *s, char **argv)
 	s->net = NET_NONE;
 	s->net_source = SRC_FLAG;
 	s->ephemeral_home = true;
+	s->no_cwd = true; /* a version needs no project: from / or a reserved dir it would be 78 */
 	free(s->image); /* the host's harness: an image's needs a pull, which --version never does */
 	s->image = NULL;
 	if (strv_push(&s->command, s->harness) < 0 || strv_push(&s->command, "--version") < 0)

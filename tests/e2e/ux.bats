@@ -271,6 +271,10 @@ EOS
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" == "aisb "[0-9]* ]]
 	[ "${lines[1]}" = "pi (inside the sandbox): pi-fake 9.9.9" ]
+	# from a directory the sandbox would refuse as a project (/), the same: no project is mounted
+	run sh -c "cd / && '$AISB' --version"
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "pi (inside the sandbox): pi-fake 9.9.9" ]
 	# with --harness, that harness's
 	fake_harness "$D/bin" codex
 	run "$AISB" --harness codex --version
