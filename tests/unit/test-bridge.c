@@ -485,12 +485,13 @@ static void test_claude(void **state)
 
 static void test_json_bounds(void **state)
 {
-	char deep[200] = "";
+	char deep[40 * 5 + 1]; /* 40 times '{"a":' and the NUL (the sanitizer build caught 200) */
 	assert_null(bridge_json_parse("[1]", 3));            /* not an object */
 	assert_null(bridge_json_parse("{} x", 4));           /* trailing garbage */
 	assert_null(bridge_json_parse("{\"a\":", 5));        /* truncated */
 	for (int i = 0; i < 40; i++)
-		strcat(deep, "{\"a\":");
+		memcpy(deep + 5 * i, "{\"a\":", 5);
+	deep[40 * 5] = '\0';
 	assert_null(bridge_json_parse(deep, strlen(deep)));  /* too deep */
 	{
 		json_object *o = bridge_json_parse("{\"a\":1}\n", 8);
