@@ -25,7 +25,7 @@ cd build
 ../configure ${AISB_CONFIGURE:-} >/dev/null
 make -j"$(nproc)" >/dev/null
 cd ..
-echo "setup: built $(./build/aisb --version)"
+echo "setup: built $(./build/aisb --harness shell --version)"
 
 if [ "$demo" -eq 1 ]; then
 	proj=$(mktemp -d)
