@@ -33,9 +33,8 @@ static bool usable(const char *dir)
 char *homedir_home(homedir_getter get, bool *fell_back)
 {
 	const char *env = get("HOME");
-	struct passwd *pw = getpwuid(getuid());
-	const char *pwhome = pw && pw->pw_dir && path_is_absolute(pw->pw_dir) ? pw->pw_dir : NULL;
-	const char *pick;
+	const char *pwhome = NULL, *pick;
+	struct passwd *pw;
 	char *r;
 
 	if (env && !path_is_absolute(env))
@@ -43,13 +42,17 @@ char *homedir_home(homedir_getter get, bool *fell_back)
 	if (fell_back)
 		*fell_back = false;
 	if (usable(env))
-		pick = env;
-	else if (usable(pwhome)) {
-		pick = pwhome;
-		if (fell_back)
-			*fell_back = env != NULL;
-	} else
-		pick = env ? env : pwhome;
+		pick = env; /* no passwd lookup: NSS (nscd, nsswitch.conf, passwd) cost every start */
+	else {
+		pw = getpwuid(getuid());
+		pwhome = pw && pw->pw_dir && path_is_absolute(pw->pw_dir) ? pw->pw_dir : NULL;
+		if (usable(pwhome)) {
+			pick = pwhome;
+			if (fell_back)
+				*fell_back = env != NULL;
+		} else
+			pick = env ? env : pwhome;
+	}
 	if (!pick || !(r = strdup(pick)))
 		return NULL;
 	homedir_normalize(r);
