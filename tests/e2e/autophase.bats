@@ -5,7 +5,7 @@
 # Real git on a two-phase fixture whose launcher is a fake harness (a shell script that edits
 # files inside aisb). Each refusal has its control: the same pipeline where policy allows it.
 # Inner scripts are single-quoted on purpose: they expand inside the sandbox.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2154
 load lib/common
 bats_require_minimum_version 1.5.0
 
@@ -229,7 +229,7 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	done
 	# nothing started: no unit ran, no session was recorded, nothing committed
 	[ -z "$(ls .ran-* 2>/dev/null)" ]
-	sessions=$(ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null | wc -l)
+	sessions=$(find "$XDG_STATE_HOME/aisb/sessions" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
 	[ "$sessions" -eq 0 ]
 	[ ! -e "$XDG_STATE_HOME/aisb/sessions.log" ]
 	[ "$(git rev-parse HEAD)" = "$before" ]
@@ -283,8 +283,7 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"'main' moved during the phase"* ]]
-	! git log --format=%an "$BASE..HEAD" | grep -q Sandbox
-	! git log --format=%s "$BASE..HEAD" | grep -q forged
+	[ "$(git log --format='%an %s' "$BASE..HEAD" | grep -c -e Sandbox -e forged)" -eq 0 ]
 	[ "$(commits_since_base | wc -l)" -eq 2 ]
 	# control: the sandbox's commit did exist (in the reflog only)
 	git reflog main | grep -q forged
