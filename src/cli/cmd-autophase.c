@@ -118,6 +118,11 @@ int cmd_autophase(int argc, char **argv)
 	}
 	if (o.status && o.dry_run)
 		return log_error("autophase: --status and --dry-run exclude each other"), AISB_EXIT_USAGE;
+	/* both end up as git arguments: never an option */
+	if ((o.push_remote && o.push_remote[0] == '-') || (o.push_branch && (o.push_branch[0] == '-' ||
+									   strpbrk(o.push_branch, ": \t~^?*[\\"))))
+		return log_error("autophase: invalid --push or --push-branch value (a remote, and a branch name)"),
+		       AISB_EXIT_USAGE;
 	if (o.push_branch && !o.push_remote)
 		return log_error("autophase: --push-branch needs --push REMOTE"), AISB_EXIT_USAGE;
 	o.run_flags = i < argc ? argv + i : NULL;

@@ -96,31 +96,37 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	local mark=$WORK/hook-ran
 	# --writable-git lets the sandbox write .git/hooks (gitguard then only names what it finds):
 	# the snapshot taken before the first unit is what stops the delivery
-	printf 'printf "#!/bin/sh\\ntouch %s\\n" >.git/hooks/post-commit\nchmod +x .git/hooks/post-commit\n' "$mark" \
-		>.agents/plant
+	# the hooks that the driver's git commands would fire: update-ref runs reference-transaction,
+	# push runs pre-push; post-commit is the one a user's plain commit runs
+	printf 'for h in post-commit reference-transaction pre-push; do
+		printf "#!/bin/sh\\necho $h >>%s\\n" >.git/hooks/$h; chmod +x .git/hooks/$h; done\n' "$mark" >.agents/plant
 	git add .agents/plant
 	git commit -q -m plant
 	BASE=$(git rev-parse HEAD)
 	run --separate-stderr ap --push origin -- --net none --writable-git
 	echo "$stderr"
 	[ "$status" -eq 78 ]
-	[[ "$stderr" == *"phase 01-one: refusing to deliver: '$PROJ/.git/hooks/post-commit' appeared since the pipeline started"* ]]
+	[[ "$stderr" == *"phase 01-one: refusing to deliver: '$PROJ/.git/hooks/"*"' appeared since the pipeline started"* ]]
 	[ "$(git rev-parse HEAD)" = "$BASE" ]              # nothing committed
 	[ -z "$(git -C "$WORK/bare.git" for-each-ref)" ]   # nothing pushed
 	[ ! -e .ran-02-two ]                              # the pipeline stopped
 	[ -f one.txt ]                                    # the work is left for inspection
 	# control: the user vouches for the change; the same pipeline delivers, and the planted
 	# hook did not run in the driver's commits
-	rm -f one.txt .ran-* .git/hooks/post-commit
+	rm -f one.txt .ran-* .git/hooks/post-commit .git/hooks/reference-transaction .git/hooks/pre-push
 	run --separate-stderr ap --trust-git-changes --push origin -- --net none --writable-git
 	echo "$stderr"
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"appeared since the pipeline started; delivering anyway (--trust-git-changes)"* ]]
 	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
 	[ ! -e "$mark" ]
-	# the probe is real: the user's own plain git commit runs that hook
+	# the probe is real: the user's own plain git commit and push run those hooks
 	git commit -q --allow-empty -m manual
-	[ -e "$mark" ]
+	git push -q origin main
+	grep -qx post-commit "$mark"
+	grep -qx reference-transaction "$mark"
+	grep -qx pre-push "$mark"
 }
 
 @test "autophase: a .git/config change made on the host while a unit runs is refused; the same run without it delivers" {
