@@ -36,6 +36,10 @@ bool autophase_phase_name(const char *file, char *name);
  */
 int autophase_split_launcher(const char *cmd, char ***out);
 
+/* Whether a launcher's program is one of aisb's harnesses (pi, codex, claude): it then runs as
+ * the run's harness, with its config bridged, instead of as a `--` command. Pure. */
+bool autophase_is_harness(const char *prog);
+
 /**
  * autophase_title() - a commit subject for a phase: "NAME: TITLE" from the file's first
  *                     "# " heading (control characters dropped, at most 72 bytes of title), or

@@ -58,6 +58,11 @@ int autophase_split_launcher(const char *cmd, char ***out)
 	return 0;
 }
 
+bool autophase_is_harness(const char *prog)
+{
+	return streq(prog, "pi") || streq(prog, "codex") || streq(prog, "claude");
+}
+
 char *autophase_title(const char *name, const char *text, size_t len)
 {
 	struct strbuf b = { 0 };

@@ -455,7 +455,12 @@ static void print_report(struct ap *a, bool plan)
 				_cleanup_free_ char *w = hostgit_redact(a->o->run_flags[k]);
 				printf(" %s", w ? w : "?");
 			}
-			printf(" -- <launcher> %s/%s.md; then %s; then a commit%s", AUTOPHASE_DIR, a->phases[i],
+			if (autophase_is_harness(a->launcher[0]))
+				printf(" --harness %s --harness-args <launcher arguments> %s/%s.md; then %s; then a commit%s",
+				       a->launcher[0], AUTOPHASE_DIR, a->phases[i],
+				       AUTOPHASE_VALIDATE, a->o->push_remote ? " and a push" : "");
+			else
+				printf(" -- <launcher> %s/%s.md; then %s; then a commit%s", AUTOPHASE_DIR, a->phases[i],
 			       AUTOPHASE_VALIDATE, a->o->push_remote ? " and a push" : "");
 		}
 		printf("\n");
@@ -467,10 +472,13 @@ static void print_report(struct ap *a, bool plan)
 		printf("all %zu phases are delivered\n", a->n);
 }
 
-/* Runs one unit's sandbox: `aisb run RUN-FLAGS --env ... -- ARGV...`, stdin @in_fd, stdout and
- * stderr the command's. Return: the run's exit status (128+N for signal N) or an exit code.
- * Logs on failure to start it. */
-static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in_fd)
+/* Runs one unit's sandbox: `aisb run RUN-FLAGS --env ... -- ARGV...`, or for a launcher whose
+ * program is one of aisb's harnesses (@harness) `aisb run RUN-FLAGS --env ... --harness NAME
+ * --harness-args ARGS...`, so that the harness's host config is bridged as in any run
+ * (docs/agents.md; a `--` command bridges nothing). stdin @in_fd, stdout and stderr the
+ * command's. Return: the run's exit status (128+N for signal N) or an exit code. Logs on failure
+ * to start it. */
+static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in_fd, bool harness)
 {
 	_cleanup_strv_free_ char **argv = NULL;
 	_cleanup_free_ char *e1 = NULL, *e2 = NULL;
@@ -486,9 +494,13 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 		if (strv_push(&argv, a->o->run_flags[i]) < 0)
 			return AISB_EXIT_FAILED;
 	if (strv_push(&argv, "--env") < 0 || strv_push(&argv, e1) < 0 || strv_push(&argv, "--env") < 0 ||
-	    strv_push(&argv, e2) < 0 || strv_push(&argv, "--") < 0)
+	    strv_push(&argv, e2) < 0)
 		return AISB_EXIT_FAILED;
-	for (size_t i = 0; cmd[i]; i++)
+	if (harness ? strv_push(&argv, "--harness") < 0 || strv_push(&argv, cmd[0]) < 0 ||
+			      strv_push(&argv, "--harness-args") < 0
+		    : strv_push(&argv, "--") < 0)
+		return AISB_EXIT_FAILED;
+	for (size_t i = harness ? 1 : 0; cmd[i]; i++)
 		if (strv_push(&argv, cmd[i]) < 0)
 			return AISB_EXIT_FAILED;
 	fflush(NULL);
@@ -547,7 +559,7 @@ static int run_unit(struct ap *a, const char *phase)
 			(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	}
 	log_info("phase %s: agent (%s) in a sandbox", phase, source_words[a->lsrc]);
-	st = run_sandbox(a, phase, cmd, fd);
+	st = run_sandbox(a, phase, cmd, fd, autophase_is_harness(cmd[0]));
 	if (st != 0) {
 		log_error("phase %s: the agent exited %d; nothing of it is delivered (its changes stay in the work tree "
 			  "for you to inspect)", phase, st);
@@ -557,7 +569,7 @@ static int run_unit(struct ap *a, const char *phase)
 	if (devnull < 0)
 		return AISB_EXIT_FAILED;
 	log_info("phase %s: %s in a sandbox", phase, AUTOPHASE_VALIDATE);
-	st = run_sandbox(a, phase, vcmd, devnull);
+	st = run_sandbox(a, phase, vcmd, devnull, false);
 	if (st != 0) {
 		log_error("phase %s: %s exited %d; nothing of it is delivered (its changes stay in the work tree for "
 			  "you to inspect)", phase, AUTOPHASE_VALIDATE, st);

@@ -329,3 +329,22 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	[ "$status" -eq 78 ]
 	[[ "$output" == *"HEAD is not on a branch"* ]]
 }
+
+@test "autophase: a launcher whose program is pi, codex or claude runs as aisb's harness (its config bridged), any other as a command" {
+	mkdir -p "$WORK/fakepi/bin"
+	printf '#!/bin/sh\necho "pi-harness: $*"\nread -r l\necho "$l" >one.txt\necho x >two.txt\n' >"$WORK/fakepi/bin/pi"
+	chmod -R a+rX "$WORK/fakepi"
+	chmod +x "$WORK/fakepi/bin/pi"
+	run ap --dry-run --launcher "pi -p" -- --net none --harness-from "$WORK/fakepi" --no-pi-config
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--harness pi --harness-args <launcher arguments> .agents/phases/01-one.md"* ]]
+	# control: the same program by a path is a plain command (no harness lookup)
+	run ap --dry-run --launcher "$WORK/fakepi/bin/pi -p" -- --net none
+	[[ "$output" == *"-- <launcher> .agents/phases/01-one.md"* ]]
+	run --separate-stderr ap --launcher "pi -p" -- --net none --harness-from "$WORK/fakepi" --no-pi-config
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"pi-harness: -p .agents/phases/01-one.md"* ]]
+	[[ "$output" == *"pi-harness: -p .agents/phases/02-two.md"* ]]
+	[ "$(git show HEAD~1:one.txt)" = "# Make one" ]
+}
