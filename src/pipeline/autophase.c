@@ -630,7 +630,7 @@ static int commit_phase(struct ap *a, const char *phase)
 {
 	_cleanup_free_ char *index = path_join(a->gitdir, "aisb-autophase.index"), *now = NULL, *tree = NULL;
 	_cleanup_free_ char *commit = NULL, *text = NULL, *subject = NULL, *trailer = NULL, *rel = NULL;
-	_cleanup_free_ char *msg = NULL, *real_index = path_join(a->gitdir, "index");
+	_cleanup_free_ char *real_index = path_join(a->gitdir, "index");
 	size_t len = 0;
 	int r;
 
