@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/hostenv.h"
 #include "cli/resolve.h"
+#include "cli/sessions.h"
 #include "pipeline/autophase.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -89,6 +90,7 @@ static int config_launcher(const char *path, char **out)
 int cmd_autophase(int argc, char **argv)
 {
 	_cleanup_free_ char *config = hostenv_config_path(), *cfg_launcher = NULL, *home = NULL;
+	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
 	struct autophase_options o = { .self = "/proc/self/exe" };
 	int i, r;
 
@@ -133,6 +135,7 @@ int cmd_autophase(int argc, char **argv)
 		return r;
 	home = plan_host_home(hostenv_get);
 	o.config_launcher = cfg_launcher;
+	o.state_dir = state;
 	o.config_path = config;
 	o.home = home;
 	o.xdg_config_home = hostenv_get("XDG_CONFIG_HOME");

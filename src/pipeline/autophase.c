@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -538,6 +539,38 @@ static int unit_code(int st)
 	return 1;
 }
 
+/* One driver per repository: a flock on <state>/autophase/<dev>-<ino of the common dir>.lock,
+ * outside the project (a sandbox cannot reach it), held until the process exits. Return: the
+ * lock fd, or an exit code < 0 negated (-78 another driver runs). Logs on failure. */
+static int take_lock(struct ap *a)
+{
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+	struct stat st;
+	int fd;
+
+	if (!a->o->state_dir)
+		return log_error("autophase: no state dir for the driver's lock (set HOME or XDG_STATE_HOME)"),
+		       -AISB_EXIT_FAILED;
+	if (stat(a->commondir, &st) < 0 || !(dir = path_join(a->o->state_dir, "autophase")) ||
+	    asprintf(&path, "%s/%llx-%llx.lock", dir, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino) < 0)
+		return -AISB_EXIT_FAILED;
+	if (mkdir_p(dir, 0700) < 0)
+		return log_error_errno(-errno, "autophase: cannot create '%s': %m", dir), -AISB_EXIT_FAILED;
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return log_error_errno(-errno, "autophase: cannot open the lock '%s': %m", path), -AISB_EXIT_FAILED;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = -errno;
+		close(fd);
+		if (r == -EWOULDBLOCK)
+			return log_error("autophase: another 'aisb autophase' is running in '%s' (lock '%s'); one driver "
+					 "per repository at a time", a->top, path),
+			       -AISB_EXIT_POLICY;
+		return log_error_errno(r, "autophase: cannot lock '%s': %m", path), -AISB_EXIT_FAILED;
+	}
+	return fd;
+}
+
 /* Step 3: the agent, then the gate, each in its own sandbox. */
 static int run_unit(struct ap *a, const char *phase)
 {
@@ -715,6 +748,7 @@ int autophase_main(const struct autophase_options *o)
 {
 	struct ap a = { .o = o, .g = { .home = o->home, .ssh_auth_sock = o->ssh_auth_sock } };
 	_cleanup_strv_free_ char **ignored = NULL;
+	_cleanup_close_ int lock = -1;
 	size_t delivered = 0, i;
 	int r;
 
@@ -734,6 +768,10 @@ int autophase_main(const struct autophase_options *o)
 	}
 	if (r == 0)
 		r = find_pipeline(&a);
+	if (r == 0 && !o->dry_run) {
+		lock = take_lock(&a);
+		r = lock < 0 ? -lock : 0;
+	}
 	if (r == 0)
 		r = find_identity(&a);
 	if (r == 0)

@@ -38,6 +38,7 @@ struct autophase_options {
 	bool dry_run;                     /* check everything, print the plan, start nothing */
 	char *const *run_flags;           /* given to every `aisb run` (checked by the caller) */
 	const char *self;                 /* the aisb binary to run units with */
+	const char *state_dir;            /* aisb's state dir (the driver's lock lives there) */
 	const char *home;                 /* the user's home (git's ~/.gitconfig, ssh), or NULL */
 	const char *xdg_config_home;      /* $XDG_CONFIG_HOME or NULL (git's XDG config) */
 	const char *ssh_auth_sock;        /* passed to a push */
@@ -52,7 +53,8 @@ struct autophase_options {
  * Logs on failure. Return: an exit code: 0 every phase delivered (or none left); 1 a phase's
  * agent, its validation, its commit or its push failed (nothing of that phase was delivered
  * unless the message says it was committed); 77, 78 or 125 from a unit's `aisb run`, or 78 for a
- * refusal of the driver's own (the guards above, a dirty work tree, no launcher, no identity);
+ * refusal of the driver's own (the guards above, a dirty work tree, no launcher, no identity,
+ * another driver holding the repository's lock);
  * 128+N when a unit died of signal N; 125 when the driver itself failed.
  */
 int autophase_main(const struct autophase_options *o);

@@ -348,3 +348,29 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	[[ "$output" == *"pi-harness: -p .agents/phases/02-two.md"* ]]
 	[ "$(git show HEAD~1:one.txt)" = "# Make one" ]
 }
+
+@test "autophase: a second driver in the same repository is refused while the first runs; afterwards it runs" {
+	printf 'touch .ready\ni=0\nwhile [ ! -e .go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n' >.agents/plant
+	git add .agents/plant
+	git commit -q -m wait
+	BASE=$(git rev-parse HEAD)
+	ap -- --net none >"$WORK/out" 2>&1 &
+	local pid=$! i=0 rc=0
+	while [ ! -e .ready ] && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -e .ready ]
+	run ap -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"another 'aisb autophase' is running in '$PROJ'"* ]]
+	# --status and --dry-run only read: not locked out
+	run ap --status
+	[ "$status" -eq 0 ]
+	touch .go
+	wait "$pid" || rc=$?
+	cat "$WORK/out"
+	[ "$rc" -eq 0 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	# control: the lock went with the first driver
+	run ap -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"0 phases delivered, 2 in all"* ]]
+}
