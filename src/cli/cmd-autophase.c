@@ -62,10 +62,12 @@ static void usage(void)
 	       "is committed on the host (trailer 'Aisb-Phase: NN-name') and, with --push, pushed.\n"
 	       "Launcher: --launcher CMD (words split at blanks, no shell), else 'autophase_launcher = CMD'\n"
 	       "in the aisb config, else the executable .agents/launcher.\n"
-	       "Delivery is refused (78) when the hooks or config of .git changed since before the first\n"
-	       "unit (--trust-git-changes accepts that), when .agents/validate.sh or the launcher file\n"
-	       "changed, or when HEAD left the branch. --status reports where the pipeline stands;\n"
-	       "--dry-run checks everything and prints the plan; neither starts a sandbox or commits.\n"
+	       "Delivery is refused (78) when gitguard quarantined files a unit planted for git or the\n"
+	       "hooks or config of .git changed since before the first unit (--trust-git-changes accepts\n"
+	       "both), when .agents/validate.sh or the launcher file changed, or HEAD left the branch.\n"
+	       "A launcher whose program is pi, codex or claude runs as the harness (config bridged).\n"
+	       "--status reports where the pipeline stands; --dry-run checks everything and prints the\n"
+	       "plan; neither starts a sandbox or commits.\n"
 	       "Exit: 0 all delivered; 1 a phase, its validation, commit or push failed; 2 usage;\n"
 	       "77/78/125 from a unit's aisb run; 78 a refusal; 128+N a unit killed by signal N.\n");
 }

@@ -571,11 +571,30 @@ static int take_lock(struct ap *a)
 	return fd;
 }
 
-/* Step 3: the agent, then the gate, each in its own sandbox. */
+/* The session directories gitguard moved planted git files into (<state>/quarantine/<session>,
+ * created only when it found something). */
+static char **quarantines(const struct ap *a)
+{
+	_cleanup_free_ char *dir = a->o->state_dir ? path_join(a->o->state_dir, "quarantine") : NULL;
+	char **v = NULL;
+	struct dirent *de;
+	DIR *d = dir ? opendir(dir) : NULL;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && strv_push(&v, de->d_name) < 0)
+			break;
+	closedir(d);
+	return v;
+}
+
+/* Step 3: the agent, then the gate, each in its own sandbox; then gitguard's verdict on both runs
+ * (a new quarantine refuses, unless trust_git_changes). Return: 0 or an exit code. Logs. */
 static int run_unit(struct ap *a, const char *phase)
 {
 	_cleanup_free_ char *rel = NULL, *path = NULL;
-	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher), **vcmd = NULL;
+	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher), **vcmd = NULL, **before = NULL, **after = NULL;
 	_cleanup_close_ int fd = -1, devnull = -1;
 	int st;
 
@@ -591,6 +610,7 @@ static int run_unit(struct ap *a, const char *phase)
 		if (fl >= 0)
 			(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	}
+	before = quarantines(a);
 	log_info("phase %s: agent (%s) in a sandbox", phase, source_words[a->lsrc]);
 	st = run_sandbox(a, phase, cmd, fd, autophase_is_harness(cmd[0]));
 	if (st != 0) {
@@ -607,6 +627,19 @@ static int run_unit(struct ap *a, const char *phase)
 		log_error("phase %s: %s exited %d; nothing of it is delivered (its changes stay in the work tree for "
 			  "you to inspect)", phase, AUTOPHASE_VALIDATE, st);
 		return unit_code(st);
+	}
+	/* gitguard's verdict on the unit's runs: what it moved away was planted for git */
+	after = quarantines(a);
+	for (size_t i = 0; after && after[i]; i++) {
+		if (strv_contains(before, after[i]))
+			continue;
+		if (!a->o->trust_git_changes)
+			return log_error("phase %s: refusing to deliver: a unit planted files for git, moved to '%s/quarantine/%s' "
+					 "(named above); the phase's work stays in the work tree. Inspect it; rerun with "
+					 "--trust-git-changes to deliver such work anyway", phase, a->o->state_dir, after[i]),
+			       AISB_EXIT_POLICY;
+		log_warn("phase %s: a unit planted files for git (moved to '%s/quarantine/%s'); delivering anyway "
+			 "(--trust-git-changes)", phase, a->o->state_dir, after[i]);
 	}
 	return 0;
 }

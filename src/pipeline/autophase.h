@@ -8,8 +8,9 @@
  * .agents/validate.sh inside another, and only when both exit 0 it delivers on the host: the
  * work tree is committed with the host's identity (trailer `Aisb-Phase: NN-name`, which is also
  * how a later run knows the phase is done) and, with a push target, pushed. Between units the
- * driver refuses to deliver when the hooks or config of .git changed since before the first unit
- * (gitguard_snapshot_take(); unless trust_git_changes), when .agents/validate.sh or the
+ * driver refuses to deliver when gitguard quarantined what a unit planted for git, or the hooks
+ * or config of .git changed since before the first unit (gitguard_snapshot_take(); both unless
+ * trust_git_changes), when .agents/validate.sh or the
  * launcher file changed, or when HEAD left the branch. Host git is hostgit.h's. The sandbox's
  * stdout is the command's; the driver's own lines go to stderr (status and dry-run reports to
  * stdout). docs/autophase.md is the user's view and lists the choices made.

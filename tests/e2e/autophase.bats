@@ -374,3 +374,26 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"0 phases delivered, 2 in all"* ]]
 }
+
+@test "autophase: a unit whose run gitguard had to quarantine is refused; --trust-git-changes delivers the rest" {
+	# a file with a hook's name in a directory named hooks is planted for git wherever it is
+	printf 'mkdir -p tools/hooks && printf "#!/bin/sh\\n" >tools/hooks/pre-commit && echo kept >tools/readme\n' \
+		>.agents/plant
+	git add .agents/plant
+	git commit -q -m plant
+	BASE=$(git rev-parse HEAD)
+	run --separate-stderr ap -- --net none
+	echo "$stderr"
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"moved out of the way before any git could use"* ]]   # gitguard's own message
+	[[ "$stderr" == *"phase 01-one: refusing to deliver: a unit planted files for git, moved to '$XDG_STATE_HOME/aisb/quarantine/"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	# control: accepted by the user, the same pipeline delivers what gitguard left in place
+	rm -rf one.txt tools
+	run --separate-stderr ap --trust-git-changes -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"a unit planted files for git"*"delivering anyway (--trust-git-changes)"* ]]
+	[ "$(git show HEAD:tools/readme)" = kept ]
+	[ -z "$(git ls-tree -r --name-only HEAD tools/hooks)" ]
+}
