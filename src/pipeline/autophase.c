@@ -264,11 +264,6 @@ static int scan_delivered(struct ap *a)
 	return autophase_parse_history(log, a->phases, a->n, a->done) < 0 ? AISB_EXIT_FAILED : 0;
 }
 
-static bool is_project_path(const char *w)
-{
-	return strchr(w, '/') && w[0] != '/' && !path_has_dotdot(w);
-}
-
 /* Step 2: the launcher (--launcher, the config's autophase_launcher, .agents/launcher) and the
  * validation gate, with the content of each file recorded for the between-units check. */
 static int find_pipeline(struct ap *a)
@@ -308,12 +303,20 @@ static int find_pipeline(struct ap *a)
 				 ? "--launcher" : "the config's autophase_launcher",
 				 r == -E2BIG ? "longer than 64 words" : "empty or holds a control character"),
 		       AISB_EXIT_POLICY;
-	if (a->lsrc != AUTOPHASE_LAUNCHER_FILE && is_project_path(a->launcher[0])) {
-		r = read_project_file(a, a->launcher[0], &a->ltext, &a->llen, NULL);
-		if (r == 0 && !(a->lfile = strdup(a->launcher[0])))
+	if (a->lsrc == AUTOPHASE_LAUNCHER_FILE) {
+		if (!(a->lfile = strdup(AUTOPHASE_LAUNCHER)))
 			return AISB_EXIT_FAILED;
-	} else if (a->lsrc == AUTOPHASE_LAUNCHER_FILE && !(a->lfile = strdup(AUTOPHASE_LAUNCHER)))
-		return AISB_EXIT_FAILED;
+	} else
+		/* the first word naming a file of the project ("sh run-agent.sh", "./agent") is the
+		 * launcher's script: frozen like validate.sh */
+		for (size_t i = 0; a->launcher[i] && !a->lfile; i++) {
+			const char *w = a->launcher[i];
+			if (w[0] == '-' || w[0] == '/' || path_has_dotdot(w) ||
+			    read_project_file(a, w, &a->ltext, &a->llen, NULL) < 0)
+				continue;
+			if (!(a->lfile = strdup(w)))
+				return AISB_EXIT_FAILED;
+		}
 	r = read_project_file(a, AUTOPHASE_VALIDATE, &a->vtext, &a->vlen, &mode);
 	if (r == -ENOENT)
 		return log_error("autophase: no %s/%s: every phase is validated before it is delivered; write one "

@@ -397,3 +397,23 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	[ "$(git show HEAD:tools/readme)" = kept ]
 	[ -z "$(git ls-tree -r --name-only HEAD tools/hooks)" ]
 }
+
+@test "autophase: a launcher script the agent edits is refused, by any word of the launcher command" {
+	cp .agents/launcher run-agent.sh
+	printf 'echo "echo rewritten" >>run-agent.sh\n' >.agents/plant
+	git add run-agent.sh .agents/plant
+	git commit -q -m plant
+	BASE=$(git rev-parse HEAD)
+	run ap --launcher "sh run-agent.sh" -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"refusing to deliver: the launcher 'run-agent.sh' changed during the pipeline"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	# control: the same launcher that leaves itself alone delivers
+	git checkout -q -- run-agent.sh
+	rm -f one.txt
+	git rm -q .agents/plant
+	git commit -q -m unplant
+	run ap --launcher "sh run-agent.sh" -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"2 phases delivered"* ]]
+}
