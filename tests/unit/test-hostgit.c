@@ -175,6 +175,23 @@ static void test_snapshot(void **state)
 	/* alternates appeared */
 	put("wt/.git/objects/info/alternates", "/elsewhere\n", 0644);
 	expect_diff(s0, wt, gd, "alternates' appeared");
+	gitguard_snapshot_free(s0);
+
+	/* core.hooksPath (relative to the work tree): its directory's entries are recorded */
+	put("wt/.git/config", "[core]\n\thooksPath = .githooks\n", 0644);
+	put("wt/.githooks/pre-push", "#!/bin/sh\n", 0755);
+	assert_int_equal(gitguard_snapshot_take(wt, gd, gd, NULL, &s0), 0);
+	put("wt/.githooks/pre-push", "#!/bin/sh\ntouch /tmp/x\n", 0755);
+	expect_diff(s0, wt, gd, ".githooks/pre-push' changed");
+	put("wt/.githooks/pre-push", "#!/bin/sh\n", 0755);
+	/* a hook replaced by a symlink with the same target content is still a change */
+	{
+		char *h = path_join(wt, ".githooks/pre-push");
+		unlink(h);
+		assert_int_equal(symlink("/bin/true", h), 0);
+		free(h);
+	}
+	expect_diff(s0, wt, gd, ".githooks/pre-push' changed");
 
 	gitguard_snapshot_free(s0);
 	free(wt);
