@@ -692,24 +692,30 @@ static int check_guards(struct ap *a, const char *phase)
 	return 0;
 }
 
+/* The commit subject of @phase from its file now. Return: malloc'd, NULL on ENOMEM. */
+static char *phase_subject(const struct ap *a, const char *phase)
+{
+	_cleanup_free_ char *rel = NULL, *text = NULL;
+	size_t len = 0;
+
+	if (asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0)
+		return NULL;
+	(void)read_project_file(a, rel, &text, &len, NULL); /* run_unit() says why it cannot be read */
+	return autophase_title(phase, text ? text : "", text ? len : 0);
+}
+
 /* Step 5: the work tree as one commit on top of the last delivered one, made with a private
  * index (the repository's index is sandbox-writable), the host identity and no hook; published
- * with compare-and-swap. Return: 0 or an exit code. Logs. */
-static int commit_phase(struct ap *a, const char *phase)
+ * with compare-and-swap. @subject: from the phase file as it was before the unit (the agent can
+ * edit it). Return: 0 or an exit code. Logs. */
+static int commit_phase(struct ap *a, const char *phase, const char *subject)
 {
 	_cleanup_free_ char *index = path_join(a->gitdir, "aisb-autophase.index"), *now = NULL, *tree = NULL;
-	_cleanup_free_ char *commit = NULL, *text = NULL, *subject = NULL, *trailer = NULL, *rel = NULL;
+	_cleanup_free_ char *commit = NULL, *trailer = NULL;
 	_cleanup_free_ char *real_index = path_join(a->gitdir, "index");
-	size_t len = 0;
 	int r;
 
-	if (!index || !real_index || asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
-	    asprintf(&trailer, AUTOPHASE_TRAILER ": %s", phase) < 0)
-		return AISB_EXIT_FAILED;
-	/* the subject comes from the phase file as it was run */
-	(void)read_project_file(a, rel, &text, &len, NULL);
-	subject = autophase_title(phase, text ? text : "", text ? len : 0);
-	if (!subject)
+	if (!index || !real_index || asprintf(&trailer, AUTOPHASE_TRAILER ": %s", phase) < 0)
 		return AISB_EXIT_FAILED;
 	if (git_quiet(a, &now, "rev-parse", "-q", "--verify", a->ref) != 0)
 		return log_error("phase %s: branch '%s' is gone; nothing delivered", phase, a->branch), AISB_EXIT_POLICY;
@@ -785,6 +791,7 @@ int autophase_main(const struct autophase_options *o)
 	struct ap a = { .o = o, .g = { .home = o->home, .ssh_auth_sock = o->ssh_auth_sock } };
 	_cleanup_strv_free_ char **ignored = NULL;
 	_cleanup_close_ int lock = -1;
+	_cleanup_free_ char *subject = NULL;
 	size_t delivered = 0, i;
 	int r;
 
@@ -823,11 +830,17 @@ int autophase_main(const struct autophase_options *o)
 		r = next_phase(&a, &i);
 		if (r != 0 || i >= a.n)
 			break;
+		free(subject);
+		subject = phase_subject(&a, a.phases[i]);
+		if (!subject) {
+			r = AISB_EXIT_FAILED;
+			break;
+		}
 		r = run_unit(&a, a.phases[i]);
 		if (r == 0)
 			r = check_guards(&a, a.phases[i]);
 		if (r == 0)
-			r = commit_phase(&a, a.phases[i]);
+			r = commit_phase(&a, a.phases[i], subject);
 		if (r == 0 && o->push_remote)
 			r = push_tip(&a, a.phases[i]);
 		if (r != 0)
