@@ -417,3 +417,27 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"2 phases delivered"* ]]
 }
+
+@test "autophase: the identity is read explicitly: env, else the repository's, ~/.gitconfig, XDG config; none is refused" {
+	mkdir -p "$WORK/home"
+	git config --unset user.name
+	git config --unset user.email
+	run env HOME="$WORK/home" "$AISB" autophase --dry-run -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"no git identity for the driver's commits"* ]]
+	# control 1: the XDG config (git's own global file, read by aisb as text)
+	mkdir -p "$XDG_CONFIG_HOME/git"
+	printf '[user]\n\tname = Xdg Person\n\temail = xdg@example.test\n' >"$XDG_CONFIG_HOME/git/config"
+	run env HOME="$WORK/home" "$AISB" autophase --dry-run -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"identity:  Xdg Person <xdg@example.test>"* ]]
+	# ~/.gitconfig beats it, as in git
+	printf '[user]\n\tname = Home Person\n\temail = home@example.test\n' >"$WORK/home/.gitconfig"
+	run env HOME="$WORK/home" "$AISB" autophase --dry-run -- --net none
+	[[ "$output" == *"identity:  Home Person <home@example.test>"* ]]
+	# the caller's GIT_AUTHOR_* beat every file, and the commits carry it
+	run env HOME="$WORK/home" GIT_AUTHOR_NAME="Env Person" GIT_AUTHOR_EMAIL=env@example.test \
+		"$AISB" autophase -- --net none
+	[ "$status" -eq 0 ]
+	[ "$(git log -1 --format='%an <%ae>|%cn <%ce>')" = "Env Person <env@example.test>|Env Person <env@example.test>" ]
+}
