@@ -441,3 +441,25 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	[ "$status" -eq 0 ]
 	[ "$(git log -1 --format='%an <%ae>|%cn <%ce>')" = "Env Person <env@example.test>|Env Person <env@example.test>" ]
 }
+
+@test "autophase: a rerun with nothing left pushes the tip, to --push-branch; a non-fast-forward push is refused, never forced" {
+	run ap -- --net none
+	[ "$status" -eq 0 ]
+	[ -z "$(git -C "$WORK/bare.git" for-each-ref)" ]
+	run ap --push origin --push-branch delivered -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"0 phases delivered, 2 in all"* ]]
+	[ "$(git -C "$WORK/bare.git" rev-parse delivered)" = "$(git rev-parse HEAD)" ]
+	# someone else moved the remote branch past ours: the driver does not rewind it
+	git commit -q --allow-empty -m elsewhere
+	git push -q origin HEAD:refs/heads/delivered
+	git reset -q --hard HEAD~1
+	run ap --push origin --push-branch delivered -- --net none
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the push failed"* ]]
+	[ "$(git -C "$WORK/bare.git" rev-parse delivered)" != "$(git rev-parse HEAD)" ]
+	# control: a branch it can fast-forward takes the same push
+	run ap --push origin --push-branch fresh -- --net none
+	[ "$status" -eq 0 ]
+	[ "$(git -C "$WORK/bare.git" rev-parse fresh)" = "$(git rev-parse HEAD)" ]
+}
