@@ -223,7 +223,9 @@ int context_scan(int dirfd, const struct ignore *ig, struct build_context *out)
 					       CTX_MAX_ENTRIES, CTX_MAX_DEPTH);
 		return log_error_errno(r, "Failed to read the build context: %m");
 	}
-	qsort(c.e, c.n, sizeof(c.e[0]), entry_cmp);
+	/* an empty context leaves c.e NULL: qsort(NULL, 0) is undefined (glibc's base is nonnull) */
+	if (c.n)
+		qsort(c.e, c.n, sizeof(c.e[0]), entry_cmp);
 	*out = c;
 	return 0;
 }

@@ -183,7 +183,9 @@ static int walk(struct writer *w, int dfd, const char *rel, unsigned depth)
 		closedir(d);
 		return log_error_errno(r, "Failed to read '%s': %m", rel);
 	}
-	qsort(names, strv_length(names), sizeof(char *), cmp_name);
+	/* an empty directory leaves names NULL: qsort(NULL, 0) is undefined (glibc's base is nonnull) */
+	if (names)
+		qsort(names, strv_length(names), sizeof(char *), cmp_name);
 
 	for (size_t i = 0; names && names[i] && r >= 0; i++) {
 		_cleanup_free_ char *path = NULL;

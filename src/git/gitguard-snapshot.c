@@ -295,7 +295,8 @@ int gitguard_snapshot_take(const char *worktree, const char *gitdir, const char 
 		return r;
 	}
 	s->home = NULL; /* the caller's string: not kept past this call */
-	qsort(s->v, s->n, sizeof(*s->v), cmp_entry);
+	if (s->n) /* qsort(NULL, 0) is undefined (glibc's base is nonnull) */
+		qsort(s->v, s->n, sizeof(*s->v), cmp_entry);
 	*out = s;
 	return 0;
 }

@@ -318,6 +318,33 @@ static void test_special_file(void **state)
 	}
 }
 
+/* An empty context (a Containerfile from stdin, or a build dir with nothing in it): c.e stays NULL,
+ * and qsort(NULL, 0, ...) is undefined (glibc declares the base nonnull; UBSan aborts on it). */
+static void test_empty_context(void **state)
+{
+	char edir[] = "/tmp/aisb-test-ctx-empty-XXXXXX", edir2[] = "/tmp/aisb-test-ctx-one-XXXXXX";
+	struct build_context c;
+	int efd;
+
+	assert_non_null(mkdtemp(edir));
+	efd = open(edir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(efd >= 0);
+	assert_int_equal(context_scan(efd, NULL, &c), 0);
+	assert_int_equal(c.n, 0);
+	context_done(&c);
+	close(efd);
+	rm_rf(edir);
+	/* control: one file, one entry */
+	assert_non_null(mkdtemp(edir2));
+	efd = open(edir2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_int_equal(write_file_at(efd, "f", "x", 1, 0644), 0);
+	assert_int_equal(context_scan(efd, NULL, &c), 0);
+	assert_int_equal(c.n, 1);
+	context_done(&c);
+	close(efd);
+	rm_rf(edir2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_tag_inputs),
 		cmocka_unit_test(test_tag_serialization),
 		cmocka_unit_test(test_special_file),
+		cmocka_unit_test(test_empty_context),
 	};
 	log_set_quiet(true);
 	return cmocka_run_group_tests(tests, setup, teardown);
