@@ -596,7 +596,7 @@ int bridge_pi(json_object *models_in, json_object *settings_in, const struct bri
 	if (c->thinking) {
 		/* the thinking level is policy: written over the sandbox's choice on every run */
 		if (!(force = json_object_new_object()) ||
-		    (e = set_str(force, "defaultThinkingLevel", c->thinking)) < 0) {
+		    set_str(force, "defaultThinkingLevel", c->thinking) < 0) {
 			e = -ENOMEM;
 			goto out;
 		}
@@ -714,14 +714,14 @@ int bridge_codex(json_object *in, const struct bridge_ctx *c, struct bridge_resu
 	/* The host's trust entries name host paths; inside, only the project's own counts. */
 	json_object_object_del(doc, "projects");
 	/* aisb is the sandbox: codex's own (bwrap, user namespaces) cannot nest inside it. */
-	if (!(force = json_object_new_object()) || (e = set_str(force, "sandbox_mode", "danger-full-access")) < 0) {
+	if (!(force = json_object_new_object()) || set_str(force, "sandbox_mode", "danger-full-access") < 0) {
 		e = -ENOMEM;
 		goto out;
 	}
 	if (c->project_dst) {
 		json_object *projects = obj_child(force, "projects"), *pr;
 		if (!projects || !(pr = obj_child(projects, c->project_dst)) ||
-		    (e = set_str(pr, "trust_level", "trusted")) < 0) {
+		    set_str(pr, "trust_level", "trusted") < 0) {
 			e = -ENOMEM;
 			goto out;
 		}
@@ -827,8 +827,8 @@ int bridge_claude(json_object *state_in, json_object *settings_in, const struct 
 	 * uses an ANTHROPIC_API_KEY from the environment, and its answer stores the key's tail in
 	 * .claude.json (measured with 2.1.332). The helper runs inside the sandbox. */
 	if (host_has(c, "ANTHROPIC_API_KEY")) {
-		if ((e = strv_push(&r->alias, CLAUDE_KEY_VAR "=ANTHROPIC_API_KEY")) < 0 ||
-		    (e = set_str(settings, "apiKeyHelper", "printenv " CLAUDE_KEY_VAR)) < 0) {
+		if (strv_push(&r->alias, CLAUDE_KEY_VAR "=ANTHROPIC_API_KEY") < 0 ||
+		    set_str(settings, "apiKeyHelper", "printenv " CLAUDE_KEY_VAR) < 0) {
 			e = -ENOMEM;
 			goto out;
 		}
@@ -837,8 +837,8 @@ int bridge_claude(json_object *state_in, json_object *settings_in, const struct 
 		goto out;
 	/* Only the model endpoint is allowed: no telemetry or update checks that would be denied. */
 	if (!(fenv = obj_child(sforce, "env")) ||
-	    (e = set_str(fenv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")) < 0 ||
-	    (e = set_str(fenv, "DISABLE_AUTOUPDATER", "1")) < 0) {
+	    set_str(fenv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1") < 0 ||
+	    set_str(fenv, "DISABLE_AUTOUPDATER", "1") < 0) {
 		e = -ENOMEM;
 		goto out;
 	}

@@ -5,6 +5,7 @@
  * everything else (dates, times, special floats) is refused with the line number, so a config
  * this reader does not understand is never half-bridged.
  */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -22,7 +23,7 @@ struct sb {
 	struct strbuf s;
 	bool oom;
 };
-#define STRBUF_INIT { .s = { NULL, 0, 0, BRIDGE_FILE_MAX * 2 }, .oom = false }
+#define STRBUF_INIT { .s = { NULL, 0, 0, (size_t)BRIDGE_FILE_MAX * 2 }, .oom = false }
 
 static void strbuf_append(struct sb *b, const char *p, size_t n)
 {
@@ -315,6 +316,8 @@ static int parse_number(struct tp *t, json_object **out)
 static int set_path(struct tp *t, json_object *o, char **parts, json_object *v)
 {
 	size_t n = strv_length(parts);
+
+	assert(parts && n > 0); /* parse_key() returned at least one component */
 	for (size_t i = 0; i + 1 < n; i++) {
 		json_object *c = NULL;
 		if (!json_object_object_get_ex(o, parts[i], &c)) {
@@ -476,6 +479,7 @@ static int parse_header(struct tp *t, json_object *root, json_object **cur)
 		return fail(t, "expected ']' after a table name");
 	t->s += aot ? 2 : 1;
 	n = strv_length(key);
+	assert(key && n > 0); /* parse_key() returned at least one component */
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = NULL;
 		bool last = i + 1 == n;

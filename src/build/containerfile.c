@@ -1062,13 +1062,13 @@ static int eval_copy(struct eval *ev, const struct cf_instr *in, char *const *va
 		if (r < 0)
 			return r;
 	}
-	n = strv_length(w);
+	n = strv_length(w); /* n >= 2 below: w is not NULL, which the analyzer does not see */
 	if (n < 2)
 		return fail(ev->err, in->line, "COPY needs at least one source and a destination");
 	for (size_t i = 0; i + 1 < n; i++) {
 		bool esc = false;
 		_cleanup_free_ char *c = NULL;
-		const char *s = w[i];
+		const char *s = w[i]; /* NOLINT(clang-analyzer-core.NullDereference): n >= 2 */
 
 		if (!*s)
 			return fail(ev->err, in->line, "COPY: an empty source");

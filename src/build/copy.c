@@ -208,12 +208,14 @@ static int copy_file(int ctx_fd, const struct ctx_entry *e, int pfd, const char 
 		if (r < 0)
 			break;
 	}
-	if (r == 0 && EVP_DigestFinal_ex(md, dig, NULL) != 1)
+	/* `r >= 0`, not `r == 0`: every path that skips the digest must return below, or dig[] is
+	 * read uninitialized (clang-analyzer core.UndefinedBinaryOperatorResult). */
+	if (r >= 0 && EVP_DigestFinal_ex(md, dig, NULL) != 1)
 		r = -EIO;
 	EVP_MD_CTX_free(md);
 	if (r < 0)
 		return log_error_errno(r, "COPY: cannot copy '%s' to '%s': %m", e->path, target);
-	for (int i = 0; i < 32; i++) {
+	for (size_t i = 0; i < 32; i++) {
 		hex[2 * i] = hx[dig[i] >> 4];
 		hex[2 * i + 1] = hx[dig[i] & 15];
 	}

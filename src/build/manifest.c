@@ -181,7 +181,7 @@ static int npm_dir(int root_fd, const char *dir, char ***lines, size_t *n, unsig
 	d = fdopendir(fd);
 	if (!d)
 		return -errno;
-	fd = -1; /* owned by d */
+	fd = -1; /* owned by d; NOLINT(clang-analyzer-deadcode.DeadStores): read by its _cleanup_close_, which clang-analyzer does not model */
 	while (r >= 0 && (de = readdir(d))) {
 		_cleanup_free_ char *sub = NULL, *pj = NULL, *json = NULL, *line = NULL;
 		size_t len = 0;

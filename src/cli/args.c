@@ -532,11 +532,9 @@ int args_load_project(struct aisb_settings *s, int argc, char **argv, const char
 	if (config_path) {
 		_cleanup_free_ char *text = NULL;
 		r = read_file_at(-100 /* AT_FDCWD */, config_path, 1 << 20, &text, NULL);
-		if (r == -ENOENT)
-			r = 0;
-		else if (r < 0)
+		if (r < 0 && r != -ENOENT) /* no config file is no config */
 			return log_error_errno(r, "cannot read config '%s': %m", config_path), AISB_EXIT_POLICY;
-		else if (args_apply_config(s, text, config_path) < 0)
+		if (r >= 0 && args_apply_config(s, text, config_path) < 0)
 			return AISB_EXIT_POLICY;
 	}
 	size_t proj_from = strv_length(s->allows), proj_to;

@@ -81,7 +81,10 @@ static int offer_value(char ***out, const struct cli_flag *f, const struct cli_c
 
 	switch (f->value) {
 	case CLI_VALUE_CHOICE: {
-		_cleanup_free_ char *copy = strdup(f->choices);
+		_cleanup_free_ char *copy = NULL;
+		if (!f->choices) /* a positional of this kind would have no word list: nothing to offer */
+			return 0;
+		copy = strdup(f->choices);
 		if (!copy)
 			return -ENOMEM;
 		for (char *w = copy, *next; w && r >= 0; w = next) {

@@ -31,7 +31,7 @@
 #include "util/strbuf.h"
 #include "util/util.h"
 
-#define SMALL_MAX (256 * 1024)
+#define SMALL_MAX ((size_t)256 * 1024)
 
 /* Copies with truncation (messages are bounded on purpose). */
 static void copy_trunc(char *dst, size_t size, const char *src)
@@ -535,7 +535,7 @@ static char *run_text(const char *exe, const char *arg)
 	int fds[2];
 	pid_t pid;
 	char *buf;
-	size_t len = 0, cap = 128 * 1024;
+	size_t len = 0, cap = (size_t)128 * 1024;
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return NULL;

@@ -201,7 +201,9 @@ int harness_check(const struct aisb_plan *p, env_getter get, const char *home, b
 	if (!found)
 		return 0; /* nowhere: init's "command not found" (127) says what the sandbox's PATH is */
 	file = path_join(found, cmd);
-	real = file ? realpath(file, NULL) : NULL;
+	if (!file) /* harness_suggest_dirs() must not see a NULL path */
+		return log_error("out of memory"), AISB_EXIT_FAILED;
+	real = realpath(file, NULL);
 	n = harness_suggest_dirs(found, real ? real : file, home, p->state_dir, dirs);
 	if (n < 0)
 		return log_error("out of memory"), AISB_EXIT_FAILED;

@@ -120,6 +120,7 @@ int image_attach(struct aisb_plan *p, const struct aisb_settings *s, bool previe
 		/* previews never pull or write: show what the store has */
 		struct store *st = NULL;
 		struct store_ref pin;
+		r = 0;
 		if (store_open(o.store_root, &st) == 0 && image_find_pin(st, p->image_ref, &pin) == 0) {
 			p->image_rootfs = store_rootfs_path(st, pin.rootfs_id);
 			if (image_load_config(st, &pin, &cfg) == 0)
@@ -129,6 +130,9 @@ int image_attach(struct aisb_plan *p, const struct aisb_settings *s, bool previe
 		store_free(st);
 		oci_config_done(&cfg);
 		image_opts_done(&o);
+		/* a preview that silently lost the image's env/cwd/argv would show another plan than the run */
+		if (r < 0)
+			return log_error("out of memory"), AISB_EXIT_FAILED;
 		return 0;
 	}
 	r = image_prepare_rootfs(p->image_ref, &o, &p->image_rootfs, &cfg, lock_fd);

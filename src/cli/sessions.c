@@ -22,7 +22,7 @@
 #include "util/log.h"
 #include "util/util.h"
 
-#define PLAN_MAX (1024 * 1024)
+#define PLAN_MAX ((size_t)1024 * 1024)
 
 char *sessions_state_dir(env_getter get)
 {
@@ -93,9 +93,7 @@ int sessions_load(const char *state_dir, const char *id, struct session_info *si
 		sessions_info_done(si);
 		return r == -ENOTDIR || r == -ELOOP ? -ENOENT : r;
 	}
-	if (fstatat(dfd, "plan.json", &st, AT_SYMLINK_NOFOLLOW) == 0)
-		si->started = st.st_mtime;
-	else if (fstat(dfd, &st) == 0)
+	if (fstatat(dfd, "plan.json", &st, AT_SYMLINK_NOFOLLOW) == 0 || fstat(dfd, &st) == 0)
 		si->started = st.st_mtime;
 	if (read_file_at(dfd, "plan.json", PLAN_MAX, &plan, NULL) >= 0)
 		si->plan = json_tokener_parse(plan);
@@ -215,7 +213,7 @@ int sessions_stop(const struct session_info *si, int grace_ms)
 	if (syscall(SYS_pidfd_send_signal, fd, SIGTERM, NULL, 0) < 0)
 		return errno == ESRCH ? 0 : -errno;
 	for (int waited = 0; waited < grace_ms; waited += 20) {
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		struct timespec ts = { 0, 20L * 1000 * 1000 };
 		unsigned long long now;
 		if (proc_start(si->supervisor, &now) < 0 || now != si->supervisor_start)
 			return 0;
@@ -225,7 +223,7 @@ int sessions_stop(const struct session_info *si, int grace_ms)
 	 * removes the cgroup leaf. */
 	(void)syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
 	for (int i = 0; i < 250; i++) {
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		struct timespec ts = { 0, 20L * 1000 * 1000 };
 		unsigned long long now;
 		if (proc_start(si->supervisor, &now) < 0 || now != si->supervisor_start)
 			return 0;

@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 
-#define TRUST_FILE_MAX (64 * 1024)
+#define TRUST_FILE_MAX (64L * 1024)
 
 enum trust_state {
 	TRUST_NONE,      /* no .aisb/config nor .aisb/allow */

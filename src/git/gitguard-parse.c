@@ -377,9 +377,10 @@ int gitguard_path_below(const char *root, const char *base, const char *path, ch
 		if (streq(comp, "."))
 			continue;
 		if (streq(comp, "..")) {
-			size_t n = strv_length(parts);
-			if (!n)
+			size_t n;
+			if (!parts || !parts[0]) /* nothing left to pop: above the root */
 				return -EXDEV;
+			n = strv_length(parts);
 			free(parts[n - 1]);
 			parts[n - 1] = NULL;
 			continue;

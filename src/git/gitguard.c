@@ -581,7 +581,7 @@ static void judge_extras(struct gg *g)
 		struct dirent *de;
 		if (hfd < 0 || !(d = fdopendir(hfd)))
 			continue;
-		hfd = -1;
+		hfd = -1; /* owned by d; NOLINT(clang-analyzer-deadcode.DeadStores): read by its _cleanup_close_, which clang-analyzer does not model */
 		while ((de = readdir(d))) {
 			_cleanup_free_ char *rel = NULL;
 			struct stat st;

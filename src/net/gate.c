@@ -1588,6 +1588,7 @@ void gate_stop(struct gate *g)
 		conn_free(c);
 	}
 	reap_dead(g);
+	/* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): started is set only after res */
 	pthread_mutex_lock(&g->res->mu);
 	g->res->quit = true;
 	pthread_cond_broadcast(&g->res->cv);

@@ -268,7 +268,7 @@ static bool header_is(const char *line, size_t len, const char *name)
 int http_rewrite_origin(const char *buf, const struct http_request *req, char **out, size_t *out_len)
 {
 	size_t line_end = (size_t)((const char *)memchr(buf, '\n', req->head_len) - buf) + 1;
-	size_t cap = req->head_len + 2 * HTTP_HEADERS_MAX + 128, n = 0, pos = line_end;
+	size_t cap = req->head_len + 2 * (size_t)HTTP_HEADERS_MAX + 128, n = 0, pos = line_end;
 	char *o = malloc(cap);
 
 	if (!o)

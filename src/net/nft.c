@@ -143,7 +143,7 @@ static int by_plen_desc(const void *a, const void *b)
  * range, and before that range's reject. The same rule as addr_prefix_names() for the gate. */
 static int add_addr_entries(struct nft_ruleset *rs, const struct allow_list *l)
 {
-	_cleanup_free_ const struct allow_entry **v = calloc(l->n ? l->n : 1, sizeof(*v));
+	_cleanup_free_ const struct allow_entry **v = calloc(l->n ? l->n : 1, sizeof(*v)); /* NOLINT(bugprone-sizeof-expression): an array of pointers, sizeof(*v) is one pointer */
 	bool rejected[2][ADDR_SPECIALS_MAX] = { { false } };
 	size_t n = 0;
 	int r;
@@ -153,7 +153,7 @@ static int add_addr_entries(struct nft_ruleset *rs, const struct allow_list *l)
 	for (size_t i = 0; i < l->n; i++)
 		if (l->v[i].kind == ALLOW_ADDR)
 			v[n++] = &l->v[i];
-	qsort(v, n, sizeof(*v), by_plen_desc);
+	qsort(v, n, sizeof(*v), by_plen_desc); /* NOLINT(bugprone-sizeof-expression): an array of pointers, sizeof(*v) is one pointer */
 	for (size_t i = 0; i < n; i++) {
 		const struct allow_entry *e = v[i];
 		bool six = e->addr.family == AF_INET6;

@@ -300,7 +300,7 @@ static void pasta_error_line(int log_fd, char *buf, size_t n)
 	if (log_fd < 0)
 		return;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", log_fd);
-	if (read_file_at(AT_FDCWD, path, 64 * 1024, &text, NULL) < 0)
+	if (read_file_at(AT_FDCWD, path, (size_t)64 * 1024, &text, NULL) < 0)
 		return;
 	for (char *line = text, *next; line && *line; line = next) {
 		next = strchr(line, '\n');

@@ -228,6 +228,8 @@ void policy_filter_resolved(const struct net_policy *p, const struct net_addr *a
 				refused = &addrs[i];
 			continue;
 		}
+		/* @n addresses are at @addrs (the analyzer lets addr_classify(&addrs[i]) pass with addrs
+		 * NULL). NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
 		d->addrs[d->n_addrs++] = addrs[i];
 	}
 	if (d->n_addrs) {

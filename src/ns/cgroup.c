@@ -20,7 +20,7 @@
 #include "util/log.h"
 #include "util/util.h"
 
-#define CGROUP_FILE_MAX (64 * 1024)
+#define CGROUP_FILE_MAX ((size_t)64 * 1024)
 
 static const char *const ctrl_names[] = { "memory", "pids", "cpu" };
 
@@ -797,7 +797,7 @@ static int kill_and_wait(const char *dir)
 	/* 5 s in 10 ms steps: SIGKILL of a cgroup's processes completes in well under that. */
 	for (int i = 0; i < 500; i++) {
 		_cleanup_free_ char *text = NULL, *procs = NULL;
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		struct timespec ts = { 0, 10L * 1000 * 1000 };
 
 		if (read_file_at(AT_FDCWD, events, CGROUP_FILE_MAX, &text, NULL) < 0)
 			return 0; /* gone already, or not a cgroup */
@@ -859,7 +859,7 @@ int cgroup_destroy(struct cgroup *cg)
 			/* Helpers of a SIGKILLed supervisor (pasta, by its parent-death signal) may
 			 * still be dying in the supervisor leaf: retry for up to 2 s. */
 			for (int i = 0; i < 100 && rmdir(cg->sup) < 0 && errno == EBUSY; i++) {
-				struct timespec ts = { 0, 20 * 1000 * 1000 };
+				struct timespec ts = { 0, 20L * 1000 * 1000 };
 				nanosleep(&ts, NULL);
 			}
 		free(cg->sup);

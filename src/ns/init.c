@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* init.c — PID 1 of the sandbox and the workload's last steps before execve */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -125,6 +126,7 @@ static int workload_prepare(const struct aisb_plan *p, const char *slave, struct
 	}
 	while (p->argv[argc])
 		argc++;
+	assert(argc > 0); /* resolve_command() always names a program */
 	w->sh_argv = calloc(argc + 2, sizeof(*w->sh_argv));
 	if (!w->sh_argv)
 		return -ENOMEM;
@@ -280,7 +282,7 @@ static int workload_fn(void *arg)
 	workload(w);
 }
 
-#define WORKLOAD_STACK (256 * 1024)
+#define WORKLOAD_STACK ((size_t)256 * 1024)
 
 #if defined(__SANITIZE_ADDRESS__)
 #define AISB_ASAN 1

@@ -220,7 +220,7 @@ static int write_proc(pid_t pid, const char *file, const char *text)
 /* An fd of a new user namespace that maps only 0 -> 65534 (uid and gid). Does not log. */
 static int nobody_userns(void)
 {
-	const size_t stack_size = 64 * 1024;
+	const size_t stack_size = (size_t)64 * 1024;
 	int pfd[2], ufd = -1, r = 0;
 	bool released = false;
 	char path[64];
@@ -408,7 +408,7 @@ static int git_pins(int dfd, struct mount_host_facts *f)
 			return -ENOMEM;
 	if (wfd < 0 || !(d = fdopendir(wfd)))
 		return 0;
-	wfd = -1;
+	wfd = -1; /* owned by d; NOLINT(clang-analyzer-deadcode.DeadStores): read by its _cleanup_close_, which clang-analyzer does not model */
 	while ((de = readdir(d)) && n < 64) {
 		_cleanup_free_ char *dir = NULL;
 		if (de->d_name[0] == '.' || !git_has(dirfd(d), de->d_name, true))
@@ -1025,7 +1025,7 @@ static int mirror_dir(int srcfd, int dstfd, const char *skip, char *err, size_t 
 
 	if (dfd < 0 || !(d = fdopendir(dfd)))
 		return fail(err, errlen, -errno, "cannot list the image directory");
-	dfd = -1; /* owned by d */
+	dfd = -1; /* owned by d; NOLINT(clang-analyzer-deadcode.DeadStores): read by its _cleanup_close_, which clang-analyzer does not model */
 	while ((errno = 0, de = readdir(d))) {
 		struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
 		_cleanup_close_ int tree = -1, tfd = -1;

@@ -632,7 +632,7 @@ int sandbox_run(struct aisb_plan *p)
 	ttyfilter_init(&tf, p->tty_passthrough);
 	r = run_loop(pid, sfd, master, (master >= 0 && (tty_mask & 1)) ? 0 : -1, out_fd >= 0 ? out_fd : 1, ws_fd, gate,
 		     &tf);
-	pid = -1;
+	pid = -1; /* NOLINT(clang-analyzer-deadcode.DeadStores): run_loop() reaped init: a later jump to kill_init must not signal a reused pid */
 	code = sandbox_exit_code(r);
 	term_restore(&term);
 	report_tty_drops(&tf);

@@ -358,7 +358,6 @@ int oci_config_parse(const char *buf, size_t len, struct oci_image_config *c)
 	    (r = dup_opt(&c->variant, get_str(o, "variant"))) < 0)
 		goto fail;
 	if (json_object_object_get_ex(o, "config", &cfg) && json_object_is_type(cfg, json_type_object)) {
-		r = -EINVAL;
 		if (json_object_object_get_ex(cfg, "Env", &v) && (r = strv_from_json(v, 4096, &c->env)) < 0)
 			goto fail;
 		if (json_object_object_get_ex(cfg, "Entrypoint", &v) &&

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* registry.c — registry v2 client: token flow, basic auth, TLS, retries, streaming into the store */
+#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -580,6 +581,7 @@ static int fetch_token(struct registry *r, const struct registry_challenge *ch)
 	CURLcode c;
 	int ret;
 
+	assert(ch->realm); /* registry_challenge_parse() refuses a bearer challenge without one */
 	if (strncmp(ch->realm, "https://", 8) != 0 && strncmp(ch->realm, "http://", 7) != 0)
 		return log_error("registry %s sent a token realm that is not an http(s) URL", r->host), -EACCES;
 	if (r->user) {
@@ -805,7 +807,7 @@ int registry_get_manifest(struct registry *r, const char *reference, char **buf,
 			return -ENOMEM;
 	}
 	EVP_Digest(b.buf, b.len, md, &mdlen, EVP_sha256(), NULL);
-	for (int i = 0; i < 32; i++)
+	for (size_t i = 0; i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 	if (asprintf(digest, "sha256:%s", hex) < 0) {
 		free(b.buf);

@@ -416,7 +416,7 @@ static char *ref_filename(const char *name)
 		unsigned char md[32];
 		unsigned int k;
 		EVP_Digest(name, n, md, &k, EVP_sha256(), NULL);
-		memcpy(out, "h-", 2);
+		out[0] = 'h', out[1] = '-'; /* a prefix over the old name: not a string of its own */
 		hex_encode(md, 32, out + 2);
 		memcpy(out + 66, ".json", 6);
 	}

@@ -669,8 +669,12 @@ static int apply_entry(struct layer_ctx *c, struct archive *a, struct archive_en
 		if (pfd < 0)
 			return parent_error(c, raw, pfd);
 		if (symlinkat(t, pfd, base) < 0) {
-			if (errno != EEXIST || (r = remove_at(pfd, base, c->lim->max_depth + 1)) < 0 || symlinkat(t, pfd, base) < 0)
-				return log_error_errno(-errno, "%s: symlink '%s': %m", c->what, raw);
+			/* replace what is there; a failed remove_at() reports its own code, not a stale errno */
+			r = -errno;
+			if (r == -EEXIST && (r = remove_at(pfd, base, c->lim->max_depth + 1)) >= 0)
+				r = symlinkat(t, pfd, base) < 0 ? -errno : 0;
+			if (r < 0)
+				return log_error_errno(r, "%s: symlink '%s': %m", c->what, raw);
 		}
 		cache_drop(c);
 		c->st->symlinks++;
@@ -678,8 +682,11 @@ static int apply_entry(struct layer_ctx *c, struct archive *a, struct archive_en
 	}
 	case AE_IFIFO:
 		if (mkfifoat(pfd, base, archive_entry_perm(e) & 0777) < 0) {
-			if (errno != EEXIST || (r = remove_at(pfd, base, c->lim->max_depth + 1)) < 0 || mkfifoat(pfd, base, archive_entry_perm(e) & 0777) < 0)
-				return log_error_errno(-errno, "%s: mkfifo '%s': %m", c->what, raw);
+			r = -errno;
+			if (r == -EEXIST && (r = remove_at(pfd, base, c->lim->max_depth + 1)) >= 0)
+				r = mkfifoat(pfd, base, archive_entry_perm(e) & 0777) < 0 ? -errno : 0;
+			if (r < 0)
+				return log_error_errno(r, "%s: mkfifo '%s': %m", c->what, raw);
 		}
 		return 0;
 	default:

@@ -8,6 +8,7 @@
 #ifndef AISB_UTIL_LOG_H
 #define AISB_UTIL_LOG_H
 
+#include <errno.h>
 #include <stdbool.h>
 
 #include "util/macro.h"
@@ -19,12 +20,21 @@ void log_set_quiet(bool quiet); /* nothing at all (fuzz targets) */
 enum log_level log_get_level(void);
 int log_internal(enum log_level l, int err, const char *fmt, ...) _printf_(3, 4);
 
-#define log_error(...) log_internal(LOG_LVL_ERROR, 0, __VA_ARGS__)
-#define log_warn(...) log_internal(LOG_LVL_WARN, 0, __VA_ARGS__)
-#define log_info(...) log_internal(LOG_LVL_INFO, 0, __VA_ARGS__)
-#define log_debug(...) log_internal(LOG_LVL_DEBUG, 0, __VA_ARGS__)
-#define log_error_errno(e, ...) log_internal(LOG_LVL_ERROR, (e), __VA_ARGS__)
-#define log_warn_errno(e, ...) log_internal(LOG_LVL_WARN, (e), __VA_ARGS__)
-#define log_debug_errno(e, ...) log_internal(LOG_LVL_DEBUG, (e), __VA_ARGS__)
+/* log_internal() always returns < 0, but static analysers do not look into log.c: without this
+ * identity (at run time: the -EINVAL branch is never taken) clang-analyzer took every
+ * `return log_error_errno(r, ...)` for a possible success and reported the caller reading what
+ * the failed callee never wrote. */
+static inline int log_negative_(int r)
+{
+	return r < 0 ? r : -EINVAL;
+}
+
+#define log_error(...) log_negative_(log_internal(LOG_LVL_ERROR, 0, __VA_ARGS__))
+#define log_warn(...) log_negative_(log_internal(LOG_LVL_WARN, 0, __VA_ARGS__))
+#define log_info(...) log_negative_(log_internal(LOG_LVL_INFO, 0, __VA_ARGS__))
+#define log_debug(...) log_negative_(log_internal(LOG_LVL_DEBUG, 0, __VA_ARGS__))
+#define log_error_errno(e, ...) log_negative_(log_internal(LOG_LVL_ERROR, (e), __VA_ARGS__))
+#define log_warn_errno(e, ...) log_negative_(log_internal(LOG_LVL_WARN, (e), __VA_ARGS__))
+#define log_debug_errno(e, ...) log_negative_(log_internal(LOG_LVL_DEBUG, (e), __VA_ARGS__))
 
 #endif
