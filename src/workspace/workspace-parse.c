@@ -128,6 +128,14 @@ int ws_chain_check(const char *text, const char *base, const char *tip, char ***
 	int count = 0;
 
 	*chain = NULL;
+	/* a merge anywhere is named as such, before the line's order is judged */
+	for (const char *q = text; (l = next_line(&q, end, &n));) {
+		const char *sp = memchr(l, ' ', n);
+		if (sp && memchr(sp + 1, ' ', n - (size_t)(sp + 1 - l))) {
+			*why = "a commit with more than one parent (a merge): only a line of commits is imported";
+			return -EINVAL;
+		}
+	}
 	snprintf(prev, sizeof(prev), "%s", base);
 	while ((l = next_line(&p, end, &n))) {
 		if (!take_oid(l, n, c, &used)) {

@@ -577,15 +577,39 @@ static int quarantine_create(struct import *im)
 	return 0;
 }
 
+/* Opens @name in the export's output dir, which the sandbox could write: no symlink followed, no
+ * FIFO waited on (O_NONBLOCK), only a regular file. Return: the fd or -errno. */
+static int open_out_file(const char *out, const char *name)
+{
+	_cleanup_close_ int dfd = open(out, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	int fd;
+
+	if (dfd < 0)
+		return -errno;
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	(void)fcntl(fd, F_SETFL, 0);
+	return fd;
+}
+
 /* Reads the export's status file ("tip=X\ndirty=0|1\n", untrusted: used for messages and to
  * decide whether work was left behind). */
 static bool export_dirty(const char *out)
 {
-	_cleanup_close_ int dfd = open(out, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	_cleanup_free_ char *text = NULL;
-	if (dfd < 0 || read_file_at(dfd, "status", 4096, &text, NULL) < 0)
+	_cleanup_close_ int fd = open_out_file(out, "status");
+	char buf[256];
+	ssize_t k;
+
+	if (fd < 0 || (k = read(fd, buf, sizeof(buf) - 1)) < 0)
 		return true; /* unknown: assume work is left */
-	return strstr(text, "dirty=1") != NULL;
+	buf[k] = 0;
+	return strstr(buf, "dirty=1") != NULL;
 }
 
 /* The bundle: header parsed here, pack indexed strictly, objects listed. */
@@ -895,7 +919,7 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 		     workspace_exporter ex, env_getter get)
 {
 	struct import im = { .id = id };
-	_cleanup_free_ char *dir = ws_path(state, id, NULL), *repo = NULL, *bundle = NULL, *target_buf = NULL;
+	_cleanup_free_ char *dir = ws_path(state, id, NULL), *repo = NULL, *target_buf = NULL;
 	_cleanup_close_ int bfd = -1, lock = -1, wslock = -1;
 	const char *target;
 	bool checkpoint, dirty;
@@ -942,8 +966,7 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 	/* 1. the export, in a sandbox */
 	repo = path_join(dir, "repo");
 	im.out = path_join(dir, "export");
-	bundle = path_join(im.out ? im.out : "", "export.bundle");
-	if (!repo || !im.out || !bundle) {
+	if (!repo || !im.out) {
 		import_done(&im);
 		return -ENOMEM;
 	}
@@ -962,7 +985,12 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 	}
 	dirty = export_dirty(im.out);
 	json_object_object_add(im.m, "dirty", json_object_new_boolean(dirty));
-	bfd = open(bundle, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	bfd = open_out_file(im.out, "export.bundle");
+	if (bfd < 0 && bfd != -ENOENT) {
+		r = refuse(&im, "the export left something other than a regular file as its bundle");
+		import_done(&im);
+		return r;
+	}
 	if (bfd < 0) {
 		/* no new commits */
 		json_object_object_add(im.m, "pending", json_object_new_int(0));
