@@ -107,7 +107,7 @@ int cmd_import(int argc, char **argv)
 		const char *a = argv[i];
 		if (streq(a, "-h") || streq(a, "--help")) {
 			printf("usage: aisb import ID [--target BRANCH|current] [--import-uncommitted]\n"
-			       "Imports the new commits of a --workspace clone session: validated, rebuilt with\n"
+			       "Imports the new commits of a clone-workspace session: validated, rebuilt with\n"
 			       "your identity, published as branch aisb/ID (or --target BRANCH; current\n"
 			       "fast-forwards the checked-out branch, guarded). --import-uncommitted also takes\n"
 			       "the uncommitted work, as one checkpoint commit.\n");

@@ -37,7 +37,7 @@ int cmd_ps(int argc, char **argv)
 		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
 			printf("usage: aisb ps [-a|--all] [--json]\n"
 			       "Lists live sessions; --all also ended ones whose dir is still there. Then the\n"
-			       "clone workspaces (--workspace clone): state, base, commits not imported yet.\n");
+			       "clone workspaces (workspace = clone): state, base, commits not imported yet.\n");
 			return 0;
 		} else
 			return log_error("ps: unknown argument '%s' (see 'aisb ps --help')", argv[i]), AISB_EXIT_USAGE;
