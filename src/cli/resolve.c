@@ -519,8 +519,11 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	}
 	if (!p->cwd)
 		return AISB_EXIT_FAILED;
-	/* --workspace clone: the project becomes a clone made at run time (workspace/workspace.h) */
-	if (s->workspace && streq(s->workspace, "clone")) {
+	/* --workspace clone: the project becomes a clone made at run time (workspace/workspace.h);
+	 * without a project (--no-cwd, `aisb --version`) there is nothing to clone */
+	if (s->no_cwd) {
+		/* nothing */
+	} else if (s->workspace && streq(s->workspace, "clone")) {
 		r = workspace_resolve(p, s->untracked, s->target, s->import_uncommitted, get);
 		if (r != 0)
 			return r;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "util/util.h"
-#include "workspace/gitrun.h"
+#include "git/gitrun.h"
 #include "workspace/workspace-internal.h"
 
 /* The next line of [*p, end): returns its start, sets *n to its length without '\n', advances

@@ -17,7 +17,7 @@
 #include "cli/resolve.h"
 #include "util/log.h"
 #include "util/util.h"
-#include "workspace/gitrun.h"
+#include "git/gitrun.h"
 #include "workspace/workspace-internal.h"
 #include "workspace/workspace.h"
 
@@ -514,6 +514,7 @@ static int refuse(struct import *im, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	gitrun_sanitize(msg);
 	log_error("import of session %s refused: %s; the workspace is kept (%s)", im->id, msg, im->dir);
 	mset(im->m, "state", "refused");
 	mset(im->m, "message", msg);

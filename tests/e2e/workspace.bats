@@ -127,13 +127,18 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 }
 
 @test "workspace: a merge (extra parent) is refused and the workspace kept; a line of commits (control) is imported" {
-	clone_run -- '
+	local canary=aisb-canary-$RANDOM$RANDOM
+	clone_run --env CANARY="$canary" -- '
+		test -n "$CANARY" || exit 9
 		git checkout -q -b side && echo s >s && git add s && git commit -q -m side &&
 		git checkout -q main && echo m >m && git add m && git commit -q -m main &&
 		git merge -q --no-edit side && echo MERGED'
 	[ "$status" -eq 125 ]
 	[[ "$output" == *MERGED* ]]
 	[[ "$output" == *"more than one parent"* ]]
+	# the value passed in appears in no output and nowhere in the state dir (workspace.json, export log)
+	[[ "$output" != *"$canary"* ]]
+	! grep -rqF "$canary" "$XDG_STATE_HOME/aisb" --exclude-dir=repo
 	[ -z "$(imported)" ]
 	local id
 	id=$(ls "$XDG_STATE_HOME/aisb/workspaces" | grep -v '^\.')
@@ -371,6 +376,9 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	printf 'workspace = clone\n' >>"$XDG_CONFIG_HOME/aisb/config"
 	run sb --dry-run -- true
 	[[ "$output" == *"workspace:  clone of $PROJ"* ]]
+	# without a project there is nothing to clone: --no-cwd runs as before
+	run sb --no-cwd -- true
+	[ "$status" -eq 0 ]
 	mkdir -p .aisb
 	printf 'workspace = bind\n' >.aisb/config
 	run "$AISB" trust

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "util/util.h"
-#include "workspace/gitrun.h"
+#include "git/gitrun.h"
 #include "workspace/workspace-internal.h"
 
 #define B "1111111111111111111111111111111111111111"
@@ -214,6 +214,11 @@ static void test_hardening(void **state)
 		if (strncmp(env[k], "GIT_EXTERNAL_DIFF", 17) == 0 || strncmp(env[k], "GIT_ASKPASS", 11) == 0 ||
 		    strncmp(env[k], "SSH_ASKPASS", 11) == 0 || strncmp(env[k], "PAGER", 5) == 0)
 			fail_msg("'%s' must not be set", env[k]);
+	{
+		char m[] = "fatal: \x1b]52;c;x\x07 bad\n";
+		gitrun_sanitize(m);
+		assert_string_equal(m, "fatal: ?]52;c;x? bad?");
+	}
 	assert_true(gitrun_is_oid(B));
 	assert_false(gitrun_is_oid("HEAD"));
 	assert_false(gitrun_is_oid("1111111111111111111111111111111111111Z11"));

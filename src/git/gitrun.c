@@ -14,7 +14,7 @@
 
 #include "util/log.h"
 #include "util/util.h"
-#include "workspace/gitrun.h"
+#include "git/gitrun.h"
 
 /* Options before the subcommand. Each names what it switches off; the list is the contract
  * docs/workspace.md repeats. */
@@ -76,6 +76,13 @@ size_t gitrun_hardening_args(const char **argv, size_t max)
 size_t gitrun_base_env(const char **env, size_t max)
 {
 	return copy_list(base_env, ELEMENTSOF(base_env), env, max);
+}
+
+void gitrun_sanitize(char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
 }
 
 bool gitrun_is_oid(const char *s)
@@ -341,6 +348,7 @@ static const char *first_line(char *err)
 	char *nl = strchr(err, '\n');
 	if (nl)
 		*nl = 0;
+	gitrun_sanitize(err);
 	return *err ? err : "no message";
 }
 

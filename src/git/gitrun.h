@@ -17,8 +17,8 @@
  * Host git never runs in a repository the sandbox wrote: that is the export step's job, done
  * inside a second sandbox (workspace.c).
  */
-#ifndef AISB_WORKSPACE_GITRUN_H
-#define AISB_WORKSPACE_GITRUN_H
+#ifndef AISB_GIT_GITRUN_H
+#define AISB_GIT_GITRUN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -98,6 +98,10 @@ int gitrun_ok(const struct gitrun *g, const char *dir, const char *what, ...);
  * @argv are filled with static strings and pointers into @g; NULL-terminated. Pure. */
 size_t gitrun_hardening_args(const char **argv, size_t max);
 size_t gitrun_base_env(const char **env, size_t max);
+
+/* Replaces control bytes (below 0x20, 0x7f) in @s with '?': git's messages can quote what a
+ * sandbox wrote, and they go to the user's terminal. Pure. */
+void gitrun_sanitize(char *s);
 
 /* Is @s a full lower-case hex object id (40 or 64 digits)? Pure. */
 bool gitrun_is_oid(const char *s);
