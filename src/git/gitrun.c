@@ -386,7 +386,7 @@ static char *user_config(struct gitrun *g, const char *repo, const char *key)
 	return TAKE_PTR(c.out);
 }
 
-int gitrun_init(struct gitrun *g, const char *repo, bool need_ident, const char *(*get)(const char *))
+int gitrun_init(struct gitrun *g, const char *repo, unsigned what, const char *(*get)(const char *))
 {
 	static const char *const candidates[] = { "/usr/bin/git", "/usr/local/bin/git", "/bin/git" };
 	const char *v;
@@ -403,16 +403,21 @@ int gitrun_init(struct gitrun *g, const char *repo, bool need_ident, const char 
 	if ((v = get("XDG_CONFIG_HOME")) && path_is_absolute(v) && !(g->xdg_config = strdup(v)))
 		return -ENOMEM;
 	/* the user's identity, as git itself would take it: environment first, then config */
-	if ((v = get("GIT_AUTHOR_NAME")) && *v)
+	if (!(what & GITRUN_IDENT))
+		;
+	else if ((v = get("GIT_AUTHOR_NAME")) && *v)
 		g->name = strdup(v);
 	else
 		g->name = user_config(g, repo, "user.name");
-	if ((v = get("GIT_AUTHOR_EMAIL")) && *v)
+	if (!(what & GITRUN_IDENT))
+		;
+	else if ((v = get("GIT_AUTHOR_EMAIL")) && *v)
 		g->email = strdup(v);
 	else
 		g->email = user_config(g, repo, "user.email");
-	g->excludes = user_config(g, repo, "core.excludesFile");
-	if (!g->excludes && (g->xdg_config || g->home)) {
+	if (what & GITRUN_EXCLUDES)
+		g->excludes = user_config(g, repo, "core.excludesFile");
+	if ((what & GITRUN_EXCLUDES) && !g->excludes && (g->xdg_config || g->home)) {
 		/* git's default when the key is unset */
 		_cleanup_free_ char *d = g->xdg_config ? strdup(g->xdg_config) : path_join(g->home, ".config");
 		_cleanup_free_ char *f = d ? path_join(d, "git/ignore") : NULL;
@@ -424,7 +429,7 @@ int gitrun_init(struct gitrun *g, const char *repo, bool need_ident, const char 
 		free(g->excludes);
 		g->excludes = e;
 	}
-	if (need_ident && (!g->name || !g->email))
+	if ((what & GITRUN_IDENT) && (!g->name || !g->email))
 		return log_error("importing commits needs your git identity, and none is set: git config --global "
 				 "user.name 'Your Name' && git config --global user.email you@example.com"),
 		       -EINVAL;

@@ -48,11 +48,17 @@ struct gitrun_call {
 	char err[GITRUN_ERR_MAX];   /* stderr's start, NUL-terminated */
 };
 
+/* What gitrun_init() reads beforehand (each is a git process, so only what a caller needs). */
+enum {
+	GITRUN_IDENT = 1 << 0,     /* the identity; failing when none is configured */
+	GITRUN_EXCLUDES = 1 << 1,  /* core.excludesFile */
+};
+
 /**
  * gitrun_init() - find git and read the user's identity and excludes file for @repo
  * @g: filled (free with gitrun_done())
  * @repo: the host project (its own config may set user.name), or NULL
- * @need_ident: fail when no identity is configured
+ * @what: GITRUN_IDENT, GITRUN_EXCLUDES
  * @get: the host environment (secure_getenv in production)
  *
  * The identity comes from GIT_AUTHOR_NAME/EMAIL in aisb's environment, else `git config
@@ -60,7 +66,7 @@ struct gitrun_call {
  * it executes nothing). Logs on failure (naming the fix: git config --global user.name ...).
  * Return: 0 or -errno.
  */
-int gitrun_init(struct gitrun *g, const char *repo, bool need_ident, const char *(*get)(const char *));
+int gitrun_init(struct gitrun *g, const char *repo, unsigned what, const char *(*get)(const char *));
 void gitrun_done(struct gitrun *g);
 
 /**

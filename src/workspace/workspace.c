@@ -90,18 +90,30 @@ int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *ta
 	if (target && !streq(target, "current") && !ws_branch_name_valid(target))
 		return log_error("invalid --target '%s': use current, or a branch name git accepts", target),
 		       AISB_EXIT_POLICY;
-	if (gitrun_init(&g, p->project_src, false, get) < 0)
+	if (gitrun_init(&g, p->project_src, 0, get) < 0)
 		return AISB_EXIT_POLICY;
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		gitrun_done(&g);
 		return AISB_EXIT_FAILED;
 	}
-	r = gitrun_line(&g, p->project_src, &w->top, "rev-parse", "--show-toplevel", NULL);
-	if (r != 0 || !w->top || !path_is_absolute(w->top)) {
-		log_error("--workspace clone: '%s' is not in a git repository (git init and commit, or drop "
-			  "--workspace clone)", p->project_src);
-		goto fail;
+	{
+		struct gitrun_call c = { .dir = p->project_src, .in_fd = -1,
+					 .args = (const char *const[]){ "rev-parse", "--show-toplevel", NULL } };
+		char *nl;
+		r = gitrun_call(&g, &c);
+		if (r == 0 && c.out && (nl = strchr(c.out, '\n')))
+			*nl = 0;
+		if (r != 0 || !c.out || !path_is_absolute(c.out)) {
+			if ((nl = strchr(c.err, '\n')))
+				*nl = 0;
+			gitrun_sanitize(c.err);
+			log_error("--workspace clone: '%s' is not in a git repository git can use (%s); git init and "
+				  "commit, or drop --workspace clone", p->project_src, *c.err ? c.err : "no message");
+			gitrun_call_done(&c);
+			goto fail;
+		}
+		w->top = TAKE_PTR(c.out);
 	}
 	r = gitrun_line(&g, w->top, &w->base, "rev-parse", "--verify", "-q", "HEAD^{commit}", NULL);
 	if (r != 0 || !gitrun_is_oid(w->base)) {
@@ -421,7 +433,7 @@ int workspace_prepare(struct aisb_plan *p)
 		return -ENOMEM;
 	if ((r = mkdir_p(wsroot, 0700)) < 0 || (mkdir(w->dir, 0700) < 0 && (r = -errno)))
 		return log_error_errno(r, "cannot create the workspace '%s': %m", w->dir);
-	if (gitrun_init(&g, w->top, false, w->get) < 0)
+	if (gitrun_init(&g, w->top, w->untracked_copy ? GITRUN_EXCLUDES : 0, w->get) < 0)
 		return -EINVAL;
 	if (asprintf(&ref, "+HEAD:refs/heads/%s", branch) < 0 || asprintf(&fmt, "--object-format=%s", w->object_format) < 0 ||
 	    asprintf(&now, "refs/heads/%s", branch) < 0) {
@@ -959,7 +971,7 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 		target = target_buf;
 	}
 	checkpoint = o->uncommitted || json_object_get_boolean(json_object_object_get(im.m, "import_uncommitted"));
-	if (gitrun_init(&im.g, im.top, true, get) < 0) {
+	if (gitrun_init(&im.g, im.top, GITRUN_IDENT, get) < 0) {
 		import_done(&im);
 		return -EINVAL;
 	}
