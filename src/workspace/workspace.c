@@ -115,17 +115,17 @@ int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *ta
 		}
 		w->top = TAKE_PTR(c.out);
 	}
-	r = gitrun_line(&g, w->top, &w->base, "rev-parse", "--verify", "-q", "HEAD^{commit}", NULL);
+	r = gitrun_line(&g, w->top, &w->base, "rev-parse", "--verify", "-q", "HEAD^{commit}", (char *)NULL);
 	if (r != 0 || !gitrun_is_oid(w->base)) {
 		log_error("--workspace clone: the repository '%s' has no commit yet (commit first: the clone "
 			  "starts from HEAD)", w->top);
 		goto fail;
 	}
-	if (gitrun_line(&g, w->top, &w->object_format, "rev-parse", "--show-object-format", NULL) != 0) {
+	if (gitrun_line(&g, w->top, &w->object_format, "rev-parse", "--show-object-format", (char *)NULL) != 0) {
 		free(w->object_format);
 		w->object_format = strdup("sha1");
 	}
-	if (gitrun_line(&g, w->top, &head, "symbolic-ref", "-q", "HEAD", NULL) == 0 && head &&
+	if (gitrun_line(&g, w->top, &head, "symbolic-ref", "-q", "HEAD", (char *)NULL) == 0 && head &&
 	    strncmp(head, "refs/heads/", 11) == 0 && !(w->branch = strdup(head + 11)))
 		goto oom;
 	if (target && streq(target, "current") && !w->branch) {
@@ -442,15 +442,15 @@ int workspace_prepare(struct aisb_plan *p)
 	}
 	/* A fresh repository and a fetch of HEAD over the file transport (upload-pack reads the
 	 * project; nothing is hardlinked, so the sandbox can change no object file of the host's) */
-	r = gitrun_ok(&g, NULL, "--workspace clone: git init", "init", "-q", "--template=", fmt, repo, NULL);
+	r = gitrun_ok(&g, NULL, "--workspace clone: git init", "init", "-q", "--template=", fmt, repo, (char *)NULL);
 	if (r >= 0)
 		r = gitrun_ok(&g, repo, "--workspace clone: fetching the project's HEAD", "fetch", "-q", "--no-tags",
-			      "--update-head-ok", "--no-recurse-submodules", "--no-write-fetch-head", w->top, ref, NULL);
+			      "--update-head-ok", "--no-recurse-submodules", "--no-write-fetch-head", w->top, ref, (char *)NULL);
 	if (r >= 0)
-		r = gitrun_ok(&g, repo, "--workspace clone", "symbolic-ref", "HEAD", now, NULL);
+		r = gitrun_ok(&g, repo, "--workspace clone", "symbolic-ref", "HEAD", now, (char *)NULL);
 	if (r >= 0) {
 		_cleanup_free_ char *got = NULL;
-		r = gitrun_line(&g, repo, &got, "rev-parse", "--verify", "-q", "HEAD^{commit}", NULL);
+		r = gitrun_line(&g, repo, &got, "rev-parse", "--verify", "-q", "HEAD^{commit}", (char *)NULL);
 		if (r != 0 || !got || !streq(got, w->base)) {
 			log_error("--workspace clone: HEAD of '%s' moved while the sandbox was being prepared (%.12s "
 				  "-> %.12s); start again", w->top, w->base, got ? got : "?");
@@ -458,12 +458,12 @@ int workspace_prepare(struct aisb_plan *p)
 		}
 	}
 	if (r >= 0)
-		r = gitrun_ok(&g, repo, "--workspace clone: checking out", "reset", "-q", "--hard", NULL);
+		r = gitrun_ok(&g, repo, "--workspace clone: checking out", "reset", "-q", "--hard", (char *)NULL);
 	/* an identity for commits made inside; every commit is rebuilt with yours at import */
 	if (r >= 0)
-		r = gitrun_ok(&g, repo, "--workspace clone", "config", "user.name", SANDBOX_IDENT_NAME, NULL);
+		r = gitrun_ok(&g, repo, "--workspace clone", "config", "user.name", SANDBOX_IDENT_NAME, (char *)NULL);
 	if (r >= 0)
-		r = gitrun_ok(&g, repo, "--workspace clone", "config", "user.email", SANDBOX_IDENT_EMAIL, NULL);
+		r = gitrun_ok(&g, repo, "--workspace clone", "config", "user.email", SANDBOX_IDENT_EMAIL, (char *)NULL);
 	if (r >= 0 && w->untracked_copy)
 		r = copy_untracked(&g, w, repo);
 	gitrun_done(&g);
@@ -568,11 +568,11 @@ static int quarantine_create(struct import *im)
 	if (!im->q || asprintf(&fmt, "--object-format=%s", of) < 0)
 		return -ENOMEM;
 	(void)rm_rf(im->q);
-	r = gitrun_line(&im->g, im->top, &common, "rev-parse", "--path-format=absolute", "--git-common-dir", NULL);
+	r = gitrun_line(&im->g, im->top, &common, "rev-parse", "--path-format=absolute", "--git-common-dir", (char *)NULL);
 	if (r != 0 || !common || !path_is_absolute(common))
 		return log_error("import: cannot find the git directory of '%s'", im->top), -EIO;
 	if (gitrun_ok(&im->g, NULL, "import: git init (quarantine)", "init", "-q", "--bare", "--template=", fmt, im->q,
-		      NULL) < 0)
+		      (char *)NULL) < 0)
 		return -EIO;
 	objects = path_join(common, "objects");
 	alt = path_join(im->q, "objects/info");
@@ -677,10 +677,10 @@ static int import_validate(struct import *im)
 	const char *why;
 	int r;
 
-	r = gitrun_line(&im->g, im->q, &type, "cat-file", "-t", im->tip, NULL);
+	r = gitrun_line(&im->g, im->q, &type, "cat-file", "-t", im->tip, (char *)NULL);
 	if (r != 0 || !streq(type, "commit"))
 		return refuse(im, "the bundle's tip %.12s is not a commit", im->tip);
-	if (gitrun_ok(&im->g, im->q, "import", "update-ref", "refs/aisb/tip", im->tip, NULL) < 0)
+	if (gitrun_ok(&im->g, im->q, "import", "update-ref", "refs/aisb/tip", im->tip, (char *)NULL) < 0)
 		return -EIO;
 	r = call_out(im, im->q, (const char *const[]){ "fsck", "--strict", "--no-full", "--no-dangling", "--no-progress",
 						 "--no-reflogs", NULL }, NULL, -1, NULL, 0, NULL, false, err, sizeof(err));
@@ -721,8 +721,9 @@ static int import_validate(struct import *im)
 		     NULL, 0, NULL, false, NULL, 0);
 	if (r != 0)
 		return refuse(im, "the recorded base %.12s is not an ancestor of the tip", im->base);
-	if (gitrun_line(&im->g, im->q, &count, "rev-list", "--count", im->tip, "--not", im->base, NULL) != 0 ||
-	    atoll(count) != im->n)
+	unsigned long long listed = 0;
+	if (gitrun_line(&im->g, im->q, &count, "rev-list", "--count", im->tip, "--not", im->base, (char *)NULL) != 0 ||
+	    parse_u64(count, &listed) < 0 || listed != (unsigned long long)im->n)
 		return refuse(im, "the commit count does not match (%s listed, %d in the line)", count ? count : "?", im->n);
 	return 0;
 }
@@ -800,7 +801,7 @@ static int import_rebuild(struct import *im)
 	(void)unlink(index);
 	(void)rmdir(empty);
 	memcpy(im->new, parent, sizeof(im->new));
-	if (gitrun_ok(&im->g, im->q, "import", "update-ref", "refs/aisb/new", im->new, NULL) < 0)
+	if (gitrun_ok(&im->g, im->q, "import", "update-ref", "refs/aisb/new", im->new, (char *)NULL) < 0)
 		return -EIO;
 	return 0;
 }
@@ -831,7 +832,7 @@ static int worktree_lock(struct import *im, const char *state)
 	unsigned long long h = 1469598103934665603ull;
 	int fd;
 
-	if (gitrun_line(&im->g, im->top, &gitdir, "rev-parse", "--absolute-git-dir", NULL) != 0 || !gitdir)
+	if (gitrun_line(&im->g, im->top, &gitdir, "rev-parse", "--absolute-git-dir", (char *)NULL) != 0 || !gitdir)
 		return log_error("import: cannot find the git directory of '%s'", im->top), -EIO;
 	for (const char *c = gitdir; *c; c++)
 		h = (h ^ (unsigned char)*c) * 1099511628211ull;
@@ -860,11 +861,11 @@ static int publish_current(struct import *im)
 	if (asprintf(&ref, "refs/heads/%s", branch) < 0 || asprintf(&rec, "refs/aisb-recovery/%s", im->id) < 0 ||
 	    asprintf(&msg, "aisb import %s", im->id) < 0)
 		return -ENOMEM;
-	if (gitrun_line(&im->g, im->top, &head, "symbolic-ref", "-q", "HEAD", NULL) != 0 || !streq(head, ref))
+	if (gitrun_line(&im->g, im->top, &head, "symbolic-ref", "-q", "HEAD", (char *)NULL) != 0 || !streq(head, ref))
 		return refuse(im, "--target current: '%s' has %s checked out, not '%s' (the branch the sandbox started "
 			      "from); import as a new branch: aisb import %s --target aisb/%s", im->top,
 			      head ? head : "a detached HEAD", branch, im->id, im->id);
-	if (gitrun_line(&im->g, im->top, &now, "rev-parse", "--verify", "-q", ref, NULL) != 0 || !streq(now, im->base))
+	if (gitrun_line(&im->g, im->top, &now, "rev-parse", "--verify", "-q", ref, (char *)NULL) != 0 || !streq(now, im->base))
 		return refuse(im, "--target current: branch '%s' moved since the sandbox started (%.12s -> %.12s); import "
 			      "as a new branch and merge it yourself: aisb import %s --target aisb/%s", branch, im->base,
 			      now ? now : "?", im->id, im->id);
@@ -876,7 +877,7 @@ static int publish_current(struct import *im)
 			      "them, then: aisb import %s --target current", im->top, im->id);
 	/* the commits are safe under a recovery ref before anything of the branch moves */
 	if (gitrun_ok(&im->g, im->top, "import: recovery ref", "update-ref", "-m", msg, rec, im->new,
-		      zero_oid(im->new), NULL) < 0)
+		      zero_oid(im->new), (char *)NULL) < 0)
 		return -EIO;
 	r = call_out(im, im->top, (const char *const[]){ "update-ref", "-m", msg, ref, im->new, (char *)im->base, NULL }, NULL, -1,
 		     NULL, 0, NULL, false, err, sizeof(err));
@@ -909,7 +910,7 @@ static int publish_branch(struct import *im, const char *name)
 
 	if (asprintf(&ref, "refs/heads/%s", name) < 0 || asprintf(&msg, "aisb import %s", im->id) < 0)
 		return -ENOMEM;
-	if (gitrun_line(&im->g, im->top, &old, "rev-parse", "--verify", "-q", ref, NULL) == 0 && old && *old) {
+	if (gitrun_line(&im->g, im->top, &old, "rev-parse", "--verify", "-q", ref, (char *)NULL) == 0 && old && *old) {
 		/* an existing branch moves only from the base or from this workspace's last import */
 		if (!streq(old, im->base) && !(prev && streq(old, prev)))
 			return refuse(im, "branch '%s' exists at %.12s, which is neither the base nor this session's "
@@ -1033,7 +1034,7 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 		/* the rebuilt objects into the project's store: fetched from the quarantine, where only
 		 * aisb's commits and the sandbox's checked trees are reachable from refs/aisb/new */
 		r = gitrun_ok(&im.g, im.top, "import: fetching the rebuilt commits", "fetch", "-q", "--no-tags",
-			      "--no-write-fetch-head", "--no-recurse-submodules", im.q, "refs/aisb/new", NULL);
+			      "--no-write-fetch-head", "--no-recurse-submodules", im.q, "refs/aisb/new", (char *)NULL);
 	}
 	if (r >= 0)
 		r = streq(target, "current") ? publish_current(&im) : publish_branch(&im, target);

@@ -47,6 +47,16 @@ imported() {
 	git for-each-ref --format='%(refname:short)' 'refs/heads/aisb/*'
 }
 
+# ws_ids: the ids of the workspaces in the state dir
+ws_ids() {
+	local d
+	for d in "$XDG_STATE_HOME"/aisb/workspaces/*/; do
+		[ -d "$d" ] || continue
+		d=${d%/}
+		echo "${d##*/}"
+	done
+}
+
 # host_state: HEAD, the checked-out branch, the index's checksum and the porcelain status
 # (with GIT_OPTIONAL_LOCKS=0, so that measuring does not refresh the index).
 host_state() {
@@ -118,10 +128,11 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	br=$(imported)
 	[ -n "$br" ]
 	[ "$(git rev-parse "$br")" != "$sandbox_commit" ]
-	! git cat-file -e "$sandbox_commit" 2>/dev/null    # not even the object came over
+	run git cat-file -e "$sandbox_commit"    # not even the object came over
+	[ "$status" -ne 0 ]
 	[ "$(git log -1 --format='%an <%ae> %at' "$br")" != "Evil <evil@example.org> 1" ]
 	[ "$(git log -1 --format='%an <%ae>' "$br")" = "Host <host@example.com>" ]
-	! git cat-file commit "$br" | grep -q '^gpgsig'
+	[ "$(git cat-file commit "$br" | grep -c '^gpgsig')" -eq 0 ]
 	[ "$(git log -1 --format=%s "$br")" = forged ]
 	[ "$(git show "$br:f")" = x ]
 }
@@ -138,10 +149,11 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[[ "$output" == *"more than one parent"* ]]
 	# the value passed in appears in no output and nowhere in the state dir (workspace.json, export log)
 	[[ "$output" != *"$canary"* ]]
-	! grep -rqF "$canary" "$XDG_STATE_HOME/aisb" --exclude-dir=repo
+	run grep -rlF "$canary" "$XDG_STATE_HOME/aisb" --exclude-dir=repo
+	[ "$status" -eq 1 ]
 	[ -z "$(imported)" ]
 	local id
-	id=$(ls "$XDG_STATE_HOME/aisb/workspaces" | grep -v '^\.')
+	id=$(ws_ids)
 	[ -d "$XDG_STATE_HOME/aisb/workspaces/$id/repo/.git" ]
 	run "$AISB" ps
 	[[ "$output" == *"$id"*refused* ]]
@@ -204,6 +216,22 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	clone_run -- 'echo x >x && git add x && git commit -q -m x'
 	[ "$status" -eq 0 ]
 	[ -n "$(imported)" ]
+}
+
+@test "workspace: a forged bundle with a malformed commit fails index-pack --strict; the same commit well-formed (control) is imported" {
+	local make='base=$(git rev-parse HEAD) && t=$(git rev-parse "HEAD^{tree}") &&
+		c=$(printf "tree %s\nparent %s\nauthor Evil <evil@example.org> %s\ncommitter Evil <evil@example.org> 1 +0000\n\nodd\n" \
+			"$t" "$base" "$DATE" | git hash-object -t commit -w --literally --stdin) &&
+		{ printf "# v2 git bundle\n-%s\n%s refs/heads/aisb-export\n\n" "$base" "$c";
+		  printf "%s\n" "$c" | git pack-objects --stdout -q; } >.git/forged.bundle && '"$FORGE_TAIL"
+	clone_run --env DATE="not-a-date" -- "$make"
+	[[ "$output" == *FORGED* ]]
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"index-pack --strict refused"* ]]
+	[ -z "$(imported)" ]
+	clone_run --env DATE="1 +0000" -- "$make"
+	[ "$status" -eq 0 ]
+	[ "$(git log -1 --format=%s "$(imported)")" = odd ]
 }
 
 @test "workspace: hooks and config planted in the clone never run on the host; run by host git in the clone (control) they do" {
@@ -311,7 +339,8 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	local br
 	br=$(imported)
 	[ "$(git show "$br:kept")" = keep ]
-	! git cat-file -e "$br:notes.txt" 2>/dev/null
+	run git cat-file -e "$br:notes.txt"
+	[ "$status" -ne 0 ]
 	[ "$(cat notes.txt)" = notes ]
 }
 
@@ -321,7 +350,7 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[[ "$output" == *"no new commits"* ]]
 	[ -z "$(imported)" ]
 	local id
-	id=$(ls "$XDG_STATE_HOME/aisb/workspaces" | grep -v '^\.')
+	id=$(ws_ids)
 	[ -e "$XDG_STATE_HOME/aisb/workspaces/$id/repo/wip" ]
 	run "$AISB" import "$id" --import-uncommitted
 	[ "$status" -eq 0 ]
@@ -334,7 +363,7 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	clone_run -- 'git checkout -q -b side && git commit -q --allow-empty -m s && git checkout -q main && git commit -q --allow-empty -m m && git merge -q --no-edit side'
 	[ "$status" -eq 125 ]
 	local refused kept
-	refused=$(ls "$XDG_STATE_HOME/aisb/workspaces" | grep -v '^\.')
+	refused=$(ws_ids)
 	clone_run --keep -- 'git commit -q --allow-empty -m ok'
 	[ "$status" -eq 0 ]
 	kept=$(imported)

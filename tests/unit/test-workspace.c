@@ -98,7 +98,8 @@ static void test_chain(void **state)
 static void test_chain_bound(void **state)
 {
 	size_t n = WS_MAX_COMMITS + 1;
-	char *text = malloc(n * 82 + 1), *q = text, prev[41], cur[41];
+	size_t cap = n * 82 + 1, off = 0;
+	char *text = malloc(cap), prev[41], cur[41];
 	char **v = NULL;
 	const char *why;
 
@@ -107,7 +108,7 @@ static void test_chain_bound(void **state)
 	snprintf(prev, sizeof(prev), "%s", B);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(cur, sizeof(cur), "%040zx", i + 0x100);
-		q += sprintf(q, "%s %s\n", cur, prev);
+		off += (size_t)snprintf(text + off, cap - off, "%s %s\n", cur, prev);
 		memcpy(prev, cur, sizeof(prev));
 	}
 	assert_int_equal(ws_chain_check(text, B, prev, &v, &why), -EINVAL);
