@@ -40,8 +40,8 @@ int cmd_inspect(int argc, char **argv)
 		/* a clone workspace outlives its session dir (workspace/workspace.h) */
 		_cleanup_free_ char *state = sessions_id_valid(ref) ? sessions_state_dir(hostenv_get) : NULL;
 		json_object *ws = NULL;
-		if (state && r == 0 && !json)
-			(void)workspace_describe(state, ref, stdout, NULL);
+		if (state && r == 0 && !json && workspace_describe(state, ref, stdout, NULL) == -ENOENT)
+			printf("workspace:  bind (the project itself, read-write unless --read-only)\n");
 		if (state && r == -ENOENT && workspace_describe(state, ref, stdout, json ? &ws : NULL) == 0) {
 			if (ws) {
 				printf("%s\n", json_object_to_json_string_ext(ws, JSON_C_TO_STRING_PRETTY |

@@ -467,8 +467,11 @@ int workspace_prepare(struct aisb_plan *p)
 	if (r >= 0 && w->untracked_copy)
 		r = copy_untracked(&g, w, repo);
 	gitrun_done(&g);
-	if (r < 0)
+	if (r < 0) {
+		/* nothing of it was used yet: no half-made workspace stays behind */
+		(void)rm_rf(w->dir);
 		return r;
+	}
 
 	m = json_object_new_object();
 	mset(m, "session", p->session_id);

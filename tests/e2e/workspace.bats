@@ -319,6 +319,9 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 
 @test "workspace: --untracked copy brings untracked files but not ignored or .aisbignore'd ones, and never imports them" {
 	echo notes >notes.txt
+	mkdir -p sub/deep
+	echo deep >sub/deep/n.txt
+	ln -s ../notes.txt sub/link
 	echo secret >secret.env
 	echo private >private.txt
 	printf 'secret.env\n' >.gitignore
@@ -330,7 +333,8 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	clone_run -- 'test ! -e notes.txt && test ! -e secret.env && echo TRACKED-ONLY'
 	[[ "$output" == *TRACKED-ONLY* ]]
 	clone_run --untracked copy -- '
-		test "$(cat notes.txt)" = notes && test ! -e secret.env && test ! -e private.txt && echo COPIED &&
+		test "$(cat notes.txt)" = notes && test ! -e secret.env && test ! -e private.txt &&
+		test "$(cat sub/deep/n.txt)" = deep && test "$(readlink sub/link)" = ../notes.txt && echo COPIED &&
 		git status --porcelain | grep -q notes.txt && echo STATUS-SHOWS
 		echo changed >notes.txt && echo keep >kept && git add -f notes.txt kept && git commit -q -m agent'
 	[ "$status" -eq 0 ]
