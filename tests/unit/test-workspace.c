@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/util.h"
 #include "git/gitrun.h"
@@ -225,6 +226,66 @@ static void test_hardening(void **state)
 	assert_false(gitrun_is_oid("1111111111111111111111111111111111111Z11"));
 }
 
+static char fake_home[64];
+
+static const char *fake_get(const char *name)
+{
+	if (strcmp(name, "HOME") == 0)
+		return fake_home;
+	if (strcmp(name, "GIT_EXTERNAL_DIFF") == 0 || strcmp(name, "GIT_CONFIG_PARAMETERS") == 0)
+		return "evil";
+	return NULL;
+}
+
+/* A real git, run the way the import runs it: the user's global config gives the identity
+ * (read explicitly), but no call sees it, nor anything of the caller's environment. */
+static void test_hardening_live(void **state)
+{
+	_cleanup_free_ char *cfg = NULL;
+	const char *const args[] = { "config", "--list", "--show-scope", NULL };
+	struct gitrun_call c = { .args = args, .in_fd = -1 };
+	struct gitrun g;
+	FILE *f;
+
+	(void)state;
+	if (access("/usr/bin/git", X_OK) < 0)
+		skip();
+	snprintf(fake_home, sizeof(fake_home), "/tmp/aisb-test-gitrun.XXXXXX");
+	assert_non_null(mkdtemp(fake_home));
+	assert_true(asprintf(&cfg, "%s/.gitconfig", fake_home) > 0);
+	f = fopen(cfg, "w");
+	assert_non_null(f);
+	fputs("[user]\n\tname = From Global\n\temail = g@example.com\n[core]\n\tpager = evil-pager\n", f);
+	fclose(f);
+	/* what a caller's environment could carry: none of it may reach git */
+	setenv("GIT_CONFIG_PARAMETERS", "'core.pager'='evil-env'", 1);
+	setenv("GIT_EXTERNAL_DIFF", "evil-diff", 1);
+	assert_int_equal(gitrun_init(&g, fake_home, GITRUN_IDENT, fake_get), 0);
+	assert_string_equal(g.name, "From Global");
+	assert_string_equal(g.email, "g@example.com");
+	c.dir = fake_home;
+	assert_int_equal(gitrun_call(&g, &c), 0);
+	assert_non_null(strstr(c.out, "command\tcore.hookspath=/dev/null"));
+	assert_non_null(strstr(c.out, "command\tprotocol.ext.allow=never"));
+	assert_null(strstr(c.out, "global\t"));
+	assert_null(strstr(c.out, "system\t"));
+	assert_null(strstr(c.out, "evil"));
+	gitrun_call_done(&c);
+	/* the environment git sees: built here, nothing inherited */
+	{
+		const char *const vargs[] = { "var", "GIT_PAGER", NULL };
+		struct gitrun_call v = { .args = vargs, .in_fd = -1, .dir = fake_home };
+		assert_int_equal(gitrun_call(&g, &v), 0);
+		assert_string_equal(v.out, "cat\n");
+		gitrun_call_done(&v);
+	}
+	unsetenv("GIT_CONFIG_PARAMETERS");
+	unsetenv("GIT_EXTERNAL_DIFF");
+	gitrun_done(&g);
+	unlink(cfg);
+	rmdir(fake_home);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_exclude_pattern),
 		cmocka_unit_test(test_branch_names),
 		cmocka_unit_test(test_hardening),
+		cmocka_unit_test(test_hardening_live),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
