@@ -36,7 +36,7 @@ struct gitrun {
 struct gitrun_call {
 	const char *dir;            /* git -C DIR, or NULL */
 	const char *const *args;    /* after "git <hardening>": "rev-parse", "HEAD", NULL */
-	char *const *env;           /* extra NAME=VALUE (GIT_INDEX_FILE...), NULL-terminated or NULL */
+	const char *const *env;     /* extra NAME=VALUE (GIT_INDEX_FILE...), NULL-terminated or NULL */
 	const char *in;             /* stdin bytes, or NULL */
 	size_t in_len;
 	int in_fd;                  /* stdin from this fd when >= 0 (takes precedence over @in) */

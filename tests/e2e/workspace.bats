@@ -105,6 +105,15 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[ ! -e "$XDG_STATE_HOME/aisb/workspaces/${br#aisb/}" ]
 }
 
+@test "workspace: a project that borrows objects (git clone --shared) is fetched into the workspace and imports too" {
+	git clone -q --shared "$PROJ" "$WORK/shared"
+	cd "$WORK/shared"
+	[ -s .git/objects/info/alternates ]
+	clone_run -- 'test ! -e .git/objects/info/alternates && git log --oneline | grep -q init && echo x >x && git add x && git commit -q -m x'
+	[ "$status" -eq 0 ]
+	[ "$(git log -1 --format=%s "$(imported)")" = x ]
+}
+
 @test "workspace: the bind mode (control) shows the same host files the clone hides" {
 	echo local-edit >>tracked
 	echo untracked >host-only.txt
