@@ -177,7 +177,7 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 }
 
 @test "workspace: a forged bundle reaching an object outside it (a host-only blob) is refused; a whole one (control) is imported" {
-	# a blob the sandbox never saw: only on a host branch the clone does not have
+	# a blob only a host branch reaches; the forger's pack leaves it out, the host's store has it
 	git checkout -q -b secret
 	echo topsecret >s
 	git add s
