@@ -14,6 +14,7 @@
 #define WS_BUNDLE_REF "refs/heads/aisb-export"
 #define WS_MAX_COMMITS 10000         /* commits one import may bring */
 #define WS_MESSAGE_MAX 65536         /* a longer commit message is cut here */
+#define WS_PACK_MAX_STR "4294967296" /* index-pack --max-input-size: 4 GiB */
 
 struct ws_bundle {
 	int version;              /* 2 or 3 */

@@ -675,8 +675,9 @@ static int import_bundle(struct import *im, int bfd)
 	if (lseek(bfd, (off_t)b.pack_offset, SEEK_SET) < 0)
 		return -errno;
 	/* --strict: every object checked as fsck does, and every link present; no --fix-thin, so
-	 * a delta on an object outside the pack is refused */
-	r = call_out(im, im->q, (const char *const[]){ "index-pack", "--strict", "--stdin", NULL }, &out, bfd, NULL, 0, NULL,
+	 * a delta on an object outside the pack is refused; the pack is bounded */
+	r = call_out(im, im->q, (const char *const[]){ "index-pack", "--strict", "--stdin",
+						       "--max-input-size=" WS_PACK_MAX_STR, NULL }, &out, bfd, NULL, 0, NULL,
 		     false, err, sizeof(err));
 	if (r != 0)
 		return refuse(im, "git index-pack --strict refused the bundle's pack: %s", *err ? err : "no message");

@@ -243,6 +243,23 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[ "$(git log -1 --format=%s "$(imported)")" = odd ]
 }
 
+@test "workspace: a commit whose tree holds a .git entry is refused by the strict checks; the same tree under another name (control) is imported" {
+	local make='h=$(printf "#!/bin/sh\ntouch /tmp/x\n" | git hash-object -w --stdin) &&
+		hooks=$(printf "100755 blob %s\tpost-checkout\n" "$h" | git mktree) &&
+		dir=$(printf "040000 tree %s\thooks\n" "$hooks" | git mktree) &&
+		t=$( { git ls-tree HEAD; printf "040000 tree %s\t%s\n" "$dir" "$NAME"; } | git mktree) &&
+		c=$(git commit-tree "$t" -p HEAD -m planted) && git update-ref HEAD "$c" && echo PLANTED'
+	clone_run --env NAME=.git -- "$make"
+	[[ "$output" == *PLANTED* ]]
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"refused"* ]]
+	[[ "$output" == *"hasDotgit"* ]]
+	[ -z "$(imported)" ]
+	clone_run --env NAME=dotgit -- "$make"
+	[ "$status" -eq 0 ]
+	[ -n "$(git rev-parse "$(imported):dotgit/hooks/post-checkout")" ]
+}
+
 @test "workspace: hooks and config planted in the clone never run on the host; run by host git in the clone (control) they do" {
 	clone_run --keep --env MARK="$MARK" -- '
 		printf "#!/bin/sh\ntouch %s\n" "$MARK" >.git/hooks/pre-commit &&
