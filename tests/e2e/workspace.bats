@@ -313,6 +313,25 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[ -z "$(git for-each-ref 'refs/aisb-recovery/*')" ]
 }
 
+@test "workspace: from a linked worktree, --target current moves that worktree's branch only; aisb/<id> (control) moves nothing checked out" {
+	git worktree add -q "$WORK/wt" -b feature
+	cd "$WORK/wt"
+	# a branch checked out in the other worktree is never a --target, even where it could move
+	clone_run --target main -- 'echo v >v && git add v && git commit -q -m v'
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"checked out in a worktree"* ]]
+	[ "$(git -C "$PROJ" rev-parse main)" = "$BASE" ]
+	clone_run --target current -- 'echo w >w && git add w && git commit -q -m w'
+	[ "$status" -eq 0 ]
+	[ "$(git symbolic-ref HEAD)" = refs/heads/feature ]
+	[ "$(cat w)" = w ]
+	[ "$(git -C "$PROJ" rev-parse main)" = "$BASE" ]
+	[ ! -e "$PROJ/w" ]
+	clone_run -- 'echo v >v && git add v && git commit -q -m v'
+	[ "$status" -eq 0 ]
+	[ "$(git log -1 --format=%s "$(imported)")" = v ]
+}
+
 @test "workspace: --target current refuses when the host branch moved or tracked files are dirty; the unmoved branch (control) fast-forwards" {
 	clone_run --keep -- 'echo x >x && git add x && git commit -q -m x'
 	[ "$status" -eq 0 ]
