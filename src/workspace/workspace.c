@@ -37,9 +37,11 @@ const char workspace_export_script[] =
 	"exec 2>\"$out/log\" </dev/null\n"
 	"cd " WORKSPACE_EXPORT_REPO " || exit 3\n"
 	"export GIT_OPTIONAL_LOCKS=0 GIT_TERMINAL_PROMPT=0 LC_ALL=C\n"
-	"tip=$(git rev-parse --verify -q 'HEAD^{commit}') || tip=$base\n"
 	"dirty=0\n"
-	"[ -n \"$(git status --porcelain 2>/dev/null | head -c 1)\" ] && dirty=1\n"
+	"tip=$(git rev-parse --verify -q 'HEAD^{commit}') || { tip=$base; dirty=1; }\n"
+	/* a repository git cannot read counts as work left behind: the workspace is kept */
+	"git status --porcelain >/tmp/aisb-status 2>/dev/null || dirty=1\n"
+	"[ -s /tmp/aisb-status ] && dirty=1\n"
 	"if [ \"$checkpoint\" = 1 ] && [ \"$dirty\" = 1 ]; then\n"
 	"  export GIT_INDEX_FILE=/tmp/aisb-index GIT_OBJECT_DIRECTORY=/tmp/aisb-objects\n"
 	"  export GIT_ALTERNATE_OBJECT_DIRECTORIES=\"$PWD/.git/objects\"\n"

@@ -408,6 +408,19 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[ "$(git log -1 --format='%an' "aisb/$id")" = Host ]
 }
 
+@test "workspace: a clone whose .git the sandbox broke is kept, not removed; an intact one without work (control) is removed" {
+	clone_run -- 'echo work >left && rm -rf .git/refs .git/HEAD'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"workspace kept"* ]]
+	local id
+	id=$(ws_ids)
+	[ -e "$XDG_STATE_HOME/aisb/workspaces/$id/repo/left" ]
+	rm -rf "$XDG_STATE_HOME/aisb/workspaces/$id"
+	clone_run -- 'true'
+	[ "$status" -eq 0 ]
+	[ -z "$(ws_ids)" ]
+}
+
 @test "workspace: clean keeps a workspace whose commits were not imported, --discard removes it; an imported one (control) is removed" {
 	clone_run -- 'git checkout -q -b side && git commit -q --allow-empty -m s && git checkout -q main && git commit -q --allow-empty -m m && git merge -q --no-edit side'
 	[ "$status" -eq 125 ]
