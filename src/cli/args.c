@@ -121,7 +121,7 @@ static const struct opt_def opts[] = {
 	{ "untracked", "untracked", OPT_VALUE, OPT_UNTRACKED, "none|copy", "clone: copy the untracked, not ignored files in too (never imported)" },
 	{ "target", "target", OPT_VALUE, OPT_TARGET, "BRANCH|current", "clone: import as BRANCH (default aisb/<session>); current fast-forwards the checked-out branch" },
 	{ "import-uncommitted", "import_uncommitted", OPT_BOOL, OPT_IMPORT_UNCOMMITTED, NULL, "clone: also import uncommitted work, as one checkpoint commit" },
-	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside" },
+	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside, and a writable /proc" },
 	{ "keep", "keep", OPT_BOOL, OPT_KEEP, NULL, "keep the session directory after exit" },
 	{ "quiet", "quiet", OPT_BOOL, OPT_QUIET, NULL, "no informational notices; warnings stay" },
 	{ "tty-passthrough", "tty_passthrough", OPT_BOOL, OPT_TTY_PASSTHROUGH, NULL,
