@@ -914,9 +914,10 @@ static int publish_current(struct import *im)
 	if (r != 0 || (status && *status))
 		return refuse(im, "--target current: '%s' has uncommitted changes to tracked files; commit or stash "
 			      "them, then: aisb import %s --target current", im->top, im->id);
-	/* the commits are safe under a recovery ref before anything of the branch moves */
+	/* the commits are safe under a recovery ref before anything of the branch moves (aisb's own
+	 * name for this session: one left by an earlier failed attempt is replaced) */
 	if (gitrun_ok(&im->g, im->top, "import: recovery ref", "update-ref", "-m", msg, rec, im->new,
-		      zero_oid(im->new), (char *)NULL) < 0)
+		      (char *)NULL) < 0)
 		return -EIO;
 	r = call_out(im, im->top, (const char *const[]){ "update-ref", "-m", msg, ref, im->new, (char *)im->base, NULL }, NULL, -1,
 		     NULL, 0, NULL, false, err, sizeof(err));

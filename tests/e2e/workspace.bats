@@ -362,6 +362,28 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[ "$(cat x)" = x ]
 }
 
+@test "workspace: --target current that cannot update the worktree sets the branch back and keeps refs/aisb-recovery/<id>; without the obstacle (control) it fast-forwards" {
+	echo host-untracked >x     # untracked on the host; the sandbox adds a tracked x
+	clone_run --target current --keep -- 'echo sandbox >x && git add x && git commit -q -m x'
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"updating the worktree failed"* ]]
+	[[ "$output" == *"was set back"* ]]
+	[ "$(git rev-parse main)" = "$BASE" ]
+	[ "$(cat x)" = host-untracked ]
+	local rec id
+	rec=$(git for-each-ref --format='%(refname)' 'refs/aisb-recovery/*')
+	[ -n "$rec" ]
+	[ "$(git show "$rec:x")" = sandbox ]
+	id=${rec#refs/aisb-recovery/}
+	# control: the obstacle gone, the same import fast-forwards
+	rm x
+	run "$AISB" import "$id" --target current
+	[ "$status" -eq 0 ]
+	[ "$(cat x)" = sandbox ]
+	[ "$(git rev-list --count "$BASE..main")" -eq 1 ]
+	[ -z "$(git for-each-ref 'refs/aisb-recovery/*')" ]
+}
+
 @test "workspace: --untracked copy brings untracked files but not ignored or .aisbignore'd ones, and never imports them" {
 	echo notes >notes.txt
 	mkdir -p sub/deep
