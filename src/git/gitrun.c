@@ -57,6 +57,9 @@ static const char *const base_env[] = {
 	"GIT_ATTR_NOSYSTEM=1",
 	"GIT_PROTOCOL_FROM_USER=0",
 	"GIT_ADVICE=0",
+	"GIT_PAGER=cat",
+	"GIT_EDITOR=false",          /* nothing may wait for an editor */
+	"SSH_ASKPASS_REQUIRE=never",
 };
 
 static size_t copy_list(const char *const *from, size_t n, const char **to, size_t max)
