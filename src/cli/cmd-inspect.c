@@ -42,13 +42,15 @@ int cmd_inspect(int argc, char **argv)
 		json_object *ws = NULL;
 		if (state && r == 0 && !json && workspace_describe(state, ref, stdout, NULL) == -ENOENT)
 			printf("workspace:  bind (the project itself, read-write unless --read-only)\n");
-		if (state && r == -ENOENT && workspace_describe(state, ref, stdout, json ? &ws : NULL) == 0) {
-			if (ws) {
+		if (state && r == -ENOENT && workspace_describe(state, ref, NULL, &ws) == 0) {
+			if (json)
 				printf("%s\n", json_object_to_json_string_ext(ws, JSON_C_TO_STRING_PRETTY |
 										JSON_C_TO_STRING_NOSLASHESCAPE));
-				json_object_put(ws);
-			} else
+			else {
 				printf("session:    %s (ended; its session dir was removed)\n", ref);
+				(void)workspace_describe(state, ref, stdout, NULL);
+			}
+			json_object_put(ws);
 			return 0;
 		}
 		if (r == 0)

@@ -1129,8 +1129,7 @@ int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_gette
 
 /* ---- ps, inspect, clean ------------------------------------------------------------------ */
 
-/* The ids of all workspaces, sorted. */
-static char **workspace_ids(const char *state)
+char **workspace_ids(const char *state)
 {
 	_cleanup_free_ char *root = path_join(state, "workspaces");
 	char **v = NULL;

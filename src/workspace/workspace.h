@@ -140,6 +140,9 @@ int workspace_describe(const char *state, const char *id, FILE *f, struct json_o
  */
 int workspace_clean(const char *state, bool discard, bool (*live)(const char *state, const char *id));
 
+/* The session ids that have a workspace, sorted (NULL when none). Does not log. */
+char **workspace_ids(const char *state);
+
 void workspace_plan_free(struct workspace_plan *w);
 
 /* Adds the workspace to plan.json's object (mode, base, branch, target, untracked). */

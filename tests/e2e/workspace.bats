@@ -170,6 +170,9 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"workspace:"* ]]
 	[[ "$output" == *"$BASE"* ]]
+	# its session dir is gone; completion still offers the id to aisb import
+	run "$AISB" __complete import ''
+	[[ "$output" == *"$id"* ]]
 	# control: two commits in a line, same run otherwise
 	clone_run -- 'echo s >s && git add s && git commit -q -m one && echo m >m && git add m && git commit -q -m two'
 	[ "$status" -eq 0 ]
