@@ -77,6 +77,15 @@ clean() { [[ "$output" != *"$PW"* && "$output" != *wrong-canary* && "$output" !=
 
 sbimg() { "$AISB" run --no-cwd "$@"; }
 
+# start_proxy MODE: lib/images/proxy.py MODE in front of the plain registry; prints its port
+start_proxy() {
+	$PY "$IMG/proxy.py" "$1" "$(cat "$W/plain/port")" "$WORK/proxy" </dev/null >"$WORK/proxy.out" 2>&1 3>&- &
+	echo $! >"$WORK/proxy.pid"
+	for _ in $(seq 50); do [ -s "$WORK/proxy" ] && break; sleep 0.1; done
+	cat "$WORK/proxy"
+}
+
+
 skopeo() { REGISTRY_AUTH_FILE=$W/skopeo-auth.json command skopeo "$@"; }
 
 # ---- the registry flags on run --image and build ----
@@ -234,10 +243,7 @@ mounts() { grep -c '"POST /v2/[^ ]*/blobs/uploads/?mount=' "$1" || true; }
 
 @test "push: bearer token flow asks for a push scope with the stored credentials; a wrong password is refused" {
 	export PROXY_PASSWORD=tokpw-canary-4242
-	$PY "$IMG/proxy.py" token "$(cat "$W/plain/port")" "$WORK/proxy" </dev/null >"$WORK/proxy.out" 2>&1 3>&- &
-	echo $! >"$WORK/proxy.pid"
-	for _ in $(seq 50); do [ -s "$WORK/proxy" ] && break; sleep 0.1; done
-	port=$(cat "$WORK/proxy")
+	port=$(start_proxy token)
 	printf '{"auths":{"127.0.0.1:%s":{"auth":"%s"}}}' "$port" "$(printf 'aisb:nope-canary-77' | base64)" >"$WORK/tbad.json"
 	printf '{"auths":{"127.0.0.1:%s":{"auth":"%s"}}}' "$port" "$(printf 'aisb:%s' "$PROXY_PASSWORD" | base64)" >"$WORK/tgood.json"
 	run "$AISB" pull -q "oci:$W/bb:v1"
@@ -256,6 +262,21 @@ mounts() { grep -c '"POST /v2/[^ ]*/blobs/uploads/?mount=' "$1" || true; }
 	run "$AISB" pull -q --tls-verify=false --authfile "$WORK/tgood.json" "127.0.0.1:$port/tok:v1"
 	[ "$status" -eq 0 ]
 	grep -q '^GET /token?scope=repository%3Atok%3Apull&service=test' "$WORK/proxy.log"
+}
+
+@test "push: an upload location on another origin is refused; the registry's own is used (control)" {
+	run "$AISB" pull -q "oci:$W/bb:v1"
+	port=$(start_proxy relocate)
+	run "$AISB" push --tls-verify=false "oci:$W/bb:v1" "127.0.0.1:$port/reloc:v1"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"sent an upload location on another origin: refused"* ]]
+	! grep -q '^PUT ' "$WORK/proxy.log"
+	kill "$(cat "$WORK/proxy.pid")"
+	rm -f "$WORK/proxy" "$WORK/proxy.log"
+	port=$(start_proxy forward)
+	run "$AISB" push --tls-verify=false "oci:$W/bb:v1" "127.0.0.1:$port/reloc:v1"
+	[ "$status" -eq 0 ]
+	grep -q '^PUT /v2/reloc/blobs/uploads/' "$WORK/proxy.log"
 }
 
 @test "push: a progress line only on a terminal" {

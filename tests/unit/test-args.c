@@ -124,6 +124,33 @@ static void test_bad_values(void **state)
 	}
 }
 
+/* --tls-verify, --cert-dir, --authfile for --image's registry: pull's grammar (cli/regflags.h);
+ * flags only, so neither the config nor AISB_* can turn verification off. */
+static void test_registry_flags(void **state)
+{
+	struct aisb_settings s;
+	const char *ok[] = { "aisb", "--tls-verify=false", "--cert-dir", "/c", "--authfile", "/a1",
+			     "--authfile=/a2", "--", "true", NULL };
+	const char *bare[] = { "aisb", "--tls-verify", "--", "true", NULL };
+	const char *bad[] = { "aisb", "--tls-verify=no", "--", "true", NULL };
+	(void)state;
+	assert_int_equal(parse(&s, ok), 0);
+	assert_string_equal(s.tls_verify, "false");
+	assert_string_equal(s.cert_dir, "/c");
+	assert_int_equal(strv_length(s.authfiles), 2);
+	assert_string_equal(s.authfiles[1], "/a2");
+	settings_free(&s);
+	assert_int_equal(parse(&s, bare), 0);
+	assert_string_equal(s.tls_verify, "true");
+	settings_free(&s);
+	assert_int_equal(parse(&s, bad), -EINVAL); /* "no" is a bool elsewhere, not here */
+	settings_free(&s);
+	args_defaults(&s);
+	assert_int_equal(args_apply_config(&s, "tls_verify = false\n", "cfg"), -EINVAL);
+	assert_null(s.tls_verify);
+	settings_free(&s);
+}
+
 static void test_missing_value_is_usage(void **state)
 {
 	struct aisb_settings s;
@@ -465,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_equals_and_lists),
 		cmocka_unit_test(test_strict_args),
 		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_registry_flags),
 		cmocka_unit_test(test_missing_value_is_usage),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_precedence),

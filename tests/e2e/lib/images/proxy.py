@@ -7,6 +7,8 @@
 #   token     a token server that wants basic credentials aisb:$PROXY_PASSWORD and hands out
 #             "tok-pull" or, when the scope asks for push, "tok-push"; reads need either token,
 #             writes (POST, PUT, PATCH, DELETE) need tok-push
+#   relocate  no auth; upload Locations are rewritten to 127.0.0.2 (another origin)
+#   forward   no auth, nothing changed (the control for relocate)
 # Every request is appended to PORTFILE.log as "METHOD PATH" (the token mode adds the token
 # that came with it, or "-"). GET, HEAD, POST, PUT, PATCH and DELETE are forwarded with their
 # bodies; the Host header is kept, so the registry's upload Locations name this proxy.
@@ -71,6 +73,8 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_response(r.status)
         for k, v in r.getheaders():
             if k.lower() in FWD_RESP and k.lower() != "content-length":
+                if mode == "relocate" and k.lower() == "location":
+                    v = v.replace("//127.0.0.1:", "//127.0.0.2:")
                 self.send_header(k, v)
         length = r.getheader("Content-Length") if self.command == "HEAD" else str(len(rbody))
         self.send_header("Content-Length", length or "0")
