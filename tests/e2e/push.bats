@@ -238,7 +238,7 @@ mounts() { grep -c '"POST /v2/[^ ]*/blobs/uploads/?mount=' "$1" || true; }
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"$(cat "$W/bb.digest")"* ]]
 	clean
-	! grep -q "$PW" "$W/tls/log"
+	! grep -q "$PW" "$W/tls/log" || false
 }
 
 @test "push: bearer token flow asks for a push scope with the stored credentials; a wrong password is refused" {
@@ -270,7 +270,7 @@ mounts() { grep -c '"POST /v2/[^ ]*/blobs/uploads/?mount=' "$1" || true; }
 	run "$AISB" push --tls-verify=false "oci:$W/bb:v1" "127.0.0.1:$port/reloc:v1"
 	[ "$status" -eq 125 ]
 	[[ "$output" == *"sent an upload location on another origin: refused"* ]]
-	! grep -q '^PUT ' "$WORK/proxy.log"
+	! grep -q '^PUT ' "$WORK/proxy.log" || false
 	kill "$(cat "$WORK/proxy.pid")"
 	rm -f "$WORK/proxy" "$WORK/proxy.log"
 	port=$(start_proxy forward)
