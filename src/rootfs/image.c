@@ -322,9 +322,16 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 			r = -ENOMEM;
 			goto out;
 		}
-		if (have_old && streq(old.digest, digest) && store_has_blob(s, digest) && rootfs_present(s, digest)) {
+		/* the pin under this very name (NAME@DIGEST) is what DIGEST resolved to: the same
+		 * manifest, or the host's member when DIGEST names an index, which is immutable too */
+		if (have_old && store_has_blob(s, old.digest) && rootfs_present(s, old.digest)) {
+			free(digest);
+			digest = strdup(old.digest);
 			resolved_at = old.resolved_at;
-			goto done;
+			r = digest ? 0 : -ENOMEM;
+			if (r == 0)
+				goto done;
+			goto out;
 		}
 		if (digest_is_local(s, digest)) {
 			if (!o->quiet)
@@ -864,8 +871,10 @@ static bool pin_usable_now(struct store *s, const struct oci_ref *ref, const str
 		return false;
 	ok = pin->unpacker && streq(pin->unpacker, UNPACK_VERSION) && pin->config && pin->rootfs_id &&
 	     strlen(pin->rootfs_id) == 64 && strspn(pin->rootfs_id, "0123456789abcdef") == 64 &&
-	     (streq(ref->registry, IMAGE_LOCAL_REGISTRY) || (ref->digest ? streq(ref->digest, pin->digest)
-	      : store_pin_is_fresh(pin->resolved_at, time(NULL), o->ttl_days))) &&
+	     /* a NAME@DIGEST pin never ages: DIGEST is in its name (for an index, the pin holds the
+	      * host's member) */
+	     (streq(ref->registry, IMAGE_LOCAL_REGISTRY) || ref->digest ||
+	      store_pin_is_fresh(pin->resolved_at, time(NULL), o->ttl_days)) &&
 	     store_has_blob(s, pin->config) && (dir = store_rootfs_path(s, pin->rootfs_id)) &&
 	     stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
 	if (!ok)

@@ -162,7 +162,23 @@ skopeo() { REGISTRY_AUTH_FILE=$W/skopeo-auth.json command skopeo "$@"; }
 	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$port/off:v1"
 	[ "$status" -eq 0 ]
 	digest=$output
+	# an image index (as Docker Hub's multi-platform images are) naming this manifest for the
+	# host's platform, pulled by the index's digest
+	case $(uname -m) in x86_64) arch=amd64 ;; aarch64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
+	size=$(stat -c %s "$W/bb/blobs/sha256/${digest#sha256:}")
+	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"%s","size":%s,"platform":{"architecture":"%s","os":"linux"}}]}' \
+		"$digest" "$size" "$arch" >"$WORK/index.json"
+	curl -sf -X PUT -H 'Content-Type: application/vnd.oci.image.index.v1+json' --data-binary @"$WORK/index.json" \
+		"http://127.0.0.1:$port/v2/off/manifests/multi"
+	index=sha256:$(sha256sum <"$WORK/index.json" | cut -d' ' -f1)
+	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$port/off@$index"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$digest" ] # the host's member
 	"$IMG/registry.sh" stop "$d"
+	# stopped: the index digest runs from its pin
+	run --separate-stderr sbimg --image "127.0.0.1:$port/off@$index" -- /bin/cat /etc/motd
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image" ]
 	# stopped: the digest (pulled under the tag) runs from the store
 	run --separate-stderr sbimg --image "127.0.0.1:$port/off@$digest" -- /bin/cat /etc/motd
 	[ "$status" -eq 0 ]
