@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cli/args.h"
+#include "cli/regflags.h"
 #include "cli/harness.h"
 #include "cli/home.h"
 #include "cli/trust.h"
@@ -149,6 +150,31 @@ static void test_registry_flags(void **state)
 	assert_int_equal(args_apply_config(&s, "tls_verify = false\n", "cfg"), -EINVAL);
 	assert_null(s.tls_verify);
 	settings_free(&s);
+}
+
+/* One applier for every command: --authfile goes before the environment's files, the last given
+ * first (pull's order since issue 4); a bad --tls-verify leaves verification on. */
+static void test_regflag_apply(void **state)
+{
+	struct registry_opts reg = { .tls_verify = true };
+	const struct regflags f = { .tls_verify = "false", .cert_dir = "/certs",
+				    .authfiles = (char *[]){ (char *)"/a1", (char *)"/a2", NULL } };
+	(void)state;
+	reg.auth_files = calloc(1, sizeof(char *));
+	assert_non_null(reg.auth_files);
+	assert_int_equal(strv_push(&reg.auth_files, "/env.json"), 0);
+	assert_int_equal(regflags_apply(&reg, &f), 0);
+	assert_false(reg.tls_verify);
+	assert_string_equal(reg.cert_dir, "/certs");
+	assert_int_equal(strv_length(reg.auth_files), 3);
+	assert_string_equal(reg.auth_files[0], "/a2");
+	assert_string_equal(reg.auth_files[1], "/a1");
+	assert_string_equal(reg.auth_files[2], "/env.json");
+	reg.tls_verify = true;
+	assert_int_equal(regflag_apply(&reg, REGFLAG_TLS_VERIFY, "False"), -EINVAL);
+	assert_true(reg.tls_verify);
+	assert_int_equal(regflag_apply(&reg, REGFLAG_CERT_DIR, ""), -EINVAL);
+	strv_free(reg.auth_files);
 }
 
 static void test_missing_value_is_usage(void **state)
@@ -493,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_strict_args),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_registry_flags),
+		cmocka_unit_test(test_regflag_apply),
 		cmocka_unit_test(test_missing_value_is_usage),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_precedence),
