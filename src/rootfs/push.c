@@ -135,6 +135,9 @@ static int request(struct registry *r, const char *method, const char *target, c
 		   struct upload *up, struct resp *rs, const char *what)
 {
 	bool auth_tried = false;
+	/* a blob's PUT ends its upload session: push_blob() repeats POST and PUT together */
+	bool repeatable = !up || up->mem;
+	int attempt = 0;
 
 	for (;;) {
 		_cleanup_free_ char *url = NULL, *authz = NULL, *ct = NULL;
@@ -187,6 +190,11 @@ static int request(struct registry *r, const char *method, const char *target, c
 			explicit_bzero(authz, strlen(authz));
 		if (up && up->progress)
 			fprintf(stderr, "\r\033[K");
+		if (c != CURLE_OK && repeatable && registry_curl_is_transient(c) && ++attempt < r->o.retries) {
+			log_debug("%s: %s, retrying", what, curl_easy_strerror(c));
+			registry_backoff(attempt);
+			continue;
+		}
 		if (c != CURLE_OK) {
 			if (target[0] == '/' && (k = registry_transfer_error(r, c, what)) == 1)
 				continue; /* --tls-verify=false: plain http, as pulls do */
@@ -198,6 +206,11 @@ static int request(struct registry *r, const char *method, const char *target, c
 			auth_tried = true;
 			if ((k = registry_authenticate(r, rs->www_auth)) < 0)
 				return k;
+			continue;
+		}
+		if ((rs->status == 429 || rs->status >= 500) && repeatable && ++attempt < r->o.retries) {
+			log_debug("%s: HTTP %ld, retrying", what, rs->status);
+			registry_backoff(attempt);
 			continue;
 		}
 		return 0;
@@ -229,6 +242,9 @@ static int http_failure(const struct registry *r, const struct resp *rs, const c
 	if (rs->status == 401 || rs->status == 403)
 		return log_error("registry %s denied push to '%s'%s (%s)", r->registry, r->repo,
 				 r->user ? " with the stored credentials" : " (no credentials found)", what), -EACCES;
+	if (rs->status == 429 || rs->status >= 500)
+		return log_error("%s: registry %s answered HTTP %ld%s (after %d attempts)", what, r->host, rs->status,
+				 reason(rs, why), r->o.retries), -EIO;
 	return log_error("%s: registry %s answered HTTP %ld%s", what, r->host, rs->status, reason(rs, why)), -EIO;
 }
 
@@ -275,23 +291,32 @@ static int push_blob(struct registry *r, struct store *s, const struct oci_descr
 		k = log_error_errno(-ENOMEM, "%m");
 		goto out;
 	}
-	if ((k = request(r, "POST", start, NULL, NULL, &rs, d->digest)) < 0)
-		goto out;
-	if (rs.status == 201 && r->mount_from) {
-		st->mounted++;
-		goto out;
-	}
-	if (rs.status != 202 || !rs.location) {
-		k = http_failure(r, &rs, d->digest);
-		goto out;
-	}
-	if ((k = upload_url(r, rs.location, d->digest, &url)) < 0)
-		goto out;
-	up.fd = fd;
-	up.size = (uint64_t)d->size;
-	if ((k = request(r, "PUT", url, "application/octet-stream", &up, &rs, d->digest)) < 0)
-		goto out;
-	if (rs.status != 201) {
+	for (int attempt = 1;; attempt++) {
+		free(url);
+		url = NULL;
+		if ((k = request(r, "POST", start, NULL, NULL, &rs, d->digest)) < 0)
+			goto out;
+		if (rs.status == 201 && r->mount_from) {
+			st->mounted++;
+			goto out;
+		}
+		if (rs.status != 202 || !rs.location) {
+			k = http_failure(r, &rs, d->digest);
+			goto out;
+		}
+		if ((k = upload_url(r, rs.location, d->digest, &url)) < 0)
+			goto out;
+		up.fd = fd;
+		up.size = (uint64_t)d->size;
+		if ((k = request(r, "PUT", url, "application/octet-stream", &up, &rs, d->digest)) < 0)
+			goto out;
+		if (rs.status == 201)
+			break;
+		if ((rs.status == 429 || rs.status >= 500) && attempt < r->o.retries) {
+			log_debug("%s: upload answered HTTP %ld, starting it again", d->digest, rs.status);
+			registry_backoff(attempt);
+			continue;
+		}
 		k = http_failure(r, &rs, d->digest);
 		goto out;
 	}

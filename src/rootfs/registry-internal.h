@@ -54,4 +54,10 @@ int registry_authenticate(struct registry *r, const char *www_auth);
  * object. Return: 1 (retry over http), or -errno. Logs unless it returns 1. */
 int registry_transfer_error(struct registry *r, CURLcode c, const char *what);
 
+/* Is @c a failure worth repeating (connection refused or reset, truncated, timeout)? */
+bool registry_curl_is_transient(CURLcode c);
+
+/* Sleeps before retry number @attempt (1, 2, ...): 250 ms, 500 ms, ... as pulls do. */
+void registry_backoff(int attempt);
+
 #endif

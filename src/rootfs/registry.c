@@ -895,3 +895,13 @@ int registry_transfer_error(struct registry *r, CURLcode c, const char *what)
 		return log_error("cannot reach registry %s: %s", r->host, curl_easy_strerror(c)), -ECONNREFUSED;
 	return log_error("%s: %s", what, curl_easy_strerror(c)), -EIO;
 }
+
+bool registry_curl_is_transient(CURLcode c)
+{
+	return curl_is_transient(c);
+}
+
+void registry_backoff(int attempt)
+{
+	sleep_ms(250L << (attempt > 1 ? attempt - 1 : 0));
+}

@@ -295,6 +295,23 @@ mounts() { grep -c '"POST /v2/[^ ]*/blobs/uploads/?mount=' "$1" || true; }
 	grep -q '^PUT /v2/reloc/blobs/uploads/' "$WORK/proxy.log"
 }
 
+@test "push: 503s are retried with backoff (each request, and an upload from its start); a registry that stays down fails" {
+	run "$AISB" pull -q "oci:$W/bb:v1"
+	port=$(start_proxy flaky)
+	run --separate-stderr "$AISB" push --tls-verify=false "oci:$W/bb:v1" "127.0.0.1:$port/flaky:v1"
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[ "$output" = "$(cat "$W/bb.digest")" ]
+	[ "$(grep -c '^PUT /v2/flaky/blobs/uploads/' "$WORK/proxy.log")" -eq 3 ] # 503, then the two blobs
+	[ "$(grep -c '^PUT /v2/flaky/manifests/v1' "$WORK/proxy.log")" -eq 2 ]
+	kill "$(cat "$WORK/proxy.pid")"
+	rm -f "$WORK/proxy" "$WORK/proxy.log"
+	port=$(start_proxy down)
+	run "$AISB" push --tls-verify=false "oci:$W/bb:v1" "127.0.0.1:$port/flaky:v1"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"answered HTTP 503 (after 3 attempts)"* ]]
+	[ "$(grep -c '^HEAD ' "$WORK/proxy.log")" -eq 3 ]
+}
+
 @test "push: a progress line only on a terminal" {
 	need script
 	run "$AISB" pull -q "oci:$W/bb:v1"

@@ -9,13 +9,17 @@
 #             writes (POST, PUT, PATCH, DELETE) need tok-push
 #   relocate  no auth; upload Locations are rewritten to 127.0.0.2 (another origin)
 #   forward   no auth, nothing changed (the control for relocate)
+#   flaky     the first request of each kind (method and path, an upload session's id left out)
+#             answers 503; the next one is forwarded
+#   down      every request but GET /v2/ answers 503
 # Every request is appended to PORTFILE.log as "METHOD PATH" (the token mode adds the token
 # that came with it, or "-"). GET, HEAD, POST, PUT, PATCH and DELETE are forwarded with their
 # bodies; the Host header is kept, so the registry's upload Locations name this proxy.
-import base64, http.client, http.server, os, socketserver, sys
+import base64, http.client, http.server, os, re, socketserver, sys, threading
 
 mode, upstream, portfile = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 password = os.environ.get("PROXY_PASSWORD", "")
+seen, seen_lock = set(), threading.Lock()
 FWD_REQ = ("accept", "content-type", "content-length", "host", "content-range")
 FWD_RESP = ("content-type", "docker-content-digest", "www-authenticate", "location", "range",
             "docker-upload-uuid", "content-length")
@@ -45,6 +49,17 @@ class H(http.server.BaseHTTPRequestHandler):
                                     " " + authz.split(" ")[-1] if mode == "token" and not self.path.startswith("/token") else ""))
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else None
+        if mode == "down" and self.path != "/v2/":
+            self.reply(503, b'{"errors":[{"code":"UNAVAILABLE","message":"down for the test"}]}')
+            return
+        if mode == "flaky":
+            key = (self.command, re.sub(r"/uploads/[^/?]+", "/uploads/", self.path.split("?")[0]))
+            with seen_lock:
+                first = key not in seen
+                seen.add(key)
+            if first:
+                self.reply(503, b'{"errors":[{"code":"UNAVAILABLE","message":"flaky for the test"}]}')
+                return
         if mode == "bearer":
             if self.path.startswith("/token"):
                 self.reply(200, b'{"token":"testtoken"}', [("Content-Type", "application/json")])
