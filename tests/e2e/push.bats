@@ -10,18 +10,10 @@
 bats_require_minimum_version 1.5.0
 
 AISB_BIN=${AISB_BIN:-aisb}
-load lib/common # require_feature
+load lib/common # require_feature, need
 AISB=$AISB_BIN
 IMG=$BATS_TEST_DIRNAME/lib/images
 PY=/usr/bin/python3
-
-need() {
-	for t in "$@"; do
-		command -v "$t" >/dev/null 2>&1 && continue
-		[ "${AISB_MUST_WORK:-0}" = 1 ] && { echo "missing tool: $t" >&2; return 1; }
-		skip "needs $t"
-	done
-}
 
 setup_file() {
 	export W=$BATS_FILE_TMPDIR
