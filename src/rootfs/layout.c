@@ -261,6 +261,7 @@ int layout_load(struct store *s, const char *file, const struct image_opts *o, s
 	_cleanup_free_ char *src = NULL, *name = NULL;
 	struct oci_ref aref = { 0 }, nref = { 0 };
 	struct store_ref apin = { 0 };
+	bool had_pin;
 	char *old;
 	int k;
 
@@ -274,6 +275,9 @@ int layout_load(struct store *s, const char *file, const struct image_opts *o, s
 		goto out;
 	}
 	name = archive_image_name(aref.path);
+	/* a pin the user made of this file (aisb pull oci-archive:FILE) stays; load's own goes */
+	had_pin = store_ref_read(s, aref.name, &apin) == 0;
+	store_ref_done(&apin);
 	if ((k = image_pull(s, &aref, o, false, &apin)) < 0)
 		goto out;
 	/* the recorded name, when it is a registry reference that agrees with the content */
@@ -290,7 +294,8 @@ int layout_load(struct store *s, const char *file, const struct image_opts *o, s
 			free(old);
 			goto out;
 		}
-		(void)store_ref_remove(s, old);
+		if (!had_pin)
+			(void)store_ref_remove(s, old);
 		free(old);
 	} else if (name) {
 		log_warn("%s: ignoring the recorded name '%s' (not a registry reference of this image)", file, name);
