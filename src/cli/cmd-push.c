@@ -153,7 +153,7 @@ static int archive_cmd(int argc, char **argv, bool save)
 		"  skopeo and podman read it (oci-archive:FILE); prints the manifest digest\n";
 	static const char load_usage[] =
 		"usage: aisb load -i FILE\n"
-		"  imports an OCI archive (from aisb save, podman or skopeo: oci-archive) under\n"
+		"  imports an OCI archive (aisb save, skopeo, podman) or a docker save archive under\n"
 		"  the name it records, else as oci-archive:FILE; prints the manifest digest\n";
 	struct image_opts o;
 	struct store *s = NULL;

@@ -205,14 +205,17 @@ static void read_freep(struct archive **a)
 		archive_read_free(*a);
 }
 
-/* The io.containerd.image.name of the archive's one manifest, or NULL (none, several, or not
- * an archive: the pull that follows says which). Does not log. */
-static char *archive_image_name(const char *file)
+/* The name an archive records for its one image: index.json's io.containerd.image.name (an OCI
+ * archive), or manifest.json's first RepoTags entry (`docker save`, podman's default format;
+ * then *docker is set). NULL when there is none (or several images, or not an archive: the pull
+ * that follows says which). Does not log. */
+static char *archive_image_name(const char *file, bool *docker)
 {
 	_cleanup_(read_freep) struct archive *a = archive_read_new();
 	struct archive_entry *e;
 	char *name = NULL;
 
+	*docker = false;
 	if (!a)
 		return NULL;
 	archive_read_support_filter_all(a);
@@ -222,12 +225,18 @@ static char *archive_image_name(const char *file)
 		return NULL;
 	while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
 		_cleanup_free_ char *buf = NULL;
-		json_object *o, *ms, *an, *v;
+		json_object *o, *ms, *an, *v, *first;
 		int64_t size = archive_entry_size(e);
-		size_t len = 0;
 		const char *p = archive_entry_pathname(e);
+		bool is_index, is_manifest;
 
-		if (!p || !(streq(p, "index.json") || streq(p, "./index.json")) || size <= 0 || size > (int64_t)OCI_JSON_MAX)
+		if (!p)
+			continue;
+		if (p[0] == '.' && p[1] == '/')
+			p += 2;
+		is_index = streq(p, "index.json");
+		is_manifest = streq(p, "manifest.json");
+		if (!(is_index || is_manifest) || size <= 0 || size > (int64_t)OCI_JSON_MAX)
 			continue;
 		buf = calloc(1, (size_t)size + 1);
 		for (;;) {
@@ -240,18 +249,26 @@ static char *archive_image_name(const char *file)
 			if (k != ARCHIVE_OK || !buf || off < 0 || (uint64_t)off + n > (uint64_t)size)
 				return NULL;
 			memcpy(buf + off, blk, n);
-			len = (size_t)off + n;
 		}
 		o = buf ? json_tokener_parse(buf) : NULL;
-		if (o && json_object_object_get_ex(o, "manifests", &ms) && json_object_is_type(ms, json_type_array) &&
-		    json_object_array_length(ms) == 1 &&
+		if (is_index && o && json_object_object_get_ex(o, "manifests", &ms) &&
+		    json_object_is_type(ms, json_type_array) && json_object_array_length(ms) == 1 &&
 		    json_object_object_get_ex(json_object_array_get_idx(ms, 0), "annotations", &an) &&
 		    json_object_object_get_ex(an, ANNOT_NAME, &v) && json_object_is_type(v, json_type_string) &&
 		    json_object_get_string_len(v) < 512)
 			name = strdup(json_object_get_string(v));
+		if (is_manifest && o && json_object_is_type(o, json_type_array) && json_object_array_length(o) == 1 &&
+		    (first = json_object_array_get_idx(o, 0)) && json_object_object_get_ex(first, "RepoTags", &v) &&
+		    json_object_is_type(v, json_type_array) && json_object_array_length(v) >= 1 &&
+		    json_object_is_type(json_object_array_get_idx(v, 0), json_type_string) &&
+		    json_object_get_string_len(json_object_array_get_idx(v, 0)) < 512)
+			name = strdup(json_object_get_string(json_object_array_get_idx(v, 0)));
 		json_object_put(o);
-		(void)len;
-		break;
+		if (is_index || is_manifest) {
+			*docker = is_manifest;
+			if (is_index)
+				break; /* an OCI archive: index.json decides */
+		}
 	}
 	return name;
 }
@@ -261,20 +278,18 @@ int layout_load(struct store *s, const char *file, const struct image_opts *o, s
 	_cleanup_free_ char *src = NULL, *name = NULL;
 	struct oci_ref aref = { 0 }, nref = { 0 };
 	struct store_ref apin = { 0 };
-	bool had_pin;
+	bool had_pin, docker;
 	char *old;
 	int k;
 
 	memset(pin, 0, sizeof(*pin));
-	if (asprintf(&src, "oci-archive:%s", file) < 0)
+	if (access(file, R_OK) < 0)
+		return log_error_errno(-errno, "cannot read '%s': %m", file);
+	name = archive_image_name(file, &docker);
+	if (asprintf(&src, "%s:%s", docker ? "docker-archive" : "oci-archive", file) < 0)
 		return log_error_errno(-ENOMEM, "%m");
 	if (oci_ref_parse(src, &aref) < 0)
 		return log_error("'%s' is not a usable archive path", file), -EINVAL;
-	if (access(file, R_OK) < 0) {
-		k = log_error_errno(-errno, "cannot read '%s': %m", file);
-		goto out;
-	}
-	name = archive_image_name(aref.path);
 	/* a pin the user made of this file (aisb pull oci-archive:FILE) stays; load's own goes */
 	had_pin = store_ref_read(s, aref.name, &apin) == 0;
 	store_ref_done(&apin);

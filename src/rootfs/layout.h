@@ -7,7 +7,9 @@
  * the same digests. index.json records the pin's name as "io.containerd.image.name" (and the tag
  * as "org.opencontainers.image.ref.name", which podman and skopeo read); load pins the image
  * under that name when it is a registry reference, else as oci-archive:FILE. Loading is the
- * oci-archive pull (rootfs/image.h): every member is hashed as it streams into the store.
+ * oci-archive pull (rootfs/image.h): every member is hashed as it streams into the store. A
+ * `docker save` archive (manifest.json, podman's default format) loads too, as the
+ * docker-archive pull, named after its first RepoTags entry.
  */
 #ifndef AISB_ROOTFS_LAYOUT_H
 #define AISB_ROOTFS_LAYOUT_H

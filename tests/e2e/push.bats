@@ -386,6 +386,24 @@ mounts() { grep -c '"POST /v2/[^ ]*/blobs/uploads/?mount=' "$1" || true; }
 	[ ! -e "$WORK/x.tar" ]
 }
 
+@test "load: a docker save archive (podman's default format) loads under its RepoTags name and runs" {
+	skopeo copy -q "oci:$W/bb:v1" "docker-archive:$WORK/d.tar:example.com/team/bb:v1"
+	run --separate-stderr "$AISB" load -i "$WORK/d.tar"
+	[ "$status" -eq 0 ]
+	[[ "$output" == sha256:* ]]
+	run "$AISB" images --format '{{.Name}}'
+	[ "$output" = example.com/team/bb:v1 ]
+	run --separate-stderr sbimg --image example.com/team/bb:v1 -- /bin/cat /etc/motd
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image" ]
+	# control: a tar that is neither is refused and pins nothing
+	tar cf "$WORK/none.tar" -C "$PROJ" marker
+	run "$AISB" load -i "$WORK/none.tar"
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"not an OCI archive"* ]]
+	[ "$("$AISB" images --format '{{.Name}}')" = example.com/team/bb:v1 ]
+}
+
 # ---- the fleet workflow (docs/images.md, "A fleet: build once, pull by digest") ----
 
 @test "fleet: build -> push -> fresh store -> pull by digest -> run, as documented" {
