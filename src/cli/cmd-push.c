@@ -15,6 +15,19 @@
 #include "util/log.h"
 #include "util/util.h"
 
+/* The options from the environment, and getopt reset for this subcommand's argv. Logs on
+ * failure. */
+static int begin(struct image_opts *o)
+{
+	if (image_opts_init(o, hostenv_get) < 0) {
+		image_opts_done(o);
+		return -EINVAL;
+	}
+	optind = 0; /* full re-initialisation (glibc) */
+	opterr = 0;
+	return 0;
+}
+
 /* The store and the pin @refstr names (as `aisb images` lists it). Return: 0 or an exit code. */
 static int open_pin(struct image_opts *o, const char *refstr, struct store **s, struct store_ref *pin)
 {
@@ -63,12 +76,8 @@ int cmd_push(int argc, char **argv)
 	_cleanup_free_ char *from = NULL;
 	int c, r, ex = AISB_EXIT_FAILED;
 
-	if (image_opts_init(&o, hostenv_get) < 0) {
-		image_opts_done(&o);
+	if (begin(&o) < 0)
 		return AISB_EXIT_POLICY;
-	}
-	optind = 0;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, "qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case REGFLAG_TLS_VERIFY:
@@ -161,12 +170,8 @@ static int archive_cmd(int argc, char **argv, bool save)
 	const char *file = NULL;
 	int c, r, ex = AISB_EXIT_FAILED;
 
-	if (image_opts_init(&o, hostenv_get) < 0) {
-		image_opts_done(&o);
+	if (begin(&o) < 0)
 		return AISB_EXIT_POLICY;
-	}
-	optind = 0;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, save ? "o:h" : "i:qh", save ? save_opts : load_opts, NULL)) != -1) {
 		if (c == 'o' || c == 'i' || c == 'f') {
 			file = optarg;
