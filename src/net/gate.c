@@ -1657,20 +1657,20 @@ int gate_wake_fd(const struct gate *g)
 }
 
 /* The one line for a gate that died while the sandbox ran (design 6: fail closed, say so). */
-static void report_death(const struct gate *g, int st)
+static void report_death(pid_t pid, int st)
 {
 	if (WIFEXITED(st) && WEXITSTATUS(st) == GATE_EXIT_CONFINE)
 		log_error("network: the gate could not confine itself (see above); the sandbox is stopped");
 	else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
 		log_error("network: the gate (pid %d) was killed by its seccomp filter: it made a system call "
 			  "outside its allowlist (a bug, or an attack from inside the sandbox); the sandbox's "
-			  "connections are refused from now on", (int)g->pid);
+			  "connections are refused from now on", (int)pid);
 	else if (WIFSIGNALED(st))
 		log_error("network: the gate (pid %d) was killed by signal %d (%s); the sandbox's connections "
-			  "are refused from now on", (int)g->pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
+			  "are refused from now on", (int)pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
 	else
 		log_error("network: the gate (pid %d) exited with status %d; the sandbox's connections are "
-			  "refused from now on", (int)g->pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+			  "refused from now on", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
 /**
@@ -1701,7 +1701,7 @@ int gate_reaped(struct gate *g, pid_t pid, int st)
 		kill(g->res_pid, SIGKILL); /* reaped by the caller's next wait, or by gate_stop() */
 	if (g->stopping)
 		return 0;
-	report_death(g, st);
+	report_death(pid, st);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == GATE_EXIT_CONFINE) {
 		g->refused = true;
 		return -1;
@@ -1771,7 +1771,7 @@ void gate_stop(struct gate *g)
 		if (!g->summary)
 			kill(g->pid, SIGKILL);
 		if (waitpid(g->pid, &st, 0) == g->pid && !g->summary)
-			report_death(g, st);
+			report_death(g->pid, st);
 		g->pid = -1;
 	}
 	reap(&g->res_pid, true);
