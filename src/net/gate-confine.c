@@ -224,19 +224,19 @@ static int confine_rlimits(void)
 	return 0;
 }
 
-int gate_confine(pid_t parent, int *keep, size_t n_keep)
+int gate_seccomp_compile(struct seccomp_prog *out)
 {
-	struct seccomp_prog prog = { 0 };
+	return seccomp_allowlist_compile(gate_seccomp_rules, gate_seccomp_rules_n, out);
+}
+
+int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_t n_keep)
+{
 	int r;
 
 	r = confine_parent(parent, GATE_PROC_NAME);
 	if (r < 0)
 		return r;
 	confine_signals();
-	/* compiled here, where libseccomp may still allocate and use a memfd */
-	r = seccomp_allowlist_compile(gate_seccomp_rules, gate_seccomp_rules_n, &prog);
-	if (r < 0)
-		return r;
 	/* the log lines' time stamps are UTC (gmtime_r): make sure nothing reads /etc/localtime
 	 * later */
 	tzset();
@@ -248,15 +248,13 @@ int gate_confine(pid_t parent, int *keep, size_t n_keep)
 		r = confine_rlimits();
 	if (r >= 0)
 		r = confine_fds(keep, n_keep, "gate");
-	if (r < 0) {
-		seccomp_prog_free(&prog);
+	if (r < 0)
 		return r;
-	}
-	/* Stage: seccomp. Should: set no_new_privs and load the allowlist as the very last step.
+	/* Stage: seccomp. Should: set no_new_privs and load the allowlist (gate_seccomp_rules[], one
+	 * table: what gate_seccomp_compile() made of it) as the very last step.
 	 * Mustn't: log afterwards (its stderr is a dead pipe; the egress log and the summary are
 	 * its only outputs). */
-	r = seccomp_policy_load(&prog);
-	seccomp_prog_free(&prog);
+	r = seccomp_policy_load(prog);
 	if (r < 0)
 		return log_error_errno(r, "gate: cannot load its seccomp filter: %m");
 	log_set_quiet(true);

@@ -34,18 +34,28 @@ extern const struct seccomp_rule gate_seccomp_rules[];
 extern const size_t gate_seccomp_rules_n;
 
 /**
+ * gate_seccomp_compile() - compile gate_seccomp_rules[] (default action: kill the process)
+ * @out: the program (free with seccomp_prog_free())
+ *
+ * The supervisor compiles it before it forks the gate: in a freshly forked process, libseccomp's
+ * compiler pays a copy-on-write fault for every page it touches (see ns/seccomp.h).
+ * Return: 0 or -errno. Logs on failure.
+ */
+int gate_seccomp_compile(struct seccomp_prog *out);
+
+/**
  * gate_confine() - confine the calling (freshly forked, single-threaded) gate process
  * @parent: the supervisor's pid, taken before the fork
+ * @prog: gate_seccomp_compile()'s program, loaded as the last step
  * @keep: the fds the gate goes on using; every other fd is closed (0-2 become /dev/null)
  * @n_keep: how many
  *
- * Stages, in order: the parent's death kills it; signals blocked; the filter compiled; an empty
- * root; no capabilities; resource limits; fds closed; no_new_privs and the filter loaded.
+ * Stages, in order: the parent's death kills it; signals blocked; an empty root; no capabilities; resource limits; fds closed; no_new_privs and the filter loaded.
  * After it returned, the process can only use the fds it kept.
  * Return: 0, or -errno. Logs on failure (to the supervisor's stderr: nothing of the sandbox has
  * been read yet); afterwards the log is silenced.
  */
-int gate_confine(pid_t parent, int *keep, size_t n_keep);
+int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_t n_keep);
 
 /**
  * resolver_confine() - drop what the resolver helper does not need

@@ -1388,14 +1388,15 @@ static int watch(struct gate *g, size_t i, int fd)
 	return 0;
 }
 
-/* In the forked gate: confine, then serve. @parent: the supervisor. Does not return. */
-static _Noreturn void gate_child(struct gate *g, pid_t parent)
+/* In the forked gate: confine, then serve. @parent: the supervisor; @prog: the allowlist.
+ * Does not return. */
+static _Noreturn void gate_child(struct gate *g, pid_t parent, const struct seccomp_prog *prog)
 {
 	int keep[] = { g->cfg.proxy_fd, g->cfg.transparent_fd, g->cfg.dns_udp_fd, g->cfg.dns_tcp_fd,
 		       g->cfg.log_fd, g->ctl_fd, g->res_fd, g->ep };
 
 	/* Stage: confinement, before the first byte from the sandbox is read (gate-confine.h). */
-	if (gate_confine(parent, keep, ELEMENTSOF(keep)) < 0)
+	if (gate_confine(parent, prog, keep, ELEMENTSOF(keep)) < 0)
 		_exit(GATE_EXIT_CONFINE);
 	g->cfg.proxy_fd = keep[0], g->cfg.transparent_fd = keep[1], g->cfg.dns_udp_fd = keep[2];
 	g->cfg.dns_tcp_fd = keep[3], g->cfg.log_fd = keep[4], g->ctl_fd = keep[5], g->res_fd = keep[6];
@@ -1551,33 +1552,21 @@ static void open_log(struct gate *g)
 		g->own_log_fd = true;
 }
 
-/* Supervisor side: the resolver helper, unless an upstream proxy resolves. Return: its socket
- * (the gate's end) or -1 with none needed; -errno. Logs on failure. */
-static int start_resolver(struct gate *g, pid_t self)
+/* Supervisor side: the resolver helper, serving @fd (the gate holds the other end). Return: 0 or
+ * -errno. Logs on failure. */
+static int start_resolver(struct gate *g, pid_t self, int fd)
 {
-	int sp[2];
-	pid_t pid;
+	pid_t pid = fork();
 
-	if (g->has_upstream)
-		return -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-		return log_error_errno(-errno, "cannot create the gate's resolver socket: %m");
-	pid = fork();
-	if (pid < 0) {
-		close(sp[0]);
-		close(sp[1]);
+	if (pid < 0)
 		return log_error_errno(-errno, "cannot start the gate's resolver: %m");
-	}
 	if (pid == 0) {
-		int keep = sp[1];
-
-		if (resolver_confine(self, &keep) < 0)
+		if (resolver_confine(self, &fd) < 0)
 			_exit(1);
-		resolver_main(keep, g->cfg.policy);
+		resolver_main(fd, g->cfg.policy);
 	}
-	close(sp[1]);
 	g->res_pid = pid;
-	return sp[0];
+	return 0;
 }
 
 /**
@@ -1586,60 +1575,64 @@ static int start_resolver(struct gate *g, pid_t self)
  *
  * Forks the gate, which confines itself (gate_confine()) before it reads a byte from the
  * sandbox, and takes the listening sockets with it: the supervisor closes its copies here. The
- * egress log is opened here, for the gate. Call it when gate_wake_fd() turns readable, so that a
- * sandbox that never uses the network never pays for the processes (a fork and the confinement
- * cost ~1 ms of CPU, measured in docs/architecture.md). The supervisor must reap both processes
- * through gate_reaped() when it reaps children, and call gate_stop() at the end.
+ * egress log is opened here, for the gate, and the seccomp allowlist compiled. Then the resolver
+ * helper is forked (not with an upstream proxy, which resolves), while the gate confines itself.
+ * Call it when gate_wake_fd() turns readable, so that a sandbox that never uses the network never
+ * pays for the processes (docs/architecture.md). The supervisor must pass every child it reaps
+ * to gate_reaped(), and call gate_stop() at the end.
  * Return: 0, or -errno. Logs on failure.
  */
 int gate_start(struct gate *g)
 {
-	int sp[2], res_fd;
+	struct seccomp_prog prog = { 0 };
+	int ctl[2] = { -1, -1 }, res[2] = { -1, -1 }, r;
 	pid_t self = getpid(), pid;
 
 	if (g->started)
 		return 0;
 	open_log(g);
-	res_fd = start_resolver(g, self);
-	if (res_fd < -1)
-		return res_fd;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
-		pid = -errno;
-		goto fail;
+	r = gate_seccomp_compile(&prog);
+	if (r < 0)
+		return r;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
+	    (!g->has_upstream && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, res) < 0)) {
+		r = log_error_errno(-errno, "cannot create the gate's sockets: %m");
+		goto out;
 	}
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
-		close(sp[0]);
-		g->ctl_fd = sp[1];
-		g->res_fd = res_fd;
-		gate_child(g, self);
+		close(ctl[0]);
+		if (res[1] >= 0)
+			close(res[1]);
+		g->ctl_fd = ctl[1];
+		g->res_fd = res[0];
+		gate_child(g, self, &prog);
 	}
-	close(sp[1]);
 	if (pid < 0) {
-		close(sp[0]);
-		pid = -errno;
-		goto fail;
+		r = log_error_errno(-errno, "cannot start the gate: %m");
+		goto out;
 	}
-	/* The gate holds the only copies of the listeners and the resolver socket from now on. */
+	/* The gate holds the only copies of the listeners from now on. */
 	g->pid = pid;
-	g->ctl_fd = sp[0];
+	g->ctl_fd = TAKE_FD(ctl[0]);
 	g->started = true;
-	if (res_fd >= 0)
-		close(res_fd);
 	close_listeners(g);
 	close(g->ep);
 	g->ep = -1;
-	return 0;
-fail:
-	if (res_fd >= 0)
-		close(res_fd);
-	if (g->res_pid > 0) {
-		kill(g->res_pid, SIGKILL);
-		(void)waitpid(g->res_pid, NULL, 0);
-		g->res_pid = -1;
+	/* Without its resolver the gate answers 502 to names it must resolve (and says so). */
+	if (res[1] >= 0)
+		(void)start_resolver(g, self, res[1]);
+	r = 0;
+out:
+	for (size_t i = 0; i < 2; i++) {
+		if (ctl[i] >= 0)
+			close(ctl[i]);
+		if (res[i] >= 0)
+			close(res[i]);
 	}
-	return log_error_errno((int)pid, "cannot start the gate: %m");
+	seccomp_prog_free(&prog);
+	return r;
 }
 
 /**
