@@ -35,9 +35,12 @@ static void test_table_is_exactly_this(void **state)
 {
 	static const char *const expected[] = {
 		"accept4", "brk", "clock_gettime", "close", "connect", "epoll_ctl", "epoll_pwait",
-		"epoll_wait", "exit", "exit_group", "fcntl", "getsockopt", "madvise", "mmap", "mremap",
-		"munmap", "pipe2", "read", "recvfrom", "restart_syscall", "rt_sigreturn", "sendto",
-		"setsockopt", "shutdown", "socket", "splice", "write",
+		"epoll_wait", "exit_group", "fcntl", "getsockopt", "mmap", "mremap", "munmap", "pipe2",
+		"recvfrom", "sendto", "setsockopt", "shutdown",
+#if defined(__SANITIZE_ADDRESS__)
+		"sigaltstack", /* ASan's runtime only: see gate-confine.c */
+#endif
+		"socket", "splice", "write",
 	};
 	const char *names[64];
 	size_t n = 0;
@@ -88,7 +91,7 @@ static void test_table_compiles(void **state)
 	seccomp_prog_free(&p);
 }
 
-enum probe { P_ALLOWED, P_OPEN, P_UNIX_SOCKET, P_UDP_SOCKET, P_EXEC_MMAP, P_FORK, P_MAX };
+enum probe { P_ALLOWED, P_OPEN, P_READ, P_UNIX_SOCKET, P_UDP_SOCKET, P_EXEC_MMAP, P_FORK, P_MAX };
 
 /* In the child, after the real gate_confine(): one probe. Return: the byte to report. */
 static char run_probe(enum probe p)
@@ -115,6 +118,8 @@ static char run_probe(enum probe p)
 		return 'y';
 	case P_OPEN:
 		return syscall(SYS_openat, AT_FDCWD, "/", O_RDONLY | O_DIRECTORY) >= 0 ? 'o' : 'e';
+	case P_READ: /* read(2) is not needed: sockets are read with recv */
+		return read(0, &m, 0) >= 0 ? 'o' : 'e';
 	case P_UNIX_SOCKET:
 		return socket(AF_UNIX, SOCK_STREAM, 0) >= 0 ? 'o' : 'e';
 	case P_UDP_SOCKET:
@@ -186,8 +191,9 @@ static int confined_child(enum probe p, char *got, bool check_proc)
 
 	/* the one table, compiled as gate_start() does it */
 	assert_int_equal(gate_seccomp_compile(&prog), 0);
-	assert_int_equal(pipe2(c2p, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(p2c, O_CLOEXEC), 0);
+	/* sockets, not pipes: the confined gate reads sockets only (recvfrom; read is not allowed) */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c2p), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p2c), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -196,7 +202,7 @@ static int confined_child(enum probe p, char *got, bool check_proc)
 
 		if (gate_confine(parent, &prog, keep, ELEMENTSOF(keep)) < 0)
 			_exit(GATE_EXIT_CONFINE);
-		if (write(keep[0], "R", 1) != 1 || read(keep[1], &cmd, 1) != 1)
+		if (write(keep[0], "R", 1) != 1 || recv(keep[1], &cmd, 1, 0) != 1)
 			_exit(1);
 		cmd = run_probe((enum probe)cmd);
 		(void)!write(keep[0], &cmd, 1);
@@ -270,11 +276,11 @@ static void test_confined_allowed_calls_work(void **state)
 	assert_int_equal(got, 'y');
 }
 
-/* Attacks: a file, a unix socket, a UDP socket, an executable mapping, a new process: each kills
+/* Attacks: a file, read(2), a unix socket, a UDP socket, an executable mapping, a new process: each kills
  * the gate with SIGSYS before the call returns. */
 static void test_confined_other_calls_kill(void **state)
 {
-	static const enum probe probes[] = { P_OPEN, P_UNIX_SOCKET, P_UDP_SOCKET, P_EXEC_MMAP, P_FORK };
+	static const enum probe probes[] = { P_OPEN, P_READ, P_UNIX_SOCKET, P_UDP_SOCKET, P_EXEC_MMAP, P_FORK };
 
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(probes); i++) {
