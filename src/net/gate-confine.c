@@ -2,7 +2,6 @@
 /* gate-confine.c — the gate process's self-confinement and its resolver helper's privilege drop */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "net/gate-confine.h"
+#include "ns/caps.h"
 #include "util/log.h"
 #include "util/macro.h"
 
@@ -173,25 +173,15 @@ static int confine_fs(void)
 }
 
 /* Stage: capabilities. Should: clear the bounding, ambient, effective, permitted and inheritable
- * sets (the new user namespace granted a full set in it). Mustn't: keep one. @need_bounding: the
- * bounding set must be cleared (it can be whenever CAP_SETPCAP is held). */
-static int confine_caps(const char *name, bool need_bounding)
+ * sets (a new user namespace granted a full set in it, and with it CAP_SETPCAP to clear the
+ * bounding set), set no_new_privs, and read it all back: the workload's own sequence
+ * (ns/caps.h). Mustn't: keep one. */
+static int confine_caps(const char *name)
 {
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = { { 0 } };
+	int r = caps_drop_all();
 
-	for (int cap = 0; cap < 64; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
-			if (errno == EINVAL)
-				break; /* past CAP_LAST_CAP of this kernel */
-			if (need_bounding || errno != EPERM)
-				return log_error_errno(-errno, "%s: cannot drop capability %d: %m", name, cap);
-			break; /* no CAP_SETPCAP: an ordinary user's helper holds no capability anyway */
-		}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		return log_error_errno(-errno, "%s: cannot clear the ambient capabilities: %m", name);
-	if (syscall(SYS_capset, &h, d) < 0)
-		return log_error_errno(-errno, "%s: cannot drop its capabilities: %m", name);
+	if (r < 0)
+		return log_error_errno(r, "%s: cannot drop its capabilities: %m", name);
 	return 0;
 }
 
@@ -254,7 +244,7 @@ int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_
 	/* the fds last: until then a failure is still said on the supervisor's stderr */
 	r = confine_fs();
 	if (r >= 0)
-		r = confine_caps("gate", true);
+		r = confine_caps("gate");
 	if (r >= 0)
 		r = confine_rlimits();
 	if (r >= 0)
@@ -279,7 +269,12 @@ int resolver_confine(pid_t parent, int *keep)
 	if (r < 0)
 		return r;
 	confine_signals();
-	r = confine_caps("resolver", false);
+	/* A user namespace of its own: whatever the caller held on the host (a root caller: every
+	 * capability) is gone with it, and caps_drop_all() can clear the bounding set for any caller.
+	 * Its files are still read as the caller (permission checks use the host ids). */
+	if (unshare(CLONE_NEWUSER) < 0)
+		return log_error_errno(-errno, "resolver: cannot create its user namespace: %m (run 'aisb doctor')");
+	r = confine_caps("resolver");
 	if (r < 0)
 		return r;
 	/* no core dumps, no file writes (it writes none), a few fds for getaddrinfo's sockets and
@@ -287,8 +282,6 @@ int resolver_confine(pid_t parent, int *keep)
 	if (set_limit(RLIMIT_CORE, 0, "RLIMIT_CORE") < 0 || set_limit(RLIMIT_FSIZE, 0, "RLIMIT_FSIZE") < 0 ||
 	    set_limit(RLIMIT_NOFILE, 64, "RLIMIT_NOFILE") < 0)
 		return -EPERM;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return log_error_errno(-errno, "resolver: cannot set no_new_privs: %m");
 	r = confine_fds(keep, 1, "resolver");
 	if (r < 0)
 		return r;

@@ -62,8 +62,9 @@ int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_
  * @parent: the supervisor's pid, taken before the fork
  * @keep: the one fd it serves (its socket to the gate); every other fd is closed
  *
- * The parent's death kills it; no capabilities; no_new_privs; no core dumps, no file writes, a
- * small fd limit. It keeps the filesystem (getaddrinfo reads /etc and loads NSS modules).
+ * The parent's death kills it; a user namespace of its own and no capabilities in it (a root
+ * caller's helper loses its host capabilities with the namespace); no_new_privs; no core dumps,
+ * no file writes, a small fd limit. It keeps the filesystem (getaddrinfo reads /etc and loads NSS modules).
  * Return: 0 or -errno. Logs on failure; afterwards the log is silenced.
  */
 int resolver_confine(pid_t parent, int *keep);

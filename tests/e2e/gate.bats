@@ -82,6 +82,7 @@ start_sandbox() {
 	# the resolver keeps the filesystem, but no capability and no new privileges
 	[ "$(status_field "$rp" NoNewPrivs)" = 1 ]
 	[ "$(status_field "$rp" CapEff)" = 0000000000000000 ]
+	[ "$(status_field "$rp" CapBnd)" = 0000000000000000 ]
 	# control: the same probes on the supervisor see the host
 	[ "$(status_field "$SUP" Seccomp)" = 0 ]
 	ls -A "/proc/$SUP/root/" | grep -qx etc

@@ -293,7 +293,8 @@ static void test_confined_other_calls_kill(void **state)
 	}
 }
 
-/* The resolver helper keeps the filesystem but no capabilities and no new privileges. */
+/* The resolver helper keeps the filesystem (control: /etc is there) but no capability, not even
+ * in its bounding set, and no new privileges. */
 static void test_resolver_confined(void **state)
 {
 	int c2p[2], st;
@@ -321,6 +322,8 @@ static void test_resolver_confined(void **state)
 	assert_int_equal(read_status_field(pid, "CapEff", v, sizeof(v)), 0);
 	assert_string_equal(v, "0000000000000000");
 	assert_int_equal(read_status_field(pid, "CapPrm", v, sizeof(v)), 0);
+	assert_string_equal(v, "0000000000000000");
+	assert_int_equal(read_status_field(pid, "CapBnd", v, sizeof(v)), 0);
 	assert_string_equal(v, "0000000000000000");
 	assert_int_equal(read_status_field(pid, "Name", v, sizeof(v)), 0);
 	assert_string_equal(v, RESOLVER_PROC_NAME);
