@@ -190,7 +190,7 @@ static int set_limit(int res, rlim_t v, const char *what)
 	struct rlimit rl = { v, v };
 
 	if (setrlimit(res, &rl) < 0)
-		return log_error_errno(-errno, "gate: cannot set %s: %m", what);
+		return log_error_errno(-errno, "cannot set %s for the gate's process: %m", what);
 	return 0;
 }
 
