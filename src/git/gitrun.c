@@ -216,7 +216,8 @@ static int build_argv(const struct gitrun *g, const struct gitrun_call *c, char 
 		r = asprintf(&e, "--git-dir=%s", c->dir) < 0 ? -ENOMEM : strv_push_take(&v, e);
 	} else if (r >= 0 && c->dir && (r = strv_push(&v, "-C")) >= 0)
 		r = strv_push(&v, c->dir);
-	for (size_t i = 0; c->args[i] && r >= 0; i++)
+	/* vcall() with no words leaves args NULL */
+	for (size_t i = 0; r >= 0 && c->args && c->args[i]; i++)
 		r = strv_push(&v, c->args[i]);
 	if (r < 0) {
 		strv_free(v);

@@ -173,7 +173,7 @@ int layout_save(struct store *s, const struct store_ref *pin, const char *file)
 	}
 	{
 		_cleanup_free_ char *mpath = NULL;
-		if (asprintf(&mpath, "blobs/sha256/%s", pin->digest + 7) < 0 || (k = add_mem(a, mpath, buf, len)) < 0) {
+		if (asprintf(&mpath, "blobs/sha256/%s", pin->digest + 7) < 0 || add_mem(a, mpath, buf, len) < 0) {
 			k = (log_error("cannot write '%s': %s", tmp, archive_error_string(a)), -EIO);
 			goto fail;
 		}

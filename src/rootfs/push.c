@@ -282,10 +282,9 @@ static int push_blob(struct registry *r, struct store *s, const struct oci_descr
 		k = http_failure(r, &rs, d->digest);
 		goto out;
 	}
-	if (r->mount_from && asprintf(&start, "/v2/%s/blobs/uploads/?mount=sha256%%3A%s&from=%s", r->repo, d->digest + 7,
-				      r->mount_from) < 0)
-		start = NULL;
-	else if (!r->mount_from && asprintf(&start, "/v2/%s/blobs/uploads/", r->repo) < 0)
+	if (r->mount_from ? asprintf(&start, "/v2/%s/blobs/uploads/?mount=sha256%%3A%s&from=%s", r->repo,
+				     d->digest + 7, r->mount_from) < 0
+			  : asprintf(&start, "/v2/%s/blobs/uploads/", r->repo) < 0)
 		start = NULL;
 	if (!start) {
 		k = log_error_errno(-ENOMEM, "%m");

@@ -680,6 +680,7 @@ static int import_bundle(struct import *im, int bfd)
 	/* --strict: every object checked as fsck does, and every link present; no --fix-thin, so
 	 * a delta on an object outside the pack is refused; the pack is bounded */
 	r = call_out(im, im->q, (const char *const[]){ "index-pack", "--strict", "--stdin",
+						       /* NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one word */
 						       "--max-input-size=" WS_PACK_MAX_STR, NULL }, &out, bfd, NULL, 0, NULL,
 		     false, err, sizeof(err));
 	if (r != 0)
