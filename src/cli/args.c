@@ -129,22 +129,6 @@ static const struct opt_def opts[] = {
 	{ "harness-args", NULL, OPT_BOOL, OPT_HARNESS_ARGS, NULL, "the rest goes to the harness, even --help" },
 };
 
-const char *net_mode_to_string(enum net_mode m)
-{
-	static const char *const names[NET_MODE_MAX] = { "none", "allow", "full" };
-	return m < NET_MODE_MAX ? names[m] : "?";
-}
-
-int net_mode_from_string(const char *s, enum net_mode *out)
-{
-	for (int m = 0; m < NET_MODE_MAX; m++)
-		if (streq(s, net_mode_to_string(m))) {
-			*out = m;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 static int set_str(char **dst, const char *v)
 {
 	char *c = strdup(v);
@@ -585,30 +569,3 @@ bool args_flag(size_t i, struct cli_flag *out)
 	return true;
 }
 
-void settings_free(struct aisb_settings *s)
-{
-	free(s->rootfs);
-	free(s->image);
-	free(s->harness);
-	free(s->workdir);
-	free(s->agents_dir);
-	free(s->proxy);
-	free(s->memory);
-	free(s->pids);
-	free(s->cpus);
-	free(s->home);
-	strv_free(s->harness_from);
-	free(s->pi_token_env);
-	free(s->thinking);
-	strv_free(s->mounts);
-	strv_free(s->envs);
-	strv_free(s->env_files);
-	strv_free(s->allows);
-	strv_free(s->allow_files);
-	strv_free(s->add_hosts);
-	strv_free(s->publish);
-	strv_free(s->allow_host_ports);
-	strv_free(s->harness_args);
-	strv_free(s->command);
-	memset(s, 0, sizeof(*s));
-}

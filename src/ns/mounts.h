@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "cli/plan.h"
+#include "core/plan.h"
 
 enum mount_op_kind {
 	MOP_BIND,    /* bind src (host) at dst */

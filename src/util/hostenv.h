@@ -4,8 +4,8 @@
  * Everything else receives an env_getter, so tests can substitute a table and nothing reads the
  * ambient environment by accident.
  */
-#ifndef AISB_CLI_HOSTENV_H
-#define AISB_CLI_HOSTENV_H
+#ifndef AISB_UTIL_HOSTENV_H
+#define AISB_UTIL_HOSTENV_H
 
 /* secure_getenv(): NULL when unset, or when running with elevated privileges. Does not log. */
 const char *hostenv_get(const char *name);
