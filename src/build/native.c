@@ -27,6 +27,7 @@
 #include "ns/cgroup.h"
 #include "ns/procfs.h"
 #include "ns/seccomp.h"
+#include "ns/userns.h"
 #include "util/fdpass.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -153,31 +154,17 @@ void native_work_dir_release(const char *dir)
 		(void)chmod(w, 0700);
 }
 
-static int write_map(const char *file, const char *s)
-{
-	_cleanup_close_ int fd = open(file, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	return write_full(fd, s, strlen(s));
-}
-
 /* Enters a new user namespace (inside @in_uid/@in_gid = @uid/@gid, one id each; this process
  * keeps every capability in it until it executes a program as a non-zero uid) and mount
  * namespace, plus @more (CLONE_NEWPID...). Logs on failure. */
 static int enter_build_ns(uid_t uid, gid_t gid, uid_t in_uid, gid_t in_gid, int more)
 {
-	char map[64];
+	const struct userns_map m = { .inside_uid = in_uid, .host_uid = uid, .inside_gid = in_gid, .host_gid = gid };
+	const char *failed;
+	int r = userns_enter(&m, CLONE_NEWNS | more, &failed);
 
-	if (unshare(CLONE_NEWUSER) < 0)
-		return log_error_errno(-errno, "build: cannot create a user namespace: %m (run 'aisb doctor')");
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)in_uid, (unsigned)uid);
-	if (write_map("/proc/self/setgroups", "deny") < 0 || write_map("/proc/self/uid_map", map) < 0)
-		return log_error_errno(-errno, "build: cannot write the uid map: %m");
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)in_gid, (unsigned)gid);
-	if (write_map("/proc/self/gid_map", map) < 0)
-		return log_error_errno(-errno, "build: cannot write the gid map: %m");
-	if (unshare(CLONE_NEWNS | more) < 0)
-		return log_error_errno(-errno, "build: cannot create the build's namespaces: %m");
+	if (r < 0)
+		return log_error_errno(r, "build: cannot create the build's %s: %m (run 'aisb doctor')", failed);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return log_error_errno(-errno, "build: cannot make the mounts private: %m");
 	return 0;
@@ -260,20 +247,21 @@ static int fs_child(const struct native_build *nb, uid_t uid, gid_t gid, size_t 
 static int probe_child(char *why, size_t n)
 {
 	_cleanup_close_ int fs = -1, tmp = -1, ofs = -1, root = -1;
-	char map[64], gmap[64], opt[3][64];
+	char opt[3][64];
 	static const char *const dirs[] = { "l", "u", "w" };
+	const struct userns_map m = userns_map_root();
+	const char *failed;
+	int r = userns_enter(&m, CLONE_NEWNS, &failed);
 
-	/* both ids now: inside the new namespace they read as the overflow id until mapped */
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)getuid());
-	snprintf(gmap, sizeof(gmap), "0 %u 1\n", (unsigned)getgid());
-	if (unshare(CLONE_NEWUSER) < 0)
-		return snprintf(why, n, "cannot create a user namespace: %s", strerror(errno)), errno;
-	if (write_map("/proc/self/setgroups", "deny") < 0 || write_map("/proc/self/uid_map", map) < 0)
-		return snprintf(why, n, "cannot write a user namespace's uid map: %s", strerror(errno)), errno;
-	if (write_map("/proc/self/gid_map", gmap) < 0)
-		return snprintf(why, n, "cannot write a user namespace's gid map: %s", strerror(errno)), errno;
-	if (unshare(CLONE_NEWNS) < 0)
-		return snprintf(why, n, "cannot create a mount namespace: %s", strerror(errno)), errno;
+	if (r < 0) {
+		if (streq(failed, "user namespace"))
+			snprintf(why, n, "cannot create a user namespace: %s", strerror(-r));
+		else if (streq(failed, "namespaces"))
+			snprintf(why, n, "cannot create a mount namespace: %s", strerror(-r));
+		else
+			snprintf(why, n, "cannot write a user namespace's %s: %s", failed, strerror(-r));
+		return -r;
+	}
 	fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
 	if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
 	    (tmp = fsmount(fs, FSMOUNT_CLOEXEC, 0)) < 0)

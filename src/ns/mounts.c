@@ -20,6 +20,7 @@
 
 #include "agents/bridge.h"
 #include "ns/mounts.h"
+#include "ns/userns.h"
 #include "util/container.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -188,73 +189,6 @@ static bool walk_started;
 static int idmap_etc = -1, idmap_opt = -1;
 static bool prefetched, idmap_ready;
 
-static int userns_holder(void *arg)
-{
-	char b;
-
-	/* raw read: this child shares the parent's memory (CLONE_VM), errno included */
-	(void)syscall(SYS_read, *(int *)arg, &b, 1);
-	return 0;
-}
-
-static int write_proc(pid_t pid, const char *file, const char *text)
-{
-	char path[64];
-	int fd, r = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) < 0)
-		r = -errno;
-	close(fd);
-	return r;
-}
-
-/* An fd of a new user namespace that maps only 0 -> 65534 (uid and gid). Does not log. */
-static int nobody_userns(void)
-{
-	const size_t stack_size = 64 * 1024;
-	int pfd[2], ufd = -1, r = 0;
-	char path[64];
-	void *stack;
-	pid_t pid;
-
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -errno;
-	stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED) {
-		r = -errno;
-		goto out;
-	}
-	/* the child only waits in the new namespace while its maps are written */
-	pid = clone(userns_holder, (char *)stack + stack_size, CLONE_NEWUSER | CLONE_VM | SIGCHLD, &pfd[0]);
-	if (pid < 0) {
-		r = -errno;
-		goto out;
-	}
-	if ((r = write_proc(pid, "uid_map", "0 65534 1\n")) == 0 && (r = write_proc(pid, "setgroups", "deny")) == 0 &&
-	    (r = write_proc(pid, "gid_map", "0 65534 1\n")) == 0) {
-		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-		ufd = open(path, O_RDONLY | O_CLOEXEC);
-		if (ufd < 0)
-			r = -errno;
-	}
-	/* a byte, not EOF: the child's copy of the fd table holds the write end too */
-	if (write(pfd[1], "x", 1) != 1)
-		(void)kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-out:
-	if (stack != MAP_FAILED && stack)
-		munmap(stack, stack_size);
-	close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	return r < 0 ? r : ufd;
-}
-
 /* A detached recursive clone of @path (no symlink followed), read-only, nosuid, nodev and
  * idmapped through @userns. Does not log. */
 static int idmapped_tree(const char *path, int userns)
@@ -281,7 +215,8 @@ static int idmapped_tree(const char *path, int userns)
 static bool prepare_idmap(void)
 {
 	struct stat st;
-	int ns = nobody_userns();
+	const struct userns_map nobody = { .inside_uid = 0, .host_uid = 65534, .inside_gid = 0, .host_gid = 65534 };
+	int ns = userns_open(&nobody);
 
 	if (ns < 0)
 		return false;

@@ -28,6 +28,7 @@
 #include "ns/mounts.h"
 #include "ns/sandbox.h"
 #include "ns/seccomp.h"
+#include "ns/userns.h"
 #include "ns/session.h"
 #include "ns/stage.h"
 #include "ns/ttyfilter.h"
@@ -49,29 +50,16 @@ static long long now_usec(void)
 	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Stage: identity. Should: map exactly one id, the caller's, to 1000 inside; deny setgroups
- * first (required for an unprivileged gid_map). Mustn't: map any other host id. */
+/* Stage: identity (ns/userns.c). Should: map the caller's one uid and gid to 1000 inside.
+ * Mustn't: map any other host id. Logs on failure. */
 static int write_id_maps(pid_t pid, uid_t uid, gid_t gid, uid_t in_uid, gid_t in_gid)
 {
-	char path[64], buf[64];
-	_cleanup_close_ int dir = -1;
-	int n, r;
+	const struct userns_map m = { .inside_uid = in_uid, .host_uid = uid, .inside_gid = in_gid, .host_gid = gid };
+	const char *failed;
+	int r = userns_write_maps(pid, &m, &failed);
 
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return log_error_errno(-errno, "cannot open '%s': %m", path);
-	r = write_file_at(dir, "setgroups", "deny", 4, 0);
-	if (r < 0 && r != -ENOENT)
-		return log_error_errno(r, "cannot write setgroups for the sandbox: %m");
-	n = snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)in_uid, (unsigned)uid);
-	r = write_file_at(dir, "uid_map", buf, (size_t)n, 0);
 	if (r < 0)
-		return log_error_errno(r, "cannot write the sandbox's uid_map: %m (run 'aisb doctor')");
-	n = snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)in_gid, (unsigned)gid);
-	r = write_file_at(dir, "gid_map", buf, (size_t)n, 0);
-	if (r < 0)
-		return log_error_errno(r, "cannot write the sandbox's gid_map: %m (run 'aisb doctor')");
+		return log_error_errno(r, "cannot write the sandbox's %s: %m (run 'aisb doctor')", failed);
 	return 0;
 }
 

@@ -805,8 +805,7 @@ int registry_get_manifest(struct registry *r, const char *reference, char **buf,
 			return -ENOMEM;
 	}
 	EVP_Digest(b.buf, b.len, md, &mdlen, EVP_sha256(), NULL);
-	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	hex_encode(md, 32, hex);
 	if (asprintf(digest, "sha256:%s", hex) < 0) {
 		free(b.buf);
 		return -ENOMEM;

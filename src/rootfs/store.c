@@ -141,16 +141,6 @@ struct store_blob_writer {
 	int fd;
 };
 
-static void hex_encode(const unsigned char *in, size_t n, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hex[in[i] >> 4];
-		out[2 * i + 1] = hex[in[i] & 15];
-	}
-	out[2 * n] = 0;
-}
-
 void store_blob_abort(struct store_blob_writer *w)
 {
 	if (!w)
