@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ns/userns.h"
 #include "util/util.h"
 
 enum { CHILD_OK = 0, CHILD_NO_USERNS = 10, CHILD_FAIL = 20 };
@@ -27,22 +28,13 @@ static inline int write_str(const char *path, const char *s)
 	return r;
 }
 
-/* What `unshare -Ur` does: a new user namespace where 0 maps to @uid and @gid. */
+/* What `unshare -Ur` does: a new user namespace where 0 maps to @uid and @gid, made by the
+ * module the sandbox uses (ns/userns.h). */
 static inline int enter_userns(uid_t uid, gid_t gid)
 {
-	char map[64];
+	const struct userns_map m = { .inside_uid = 0, .host_uid = uid, .inside_gid = 0, .host_gid = gid };
 
-	if (unshare(CLONE_NEWUSER) < 0)
-		return -errno;
-	if (write_str("/proc/self/setgroups", "deny") < 0)
-		return -errno;
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
-	if (write_str("/proc/self/uid_map", map) < 0)
-		return -errno;
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
-	if (write_str("/proc/self/gid_map", map) < 0)
-		return -errno;
-	return 0;
+	return userns_enter(&m, 0, NULL);
 }
 
 /* Runs @fn(@arg, uid, gid) in a forked child (uid/gid: the test's, read before the fork) and
