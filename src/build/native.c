@@ -24,7 +24,9 @@
 #include "build/native.h"
 #include "net/gate.h"
 #include "net/netplan.h"
+#include "ns/caps.h"
 #include "ns/cgroup.h"
+#include "ns/harden.h"
 #include "ns/procfs.h"
 #include "ns/seccomp.h"
 #include "ns/userns.h"
@@ -479,8 +481,9 @@ static int gate_resolver(bool have_dev, const char *text, size_t len, char ***en
  * (ns/procfs.h) and a small /dev; run as inside root with the one seccomp table (fakeroot rules
  * on for a root step). Mustn't: keep a path to the host (the old root is detached), reach any
  * network but through the gate (its own netns: loopback, and with an allowlist the gate's
- * listeners and the verified nft ruleset), gain privileges (no_new_privs), or create user
- * namespaces (deny list, user.max_user_namespaces=0). */
+ * listeners and the verified nft ruleset), gain privileges (no_new_privs), keep a capability
+ * beyond the fakeroot set (ns/caps.h; none for a USER step), or create user namespaces (deny
+ * list, user.max_user_namespaces=0). */
 static int run_pid1(const struct run_args *a)
 {
 	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
@@ -550,16 +553,28 @@ static int run_pid1(const struct run_args *a)
 		log_debug_errno(-errno, "build: sethostname: %m");
 	/* no controlling terminal (so /dev/tty cannot reach the user's), no inherited fds */
 	if (setsid() < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(a->out_fd, STDOUT_FILENO) < 0 ||
-	    dup2(a->out_fd, STDERR_FILENO) < 0 || close_range(3, ~0U, 0) < 0)
+	    dup2(a->out_fd, STDERR_FILENO) < 0)
 		return AISB_EXIT_FAILED;
 	if (a->user && !env_has(env, "HOME")) {
 		char *h;
 		if (asprintf(&h, "HOME=%s", a->user->home) < 0 || strv_push_take(&env, h) < 0)
 			return AISB_EXIT_FAILED;
 	}
-	if (seccomp_policy_apply(&so) < 0)
-		return AISB_EXIT_ENFORCE; /* said why */
-	environ = env;
+	/* the workload's hardening sequence (ns/harden.h): a root step keeps the fakeroot set of
+	 * capabilities in its own user namespace, a USER step none */
+	{
+		const uint64_t keep = a->user ? 0 : CAPS_FAKEROOT;
+		struct seccomp_prog prog = { 0 };
+		enum harden_step failed;
+
+		if (seccomp_policy_compile(&so, &prog) < 0)
+			return AISB_EXIT_ENFORCE; /* said why */
+		environ = env;
+		r = harden_before_exec(&prog, keep, &failed);
+		seccomp_prog_free(&prog);
+		if (r < 0)
+			return log_error_errno(r, "build: %s: %m", harden_step_name(failed, keep)), AISB_EXIT_ENFORCE;
+	}
 	execvp(st->argv[0], st->argv);
 	r = errno;
 	log_error_errno(-r, "line %u: cannot execute '%s': %m", st->line, st->argv[0]);
