@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -90,10 +91,15 @@ int userns_try(void)
 
 static int holder(void *arg)
 {
+	const int *pfd = arg;
 	char b;
 
-	/* raw read: this child shares the parent's memory (CLONE_VM), errno included */
-	(void)syscall(SYS_read, *(int *)arg, &b, 1);
+	/* Raw calls: this child shares the parent's memory (CLONE_VM), errno included. It has its
+	 * own copy of the fd table, so it closes its write end first: then a supervisor killed
+	 * before it released the child is EOF here, not a child blocked forever in a pipe it holds
+	 * both ends of (seen under load by lifecycle.bats' SIGKILL-during-startup test). */
+	(void)syscall(SYS_close, pfd[1]);
+	(void)syscall(SYS_read, pfd[0], &b, 1);
 	return 0;
 }
 
@@ -101,6 +107,7 @@ int userns_open(const struct userns_map *m)
 {
 	const size_t stack_size = 64 * 1024;
 	int pfd[2], ufd = -1, r = 0;
+	bool released = false;
 	char path[64];
 	void *stack;
 	pid_t pid;
@@ -113,7 +120,7 @@ int userns_open(const struct userns_map *m)
 		goto out;
 	}
 	/* the child only waits in the new namespace while its maps are written */
-	pid = clone(holder, (char *)stack + stack_size, CLONE_NEWUSER | CLONE_VM | SIGCHLD, &pfd[0]);
+	pid = clone(holder, (char *)stack + stack_size, CLONE_NEWUSER | CLONE_VM | SIGCHLD, pfd);
 	if (pid < 0) {
 		r = -errno;
 		goto out;
@@ -125,15 +132,18 @@ int userns_open(const struct userns_map *m)
 		if (ufd < 0)
 			r = -errno;
 	}
-	/* a byte, not EOF: the child's copy of the fd table holds the write end too */
-	if (write(pfd[1], "x", 1) != 1)
-		(void)kill(pid, SIGKILL);
+	/* Release the child: EOF once our write end is closed (the child closed its copy). pfd
+	 * itself stays as it is until the child is reaped: the child reads pfd[1] from this frame
+	 * (shared memory), possibly only now, when it is first scheduled. */
+	close(pfd[1]);
+	released = true;
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 out:
 	if (stack != MAP_FAILED && stack)
 		munmap(stack, stack_size);
 	close(pfd[0]);
-	close(pfd[1]);
+	if (!released)
+		close(pfd[1]);
 	return r < 0 ? r : ufd;
 }
