@@ -5,7 +5,11 @@
  * which are symlinks, what .git is) into an ordered list of operations, without touching the
  * kernel, so the tree is unit-tested op by op. mount_plan_apply() runs inside the new mount
  * namespace: it opens every source once (no symlinks), builds the tree on a fresh tmpfs, pivots
- * into it and detaches the old root.
+ * into it and detaches the old root. It is the one mount applier: `aisb run`'s init and `aisb
+ * build`'s RUN steps (mount_plan_build_step()) both go through it.
+ *
+ * Split by concern: host facts (mount-facts.c), a root caller's /etc and /opt (mount-idmap.c),
+ * the pure planner (mount-plan.c), the applier (mount-apply.c); mounts-internal.h is theirs.
  */
 #ifndef AISB_NS_MOUNTS_H
 #define AISB_NS_MOUNTS_H
