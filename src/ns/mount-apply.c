@@ -116,17 +116,19 @@ static int open_target(int rootfd, const char *dst, bool want_dir, bool allow_li
 	return TAKE_FD(cur);
 }
 
+/* The directory that holds @dst (opened below @rootfd as open_target() does) and, in *@name,
+ * @dst's last component. */
 static int parent_and_name(int rootfd, const char *dst, const char **name)
 {
-	_cleanup_free_ char *parent = strdup(dst);
-	char *slash;
-	if (!parent)
-		return -ENOMEM;
-	slash = strrchr(parent, '/');
+	const char *slash = strrchr(dst, '/');
+	_cleanup_free_ char *parent = NULL;
+
 	if (!slash || !slash[1])
 		return -EINVAL;
-	*name = dst + (slash - parent) + 1;
-	*slash = 0;
+	*name = slash + 1;
+	parent = strndup(dst, (size_t)(slash - dst));
+	if (!parent)
+		return -ENOMEM;
 	return open_target(rootfd, *parent ? parent : "/", true, false);
 }
 
@@ -226,6 +228,18 @@ static int overlay_root_create(const struct mount_op *op, bool *unsupported, cha
 	return mnt;
 }
 
+int mount_overlay_detached(const char *lower, const char *upper, const char *work, char *err, size_t errlen)
+{
+	_cleanup_free_ char *dirs = NULL;
+	struct mount_op op = { .kind = MOP_OVERLAY, .src = (char *)lower, .dst = (char *)"/" };
+	bool unsupported;
+
+	if (asprintf(&dirs, "%s\n%s", upper, work) < 0)
+		return fail(err, errlen, -ENOMEM, "overlay dirs");
+	op.data = dirs;
+	return overlay_root_create(&op, &unsupported, err, errlen);
+}
+
 static bool name_in_list(const char *name, const char *list)
 {
 	size_t n = strlen(name);
@@ -320,12 +334,270 @@ static int proc_refused(int e, char *err, size_t errlen)
 	return AISB_EXIT_ENFORCE;
 }
 
+/* The applier's state: one detached tree (or directory fd) per op, the new root and, for an
+ * image, its overlay or the fallback's image directory. */
+struct apply {
+	const struct mount_plan *mp;
+	int *trees;
+	int rootfd, overlay, imagefd;
+	bool image, fallback;
+	char *err;
+	size_t errlen;
+};
+
+/* One MOP_BIND source opened as a detached clone of its tree into *@tree (-1 when optional and
+ * absent), with its attributes set. Return: 0 or -errno with the error text. */
+static int open_bind_source(const struct mount_op *op, int *tree, char *err, size_t errlen)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID };
+	_cleanup_close_ int src = -1;
+	struct stat st;
+
+	if (op->flags & MOP_F_PREPARED) {
+		/* made and given its attributes by the supervisor; inherited through clone */
+		unsigned long long v = 0;
+		if (!op->data || parse_u64(op->data, &v) < 0 || v > INT32_MAX ||
+		    (*tree = fcntl((int)v, F_DUPFD_CLOEXEC, 3)) < 0)
+			return fail(err, errlen, -EBADF, "the prepared tree for '%s' is missing", op->dst);
+		return 0;
+	}
+	src = open_source(op->src);
+	if (src == -ENOENT && (op->flags & MOP_F_OPTIONAL))
+		return 0;
+	if (src < 0)
+		return fail(err, errlen, src, "cannot open mount source '%s'", op->src);
+	if (fstat(src, &st) < 0)
+		return fail(err, errlen, -errno, "cannot stat mount source '%s'", op->src);
+	if ((op->flags & MOP_F_DEV) ? !S_ISCHR(st.st_mode)
+	    : (op->flags & MOP_F_FILE) ? !S_ISREG(st.st_mode) : !S_ISDIR(st.st_mode))
+		return fail(err, errlen, -EINVAL, "mount source '%s' changed type since it was checked", op->src);
+	*tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (*tree < 0)
+		return fail(err, errlen, -errno, "cannot clone mount '%s'", op->src);
+	if (op->flags & MOP_F_RO)
+		attr.attr_set |= MOUNT_ATTR_RDONLY;
+	if (op->flags & MOP_F_DEV)
+		attr.attr_set |= MOUNT_ATTR_NOEXEC;
+	else
+		attr.attr_set |= MOUNT_ATTR_NODEV;
+	if (mount_setattr(*tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+		return fail(err, errlen, -errno, "cannot set attributes on '%s'", op->src);
+	return 0;
+}
+
+/* Stage: sources. Should: open every source once, as a detached clone of its tree, with the
+ * attributes it must have (read-only, nosuid, nodev) set before it is attached anywhere; a
+ * mirror's directory is opened now, before a tmpfs on /tmp could hide the store. Mustn't:
+ * follow a symlink in a source path, or accept a source whose type changed since the plan. */
+static int stage_sources(struct apply *a)
+{
+	for (size_t i = 0; i < a->mp->n; i++) {
+		const struct mount_op *op = &a->mp->ops[i];
+		int r;
+
+		if (op->kind == MOP_MIRROR) {
+			/* absent is empty */
+			_cleanup_close_ int p = open_source(op->src);
+			if (p >= 0)
+				a->trees[i] = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if ((p < 0 && p != -ENOENT) || (p >= 0 && a->trees[i] < 0))
+				return fail(a->err, a->errlen, p < 0 ? p : -errno, "cannot open the image directory '%s'",
+					    op->src);
+			continue;
+		}
+		if (op->kind != MOP_BIND)
+			continue;
+		r = open_bind_source(op, &a->trees[i], a->err, a->errlen);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Stage: image root. Should: make the image's overlay as a detached mount; where the kernel
+ * refuses an unprivileged overlay (or MOP_F_NO_OVERLAY asks for it), open the image for the
+ * read-only fallback instead, unless MOP_F_NO_FALLBACK makes that refusal an error (a build
+ * step writes into its upper or not at all). Mustn't: take the fallback for any other error. */
+static int stage_image_root(struct apply *a)
+{
+	const struct mount_op *op0 = &a->mp->ops[0];
+	bool unsupported = false;
+
+	if (op0->flags & MOP_F_NO_OVERLAY)
+		a->fallback = true;
+	else if ((a->overlay = overlay_root_create(op0, &unsupported, a->err, a->errlen)) < 0) {
+		if (!unsupported || (op0->flags & MOP_F_NO_FALLBACK))
+			return a->overlay;
+		a->fallback = true;
+		a->err[0] = 0;
+	}
+	if (a->fallback) {
+		_cleanup_close_ int p = open_source(op0->src);
+		if (p >= 0 && (a->imagefd = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			p = -errno;
+		if (p < 0)
+			return fail(a->err, a->errlen, p, "cannot open the image rootfs '%s'", op0->src);
+	}
+	return 0;
+}
+
+/* Stage: new root. Should: mount a tmpfs on the (now private) /tmp as the new root, with an
+ * image's overlay on top of it (its upper the session's dir, the build's, or a directory of the
+ * tmpfs below with --ephemeral) or the fallback's mirror of the image in it. Mustn't: open a
+ * source by name after this (the tmpfs hides whatever was under /tmp). */
+static int stage_new_root(struct apply *a)
+{
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+		return fail(a->err, a->errlen, -errno, "cannot mount the root tmpfs");
+	if (a->overlay >= 0) {
+		_cleanup_close_ int tfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (tfd < 0 || move_mount(a->overlay, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+			return fail(a->err, a->errlen, -errno, "cannot attach the image overlay");
+	}
+	a->rootfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (a->rootfd < 0)
+		return fail(a->err, a->errlen, -errno, "cannot open the new root");
+	if (a->fallback)
+		return mirror_dir(a->imagefd, a->rootfd, MOUNT_FALLBACK_ROOT_SKIP, a->err, a->errlen);
+	return 0;
+}
+
+/* A fresh tmpfs, proc or devpts at @op->dst. */
+static int apply_fs(const struct apply *a, const struct mount_op *op)
+{
+	static const char *const types[] = { [MOP_TMPFS] = "tmpfs", [MOP_PROC] = "proc", [MOP_DEVPTS] = "devpts" };
+	/* devpts must keep dev: its nodes are the ptys we open */
+	unsigned attrs = MOUNT_ATTR_NOSUID | (op->kind == MOP_DEVPTS ? 0 : MOUNT_ATTR_NODEV);
+	_cleanup_close_ int tfd = -1;
+	int r;
+
+	if (op->kind != MOP_TMPFS || streq(op->dst, "/dev") || streq(op->dst, "/dev/shm"))
+		attrs |= MOUNT_ATTR_NOEXEC;
+	if (op->flags & MOP_F_RO)
+		attrs |= MOUNT_ATTR_RDONLY;
+	tfd = open_target(a->rootfd, op->dst, true, false);
+	if (tfd < 0)
+		return fail(a->err, a->errlen, tfd, "cannot prepare mount point '%s'", op->dst);
+	r = mount_fs(types[op->kind], op->data, attrs, tfd);
+	if (r < 0 && op->kind == MOP_PROC)
+		/* hidepid needs 5.8; the pid namespace is what hides the host anyway */
+		r = mount_fs("proc", NULL, attrs, tfd);
+	if (r == -EPERM && op->kind == MOP_PROC)
+		return proc_refused(-r, a->err, a->errlen);
+	if (r < 0)
+		return fail(a->err, a->errlen, r, "cannot mount %s on '%s'", types[op->kind], op->dst);
+	return 0;
+}
+
+/* The fallback's tmpfs at @op->dst holding read-only binds of the image directory @tree's
+ * entries. */
+static int apply_mirror(const struct apply *a, const struct mount_op *op, int tree)
+{
+	_cleanup_close_ int tfd = -1, mfd = -1;
+	int r = 0;
+
+	tfd = open_target(a->rootfd, op->dst, true, false);
+	if (tfd < 0 || (r = mount_fs("tmpfs", "mode=0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, tfd)) < 0)
+		return fail(a->err, a->errlen, tfd < 0 ? tfd : r, "cannot mount the tmpfs for '%s'", op->dst);
+	mfd = open_target(a->rootfd, op->dst, true, false);
+	if (mfd < 0)
+		return fail(a->err, a->errlen, mfd, "cannot open '%s'", op->dst);
+	return tree >= 0 ? mirror_dir(tree, mfd, op->data, a->err, a->errlen) : 0;
+}
+
+/* Operation @i of the plan, below the new root. */
+static int apply_op(const struct apply *a, size_t i)
+{
+	const struct mount_op *op = &a->mp->ops[i];
+	_cleanup_close_ int tfd = -1;
+	const char *name;
+
+	switch (op->kind) {
+	case MOP_BIND:
+		if (a->trees[i] < 0)
+			return 0; /* optional and absent */
+		tfd = open_target(a->rootfd, op->dst, !(op->flags & (MOP_F_FILE | MOP_F_DEV)), op->flags & MOP_F_OVER_LINK);
+		if (tfd < 0)
+			return fail(a->err, a->errlen, tfd, "cannot prepare mount point '%s'", op->dst);
+		if (move_mount(a->trees[i], "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+			return fail(a->err, a->errlen, -errno, "cannot mount '%s' on '%s'", op->src, op->dst);
+		return 0;
+	case MOP_TMPFS:
+	case MOP_PROC:
+	case MOP_DEVPTS:
+		return apply_fs(a, op);
+	case MOP_SYMLINK:
+		tfd = parent_and_name(a->rootfd, op->dst, &name);
+		if (tfd < 0 || symlinkat(op->src, tfd, name) < 0)
+			return fail(a->err, a->errlen, tfd < 0 ? tfd : -errno, "cannot create symlink '%s'", op->dst);
+		return 0;
+	case MOP_OVERLAY:
+		return 0; /* mounted by stage_new_root() */
+	case MOP_MIRROR:
+		return apply_mirror(a, op, a->trees[i]);
+	case MOP_MKDIR:
+		tfd = open_target(a->rootfd, op->dst, true, false);
+		if (tfd < 0)
+			return fail(a->err, a->errlen, tfd, "cannot create directory '%s'", op->dst);
+		return 0;
+	case MOP_KIND_MAX:
+		break;
+	}
+	return fail(a->err, a->errlen, -EINVAL, "unknown mount operation");
+}
+
+/* Stage: operations. Should: apply the plan's operations in order, every target resolved below
+ * the new root one component at a time without following a symlink (except a final one a
+ * MOP_F_OVER_LINK op covers), then make the fallback's mirrors read-only. Mustn't: apply a
+ * MOP_F_FALLBACK op when the overlay was mounted. */
+static int stage_ops(struct apply *a)
+{
+	int r;
+
+	for (size_t i = 0; i < a->mp->n; i++) {
+		if ((a->mp->ops[i].flags & MOP_F_FALLBACK) && !a->fallback)
+			continue;
+		r = apply_op(a, i);
+		if (r != 0)
+			return r;
+	}
+	/* The fallback's mirrors are complete: nothing more may be created in them. */
+	for (size_t i = 0; a->fallback && i < a->mp->n; i++) {
+		struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+		_cleanup_close_ int tfd = -1;
+		if (a->mp->ops[i].kind != MOP_MIRROR)
+			continue;
+		tfd = open_target(a->rootfd, a->mp->ops[i].dst, true, false);
+		if (tfd < 0 || mount_setattr(tfd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+			return fail(a->err, a->errlen, tfd < 0 ? tfd : -errno, "cannot make '%s' read-only",
+				    a->mp->ops[i].dst);
+	}
+	return 0;
+}
+
+/* Stage: pivot. Should: pivot_root into the new root, detach the old one lazily and make /
+ * itself read-only, nosuid and nodev (an image root on overlay stays writable: writes land in
+ * the upper). Mustn't: leave any path to the old root. */
+static int stage_pivot(const struct apply *a)
+{
+	struct mount_attr attr = { .attr_set = (a->image && !a->fallback ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID |
+					       MOUNT_ATTR_NODEV };
+
+	if (fchdir(a->rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
+		return fail(a->err, a->errlen, -errno, "cannot pivot_root into the new root");
+	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		return fail(a->err, a->errlen, -errno, "cannot detach the old root");
+	if (mount_setattr(AT_FDCWD, "/", 0, &attr, sizeof(attr)) < 0)
+		return fail(a->err, a->errlen, -errno, "cannot make the root read-only");
+	return 0;
+}
+
 int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, size_t errlen)
 {
 	_cleanup_free_ int *trees = calloc(mp->n ? mp->n : 1, sizeof(int));
-	_cleanup_close_ int rootfd = -1, overlay = -1, imagefd = -1;
-	bool image = mp->n && mp->ops[0].kind == MOP_OVERLAY, fallback = false;
-	int r = 0;
+	struct apply a = { .mp = mp, .trees = trees, .rootfd = -1, .overlay = -1, .imagefd = -1,
+			   .image = mp->n && mp->ops[0].kind == MOP_OVERLAY, .err = err, .errlen = errlen };
+	int r;
 
 	*fell_back = false;
 	if (!trees)
@@ -333,250 +605,29 @@ int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, si
 	for (size_t i = 0; i < mp->n; i++)
 		trees[i] = -1;
 
-	/* Stage 1: nothing we mount may propagate back to the host. */
+	/* Stage: propagation. Nothing we mount may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return fail(err, errlen, -errno, "cannot make the mount tree private");
+	r = stage_sources(&a);
+	if (r == 0 && a.image)
+		r = stage_image_root(&a);
+	if (r == 0)
+		r = stage_new_root(&a);
+	if (r == 0)
+		r = stage_ops(&a);
+	if (r == 0)
+		r = stage_pivot(&a);
 
-	/* Stage 2: open every source once, as a detached clone of its tree, with the attributes it
-	 * must have (read-only, nosuid, nodev) set before it is attached anywhere. */
-	for (size_t i = 0; i < mp->n; i++) {
-		const struct mount_op *op = &mp->ops[i];
-		struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID };
-		_cleanup_close_ int src = -1;
-		struct stat st;
-
-		if (op->kind == MOP_MIRROR) {
-			/* opened now: a tmpfs on /tmp (stage 3) could hide the store; absent is empty */
-			_cleanup_close_ int p = open_source(op->src);
-			if (p >= 0)
-				trees[i] = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if ((p < 0 && p != -ENOENT) || (p >= 0 && trees[i] < 0)) {
-				r = fail(err, errlen, p < 0 ? p : -errno, "cannot open the image directory '%s'", op->src);
-				goto out;
-			}
-			continue;
-		}
-		if (op->kind != MOP_BIND)
-			continue;
-		if (op->flags & MOP_F_PREPARED) {
-			/* made and given its attributes by the supervisor; inherited through clone */
-			unsigned long long v = 0;
-			if (!op->data || parse_u64(op->data, &v) < 0 || v > INT32_MAX ||
-			    (trees[i] = fcntl((int)v, F_DUPFD_CLOEXEC, 3)) < 0) {
-				r = fail(err, errlen, -EBADF, "the prepared tree for '%s' is missing", op->dst);
-				goto out;
-			}
-			continue;
-		}
-		src = open_source(op->src);
-		if (src == -ENOENT && (op->flags & MOP_F_OPTIONAL))
-			continue;
-		if (src < 0) {
-			r = fail(err, errlen, src, "cannot open mount source '%s'", op->src);
-			goto out;
-		}
-		if (fstat(src, &st) < 0) {
-			r = fail(err, errlen, -errno, "cannot stat mount source '%s'", op->src);
-			goto out;
-		}
-		if ((op->flags & MOP_F_DEV) ? !S_ISCHR(st.st_mode)
-		    : (op->flags & MOP_F_FILE) ? !S_ISREG(st.st_mode) : !S_ISDIR(st.st_mode)) {
-			r = fail(err, errlen, -EINVAL, "mount source '%s' changed type since it was checked", op->src);
-			goto out;
-		}
-		trees[i] = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-		if (trees[i] < 0) {
-			r = fail(err, errlen, -errno, "cannot clone mount '%s'", op->src);
-			goto out;
-		}
-		if (op->flags & MOP_F_RO)
-			attr.attr_set |= MOUNT_ATTR_RDONLY;
-		if (op->flags & MOP_F_DEV)
-			attr.attr_set |= MOUNT_ATTR_NOEXEC;
-		else
-			attr.attr_set |= MOUNT_ATTR_NODEV;
-		if (mount_setattr(trees[i], "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
-			r = fail(err, errlen, -errno, "cannot set attributes on '%s'", op->src);
-			goto out;
-		}
-	}
-
-	if (image) {
-		bool unsupported = false;
-		if (mp->ops[0].flags & MOP_F_NO_OVERLAY)
-			fallback = true;
-		else if ((overlay = overlay_root_create(&mp->ops[0], &unsupported, err, errlen)) < 0) {
-			if (!unsupported) {
-				r = overlay;
-				goto out;
-			}
-			fallback = true;
-			err[0] = 0;
-		}
-		if (fallback) {
-			_cleanup_close_ int p = open_source(mp->ops[0].src);
-			if (p >= 0 && (imagefd = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-				p = -errno;
-			if (p < 0) {
-				r = fail(err, errlen, p, "cannot open the image rootfs '%s'", mp->ops[0].src);
-				goto out;
-			}
-		}
-	}
-
-	/* Stage 3: the new root, a tmpfs on the (now private) /tmp; every source is already open.
-	 * With an image, an overlay goes on top of that tmpfs: its lower is the image, its upper the
-	 * session's dir or a directory of the tmpfs below (--ephemeral). */
-	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0) {
-		r = fail(err, errlen, -errno, "cannot mount the root tmpfs");
-		goto out;
-	}
-	if (overlay >= 0) {
-		_cleanup_close_ int tfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		if (tfd < 0 || move_mount(overlay, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
-			r = fail(err, errlen, -errno, "cannot attach the image overlay");
-			goto out;
-		}
-	}
-	rootfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (rootfd < 0) {
-		r = fail(err, errlen, -errno, "cannot open the new root");
-		goto out;
-	}
-	if (fallback) {
-		r = mirror_dir(imagefd, rootfd, MOUNT_FALLBACK_ROOT_SKIP, err, errlen);
-		if (r < 0)
-			goto out;
-	}
-
-	/* Stage 4: the operations, in order. Targets are resolved below the new root without
-	 * following symlinks. */
-	for (size_t i = 0; i < mp->n; i++) {
-		const struct mount_op *op = &mp->ops[i];
-		_cleanup_close_ int tfd = -1;
-		const char *name;
-
-		if ((op->flags & MOP_F_FALLBACK) && !fallback)
-			continue;
-		switch (op->kind) {
-		case MOP_BIND:
-			if (trees[i] < 0)
-				continue; /* optional and absent */
-			tfd = open_target(rootfd, op->dst, !(op->flags & (MOP_F_FILE | MOP_F_DEV)),
-					  op->flags & MOP_F_OVER_LINK);
-			if (tfd < 0) {
-				r = fail(err, errlen, tfd, "cannot prepare mount point '%s'", op->dst);
-				goto out;
-			}
-			if (move_mount(trees[i], "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
-				r = fail(err, errlen, -errno, "cannot mount '%s' on '%s'", op->src, op->dst);
-				goto out;
-			}
-			break;
-		case MOP_TMPFS:
-		case MOP_PROC:
-		case MOP_DEVPTS: {
-			static const char *const types[] = { [MOP_TMPFS] = "tmpfs", [MOP_PROC] = "proc",
-							     [MOP_DEVPTS] = "devpts" };
-			/* devpts must keep dev: its nodes are the ptys we open */
-			unsigned attrs = MOUNT_ATTR_NOSUID | (op->kind == MOP_DEVPTS ? 0 : MOUNT_ATTR_NODEV);
-			if (op->kind != MOP_TMPFS || streq(op->dst, "/dev") || streq(op->dst, "/dev/shm"))
-				attrs |= MOUNT_ATTR_NOEXEC;
-			if (op->flags & MOP_F_RO)
-				attrs |= MOUNT_ATTR_RDONLY;
-			tfd = open_target(rootfd, op->dst, true, false);
-			if (tfd < 0) {
-				r = fail(err, errlen, tfd, "cannot prepare mount point '%s'", op->dst);
-				goto out;
-			}
-			r = mount_fs(types[op->kind], op->data, attrs, tfd);
-			if (r < 0 && op->kind == MOP_PROC)
-				/* hidepid needs 5.8; the pid namespace is what hides the host anyway */
-				r = mount_fs("proc", NULL, attrs, tfd);
-			if (r == -EPERM && op->kind == MOP_PROC) {
-				r = proc_refused(-r, err, errlen);
-				goto out;
-			}
-			if (r < 0) {
-				r = fail(err, errlen, r, "cannot mount %s on '%s'", types[op->kind], op->dst);
-				goto out;
-			}
-			break;
-		}
-		case MOP_SYMLINK:
-			tfd = parent_and_name(rootfd, op->dst, &name);
-			if (tfd < 0 || symlinkat(op->src, tfd, name) < 0) {
-				r = fail(err, errlen, tfd < 0 ? tfd : -errno, "cannot create symlink '%s'", op->dst);
-				goto out;
-			}
-			break;
-		case MOP_OVERLAY:
-			break; /* mounted in stage 3 */
-		case MOP_MIRROR: {
-			_cleanup_close_ int mfd = -1;
-			tfd = open_target(rootfd, op->dst, true, false);
-			if (tfd < 0 || (r = mount_fs("tmpfs", "mode=0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, tfd)) < 0) {
-				r = fail(err, errlen, tfd < 0 ? tfd : r, "cannot mount the tmpfs for '%s'", op->dst);
-				goto out;
-			}
-			mfd = open_target(rootfd, op->dst, true, false);
-			if (mfd < 0) {
-				r = fail(err, errlen, mfd, "cannot open '%s'", op->dst);
-				goto out;
-			}
-			if (trees[i] >= 0 && (r = mirror_dir(trees[i], mfd, op->data, err, errlen)) < 0)
-				goto out;
-			break;
-		}
-		case MOP_MKDIR:
-			tfd = open_target(rootfd, op->dst, true, false);
-			if (tfd < 0) {
-				r = fail(err, errlen, tfd, "cannot create directory '%s'", op->dst);
-				goto out;
-			}
-			break;
-		default:
-			r = fail(err, errlen, -EINVAL, "unknown mount operation");
-			goto out;
-		}
-	}
-
-	/* The fallback's mirrors are complete: nothing more may be created in them. */
-	for (size_t i = 0; fallback && i < mp->n; i++) {
-		struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
-		_cleanup_close_ int tfd = -1;
-		if (mp->ops[i].kind != MOP_MIRROR)
-			continue;
-		tfd = open_target(rootfd, mp->ops[i].dst, true, false);
-		if (tfd < 0 || mount_setattr(tfd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
-			r = fail(err, errlen, tfd < 0 ? tfd : -errno, "cannot make '%s' read-only", mp->ops[i].dst);
-			goto out;
-		}
-	}
-
-	/* Stage 5: pivot into the new root and detach the old one; then make / itself read-only. */
-	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
-		r = fail(err, errlen, -errno, "cannot pivot_root into the new root");
-		goto out;
-	}
-	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) {
-		r = fail(err, errlen, -errno, "cannot detach the old root");
-		goto out;
-	}
-	{
-		/* an image root on overlay stays writable: writes land in the upper */
-		struct mount_attr attr = { .attr_set = (image && !fallback ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID |
-						       MOUNT_ATTR_NODEV };
-		if (mount_setattr(AT_FDCWD, "/", 0, &attr, sizeof(attr)) < 0) {
-			r = fail(err, errlen, -errno, "cannot make the root read-only");
-			goto out;
-		}
-	}
-out:
 	for (size_t i = 0; i < mp->n; i++)
 		if (trees[i] >= 0)
 			close(trees[i]);
+	if (a.rootfd >= 0)
+		close(a.rootfd);
+	if (a.overlay >= 0)
+		close(a.overlay);
+	if (a.imagefd >= 0)
+		close(a.imagefd);
 	if (r == 0)
-		*fell_back = fallback;
+		*fell_back = a.fallback;
 	return r;
 }

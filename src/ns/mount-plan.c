@@ -67,163 +67,234 @@ static int add_git(struct mount_plan *mp, const struct aisb_plan *p, const char 
 	return add(mp, MOP_BIND, src, dst, NULL, flags);
 }
 
-int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f, struct mount_plan *out)
+/* The image as the root: its unpacked tree read-only below an overlay whose upper is the
+ * session's (or a tmpfs), so nothing written inside reaches the store. Without overlay: the
+ * root, /etc and /var become tmpfs mirrors of the image (read-only binds of their entries), so
+ * that mount points can be made without writing to the store; /var/tmp is a tmpfs (/tmp, /run
+ * and the home are below, as always). Pure. */
+static int plan_image_root(struct mount_plan *mp, const struct aisb_plan *p, const struct mount_host_facts *f)
 {
-	struct mount_plan mp = { 0 };
+	_cleanup_free_ char *dirs = NULL, *etc = path_join(p->image_rootfs, "etc"),
+			    *var = path_join(p->image_rootfs, "var");
+	int r;
+
+	if (!etc || !var || (f->overlay_upper && asprintf(&dirs, "%s\n%s", f->overlay_upper, f->overlay_work) < 0))
+		return -ENOMEM;
+	if ((r = add(mp, MOP_OVERLAY, p->image_rootfs, "/", dirs, p->image_no_overlay ? MOP_F_NO_OVERLAY : 0)) < 0 ||
+	    (r = add(mp, MOP_MIRROR, etc, "/etc", NULL, MOP_F_FALLBACK)) < 0 ||
+	    (r = add(mp, MOP_MIRROR, var, "/var", "tmp", MOP_F_FALLBACK)) < 0)
+		return r;
+	return add(mp, MOP_TMPFS, NULL, "/var/tmp", "mode=1777", MOP_F_FALLBACK);
+}
+
+/* System directories of the host, read-only; merged-/usr symlinks recreated as links; a root
+ * caller's /etc and /opt idmapped (mount-idmap.c) or their root-only entries masked. Pure. */
+static int plan_host_system(struct mount_plan *mp, const struct mount_host_facts *f)
+{
 	char buf[64];
-	int r = 0;
+	int r;
 
-#define TRY(x)                                                                                     \
-	do {                                                                                       \
-		if ((r = (x)) < 0)                                                                 \
-			goto fail;                                                                 \
+#define TRY(x)                          \
+	do {                            \
+		if ((r = (x)) < 0)      \
+			return r;       \
 	} while (0)
-
-	if (p->rootfs == ROOTFS_IMAGE) {
-		/* The image as the root: its unpacked tree read-only below an overlay whose upper is
-		 * the session's (or a tmpfs), so nothing written inside reaches the store. */
-		_cleanup_free_ char *dirs = NULL;
-		if (f->overlay_upper && asprintf(&dirs, "%s\n%s", f->overlay_upper, f->overlay_work) < 0) {
-			r = -ENOMEM;
-			goto fail;
-		}
-		TRY(add(&mp, MOP_OVERLAY, p->image_rootfs, "/", dirs, p->image_no_overlay ? MOP_F_NO_OVERLAY : 0));
-		/* Without overlay: the root, /etc and /var become tmpfs mirrors of the image (read-only
-		 * binds of their entries), so that mount points can be made without writing to the
-		 * store; /var/tmp is a tmpfs (/tmp, /run and the home are below, as always). */
-		{
-			_cleanup_free_ char *etc = path_join(p->image_rootfs, "etc");
-			_cleanup_free_ char *var = path_join(p->image_rootfs, "var");
-			if (!etc || !var) {
-				r = -ENOMEM;
-				goto fail;
-			}
-			TRY(add(&mp, MOP_MIRROR, etc, "/etc", NULL, MOP_F_FALLBACK));
-			TRY(add(&mp, MOP_MIRROR, var, "/var", "tmp", MOP_F_FALLBACK));
-			TRY(add(&mp, MOP_TMPFS, NULL, "/var/tmp", "mode=1777", MOP_F_FALLBACK));
-		}
-		goto kernel_fs;
-	}
-
-	/* System directories of the host, read-only; merged-/usr symlinks recreated as links. */
-	TRY(add(&mp, MOP_BIND, "/usr", "/usr", NULL, MOP_F_RO));
+	TRY(add(mp, MOP_BIND, "/usr", "/usr", NULL, MOP_F_RO));
 	for (size_t i = 0; i < ELEMENTSOF(lib_names); i++) {
 		snprintf(buf, sizeof(buf), "/%s", lib_names[i]);
 		if (f->lib_link[i])
-			TRY(add(&mp, MOP_SYMLINK, f->lib_link[i], buf, NULL, 0));
+			TRY(add(mp, MOP_SYMLINK, f->lib_link[i], buf, NULL, 0));
 		else if (f->lib_dir[i])
-			TRY(add(&mp, MOP_BIND, buf, buf, NULL, MOP_F_RO));
+			TRY(add(mp, MOP_BIND, buf, buf, NULL, MOP_F_RO));
 	}
 	if (f->idmapped) {
-		/* the supervisor's idmapped trees: every owner reads as nobody (see above) */
+		/* the supervisor's idmapped trees: every owner reads as nobody */
 		snprintf(buf, sizeof(buf), "%d", f->etc_tree);
-		TRY(add(&mp, MOP_BIND, "/etc", "/etc", buf, MOP_F_RO | MOP_F_PREPARED));
+		TRY(add(mp, MOP_BIND, "/etc", "/etc", buf, MOP_F_RO | MOP_F_PREPARED));
 		if (f->has_opt && f->opt_tree >= 0) {
 			snprintf(buf, sizeof(buf), "%d", f->opt_tree);
-			TRY(add(&mp, MOP_BIND, "/opt", "/opt", buf, MOP_F_RO | MOP_F_PREPARED));
+			TRY(add(mp, MOP_BIND, "/opt", "/opt", buf, MOP_F_RO | MOP_F_PREPARED));
 		}
 	} else {
-		TRY(add(&mp, MOP_BIND, "/etc", "/etc", NULL, MOP_F_RO));
+		TRY(add(mp, MOP_BIND, "/etc", "/etc", NULL, MOP_F_RO));
 		if (f->has_opt)
-			TRY(add(&mp, MOP_BIND, "/opt", "/opt", NULL, MOP_F_RO));
+			TRY(add(mp, MOP_BIND, "/opt", "/opt", NULL, MOP_F_RO));
 	}
 	for (size_t i = 0; f->masked_dirs && f->masked_dirs[i]; i++)
-		TRY(add(&mp, MOP_TMPFS, NULL, f->masked_dirs[i], "mode=0700,size=4k", MOP_F_RO));
+		TRY(add(mp, MOP_TMPFS, NULL, f->masked_dirs[i], "mode=0700,size=4k", MOP_F_RO));
 	for (size_t i = 0; f->masked_files && f->masked_files[i]; i++)
-		TRY(add(&mp, MOP_BIND, "/dev/null", f->masked_files[i], NULL, MOP_F_RO | MOP_F_DEV | MOP_F_FILE));
+		TRY(add(mp, MOP_BIND, "/dev/null", f->masked_files[i], NULL, MOP_F_RO | MOP_F_DEV | MOP_F_FILE));
+#undef TRY
+	return 0;
+}
 
-kernel_fs:
-	/* Kernel filesystems: a fresh proc of the new pid namespace; no sysfs at all. */
-	TRY(add(&mp, MOP_PROC, NULL, "/proc", "hidepid=invisible", 0));
+/* Kernel filesystems, the same for `aisb run` and a build's RUN step: a fresh proc of the new
+ * pid namespace (its covers come in the /proc stage, ns/procfs.h), no sysfs at all; a minimal
+ * /dev: a handful of host nodes, our own devpts, no /dev/net/tun, no disks. Pure. */
+static int plan_kernel_fs(struct mount_plan *mp)
+{
+	static const char *const fd_links[][2] = {
+		{ "/proc/self/fd", "/dev/fd" },
+		{ "/proc/self/fd/0", "/dev/stdin" },
+		{ "/proc/self/fd/1", "/dev/stdout" },
+		{ "/proc/self/fd/2", "/dev/stderr" },
+	};
+	int r;
 
-	/* A minimal /dev: a handful of host nodes, our own devpts, no /dev/net/tun, no disks. */
-	TRY(add(&mp, MOP_TMPFS, NULL, "/dev", "mode=0755,size=64k", 0));
+	if ((r = add(mp, MOP_PROC, NULL, "/proc", "hidepid=invisible", 0)) < 0 ||
+	    (r = add(mp, MOP_TMPFS, NULL, "/dev", "mode=0755,size=64k", 0)) < 0)
+		return r;
 	for (size_t i = 0; i < ELEMENTSOF(dev_nodes); i++)
-		TRY(addf(&mp, MOP_BIND, MOP_F_FILE | MOP_F_DEV, NULL, "/dev/%s", dev_nodes[i], "/dev/%s", dev_nodes[i]));
-	TRY(add(&mp, MOP_DEVPTS, NULL, "/dev/pts", "newinstance,ptmxmode=0666,mode=0620", 0));
-	TRY(add(&mp, MOP_SYMLINK, "pts/ptmx", "/dev/ptmx", NULL, 0));
-	TRY(add(&mp, MOP_TMPFS, NULL, "/dev/shm", "mode=1777", 0));
-	TRY(add(&mp, MOP_SYMLINK, "/proc/self/fd", "/dev/fd", NULL, 0));
-	TRY(add(&mp, MOP_SYMLINK, "/proc/self/fd/0", "/dev/stdin", NULL, 0));
-	TRY(add(&mp, MOP_SYMLINK, "/proc/self/fd/1", "/dev/stdout", NULL, 0));
-	TRY(add(&mp, MOP_SYMLINK, "/proc/self/fd/2", "/dev/stderr", NULL, 0));
+		if ((r = addf(mp, MOP_BIND, MOP_F_FILE | MOP_F_DEV, NULL, "/dev/%s", dev_nodes[i], "/dev/%s",
+			      dev_nodes[i])) < 0)
+			return r;
+	if ((r = add(mp, MOP_DEVPTS, NULL, "/dev/pts", "newinstance,ptmxmode=0666,mode=0620", 0)) < 0 ||
+	    (r = add(mp, MOP_SYMLINK, "pts/ptmx", "/dev/ptmx", NULL, 0)) < 0 ||
+	    (r = add(mp, MOP_TMPFS, NULL, "/dev/shm", "mode=1777", 0)) < 0)
+		return r;
+	for (size_t i = 0; i < ELEMENTSOF(fd_links); i++)
+		if ((r = add(mp, MOP_SYMLINK, fd_links[i][0], fd_links[i][1], NULL, 0)) < 0)
+			return r;
+	return 0;
+}
 
-	TRY(add(&mp, MOP_TMPFS, NULL, "/tmp", "mode=1777", 0));
-	TRY(add(&mp, MOP_TMPFS, NULL, "/run", "mode=0755", 0));
+/* Home: persistent under the state dir, or a tmpfs with the bridged harness config; ~/.agents
+ * read-only on top. Pure. */
+static int plan_home(struct mount_plan *mp, const struct aisb_plan *p)
+{
+	char buf[64];
+	int r;
 
-	/* Home: persistent under the state dir, or a tmpfs; ~/.agents read-only on top. */
-	TRY(add(&mp, MOP_MKDIR, NULL, "/home", NULL, 0));
-	if (p->home_src)
-		TRY(add(&mp, MOP_BIND, p->home_src, p->home, NULL, 0));
-	else {
+	if ((r = add(mp, MOP_MKDIR, NULL, "/home", NULL, 0)) < 0)
+		return r;
+	if (p->home_src) {
+		r = add(mp, MOP_BIND, p->home_src, p->home, NULL, 0);
+	} else {
 		const char *const *bb = bridge_home_binds(p->bridge);
+
 		snprintf(buf, sizeof(buf), "mode=0700,uid=%u,gid=%u", (unsigned)p->uid, (unsigned)p->gid);
-		TRY(add(&mp, MOP_TMPFS, NULL, p->home, buf, 0));
+		r = add(mp, MOP_TMPFS, NULL, p->home, buf, 0);
 		/* the bridged harness config (agents/bridge.h), written to the session dir */
-		for (size_t i = 0; bb && bb[i]; i++) {
+		for (size_t i = 0; r >= 0 && bb && bb[i]; i++) {
 			_cleanup_free_ char *bsrc = NULL, *bdst = NULL;
 			if (asprintf(&bsrc, "%s/bridge-home/%s", p->session_dir, bb[i]) < 0 ||
-			    asprintf(&bdst, "%s/%s", p->home, bb[i]) < 0) {
-				r = -ENOMEM;
-				goto fail;
-			}
-			TRY(add(&mp, MOP_BIND, bsrc, bdst, NULL, 0));
+			    asprintf(&bdst, "%s/%s", p->home, bb[i]) < 0)
+				return -ENOMEM;
+			r = add(mp, MOP_BIND, bsrc, bdst, NULL, 0);
 		}
 	}
-	if (p->agents_src)
-		TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s", p->agents_src, "%s/.agents", p->home));
+	if (r >= 0 && p->agents_src)
+		r = addf(mp, MOP_BIND, MOP_F_RO, NULL, "%s", p->agents_src, "%s/.agents", p->home);
+	return r;
+}
 
-	/* The project, and the git files that run code on the host later. Binding .git onto itself
-	 * makes it a mount point, so it cannot be renamed aside (EBUSY) and replaced. */
-	if (p->project_src) {
-		TRY(add(&mp, MOP_BIND, p->project_src, p->project_dst, NULL, p->project_ro ? MOP_F_RO : 0));
-		if (!p->writable_git && f->git == GIT_DIR) {
-			TRY(addf(&mp, MOP_BIND, p->project_ro ? MOP_F_RO : 0, NULL, "%s/.git", p->project_src,
-				 "%s/.git", p->project_dst));
-			if (f->git_hooks)
-				TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/hooks", p->project_src,
-					 "%s/.git/hooks", p->project_dst));
-			if (f->git_config)
-				TRY(addf(&mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git/config",
-					 p->project_src, "%s/.git/config", p->project_dst));
-			if (f->git_modules)
-				TRY(addf(&mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/modules", p->project_src,
-					 "%s/.git/modules", p->project_dst));
-			for (size_t i = 0; f->git_pin_dirs && f->git_pin_dirs[i]; i++)
-				TRY(add_git(&mp, p, f->git_pin_dirs[i], p->project_ro ? MOP_F_RO : 0));
-			for (size_t i = 0; f->git_pin_files && f->git_pin_files[i]; i++)
-				TRY(add_git(&mp, p, f->git_pin_files[i], MOP_F_RO | MOP_F_FILE));
-		} else if (!p->writable_git && f->git == GIT_FILE)
-			TRY(addf(&mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git", p->project_src,
-				 "%s/.git", p->project_dst));
+/* The project, and the git files that run code on the host later. Binding .git onto itself
+ * makes it a mount point, so it cannot be renamed aside (EBUSY) and replaced. Pure. */
+static int plan_project(struct mount_plan *mp, const struct aisb_plan *p, const struct mount_host_facts *f)
+{
+	unsigned ro = p->project_ro ? MOP_F_RO : 0;
+	int r;
+
+	if (!p->project_src)
+		return 0;
+	r = add(mp, MOP_BIND, p->project_src, p->project_dst, NULL, ro);
+	if (r < 0 || p->writable_git)
+		return r;
+	if (f->git == GIT_FILE)
+		return addf(mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git", p->project_src, "%s/.git",
+			    p->project_dst);
+	if (f->git != GIT_DIR)
+		return 0;
+	r = addf(mp, MOP_BIND, ro, NULL, "%s/.git", p->project_src, "%s/.git", p->project_dst);
+	if (r >= 0 && f->git_hooks)
+		r = addf(mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/hooks", p->project_src, "%s/.git/hooks",
+			 p->project_dst);
+	if (r >= 0 && f->git_config)
+		r = addf(mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git/config", p->project_src,
+			 "%s/.git/config", p->project_dst);
+	if (r >= 0 && f->git_modules)
+		r = addf(mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/modules", p->project_src, "%s/.git/modules",
+			 p->project_dst);
+	for (size_t i = 0; r >= 0 && f->git_pin_dirs && f->git_pin_dirs[i]; i++)
+		r = add_git(mp, p, f->git_pin_dirs[i], ro);
+	for (size_t i = 0; r >= 0 && f->git_pin_files && f->git_pin_files[i]; i++)
+		r = add_git(mp, p, f->git_pin_files[i], MOP_F_RO | MOP_F_FILE);
+	return r;
+}
+
+/* Generated identity and name files over the host's /etc. Pure. */
+static int plan_etc_files(struct mount_plan *mp, const struct aisb_plan *p, const struct mount_host_facts *f)
+{
+	static const char *const etc_files[] = { "passwd", "group", "hosts", "resolv.conf" };
+	char buf[64];
+	int r = 0;
+
+	for (size_t i = 0; f->session_etc && r >= 0 && i < ELEMENTSOF(etc_files); i++) {
+		_cleanup_free_ char *src = path_join(f->session_etc, etc_files[i]);
+		unsigned fl = MOP_F_RO | MOP_F_FILE;
+
+		if (streq(etc_files[i], "resolv.conf") && (f->resolv_is_link || p->rootfs == ROOTFS_IMAGE))
+			fl |= MOP_F_OVER_LINK;
+		snprintf(buf, sizeof(buf), "/etc/%s", etc_files[i]);
+		if (!src)
+			return -ENOMEM;
+		r = add(mp, MOP_BIND, src, buf, NULL, fl);
 	}
+	return r;
+}
 
-	for (size_t i = 0; i < p->n_mounts; i++)
-		TRY(add(&mp, MOP_BIND, p->mounts[i].src, p->mounts[i].dst, NULL,
-			(p->mounts[i].ro ? MOP_F_RO : 0) | (p->mounts[i].is_dir ? 0 : MOP_F_FILE)));
+int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f, struct mount_plan *out)
+{
+	struct mount_plan mp = { 0 };
+	int r;
 
-	/* Generated identity and name files over the host's /etc. */
-	if (f->session_etc) {
-		static const char *const etc_files[] = { "passwd", "group", "hosts", "resolv.conf" };
-		for (size_t i = 0; i < ELEMENTSOF(etc_files); i++) {
-			unsigned fl = MOP_F_RO | MOP_F_FILE;
-			if (streq(etc_files[i], "resolv.conf") && (f->resolv_is_link || p->rootfs == ROOTFS_IMAGE))
-				fl |= MOP_F_OVER_LINK;
-			_cleanup_free_ char *src = path_join(f->session_etc, etc_files[i]);
-			snprintf(buf, sizeof(buf), "/etc/%s", etc_files[i]);
-			if (!src) {
-				r = -ENOMEM;
-				goto fail;
-			}
-			TRY(add(&mp, MOP_BIND, src, buf, NULL, fl));
-		}
+	r = p->rootfs == ROOTFS_IMAGE ? plan_image_root(&mp, p, f) : plan_host_system(&mp, f);
+	if (r >= 0)
+		r = plan_kernel_fs(&mp);
+	if (r >= 0 && (r = add(&mp, MOP_TMPFS, NULL, "/tmp", "mode=1777", 0)) >= 0)
+		r = add(&mp, MOP_TMPFS, NULL, "/run", "mode=0755", 0);
+	if (r >= 0)
+		r = plan_home(&mp, p);
+	if (r >= 0)
+		r = plan_project(&mp, p, f);
+	for (size_t i = 0; r >= 0 && i < p->n_mounts; i++)
+		r = add(&mp, MOP_BIND, p->mounts[i].src, p->mounts[i].dst, NULL,
+			(p->mounts[i].ro ? MOP_F_RO : 0) | (p->mounts[i].is_dir ? 0 : MOP_F_FILE));
+	if (r >= 0)
+		r = plan_etc_files(&mp, p, f);
+	if (r < 0) {
+		mount_plan_free(&mp);
+		return r;
 	}
-#undef TRY
 	*out = mp;
 	return 0;
-fail:
-	mount_plan_free(&mp);
-	return r;
+}
+
+int mount_plan_build_step(const struct mount_step *s, struct mount_plan *out)
+{
+	_cleanup_free_ char *dirs = NULL;
+	struct mount_plan mp = { 0 };
+	int r;
+
+	if (asprintf(&dirs, "%s\n%s", s->upper, s->work) < 0)
+		return -ENOMEM;
+	/* the build's overlay or nothing: a step never writes into a read-only fallback */
+	r = add(&mp, MOP_OVERLAY, s->lower, "/", dirs, MOP_F_NO_FALLBACK);
+	if (r >= 0)
+		r = plan_kernel_fs(&mp);
+	/* the step's own files outside the layer (APT_CONFIG's apt.conf) */
+	if (r >= 0)
+		r = add(&mp, MOP_MKDIR, NULL, MOUNT_STEP_DIR, NULL, 0);
+	/* the gate's DNS stub over the image's resolver file, never written into the upper; a
+	 * symlink there is covered, not followed */
+	if (r >= 0 && s->resolv)
+		r = add(&mp, MOP_BIND, s->resolv, "/etc/resolv.conf", NULL, MOP_F_RO | MOP_F_FILE | MOP_F_OVER_LINK);
+	if (r < 0) {
+		mount_plan_free(&mp);
+		return r;
+	}
+	*out = mp;
+	return 0;
 }
 
 void mount_plan_free(struct mount_plan *mp)
