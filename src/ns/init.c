@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "net/netplan.h"
-#include "ns/caps.h"
+#include "ns/harden.h"
 #include "ns/seccomp.h"
 #include "ns/limits.h"
 #include "ns/procfs.h"
@@ -81,14 +81,8 @@ static int lo_up(void)
  * values, or let the workload start with a cover missing (77). */
 static int proc_stage(const struct aisb_plan *p, const char **failed)
 {
-	_cleanup_close_ int proc = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_close_ int null = open("/dev/null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
-
-	*failed = proc < 0 ? "/proc" : "/dev/null";
-	if (proc < 0 || null < 0)
-		return -errno;
 	/* a root caller's sandbox uid is kuid 0: owner bits of root's files apply to it */
-	return procfs_harden(proc, null, p->host_uid == 0, p->allow_ptrace, failed);
+	return procfs_stage(p->host_uid == 0, p->allow_ptrace, failed);
 }
 
 /* Everything the workload needs, made by init before the clone: the workload shares init's
@@ -208,9 +202,15 @@ static void exec_command(const struct workload_args *w, char *const argv[])
  * workload_args). */
 _Noreturn static void workload(const struct workload_args *w)
 {
+	static const char *const harden_msgs[HARDEN_STEP_MAX] = {
+		[HARDEN_FDS] = "workload: close_range failed",
+		[HARDEN_CAPS] = "workload: cannot drop all capabilities",
+		[HARDEN_SECCOMP] = "workload: cannot load the seccomp filter",
+	};
 	const struct init_args *a = w->a;
 	const struct aisb_plan *p = a->plan;
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	enum harden_step failed;
 	int r;
 
 	for (int s = 1; s < NSIG; s++)
@@ -237,15 +237,11 @@ _Noreturn static void workload(const struct workload_args *w)
 	if (chdir(p->cwd) < 0)
 		workload_fail(a->err_fd, AISB_EXIT_FAILED, errno, w->msg_cwd);
 
-	/* Nothing above 2 survives execve (the report pipe is CLOEXEC already and stays usable). */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		workload_fail(a->err_fd, AISB_EXIT_ENFORCE, errno, "workload: close_range failed");
-	r = caps_drop_all();
+	/* The one hardening sequence (ns/harden.h), as a build's RUN step ends: fds above 2 closed
+	 * at exec (the report pipe stays usable), no capability, no_new_privs, seccomp last. */
+	r = harden_before_exec(w->filter, 0, &failed);
 	if (r < 0)
-		workload_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "workload: cannot drop all capabilities");
-	r = seccomp_policy_load(w->filter);
-	if (r < 0)
-		workload_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "workload: cannot load the seccomp filter");
+		workload_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, harden_msgs[failed < HARDEN_STEP_MAX ? failed : 0]);
 
 	exec_command(w, p->argv);
 	if (errno == ENOENT)
