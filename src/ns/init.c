@@ -328,6 +328,52 @@ static pid_t spawn_workload(const struct workload_args *w)
 	return pid;
 }
 
+/* Stage: pty. Should: open the ptmx of the sandbox's own devpts, with the host terminal's size.
+ * Mustn't: touch a host pty. Return: the master; exits through stage_fail() on failure. */
+static int pty_stage(const struct init_args *a, const struct winsize *ws, char *slave, size_t n)
+{
+	int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	if (master < 0 || unlockpt(master) < 0 || ptsname_r(master, slave, n) != 0)
+		stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "init: cannot allocate a pty inside the sandbox");
+	if (ws->ws_row && ws->ws_col)
+		(void)ioctl(master, TIOCSWINSZ, ws);
+	return master;
+}
+
+/* Stage: PID 1. Should: reap every orphan, forward the supervisor's signals to the workload
+ * @child, and exit with the workload's status. Mustn't: wait for daemons the workload left
+ * behind (they die with the pid namespace when we exit). Never returns. */
+_Noreturn static void pid1_loop(pid_t child)
+{
+	sigset_t mask;
+	int sfd;
+
+	sigemptyset(&mask);
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP && s < SIGRTMIN)
+			sigaddset(&mask, s);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0)
+		_exit(AISB_EXIT_FAILED);
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t k = read(sfd, &si, sizeof(si));
+		if (k != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGCHLD) {
+			int st;
+			pid_t w;
+			while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+				if (w == child)
+					_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+			continue;
+		}
+		kill(child, (int)si.ssi_signo);
+	}
+}
+
 _Noreturn void init_main(const struct init_args *a)
 {
 	struct sync_go go;
@@ -336,10 +382,9 @@ _Noreturn void init_main(const struct init_args *a)
 	char err[512] = "";
 	bool fell_back = false;
 	char slave[128];
-	int master = -1, sfd, r;
+	int master = -1, r;
 	int gate_fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 }, fds[1 + NETPLAN_GATE_FDS];
 	size_t nfds = 0;
-	sigset_t mask;
 	pid_t child;
 
 	/* A killed supervisor takes the whole sandbox with it: PID 1 dying kills the pid namespace. */
@@ -385,13 +430,8 @@ _Noreturn void init_main(const struct init_args *a)
 				   "(user.max_user_namespaces=0 and the read-only /proc/sys, /proc/irq, ...)", failed);
 	}
 
-	if (a->tty_mask) {
-		master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-		if (master < 0 || unlockpt(master) < 0 || ptsname_r(master, slave, sizeof(slave)) != 0)
-			stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "init: cannot allocate a pty inside the sandbox");
-		if (go.ws.ws_row && go.ws.ws_col)
-			(void)ioctl(master, TIOCSWINSZ, &go.ws);
-	}
+	if (a->tty_mask)
+		master = pty_stage(a, &go.ws, slave, sizeof(slave));
 
 	/* issue 5: without a delegated cgroup, default limits degrade to rlimits (RLIMIT_NPROC is
 	 * counted per user namespace since 5.14, so this bounds the sandbox's own processes). */
@@ -432,30 +472,5 @@ _Noreturn void init_main(const struct init_args *a)
 	for (size_t i = 0; i < nfds; i++)
 		close(fds[i]);
 
-	/* Stage: PID 1. Should: reap every orphan, forward the supervisor's signals to the workload,
-	 * and exit with the workload's status. Mustn't: wait for daemons the workload left behind
-	 * (they die with the pid namespace when we exit). */
-	sigemptyset(&mask);
-	for (int s = 1; s < NSIG; s++)
-		if (s != SIGKILL && s != SIGSTOP && s < SIGRTMIN)
-			sigaddset(&mask, s);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0)
-		_exit(AISB_EXIT_FAILED);
-	for (;;) {
-		struct signalfd_siginfo si;
-		ssize_t k = read(sfd, &si, sizeof(si));
-		if (k != sizeof(si))
-			continue;
-		if (si.ssi_signo == SIGCHLD) {
-			int st;
-			pid_t w;
-			while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-				if (w == child)
-					_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-			continue;
-		}
-		kill(child, (int)si.ssi_signo);
-	}
+	pid1_loop(child);
 }
