@@ -188,6 +188,25 @@ static int mount_overlay(const struct native_build *nb)
 	return root;
 }
 
+/* Stage: a filesystem child's root. Should: enter a one-id user namespace (inside 0 = the caller)
+ * and a mount namespace, make the overlay as a detached mount (reached only through its fd), then
+ * keep no capability beyond the fakeroot set: what follows parses the image (its passwd and
+ * group files, its package database) and writes files as the one mapped id. Mustn't: attach the
+ * overlay anywhere. Return: the overlay's fd, or -1 after logging. */
+static int fs_root(const struct native_build *nb, uid_t uid, gid_t gid)
+{
+	int root, r;
+
+	if (enter_build_ns(uid, gid, 0, 0, 0) < 0 || (root = mount_overlay(nb)) < 0)
+		return -1;
+	r = caps_limit(CAPS_FAKEROOT);
+	if (r < 0) {
+		close(root);
+		return log_error_errno(r, "build: cannot limit the capabilities to the fakeroot set: %m"), -1;
+	}
+	return root;
+}
+
 /* Filesystem steps [@from, @to) (WORKDIR, COPY; COPY steps numbered from *@k), then with
  * @manifest the package manifest. Runs in a child; returns its exit code. Should: touch only the
  * overlay. Mustn't: follow a path of the image outside it (copy.c resolves inside the root). */
@@ -197,9 +216,7 @@ static int fs_child(const struct native_build *nb, uid_t uid, gid_t gid, size_t 
 	_cleanup_close_ int root = -1;
 	int r;
 
-	if (enter_build_ns(uid, gid, 0, 0, 0) < 0)
-		return 1;
-	root = mount_overlay(nb);
+	root = fs_root(nb, uid, gid);
 	if (root < 0)
 		return 1;
 	for (size_t i = from; i < to; i++) {
@@ -607,7 +624,7 @@ static int user_child(const struct native_build *nb, const struct cf_step *st, i
 	struct native_user u;
 	int r;
 
-	if (enter_build_ns(getuid(), getgid(), 0, 0, 0) < 0 || (root = mount_overlay(nb)) < 0)
+	if ((root = fs_root(nb, getuid(), getgid())) < 0)
 		return AISB_EXIT_FAILED;
 	r = copy_read_file(root, "/etc/passwd", NATIVE_PASSWD_MAX, &pw, &plen);
 	if (r < 0 && r != -ENOENT)
