@@ -20,22 +20,6 @@
 #include "userns-child.h"
 #include "util/util.h"
 
-/* The hex value of "@field:" in /proc/self/status, or UINT64_MAX. */
-static uint64_t status_hex(const char *field)
-{
-	char buf[4096], *p;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return UINT64_MAX;
-	buf[n] = 0;
-	p = strstr(buf, field);
-	return p ? strtoull(p + strlen(field) + 1, NULL, 16) : UINT64_MAX;
-}
-
 /* A tmpfs in a fresh mount namespace: what CAP_SYS_ADMIN in the user namespace allows. */
 static int try_mount(void)
 {
@@ -64,8 +48,9 @@ static int limit_child(const void *arg, uid_t uid, gid_t gid)
 		return CHILD_FAIL + 1;
 	if (caps_limit(keep) != 0)
 		return CHILD_FAIL + 2;
-	if (status_hex("CapEff:") != keep || status_hex("CapPrm:") != keep || status_hex("CapBnd:") != keep ||
-	    status_hex("CapInh:") != 0 || status_hex("CapAmb:") != 0 || status_hex("NoNewPrivs:") != 1)
+	if (status_field("CapEff:", 16) != keep || status_field("CapPrm:", 16) != keep ||
+	    status_field("CapBnd:", 16) != keep || status_field("CapInh:", 16) != 0 ||
+	    status_field("CapAmb:", 16) != 0 || status_field("NoNewPrivs:", 10) != 1)
 		return CHILD_FAIL + 3;
 	/* the attack: neither set keeps CAP_SYS_ADMIN */
 	if (try_mount() != -EPERM)

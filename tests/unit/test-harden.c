@@ -21,22 +21,6 @@
 #include "userns-child.h"
 #include "util/util.h"
 
-/* The decimal or hex value of "@field:" in /proc/self/status, or UINT64_MAX. */
-static uint64_t status_val(const char *field, int base)
-{
-	char buf[4096], *p;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return UINT64_MAX;
-	buf[n] = 0;
-	p = strstr(buf, field);
-	return p ? strtoull(p + strlen(field) + 1, NULL, base) : UINT64_MAX;
-}
-
 struct harden_case {
 	bool fakeroot;
 };
@@ -62,8 +46,8 @@ static int harden_child(const void *arg, uid_t uid, gid_t gid)
 	seccomp_prog_free(&prog);
 	if (!(fcntl(fd, F_GETFD) & FD_CLOEXEC) || (fcntl(2, F_GETFD) & FD_CLOEXEC))
 		return CHILD_FAIL + 3;
-	if (status_val("CapEff:", 16) != keep || status_val("CapBnd:", 16) != keep ||
-	    status_val("NoNewPrivs:", 10) != 1 || status_val("Seccomp:", 10) != 2)
+	if (status_field("CapEff:", 16) != keep || status_field("CapBnd:", 16) != keep ||
+	    status_field("NoNewPrivs:", 10) != 1 || status_field("Seccomp:", 10) != 2)
 		return CHILD_FAIL + 4;
 	/* in force: a denied call (keyctl is on the deny list) and, with fakeroot, a faked chown */
 	if (syscall(SYS_keyctl, 0, 0, 0, 0, 0) != -1 || errno != EPERM)

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +37,23 @@ static inline int enter_userns(uid_t uid, gid_t gid)
 	const struct userns_map m = { .inside_uid = 0, .host_uid = uid, .inside_gid = 0, .host_gid = gid };
 
 	return userns_enter(&m, 0, NULL);
+}
+
+/* The value of "@field:" in /proc/self/status (CapEff in hex: @base 16; NoNewPrivs: 10), or
+ * UINT64_MAX. */
+static inline uint64_t status_field(const char *field, int base)
+{
+	char buf[4096], *p;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return UINT64_MAX;
+	buf[n] = 0;
+	p = strstr(buf, field);
+	return p ? strtoull(p + strlen(field) + 1, NULL, base) : UINT64_MAX;
 }
 
 /* Runs @fn(@arg, uid, gid) in a forked child (uid/gid: the test's, read before the fork) and
