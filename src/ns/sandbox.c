@@ -38,8 +38,8 @@
 #include "util/log.h"
 #include "util/util.h"
 
-#define NS_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | \
-		  CLONE_NEWUTS | CLONE_NEWCGROUP)
+/* with the user namespace (ns/userns.c), which owns them */
+#define NS_FLAGS (CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD };
 
@@ -471,8 +471,8 @@ static int channel_stage(sigset_t *mask, sigset_t *oldmask, int *sfd, int sync_f
 	return 0;
 }
 
-/* Stage: clone. Should: create every namespace at once with a raw clone and a NULL stack (like
- * fork, so the child is PID 1 of the new pid namespace) and run init_main() there with only its
+/* Stage: clone. Should: create every namespace at once (userns_clone(): a raw clone with a NULL
+ * stack, like fork, so the child is PID 1 of the new pid namespace) and run init_main() there with only its
  * ends of the channels. Mustn't: return in the child. Return: init's pid, or -1 with *@code set
  * (77 when the kernel or a container engine refuses user namespaces). Logs on failure. */
 static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, int sfd, int *code)
@@ -482,7 +482,7 @@ static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, in
 	int r;
 
 	fflush(NULL);
-	pid = (pid_t)syscall(SYS_clone, NS_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
+	pid = userns_clone(NS_FLAGS);
 	if (pid == 0) {
 		close(sync_fd);
 		close(err_fd);

@@ -84,6 +84,11 @@ int userns_enter(const struct userns_map *m, int more, const char **failed)
 	return 0;
 }
 
+pid_t userns_clone(int more)
+{
+	return (pid_t)syscall(SYS_clone, CLONE_NEWUSER | more | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
 int userns_try(void)
 {
 	return unshare(CLONE_NEWUSER) < 0 ? -errno : 0;

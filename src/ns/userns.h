@@ -46,6 +46,17 @@ int userns_write_maps(pid_t pid, const struct userns_map *m, const char **failed
 int userns_enter(const struct userns_map *m, int more, const char **failed);
 
 /**
+ * userns_clone() - fork into a new user namespace plus @more, the new process PID 1 of any new
+ *                  pid namespace
+ * @more: further CLONE_NEW* flags, created at once with the user namespace (which owns them)
+ *
+ * A raw clone with a NULL stack: like fork(2), so the child continues here. Its id maps are
+ * unwritten: the parent writes them with userns_write_maps() (the sandbox's init waits for
+ * that). Return: as fork(2): the child's pid, 0 in the child, -1 with errno. Does not log.
+ */
+pid_t userns_clone(int more);
+
+/**
  * userns_try() - can this process create a user namespace (unshare(CLONE_NEWUSER))?
  *
  * For doctor's probe child only: it moves the caller into an unmapped namespace.
