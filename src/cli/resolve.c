@@ -628,3 +628,35 @@ void plan_print_policy(const struct aisb_plan *p, FILE *f)
 		"cgroup" : p->limits_mode == LIMITS_DEGRADED ? (p->limits_rlimit ? "rlimit-nproc-only" : "no") : "none");
 }
 
+void plan_free(struct aisb_plan *p)
+{
+	netplan_free(p->netp);
+	p->netp = NULL;
+	bridge_plan_free(p->bridge);
+	free(p->image_ref);
+	free(p->image_rootfs);
+	free(p->project_src);
+	free(p->project_dst);
+	free(p->cwd);
+	free(p->home_src);
+	free(p->home_name);
+	free(p->harness_path);
+	free(p->agents_src);
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		free(p->mounts[i].src);
+		free(p->mounts[i].dst);
+	}
+	free(p->mounts);
+	for (size_t i = 0; i < p->n_env; i++) {
+		free(p->env[i].name);
+		if (p->env[i].value)
+			explicit_bzero(p->env[i].value, strlen(p->env[i].value));
+		free(p->env[i].value);
+	}
+	free(p->env);
+	strv_free(p->argv);
+	free(p->state_dir);
+	free(p->session_id);
+	free(p->session_dir);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* plan.c — the plan's own operations: names, environment entries, JSON, freeing.
+/* plan.c — the plan's own operations: names, environment entries, JSON.
  *
  * The CLI builds a plan (cli/resolve.c) and the core executes it; what both sides need of the
  * plan lives here, below the CLI, so that no module under src/ns, src/net, src/agents... reaches
@@ -13,9 +13,7 @@
 
 #include <json-c/json.h>
 
-#include "agents/bridge.h"
 #include "core/plan.h"
-#include "net/netplan.h"
 #include "util/util.h"
 
 const char *net_mode_to_string(enum net_mode m)
@@ -32,34 +30,6 @@ int net_mode_from_string(const char *s, enum net_mode *out)
 			return 0;
 		}
 	return -EINVAL;
-}
-
-void settings_free(struct aisb_settings *s)
-{
-	free(s->rootfs);
-	free(s->image);
-	free(s->harness);
-	free(s->workdir);
-	free(s->agents_dir);
-	free(s->proxy);
-	free(s->memory);
-	free(s->pids);
-	free(s->cpus);
-	free(s->home);
-	strv_free(s->harness_from);
-	free(s->pi_token_env);
-	free(s->thinking);
-	strv_free(s->mounts);
-	strv_free(s->envs);
-	strv_free(s->env_files);
-	strv_free(s->allows);
-	strv_free(s->allow_files);
-	strv_free(s->add_hosts);
-	strv_free(s->publish);
-	strv_free(s->allow_host_ports);
-	strv_free(s->harness_args);
-	strv_free(s->command);
-	memset(s, 0, sizeof(*s));
 }
 
 bool plan_env_name_valid(const char *name)
@@ -154,37 +124,4 @@ char *plan_to_json(const struct aisb_plan *p)
 	out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 	return out;
-}
-
-void plan_free(struct aisb_plan *p)
-{
-	netplan_free(p->netp);
-	p->netp = NULL;
-	bridge_plan_free(p->bridge);
-	free(p->image_ref);
-	free(p->image_rootfs);
-	free(p->project_src);
-	free(p->project_dst);
-	free(p->cwd);
-	free(p->home_src);
-	free(p->home_name);
-	free(p->harness_path);
-	free(p->agents_src);
-	for (size_t i = 0; i < p->n_mounts; i++) {
-		free(p->mounts[i].src);
-		free(p->mounts[i].dst);
-	}
-	free(p->mounts);
-	for (size_t i = 0; i < p->n_env; i++) {
-		free(p->env[i].name);
-		if (p->env[i].value)
-			explicit_bzero(p->env[i].value, strlen(p->env[i].value));
-		free(p->env[i].value);
-	}
-	free(p->env);
-	strv_free(p->argv);
-	free(p->state_dir);
-	free(p->session_id);
-	free(p->session_dir);
-	memset(p, 0, sizeof(*p));
 }

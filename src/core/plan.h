@@ -151,14 +151,13 @@ struct aisb_plan {
 	size_t git_quarantined; /* files gitguard moved (or, with --writable-git, named) after it */
 };
 
+/* The CLI makes settings and plans and frees them (cli/args.c, cli/resolve.c); plan_free() wipes
+ * env values first. Do not log. */
+void settings_free(struct aisb_settings *s);
+void plan_free(struct aisb_plan *p);
+
 /* A getter for host environment variables (secure_getenv in production, a table in tests). */
 typedef const char *(*env_getter)(const char *name);
-
-/* Frees what @s owns and zeroes it. Does not log. */
-void settings_free(struct aisb_settings *s);
-
-/* Frees what @p owns (env values are wiped first) and zeroes it. Does not log. */
-void plan_free(struct aisb_plan *p);
 
 /* "none" "allow" "full" */
 const char *net_mode_to_string(enum net_mode m);
