@@ -7,7 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "cli/resolve.h"
 #include "cli/sessions.h"
 #include "pipeline/autophase.h"

@@ -28,7 +28,7 @@
 #include "build/podman.h"
 #include "build/recipe.h"
 #include "cli/commands.h"
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "net/netplan.h"
 #include "util/dl.h"
 #include "rootfs/image.h"

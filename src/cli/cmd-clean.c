@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "util/log.h"
 #include "util/util.h"

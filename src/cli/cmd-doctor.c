@@ -14,7 +14,7 @@
 #include "cli/capview.h"
 #include "cli/commands.h"
 #include "cli/doctor.h"
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "ns/cgroup.h"
 #include "util/dl.h"

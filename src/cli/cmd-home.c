@@ -12,7 +12,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/home.h"
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "util/log.h"
 #include "util/util.h"

@@ -9,7 +9,7 @@
 #include <json-c/json.h>
 
 #include "cli/commands.h"
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "rootfs/image.h"
 #include "util/log.h"
 #include "util/util.h"

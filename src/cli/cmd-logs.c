@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "ns/session.h"
 #include "util/log.h"

@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "cli/commands.h"
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "util/log.h"
 

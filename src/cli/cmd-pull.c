@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "cli/commands.h"
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "rootfs/image.h"
 #include "util/log.h"
 #include "util/util.h"

@@ -10,7 +10,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/harness.h"
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "cli/image-run.h"
 #include "cli/resolve.h"
 #include "cli/sessions.h"

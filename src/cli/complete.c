@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli/complete.h"
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "rootfs/image.h"
 #include "util/log.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "cli/image-run.h"
 #include "rootfs/image.h"
 #include "util/log.h"

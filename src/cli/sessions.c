@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cli/capview.h"
-#include "util/hostenv.h"
+#include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "ns/cgroup.h"
 #include "util/dl.h"
