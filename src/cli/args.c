@@ -56,6 +56,10 @@ enum opt_id {
 	OPT_NO_PI_CONFIG,
 	OPT_NO_CODEX_CONFIG,
 	OPT_NO_CLAUDE_CONFIG,
+	OPT_WORKSPACE,        /* clone workspaces (workspace/workspace.h) */
+	OPT_UNTRACKED,
+	OPT_TARGET,
+	OPT_IMPORT_UNCOMMITTED,
 	/* flag-only below */
 	OPT_SHELL,
 	OPT_STRICT_ARGS,
@@ -113,6 +117,10 @@ static const struct opt_def opts[] = {
 	{ "no-pi-config", "no_pi_config", OPT_BOOL, OPT_NO_PI_CONFIG, NULL, "do not bridge ~/.pi/agent into the sandbox home" },
 	{ "no-codex-config", "no_codex_config", OPT_BOOL, OPT_NO_CODEX_CONFIG, NULL, "do not bridge ~/.codex/config.toml" },
 	{ "no-claude-config", "no_claude_config", OPT_BOOL, OPT_NO_CLAUDE_CONFIG, NULL, "do not bridge ~/.claude.json and ~/.claude/settings.json" },
+	{ "workspace", "workspace", OPT_VALUE, OPT_WORKSPACE, "bind|clone", "clone: the sandbox works on its own clone; new commits come back as a branch" },
+	{ "untracked", "untracked", OPT_VALUE, OPT_UNTRACKED, "none|copy", "clone: copy the untracked, not ignored files in too (never imported)" },
+	{ "target", "target", OPT_VALUE, OPT_TARGET, "BRANCH|current", "clone: import as BRANCH (default aisb/<session>); current fast-forwards the checked-out branch" },
+	{ "import-uncommitted", "import_uncommitted", OPT_BOOL, OPT_IMPORT_UNCOMMITTED, NULL, "clone: also import uncommitted work, as one checkpoint commit" },
 	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside, and a writable /proc" },
 	{ "keep", "keep", OPT_BOOL, OPT_KEEP, NULL, "keep the session directory after exit" },
 	{ "quiet", "quiet", OPT_BOOL, OPT_QUIET, NULL, "no informational notices; warnings stay" },
@@ -168,6 +176,7 @@ static bool *bool_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_NO_PI_CONFIG: return &s->no_pi_config;
 	case OPT_NO_CODEX_CONFIG: return &s->no_codex_config;
 	case OPT_NO_CLAUDE_CONFIG: return &s->no_claude_config;
+	case OPT_IMPORT_UNCOMMITTED: return &s->import_uncommitted;
 	case OPT_SHELL: return &s->shell;
 	case OPT_STRICT_ARGS: return &s->strict_args;
 	case OPT_DRY_RUN: return &s->dry_run;
@@ -194,6 +203,9 @@ static char **str_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_HOME: return &s->home;
 	case OPT_PI_TOKEN_ENV: return &s->pi_token_env;
 	case OPT_THINKING: return &s->thinking;
+	case OPT_WORKSPACE: return &s->workspace;
+	case OPT_UNTRACKED: return &s->untracked;
+	case OPT_TARGET: return &s->target;
 	default: return NULL;
 	}
 }
@@ -243,6 +255,14 @@ static int apply(struct aisb_settings *s, const struct opt_def *o, const char *v
 		if (o->id == OPT_HOME && !args_home_name_valid(v))
 			return log_error("%s: invalid home name '%s' (default, project, or letters, digits, '.', '_', '-'; "
 					 "at most 64, not starting with '.')", what, v);
+		if (o->id == OPT_WORKSPACE && !(streq(v, "bind") || streq(v, "clone")))
+			return log_error("%s: unknown workspace '%s' (use bind or clone)", what, v);
+		/* a project may ask for the clone (it narrows what the sandbox sees), never undo the
+		 * user's own workspace = clone */
+		if (o->id == OPT_WORKSPACE && src == SRC_PROJECT && !streq(v, "clone"))
+			return log_error("%s: a project policy may set workspace = clone only", what);
+		if (o->id == OPT_UNTRACKED && !(streq(v, "none") || streq(v, "copy")))
+			return log_error("%s: unknown --untracked '%s' (use none or copy)", what, v);
 		if (o->id == OPT_ROOTFS && !streq(v, "host"))
 			return log_error("%s: unknown rootfs '%s' (use host, or --image REF)", what, v);
 		if (!*v)
@@ -310,9 +330,9 @@ static char *strip(char *s)
 }
 
 /* Keys a project's .aisb/config may set: egress entries, passed variables, the harness and the
- * limits. Nothing that widens mounts, exposes host files (allow_file, env_file, agents_dir),
+ * limits, and workspace = clone (which only narrows). Nothing that widens mounts, exposes host files (allow_file, env_file, agents_dir),
  * reaches host services (allow_host_port, add_host), or weakens enforcement (net, ptrace, git). */
-static const char *const project_keys[] = { "allow", "env", "harness", "memory", "pids", "cpus" };
+static const char *const project_keys[] = { "allow", "env", "harness", "memory", "pids", "cpus", "workspace" };
 
 static bool is_project_key(const char *key)
 {
@@ -361,7 +381,7 @@ static int apply_config_text(struct aisb_settings *s, const char *text, const ch
 			return log_error("%s: unknown key '%s'", what, key);
 		if (project && !is_project_key(key))
 			return log_error("%s: key '%s' is not allowed in a project policy (only allow, env, harness, "
-					 "memory, pids, cpus): a repository cannot widen mounts or weaken enforcement; "
+					 "memory, pids, cpus, workspace): a repository cannot widen mounts or weaken enforcement; "
 					 "put it in your own config or on the command line", what, key);
 		r = apply(s, o, val, project ? SRC_PROJECT : SRC_CONFIG, what);
 		if (r < 0)
@@ -582,6 +602,8 @@ static enum cli_value opt_value(const struct opt_def *o, const char **choices)
 	case OPT_NET: *choices = "none allow full"; return CLI_VALUE_CHOICE;
 	case OPT_HARNESS: *choices = "pi codex claude shell"; return CLI_VALUE_CHOICE;
 	case OPT_ROOTFS: *choices = "host"; return CLI_VALUE_CHOICE;
+	case OPT_WORKSPACE: *choices = "bind clone"; return CLI_VALUE_CHOICE;
+	case OPT_UNTRACKED: *choices = "none copy"; return CLI_VALUE_CHOICE;
 	case OPT_IMAGE: return CLI_VALUE_IMAGE;
 	case OPT_MOUNT: case OPT_WORKDIR: case OPT_AGENTS_DIR: case OPT_HARNESS_FROM: return CLI_VALUE_DIR;
 	case OPT_ENV_FILE: case OPT_ALLOW_FILE: return CLI_VALUE_FILE;
@@ -615,6 +637,9 @@ void settings_free(struct aisb_settings *s)
 	strv_free(s->harness_from);
 	free(s->pi_token_env);
 	free(s->thinking);
+	free(s->workspace);
+	free(s->untracked);
+	free(s->target);
 	strv_free(s->mounts);
 	strv_free(s->envs);
 	strv_free(s->env_files);

@@ -48,8 +48,12 @@ static const struct cli_flag inspect_flags[] = {
 	{ "json", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
 };
 static const struct cli_flag clean_flags[] = {
-	{ "all", 'a', CLI_VALUE_NONE, NULL, false }, { "volumes", 0, CLI_VALUE_WORD, NULL, true }, HELP_FLAG,
-	{ NULL, 0, 0, NULL, false },
+	{ "all", 'a', CLI_VALUE_NONE, NULL, false }, { "volumes", 0, CLI_VALUE_WORD, NULL, true },
+	{ "discard", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
+};
+static const struct cli_flag import_flags[] = {
+	{ "target", 0, CLI_VALUE_WORD, NULL, false }, { "import-uncommitted", 0, CLI_VALUE_NONE, NULL, false },
+	HELP_FLAG, { NULL, 0, 0, NULL, false },
 };
 static const struct cli_flag home_flags[] = {
 	{ "path", 0, CLI_VALUE_NONE, NULL, false }, { "list", 0, CLI_VALUE_NONE, NULL, false },
@@ -83,6 +87,8 @@ const struct cli_command cli_commands[] = {
 	{ "ps", cmd_ps, "list live sessions", ps_flags, CLI_VALUE_NONE },
 	{ "inspect", cmd_inspect, "show a session (or an image)", inspect_flags, CLI_VALUE_SESSION },
 	{ "logs", cmd_logs, "show a session's record and egress log", help_only_flags, CLI_VALUE_SESSION },
+	{ "import", cmd_import, "import a --workspace clone session's commits as a branch (--target)", import_flags,
+	  CLI_VALUE_SESSION },
 	{ "clean", cmd_clean, "remove ended sessions (--all, --volumes)", clean_flags, CLI_VALUE_NONE },
 	{ "home", cmd_home, "show, list or reset the persistent sandbox homes", home_flags, CLI_VALUE_WORD },
 	{ "trust", cmd_trust, "approve a project's .aisb/config and .aisb/allow (--show, --revoke)", trust_flags,

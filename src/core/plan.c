@@ -15,6 +15,7 @@
 
 #include "core/plan.h"
 #include "util/util.h"
+#include "workspace/workspace.h"
 
 const char *net_mode_to_string(enum net_mode m)
 {
@@ -90,6 +91,7 @@ char *plan_to_json(const struct aisb_plan *p)
 	json_object_object_add(o, "project_ro", json_object_new_boolean(p->project_ro));
 	json_object_object_add(o, "writable_git", json_object_new_boolean(p->writable_git));
 	json_object_object_add(o, "cwd", json_object_new_string(p->cwd));
+	workspace_plan_json(p->workspace, o);
 	json_object_object_add(o, "home", json_object_new_string(p->home_src ? p->home_src : "ephemeral"));
 	json_object_object_add(o, "host_uid", json_object_new_int((int)p->host_uid));
 	m = json_object_new_array();

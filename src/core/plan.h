@@ -22,6 +22,7 @@ enum net_mode { NET_NONE, NET_ALLOW, NET_FULL, NET_MODE_MAX };
 
 struct net_plan; /* net/netplan.h */
 struct bridge_plan; /* agents/bridge.h */
+struct workspace_plan; /* workspace/workspace.h */
 enum rootfs_kind { ROOTFS_HOST, ROOTFS_IMAGE, ROOTFS_KIND_MAX };
 
 /* Where a setting came from; used for error messages and tests of precedence. */
@@ -63,6 +64,10 @@ struct aisb_settings {
 	bool no_pi_token_env;
 	char *thinking;       /* pi's level, "host", or NULL: xhigh */
 	bool no_pi_config, no_codex_config, no_claude_config;
+	char *workspace;      /* "bind" (NULL) or "clone" (workspace/workspace.h) */
+	char *untracked;      /* clone: "none" (NULL) or "copy" */
+	char *target;         /* clone: where commits are imported: NULL (aisb/<id>), current, BRANCH */
+	bool import_uncommitted; /* clone: uncommitted work imported as a checkpoint commit */
 	/* flag-only */
 	bool shell;
 	bool strict_args;
@@ -120,6 +125,7 @@ struct aisb_plan {
 	char *harness_path;    /* --harness-from bin dirs, ':'-joined, put first on PATH */
 	char *agents_src;      /* host ~/.agents, NULL when absent or --no-agents */
 	struct bridge_plan *bridge; /* the harness's bridged config (agents/bridge.h), or NULL */
+	struct workspace_plan *workspace; /* --workspace clone (workspace/workspace.h), or NULL */
 
 	struct plan_mount *mounts;
 	size_t n_mounts;
