@@ -13,6 +13,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 aisb=${AISB_BIN:-$here/../build/aisb}
+case $aisb in /*) ;; *) aisb=$PWD/$aisb ;; esac # the script cds into its work dir
 n=${N:-200}
 conc=${CONC:-1000}
 work=$(mktemp -d /tmp/aisb-gate-bench.XXXXXX)
@@ -41,6 +42,15 @@ sb() { "${sbcmd[@]}" "$@"; }
 # the work dir is the project: inside, the script is in the working directory
 load=(python3 gate-load.py)
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# the supervisor and its gate process (issue 13: the gate is a child of the supervisor)
+gate_of() { pgrep -P "$1" -x aisb-gate | head -1; }
+tree_ticks() {
+	local g t
+	g=$(gate_of "$1")
+	t=$(ticks "$1")
+	[ -n "$g" ] && t=$((t + $(ticks "$g")))
+	echo "$t"
+}
 hz=$(getconf CLK_TCK)
 secs() { awk -v t="$1" -v hz="$hz" 'BEGIN {printf "%.2f", t / hz}'; }
 
@@ -66,9 +76,9 @@ bulk() {
 		relay=$(($(ticks "$floor") - r0)) ;;
 	*)
 		"${sbcmd[@]}" "${load[@]}" bulk "$mode" svc.test "$port" >"$work/out" 2>"$work/err" &
-		apid=$! # the supervisor, which runs the gate (taskset execs it: same pid)
+		apid=$! # the supervisor, parent of the gate (taskset execs it: same pid)
 		while kill -0 "$apid" 2>/dev/null; do
-			t=$(ticks "$apid") && [ "$t" -gt 0 ] && relay=$t
+			t=$(tree_ticks "$apid") && [ "$t" -gt 0 ] && relay=$t
 			sleep 0.02
 		done
 		wait "$apid" || true
@@ -99,16 +109,19 @@ echo "== time to first byte, $n sequential connections"
 sb "${load[@]}" ttfb connect svc.test "$port" "$n"
 sb "${load[@]}" ttfb transparent svc.test "$port" "$n"
 
-echo "== $conc concurrent connections through CONNECT, supervisor RSS"
+echo "== $conc concurrent connections through CONNECT, supervisor and gate RSS"
 "$aisb" --allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home --no-agents \
 	--env HOLD=2 -- "${load[@]}" many connect svc.test "$port" "$conc" &
 apid=$! # the supervisor itself
-peak=0
+peak=0 gpeak=0
 while kill -0 "$apid" 2>/dev/null; do
 	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$apid/status" 2>/dev/null || echo 0)
 	[ "${rss:-0}" -gt "$peak" ] && peak=$rss
+	g=$(gate_of "$apid")
+	rss=$([ -n "$g" ] && awk '/^VmRSS/ {print $2}' "/proc/$g/status" 2>/dev/null || echo 0)
+	[ "${rss:-0}" -gt "$gpeak" ] && gpeak=$rss
 	sleep 0.05
 done
 wait "$apid" || true
-echo "supervisor peak VmRSS ${peak} KiB (sampled every 50 ms)"
+echo "supervisor peak VmRSS ${peak} KiB, gate peak VmRSS ${gpeak} KiB (sampled every 50 ms)"
 echo "(user $(id -un), $(uname -r), $(nproc) cpus)"

@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/regflags.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -70,6 +71,9 @@ enum opt_id {
 	OPT_VERSION,
 	OPT_VERBOSE,
 	OPT_HARNESS_ARGS,
+	OPT_TLS_VERIFY,       /* --image's registry (cli/regflags.h) */
+	OPT_CERT_DIR,
+	OPT_AUTHFILE,
 	OPT_ID_MAX,
 };
 
@@ -94,6 +98,9 @@ static const struct opt_def opts[] = {
 	{ "rootfs", "rootfs", OPT_VALUE, OPT_ROOTFS, "host", "root filesystem source" },
 	{ "image", "image", OPT_VALUE, OPT_IMAGE, "REF", "run on an OCI image from the store" },
 	{ "ephemeral", "ephemeral", OPT_BOOL, OPT_EPHEMERAL, NULL, "image writes go to a tmpfs" },
+	{ "tls-verify", NULL, OPT_BOOL, OPT_TLS_VERIFY, NULL, "--tls-verify=false: --image's registry without TLS checks (as pull)" },
+	{ "cert-dir", NULL, OPT_VALUE, OPT_CERT_DIR, "DIR", "trust DIR/*.crt for --image's registry (as pull)" },
+	{ "authfile", NULL, OPT_LIST, OPT_AUTHFILE, "FILE", "registry credentials for --image, tried first (as pull)" },
 	{ "harness", "harness", OPT_VALUE, OPT_HARNESS, "NAME", "pi, codex, claude or shell (default pi)" },
 	{ "workdir", "workdir", OPT_VALUE, OPT_WORKDIR, "PATH", "where the project appears inside (default auto)" },
 	{ "no-cwd", "no_cwd", OPT_BOOL, OPT_NO_CWD, NULL, "do not mount the current directory" },
@@ -203,6 +210,7 @@ static char **str_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_HOME: return &s->home;
 	case OPT_PI_TOKEN_ENV: return &s->pi_token_env;
 	case OPT_THINKING: return &s->thinking;
+	case OPT_CERT_DIR: return &s->cert_dir;
 	case OPT_WORKSPACE: return &s->workspace;
 	case OPT_UNTRACKED: return &s->untracked;
 	case OPT_TARGET: return &s->target;
@@ -222,6 +230,7 @@ static char ***list_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_PUBLISH: return &s->publish;
 	case OPT_ALLOW_HOST_PORT: return &s->allow_host_ports;
 	case OPT_HARNESS_FROM: return &s->harness_from;
+	case OPT_AUTHFILE: return &s->authfiles;
 	default: return NULL;
 	}
 }
@@ -234,6 +243,8 @@ static int apply(struct aisb_settings *s, const struct opt_def *o, const char *v
 	switch (o->kind) {
 	case OPT_BOOL: {
 		bool b = true;
+		if (o->id == OPT_TLS_VERIFY) /* pull's grammar: bare, =true or =false */
+			return regflag_tls_verify(v, &b) < 0 ? -EINVAL : set_str(&s->tls_verify, b ? "true" : "false");
 		if (v && parse_bool(v, &b) < 0)
 			return log_error("%s: '%s' takes true or false, not '%s'", what, o->key ? o->key : o->flag, v);
 		if (o->id == OPT_VERBOSE) {
@@ -596,6 +607,10 @@ void args_print_help(const char *prog)
 static enum cli_value opt_value(const struct opt_def *o, const char **choices)
 {
 	*choices = NULL;
+	if (o->id == OPT_TLS_VERIFY) {
+		*choices = "true false";
+		return CLI_VALUE_CHOICE;
+	}
 	if (o->kind == OPT_BOOL)
 		return CLI_VALUE_NONE;
 	switch (o->id) {
@@ -605,8 +620,9 @@ static enum cli_value opt_value(const struct opt_def *o, const char **choices)
 	case OPT_WORKSPACE: *choices = "bind clone"; return CLI_VALUE_CHOICE;
 	case OPT_UNTRACKED: *choices = "none copy"; return CLI_VALUE_CHOICE;
 	case OPT_IMAGE: return CLI_VALUE_IMAGE;
-	case OPT_MOUNT: case OPT_WORKDIR: case OPT_AGENTS_DIR: case OPT_HARNESS_FROM: return CLI_VALUE_DIR;
-	case OPT_ENV_FILE: case OPT_ALLOW_FILE: return CLI_VALUE_FILE;
+	case OPT_MOUNT: case OPT_WORKDIR: case OPT_AGENTS_DIR: case OPT_HARNESS_FROM: case OPT_CERT_DIR:
+		return CLI_VALUE_DIR;
+	case OPT_ENV_FILE: case OPT_ALLOW_FILE: case OPT_AUTHFILE: return CLI_VALUE_FILE;
 	case OPT_ENV: return CLI_VALUE_ENV;
 	case OPT_ALLOW: return CLI_VALUE_ALLOW;
 	default: return CLI_VALUE_WORD;
@@ -619,6 +635,7 @@ bool args_flag(size_t i, struct cli_flag *out)
 		return false;
 	*out = (struct cli_flag){ .name = opts[i].flag };
 	out->value = opt_value(&opts[i], &out->choices);
+	out->optional_value = opts[i].id == OPT_TLS_VERIFY; /* "--tls-verify[=false]" */
 	return true;
 }
 
@@ -626,6 +643,9 @@ void settings_free(struct aisb_settings *s)
 {
 	free(s->rootfs);
 	free(s->image);
+	free(s->tls_verify);
+	free(s->cert_dir);
+	strv_free(s->authfiles);
 	free(s->harness);
 	free(s->workdir);
 	free(s->agents_dir);

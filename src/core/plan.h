@@ -32,6 +32,9 @@ struct aisb_settings {
 	enum net_mode net;
 	char *rootfs;         /* "host" */
 	char *image;          /* image reference, or NULL */
+	char *tls_verify;     /* --tls-verify value for the image's registry (cli/regflags.h), or NULL */
+	char *cert_dir;       /* --cert-dir, or NULL */
+	char **authfiles;     /* --authfile, in the order given */
 	char *harness;        /* pi codex claude shell */
 	char *workdir;        /* "auto" or an absolute path inside */
 	bool no_cwd;

@@ -89,9 +89,14 @@ pid_t userns_clone(int more)
 	return (pid_t)syscall(SYS_clone, CLONE_NEWUSER | more | SIGCHLD, NULL, NULL, NULL, NULL);
 }
 
+int userns_unshare(int more)
+{
+	return unshare(CLONE_NEWUSER | more) < 0 ? -errno : 0;
+}
+
 int userns_try(void)
 {
-	return unshare(CLONE_NEWUSER) < 0 ? -errno : 0;
+	return userns_unshare(0);
 }
 
 static int holder(void *arg)

@@ -57,6 +57,18 @@ int userns_enter(const struct userns_map *m, int more, const char **failed);
 pid_t userns_clone(int more);
 
 /**
+ * userns_unshare() - move this process into a new user namespace, unmapped, plus @more
+ * @more: further CLONE_NEW* flags (CLONE_NEWNS for a root of its own)
+ *
+ * No id map is written: inside, the process maps to no id (its files are still checked with its
+ * host ids), holds every capability of the new namespace only and gives up whatever it held on
+ * the host (a root caller's every capability). For the gate and its resolver, which only mount
+ * and pivot, then drop those capabilities (net/gate-confine.c). Return: 0 or -errno. Does not
+ * log.
+ */
+int userns_unshare(int more);
+
+/**
  * userns_try() - can this process create a user namespace (unshare(CLONE_NEWUSER))?
  *
  * For doctor's probe child only: it moves the caller into an unmapped namespace.
