@@ -139,6 +139,11 @@ struct store_blob_writer {
 	EVP_MD_CTX *md;
 	char tmpname[64];
 	int fd;
+	store_blob_tee_fn tee; /* a consumer of the bytes as they arrive (a streamed unpack) */
+	void *tee_ud;
+	bool teed;             /* it got some: no rewinding */
+	bool final;            /* the digest below is computed */
+	char digest[7 + 65];
 };
 
 static void hex_encode(const unsigned char *in, size_t n, char *out)
@@ -199,18 +204,36 @@ int store_blob_begin(struct store *s, const char *digest, int64_t size, struct s
 	return 0;
 }
 
+void store_blob_set_tee(struct store_blob_writer *w, store_blob_tee_fn fn, void *ud)
+{
+	w->tee = fn;
+	w->tee_ud = ud;
+}
+
 int store_blob_write(struct store_blob_writer *w, const void *buf, size_t len)
 {
+	int r;
+
 	if (w->size >= 0 && w->written + len > (uint64_t)w->size)
 		return -EFBIG;
 	if (EVP_DigestUpdate(w->md, buf, len) != 1)
 		return -EIO;
 	w->written += len;
-	return write_full(w->fd, buf, len);
+	if ((r = write_full(w->fd, buf, len)) < 0)
+		return r;
+	if (w->tee && len) {
+		w->teed = true;
+		/* A failed consumer (it logged why) does not stop the writer: the rest is still
+		 * hashed, so a corrupted blob is reported as corrupted, not as a bad layer. */
+		(void)w->tee(w->tee_ud, buf, len);
+	}
+	return 0;
 }
 
 int store_blob_reset(struct store_blob_writer *w)
 {
+	if (w->teed)
+		return -ESPIPE; /* the consumer has the bytes already */
 	if (ftruncate(w->fd, 0) < 0 || lseek(w->fd, 0, SEEK_SET) < 0)
 		return -errno;
 	w->written = 0;
@@ -224,46 +247,60 @@ uint64_t store_blob_written(const struct store_blob_writer *w)
 	return w->written;
 }
 
-int store_blob_commit(struct store_blob_writer *w, char **digest_out)
+/* Computes the digest once and checks size and digest. Logs a mismatch. */
+static int blob_check(struct store_blob_writer *w)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	char digest[7 + 65];
+
+	if (!w->final) {
+		if (EVP_DigestFinal_ex(w->md, md, &mdlen) != 1 || mdlen != 32)
+			return log_error_errno(-EIO, "sha256 failed");
+		memcpy(w->digest, "sha256:", 7);
+		hex_encode(md, 32, w->digest + 7);
+		w->final = true;
+	}
+	if (w->size >= 0 && w->written != (uint64_t)w->size) {
+		log_error("blob %s: got %llu bytes, expected %lld: refused (truncated download?)",
+			  w->expected ?: w->digest, (unsigned long long)w->written, (long long)w->size);
+		return -EBADMSG;
+	}
+	if (w->expected && !streq(w->expected, w->digest)) {
+		log_error("blob %s: content hashes to %s: refused (corrupted or tampered)", w->expected, w->digest);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int store_blob_verify(struct store_blob_writer *w)
+{
+	return blob_check(w);
+}
+
+int store_blob_commit(struct store_blob_writer *w, char **digest_out)
+{
 	_cleanup_free_ char *dst = NULL;
 	int r;
 
-	if (EVP_DigestFinal_ex(w->md, md, &mdlen) != 1 || mdlen != 32) {
+	if ((r = blob_check(w)) < 0) {
 		store_blob_abort(w);
-		return log_error_errno(-EIO, "sha256 failed");
-	}
-	memcpy(digest, "sha256:", 7);
-	hex_encode(md, 32, digest + 7);
-	if (w->size >= 0 && w->written != (uint64_t)w->size) {
-		log_error("blob %s: got %llu bytes, expected %lld: refused (truncated download?)",
-			  w->expected ?: digest, (unsigned long long)w->written, (long long)w->size);
-		store_blob_abort(w);
-		return -EBADMSG;
-	}
-	if (w->expected && !streq(w->expected, digest)) {
-		log_error("blob %s: content hashes to %s: refused (corrupted or tampered)", w->expected, digest);
-		store_blob_abort(w);
-		return -EBADMSG;
+		return r;
 	}
 	/* Make the content durable before its name claims it. */
 	if (fdatasync(w->fd) < 0) {
 		r = -errno;
 		store_blob_abort(w);
-		return log_error_errno(r, "cannot write blob %s: %m", digest);
+		return log_error_errno(r, "cannot write blob %s: %m", w->digest);
 	}
-	dst = blob_relpath(digest);
+	dst = blob_relpath(w->digest);
 	if (!dst || renameat(w->s->rootfd, w->tmpname, w->s->rootfd, dst) < 0) {
 		r = dst ? -errno : -ENOMEM;
 		store_blob_abort(w);
-		return log_error_errno(r, "cannot store blob %s: %m", digest);
+		return log_error_errno(r, "cannot store blob %s: %m", w->digest);
 	}
 	close(w->fd);
 	w->fd = -1;
-	if (digest_out && !(*digest_out = strdup(digest))) {
+	if (digest_out && !(*digest_out = strdup(w->digest))) {
 		store_blob_abort(w);
 		return -ENOMEM;
 	}
@@ -317,12 +354,130 @@ char *store_rootfs_path(struct store *s, const char *id)
 	return p;
 }
 
-int store_rootfs_ensure(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
-			const struct unpack_limits *lim, char **path_out, uint64_t *size_out)
+static int tee_to_unpack(void *ud, const void *buf, size_t len)
 {
-	char id[65], rnd[17];
-	_cleanup_free_ char *rel = NULL, *tmprel = NULL, *tmpabs = NULL;
-	_cleanup_close_ int lock = -1, tfd = -1;
+	return unpack_stream_write(ud, buf, len);
+}
+
+/* Fetches @d from @src into @w while the unpack applies it to @tfd. The tree is the caller's to
+ * discard on failure; the blob is kept only when the unpack succeeded and the digest matched.
+ * Frees @w. Logs on failure. */
+static int stream_layer(int tfd, const struct oci_descriptor *d, const char *what, const struct unpack_limits *lim,
+			struct unpack_stats *st, const struct store_layer_source *src, struct store_blob_writer *w)
+{
+	struct unpack_stream *u;
+	int r, ru, rv;
+
+	if ((r = unpack_stream_begin(tfd, what, lim, st, &u)) < 0) {
+		store_blob_abort(w);
+		return r;
+	}
+	store_blob_set_tee(w, tee_to_unpack, u);
+	r = src->fetch(src->ud, d, w);
+	ru = unpack_stream_finish(u, r);
+	if (r < 0) {
+		store_blob_abort(w);
+		return r;
+	}
+	if (ru < 0) {
+		/* refused or unreadable: were these the bytes the digest names? (says so if not) */
+		rv = store_blob_verify(w);
+		store_blob_abort(w);
+		return rv < 0 ? rv : ru;
+	}
+	return store_blob_commit(w, NULL);
+}
+
+/* Applies layer @d to @tfd: from the store; or, missing there and @src given, fetched (while it
+ * unpacks with @stream, else first). Logs on failure. */
+static int apply_layer(struct store *s, int tfd, const struct oci_descriptor *d, const char *what,
+		       const struct unpack_limits *lim, struct unpack_stats *st, const struct store_layer_source *src,
+		       bool stream)
+{
+	_cleanup_close_ int lock = -1, lfd = -1;
+	struct store_blob_writer *w;
+	int r;
+
+	if (src && !store_has_blob(s, d->digest)) {
+		if (!oci_digest_is_valid(d->digest))
+			return log_error("%s: invalid digest in the manifest", what), -EINVAL;
+		/* one download per blob even with concurrent pulls: whoever holds the lock fetches */
+		lock = store_lock(s, "blob", d->digest + 7, false);
+		if (lock < 0)
+			return log_error_errno(lock, "cannot lock blob %s: %m", d->digest);
+		if (!store_has_blob(s, d->digest)) {
+			if ((r = store_blob_begin(s, d->digest, d->size, &w)) < 0)
+				return r;
+			if (stream)
+				return stream_layer(tfd, d, what, lim, st, src, w);
+			if ((r = src->fetch(src->ud, d, w)) < 0) {
+				store_blob_abort(w);
+				return r;
+			}
+			if ((r = store_blob_commit(w, NULL)) < 0)
+				return r;
+		}
+	}
+	lfd = store_blob_open(s, d->digest);
+	if (lfd < 0)
+		return log_error_errno(lfd, "%s: blob missing from the store: %m", what);
+	r = unpack_layer(tfd, lfd, what, lim, st);
+	if (r == -EPERM) {
+		/* the layer is unsafe for every image that uses it: do not keep it */
+		_cleanup_free_ char *bp = blob_relpath(d->digest);
+		if (bp)
+			(void)unlinkat(s->rootfd, bp, 0);
+	}
+	return r;
+}
+
+/* Unpacks every layer into a fresh tmp/rootfs-* and renames it to @rel. Logs on failure. */
+static int build_tree(struct store *s, const char *rel, const struct oci_manifest *m, const struct unpack_limits *lim,
+		      const struct store_layer_source *src, bool stream, struct unpack_stats *st)
+{
+	char rnd[17];
+	_cleanup_free_ char *tmprel = NULL, *tmpabs = NULL;
+	_cleanup_close_ int tfd = -1;
+	int r;
+
+	if ((r = random_hex(rnd, 8)) < 0)
+		return log_error_errno(r, "%m");
+	if (asprintf(&tmprel, "tmp/rootfs-%s", rnd) < 0 || asprintf(&tmpabs, "%s/%s", s->root, tmprel) < 0)
+		return log_error_errno(-ENOMEM, "%m");
+	if (mkdirat(s->rootfd, tmprel, 0755) < 0)
+		return log_error_errno(-errno, "cannot create '%s': %m", tmpabs);
+	tfd = openat(s->rootfd, tmprel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (tfd < 0) {
+		r = log_error_errno(-errno, "cannot open '%s': %m", tmpabs);
+		goto fail;
+	}
+	for (size_t i = 0; i < m->n_layers; i++) {
+		char what[128];
+		snprintf(what, sizeof(what), "layer %zu/%zu (%.19s)", i + 1, m->n_layers, m->layers[i].digest);
+		if ((r = apply_layer(s, tfd, &m->layers[i], what, lim, st, src, stream)) < 0)
+			goto fail;
+	}
+	if (fchmod(tfd, 0755) < 0) {
+		r = log_error_errno(-errno, "chmod '%s': %m", tmpabs);
+		goto fail;
+	}
+	if (renameat(s->rootfd, tmprel, s->rootfd, rel) < 0) {
+		r = log_error_errno(-errno, "cannot move the unpacked image into '%s/%s': %m", s->root, rel);
+		goto fail;
+	}
+	return 0;
+fail:
+	(void)rm_rf(tmpabs);
+	return r < 0 ? r : -EIO;
+}
+
+int store_rootfs_ensure_from(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			     const struct unpack_limits *lim, const struct store_layer_source *src, char **path_out,
+			     uint64_t *size_out)
+{
+	char id[65];
+	_cleanup_free_ char *rel = NULL;
+	_cleanup_close_ int lock = -1;
 	struct unpack_stats st = { 0 };
 	struct stat sb;
 	int r;
@@ -338,43 +493,17 @@ int store_rootfs_ensure(struct store *s, const char *manifest_digest, const stru
 		*path_out = store_rootfs_path(s, id);
 		return *path_out ? 0 : -ENOMEM;
 	}
-	if ((r = random_hex(rnd, 8)) < 0)
-		return log_error_errno(r, "%m");
-	if (asprintf(&tmprel, "tmp/rootfs-%s", rnd) < 0 || asprintf(&tmpabs, "%s/%s", s->root, tmprel) < 0)
-		return log_error_errno(-ENOMEM, "%m");
-	if (mkdirat(s->rootfd, tmprel, 0755) < 0)
-		return log_error_errno(-errno, "cannot create '%s': %m", tmpabs);
-	tfd = openat(s->rootfd, tmprel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (tfd < 0) {
-		r = log_error_errno(-errno, "cannot open '%s': %m", tmpabs);
-		goto fail;
+	r = build_tree(s, rel, m, lim, src, src != NULL, &st);
+	if (r == -EAGAIN) {
+		/* a streamed download broke after the unpack had its first bytes, so it could not
+		 * simply be retried: start again, downloading each missing layer (with retries)
+		 * before unpacking it */
+		log_debug("a streamed layer download was interrupted: pulling again without streaming");
+		st = (struct unpack_stats){ 0 };
+		r = build_tree(s, rel, m, lim, src, false, &st);
 	}
-	for (size_t i = 0; i < m->n_layers; i++) {
-		_cleanup_close_ int lfd = store_blob_open(s, m->layers[i].digest);
-		char what[128];
-		snprintf(what, sizeof(what), "layer %zu/%zu (%.19s)", i + 1, m->n_layers, m->layers[i].digest);
-		if (lfd < 0) {
-			r = log_error_errno(lfd, "%s: blob missing from the store: %m", what);
-			goto fail;
-		}
-		r = unpack_layer(tfd, lfd, what, lim, &st);
-		if (r == -EPERM) {
-			/* the layer is unsafe for every image that uses it: do not keep it */
-			_cleanup_free_ char *bp = blob_relpath(m->layers[i].digest);
-			if (bp)
-				(void)unlinkat(s->rootfd, bp, 0);
-		}
-		if (r < 0)
-			goto fail;
-	}
-	if (fchmod(tfd, 0755) < 0) {
-		r = log_error_errno(-errno, "chmod '%s': %m", tmpabs);
-		goto fail;
-	}
-	if (renameat(s->rootfd, tmprel, s->rootfd, rel) < 0) {
-		r = log_error_errno(-errno, "cannot move the unpacked image into '%s/%s': %m", s->root, rel);
-		goto fail;
-	}
+	if (r < 0)
+		return r;
 	if (st.devices_skipped)
 		log_info("skipped %llu device node(s) in the image (the sandbox has its own /dev)",
 			 (unsigned long long)st.devices_skipped);
@@ -384,9 +513,12 @@ int store_rootfs_ensure(struct store *s, const char *manifest_digest, const stru
 		*size_out = st.bytes;
 	*path_out = store_rootfs_path(s, id);
 	return *path_out ? 0 : -ENOMEM;
-fail:
-	(void)rm_rf(tmpabs);
-	return r < 0 ? r : -EIO;
+}
+
+int store_rootfs_ensure(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			const struct unpack_limits *lim, char **path_out, uint64_t *size_out)
+{
+	return store_rootfs_ensure_from(s, manifest_digest, m, lim, NULL, path_out, size_out);
 }
 
 /* ---- refs ---- */

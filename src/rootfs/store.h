@@ -62,6 +62,15 @@ int store_blob_reset(struct store_blob_writer *w);
 /* Verifies size and digest and renames into blobs/; a mismatch deletes the partial file and is
  * -EBADMSG. *digest_out (optional) gets the digest. Frees @w. Logs on failure. */
 int store_blob_commit(struct store_blob_writer *w, char **digest_out);
+/* Checks size and digest of what was written so far without storing it (logs a mismatch).
+ * Return: 0 or -EBADMSG. */
+int store_blob_verify(struct store_blob_writer *w);
+/* From now on every byte written also goes to @fn, after it was hashed and written; fn's
+ * return is ignored (a consumer that failed says so itself, and the writer still hashes the
+ * rest: a corrupted blob is then reported as corrupted). Once @fn got bytes,
+ * store_blob_reset() fails with -ESPIPE. Does not log. */
+typedef int (*store_blob_tee_fn)(void *ud, const void *buf, size_t len);
+void store_blob_set_tee(struct store_blob_writer *w, store_blob_tee_fn fn, void *ud);
 /* Deletes the partial file and frees @w; accepts NULL. */
 void store_blob_abort(struct store_blob_writer *w);
 /* Bytes written so far. */
@@ -82,6 +91,21 @@ char *store_rootfs_path(struct store *s, const char *id);
  * failed layer leaves nothing. *path_out gets the directory. Logs on failure. */
 int store_rootfs_ensure(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
 			const struct unpack_limits *lim, char **path_out, uint64_t *size_out);
+
+/* Where store_rootfs_ensure_from() gets a layer that is not in the store: @fetch writes blob @d
+ * into @w with store_blob_write() (no commit). Return: 0; -EAGAIN when the transfer broke after
+ * bytes had gone to a streamed unpack (the store then starts the tree again, fetching before
+ * unpacking); other -errno (logged). */
+struct store_layer_source {
+	int (*fetch)(void *ud, const struct oci_descriptor *d, struct store_blob_writer *w);
+	void *ud;
+};
+/* store_rootfs_ensure(), with missing layers fetched from @src while they unpack: download,
+ * digest and unpack run concurrently (unpack.h), and a layer whose digest does not match at the
+ * end discards the whole tree, so a bad blob still leaves nothing. Logs on failure. */
+int store_rootfs_ensure_from(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			     const struct unpack_limits *lim, const struct store_layer_source *src, char **path_out,
+			     uint64_t *size_out);
 
 /* Refs (pins). */
 int store_ref_read(struct store *s, const char *name, struct store_ref *r); /* -ENOENT; no log */
