@@ -71,35 +71,44 @@ run_skopeo_umoci() {
 
 read -ra cols <<<"${ONLY:-tar_gz tar_zst aisb_oci aisb_oci_zst aisb_reg skopeo_umoci}"
 [ -n "$BEFORE" ] && [ -z "${ONLY:-}" ] && cols+=(before_oci before_reg)
-declare -A samples loads
+declare -A samples loads cpus
+TIMEFORMAT='%U %S'
 for round in $(seq "$N"); do
 	for b in "${cols[@]}"; do
 		sync # the previous column's dirty pages are not this one's cost
 		s=${EPOCHREALTIME/./}
-		"run_$b" >/dev/null 2>"$work/err" || { echo "bench: $b failed: $(tail -3 "$work/err")" >&2; exit 1; }
+		# bash's `time`: user+sys of everything the column ran (all threads and children),
+		# which a loaded machine changes much less than the wall time
+		{ time "run_$b" >/dev/null 2>"$work/err"; } 2>"$work/cpu" ||
+			{ echo "bench: $b failed: $(tail -3 "$work/err")" >&2; exit 1; }
 		e=${EPOCHREALTIME/./}
+		cpu=$(awk '{printf "%.3f", $1 + $2}' "$work/cpu")
 		samples[$b]+="$((e - s)) "
+		cpus[$b]+="$cpu "
 		loads[$b]+="$(cut -d' ' -f1 /proc/loadavg) "
-		printf 'round %d %-14s %8.3f s  load %s\n' "$round" "$b" "$(echo "($e - $s) / 1000000" | bc -l)" \
-			"$(cut -d' ' -f1 /proc/loadavg)"
+		printf 'round %d %-14s %8.3f s  cpu %6.3f s  load %s\n' "$round" "$b" "$(echo "($e - $s) / 1000000" | bc -l)" \
+			"$cpu" "$(cut -d' ' -f1 /proc/loadavg)"
 	done
 done
 rmstore
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-declare -A med
+declare -A med cmed
 echo
-printf '%-14s %10s %12s\n' column "median s" "load (min-max)"
+printf '%-14s %10s %10s %12s\n' column "median s" "cpu s" "load (min-max)"
 for b in "${cols[@]}"; do
 	med[$b]=$(median <<<"${samples[$b]}")
-	printf '%-14s %10.3f %12s\n' "$b" "$(echo "${med[$b]} / 1000000" | bc -l)" \
+	cmed[$b]=$(median <<<"${cpus[$b]}")
+	printf '%-14s %10.3f %10.3f %12s\n' "$b" "$(echo "${med[$b]} / 1000000" | bc -l)" "${cmed[$b]}" \
 		"$(tr ' ' '\n' <<<"${loads[$b]}" | grep -v '^$' | sort -n | sed -n '1p;$p' | paste -sd-)"
 done
 ratio() { # label a b target
 	[ -n "${med[$2]:-}" ] && [ -n "${med[$3]:-}" ] &&
-		printf '%-44s %6.2f   (target %s)\n' "$1" "$(echo "${med[$2]} / ${med[$3]}" | bc -l)" "$4"
+		printf '%-44s %6.2f %9.2f   (target %s)\n' "$1" "$(echo "${med[$2]} / ${med[$3]}" | bc -l)" \
+			"$(echo "${cmed[$2]} / ${cmed[$3]}" | bc -l)" "$4"
 	return 0
 }
 echo
+printf '%-44s %6s %9s\n' ratio wall cpu
 ratio "aisb_reg / tar_gz (pull vs tar -xzf)" aisb_reg tar_gz "<= 1.15"
 ratio "skopeo_umoci / aisb_reg (aisb faster by)" skopeo_umoci aisb_reg ">= 2"
 ratio "aisb_oci / tar_gz (unpack from a layout)" aisb_oci tar_gz "<= 1.0"
