@@ -173,10 +173,21 @@ static int registry_resolve(struct registry *reg, struct store *s, const char *r
 	return 0;
 }
 
-/* Layers come from the registry while they unpack (store_rootfs_ensure_from()). */
+/* Layers come from the registry while they unpack (store_rootfs_ensure_from()); with more than
+ * one layer missing, a second connection (@ahead, its own client: curl handles and tokens are
+ * per thread) downloads the later ones meanwhile. */
+struct registry_source {
+	struct registry *reg, *ahead;
+};
+
 static int fetch_from_registry(void *ud, const struct oci_descriptor *d, struct store_blob_writer *w)
 {
-	return registry_fetch_blob_into(ud, d, w);
+	return registry_fetch_blob_into(((struct registry_source *)ud)->reg, d, w);
+}
+
+static int fetch_ahead_from_registry(void *ud, const struct oci_descriptor *d, struct store_blob_writer *w)
+{
+	return registry_fetch_blob_into(((struct registry_source *)ud)->ahead, d, w);
 }
 
 static int read_manifest_blob(struct store *s, const char *digest, struct oci_manifest *m)
@@ -279,6 +290,8 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 			 struct store_ref *pin)
 {
 	struct registry *reg = NULL;
+	struct registry_source rs = { 0 };
+	struct store_layer_source src = { .fetch = fetch_from_registry, .ud = &rs };
 	_cleanup_free_ char *digest = NULL;
 	struct store_ref old = { 0 };
 	bool have_old = store_ref_read(s, ref->name, &old) == 0, local = streq(ref->registry, IMAGE_LOCAL_REGISTRY);
@@ -340,17 +353,20 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 	if ((r = read_manifest_blob(s, digest, &m)) < 0)
 		goto out;
 	r = registry_fetch_blob(reg, &m.config, s);
+	if (r == 0 && m.n_layers > 1 && !rootfs_present(s, digest) && registry_open(ref, &o->reg, &rs.ahead) == 0)
+		src.fetch_ahead = fetch_ahead_from_registry; /* without it, one layer after the other */
 	oci_manifest_done(&m);
 	if (r < 0)
 		goto out;
 done:
-	r = finish(s, ref, digest, resolved_at, o,
-		   reg ? &(struct store_layer_source){ .fetch = fetch_from_registry, .ud = reg } : NULL, pin);
+	rs.reg = reg;
+	r = finish(s, ref, digest, resolved_at, o, reg ? &src : NULL, pin);
 out:
 	if (r < 0)
 		drop_unpinned(s, digest);
 	if (reg)
 		log_debug("%s: %u registry request(s)", ref->name, registry_requests(reg));
+	registry_free(rs.ahead);
 	registry_free(reg);
 	store_ref_done(&old);
 	return r;

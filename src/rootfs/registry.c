@@ -711,6 +711,10 @@ static int do_get(struct registry *r, const char *path, const char *accept, stru
 			headers_reset(&hd);
 			return 0;
 		}
+		if (b->werr == -ECANCELED) { /* the caller stopped this download (store_blob_cancel()) */
+			headers_reset(&hd);
+			return -ECANCELED;
+		}
 		if (b->werr == -EFBIG) {
 			headers_reset(&hd);
 			return log_error("%s: the registry sent more bytes than the descriptor's size: refused", what),

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,7 @@ struct store_blob_writer {
 	void *tee_ud;
 	bool teed;             /* it got some: no rewinding */
 	bool final;            /* the digest below is computed */
+	volatile int cancelled; /* store_blob_cancel() from another thread */
 	char digest[7 + 65];
 };
 
@@ -204,6 +206,11 @@ int store_blob_begin(struct store *s, const char *digest, int64_t size, struct s
 	return 0;
 }
 
+void store_blob_cancel(struct store_blob_writer *w)
+{
+	__atomic_store_n(&w->cancelled, 1, __ATOMIC_RELAXED);
+}
+
 void store_blob_set_tee(struct store_blob_writer *w, store_blob_tee_fn fn, void *ud)
 {
 	w->tee = fn;
@@ -214,6 +221,8 @@ int store_blob_write(struct store_blob_writer *w, const void *buf, size_t len)
 {
 	int r;
 
+	if (__atomic_load_n(&w->cancelled, __ATOMIC_RELAXED))
+		return -ECANCELED;
 	if (w->size >= 0 && w->written + len > (uint64_t)w->size)
 		return -EFBIG;
 	if (EVP_DigestUpdate(w->md, buf, len) != 1)
@@ -431,6 +440,144 @@ static int apply_layer(struct store *s, int tfd, const struct oci_descriptor *d,
 	return r;
 }
 
+/* ---- downloading ahead: later layers into the store while an earlier one unpacks ----
+ *
+ * Layers are applied strictly in order (a whiteout in layer N acts on what 1..N-1 left), but
+ * nothing orders their downloads. One helper thread with the source's second connection walks
+ * the layers after the one being unpacked and fetches each missing blob into the store (verified
+ * and committed as usual); the unpacking thread streams a layer itself when the helper has not
+ * started it, waits for it when it is in flight, and reads it from the store when it is there. */
+
+enum ahead_state { AHEAD_TODO, AHEAD_MAIN, AHEAD_BUSY, AHEAD_DONE, AHEAD_STATE_MAX };
+
+struct ahead {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct store *s;
+	const struct oci_manifest *m;
+	const struct store_layer_source *src;
+	enum ahead_state *state;
+	size_t at;                      /* the layer being unpacked */
+	bool stop;
+	struct store_blob_writer *busy; /* the helper's download, for store_blob_cancel() */
+	pthread_t thread;
+};
+
+/* Fetches blob @d into the store through @fn, unless present; the helper's writer is published
+ * in @a->busy while it runs. Logs on failure. */
+static int ahead_fetch(struct ahead *a, const struct oci_descriptor *d)
+{
+	_cleanup_close_ int lock = -1;
+	struct store_blob_writer *w;
+	int r;
+
+	if (!oci_digest_is_valid(d->digest))
+		return -EINVAL; /* said by the unpacking thread when it gets there */
+	lock = store_lock(a->s, "blob", d->digest + 7, false);
+	if (lock < 0)
+		return lock;
+	if (store_has_blob(a->s, d->digest))
+		return 0;
+	if ((r = store_blob_begin(a->s, d->digest, d->size, &w)) < 0)
+		return r;
+	pthread_mutex_lock(&a->mu);
+	a->busy = a->stop ? NULL : w;
+	if (a->stop)
+		store_blob_cancel(w);
+	pthread_mutex_unlock(&a->mu);
+	r = a->src->fetch_ahead(a->src->ud, d, w);
+	pthread_mutex_lock(&a->mu);
+	a->busy = NULL;
+	pthread_mutex_unlock(&a->mu);
+	if (r < 0) {
+		store_blob_abort(w);
+		return r;
+	}
+	return store_blob_commit(w, NULL);
+}
+
+static void *ahead_main(void *ud)
+{
+	struct ahead *a = ud;
+
+	pthread_mutex_lock(&a->mu);
+	for (;;) {
+		size_t i;
+		int r;
+
+		for (i = a->at + 1; i < a->m->n_layers && a->state[i] != AHEAD_TODO; i++)
+			;
+		if (a->stop || i >= a->m->n_layers)
+			break;
+		a->state[i] = AHEAD_BUSY;
+		pthread_mutex_unlock(&a->mu);
+		r = ahead_fetch(a, &a->m->layers[i]);
+		pthread_mutex_lock(&a->mu);
+		/* a failed download is left to the unpacking thread, which tries again and reports */
+		a->state[i] = r < 0 ? AHEAD_MAIN : AHEAD_DONE;
+		pthread_cond_broadcast(&a->cv);
+		if (r < 0)
+			break;
+	}
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+/* Before layer @i unpacks: true when the helper fetched it into the store (wait while it is
+ * busy), false when the unpacking thread fetches it itself. */
+static bool ahead_claim(struct ahead *a, size_t i)
+{
+	bool in_store;
+
+	pthread_mutex_lock(&a->mu);
+	a->at = i;
+	while (a->state[i] == AHEAD_BUSY)
+		pthread_cond_wait(&a->cv, &a->mu);
+	in_store = a->state[i] == AHEAD_DONE;
+	a->state[i] = AHEAD_MAIN;
+	pthread_mutex_unlock(&a->mu);
+	return in_store;
+}
+
+static void ahead_stop(struct ahead *a)
+{
+	pthread_mutex_lock(&a->mu);
+	a->stop = true;
+	if (a->busy)
+		store_blob_cancel(a->busy);
+	pthread_mutex_unlock(&a->mu);
+	pthread_join(a->thread, NULL);
+	pthread_cond_destroy(&a->cv);
+	pthread_mutex_destroy(&a->mu);
+	free(a->state);
+}
+
+/* Starts the helper when @src has a second connection and there is a later layer to fetch.
+ * Return: true when it runs. */
+static bool ahead_start(struct ahead *a, struct store *s, const struct oci_manifest *m,
+			const struct store_layer_source *src)
+{
+	size_t missing = 0;
+
+	for (size_t i = 1; i < m->n_layers; i++)
+		missing += !store_has_blob(s, m->layers[i].digest);
+	if (!src || !src->fetch_ahead || !missing)
+		return false;
+	*a = (struct ahead){ .s = s, .m = m, .src = src };
+	a->state = calloc(m->n_layers, sizeof(*a->state));
+	if (!a->state)
+		return false;
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	if (pthread_create(&a->thread, NULL, ahead_main, a) != 0) {
+		pthread_cond_destroy(&a->cv);
+		pthread_mutex_destroy(&a->mu);
+		free(a->state);
+		return false; /* then every layer streams in turn: slower, not wrong */
+	}
+	return true;
+}
+
 /* Unpacks every layer into a fresh tmp/rootfs-* and renames it to @rel. Logs on failure. */
 static int build_tree(struct store *s, const char *rel, const struct oci_manifest *m, const struct unpack_limits *lim,
 		      const struct store_layer_source *src, bool stream, struct unpack_stats *st)
@@ -438,6 +585,8 @@ static int build_tree(struct store *s, const char *rel, const struct oci_manifes
 	char rnd[17];
 	_cleanup_free_ char *tmprel = NULL, *tmpabs = NULL;
 	_cleanup_close_ int tfd = -1;
+	struct ahead ahead;
+	bool ahead_on = false;
 	int r;
 
 	if ((r = random_hex(rnd, 8)) < 0)
@@ -451,11 +600,18 @@ static int build_tree(struct store *s, const char *rel, const struct oci_manifes
 		r = log_error_errno(-errno, "cannot open '%s': %m", tmpabs);
 		goto fail;
 	}
+	ahead_on = stream && ahead_start(&ahead, s, m, src);
 	for (size_t i = 0; i < m->n_layers; i++) {
 		char what[128];
+		bool fetched = ahead_on && ahead_claim(&ahead, i);
 		snprintf(what, sizeof(what), "layer %zu/%zu (%.19s)", i + 1, m->n_layers, m->layers[i].digest);
-		if ((r = apply_layer(s, tfd, &m->layers[i], what, lim, st, src, stream)) < 0)
+		r = apply_layer(s, tfd, &m->layers[i], what, lim, st, fetched ? NULL : src, stream);
+		if (r < 0)
 			goto fail;
+	}
+	if (ahead_on) {
+		ahead_on = false;
+		ahead_stop(&ahead);
 	}
 	if (fchmod(tfd, 0755) < 0) {
 		r = log_error_errno(-errno, "chmod '%s': %m", tmpabs);
@@ -467,6 +623,8 @@ static int build_tree(struct store *s, const char *rel, const struct oci_manifes
 	}
 	return 0;
 fail:
+	if (ahead_on)
+		ahead_stop(&ahead);
 	(void)rm_rf(tmpabs);
 	return r < 0 ? r : -EIO;
 }

@@ -71,6 +71,9 @@ int store_blob_verify(struct store_blob_writer *w);
  * store_blob_reset() fails with -ESPIPE. Does not log. */
 typedef int (*store_blob_tee_fn)(void *ud, const void *buf, size_t len);
 void store_blob_set_tee(struct store_blob_writer *w, store_blob_tee_fn fn, void *ud);
+/* Makes every later store_blob_write() on @w fail with -ECANCELED (from another thread: stops a
+ * download that is no longer wanted). Does not log. */
+void store_blob_cancel(struct store_blob_writer *w);
 /* Deletes the partial file and frees @w; accepts NULL. */
 void store_blob_abort(struct store_blob_writer *w);
 /* Bytes written so far. */
@@ -99,6 +102,9 @@ int store_rootfs_ensure(struct store *s, const char *manifest_digest, const stru
 struct store_layer_source {
 	int (*fetch)(void *ud, const struct oci_descriptor *d, struct store_blob_writer *w);
 	void *ud;
+	/* Optional: the same through a second connection, called on one other thread, so that the
+	 * later layers download into the store while an earlier one unpacks. */
+	int (*fetch_ahead)(void *ud, const struct oci_descriptor *d, struct store_blob_writer *w);
 };
 /* store_rootfs_ensure(), with missing layers fetched from @src while they unpack: download,
  * digest and unpack run concurrently (unpack.h), and a layer whose digest does not match at the

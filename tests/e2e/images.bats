@@ -256,6 +256,31 @@ pull_crafted() { # KIND [ARG] -> runs aisb pull on a one-layer layout with that 
 
 # ---- registries ----
 
+@test "registry: a multi-layer image with whiteouts (later layers fetched ahead) gives the layout's tree; one GET per blob" {
+	need docker-registry skopeo
+	$PY "$IMG/craft-layer.py" lower "$BATS_TEST_TMPDIR/lower.tar"
+	$PY "$IMG/craft-layer.py" upper "$BATS_TEST_TMPDIR/upper.tar"
+	gzip -n "$BATS_TEST_TMPDIR/upper.tar"
+	# busybox under the two: three layers, the last two downloaded while the first unpacks
+	$PY "$IMG/oci-layout.py" "$BATS_TEST_TMPDIR/wh" --tag t "$(biggest_blob "$W/bb")" "$BATS_TEST_TMPDIR/lower.tar" \
+		"$BATS_TEST_TMPDIR/upper.tar.gz" >/dev/null
+	push_plain "$BATS_TEST_TMPDIR/wh:t" wh3:t
+	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/wh3:t"
+	[ "$status" -eq 0 ]
+	root=$(rootfs_of "127.0.0.1:$(plain)/wh3:t")
+	[ -x "$root/bin/busybox" ]
+	[ -f "$root/a/keep" ] && [ ! -e "$root/a/gone" ]
+	[ ! -e "$root/b/old" ] && [ ! -e "$root/b/sub" ] && [ -f "$root/b/new" ]
+	[ -z "$(find "$root" -name '.wh.*')" ]
+	for b in $(find "$BATS_TEST_TMPDIR/wh/blobs/sha256" -type f -size +1k -printf '%f\n'); do
+		[ "$(count "GET /v2/wh3/blobs/sha256:$b" "$W/plain/log")" -le 1 ] || { echo "blob $b fetched twice"; false; }
+	done
+	# control: the same image from its layout (no registry, layers in turn) is the same tree
+	run "$AISB" pull -q "oci:$BATS_TEST_TMPDIR/wh:t"
+	[ "$status" -eq 0 ]
+	diff -r --no-dereference "$root" "$(rootfs_of "oci:$BATS_TEST_TMPDIR/wh:t")"
+}
+
 @test "registry (plain HTTP): pull by tag and by digest; plain HTTP only with --tls-verify=false" {
 	need docker-registry skopeo
 	push_plain "$W/bb:v1" tagdig:v1
