@@ -28,6 +28,7 @@ P=(podman --root "$work/podman/root" --runroot "$work/podman/run" --storage-driv
 	--cgroup-manager cgroupfs --runtime runc)
 cleanup() {
 	"${P[@]}" image unmount -a >/dev/null 2>&1 || true
+	"${P[@]}" rmi -a -f >/dev/null 2>&1 || true
 	"$here/tests/e2e/lib/images/registry.sh" stop "$work/reg" 2>/dev/null || true
 	chmod -R u+rwx "$work" 2>/dev/null || true
 	rm -rf "$work"
@@ -89,8 +90,10 @@ run_aisb_cold() {
 }
 run_aisb_hit() { aisb_env "$AISB" build -f "$ctx/Containerfile" -t bench "${allow[@]}" "$ctx"; }
 run_podman_cold() {
+	# only this bench's private storage (--root): never `system reset`, which also touches
+	# podman's host-wide network configuration
 	"${P[@]}" image unmount -a >/dev/null 2>&1 || true
-	"${P[@]}" system reset -f >/dev/null 2>&1 || true
+	"${P[@]}" rmi -a -f >/dev/null 2>&1 || true
 	rm -rf "$work/podman"
 	"${P[@]}" pull -q --tls-verify=false "$base" &&
 		"${P[@]}" build -q --pull=never --network host -f "$ctx/Containerfile" -t localhost/bench "$ctx"
