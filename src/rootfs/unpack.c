@@ -838,6 +838,19 @@ static void *extract_main(void *ud)
 	return NULL;
 }
 
+/* The process's umask without changing it (umask(2) can only set it, and another thread may be
+ * creating files): the "Umask:" line of /proc/self/status (Linux 4.7+). Unknown: 0777, so every
+ * file gets its fchmod(). */
+static mode_t process_umask(void)
+{
+	_cleanup_free_ char *buf = NULL;
+	const char *p;
+
+	if (read_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, &buf, NULL) < 0 || !(p = strstr(buf, "\nUmask:")))
+		return 0777;
+	return (mode_t)(strtoul(p + 7, NULL, 8) & 0777);
+}
+
 static void stream_free(struct unpack_stream *u)
 {
 	if (!u)
@@ -876,8 +889,7 @@ static int stream_start(int rootfd, int src_fd, const char *what, const struct u
 	}
 	u->c.root_dev = rst.st_dev;
 	u->c.root_ino = rst.st_ino;
-	u->c.umask = umask(022);
-	umask(u->c.umask);
+	u->c.umask = process_umask();
 	/* libarchive is loaded here, in the calling thread (dl_load() is not thread-safe) */
 	if (dl_load(&dl_libarchive) < 0) {
 		stream_free(u);

@@ -67,8 +67,7 @@ int unpack_layer(int rootfd, int layer_fd, const char *what, const struct unpack
  * decompression and extraction threads, unpack_stream_write() hands them the compressed bytes,
  * unpack_stream_finish() ends the input and waits. The bytes are the layer's, unverified: the
  * caller verifies the digest at the end and discards @rootfd's tree when it does not match (the
- * extraction's guarantees above hold for any bytes). Only one stream at a time per process (the
- * umask is read when it begins). */
+ * extraction's guarantees above hold for any bytes). */
 struct unpack_stream;
 /* Logs on failure. */
 int unpack_stream_begin(int rootfd, const char *what, const struct unpack_limits *lim, struct unpack_stats *stats,

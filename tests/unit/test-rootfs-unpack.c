@@ -492,6 +492,7 @@ static const struct ent stream_layer[] = {
 	{ "bin/link", 'l', "tool", 0777 },
 	{ "bin/hard", 'h', "bin/tool", 0 },
 	{ "etc/ro", 'f', "read-only", 0444 },
+	{ "etc/rw", 'f', "group and others write: more than a usual umask keeps", 0666 },
 	{ "etc/.wh.gone", 'f', "", 0644 },
 };
 
@@ -534,6 +535,7 @@ static void test_stream_equals_file(void **state)
 	assert_int_equal(feed(e, buf, len, SIZE_MAX, 0), 0);
 	assert_int_equal(mode_at(e->root, "bin/tool") & 07777, 0755);
 	assert_int_equal(mode_at(e->root, "etc/ro") & 07777, 0444);
+	assert_int_equal(mode_at(e->root, "etc/rw") & 07777, 0666); /* the mode, not the umask's */
 	assert_true(S_ISLNK(mode_at(e->root, "bin/link")));
 	assert_true(exists_at(e->root, "bin/hard"));
 	assert_false(exists_at(e->root, "etc/gone"));
