@@ -448,7 +448,7 @@ static int apply_layer(struct store *s, int tfd, const struct oci_descriptor *d,
  * and committed as usual); the unpacking thread streams a layer itself when the helper has not
  * started it, waits for it when it is in flight, and reads it from the store when it is there. */
 
-enum ahead_state { AHEAD_TODO, AHEAD_MAIN, AHEAD_BUSY, AHEAD_DONE, AHEAD_STATE_MAX };
+enum ahead_state { AHEAD_TODO, AHEAD_MAIN, AHEAD_BUSY, AHEAD_DONE, AHEAD_FAILED, AHEAD_STATE_MAX };
 
 struct ahead {
 	pthread_mutex_t mu;
@@ -458,6 +458,7 @@ struct ahead {
 	const struct store_layer_source *src;
 	enum ahead_state *state;
 	size_t at;                      /* the layer being unpacked */
+	int err;                        /* why the AHEAD_FAILED layer failed (logged) */
 	bool stop;
 	struct store_blob_writer *busy; /* the helper's download, for store_blob_cancel() */
 	pthread_t thread;
@@ -513,8 +514,11 @@ static void *ahead_main(void *ud)
 		pthread_mutex_unlock(&a->mu);
 		r = ahead_fetch(a, &a->m->layers[i]);
 		pthread_mutex_lock(&a->mu);
-		/* a failed download is left to the unpacking thread, which tries again and reports */
-		a->state[i] = r < 0 ? AHEAD_MAIN : AHEAD_DONE;
+		/* the failure was logged here: the unpacking thread fails with it when it gets there
+		 * (never a second download of a blob that did not verify) */
+		a->state[i] = r < 0 ? AHEAD_FAILED : AHEAD_DONE;
+		if (r < 0)
+			a->err = r;
 		pthread_cond_broadcast(&a->cv);
 		if (r < 0)
 			break;
@@ -523,20 +527,21 @@ static void *ahead_main(void *ud)
 	return NULL;
 }
 
-/* Before layer @i unpacks: true when the helper fetched it into the store (wait while it is
- * busy), false when the unpacking thread fetches it itself. */
-static bool ahead_claim(struct ahead *a, size_t i)
+/* Before layer @i unpacks (waiting while the helper fetches it). Return: 1 when the helper
+ * put it into the store, 0 when the unpacking thread fetches it itself, or the helper's error
+ * (logged). */
+static int ahead_claim(struct ahead *a, size_t i)
 {
-	bool in_store;
+	int r;
 
 	pthread_mutex_lock(&a->mu);
 	a->at = i;
 	while (a->state[i] == AHEAD_BUSY)
 		pthread_cond_wait(&a->cv, &a->mu);
-	in_store = a->state[i] == AHEAD_DONE;
+	r = a->state[i] == AHEAD_DONE ? 1 : a->state[i] == AHEAD_FAILED ? a->err : 0;
 	a->state[i] = AHEAD_MAIN;
 	pthread_mutex_unlock(&a->mu);
-	return in_store;
+	return r;
 }
 
 static void ahead_stop(struct ahead *a)
@@ -603,9 +608,9 @@ static int build_tree(struct store *s, const char *rel, const struct oci_manifes
 	ahead_on = stream && ahead_start(&ahead, s, m, src);
 	for (size_t i = 0; i < m->n_layers; i++) {
 		char what[128];
-		bool fetched = ahead_on && ahead_claim(&ahead, i);
+		int fetched = ahead_on ? ahead_claim(&ahead, i) : 0;
 		snprintf(what, sizeof(what), "layer %zu/%zu (%.19s)", i + 1, m->n_layers, m->layers[i].digest);
-		r = apply_layer(s, tfd, &m->layers[i], what, lim, st, fetched ? NULL : src, stream);
+		r = fetched < 0 ? fetched : apply_layer(s, tfd, &m->layers[i], what, lim, st, fetched ? NULL : src, stream);
 		if (r < 0)
 			goto fail;
 	}
