@@ -522,7 +522,7 @@ static int run_pid1(const struct run_args *a)
 		    (proc = open("proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			return log_error_errno(-errno, "build: cannot mount /proc: %m"), AISB_EXIT_FAILED;
 		/* the /proc stage of `aisb run` (ns/procfs.h): a root caller's step is kuid 0 */
-		r = procfs_harden(proc, devnull, a->uid == 0, &failed);
+		r = procfs_harden(proc, devnull, a->uid == 0, false, &failed);
 		if (r < 0)
 			return log_error_errno(r, "build: cannot cover '%s' in the step's /proc: %m", failed),
 			       AISB_EXIT_ENFORCE;

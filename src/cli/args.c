@@ -113,7 +113,7 @@ static const struct opt_def opts[] = {
 	{ "no-pi-config", "no_pi_config", OPT_BOOL, OPT_NO_PI_CONFIG, NULL, "do not bridge ~/.pi/agent into the sandbox home" },
 	{ "no-codex-config", "no_codex_config", OPT_BOOL, OPT_NO_CODEX_CONFIG, NULL, "do not bridge ~/.codex/config.toml" },
 	{ "no-claude-config", "no_claude_config", OPT_BOOL, OPT_NO_CLAUDE_CONFIG, NULL, "do not bridge ~/.claude.json and ~/.claude/settings.json" },
-	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside" },
+	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside, and a writable /proc" },
 	{ "keep", "keep", OPT_BOOL, OPT_KEEP, NULL, "keep the session directory after exit" },
 	{ "quiet", "quiet", OPT_BOOL, OPT_QUIET, NULL, "no informational notices; warnings stay" },
 	{ "tty-passthrough", "tty_passthrough", OPT_BOOL, OPT_TTY_PASSTHROUGH, NULL,

@@ -75,7 +75,8 @@ static int lo_up(void)
 
 /* Stage: /proc. Should: set user.max_user_namespaces=0 in the sandbox's user namespace (so even
  * a seccomp bypass cannot create one: machine-facts, unshare -U then fails with ENOSPC), then make
- * the host-global entries of the fresh /proc read-only and hide the root-only ones (ns/procfs.h),
+ * the fresh /proc read-only (only its host-global entries, with --allow-ptrace) and hide the
+ * root-only ones (ns/procfs.h),
  * after the network stage and before anything of the sandbox runs. Mustn't: touch the host's
  * values, or let the workload start with a cover missing (77). */
 static int proc_stage(const struct aisb_plan *p, const char **failed)
@@ -87,7 +88,7 @@ static int proc_stage(const struct aisb_plan *p, const char **failed)
 	if (proc < 0 || null < 0)
 		return -errno;
 	/* a root caller's sandbox uid is kuid 0: owner bits of root's files apply to it */
-	return procfs_harden(proc, null, p->host_uid == 0, failed);
+	return procfs_harden(proc, null, p->host_uid == 0, p->allow_ptrace, failed);
 }
 
 /* Everything the workload needs, made by init before the clone: the workload shares init's

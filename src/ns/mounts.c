@@ -190,10 +190,15 @@ static bool prefetched, idmap_ready;
 
 static int userns_holder(void *arg)
 {
+	const int *pfd = arg;
 	char b;
 
-	/* raw read: this child shares the parent's memory (CLONE_VM), errno included */
-	(void)syscall(SYS_read, *(int *)arg, &b, 1);
+	/* Raw calls: this child shares the parent's memory (CLONE_VM), errno included. It has its
+	 * own copy of the fd table, so it closes its write end first: then a supervisor killed
+	 * before it released the child is EOF here, not a child blocked forever in a pipe it holds
+	 * both ends of (seen under load by lifecycle.bats' SIGKILL-during-startup test). */
+	(void)syscall(SYS_close, pfd[1]);
+	(void)syscall(SYS_read, pfd[0], &b, 1);
 	return 0;
 }
 
@@ -217,6 +222,7 @@ static int nobody_userns(void)
 {
 	const size_t stack_size = 64 * 1024;
 	int pfd[2], ufd = -1, r = 0;
+	bool released = false;
 	char path[64];
 	void *stack;
 	pid_t pid;
@@ -229,7 +235,7 @@ static int nobody_userns(void)
 		goto out;
 	}
 	/* the child only waits in the new namespace while its maps are written */
-	pid = clone(userns_holder, (char *)stack + stack_size, CLONE_NEWUSER | CLONE_VM | SIGCHLD, &pfd[0]);
+	pid = clone(userns_holder, (char *)stack + stack_size, CLONE_NEWUSER | CLONE_VM | SIGCHLD, pfd);
 	if (pid < 0) {
 		r = -errno;
 		goto out;
@@ -241,16 +247,18 @@ static int nobody_userns(void)
 		if (ufd < 0)
 			r = -errno;
 	}
-	/* a byte, not EOF: the child's copy of the fd table holds the write end too */
-	if (write(pfd[1], "x", 1) != 1)
-		(void)kill(pid, SIGKILL);
+	/* Release the child: EOF once our write end is closed (the child closed its copy). pfd
+	 * itself stays as it is until the child is reaped: the child reads pfd[1] from this frame
+	 * (shared memory), possibly only now, when it is first scheduled. */
+	close(pfd[1]);
+	released = true;
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 out:
 	if (stack != MAP_FAILED && stack)
 		munmap(stack, stack_size);
 	close(pfd[0]);
-	if (pfd[1] >= 0)
+	if (!released)
 		close(pfd[1]);
 	return r < 0 ? r : ufd;
 }

@@ -9,7 +9,9 @@
  * the stage both paths run after mounting their /proc: it sets user.max_user_namespaces=0 (the
  * second wall behind seccomp against nested user namespaces, per user namespace), then binds
  * the host-global entries onto themselves read-only, as bubblewrap and the OCI runtimes do, and
- * hides the entries that only kuid 0 could read. The mounts stay because the sandbox cannot
+ * hides the entries that only kuid 0 could read. By default the whole /proc is read-only instead
+ * (one mount attribute, which also stops writes to other processes' /proc/PID/mem); only
+ * --allow-ptrace gets a writable /proc, with the read-only binds. The mounts stay because the sandbox cannot
  * change its mount tree (seccomp denies the mount API; the workload also has no capability).
  */
 #ifndef AISB_NS_PROCFS_H
@@ -19,7 +21,7 @@
 #include <stddef.h>
 
 enum procfs_cover_kind {
-	PROCFS_RO,   /* bound onto itself read-only (recursively) */
+	PROCFS_RO,   /* bound onto itself read-only (recursively), when /proc stays writable */
 	PROCFS_HIDE, /* covered: a file by /dev/null, a directory by an empty read-only tmpfs */
 	PROCFS_HIDE_KUID0, /* the same, only for a sandbox running as kuid 0 (root-only mode) */
 	PROCFS_COVER_KIND_MAX,
@@ -41,11 +43,14 @@ const struct procfs_cover *procfs_covers(size_t *n);
  * @kuid0: the sandbox runs as kuid 0 (a root caller): also hide the entries that only kuid 0 can
  *         read (PROCFS_HIDE_KUID0, and PROCFS_HIDE ones that are root-only on this kernel);
  *         for any other caller their mode refuses them already
+ * @writable: keep /proc writable (--allow-ptrace: /proc/PID/mem, /proc/self/oom_score_adj, ...)
+ *            and bind the host-global trees read-only one by one; otherwise the proc mount itself
+ *            becomes read-only and those binds are not needed
  * @failed: set to the entry that could not be covered (or the sysctl) on failure
  *
  * Must run with CAP_SYS_ADMIN and CAP_SYS_RESOURCE in the sandbox's user namespace, in its mount
  * namespace, before anything of the sandbox's own runs. Return: 0 or -errno. Does not log.
  */
-int procfs_harden(int proc_fd, int null_fd, bool kuid0, const char **failed);
+int procfs_harden(int proc_fd, int null_fd, bool kuid0, bool writable, const char **failed);
 
 #endif

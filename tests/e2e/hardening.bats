@@ -89,13 +89,40 @@ sb_probes() {
 	else
 		[[ "$output" != *": ok"* ]]
 	fi
-	# the covers exist for every caller, also where the mode refuses already
-	run sb -- sh -c 'for m in sys irq bus fs; do grep -E "^[^ ]+ /proc/$m proc ro," /proc/self/mounts >/dev/null && echo "$m ro"; done'
-	[ "${lines[*]}" = "sys ro irq ro bus ro fs ro" ]
-	# control: the sandbox's own processes are unaffected
-	run sb -- sh -c 'echo 500 > /proc/self/oom_score_adj && cat /proc/self/oom_score_adj; grep -c "^Pid:" /proc/self/status; cat /proc/sys/kernel/hostname; grep -q ^MemTotal: /proc/meminfo && echo meminfo'
+	# the whole /proc is read-only for every caller, also where the mode refuses already
+	run sb -- sh -c 'grep -cE "^[^ ]+ /proc proc ro," /proc/self/mounts'
+	[ "$output" = 1 ]
+	# control: reading the sandbox's own /proc works
+	run sb -- sh -c 'grep -c "^Pid:" /proc/self/status; cat /proc/sys/kernel/hostname; grep -q ^MemTotal: /proc/meminfo && echo meminfo; echo 500 2>/dev/null > /proc/self/oom_score_adj || echo oom-refused'
 	[ "$status" -eq 0 ]
-	[ "${lines[*]}" = "500 1 aisb meminfo" ]
+	[ "${lines[*]}" = "1 aisb meminfo oom-refused" ]
+	# --allow-ptrace keeps /proc writable: then the host-global trees are bound read-only one by
+	# one, and the sysctl stays refused while the sandbox's own /proc/self writes work
+	run sb --allow-ptrace -- sh -c 'for m in sys irq bus fs; do grep -E "^[^ ]+ /proc/$m proc ro," /proc/self/mounts >/dev/null && echo "$m ro"; done; grep -cE "^[^ ]+ /proc proc rw," /proc/self/mounts; echo '"$new 2>/dev/null > $SYSCTL"' || echo sysctl-refused; echo 500 > /proc/self/oom_score_adj && cat /proc/self/oom_score_adj'
+	[ "${lines[*]}" = "sys ro irq ro bus ro fs ro 1 sysctl-refused 500" ]
+	[ "$(cat "$SYSCTL")" = "$SYSCTL_BEFORE" ]
+	run --separate-stderr sb --allow-ptrace -- find /proc/sys -writable
+	[ -z "$output" ]
+}
+
+@test "hardening: another process's /proc/PID/mem cannot be opened for writing; --allow-ptrace can" {
+	with_probe
+	# the attack: the probe forks, writes "new" over the child's variable through
+	# /proc/CHILD/mem (same uid, dumpable: the kernel's ptrace check passes), the child reports
+	run sb -- ./probe memwrite
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "err30" ] # EROFS: the read-only /proc
+	[ "${lines[1]}" = "child sees old" ]
+	# reading it still works (the same trust domain reads /proc/PID/environ anyway)
+	run sb -- sh -c 'sleep 5 & p=$!; head -c 0 /proc/$p/mem 2>&1 && echo read-ok; kill $p'
+	[ "$output" = "read-ok" ]
+	# control: with --allow-ptrace the same write goes through, as on the host
+	run sb --allow-ptrace -- ./probe memwrite
+	[ "${lines[0]}" = "ok" ]
+	[ "${lines[1]}" = "child sees new" ]
+	run "$PROBE" memwrite
+	[ "${lines[0]}" = "ok" ]
 }
 
 @test "hardening: the root-only /proc files are hidden for a root caller; /proc/keys is empty for everyone" {
@@ -235,7 +262,7 @@ for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6"
 	cat >Containerfile <<-EOF
 	FROM oci:$WORK/bb:v1
 	COPY probe /probe
-	RUN echo $new > $SYSCTL 2>/dev/null && echo sysctl-written || echo sysctl-refused; for p in "openw /proc/sys/kernel/core_pattern" "socket 40 1 0" "socket 17 2 0" "socket 2 1 0" "socket 10 2 0" "personality 0xffffffff" "personality 0x0400000" "kcmp"; do echo "\$p: \$(/probe \$p)"; done; echo 300 > /proc/self/oom_score_adj && echo "oom \$(cat /proc/self/oom_score_adj)"; echo "userns \$(cat /proc/sys/user/max_user_namespaces)"; echo "keys \$(wc -c < /proc/keys)"; echo "writable sysctls \$(/probe writable /proc/sys/kernel /proc/sys/vm /proc/sys/fs /proc/sys/net/core)"; grep -c "^Pid:" /proc/self/status
+	RUN echo $new > $SYSCTL 2>/dev/null && echo sysctl-written || echo sysctl-refused; for p in "openw /proc/sys/kernel/core_pattern" "socket 40 1 0" "socket 17 2 0" "socket 2 1 0" "socket 10 2 0" "personality 0xffffffff" "personality 0x0400000" "kcmp"; do echo "\$p: \$(/probe \$p)"; done; echo 300 > /proc/self/oom_score_adj 2>/dev/null || echo "oom refused"; echo "userns \$(cat /proc/sys/user/max_user_namespaces)"; echo "keys \$(wc -c < /proc/keys)"; echo "writable sysctls \$(/probe writable /proc/sys/kernel /proc/sys/vm /proc/sys/fs /proc/sys/net/core)"; grep -c "^Pid:" /proc/self/status
 	EOF
 	run "$AISB" build -f Containerfile -t hardening-run .
 	echo "$output"
@@ -251,7 +278,7 @@ for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6"
 	[[ "$output" == *"socket 2 1 0: ok"*"socket 10 2 0: ok"* ]]
 	[[ "$output" == *"personality 0xffffffff: ok"*"personality 0x0400000: err1"*"kcmp: err1"* ]]
 	# controls: the step's own /proc works; nested user namespaces are off there too
-	[[ "$output" == *"oom 300"* ]]
+	[[ "$output" == *"oom refused"* ]] # the step's /proc is read-only as a run's is
 	[[ "$output" == *"userns 0"* ]]
 	[[ "$output" == *"keys 0"* ]]
 	[[ "$output" == *"writable sysctls 0"* ]]

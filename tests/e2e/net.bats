@@ -423,3 +423,4 @@ while True:
 	echo "$output"
 	[ "${lines[0]}" = 502 ]
 }
+

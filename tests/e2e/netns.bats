@@ -137,3 +137,32 @@ EOS
 	grep -q '^A svc.test$' "$WORK/dns.log"
 	grep -q '^AAAA nothere.test$' "$WORK/dns.log"
 }
+
+# The SNI check is for names on port 443 (docs/networking.md): the server has to own 443, which
+# the test's own network namespace allows for every caller (its loopback, never the host's).
+@test "netns: a TLS ClientHello whose SNI is not the allowed name is refused before the gate dials, over CONNECT and transparently" {
+	cp "$BATS_TEST_DIRNAME/lib/tls-hello.py" "$PROJ/"
+	export ACC="$BATS_TEST_DIRNAME/lib/accept-counter.py" W="$WORK"
+	in_testnet <<'EOS'
+: >"$W/accepts"
+python3 "$ACC" 443 "$W/acc.port" "$W/accepts" >/dev/null 2>&1 3>&- &
+for _ in $(seq 100); do [ -s "$W/acc.port" ] && break; sleep 0.05; done
+sb() { "$AISB" --add-host svc.test=127.0.0.1 --allow svc.test "$@"; }
+# the attack: an allowed CONNECT (or an allowed pool address) carrying a TLS handshake for another
+# name (domain fronting); the gate must read the SNI first and never connect to the server
+sb --keep -- sh -c 'python3 tls-hello.py connect svc.test 443 other.test; python3 tls-hello.py direct svc.test 443 other.test' 2>&1
+echo "fronted accepts=$(wc -l <"$W/accepts")"
+cat "$XDG_STATE_HOME"/aisb/sessions/*/egress.jsonl
+# control: the same handshakes with the allowed name reach the server, once each
+sb -- sh -c 'python3 tls-hello.py connect svc.test 443 svc.test; python3 tls-hello.py direct svc.test 443 svc.test' 2>&1
+echo "matching accepts=$(wc -l <"$W/accepts")"
+EOS
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "connect: HTTP/1.1 200"* ]]
+	[[ "$output" == *"aisb: network: denied 2 request(s): svc.test:443 (2x)"* ]]
+	[[ "$output" == *"fronted accepts=0"* ]]
+	[[ "$output" == *'"kind":"connect"'*"TLS server name 'other.test' differs from the checked host svc.test"* ]]
+	[[ "$output" == *'"kind":"transparent"'*"TLS server name 'other.test' differs from the checked host svc.test"* ]]
+	[[ "$output" == *"matching accepts=2"* ]]
+	[[ "$output" != *"handshake done"* ]]
+}

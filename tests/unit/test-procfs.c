@@ -59,9 +59,10 @@ static void test_table(void **state)
 
 static uid_t host_uid; /* the test's uid outside its user namespace */
 
-/* PID 1 of the new pid namespace: a fresh proc on @dir, then the covers (or not), then probes.
- * Exit codes name the failed probe. */
-static int pid1(const char *dir, bool harden)
+/* PID 1 of the new pid namespace: a fresh proc on @dir, then the covers (or not; with a
+ * writable /proc as --allow-ptrace has it, or the default read-only one), then probes. Exit codes
+ * name the failed probe. */
+static int pid1(const char *dir, bool harden, bool writable)
 {
 	char p[512];
 	const char *failed = NULL;
@@ -76,7 +77,7 @@ static int pid1(const char *dir, bool harden)
 		return CHILD_FAIL + 2;
 	if (harden) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (procfs_harden(proc, null, true, &failed) < 0) {
+		if (procfs_harden(proc, null, true, writable, &failed) < 0) {
 			fprintf(stderr, "procfs_harden: %s: %m\n", failed);
 			return CHILD_FAIL + 3;
 		}
@@ -120,9 +121,10 @@ static int pid1(const char *dir, bool harden)
 		if (stat(p, &st) == 0 && harden == S_ISREG(st.st_mode))
 			return CHILD_FAIL + 9;
 	}
-	/* control: our own process entries are writable and readable */
+	/* our own process entries: readable always; writable without the stage or with a writable
+	 * /proc (control), EROFS on the read-only one (which is what also stops /proc/PID/mem) */
 	snprintf(p, sizeof(p), "%s/self/oom_score_adj", dir);
-	if (write_str(p, "100") < 0)
+	if (!harden || writable ? write_str(p, "100") < 0 : write_str(p, "100") != -EROFS)
 		return CHILD_FAIL + 10;
 	snprintf(p, sizeof(p), "%s/self/status", dir);
 	fd = open(p, O_RDONLY | O_CLOEXEC);
@@ -134,7 +136,7 @@ static int pid1(const char *dir, bool harden)
 
 struct proc_probe {
 	const char *dir;
-	bool harden;
+	bool harden, writable;
 };
 
 /* The test's child: user, mount and pid namespaces, then PID 1 of the latter. */
@@ -151,18 +153,18 @@ static int child(const void *arg, uid_t uid, gid_t gid)
 	if (pid < 0)
 		return CHILD_FAIL;
 	if (pid == 0)
-		_exit(pid1(c->dir, c->harden));
+		_exit(pid1(c->dir, c->harden, c->writable));
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
 		return CHILD_FAIL;
 	return WEXITSTATUS(st);
 }
 
-static int run_child(const char *dir, bool harden)
+static int run_child(const char *dir, bool harden, bool writable)
 {
 	int r;
 
 	host_uid = getuid();
-	r = run_in_child(child, &(struct proc_probe){ .dir = dir, .harden = harden });
+	r = run_in_child(child, &(struct proc_probe){ .dir = dir, .harden = harden, .writable = writable });
 	assert_true(r >= 0);
 	return r;
 }
@@ -175,13 +177,14 @@ static void test_real_proc(void **state)
 	assert_non_null(mkdtemp(dir));
 	/* control: without the covers, the same probes see a writable /proc/sys (the namespace's
 	 * own sysctl; the host's stays closed to a non-root test) */
-	r = run_child(dir, false);
+	r = run_child(dir, false, false);
 	if (r == CHILD_NO_USERNS) {
 		rmdir(dir);
 		skip(); /* user namespaces are not available here */
 	}
 	assert_int_equal(r, CHILD_OK);
-	assert_int_equal(run_child(dir, true), CHILD_OK);
+	assert_int_equal(run_child(dir, true, false), CHILD_OK);
+	assert_int_equal(run_child(dir, true, true), CHILD_OK);
 	rmdir(dir);
 }
 
