@@ -300,7 +300,9 @@ int build_commit(struct store *s, const struct build_commit_input *in, int layer
 	if (r < 0)
 		return log_error_errno(r, "internal: the new manifest does not parse: %s", why ? why : "?");
 	unpack_limits_default(&lim);
-	r = store_rootfs_ensure(s, man_digest, &m, &lim, &rootfs, &size);
+	r = m.n_layers ? store_rootfs_ensure_on(s, man_digest, &m, &lim, in->base_rootfs_id, m.n_layers - 1,
+						in->base_size, &rootfs, &size)
+		       : store_rootfs_ensure(s, man_digest, &m, &lim, &rootfs, &size);
 	oci_manifest_done(&m);
 	if (r < 0)
 		return r;

@@ -583,9 +583,74 @@ static bool ahead_start(struct ahead *a, struct store *s, const struct oci_manif
 	return true;
 }
 
-/* Unpacks every layer into a fresh tmp/rootfs-* and renames it to @rel. Logs on failure. */
+/* Recreates the contents of directory @src in the empty directory @dst: directories anew with
+ * the same mode, everything else (files, symlinks, fifos) as hardlinks, at most @left levels
+ * deep. That is a copy of an unpacked tree because trees in rootfs/ are never written in place:
+ * runs put an overlay (or a read-only bind) over them, and unpacking replaces an entry (create
+ * with O_EXCL, after removing what was there) instead of writing into it, so a file shared
+ * between two trees cannot change in either. Return: 0 or -errno (EMLINK: too deep, or an inode
+ * at the filesystem's link limit). Does not log. */
+static int link_tree(int src, int dst, uint32_t left)
+{
+	int fd = openat(src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	int r = 0;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (r == 0 && (de = readdir(d))) {
+		struct stat st;
+		int sfd, dfd;
+
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) {
+			r = linkat(dirfd(d), de->d_name, dst, de->d_name, 0) < 0 ? -errno : 0;
+			continue;
+		}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			break;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			r = linkat(dirfd(d), de->d_name, dst, de->d_name, 0) < 0 ? -errno : 0;
+			continue;
+		}
+		if (left == 0) {
+			r = -EMLINK;
+			break;
+		}
+		if (mkdirat(dst, de->d_name, 0700) < 0) {
+			r = -errno;
+			break;
+		}
+		sfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		dfd = openat(dst, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		r = sfd < 0 || dfd < 0 ? -errno : link_tree(sfd, dfd, left - 1);
+		if (r == 0 && fchmod(dfd, st.st_mode & 07777) < 0)
+			r = -errno;
+		if (sfd >= 0)
+			close(sfd);
+		if (dfd >= 0)
+			close(dfd);
+	}
+	closedir(d);
+	return r;
+}
+
+/* Unpacks every layer into a fresh tmp/rootfs-* and renames it to @rel; with @base_fd >= 0 the
+ * tree starts as a hardlinked copy of that tree, whose content is the first @n_base layers, and
+ * only the rest are unpacked (-EMLINK or -EXDEV from the copy: the caller unpacks everything).
+ * Logs on failure, except for those two. */
 static int build_tree(struct store *s, const char *rel, const struct oci_manifest *m, const struct unpack_limits *lim,
-		      const struct store_layer_source *src, bool stream, struct unpack_stats *st)
+		      const struct store_layer_source *src, bool stream, int base_fd, size_t n_base,
+		      struct unpack_stats *st)
 {
 	char rnd[17];
 	_cleanup_free_ char *tmprel = NULL, *tmpabs = NULL;
@@ -605,8 +670,20 @@ static int build_tree(struct store *s, const char *rel, const struct oci_manifes
 		r = log_error_errno(-errno, "cannot open '%s': %m", tmpabs);
 		goto fail;
 	}
+	if (base_fd >= 0) {
+		/* the base's layers once more would cost what the first pull did; this costs a link
+		 * per file (bounded like the unpack that made the base) */
+		r = link_tree(base_fd, tfd, lim->max_depth + 1);
+		if (r < 0) {
+			if (r != -EMLINK && r != -EXDEV)
+				log_error_errno(r, "cannot link the base image's tree into '%s': %m", tmpabs);
+			goto fail;
+		}
+	} else {
+		n_base = 0;
+	}
 	ahead_on = stream && ahead_start(&ahead, s, m, src);
-	for (size_t i = 0; i < m->n_layers; i++) {
+	for (size_t i = n_base; i < m->n_layers; i++) {
 		char what[128];
 		int fetched = ahead_on ? ahead_claim(&ahead, i) : 0;
 		snprintf(what, sizeof(what), "layer %zu/%zu (%.19s)", i + 1, m->n_layers, m->layers[i].digest);
@@ -634,9 +711,10 @@ fail:
 	return r < 0 ? r : -EIO;
 }
 
-int store_rootfs_ensure_from(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
-			     const struct unpack_limits *lim, const struct store_layer_source *src, char **path_out,
-			     uint64_t *size_out)
+/* store_rootfs_ensure_from() and store_rootfs_ensure_on() in one. */
+static int rootfs_ensure(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			 const struct unpack_limits *lim, const struct store_layer_source *src, const char *base_id,
+			 size_t n_base, uint64_t base_size, char **path_out, uint64_t *size_out)
 {
 	char id[65];
 	_cleanup_free_ char *rel = NULL;
@@ -656,15 +734,31 @@ int store_rootfs_ensure_from(struct store *s, const char *manifest_digest, const
 		*path_out = store_rootfs_path(s, id);
 		return *path_out ? 0 : -ENOMEM;
 	}
-	r = build_tree(s, rel, m, lim, src, src != NULL, &st);
+	if (base_id) {
+		_cleanup_free_ char *brel = NULL;
+		_cleanup_close_ int bfd = -1;
+		if (asprintf(&brel, "rootfs/%s", base_id) < 0)
+			return log_error_errno(-ENOMEM, "%m");
+		bfd = openat(s->rootfd, brel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		r = bfd < 0 ? -EXDEV : build_tree(s, rel, m, lim, NULL, false, bfd, n_base, &st);
+		if (r == 0)
+			st.bytes += base_size;
+		else if (r == -EMLINK || r == -EXDEV)
+			log_debug("the base tree cannot be linked (%s): unpacking every layer", strerror(-r));
+		if (r != -EMLINK && r != -EXDEV)
+			goto done;
+		st = (struct unpack_stats){ 0 };
+	}
+	r = build_tree(s, rel, m, lim, src, src != NULL, -1, 0, &st);
 	if (r == -EAGAIN) {
 		/* a streamed download broke after the unpack had its first bytes, so it could not
 		 * simply be retried: start again, downloading each missing layer (with retries)
 		 * before unpacking it */
 		log_debug("a streamed layer download was interrupted: pulling again without streaming");
 		st = (struct unpack_stats){ 0 };
-		r = build_tree(s, rel, m, lim, src, false, &st);
+		r = build_tree(s, rel, m, lim, src, false, -1, 0, &st);
 	}
+done:
 	if (r < 0)
 		return r;
 	if (st.devices_skipped)
@@ -676,6 +770,23 @@ int store_rootfs_ensure_from(struct store *s, const char *manifest_digest, const
 		*size_out = st.bytes;
 	*path_out = store_rootfs_path(s, id);
 	return *path_out ? 0 : -ENOMEM;
+}
+
+int store_rootfs_ensure_from(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			     const struct unpack_limits *lim, const struct store_layer_source *src, char **path_out,
+			     uint64_t *size_out)
+{
+	return rootfs_ensure(s, manifest_digest, m, lim, src, NULL, 0, 0, path_out, size_out);
+}
+
+int store_rootfs_ensure_on(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			   const struct unpack_limits *lim, const char *base_rootfs_id, size_t n_base, uint64_t base_size,
+			   char **path_out, uint64_t *size_out)
+{
+	if (!base_rootfs_id || n_base > m->n_layers || strlen(base_rootfs_id) != 64 ||
+	    strspn(base_rootfs_id, "0123456789abcdef") != 64)
+		base_rootfs_id = NULL;
+	return rootfs_ensure(s, manifest_digest, m, lim, NULL, base_rootfs_id, n_base, base_size, path_out, size_out);
 }
 
 int store_rootfs_ensure(struct store *s, const char *manifest_digest, const struct oci_manifest *m,

@@ -113,6 +113,16 @@ int store_rootfs_ensure_from(struct store *s, const char *manifest_digest, const
 			     const struct unpack_limits *lim, const struct store_layer_source *src, char **path_out,
 			     uint64_t *size_out);
 
+/* store_rootfs_ensure() for an image whose first @n_base layers are those of the tree
+ * rootfs/@base_rootfs_id (a build's FROM, whose rootfs lock the caller holds): the new tree
+ * starts as a copy of that one made of hardlinks (trees are never written in place; see
+ * link_tree() in store.c) and only the layers after them are unpacked; @base_size (the base
+ * pin's size) is added to *size_out. When the base tree is gone or an inode is at its link limit,
+ * every layer is unpacked as by store_rootfs_ensure(). Logs on failure. */
+int store_rootfs_ensure_on(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			   const struct unpack_limits *lim, const char *base_rootfs_id, size_t n_base, uint64_t base_size,
+			   char **path_out, uint64_t *size_out);
+
 /* Refs (pins). */
 int store_ref_read(struct store *s, const char *name, struct store_ref *r); /* -ENOENT; no log */
 int store_ref_write(struct store *s, const struct store_ref *r);            /* logs */
