@@ -583,6 +583,22 @@ static bool ahead_start(struct ahead *a, struct store *s, const struct oci_manif
 	return true;
 }
 
+/* @path below @at as a DIR (never through a symlink), or NULL with errno set. */
+static DIR *opendir_at(int at, const char *path)
+{
+	int fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	DIR *d;
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return d;
+}
+
 /* Recreates the contents of directory @src in the empty directory @dst: directories anew with
  * the same mode, everything else (files, symlinks, fifos) as hardlinks, at most @left levels
  * deep. That is a copy of an unpacked tree because trees in rootfs/ are never written in place:
@@ -592,18 +608,12 @@ static bool ahead_start(struct ahead *a, struct store *s, const struct oci_manif
  * at the filesystem's link limit). Does not log. */
 static int link_tree(int src, int dst, uint32_t left)
 {
-	int fd = openat(src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = opendir_at(src, ".");
 	struct dirent *de;
 	int r = 0;
-	DIR *d;
 
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -ENOMEM;
-	}
+	if (!d)
+		return errno ? -errno : -ENOMEM;
 	while (r == 0 && (de = readdir(d))) {
 		struct stat st;
 		int sfd, dfd;
@@ -1017,18 +1027,6 @@ int store_blob_remove_unpinned(struct store *s, const char *digest)
 }
 
 /* ---- garbage collection ---- */
-
-static DIR *opendir_at(int at, const char *path)
-{
-	int fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	DIR *d;
-	if (fd < 0)
-		return NULL;
-	d = fdopendir(fd);
-	if (!d)
-		close(fd);
-	return d;
-}
 
 static bool strv_has(char **v, const char *s)
 {
