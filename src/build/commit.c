@@ -253,7 +253,17 @@ int build_commit(struct store *s, const struct build_commit_input *in, int layer
 	const char *os, *arch, *variant;
 	int r;
 
-	/* 1. the layer, verified against the digest layer_write() computed */
+	/* 1. the layer, verified against the digest layer_write() computed; in the store's tmp/ it
+	 * is renamed into place instead of written a second time */
+	if (in->layer_path) {
+		r = store_blob_adopt(s, in->layer_path, layer_fd, in->layer_digest, in->layer_size);
+		if (r < 0)
+			return r;
+		layer_digest = strdup(in->layer_digest);
+		if (!layer_digest)
+			return log_error_errno(-ENOMEM, "%m");
+		goto stored;
+	}
 	r = store_blob_begin(s, in->layer_digest, (int64_t)in->layer_size, &w);
 	if (r < 0)
 		return r;
@@ -280,7 +290,7 @@ int build_commit(struct store *s, const struct build_commit_input *in, int layer
 	r = store_blob_commit(w, &layer_digest);
 	if (r < 0)
 		return r;
-
+stored:
 	/* 2. config and manifest */
 	r = build_config_json(in, &cfg, &cfg_len, &why);
 	if (r < 0)

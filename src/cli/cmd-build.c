@@ -789,7 +789,8 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 						 .base_manifest = bman_raw, .base_manifest_len = bman_len, .rc = &rc,
 						 .labels = labels, .created = now, .created_by = history,
 						 .layer_digest = lr.digest, .layer_size = lr.size,
-						 .base_rootfs_id = base.rootfs_id, .base_size = base.size };
+						 .base_rootfs_id = base.rootfs_id, .base_size = base.size,
+						 .layer_path = layer };
 		if (build_commit(s, &in, lfd, names, &pin) < 0)
 			goto out;
 	}

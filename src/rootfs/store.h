@@ -81,6 +81,11 @@ uint64_t store_blob_written(const struct store_blob_writer *w);
 /* Removes blob @digest unless a pin names it as its manifest or config (cleanup after a failed
  * pull). Does not log. */
 int store_blob_remove_unpinned(struct store *s, const char *digest);
+/* Makes the file @path (open as @fd; in the store's tmp/, so on its filesystem) blob @digest by
+ * renaming it into blobs/, after checking its @size and digest (read once, never written again:
+ * a build's layer, which is hundreds of MB). Return: 0, -EBADMSG on a mismatch, -errno. Logs on
+ * failure. */
+int store_blob_adopt(struct store *s, const char *path, int fd, const char *digest, uint64_t size);
 /* Imports @len bytes from memory as a blob; returns its digest in *digest_out. Logs on failure. */
 int store_blob_put(struct store *s, const void *buf, size_t len, char **digest_out);
 
