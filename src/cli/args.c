@@ -369,6 +369,9 @@ static int apply_config_text(struct aisb_settings *s, const char *text, const ch
 		*eq = 0;
 		key = strip(line);
 		val = strip(eq + 1);
+		/* `aisb autophase`'s key (cmd-autophase.c reads it with args_config_lookup()) */
+		if (!project && streq(key, "autophase_launcher"))
+			continue;
 		o = find_key(key);
 		if (!o)
 			return log_error("%s: unknown key '%s'", what, key);
@@ -381,6 +384,34 @@ static int apply_config_text(struct aisb_settings *s, const char *text, const ch
 			return r;
 	}
 	return 0;
+}
+
+int args_config_lookup(const char *text, const char *key, char **out)
+{
+	_cleanup_free_ char *copy = strdup(text);
+	char *line, *next;
+
+	*out = NULL;
+	if (!copy)
+		return -ENOMEM;
+	for (line = copy; line; line = next) {
+		char *eq, *nl = strchr(line, '\n');
+		next = nl ? nl + 1 : NULL;
+		if (nl)
+			*nl = 0;
+		line = strip(line);
+		eq = strchr(line, '=');
+		if (!*line || *line == '#' || !eq)
+			continue;
+		*eq = 0;
+		if (!streq(strip(line), key))
+			continue;
+		free(*out); /* the last one wins, as for every key */
+		*out = strdup(strip(eq + 1));
+		if (!*out)
+			return -ENOMEM;
+	}
+	return *out ? 1 : 0;
 }
 
 int args_apply_config(struct aisb_settings *s, const char *text, const char *origin)

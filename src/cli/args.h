@@ -21,6 +21,10 @@ int args_defaults(struct aisb_settings *s);
 /* Applies one `key = value` config text (the file's content). @origin names it in errors.
  * Return: 0, or -EINVAL after logging "origin:line: ..." (exit 78). Logs on failure. */
 int args_apply_config(struct aisb_settings *s, const char *text, const char *origin);
+/* The value of @key in config text (the last line setting it), for keys that are not run's
+ * (autophase_launcher, which run's parser skips). Return: 1 found (*out malloc'd), 0 not, -ENOMEM.
+ * Does not log. */
+int args_config_lookup(const char *text, const char *key, char **out);
 
 /* Applies a trusted project policy text (.aisb/config, cli/trust.h). Only the keys allow, env,
  * harness, memory, pids and cpus are accepted; any other key is -EINVAL naming it (exit 78).

@@ -63,6 +63,13 @@ static const struct cli_flag doctor_flags[] = {
 	{ "deep", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
 };
 
+static const struct cli_flag autophase_flags[] = {
+	{ "launcher", 0, CLI_VALUE_WORD, NULL, false }, { "push", 0, CLI_VALUE_WORD, NULL, false },
+	{ "push-branch", 0, CLI_VALUE_WORD, NULL, false }, { "trust-git-changes", 0, CLI_VALUE_NONE, NULL, false },
+	{ "status", 0, CLI_VALUE_NONE, NULL, false }, { "dry-run", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG,
+	{ NULL, 0, 0, NULL, false },
+};
+
 const struct cli_command cli_commands[] = {
 	{ "run", cmd_run, "run a command or harness in a sandbox (the default)", NULL, CLI_VALUE_NONE },
 	{ "build", cmd_build, "build an image from a Containerfile subset or the built-in recipe", build_flags,
@@ -80,6 +87,8 @@ const struct cli_command cli_commands[] = {
 	{ "home", cmd_home, "show, list or reset the persistent sandbox homes", home_flags, CLI_VALUE_WORD },
 	{ "trust", cmd_trust, "approve a project's .aisb/config and .aisb/allow (--show, --revoke)", trust_flags,
 	  CLI_VALUE_DIR },
+	{ "autophase", cmd_autophase, "run the .agents/phases/ pipeline: agents in sandboxes, commits on the host",
+	  autophase_flags, CLI_VALUE_NONE },
 	{ "doctor", cmd_doctor, "check prerequisites and print fixes (--deep)", doctor_flags, CLI_VALUE_NONE },
 	{ NULL, NULL, NULL, NULL, CLI_VALUE_NONE },
 };

@@ -59,6 +59,7 @@ int cmd_clean(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_home(int argc, char **argv);
 int cmd_trust(int argc, char **argv);
+int cmd_autophase(int argc, char **argv);
 
 /* `aisb inspect REF` for pulled images (cmd-images.c): prints the image as JSON. Return: an exit
  * code, or -ENOENT when @ref names no pulled image. Logs on failure. */

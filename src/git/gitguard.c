@@ -279,17 +279,7 @@ static void restore_submodule_gitfile(struct gg *g, int dirfd, const char *dirre
 /* Reads a small file through an O_NOFOLLOW fd. */
 static int read_small(int dirfd, const char *name, size_t max, char **out, size_t *len)
 {
-	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	char fdpath[64];
-	struct stat st;
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	return read_file_at(AT_FDCWD, fdpath, max, out, len);
+	return read_regular_at(dirfd, name, max, out, len, NULL);
 }
 
 /* The target of a pointer file (gitfile, commondir), root-relative; NULL when it leaves the root

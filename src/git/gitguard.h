@@ -173,4 +173,51 @@ void gitguard_report_free(struct gitguard_report *rep);
  */
 size_t gitguard_report_print(const struct gitguard_report *rep, const char *quarantine, FILE *f);
 
+/*
+ * Snapshots (gitguard-snapshot.c): the exact state of what makes a host git run something or
+ * talk to somewhere, taken before a sandbox runs and compared afterwards. gitguard_check()
+ * judges what changed during one run by ctime and moves it away; a snapshot is for a caller that
+ * runs git itself between runs (aisb autophase): there, ANY change is a refusal, including one
+ * gitguard lets through (a remote's URL, url.*.insteadOf, a hook written by --writable-git, or a
+ * change made on the host while the sandbox ran). Covered, for the gitdir and the common dir:
+ * config, config.worktree, commondir, gitdir, info/attributes, info/exclude,
+ * objects/info/alternates, objects/info/http-alternates and hooks/ (every entry); the work tree's
+ * .git when it is a gitfile; every file the configs include (include.path, includeIf.*.path,
+ * followed GITGUARD_MAX_INCLUDE_DEPTH deep) and the core.hooksPath directory. Each is recorded
+ * as absent, a symlink and its target, or a regular file with its mode and whole content (at
+ * most GITGUARD_MAX_CONFIG), never by following a symlink.
+ */
+struct gitguard_snapshot;
+
+/**
+ * gitguard_snapshot_take() - record the git entry points of one work tree
+ * @worktree: the work tree's host path (absolute)
+ * @gitdir: its git dir (`git rev-parse --absolute-git-dir`)
+ * @commondir: its common dir (the same as @gitdir outside linked worktrees)
+ * @home: for `~/` in include paths; NULL: those are not followed
+ * @out: receives the snapshot (gitguard_snapshot_free())
+ *
+ * Does not run git. Does not log.
+ * Return: 0; -EFBIG for a file larger than GITGUARD_MAX_CONFIG or more than 4096 entries (the
+ * caller refuses: it cannot vouch for what it could not record), -ENOMEM, or -errno of a read.
+ */
+int gitguard_snapshot_take(const char *worktree, const char *gitdir, const char *commondir, const char *home,
+			   struct gitguard_snapshot **out);
+
+/**
+ * gitguard_snapshot_diff() - the first difference between two snapshots
+ * @a: the earlier
+ * @b: the later
+ * @what: receives (when they differ) a malloc'd "'PATH' appeared" / "'PATH' was removed" /
+ *        "'PATH' changed", PATH a host path
+ *
+ * Pure. Return: 0 when they are equal, 1 when they differ, -ENOMEM.
+ */
+int gitguard_snapshot_diff(const struct gitguard_snapshot *a, const struct gitguard_snapshot *b, char **what);
+
+/* Number of entries recorded (for messages). */
+size_t gitguard_snapshot_size(const struct gitguard_snapshot *s);
+
+void gitguard_snapshot_free(struct gitguard_snapshot *s);
+
 #endif

@@ -158,6 +158,24 @@ int read_file_at(int dirfd, const char *path, size_t max, char **out, size_t *le
 	return 0;
 }
 
+int read_regular_at(int dirfd, const char *path, size_t max, char **out, size_t *len, struct stat *st)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	char fdpath[64];
+	struct stat s;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &s) < 0)
+		return -errno;
+	if (!S_ISREG(s.st_mode))
+		return -EINVAL;
+	if (st)
+		*st = s;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	return read_file_at(AT_FDCWD, fdpath, max, out, len);
+}
+
 int write_file_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode)
 {
 	_cleanup_close_ int fd = openat(dirfd, path,

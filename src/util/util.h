@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct stat;
+
 #include "util/macro.h"
 
 /* Strings vectors: NULL-terminated arrays of malloc'd strings. */
@@ -24,6 +26,10 @@ void strv_sort(char **v);                      /* strcmp order; NULL is fine */
 ssize_t read_full(int fd, void *buf, size_t n);         /* retries EINTR, stops at EOF */
 int write_full(int fd, const void *buf, size_t n);      /* all or -errno */
 int read_file_at(int dirfd, const char *path, size_t max, char **out, size_t *len);
+/* read_file_at() of a regular file only, never through a symlink at @path's last component
+ * (-ELOOP), never blocking on a fifo (-EINVAL for anything not regular); @st (or NULL) receives
+ * its stat. Does not log. */
+int read_regular_at(int dirfd, const char *path, size_t max, char **out, size_t *len, struct stat *st);
 int write_file_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode);
 int mkdir_p(const char *path, mode_t mode);
 int rm_rf(const char *path);                             /* never crosses a mount point */

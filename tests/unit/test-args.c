@@ -152,6 +152,25 @@ static void test_config(void **state)
 	/* flag-only options are not config keys */
 	assert_int_equal(args_apply_config(&s, "dry_run = true\n", "cfg"), -EINVAL);
 	settings_free(&s);
+
+	/* autophase's key: skipped by run's parser, found by args_config_lookup(); not a project key */
+	{
+		const char *text = "autophase_launcher = a b\nharness = codex\n# autophase_launcher = no\n"
+				   "autophase_launcher =  claude -p \n";
+		char *v = NULL;
+		args_defaults(&s);
+		assert_int_equal(args_apply_config(&s, text, "cfg"), 0);
+		assert_string_equal(s.harness, "codex");
+		settings_free(&s);
+		assert_int_equal(args_config_lookup(text, "autophase_launcher", &v), 1);
+		assert_string_equal(v, "claude -p"); /* the last line wins, blanks stripped */
+		free(v);
+		assert_int_equal(args_config_lookup("harness = pi\n", "autophase_launcher", &v), 0);
+		assert_null(v);
+		args_defaults(&s);
+		assert_int_equal(args_apply_project(&s, "autophase_launcher = x\n", "proj"), -EINVAL);
+		settings_free(&s);
+	}
 }
 
 /* defaults < config < AISB_* < flags; lists accumulate across sources */

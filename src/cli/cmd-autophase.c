@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* cmd-autophase.c — `aisb autophase`: parse, check the run flags, hand on to the pipeline driver */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/hostenv.h"
+#include "cli/resolve.h"
+#include "cli/sessions.h"
+#include "pipeline/autophase.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* Run flags a unit cannot take: they would start nothing, start something else than the
+ * launcher, or leave the project out of the sandbox. */
+static const char *const refused_run_flags[] = {
+	"dry-run", "print-policy", "print-ruleset", "shell", "harness-args", "help", "version", "no-cwd",
+};
+
+/* Checks the flags after `--` against run's option table: every one a known run flag (a
+ * positional word would become harness arguments), with its value. Logs on failure. */
+static int check_run_flags(char *const *v)
+{
+	for (size_t i = 0; v && v[i]; i++) {
+		const char *a = v[i], *eq;
+		struct cli_flag f;
+		size_t len, k;
+		bool found = false;
+
+		if (strncmp(a, "--", 2) != 0 || !a[2])
+			return log_error("autophase: '%s' after '--' is not a run flag (only aisb run's sandbox flags go "
+					 "there; the unit's command is the launcher)", a), -EINVAL;
+		eq = strchr(a + 2, '=');
+		len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		for (k = 0; cli_command_flag(cli_command_find("run"), k, &f); k++)
+			if (strlen(f.name) == len && strncmp(f.name, a + 2, len) == 0) {
+				found = true;
+				break;
+			}
+		if (!found)
+			return log_error("autophase: unknown run flag '%.*s' (see 'aisb --help')", (int)len + 2, a), -EINVAL;
+		for (k = 0; k < ELEMENTSOF(refused_run_flags); k++)
+			if (streq(f.name, refused_run_flags[k]))
+				return log_error("autophase: --%s cannot be given to the units (use 'aisb autophase "
+						 "--dry-run' for a plan)", f.name), -EINVAL;
+		if (f.value != CLI_VALUE_NONE && !eq && !v[++i])
+			return log_error("autophase: run flag --%s needs a value", f.name), -EINVAL;
+	}
+	return 0;
+}
+
+static void usage(void)
+{
+	printf("usage: aisb autophase [--launcher CMD] [--push REMOTE [--push-branch BRANCH]]\n"
+	       "                      [--trust-git-changes] [--status|--dry-run] [-- RUN-FLAGS...]\n"
+	       "Runs the project's .agents/phases/NN-name.md in name order: for each phase not yet on the\n"
+	       "branch, the launcher runs in a sandbox ('aisb run RUN-FLAGS -- LAUNCHER PHASE-FILE', the\n"
+	       "phase also on stdin), then .agents/validate.sh in another; when both exit 0 the work tree\n"
+	       "is committed on the host (trailer 'Aisb-Phase: NN-name') and, with --push, pushed.\n"
+	       "Launcher: --launcher CMD (words split at blanks, no shell), else 'autophase_launcher = CMD'\n"
+	       "in the aisb config, else the executable .agents/launcher.\n"
+	       "Delivery is refused (78) when gitguard quarantined files a unit planted for git or the\n"
+	       "hooks or config of .git changed since before the first unit (--trust-git-changes accepts\n"
+	       "both), when .agents/validate.sh or the launcher file changed, or HEAD left the branch.\n"
+	       "A launcher whose program is pi, codex or claude runs as the harness (config bridged).\n"
+	       "--status reports where the pipeline stands; --dry-run checks everything and prints the\n"
+	       "plan; neither starts a sandbox or commits.\n"
+	       "Exit: 0 all delivered; 1 a phase, its validation, commit or push failed; 2 usage;\n"
+	       "77/78/125 from a unit's aisb run; 78 a refusal; 128+N a unit killed by signal N.\n");
+}
+
+/* `autophase_launcher` from the user's config. Return: 0 or an exit code. Logs on failure. */
+static int config_launcher(const char *path, char **out)
+{
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	*out = NULL;
+	if (!path)
+		return 0;
+	r = read_file_at(AT_FDCWD, path, 1 << 20, &text, NULL);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return log_error_errno(r, "cannot read config '%s': %m", path), AISB_EXIT_POLICY;
+	return args_config_lookup(text, "autophase_launcher", out) < 0 ? AISB_EXIT_FAILED : 0;
+}
+
+int cmd_autophase(int argc, char **argv)
+{
+	_cleanup_free_ char *config = hostenv_config_path(), *cfg_launcher = NULL, *home = NULL;
+	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
+	struct autophase_options o = { .self = "/proc/self/exe" };
+	int i, r;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (streq(a, "--")) {
+			i++;
+			break;
+		}
+		if (streq(a, "-h") || streq(a, "--help")) {
+			usage();
+			return 0;
+		} else if (streq(a, "--status"))
+			o.status = true;
+		else if (streq(a, "--dry-run"))
+			o.dry_run = true;
+		else if (streq(a, "--trust-git-changes"))
+			o.trust_git_changes = true;
+		else if (streq(a, "--launcher") || streq(a, "--push") || streq(a, "--push-branch")) {
+			if (i + 1 >= argc || !*argv[i + 1])
+				return log_error("autophase: %s needs a value", a), AISB_EXIT_USAGE;
+			*(streq(a, "--launcher") ? &o.launcher : streq(a, "--push") ? &o.push_remote : &o.push_branch) =
+				argv[++i];
+		} else
+			return log_error("autophase: unexpected argument '%s' (see 'aisb autophase --help')", a),
+			       AISB_EXIT_USAGE;
+	}
+	if (o.status && o.dry_run)
+		return log_error("autophase: --status and --dry-run exclude each other"), AISB_EXIT_USAGE;
+	/* both end up as git arguments: never an option */
+	if ((o.push_remote && o.push_remote[0] == '-') || (o.push_branch && (o.push_branch[0] == '-' ||
+									   strpbrk(o.push_branch, ": \t~^?*[\\"))))
+		return log_error("autophase: invalid --push or --push-branch value (a remote, and a branch name)"),
+		       AISB_EXIT_USAGE;
+	if (o.push_branch && !o.push_remote)
+		return log_error("autophase: --push-branch needs --push REMOTE"), AISB_EXIT_USAGE;
+	o.run_flags = i < argc ? argv + i : NULL;
+	if (check_run_flags(o.run_flags) < 0)
+		return AISB_EXIT_USAGE;
+	r = config_launcher(config, &cfg_launcher);
+	if (r != 0)
+		return r;
+	home = plan_host_home(hostenv_get);
+	o.config_launcher = cfg_launcher;
+	o.state_dir = state;
+	o.config_path = config;
+	o.home = home;
+	o.xdg_config_home = hostenv_get("XDG_CONFIG_HOME");
+	o.ssh_auth_sock = hostenv_get("SSH_AUTH_SOCK");
+	o.env_name = hostenv_get("GIT_AUTHOR_NAME");
+	o.env_email = hostenv_get("GIT_AUTHOR_EMAIL");
+	return autophase_main(&o);
+}

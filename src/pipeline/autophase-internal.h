@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* autophase-internal.h — the pure parts of the pipeline driver, for autophase.c and its tests */
+#ifndef AISB_PIPELINE_AUTOPHASE_INTERNAL_H
+#define AISB_PIPELINE_AUTOPHASE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define AUTOPHASE_DIR ".agents/phases"
+#define AUTOPHASE_VALIDATE ".agents/validate.sh"
+#define AUTOPHASE_LAUNCHER ".agents/launcher"
+#define AUTOPHASE_TRAILER "Aisb-Phase"
+#define AUTOPHASE_MAX_PHASES 1000
+#define AUTOPHASE_MAX_NAME 128
+#define AUTOPHASE_MAX_FILE (1u << 20)  /* a phase file, validate.sh, the launcher file */
+#define AUTOPHASE_MAX_HISTORY 10000    /* commits scanned for delivered phases */
+#define AUTOPHASE_MAX_WORDS 64         /* words of a launcher command */
+
+/**
+ * autophase_phase_name() - whether @file is a phase file name, and its phase name
+ * @file: an entry of .agents/phases/
+ * @name: receives the name without ".md" (at least AUTOPHASE_MAX_NAME + 1 bytes)
+ *
+ * A phase file is NN-name.md: one or more digits, '-', then letters, digits, '.', '_' or '-'
+ * (so the name is safe in argv, messages and a commit trailer). Pure.
+ */
+bool autophase_phase_name(const char *file, char *name);
+
+/**
+ * autophase_split_launcher() - the words of a launcher command
+ * @cmd: the command line: words separated by blanks; no quoting, no expansion, no shell
+ * @out: receives a NULL-terminated vector (strv_free())
+ *
+ * Pure. Return: 0; -EINVAL for an empty command or a control character; -E2BIG past
+ * AUTOPHASE_MAX_WORDS; -ENOMEM.
+ */
+int autophase_split_launcher(const char *cmd, char ***out);
+
+/* Whether a launcher's program is one of aisb's harnesses (pi, codex, claude): it then runs as
+ * the run's harness, with its config bridged, instead of as a `--` command. Pure. */
+bool autophase_is_harness(const char *prog);
+
+/**
+ * autophase_title() - a commit subject for a phase: "NAME: TITLE" from the file's first
+ *                     "# " heading (control characters dropped, at most 72 bytes of title), or
+ *                     "NAME" without one
+ * @name: the phase name
+ * @text: the phase file
+ * @len: its length
+ *
+ * Pure. Return: a malloc'd subject, or NULL on ENOMEM.
+ */
+char *autophase_title(const char *name, const char *text, size_t len);
+
+/**
+ * autophase_parse_history() - which phases the history holds
+ * @log: `git log --format=%H%x09%(trailers:key=Aisb-Phase,valueonly,separator=%x2C)` output,
+ *       newest first
+ * @names: the phase names to look for
+ * @n: how many
+ * @commits: receives, per name, the newest commit id delivering it (malloc'd) or NULL
+ *
+ * Pure. Return: 0 or -ENOMEM.
+ */
+int autophase_parse_history(const char *log, char *const *names, size_t n, char **commits);
+
+#endif

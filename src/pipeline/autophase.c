@@ -1,0 +1,857 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* autophase.c — the pipeline driver: units inside aisb, guards and delivery on the host */
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "git/gitguard.h"
+#include "git/hostgit.h"
+#include "pipeline/autophase-internal.h"
+#include "pipeline/autophase.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#define MAX_GIT_ARGS 32
+
+struct ap {
+	const struct autophase_options *o;
+	struct hostgit g;
+	char *top, *gitdir, *commondir;
+	char *ref;      /* refs/heads/BRANCH that HEAD named before the first unit */
+	char *branch;   /* BRANCH */
+	char *tip;      /* its commit: before the first unit, then each delivered one */
+	char *name, *email;
+	enum autophase_launcher_source lsrc;
+	char **launcher; /* the launcher's words */
+	char *lfile;     /* the launcher's program when it is a file of the project, relative */
+	char *ltext, *vtext; /* the launcher file's and validate.sh's content before the first unit */
+	size_t llen, vlen;
+	struct gitguard_snapshot *snap;
+	char **phases;   /* phase names, in order */
+	char **done;     /* per phase: the commit delivering it, or NULL */
+	size_t n;
+};
+
+static void done_free(struct ap *a)
+{
+	for (size_t i = 0; a->done && i < a->n; i++)
+		free(a->done[i]);
+	free(a->done);
+	a->done = NULL;
+}
+
+static void ap_free(struct ap *a)
+{
+	free(a->top);
+	free(a->gitdir);
+	free(a->commondir);
+	free(a->ref);
+	free(a->branch);
+	free(a->tip);
+	free(a->name);
+	free(a->email);
+	strv_free(a->launcher);
+	free(a->lfile);
+	free(a->ltext);
+	free(a->vtext);
+	gitguard_snapshot_free(a->snap);
+	done_free(a);
+	strv_free(a->phases);
+}
+
+/* Prints git's stderr, redacted, one line per message. */
+static void log_git_stderr(const char *err)
+{
+	_cleanup_free_ char *red = hostgit_redact(err ? err : "");
+	char *line = red, *nl;
+
+	for (; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		if (*line)
+			log_error("  git: %s", line);
+	}
+}
+
+static void chomp(char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+		s[--n] = 0;
+}
+
+/* Runs host git with the argument list (NULL-terminated). @quiet: a failure is the caller's
+ * to judge (not logged). Return: 0, git's non-zero status (logged unless @quiet), or -errno
+ * (logged). @out receives stdout, chomped, when non-NULL. */
+static int gitv(struct ap *a, bool quiet, char **out, const char *first, ...)
+{
+	const char *args[MAX_GIT_ARGS + 1];
+	_cleanup_free_ char *err = NULL, *o = NULL, *what = NULL;
+	size_t n = 0;
+	va_list ap;
+	int r;
+
+	va_start(ap, first);
+	for (const char *s = first; s; s = va_arg(ap, const char *)) {
+		assert(n < MAX_GIT_ARGS); /* a programmer error: the calls below are fixed lists */
+		args[n++] = s;
+	}
+	va_end(ap);
+	args[n] = NULL;
+	r = hostgit_run(&a->g, args, out ? &o : NULL, &err);
+	if (r < 0)
+		return log_error_errno(r, "cannot run git%s: %m", r == -ENOENT ? " (not in /usr/local/bin, /usr/bin, /bin)" : "");
+	if (r > 0) {
+		if (!quiet) {
+			what = hostgit_redact(first);
+			log_error("git %s failed (exit %d):", what ? what : "", r);
+			log_git_stderr(err);
+		}
+		return r;
+	}
+	if (out) {
+		chomp(o);
+		*out = TAKE_PTR(o);
+	}
+	return 0;
+}
+#define git(a, out, ...) gitv(a, false, out, __VA_ARGS__, (const char *)NULL)
+#define git_quiet(a, out, ...) gitv(a, true, out, __VA_ARGS__, (const char *)NULL)
+
+/* Reads a project file (relative to the top) without following a symlink at its last
+ * component, bounded. Return: 0, -ENOENT, -ELOOP (a symlink), -EINVAL (not a regular file),
+ * -EFBIG, -errno. Does not log. */
+static int read_project_file(const struct ap *a, const char *rel, char **text, size_t *len, mode_t *mode)
+{
+	_cleanup_free_ char *p = path_join(a->top, rel);
+	struct stat st;
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	r = read_regular_at(AT_FDCWD, p, AUTOPHASE_MAX_FILE, text, len, &st);
+	if (r >= 0 && mode)
+		*mode = st.st_mode;
+	return r;
+}
+
+static const char *file_error(int r)
+{
+	return r == -ELOOP ? "a symlink (the pipeline's files must be the project's own)"
+	       : r == -EINVAL ? "not a regular file" : r == -EFBIG ? "larger than 1 MiB" : strerror(-r);
+}
+
+/* Step 1: the work tree, its git dirs, the branch HEAD names and its commit. */
+static int open_repo(struct ap *a)
+{
+	_cleanup_free_ char *cwd = getcwd(NULL, 0), *head = NULL;
+	int r;
+
+	if (!cwd)
+		return log_error_errno(-errno, "cannot get the current directory: %m"), AISB_EXIT_FAILED;
+	a->g.worktree = cwd;
+	r = git_quiet(a, &a->top, "rev-parse", "--show-toplevel");
+	if (r != 0 || !*a->top) {
+		a->g.worktree = NULL;
+		return log_error("autophase: '%s' is not in a git work tree (run it in the project, which needs "
+				 ".agents/phases/)", cwd),
+		       AISB_EXIT_POLICY;
+	}
+	a->g.worktree = a->top;
+	if (git(a, &a->gitdir, "rev-parse", "--absolute-git-dir") != 0 ||
+	    git(a, &a->commondir, "rev-parse", "--path-format=absolute", "--git-common-dir") != 0)
+		return AISB_EXIT_FAILED;
+	r = git_quiet(a, &head, "symbolic-ref", "-q", "HEAD");
+	if (r != 0 || strncmp(head, "refs/heads/", 11) != 0)
+		return log_error("autophase: HEAD is not on a branch (detached): check out the branch the phases "
+				 "are to be committed on"),
+		       AISB_EXIT_POLICY;
+	a->ref = TAKE_PTR(head);
+	a->branch = strdup(a->ref + 11);
+	if (!a->branch)
+		return AISB_EXIT_FAILED;
+	if (git_quiet(a, &a->tip, "rev-parse", "-q", "--verify", "HEAD^{commit}") != 0)
+		return log_error("autophase: branch '%s' has no commit yet: commit the pipeline (.agents/) first",
+				 a->branch),
+		       AISB_EXIT_POLICY;
+	return 0;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* The phase names in .agents/phases/, sorted; entries that are not NN-name.md are listed in
+ * @ignored. Return: 0 or an exit code. Logs on failure. */
+static int list_phases(struct ap *a, char ***out, char ***ignored)
+{
+	_cleanup_free_ char *dir = path_join(a->top, AUTOPHASE_DIR);
+	_cleanup_strv_free_ char **v = NULL;
+	_cleanup_close_ int fd = -1;
+	struct dirent *de;
+	DIR *d;
+
+	*out = NULL;
+	if (!dir)
+		return AISB_EXIT_FAILED;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return log_error_errno(-errno, "autophase: cannot open '%s': %m (a pipeline is .agents/phases/NN-name.md "
+				       "files, run in name order)", dir),
+		       AISB_EXIT_POLICY;
+	d = fdopendir(fd);
+	if (!d)
+		return AISB_EXIT_FAILED;
+	fd = -1;
+	while ((de = readdir(d))) {
+		char name[AUTOPHASE_MAX_NAME + 1];
+		struct stat st;
+		if (de->d_name[0] == '.')
+			continue;
+		if (!autophase_phase_name(de->d_name, name)) {
+			if (ignored)
+				(void)strv_push(ignored, de->d_name);
+			continue;
+		}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)) {
+			closedir(d);
+			return log_error("autophase: '%s/%s' is not a regular file (a symlink is refused: the phase "
+					 "is the project's own file)", dir, de->d_name),
+			       AISB_EXIT_POLICY;
+		}
+		if (strv_length(v) >= AUTOPHASE_MAX_PHASES) {
+			closedir(d);
+			return log_error("autophase: more than %d phases in '%s'", AUTOPHASE_MAX_PHASES, dir), AISB_EXIT_POLICY;
+		}
+		if (strv_push(&v, name) < 0) {
+			closedir(d);
+			return AISB_EXIT_FAILED;
+		}
+	}
+	closedir(d);
+	if (v)
+		qsort(v, strv_length(v), sizeof(*v), cmp_str);
+	*out = TAKE_PTR(v);
+	return 0;
+}
+
+/* Which phases the branch already holds (their Aisb-Phase trailer, first-parent history). */
+static int scan_delivered(struct ap *a)
+{
+	_cleanup_free_ char *log = NULL;
+	char max[32];
+
+	done_free(a);
+	a->done = calloc(a->n ? a->n : 1, sizeof(char *));
+	if (!a->done)
+		return AISB_EXIT_FAILED;
+	snprintf(max, sizeof(max), "--max-count=%d", AUTOPHASE_MAX_HISTORY);
+	if (git(a, &log, "log", "--first-parent", max,
+		"--format=%H%x09%(trailers:key=" AUTOPHASE_TRAILER ",valueonly,separator=%x2C)", a->tip) != 0)
+		return AISB_EXIT_FAILED;
+	return autophase_parse_history(log, a->phases, a->n, a->done) < 0 ? AISB_EXIT_FAILED : 0;
+}
+
+/* Step 2: the launcher (--launcher, the config's autophase_launcher, .agents/launcher) and the
+ * validation gate, with the content of each file recorded for the between-units check. */
+static int find_pipeline(struct ap *a)
+{
+	const struct autophase_options *o = a->o;
+	const char *cmd = NULL;
+	mode_t mode = 0;
+	int r;
+
+	if (o->launcher) {
+		a->lsrc = AUTOPHASE_LAUNCHER_FLAG;
+		cmd = o->launcher;
+	} else if (o->config_launcher) {
+		a->lsrc = AUTOPHASE_LAUNCHER_CONFIG;
+		cmd = o->config_launcher;
+	} else {
+		r = read_project_file(a, AUTOPHASE_LAUNCHER, &a->ltext, &a->llen, &mode);
+		if (r == -ENOENT) {
+			a->lsrc = AUTOPHASE_LAUNCHER_NONE;
+			return log_error("autophase: no launcher: pass --launcher CMD, set 'autophase_launcher = CMD' in "
+					 "%s, or make %s/%s an executable that starts your agent",
+					 o->config_path ? o->config_path : "your aisb config", a->top, AUTOPHASE_LAUNCHER),
+			       AISB_EXIT_POLICY;
+		}
+		if (r < 0)
+			return log_error("autophase: '%s/%s': %s", a->top, AUTOPHASE_LAUNCHER, file_error(r)), AISB_EXIT_POLICY;
+		if (!(mode & 0111))
+			return log_error("autophase: '%s/%s' is not executable (chmod +x it)", a->top, AUTOPHASE_LAUNCHER),
+			       AISB_EXIT_POLICY;
+		a->lsrc = AUTOPHASE_LAUNCHER_FILE;
+		cmd = AUTOPHASE_LAUNCHER;
+	}
+	r = autophase_split_launcher(cmd, &a->launcher);
+	if (r < 0)
+		/* never the command itself: it may hold a secret */
+		return log_error("autophase: the launcher command from %s is %s", a->lsrc == AUTOPHASE_LAUNCHER_FLAG
+				 ? "--launcher" : "the config's autophase_launcher",
+				 r == -E2BIG ? "longer than 64 words" : "empty or holds a control character"),
+		       AISB_EXIT_POLICY;
+	if (a->lsrc == AUTOPHASE_LAUNCHER_FILE) {
+		if (!(a->lfile = strdup(AUTOPHASE_LAUNCHER)))
+			return AISB_EXIT_FAILED;
+	} else
+		/* the first word naming a file of the project ("sh run-agent.sh", "./agent") is the
+		 * launcher's script: frozen like validate.sh */
+		for (size_t i = 0; a->launcher[i] && !a->lfile; i++) {
+			const char *w = a->launcher[i];
+			if (w[0] == '-' || w[0] == '/' || path_has_dotdot(w) ||
+			    read_project_file(a, w, &a->ltext, &a->llen, NULL) < 0)
+				continue;
+			if (!(a->lfile = strdup(w)))
+				return AISB_EXIT_FAILED;
+		}
+	r = read_project_file(a, AUTOPHASE_VALIDATE, &a->vtext, &a->vlen, &mode);
+	if (r == -ENOENT)
+		return log_error("autophase: no %s/%s: every phase is validated before it is delivered; write one "
+				 "that exits 0 when the work is acceptable", a->top, AUTOPHASE_VALIDATE),
+		       AISB_EXIT_POLICY;
+	if (r < 0)
+		return log_error("autophase: '%s/%s': %s", a->top, AUTOPHASE_VALIDATE, file_error(r)), AISB_EXIT_POLICY;
+	if (!(mode & 0111))
+		return log_error("autophase: '%s/%s' is not executable (chmod +x it)", a->top, AUTOPHASE_VALIDATE),
+		       AISB_EXIT_POLICY;
+	return 0;
+}
+
+/* The identity of the driver's commits: the caller's GIT_AUTHOR_NAME/EMAIL, else user.name and
+ * user.email of the repository's config, ~/.gitconfig, then $XDG_CONFIG_HOME/git/config. */
+static int find_identity(struct ap *a)
+{
+	const struct autophase_options *o = a->o;
+	_cleanup_free_ char *local = path_join(a->commondir, "config"), *global = NULL, *xdg = NULL;
+	_cleanup_free_ char *name = NULL, *email = NULL;
+	int r;
+
+	if (!local)
+		return AISB_EXIT_FAILED;
+	if (o->home && !(global = path_join(o->home, ".gitconfig")))
+		return AISB_EXIT_FAILED;
+	if (o->xdg_config_home && *o->xdg_config_home)
+		xdg = path_join(o->xdg_config_home, "git/config");
+	else if (o->home)
+		xdg = path_join(o->home, ".config/git/config");
+	{
+		const char *files[4] = { local, global ? global : xdg, global ? xdg : NULL, NULL };
+		r = hostgit_identity(files, &name, &email);
+	}
+	if (r < 0)
+		return log_error_errno(r, "autophase: cannot read the git identity from the config files: %m"), AISB_EXIT_POLICY;
+	a->name = o->env_name && *o->env_name ? strdup(o->env_name) : TAKE_PTR(name);
+	a->email = o->env_email && *o->env_email ? strdup(o->env_email) : TAKE_PTR(email);
+	if (!a->name || !a->email)
+		return log_error("autophase: no git identity for the driver's commits: set user.name and user.email "
+				 "(git config --global user.name NAME; includes are not followed) or export "
+				 "GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL"),
+		       AISB_EXIT_POLICY;
+	a->g.name = a->name;
+	a->g.email = a->email;
+	return 0;
+}
+
+/* A clean start: the first commit holds only what the first phase did. */
+static int check_clean(struct ap *a)
+{
+	_cleanup_free_ char *out = NULL;
+
+	if (git(a, &out, "status", "--porcelain=v1", "--untracked-files=all", "--ignore-submodules=none") != 0)
+		return AISB_EXIT_FAILED;
+	if (*out) {
+		_cleanup_free_ char *first = strndup(out, strcspn(out, "\n"));
+		return log_error("autophase: the work tree has changes ('%s'...): commit, stash or ignore them first, so "
+				 "that each phase's commit holds only that phase's work", first ? first : ""),
+		       AISB_EXIT_POLICY;
+	}
+	return 0;
+}
+
+static int take_snapshot(struct ap *a, struct gitguard_snapshot **s)
+{
+	int r = gitguard_snapshot_take(a->top, a->gitdir, a->commondir, a->o->home, s);
+	if (r < 0)
+		return log_error_errno(r, "autophase: cannot fingerprint the hooks and config of '%s': %m%s", a->gitdir,
+				       r == -EFBIG ? " (a file over 1 MiB or over 4096 entries: refusing to vouch for "
+						     "what could not be recorded)" : ""),
+		       r == -EFBIG ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
+	return 0;
+}
+
+/* The push target for messages: a remote's name with its URL, or the URL; credentials hidden. */
+static char *push_target(struct ap *a)
+{
+	_cleanup_free_ char *url = NULL, *raw = NULL;
+	const char *remote = a->o->push_remote;
+	char *out;
+
+	if (git_quiet(a, &url, "remote", "get-url", "--push", remote) == 0 && *url) {
+		if (asprintf(&raw, "%s (%s) branch %s", remote, url, a->o->push_branch ? a->o->push_branch : a->branch) < 0)
+			return NULL;
+	} else if (asprintf(&raw, "%s branch %s", remote, a->o->push_branch ? a->o->push_branch : a->branch) < 0)
+		return NULL;
+	out = hostgit_redact(raw);
+	return out;
+}
+
+static const char *const source_words[AUTOPHASE_LAUNCHER_SOURCE_MAX] = {
+	[AUTOPHASE_LAUNCHER_FLAG] = "--launcher",
+	[AUTOPHASE_LAUNCHER_CONFIG] = "autophase_launcher in the config",
+	[AUTOPHASE_LAUNCHER_FILE] = AUTOPHASE_LAUNCHER,
+	[AUTOPHASE_LAUNCHER_NONE] = "none",
+};
+
+/* The launcher as reports show it: where it came from and its program, never its content nor
+ * its arguments (either may hold a secret). */
+static void print_launcher(const struct ap *a, FILE *f)
+{
+	size_t n = strv_length(a->launcher);
+	_cleanup_free_ char *prog = n ? hostgit_redact(a->launcher[0]) : NULL;
+
+	if (!n) {
+		fprintf(f, "launcher:  none\n");
+		return;
+	}
+	fprintf(f, "launcher:  %s from %s", prog ? prog : "?", source_words[a->lsrc]);
+	if (n > 1)
+		fprintf(f, ", %zu argument%s not shown", n - 1, n > 2 ? "s" : "");
+	fprintf(f, "%s\n", a->lfile ? " (its content is never shown)" : "");
+}
+
+static void print_report(struct ap *a, bool plan)
+{
+	_cleanup_free_ char *target = a->o->push_remote ? push_target(a) : NULL;
+	bool next_shown = false;
+
+	printf("project:   %s\n", a->top);
+	printf("branch:    %s at %.12s\n", a->branch, a->tip);
+	print_launcher(a, stdout);
+	printf("validate:  %s\n", a->vtext ? AUTOPHASE_VALIDATE : "missing");
+	printf("push:      %s\n", target ? target : "no (commits stay local)");
+	if (plan) {
+		printf("identity:  %s <%s>\n", a->name, a->email);
+		printf("git guard: %zu entries of .git fingerprinted%s\n", gitguard_snapshot_size(a->snap),
+		       a->o->trust_git_changes ? " (changes trusted: --trust-git-changes)" : "");
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->done[i]) {
+			printf("phase %s: delivered in %.12s\n", a->phases[i], a->done[i]);
+			continue;
+		}
+		printf("phase %s: %s", a->phases[i], next_shown ? "pending" : "next");
+		if (plan) {
+			printf(": aisb run");
+			for (size_t k = 0; a->o->run_flags && a->o->run_flags[k]; k++) {
+				_cleanup_free_ char *w = hostgit_redact(a->o->run_flags[k]);
+				printf(" %s", w ? w : "?");
+			}
+			if (autophase_is_harness(a->launcher[0]))
+				printf(" --harness %s --harness-args <launcher arguments> %s/%s.md; then %s; then a commit%s",
+				       a->launcher[0], AUTOPHASE_DIR, a->phases[i],
+				       AUTOPHASE_VALIDATE, a->o->push_remote ? " and a push" : "");
+			else
+				printf(" -- <launcher> %s/%s.md; then %s; then a commit%s", AUTOPHASE_DIR, a->phases[i],
+			       AUTOPHASE_VALIDATE, a->o->push_remote ? " and a push" : "");
+		}
+		printf("\n");
+		next_shown = true;
+	}
+	if (!a->n)
+		printf("phases:    none in %s/ (files named NN-name.md)\n", AUTOPHASE_DIR);
+	else if (!next_shown)
+		printf("all %zu phases are delivered\n", a->n);
+}
+
+/* Runs one unit's sandbox: `aisb run RUN-FLAGS --env ... -- ARGV...`, or for a launcher whose
+ * program is one of aisb's harnesses (@harness) `aisb run RUN-FLAGS --env ... --harness NAME
+ * --harness-args ARGS...`, so that the harness's host config is bridged as in any run
+ * (docs/agents.md; a `--` command bridges nothing). stdin @in_fd, stdout and stderr the
+ * command's. Return: the run's exit status (128+N for signal N) or an exit code. Logs on failure
+ * to start it. */
+static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in_fd, bool harness)
+{
+	_cleanup_strv_free_ char **argv = NULL;
+	_cleanup_free_ char *e1 = NULL, *e2 = NULL;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	int st = 0;
+	pid_t pid;
+
+	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 || asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0)
+		return AISB_EXIT_FAILED;
+	if (strv_push(&argv, "aisb") < 0 || strv_push(&argv, "run") < 0)
+		return AISB_EXIT_FAILED;
+	for (size_t i = 0; a->o->run_flags && a->o->run_flags[i]; i++)
+		if (strv_push(&argv, a->o->run_flags[i]) < 0)
+			return AISB_EXIT_FAILED;
+	if (strv_push(&argv, "--env") < 0 || strv_push(&argv, e1) < 0 || strv_push(&argv, "--env") < 0 ||
+	    strv_push(&argv, e2) < 0)
+		return AISB_EXIT_FAILED;
+	if (harness ? strv_push(&argv, "--harness") < 0 || strv_push(&argv, cmd[0]) < 0 ||
+			      strv_push(&argv, "--harness-args") < 0
+		    : strv_push(&argv, "--") < 0)
+		return AISB_EXIT_FAILED;
+	for (size_t i = harness ? 1 : 0; cmd[i]; i++)
+		if (strv_push(&argv, cmd[i]) < 0)
+			return AISB_EXIT_FAILED;
+	fflush(NULL);
+	/* like system(3): ^C reaches the unit (same process group), and the driver, which must not
+	 * die half-way, sees its exit status instead */
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		return log_error_errno(r, "autophase: cannot start a unit: %m"), AISB_EXIT_FAILED;
+	}
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		if (dup2(in_fd, 0) < 0 || chdir(a->top) < 0)
+			_exit(AISB_EXIT_FAILED);
+		execv(a->o->self, argv);
+		_exit(AISB_EXIT_NOEXEC);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A unit's exit status as the driver's: aisb's own refusals and signals pass through. */
+static int unit_code(int st)
+{
+	if (st == AISB_EXIT_ENFORCE || st == AISB_EXIT_POLICY || st == AISB_EXIT_FAILED || st >= 128)
+		return st;
+	return 1;
+}
+
+/* One driver per repository: a flock on <state>/autophase/<dev>-<ino of the common dir>.lock,
+ * outside the project (a sandbox cannot reach it), held until the process exits. Return: the
+ * lock fd, or an exit code < 0 negated (-78 another driver runs). Logs on failure. */
+static int take_lock(struct ap *a)
+{
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+	struct stat st;
+	int fd;
+
+	if (!a->o->state_dir)
+		return log_error("autophase: no state dir for the driver's lock (set HOME or XDG_STATE_HOME)"),
+		       -AISB_EXIT_FAILED;
+	if (stat(a->commondir, &st) < 0 || !(dir = path_join(a->o->state_dir, "autophase")) ||
+	    asprintf(&path, "%s/%llx-%llx.lock", dir, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino) < 0)
+		return -AISB_EXIT_FAILED;
+	if (mkdir_p(dir, 0700) < 0)
+		return log_error_errno(-errno, "autophase: cannot create '%s': %m", dir), -AISB_EXIT_FAILED;
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return log_error_errno(-errno, "autophase: cannot open the lock '%s': %m", path), -AISB_EXIT_FAILED;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = -errno;
+		close(fd);
+		if (r == -EWOULDBLOCK)
+			return log_error("autophase: another 'aisb autophase' is running in '%s' (lock '%s'); one driver "
+					 "per repository at a time", a->top, path),
+			       -AISB_EXIT_POLICY;
+		return log_error_errno(r, "autophase: cannot lock '%s': %m", path), -AISB_EXIT_FAILED;
+	}
+	return fd;
+}
+
+/* The session directories gitguard moved planted git files into (<state>/quarantine/<session>,
+ * created only when it found something). */
+static char **quarantines(const struct ap *a)
+{
+	_cleanup_free_ char *dir = a->o->state_dir ? path_join(a->o->state_dir, "quarantine") : NULL;
+	char **v = NULL;
+	struct dirent *de;
+	DIR *d = dir ? opendir(dir) : NULL;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && strv_push(&v, de->d_name) < 0)
+			break;
+	closedir(d);
+	return v;
+}
+
+/* Step 3: the agent, then the gate, each in its own sandbox; then gitguard's verdict on both runs
+ * (a new quarantine refuses, unless trust_git_changes). Return: 0 or an exit code. Logs. */
+static int run_unit(struct ap *a, const char *phase)
+{
+	_cleanup_free_ char *rel = NULL, *path = NULL;
+	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher), **vcmd = NULL, **before = NULL, **after = NULL;
+	_cleanup_close_ int fd = -1, devnull = -1;
+	int st;
+
+	if (!cmd || asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 || !(path = path_join(a->top, rel)) ||
+	    strv_push(&cmd, rel) < 0 || strv_push(&vcmd, AUTOPHASE_VALIDATE) < 0 || strv_push(&vcmd, rel) < 0)
+		return AISB_EXIT_FAILED;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return log_error_errno(-errno, "autophase: cannot open '%s': %m", path), AISB_EXIT_POLICY;
+	{
+		/* the agent reads its prompt from stdin as a plain blocking file */
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	}
+	before = quarantines(a);
+	log_info("phase %s: agent (%s) in a sandbox", phase, source_words[a->lsrc]);
+	st = run_sandbox(a, phase, cmd, fd, autophase_is_harness(cmd[0]));
+	if (st != 0) {
+		log_error("phase %s: the agent exited %d; nothing of it is delivered (its changes stay in the work tree "
+			  "for you to inspect)", phase, st);
+		return unit_code(st);
+	}
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull < 0)
+		return AISB_EXIT_FAILED;
+	log_info("phase %s: %s in a sandbox", phase, AUTOPHASE_VALIDATE);
+	st = run_sandbox(a, phase, vcmd, devnull, false);
+	if (st != 0) {
+		log_error("phase %s: %s exited %d; nothing of it is delivered (its changes stay in the work tree for "
+			  "you to inspect)", phase, AUTOPHASE_VALIDATE, st);
+		return unit_code(st);
+	}
+	/* gitguard's verdict on the unit's runs: what it moved away was planted for git */
+	after = quarantines(a);
+	for (size_t i = 0; after && after[i]; i++) {
+		if (strv_contains(before, after[i]))
+			continue;
+		if (!a->o->trust_git_changes)
+			return log_error("phase %s: refusing to deliver: a unit planted files for git, moved to '%s/quarantine/%s' "
+					 "(named above); the phase's work stays in the work tree. Inspect it; rerun with "
+					 "--trust-git-changes to deliver such work anyway", phase, a->o->state_dir, after[i]),
+			       AISB_EXIT_POLICY;
+		log_warn("phase %s: a unit planted files for git (moved to '%s/quarantine/%s'); delivering anyway "
+			 "(--trust-git-changes)", phase, a->o->state_dir, after[i]);
+	}
+	return 0;
+}
+
+/* Step 4, the guards before a delivery: .git's entry points as before the first unit, the gate
+ * and the launcher unchanged, HEAD on the branch. Return: 0 or 78. Logs on failure. */
+static int check_guards(struct ap *a, const char *phase)
+{
+	struct gitguard_snapshot *now = NULL;
+	_cleanup_free_ char *what = NULL, *head = NULL, *text = NULL;
+	size_t len = 0;
+	int r;
+
+	r = take_snapshot(a, &now);
+	if (r != 0)
+		return r;
+	r = gitguard_snapshot_diff(a->snap, now, &what);
+	gitguard_snapshot_free(now);
+	if (r < 0)
+		return AISB_EXIT_FAILED;
+	if (r > 0 && !a->o->trust_git_changes)
+		return log_error("phase %s: refusing to deliver: %s since the pipeline started (the hooks and config "
+				 "of .git are fingerprinted before the first unit); the phase's work stays in the work "
+				 "tree. Inspect the change; if you made it, rerun with --trust-git-changes", phase, what),
+		       AISB_EXIT_POLICY;
+	if (r > 0)
+		log_warn("phase %s: %s since the pipeline started; delivering anyway (--trust-git-changes)", phase, what);
+	r = read_project_file(a, AUTOPHASE_VALIDATE, &text, &len, NULL);
+	if (r < 0 || len != a->vlen || memcmp(text, a->vtext, len) != 0)
+		return log_error("phase %s: refusing to deliver: %s changed during the pipeline (the gate must not be "
+				 "edited by what it gates); restore it (git checkout -- %s) and rerun", phase,
+				 AUTOPHASE_VALIDATE, AUTOPHASE_VALIDATE),
+		       AISB_EXIT_POLICY;
+	if (a->lfile) {
+		free(text);
+		text = NULL;
+		r = read_project_file(a, a->lfile, &text, &len, NULL);
+		if (r < 0 || len != a->llen || memcmp(text, a->ltext, len) != 0)
+			return log_error("phase %s: refusing to deliver: the launcher '%s' changed during the pipeline; "
+					 "restore it and rerun", phase, a->lfile),
+			       AISB_EXIT_POLICY;
+	}
+	if (git_quiet(a, &head, "symbolic-ref", "-q", "HEAD") != 0 || !streq(head, a->ref))
+		return log_error("phase %s: refusing to deliver: HEAD no longer names %s (it was switched during the "
+				 "phase); check out '%s' again and rerun", phase, a->ref, a->branch),
+		       AISB_EXIT_POLICY;
+	return 0;
+}
+
+/* The commit subject of @phase from its file now. Return: malloc'd, NULL on ENOMEM. */
+static char *phase_subject(const struct ap *a, const char *phase)
+{
+	_cleanup_free_ char *rel = NULL, *text = NULL;
+	size_t len = 0;
+
+	if (asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0)
+		return NULL;
+	(void)read_project_file(a, rel, &text, &len, NULL); /* run_unit() says why it cannot be read */
+	return autophase_title(phase, text ? text : "", text ? len : 0);
+}
+
+/* Step 5: the work tree as one commit on top of the last delivered one, made with a private
+ * index (the repository's index is sandbox-writable), the host identity and no hook; published
+ * with compare-and-swap. @subject: from the phase file as it was before the unit (the agent can
+ * edit it). Return: 0 or an exit code. Logs. */
+static int commit_phase(struct ap *a, const char *phase, const char *subject)
+{
+	_cleanup_free_ char *index = path_join(a->gitdir, "aisb-autophase.index"), *now = NULL, *tree = NULL;
+	_cleanup_free_ char *commit = NULL, *trailer = NULL;
+	_cleanup_free_ char *real_index = path_join(a->gitdir, "index");
+	int r;
+
+	if (!index || !real_index || asprintf(&trailer, AUTOPHASE_TRAILER ": %s", phase) < 0)
+		return AISB_EXIT_FAILED;
+	if (git_quiet(a, &now, "rev-parse", "-q", "--verify", a->ref) != 0)
+		return log_error("phase %s: branch '%s' is gone; nothing delivered", phase, a->branch), AISB_EXIT_POLICY;
+	if (!streq(now, a->tip))
+		/* the agent committed inside: its commit objects are not published, the work tree is */
+		log_warn("phase %s: '%s' moved during the phase (%.12s -> %.12s: a commit made inside the sandbox); the "
+			 "driver commits the work tree on %.12s instead, the sandbox's commits stay only in the reflog",
+			 phase, a->branch, a->tip, now, a->tip);
+	if (unlink(index) < 0 && errno != ENOENT)
+		return log_error_errno(-errno, "autophase: cannot remove '%s': %m", index), AISB_EXIT_FAILED;
+	a->g.index_file = index;
+	r = git(a, NULL, "read-tree", a->tip);
+	if (r == 0)
+		r = git(a, NULL, "add", "--all", "--", ".");
+	if (r == 0)
+		r = git(a, &tree, "write-tree");
+	if (r == 0)
+		r = git(a, &commit, "commit-tree", "--no-gpg-sign", tree, "-p", a->tip, "-m", subject, "-m", trailer);
+	a->g.index_file = NULL;
+	if (r == 0)
+		r = git(a, NULL, "update-ref", "-m", subject, a->ref, commit, now);
+	if (r != 0) {
+		(void)unlink(index);
+		return log_error("phase %s: the commit failed; nothing delivered", phase), 1;
+	}
+	/* the repository's index becomes the one the commit was made from: the old one was the
+	 * sandbox's to write and is not read */
+	if (rename(index, real_index) < 0)
+		log_warn_errno(-errno, "phase %s: cannot replace the index '%s': %m (run 'git reset' to refresh it)",
+			       phase, real_index);
+	free(a->tip);
+	a->tip = TAKE_PTR(commit);
+	log_info("phase %s: delivered as %.12s", phase, a->tip);
+	return 0;
+}
+
+/* Step 6: the delivered commit to the push target; no force, no hook, no credential helper. */
+static int push_tip(struct ap *a, const char *what)
+{
+	_cleanup_free_ char *spec = NULL, *target = push_target(a);
+
+	if (asprintf(&spec, "%s:refs/heads/%s", a->tip, a->o->push_branch ? a->o->push_branch : a->branch) < 0)
+		return AISB_EXIT_FAILED;
+	log_info("%s: pushing %.12s to %s", what, a->tip, target ? target : "?");
+	if (git(a, NULL, "push", "--porcelain", "--", a->o->push_remote, spec) != 0)
+		return log_error("%s: the push failed; the commit %.12s is delivered locally (rerun to push it)", what, a->tip), 1;
+	return 0;
+}
+
+static int next_phase(struct ap *a, size_t *idx)
+{
+	_cleanup_strv_free_ char **v = NULL;
+	int r = list_phases(a, &v, NULL);
+
+	if (r != 0)
+		return r;
+	/* phases may have been added by the one before (re-read each time); the delivered set is
+	 * the history's */
+	done_free(a);
+	strv_free(a->phases);
+	a->phases = TAKE_PTR(v);
+	a->n = strv_length(a->phases);
+	r = scan_delivered(a);
+	if (r != 0)
+		return r;
+	for (*idx = 0; *idx < a->n && a->done[*idx]; (*idx)++)
+		;
+	return 0;
+}
+
+int autophase_main(const struct autophase_options *o)
+{
+	struct ap a = { .o = o, .g = { .home = o->home, .ssh_auth_sock = o->ssh_auth_sock } };
+	_cleanup_strv_free_ char **ignored = NULL;
+	_cleanup_close_ int lock = -1;
+	_cleanup_free_ char *subject = NULL;
+	size_t delivered = 0, i;
+	int r;
+
+	r = open_repo(&a);
+	if (r == 0)
+		r = list_phases(&a, &a.phases, &ignored);
+	if (r == 0) {
+		a.n = strv_length(a.phases);
+		r = scan_delivered(&a);
+	}
+	if (r == 0 && o->status) {
+		(void)find_pipeline(&a); /* a missing launcher or gate is reported, not fatal */
+		print_report(&a, false);
+		for (size_t k = 0; ignored && ignored[k]; k++)
+			printf("ignored:   %s/%s (not NN-name.md)\n", AUTOPHASE_DIR, ignored[k]);
+		goto out;
+	}
+	if (r == 0)
+		r = find_pipeline(&a);
+	if (r == 0 && !o->dry_run) {
+		lock = take_lock(&a);
+		r = lock < 0 ? -lock : 0;
+	}
+	if (r == 0)
+		r = find_identity(&a);
+	if (r == 0)
+		r = check_clean(&a);
+	if (r == 0)
+		r = take_snapshot(&a, &a.snap);
+	if (r != 0 || o->dry_run) {
+		if (r == 0)
+			print_report(&a, true);
+		goto out;
+	}
+	for (;;) {
+		r = next_phase(&a, &i);
+		if (r != 0 || i >= a.n)
+			break;
+		free(subject);
+		subject = phase_subject(&a, a.phases[i]);
+		if (!subject) {
+			r = AISB_EXIT_FAILED;
+			break;
+		}
+		r = run_unit(&a, a.phases[i]);
+		if (r == 0)
+			r = check_guards(&a, a.phases[i]);
+		if (r == 0)
+			r = commit_phase(&a, a.phases[i], subject);
+		if (r == 0 && o->push_remote)
+			r = push_tip(&a, a.phases[i]);
+		if (r != 0)
+			break;
+		delivered++;
+	}
+	if (r == 0 && delivered == 0 && o->push_remote)
+		r = push_tip(&a, "autophase"); /* a rerun after a failed push */
+	if (r == 0)
+		log_info("autophase: %zu phase%s delivered, %zu in all", delivered, delivered == 1 ? "" : "s", a.n);
+out:
+	ap_free(&a);
+	return r;
+}

@@ -1,0 +1,465 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/e2e/autophase.bats — issue 15: `aisb autophase`, the .agents/phases/ pipeline driver.
+#
+# Real git on a two-phase fixture whose launcher is a fake harness (a shell script that edits
+# files inside aisb). Each refusal has its control: the same pipeline where policy allows it.
+# Inner scripts are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016,SC2154
+load lib/common
+bats_require_minimum_version 1.5.0
+
+setup() {
+	common_setup
+	require_feature git command -v git
+	# the driver's identity must come from the repository's config here, not the caller's env
+	unset GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+	git init -q -b main .
+	git config user.name "Host Person"
+	git config user.email host@example.test
+	mkdir -p .agents/phases
+	# the fake harness: records that it ran (inside the project), proves it is confined (the
+	# work dir's parent is not writable), does the phase's edit, talks on stdout
+	cat >.agents/launcher <<-'EOF'
+	#!/bin/sh
+	# LAUNCHER_BODY_CANARY_5f1c
+	touch ".ran-$AISB_PHASE"
+	if touch ../escaped 2>/dev/null; then echo ESCAPED; fi
+	read -r first
+	echo "agent $AISB_PHASE got '$first' for $1"
+	case "$AISB_PHASE" in
+	01-*) echo one >one.txt ;;
+	02-*) echo two >two.txt; echo more >>one.txt ;;
+	esac
+	[ ! -f .agents/plant ] || sh .agents/plant
+	EOF
+	printf '#!/bin/sh\ntest -f one.txt\n' >.agents/validate.sh
+	chmod +x .agents/launcher .agents/validate.sh
+	printf '# Make one\nfirst line of phase one\n' >.agents/phases/01-one.md
+	printf '# Make two\nfirst line of phase two\n' >.agents/phases/02-two.md
+	printf 'notes\n' >.agents/phases/README.txt
+	printf '.ran-*\n.ready\n.go\n' >.gitignore
+	git add -A
+	git commit -q -m init
+	BASE=$(git rev-parse HEAD)
+	git init -q --bare "$WORK/bare.git"
+	git remote add origin "$WORK/bare.git"
+}
+
+teardown() {
+	common_teardown
+}
+
+ap() { "$AISB" autophase "$@"; }
+
+# commits_since_base: the driver's commits, oldest first, as "author|committer|subject|trailer"
+commits_since_base() {
+	git log --reverse --format='%an <%ae>|%cn <%ce>|%s|%(trailers:key=Aisb-Phase,valueonly)' "$BASE..HEAD" | sed '/^$/d'
+}
+
+@test "autophase: two phases run in aisb, are committed on the host with its identity and pushed to a bare repository" {
+	run --separate-stderr ap --push origin -- --net none
+	echo "stdout: $output"
+	echo "stderr: $stderr"
+	[ "$status" -eq 0 ]
+	# the sandbox's stdout is the command's; aisb's own lines are on stderr
+	[[ "$output" == *"agent 01-one got '# Make one' for .agents/phases/01-one.md"* ]]
+	[[ "$output" == *"agent 02-two got '# Make two' for .agents/phases/02-two.md"* ]]
+	[[ "$output" != *"aisb:"* ]]
+	[[ "$stderr" == *"phase 01-one: delivered as"* ]]
+	[[ "$stderr" == *"phase 02-two: delivered as"* ]]
+	# inside aisb: confined (the host could write there, the agent could not)
+	[[ "$output" != *ESCAPED* ]]
+	[ ! -e "$WORK/escaped" ]
+	touch "$WORK/escaped"
+	# committed on the host, one commit per phase, the host's identity
+	[ "$(commits_since_base)" = "Host Person <host@example.test>|Host Person <host@example.test>|01-one: Make one|01-one
+Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two|02-two" ]
+	[ "$(git show HEAD~1:one.txt)" = one ]
+	[ "$(git show HEAD:two.txt)" = two ]
+	[ -z "$(git status --porcelain)" ]
+	# pushed
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+	# a rerun finds both delivered (the trailers are the state) and starts nothing
+	rm -f .ran-*
+	run ap -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"0 phases delivered, 2 in all"* ]]
+	[ -z "$(ls .ran-* 2>/dev/null)" ]
+	run ap --status
+	[[ "$output" == *"phase 01-one: delivered in"* ]]
+	[[ "$output" == *"phase 02-two: delivered in"* ]]
+	[[ "$output" == *"ignored:   .agents/phases/README.txt"* ]]
+}
+
+@test "autophase: a hook planted by a unit is refused at delivery; --trust-git-changes delivers and the hook never runs on the host" {
+	local mark=$WORK/hook-ran
+	# --writable-git lets the sandbox write .git/hooks (gitguard then only names what it finds):
+	# the snapshot taken before the first unit is what stops the delivery
+	# the hooks that the driver's git commands would fire: update-ref runs reference-transaction,
+	# push runs pre-push; post-commit is the one a user's plain commit runs
+	printf 'for h in post-commit reference-transaction pre-push; do
+		printf "#!/bin/sh\\necho $h >>%s\\n" >.git/hooks/$h; chmod +x .git/hooks/$h; done\n' "$mark" >.agents/plant
+	git add .agents/plant
+	git commit -q -m plant
+	BASE=$(git rev-parse HEAD)
+	run --separate-stderr ap --push origin -- --net none --writable-git
+	echo "$stderr"
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"phase 01-one: refusing to deliver: '$PROJ/.git/hooks/"*"' appeared since the pipeline started"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]              # nothing committed
+	[ -z "$(git -C "$WORK/bare.git" for-each-ref)" ]   # nothing pushed
+	[ ! -e .ran-02-two ]                              # the pipeline stopped
+	[ -f one.txt ]                                    # the work is left for inspection
+	# control: the user vouches for the change; the same pipeline delivers, and the planted
+	# hook did not run in the driver's commits
+	rm -f one.txt .ran-* .git/hooks/post-commit .git/hooks/reference-transaction .git/hooks/pre-push
+	run --separate-stderr ap --trust-git-changes --push origin -- --net none --writable-git
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"appeared since the pipeline started; delivering anyway (--trust-git-changes)"* ]]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+	[ ! -e "$mark" ]
+	# the probe is real: the user's own plain git commit and push run those hooks
+	git commit -q --allow-empty -m manual
+	git push -q origin main
+	grep -qx post-commit "$mark"
+	grep -qx reference-transaction "$mark"
+	grep -qx pre-push "$mark"
+}
+
+@test "autophase: a .git/config change made on the host while a unit runs is refused; the same run without it delivers" {
+	# the first agent waits for the host between "ready" and "go"
+	printf 'touch .ready\ni=0\nwhile [ ! -e .go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n' >.agents/plant
+	git add .agents/plant
+	git commit -q -m wait
+	BASE=$(git rev-parse HEAD)
+	local i
+	for change in yes no; do
+		rm -f .ready .go
+		ap -- --net none >"$WORK/out" 2>&1 &
+		local pid=$!
+		i=0
+		while [ ! -e .ready ] && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+		[ -e .ready ]
+		if [ "$change" = yes ]; then
+			git config remote.origin.url "https://evil.example.test/r.git"
+		fi
+		touch .go
+		local rc=0
+		wait "$pid" || rc=$?
+		cat "$WORK/out"
+		if [ "$change" = yes ]; then
+			[ "$rc" -eq 78 ]
+			grep -qF "refusing to deliver: '$PROJ/.git/config' changed since the pipeline started" "$WORK/out"
+			[ "$(git rev-parse HEAD)" = "$BASE" ]
+			# back to the user's config, and the unit's leftovers cleared, for the control
+			git config remote.origin.url "$WORK/bare.git"
+			rm -f one.txt two.txt
+		else
+			[ "$rc" -eq 0 ]
+			[ "$(commits_since_base | wc -l)" -eq 2 ]
+		fi
+	done
+}
+
+@test "autophase: a failing validate.sh stops the pipeline: nothing committed, nothing pushed" {
+	printf '#!/bin/sh\necho validating >&2\nexit 3\n' >.agents/validate.sh
+	git commit -q -am "strict gate"
+	BASE=$(git rev-parse HEAD)
+	run --separate-stderr ap --push origin -- --net none
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"phase 01-one: .agents/validate.sh exited 3; nothing of it is delivered"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	[ -z "$(git -C "$WORK/bare.git" for-each-ref)" ]
+	[ -e .ran-01-one ]
+	[ ! -e .ran-02-two ]
+	# control: the same pipeline with a passing gate (the work left behind is cleared first:
+	# a dirty work tree is refused, and that refusal is checked here too)
+	run ap -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"the work tree has changes"* ]]
+	rm -f one.txt
+	printf '#!/bin/sh\ntest -f one.txt\n' >.agents/validate.sh
+	git commit -q -am "gate"
+	run ap --push origin -- --net none
+	[ "$status" -eq 0 ]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+}
+
+@test "autophase: an agent that edits validate.sh is refused; the pipeline that leaves it alone delivers" {
+	printf 'echo "exit 0" >.agents/validate.sh\n' >.agents/plant
+	git add .agents/plant
+	git commit -q -m plant
+	BASE=$(git rev-parse HEAD)
+	run ap -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"refusing to deliver: .agents/validate.sh changed during the pipeline"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	# control
+	git checkout -q -- .agents/validate.sh
+	rm -f one.txt
+	git rm -q .agents/plant
+	git commit -q -m unplant
+	BASE=$(git rev-parse HEAD)
+	run ap -- --net none
+	[ "$status" -eq 0 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+}
+
+@test "autophase: --status and --dry-run start nothing and never print the launcher's body or arguments" {
+	local before sessions
+	before=$(git rev-parse HEAD)
+	run ap --status
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"launcher:  .agents/launcher from .agents/launcher (its content is never shown)"* ]]
+	[[ "$output" == *"phase 01-one: next"* ]]
+	[[ "$output" != *CANARY* ]]
+	run ap --dry-run --push origin -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"phase 02-two: pending: aisb run --net none -- <launcher> .agents/phases/02-two.md"* ]]
+	[[ "$output" == *"identity:  Host Person <host@example.test>"* ]]
+	[[ "$output" != *CANARY* ]]
+	# a launcher command's own words are not shown either (one may be a token)
+	cp .agents/launcher fake.sh
+	git add fake.sh
+	git commit -q -m fake
+	before=$(git rev-parse HEAD)
+	for mode in --status --dry-run; do
+		run ap "$mode" --launcher "sh fake.sh ARG_CANARY_77e2" -- --net none
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"launcher:  sh from --launcher, 2 arguments not shown"* ]]
+		[[ "$output" != *CANARY* ]]
+	done
+	# nothing started: no unit ran, no session was recorded, nothing committed
+	[ -z "$(ls .ran-* 2>/dev/null)" ]
+	sessions=$(find "$XDG_STATE_HOME/aisb/sessions" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+	[ "$sessions" -eq 0 ]
+	[ ! -e "$XDG_STATE_HOME/aisb/sessions.log" ]
+	[ "$(git rev-parse HEAD)" = "$before" ]
+	# control: a real run does start the units (and records sessions), with the same launcher;
+	# the canary is real (the fake harness prints its first argument on the sandbox's stdout),
+	# and aisb's own lines still do not show it
+	run --separate-stderr ap --launcher "sh fake.sh ARG_CANARY_77e2" -- --net none
+	[ "$status" -eq 0 ]
+	[ -e .ran-01-one ] && [ -e .ran-02-two ]
+	[ -e "$XDG_STATE_HOME/aisb/sessions.log" ]
+	[[ "$output" == *"for ARG_CANARY_77e2"* ]]
+	[[ "$stderr" != *CANARY* ]]
+}
+
+@test "autophase: credentials in a remote URL are never printed, neither by the driver nor from git's errors" {
+	local port url
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	url="http://user:URL_CANARY_9d3a@127.0.0.1:$port/r.git"
+	git remote add creds "$url"
+	# the probe would see it: the URL is in the repository's config
+	[[ "$(git remote get-url creds)" == *URL_CANARY_9d3a* ]]
+	for target in creds "$url"; do
+		run ap --status --push "$target"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"http://<redacted>@127.0.0.1:$port/r.git"* ]]
+		[[ "$output" != *CANARY* ]]
+		run ap --dry-run --push "$target" -- --net none
+		[ "$status" -eq 0 ]
+		[[ "$output" != *CANARY* ]]
+	done
+	# a real run: delivered locally, the push fails (nothing listens there), every line redacted
+	run ap --push "$url" -- --net none
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"pushing"*"http://<redacted>@127.0.0.1:$port/r.git"* ]]
+	[[ "$output" == *"the push failed"* ]]
+	[[ "$output" != *CANARY* ]]
+	[ "$(commits_since_base | wc -l)" -eq 1 ]
+	# control: the local bare repository takes the same push on a rerun
+	run ap --push origin -- --net none
+	[ "$status" -eq 0 ]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+}
+
+@test "autophase: a commit made inside the sandbox is not published; the work tree is, with the host's identity" {
+	printf 'git -c user.name=Sandbox -c user.email=sb@x commit -q --allow-empty -m forged\n' >.agents/plant
+	git add .agents/plant
+	git commit -q -m plant
+	BASE=$(git rev-parse HEAD)
+	run ap -- --net none
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"'main' moved during the phase"* ]]
+	[ "$(git log --format='%an %s' "$BASE..HEAD" | grep -c -e Sandbox -e forged)" -eq 0 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	# control: the sandbox's commit did exist (in the reflog only)
+	git reflog main | grep -q forged
+}
+
+@test "autophase: no launcher, no validate.sh, a detached HEAD and bad run flags are refused by name" {
+	run ap --launcher "" -- --net none
+	[ "$status" -eq 2 ]
+	run ap -- --shell
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--shell cannot be given to the units"* ]]
+	run ap -- positional
+	[ "$status" -eq 2 ]
+	git rm -q .agents/launcher
+	git commit -q -m "no launcher"
+	run ap -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"no launcher: pass --launcher CMD, set 'autophase_launcher = CMD'"* ]]
+	# control: the config's launcher is found
+	git show HEAD~1:.agents/launcher >fake.sh
+	git add fake.sh
+	git commit -q -m fake
+	echo "autophase_launcher = sh fake.sh" >>"$XDG_CONFIG_HOME/aisb/config"
+	run ap --dry-run -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"launcher:  sh from autophase_launcher in the config, 1 argument not shown"* ]]
+	# the run config accepts that key (aisb run ignores it)
+	run "$AISB" --net none -- true
+	[ "$status" -eq 0 ]
+	git rm -q .agents/validate.sh
+	git commit -q -m "no gate"
+	run ap -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"no $PROJ/.agents/validate.sh"* ]]
+	git checkout -q --detach
+	run ap --dry-run -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"HEAD is not on a branch"* ]]
+}
+
+@test "autophase: a launcher whose program is pi, codex or claude runs as aisb's harness (its config bridged), any other as a command" {
+	mkdir -p "$WORK/fakepi/bin"
+	printf '#!/bin/sh\necho "pi-harness: $*"\nread -r l\necho "$l" >one.txt\necho x >two.txt\n' >"$WORK/fakepi/bin/pi"
+	chmod -R a+rX "$WORK/fakepi"
+	chmod +x "$WORK/fakepi/bin/pi"
+	run ap --dry-run --launcher "pi -p" -- --net none --harness-from "$WORK/fakepi" --no-pi-config
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--harness pi --harness-args <launcher arguments> .agents/phases/01-one.md"* ]]
+	# control: the same program by a path is a plain command (no harness lookup)
+	run ap --dry-run --launcher "$WORK/fakepi/bin/pi -p" -- --net none
+	[[ "$output" == *"-- <launcher> .agents/phases/01-one.md"* ]]
+	run --separate-stderr ap --launcher "pi -p" -- --net none --harness-from "$WORK/fakepi" --no-pi-config
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"pi-harness: -p .agents/phases/01-one.md"* ]]
+	[[ "$output" == *"pi-harness: -p .agents/phases/02-two.md"* ]]
+	[ "$(git show HEAD~1:one.txt)" = "# Make one" ]
+}
+
+@test "autophase: a second driver in the same repository is refused while the first runs; afterwards it runs" {
+	printf 'touch .ready\ni=0\nwhile [ ! -e .go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n' >.agents/plant
+	git add .agents/plant
+	git commit -q -m wait
+	BASE=$(git rev-parse HEAD)
+	ap -- --net none >"$WORK/out" 2>&1 &
+	local pid=$! i=0 rc=0
+	while [ ! -e .ready ] && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -e .ready ]
+	run ap -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"another 'aisb autophase' is running in '$PROJ'"* ]]
+	# --status and --dry-run only read: not locked out
+	run ap --status
+	[ "$status" -eq 0 ]
+	touch .go
+	wait "$pid" || rc=$?
+	cat "$WORK/out"
+	[ "$rc" -eq 0 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	# control: the lock went with the first driver
+	run ap -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"0 phases delivered, 2 in all"* ]]
+}
+
+@test "autophase: a unit whose run gitguard had to quarantine is refused; --trust-git-changes delivers the rest" {
+	# a file with a hook's name in a directory named hooks is planted for git wherever it is
+	printf 'mkdir -p tools/hooks && printf "#!/bin/sh\\n" >tools/hooks/pre-commit && echo kept >tools/readme\n' \
+		>.agents/plant
+	git add .agents/plant
+	git commit -q -m plant
+	BASE=$(git rev-parse HEAD)
+	run --separate-stderr ap -- --net none
+	echo "$stderr"
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"moved out of the way before any git could use"* ]]   # gitguard's own message
+	[[ "$stderr" == *"phase 01-one: refusing to deliver: a unit planted files for git, moved to '$XDG_STATE_HOME/aisb/quarantine/"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	# control: accepted by the user, the same pipeline delivers what gitguard left in place
+	rm -rf one.txt tools
+	run --separate-stderr ap --trust-git-changes -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"a unit planted files for git"*"delivering anyway (--trust-git-changes)"* ]]
+	[ "$(git show HEAD:tools/readme)" = kept ]
+	[ -z "$(git ls-tree -r --name-only HEAD tools/hooks)" ]
+}
+
+@test "autophase: a launcher script the agent edits is refused, by any word of the launcher command" {
+	cp .agents/launcher run-agent.sh
+	printf 'echo "echo rewritten" >>run-agent.sh\n' >.agents/plant
+	git add run-agent.sh .agents/plant
+	git commit -q -m plant
+	BASE=$(git rev-parse HEAD)
+	run ap --launcher "sh run-agent.sh" -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"refusing to deliver: the launcher 'run-agent.sh' changed during the pipeline"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	# control: the same launcher that leaves itself alone delivers
+	git checkout -q -- run-agent.sh
+	rm -f one.txt
+	git rm -q .agents/plant
+	git commit -q -m unplant
+	run ap --launcher "sh run-agent.sh" -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"2 phases delivered"* ]]
+}
+
+@test "autophase: the identity is read explicitly: env, else the repository's, ~/.gitconfig, XDG config; none is refused" {
+	mkdir -p "$WORK/home"
+	git config --unset user.name
+	git config --unset user.email
+	run env HOME="$WORK/home" "$AISB" autophase --dry-run -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"no git identity for the driver's commits"* ]]
+	# control 1: the XDG config (git's own global file, read by aisb as text)
+	mkdir -p "$XDG_CONFIG_HOME/git"
+	printf '[user]\n\tname = Xdg Person\n\temail = xdg@example.test\n' >"$XDG_CONFIG_HOME/git/config"
+	run env HOME="$WORK/home" "$AISB" autophase --dry-run -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"identity:  Xdg Person <xdg@example.test>"* ]]
+	# ~/.gitconfig beats it, as in git
+	printf '[user]\n\tname = Home Person\n\temail = home@example.test\n' >"$WORK/home/.gitconfig"
+	run env HOME="$WORK/home" "$AISB" autophase --dry-run -- --net none
+	[[ "$output" == *"identity:  Home Person <home@example.test>"* ]]
+	# the caller's GIT_AUTHOR_* beat every file, and the commits carry it
+	run env HOME="$WORK/home" GIT_AUTHOR_NAME="Env Person" GIT_AUTHOR_EMAIL=env@example.test \
+		"$AISB" autophase -- --net none
+	[ "$status" -eq 0 ]
+	[ "$(git log -1 --format='%an <%ae>|%cn <%ce>')" = "Env Person <env@example.test>|Env Person <env@example.test>" ]
+}
+
+@test "autophase: a rerun with nothing left pushes the tip, to --push-branch; a non-fast-forward push is refused, never forced" {
+	run ap -- --net none
+	[ "$status" -eq 0 ]
+	[ -z "$(git -C "$WORK/bare.git" for-each-ref)" ]
+	run ap --push origin --push-branch delivered -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"0 phases delivered, 2 in all"* ]]
+	[ "$(git -C "$WORK/bare.git" rev-parse delivered)" = "$(git rev-parse HEAD)" ]
+	# someone else moved the remote branch past ours: the driver does not rewind it
+	git commit -q --allow-empty -m elsewhere
+	git push -q origin HEAD:refs/heads/delivered
+	git reset -q --hard HEAD~1
+	run ap --push origin --push-branch delivered -- --net none
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the push failed"* ]]
+	[ "$(git -C "$WORK/bare.git" rev-parse delivered)" != "$(git rev-parse HEAD)" ]
+	# control: a branch it can fast-forward takes the same push
+	run ap --push origin --push-branch fresh -- --net none
+	[ "$status" -eq 0 ]
+	[ "$(git -C "$WORK/bare.git" rev-parse fresh)" = "$(git rev-parse HEAD)" ]
+}
