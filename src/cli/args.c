@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/regflags.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -56,6 +57,10 @@ enum opt_id {
 	OPT_NO_PI_CONFIG,
 	OPT_NO_CODEX_CONFIG,
 	OPT_NO_CLAUDE_CONFIG,
+	OPT_WORKSPACE,        /* clone workspaces (workspace/workspace.h) */
+	OPT_UNTRACKED,
+	OPT_TARGET,
+	OPT_IMPORT_UNCOMMITTED,
 	/* flag-only below */
 	OPT_SHELL,
 	OPT_STRICT_ARGS,
@@ -66,6 +71,9 @@ enum opt_id {
 	OPT_VERSION,
 	OPT_VERBOSE,
 	OPT_HARNESS_ARGS,
+	OPT_TLS_VERIFY,       /* --image's registry (cli/regflags.h) */
+	OPT_CERT_DIR,
+	OPT_AUTHFILE,
 	OPT_ID_MAX,
 };
 
@@ -90,6 +98,9 @@ static const struct opt_def opts[] = {
 	{ "rootfs", "rootfs", OPT_VALUE, OPT_ROOTFS, "host", "root filesystem source" },
 	{ "image", "image", OPT_VALUE, OPT_IMAGE, "REF", "run on an OCI image from the store" },
 	{ "ephemeral", "ephemeral", OPT_BOOL, OPT_EPHEMERAL, NULL, "image writes go to a tmpfs" },
+	{ "tls-verify", NULL, OPT_BOOL, OPT_TLS_VERIFY, NULL, "--tls-verify=false: --image's registry without TLS checks (as pull)" },
+	{ "cert-dir", NULL, OPT_VALUE, OPT_CERT_DIR, "DIR", "trust DIR/*.crt for --image's registry (as pull)" },
+	{ "authfile", NULL, OPT_LIST, OPT_AUTHFILE, "FILE", "registry credentials for --image, tried first (as pull)" },
 	{ "harness", "harness", OPT_VALUE, OPT_HARNESS, "NAME", "pi, codex, claude or shell (default pi)" },
 	{ "workdir", "workdir", OPT_VALUE, OPT_WORKDIR, "PATH", "where the project appears inside (default auto)" },
 	{ "no-cwd", "no_cwd", OPT_BOOL, OPT_NO_CWD, NULL, "do not mount the current directory" },
@@ -113,6 +124,10 @@ static const struct opt_def opts[] = {
 	{ "no-pi-config", "no_pi_config", OPT_BOOL, OPT_NO_PI_CONFIG, NULL, "do not bridge ~/.pi/agent into the sandbox home" },
 	{ "no-codex-config", "no_codex_config", OPT_BOOL, OPT_NO_CODEX_CONFIG, NULL, "do not bridge ~/.codex/config.toml" },
 	{ "no-claude-config", "no_claude_config", OPT_BOOL, OPT_NO_CLAUDE_CONFIG, NULL, "do not bridge ~/.claude.json and ~/.claude/settings.json" },
+	{ "workspace", "workspace", OPT_VALUE, OPT_WORKSPACE, "bind|clone", "clone: the sandbox works on its own clone; new commits come back as a branch" },
+	{ "untracked", "untracked", OPT_VALUE, OPT_UNTRACKED, "none|copy", "clone: copy the untracked, not ignored files in too (never imported)" },
+	{ "target", "target", OPT_VALUE, OPT_TARGET, "BRANCH|current", "clone: import as BRANCH (default aisb/<session>); current fast-forwards the checked-out branch" },
+	{ "import-uncommitted", "import_uncommitted", OPT_BOOL, OPT_IMPORT_UNCOMMITTED, NULL, "clone: also import uncommitted work, as one checkpoint commit" },
 	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside, and a writable /proc" },
 	{ "keep", "keep", OPT_BOOL, OPT_KEEP, NULL, "keep the session directory after exit" },
 	{ "quiet", "quiet", OPT_BOOL, OPT_QUIET, NULL, "no informational notices; warnings stay" },
@@ -184,6 +199,7 @@ static bool *bool_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_NO_PI_CONFIG: return &s->no_pi_config;
 	case OPT_NO_CODEX_CONFIG: return &s->no_codex_config;
 	case OPT_NO_CLAUDE_CONFIG: return &s->no_claude_config;
+	case OPT_IMPORT_UNCOMMITTED: return &s->import_uncommitted;
 	case OPT_SHELL: return &s->shell;
 	case OPT_STRICT_ARGS: return &s->strict_args;
 	case OPT_DRY_RUN: return &s->dry_run;
@@ -210,6 +226,10 @@ static char **str_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_HOME: return &s->home;
 	case OPT_PI_TOKEN_ENV: return &s->pi_token_env;
 	case OPT_THINKING: return &s->thinking;
+	case OPT_CERT_DIR: return &s->cert_dir;
+	case OPT_WORKSPACE: return &s->workspace;
+	case OPT_UNTRACKED: return &s->untracked;
+	case OPT_TARGET: return &s->target;
 	default: return NULL;
 	}
 }
@@ -226,6 +246,7 @@ static char ***list_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_PUBLISH: return &s->publish;
 	case OPT_ALLOW_HOST_PORT: return &s->allow_host_ports;
 	case OPT_HARNESS_FROM: return &s->harness_from;
+	case OPT_AUTHFILE: return &s->authfiles;
 	default: return NULL;
 	}
 }
@@ -238,6 +259,8 @@ static int apply(struct aisb_settings *s, const struct opt_def *o, const char *v
 	switch (o->kind) {
 	case OPT_BOOL: {
 		bool b = true;
+		if (o->id == OPT_TLS_VERIFY) /* pull's grammar: bare, =true or =false */
+			return regflag_tls_verify(v, &b) < 0 ? -EINVAL : set_str(&s->tls_verify, b ? "true" : "false");
 		if (v && parse_bool(v, &b) < 0)
 			return log_error("%s: '%s' takes true or false, not '%s'", what, o->key ? o->key : o->flag, v);
 		if (o->id == OPT_VERBOSE) {
@@ -259,6 +282,14 @@ static int apply(struct aisb_settings *s, const struct opt_def *o, const char *v
 		if (o->id == OPT_HOME && !args_home_name_valid(v))
 			return log_error("%s: invalid home name '%s' (default, project, or letters, digits, '.', '_', '-'; "
 					 "at most 64, not starting with '.')", what, v);
+		if (o->id == OPT_WORKSPACE && !(streq(v, "bind") || streq(v, "clone")))
+			return log_error("%s: unknown workspace '%s' (use bind or clone)", what, v);
+		/* a project may ask for the clone (it narrows what the sandbox sees), never undo the
+		 * user's own workspace = clone */
+		if (o->id == OPT_WORKSPACE && src == SRC_PROJECT && !streq(v, "clone"))
+			return log_error("%s: a project policy may set workspace = clone only", what);
+		if (o->id == OPT_UNTRACKED && !(streq(v, "none") || streq(v, "copy")))
+			return log_error("%s: unknown --untracked '%s' (use none or copy)", what, v);
 		if (o->id == OPT_ROOTFS && !streq(v, "host"))
 			return log_error("%s: unknown rootfs '%s' (use host, or --image REF)", what, v);
 		if (!*v)
@@ -326,9 +357,9 @@ static char *strip(char *s)
 }
 
 /* Keys a project's .aisb/config may set: egress entries, passed variables, the harness and the
- * limits. Nothing that widens mounts, exposes host files (allow_file, env_file, agents_dir),
+ * limits, and workspace = clone (which only narrows). Nothing that widens mounts, exposes host files (allow_file, env_file, agents_dir),
  * reaches host services (allow_host_port, add_host), or weakens enforcement (net, ptrace, git). */
-static const char *const project_keys[] = { "allow", "env", "harness", "memory", "pids", "cpus" };
+static const char *const project_keys[] = { "allow", "env", "harness", "memory", "pids", "cpus", "workspace" };
 
 static bool is_project_key(const char *key)
 {
@@ -377,7 +408,7 @@ static int apply_config_text(struct aisb_settings *s, const char *text, const ch
 			return log_error("%s: unknown key '%s'", what, key);
 		if (project && !is_project_key(key))
 			return log_error("%s: key '%s' is not allowed in a project policy (only allow, env, harness, "
-					 "memory, pids, cpus): a repository cannot widen mounts or weaken enforcement; "
+					 "memory, pids, cpus, workspace): a repository cannot widen mounts or weaken enforcement; "
 					 "put it in your own config or on the command line", what, key);
 		r = apply(s, o, val, project ? SRC_PROJECT : SRC_CONFIG, what);
 		if (r < 0)
@@ -592,15 +623,22 @@ void args_print_help(const char *prog)
 static enum cli_value opt_value(const struct opt_def *o, const char **choices)
 {
 	*choices = NULL;
+	if (o->id == OPT_TLS_VERIFY) {
+		*choices = "true false";
+		return CLI_VALUE_CHOICE;
+	}
 	if (o->kind == OPT_BOOL)
 		return CLI_VALUE_NONE;
 	switch (o->id) {
 	case OPT_NET: *choices = "none allow full"; return CLI_VALUE_CHOICE;
 	case OPT_HARNESS: *choices = "pi codex claude shell"; return CLI_VALUE_CHOICE;
 	case OPT_ROOTFS: *choices = "host"; return CLI_VALUE_CHOICE;
+	case OPT_WORKSPACE: *choices = "bind clone"; return CLI_VALUE_CHOICE;
+	case OPT_UNTRACKED: *choices = "none copy"; return CLI_VALUE_CHOICE;
 	case OPT_IMAGE: return CLI_VALUE_IMAGE;
-	case OPT_MOUNT: case OPT_WORKDIR: case OPT_AGENTS_DIR: case OPT_HARNESS_FROM: return CLI_VALUE_DIR;
-	case OPT_ENV_FILE: case OPT_ALLOW_FILE: return CLI_VALUE_FILE;
+	case OPT_MOUNT: case OPT_WORKDIR: case OPT_AGENTS_DIR: case OPT_HARNESS_FROM: case OPT_CERT_DIR:
+		return CLI_VALUE_DIR;
+	case OPT_ENV_FILE: case OPT_ALLOW_FILE: case OPT_AUTHFILE: return CLI_VALUE_FILE;
 	case OPT_ENV: return CLI_VALUE_ENV;
 	case OPT_ALLOW: return CLI_VALUE_ALLOW;
 	default: return CLI_VALUE_WORD;
@@ -613,6 +651,7 @@ bool args_flag(size_t i, struct cli_flag *out)
 		return false;
 	*out = (struct cli_flag){ .name = opts[i].flag };
 	out->value = opt_value(&opts[i], &out->choices);
+	out->optional_value = opts[i].id == OPT_TLS_VERIFY; /* "--tls-verify[=false]" */
 	return true;
 }
 
@@ -620,6 +659,9 @@ void settings_free(struct aisb_settings *s)
 {
 	free(s->rootfs);
 	free(s->image);
+	free(s->tls_verify);
+	free(s->cert_dir);
+	strv_free(s->authfiles);
 	free(s->harness);
 	free(s->workdir);
 	free(s->agents_dir);
@@ -631,6 +673,9 @@ void settings_free(struct aisb_settings *s)
 	strv_free(s->harness_from);
 	free(s->pi_token_env);
 	free(s->thinking);
+	free(s->workspace);
+	free(s->untracked);
+	free(s->target);
 	strv_free(s->mounts);
 	strv_free(s->envs);
 	strv_free(s->env_files);

@@ -27,7 +27,7 @@ int args_apply_config(struct aisb_settings *s, const char *text, const char *ori
 int args_config_lookup(const char *text, const char *key, char **out);
 
 /* Applies a trusted project policy text (.aisb/config, cli/trust.h). Only the keys allow, env,
- * harness, memory, pids and cpus are accepted; any other key is -EINVAL naming it (exit 78).
+ * harness, memory, pids, cpus and workspace (= clone only) are accepted; any other key is -EINVAL naming it (exit 78).
  * Logs on failure. */
 int args_apply_project(struct aisb_settings *s, const char *text, const char *origin);
 

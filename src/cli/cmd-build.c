@@ -29,6 +29,7 @@
 #include "build/recipe.h"
 #include "cli/commands.h"
 #include "cli/hostenv.h"
+#include "cli/regflags.h"
 #include "net/netplan.h"
 #include "util/dl.h"
 #include "rootfs/image.h"
@@ -57,6 +58,7 @@ struct build_opts {
 	bool print_containerfile;
 	bool dry_run;
 	bool help;
+	struct regflags reg;               /* FROM's --tls-verify, --cert-dir, --authfile */
 };
 
 static void build_opts_done(struct build_opts *o)
@@ -67,6 +69,7 @@ static void build_opts_done(struct build_opts *o)
 	strv_free(o->allow);
 	strv_free(o->allow_files);
 	strv_free(o->add_hosts);
+	regflags_done(&o->reg);
 }
 
 static void print_help(void)
@@ -91,6 +94,9 @@ static void print_help(void)
 	       "      --add-host NAME=IP     pin NAME to IP for the gate (NAME still needs --allow)\n"
 	       "      --print-containerfile  print the recipe and exit; touches nothing\n"
 	       "      --dry-run              check recipe and context, print the steps; builds nothing\n"
+	       "      --tls-verify=false     FROM's registry: no TLS checks, plain http allowed (as pull)\n"
+	       "      --cert-dir DIR         FROM's registry: trust DIR/*.crt instead of the system CAs\n"
+	       "      --authfile FILE        FROM's registry: credentials from FILE first\n"
 	       "  -h, --help                 this help\n"
 	       "\n"
 	       "CONTEXT is the directory COPY reads from (default: the current directory);\n"
@@ -128,6 +134,7 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 		{ "print-containerfile", no_argument, NULL, OPT_PRINT_CF },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "default", no_argument, NULL, OPT_DEFAULT },
+		REGFLAG_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -178,6 +185,12 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 			break;
 		case OPT_DEFAULT:
 			o->builtin = true;
+			break;
+		case REGFLAG_TLS_VERIFY:
+		case REGFLAG_CERT_DIR:
+		case REGFLAG_AUTHFILE:
+			if (regflags_collect(&o->reg, (enum regflag)c, optarg) < 0)
+				return -EINVAL;
 			break;
 		case 'h':
 			o->help = true;
@@ -494,6 +507,14 @@ static int build_with_podman(const struct build_opts *o, const char *text, size_
 		podman_done(&pm);
 		return AISB_EXIT_POLICY;
 	}
+	if (regflags_any(&o->reg)) {
+		/* podman pulls FROM with its own registries.conf and auth; aisb's flags would not reach
+		 * it, and silently ignoring --tls-verify or --authfile is worse than refusing */
+		log_error("--tls-verify, --cert-dir and --authfile apply to the native builder's FROM pull: with "
+			  "--builder podman, pull the base with 'podman pull' first (or use the native builder)");
+		podman_done(&pm);
+		return AISB_EXIT_POLICY;
+	}
 	pm.no_network = o->podman_no_network;
 	log_info("building with podman%s: %s", pm.runtime_runc ? " (--runtime runc: this host has no pure cgroup v2)" : "",
 		 pm.no_network ? "RUN steps get no network (--network=none)"
@@ -664,8 +685,10 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 		log_info("RUN steps have no network (loopback only); --allow ENTRY lets them reach ENTRY "
 			 "through the gate");
 
-	if (image_opts_init(&io, hostenv_get) < 0)
+	if (image_opts_init(&io, hostenv_get) < 0 || regflags_apply(&io.reg, &o->reg) < 0) {
+		image_opts_done(&io);
 		return AISB_EXIT_POLICY;
+	}
 	io.quiet = true;
 	if (oci_ref_parse(rc0->from, &bref) < 0) {
 		log_error("line %u: FROM '%s' is not an image reference", rc0->from_line, rc0->from);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* cmd-clean.c — `aisb clean [--all] [--volumes[=GLOB]]`: remove ended sessions (and homes) */
+/* cmd-clean.c — `aisb clean [--all] [--volumes[=GLOB]] [--discard]`: remove ended sessions (and homes,
+ * and clone workspaces whose commits were imported) */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,9 +12,11 @@
 
 #include "cli/commands.h"
 #include "cli/hostenv.h"
+#include "cli/import.h"
 #include "cli/sessions.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "workspace/workspace.h"
 
 static const char *plan_home(const struct session_info *s)
 {
@@ -104,22 +107,26 @@ int cmd_clean(int argc, char **argv)
 	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
 	struct session_info *v = NULL;
 	const char *volumes = NULL;
-	bool all = false;
+	bool all = false, discard = false;
 	size_t n = 0;
 	int r, failed = 0, live = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (streq(argv[i], "--all") || streq(argv[i], "-a"))
 			all = true;
+		else if (streq(argv[i], "--discard"))
+			discard = true;
 		else if (streq(argv[i], "--volumes"))
 			volumes = "*";
 		else if (strncmp(argv[i], "--volumes=", 10) == 0 && argv[i][10])
 			volumes = argv[i] + 10;
 		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
-			printf("usage: aisb clean [--all] [--volumes[=GLOB]]\n"
+			printf("usage: aisb clean [--all] [--volumes[=GLOB]] [--discard]\n"
 			       "Removes ended sessions and their kept egress logs; --all first stops live ones;\n"
 			       "--volumes also removes the persistent homes under the state dir (matching GLOB)\n"
-			       "that no live session uses ('aisb home' resets one).\n");
+			       "that no live session uses ('aisb home' resets one). Clone workspaces of ended\n"
+			       "sessions are removed once their commits were imported; --discard removes them\n"
+			       "regardless (their commits and uncommitted work are lost).\n");
 			return 0;
 		} else
 			return log_error("clean: unknown argument '%s' (see 'aisb clean --help')", argv[i]), AISB_EXIT_USAGE;
@@ -164,6 +171,7 @@ int cmd_clean(int argc, char **argv)
 		printf("removed %d kept egress log%s\n", r, r == 1 ? "" : "s");
 	if (volumes && clean_homes(state, volumes, v, n) < 0)
 		failed++;
+	(void)workspace_clean(state, discard, cli_session_live);
 	sessions_list_free(v, n);
 	return failed ? 1 : 0;
 }

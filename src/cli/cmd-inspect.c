@@ -8,8 +8,11 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "util/log.h"
+#include "util/macro.h"
+#include "workspace/workspace.h"
 
 
 int cmd_inspect(int argc, char **argv)
@@ -33,8 +36,26 @@ int cmd_inspect(int argc, char **argv)
 	if (!ref)
 		return log_error("inspect: which session or image? usage: aisb inspect ID|REF [--json]"), AISB_EXIT_USAGE;
 	r = session_inspect(ref, json);
-	if (r == 0)
-		return 0;
+	if (r == 0 || r == -ENOENT) {
+		/* a clone workspace outlives its session dir (workspace/workspace.h) */
+		_cleanup_free_ char *state = sessions_id_valid(ref) ? sessions_state_dir(hostenv_get) : NULL;
+		json_object *ws = NULL;
+		if (state && r == 0 && !json && workspace_describe(state, ref, stdout, NULL) == -ENOENT)
+			printf("workspace:  bind (the project itself, read-write unless --read-only)\n");
+		if (state && r == -ENOENT && workspace_describe(state, ref, NULL, &ws) == 0) {
+			if (json)
+				printf("%s\n", json_object_to_json_string_ext(ws, JSON_C_TO_STRING_PRETTY |
+										JSON_C_TO_STRING_NOSLASHESCAPE));
+			else {
+				printf("session:    %s (ended; its session dir was removed)\n", ref);
+				(void)workspace_describe(state, ref, stdout, NULL);
+			}
+			json_object_put(ws);
+			return 0;
+		}
+		if (r == 0)
+			return 0;
+	}
 	if (r != -ENOENT)
 		return AISB_EXIT_FAILED;
 	r = cli_inspect_image(ref, json);

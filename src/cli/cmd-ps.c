@@ -6,8 +6,10 @@
 
 #include "cli/commands.h"
 #include "cli/hostenv.h"
+#include "cli/import.h"
 #include "cli/sessions.h"
 #include "util/log.h"
+#include "workspace/workspace.h"
 
 static const char *jstr(json_object *o, const char *key, const char *dflt)
 {
@@ -34,7 +36,8 @@ int cmd_ps(int argc, char **argv)
 			json = true;
 		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
 			printf("usage: aisb ps [-a|--all] [--json]\n"
-			       "Lists live sessions; --all also ended ones whose dir is still there.\n");
+			       "Lists live sessions; --all also ended ones whose dir is still there. Then the\n"
+			       "clone workspaces (workspace = clone): state, base, commits not imported yet.\n");
 			return 0;
 		} else
 			return log_error("ps: unknown argument '%s' (see 'aisb ps --help')", argv[i]), AISB_EXIT_USAGE;
@@ -66,6 +69,11 @@ int cmd_ps(int argc, char **argv)
 			json_object_object_add(o, "started", json_object_new_int64(s->started));
 			json_object_object_add(o, "project", jstr(s->plan, "project", NULL) ?
 					       json_object_new_string(jstr(s->plan, "project", NULL)) : NULL);
+			{
+				json_object *ws = NULL;
+				json_object_object_add(o, "workspace", workspace_describe(state, s->id, NULL, &ws) == 0 ? ws
+						       : NULL);
+			}
 			json_object_array_add(arr, o);
 		} else {
 			char pid[16];
@@ -75,6 +83,8 @@ int cmd_ps(int argc, char **argv)
 			       jstr(s->plan, "project", "-"));
 		}
 	}
+	if (!json)
+		workspace_print_table(state, cli_session_live, stdout);
 	if (json) {
 		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(arr);

@@ -7,14 +7,13 @@
 
 #include "cli/commands.h"
 #include "cli/hostenv.h"
+#include "cli/regflags.h"
 #include "rootfs/image.h"
 #include "util/log.h"
 #include "util/util.h"
 
 static const struct option registry_options[] = {
-	{ "tls-verify", optional_argument, NULL, 'T' },
-	{ "cert-dir", required_argument, NULL, 'C' },
-	{ "authfile", required_argument, NULL, 'A' },
+	REGFLAG_LONGOPTS,
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "check", no_argument, NULL, 'c' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -31,28 +30,12 @@ static int parse_flags(int argc, char **argv, struct image_opts *o, bool *check,
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+qvh", registry_options, NULL)) != -1) {
 		switch (c) {
-		case 'T':
-			if (!optarg || streq(optarg, "true"))
-				o->reg.tls_verify = true;
-			else if (streq(optarg, "false"))
-				o->reg.tls_verify = false;
-			else
-				return log_error("--tls-verify takes true or false, not '%s'", optarg), AISB_EXIT_USAGE;
+		case REGFLAG_TLS_VERIFY:
+		case REGFLAG_CERT_DIR:
+		case REGFLAG_AUTHFILE:
+			if (regflag_apply(&o->reg, (enum regflag)c, optarg) < 0)
+				return AISB_EXIT_USAGE;
 			break;
-		case 'C':
-			o->reg.cert_dir = optarg;
-			break;
-		case 'A': {
-			/* an explicit auth file goes first */
-			char **v = calloc(1, sizeof(char *));
-			if (!v || strv_push(&v, optarg) < 0)
-				return AISB_EXIT_FAILED;
-			for (size_t i = 0; o->reg.auth_files && o->reg.auth_files[i]; i++)
-				strv_push(&v, o->reg.auth_files[i]);
-			strv_free(o->reg.auth_files);
-			o->reg.auth_files = v;
-			break;
-		}
 		case 'q':
 			o->quiet = true;
 			o->reg.progress = false;

@@ -12,6 +12,7 @@
 #include "cli/harness.h"
 #include "cli/hostenv.h"
 #include "cli/image-run.h"
+#include "cli/import.h"
 #include "cli/resolve.h"
 #include "cli/sessions.h"
 #include "cli/trust.h"
@@ -183,6 +184,10 @@ int cmd_run(int argc, char **argv)
 		log_info("network: loopback only (no --allow entry); add --allow HOST to reach a host, or --net "
 			 "none to keep this and silence the notice");
 	r = sandbox_run(&p);
+	/* --workspace clone: the new commits come back, validated (workspace/workspace.h); a
+	 * refused import fails a command that succeeded (125), its own failure code stands */
+	if (p.workspace && p.workspace->dir && workspace_finish(&p, cli_workspace_export, hostenv_get) < 0 && r == 0)
+		r = AISB_EXIT_FAILED;
 out:
 	plan_free(&p);
 	settings_free(&s);

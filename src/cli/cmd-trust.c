@@ -60,6 +60,8 @@ static void print_effect(const struct aisb_settings *s)
 		printf("  pids     = %s\n", s->pids);
 	if (s->cpus)
 		printf("  cpus     = %s\n", s->cpus);
+	if (s->workspace)
+		printf("  workspace = %s\n", s->workspace);
 	settings_free(&d);
 }
 
@@ -100,6 +102,7 @@ static void print_changes(const struct aisb_settings *o, const struct aisb_setti
 	print_scalar_change("memory", o->memory, s->memory);
 	print_scalar_change("pids", o->pids, s->pids);
 	print_scalar_change("cpus", o->cpus, s->cpus);
+	print_scalar_change("workspace", o->workspace, s->workspace);
 }
 
 /* For a changed policy: the difference to what was trusted, when the record still holds it. */

@@ -21,6 +21,9 @@ static const struct cli_flag build_flags[] = {
 	{ "print-containerfile", 0, CLI_VALUE_NONE, NULL, false },
 	{ "dry-run", 0, CLI_VALUE_NONE, NULL, false },
 	{ "default", 0, CLI_VALUE_NONE, NULL, false },
+	{ "tls-verify", 0, CLI_VALUE_CHOICE, "true false", true },
+	{ "cert-dir", 0, CLI_VALUE_DIR, NULL, false },
+	{ "authfile", 0, CLI_VALUE_FILE, NULL, false },
 	HELP_FLAG,
 	{ NULL, 0, 0, NULL, false },
 };
@@ -33,6 +36,14 @@ static const struct cli_flag build_flags[] = {
 static const struct cli_flag pull_flags[] = { REGISTRY_FLAGS, HELP_FLAG, { NULL, 0, 0, NULL, false } };
 static const struct cli_flag update_flags[] = {
 	{ "check", 0, CLI_VALUE_NONE, NULL, false }, REGISTRY_FLAGS, HELP_FLAG, { NULL, 0, 0, NULL, false },
+};
+static const struct cli_flag push_flags[] = { REGISTRY_FLAGS, HELP_FLAG, { NULL, 0, 0, NULL, false } };
+static const struct cli_flag save_flags[] = {
+	{ "output", 'o', CLI_VALUE_FILE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
+};
+static const struct cli_flag load_flags[] = {
+	{ "input", 'i', CLI_VALUE_FILE, NULL, false }, { "quiet", 'q', CLI_VALUE_NONE, NULL, false }, HELP_FLAG,
+	{ NULL, 0, 0, NULL, false },
 };
 static const struct cli_flag images_flags[] = {
 	{ "all", 'a', CLI_VALUE_NONE, NULL, false }, { "quiet", 'q', CLI_VALUE_NONE, NULL, false },
@@ -48,8 +59,12 @@ static const struct cli_flag inspect_flags[] = {
 	{ "json", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
 };
 static const struct cli_flag clean_flags[] = {
-	{ "all", 'a', CLI_VALUE_NONE, NULL, false }, { "volumes", 0, CLI_VALUE_WORD, NULL, true }, HELP_FLAG,
-	{ NULL, 0, 0, NULL, false },
+	{ "all", 'a', CLI_VALUE_NONE, NULL, false }, { "volumes", 0, CLI_VALUE_WORD, NULL, true },
+	{ "discard", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
+};
+static const struct cli_flag import_flags[] = {
+	{ "target", 0, CLI_VALUE_WORD, NULL, false }, { "import-uncommitted", 0, CLI_VALUE_NONE, NULL, false },
+	HELP_FLAG, { NULL, 0, 0, NULL, false },
 };
 static const struct cli_flag home_flags[] = {
 	{ "path", 0, CLI_VALUE_NONE, NULL, false }, { "list", 0, CLI_VALUE_NONE, NULL, false },
@@ -76,6 +91,9 @@ const struct cli_command cli_commands[] = {
 	  CLI_VALUE_DIR },
 	{ "pull", cmd_pull, "pull an image into the store (registry, oci:, oci-archive:, docker-archive:)",
 	  pull_flags, CLI_VALUE_WORD },
+	{ "push", cmd_push, "push an image from the store to a registry", push_flags, CLI_VALUE_IMAGE },
+	{ "save", cmd_save, "write an image from the store to an OCI archive (-o FILE)", save_flags, CLI_VALUE_IMAGE },
+	{ "load", cmd_load, "import an OCI archive into the store (-i FILE)", load_flags, CLI_VALUE_NONE },
 	{ "images", cmd_images, "list pulled images", images_flags, CLI_VALUE_NONE },
 	{ "rmi", cmd_rmi, "remove an image from the store", no_flags, CLI_VALUE_IMAGE },
 	{ "update", cmd_update, "re-resolve pinned image tags (--check: only compare)", update_flags,
@@ -83,6 +101,8 @@ const struct cli_command cli_commands[] = {
 	{ "ps", cmd_ps, "list live sessions", ps_flags, CLI_VALUE_NONE },
 	{ "inspect", cmd_inspect, "show a session (or an image)", inspect_flags, CLI_VALUE_SESSION },
 	{ "logs", cmd_logs, "show a session's record and egress log", help_only_flags, CLI_VALUE_SESSION },
+	{ "import", cmd_import, "import a --workspace clone session's commits as a branch (--target)", import_flags,
+	  CLI_VALUE_SESSION },
 	{ "clean", cmd_clean, "remove ended sessions (--all, --volumes)", clean_flags, CLI_VALUE_NONE },
 	{ "home", cmd_home, "show, list or reset the persistent sandbox homes", home_flags, CLI_VALUE_WORD },
 	{ "trust", cmd_trust, "approve a project's .aisb/config and .aisb/allow (--show, --revoke)", trust_flags,

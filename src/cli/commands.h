@@ -50,6 +50,9 @@ int cmd_run(int argc, char **argv);
 int cmd_build(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_update(int argc, char **argv);
+int cmd_push(int argc, char **argv);
+int cmd_save(int argc, char **argv);
+int cmd_load(int argc, char **argv);
 int cmd_images(int argc, char **argv);
 int cmd_rmi(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
@@ -59,6 +62,7 @@ int cmd_clean(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_home(int argc, char **argv);
 int cmd_trust(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_autophase(int argc, char **argv);
 
 /* `aisb inspect REF` for pulled images (cmd-images.c): prints the image as JSON. Return: an exit

@@ -13,6 +13,7 @@
 #include "rootfs/image.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "workspace/workspace.h"
 
 static bool has_prefix(const char *s, const char *prefix)
 {
@@ -234,6 +235,13 @@ static char **host_sessions(void *data)
 	for (size_t i = 0; i < n; i++)
 		(void)strv_push(&ids, v[i].id);
 	sessions_list_free(v, n);
+	/* a clone workspace outlives its session dir (aisb import ID, aisb inspect ID) */
+	{
+		_cleanup_strv_free_ char **ws = workspace_ids(dir);
+		for (size_t i = 0; ws && ws[i]; i++)
+			if (!strv_contains(ids, ws[i]))
+				(void)strv_push(&ids, ws[i]);
+	}
 	return ids;
 }
 

@@ -6,6 +6,7 @@
 
 #include "cli/hostenv.h"
 #include "cli/image-run.h"
+#include "cli/regflags.h"
 #include "rootfs/image.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -105,6 +106,13 @@ int image_apply_config(struct aisb_plan *p, const struct aisb_settings *s, const
 	return 0;
 }
 
+/* --tls-verify, --cert-dir, --authfile of the run, through pull's code. Logs on failure. */
+static int image_registry_flags(struct image_opts *o, const struct aisb_settings *s)
+{
+	const struct regflags f = { .tls_verify = s->tls_verify, .cert_dir = s->cert_dir, .authfiles = s->authfiles };
+	return regflags_apply(&o->reg, &f);
+}
+
 int image_attach(struct aisb_plan *p, const struct aisb_settings *s, bool preview, int *lock_fd)
 {
 	struct image_opts o;
@@ -112,7 +120,7 @@ int image_attach(struct aisb_plan *p, const struct aisb_settings *s, bool previe
 	int r;
 
 	*lock_fd = -1;
-	if (image_opts_init(&o, hostenv_get) < 0) {
+	if (image_opts_init(&o, hostenv_get) < 0 || image_registry_flags(&o, s) < 0) {
 		image_opts_done(&o);
 		return AISB_EXIT_POLICY;
 	}

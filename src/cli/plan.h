@@ -19,6 +19,7 @@ enum net_mode { NET_NONE, NET_ALLOW, NET_FULL, NET_MODE_MAX };
 
 struct net_plan; /* net/netplan.h */
 struct bridge_plan; /* agents/bridge.h */
+struct workspace_plan; /* workspace/workspace.h */
 enum rootfs_kind { ROOTFS_HOST, ROOTFS_IMAGE, ROOTFS_KIND_MAX };
 
 /* Where a setting came from; used for error messages and tests of precedence. */
@@ -28,6 +29,9 @@ struct aisb_settings {
 	enum net_mode net;
 	char *rootfs;         /* "host" */
 	char *image;          /* image reference, or NULL */
+	char *tls_verify;     /* --tls-verify value for the image's registry (cli/regflags.h), or NULL */
+	char *cert_dir;       /* --cert-dir, or NULL */
+	char **authfiles;     /* --authfile, in the order given */
 	char *harness;        /* pi codex claude shell */
 	char *workdir;        /* "auto" or an absolute path inside */
 	bool no_cwd;
@@ -60,6 +64,10 @@ struct aisb_settings {
 	bool no_pi_token_env;
 	char *thinking;       /* pi's level, "host", or NULL: xhigh */
 	bool no_pi_config, no_codex_config, no_claude_config;
+	char *workspace;      /* "bind" (NULL) or "clone" (workspace/workspace.h) */
+	char *untracked;      /* clone: "none" (NULL) or "copy" */
+	char *target;         /* clone: where commits are imported: NULL (aisb/<id>), current, BRANCH */
+	bool import_uncommitted; /* clone: uncommitted work imported as a checkpoint commit */
 	/* flag-only */
 	bool shell;
 	bool strict_args;
@@ -117,6 +125,7 @@ struct aisb_plan {
 	char *harness_path;    /* --harness-from bin dirs, ':'-joined, put first on PATH */
 	char *agents_src;      /* host ~/.agents, NULL when absent or --no-agents */
 	struct bridge_plan *bridge; /* the harness's bridged config (agents/bridge.h), or NULL */
+	struct workspace_plan *workspace; /* --workspace clone (workspace/workspace.h), or NULL */
 
 	struct plan_mount *mounts;
 	size_t n_mounts;

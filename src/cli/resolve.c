@@ -23,6 +23,7 @@
 #include "util/homedir.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "workspace/workspace.h"
 
 #define SANDBOX_UID 1000
 #define SANDBOX_GID 1000
@@ -518,6 +519,16 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	}
 	if (!p->cwd)
 		return AISB_EXIT_FAILED;
+	/* --workspace clone: the project becomes a clone made at run time (workspace/workspace.h);
+	 * without a project (--no-cwd, `aisb --version`) there is nothing to clone */
+	if (s->no_cwd) {
+		/* nothing */
+	} else if (s->workspace && streq(s->workspace, "clone")) {
+		r = workspace_resolve(p, s->untracked, s->target, s->import_uncommitted, get);
+		if (r != 0)
+			return r;
+	} else if (s->untracked || s->target || s->import_uncommitted)
+		return log_error("--untracked, --target and --import-uncommitted need --workspace clone"), AISB_EXIT_POLICY;
 
 	/* State and home: the rule every command shares (util/homedir.h). */
 	p->state_dir = homedir_aisb(get, HOMEDIR_STATE);
@@ -606,7 +617,10 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 	else
 		fprintf(f, "rootfs:     host: /usr /bin /sbin /lib* /etc /opt read-only; fresh /proc, minimal /dev, "
 			   "tmpfs /tmp /run\n");
-	if (p->project_src)
+	workspace_plan_print(p->workspace, f);
+	if (p->project_src && p->workspace)
+		fprintf(f, "project:    a clone of %s -> %s (read-write)\n", p->project_src, p->project_dst);
+	else if (p->project_src)
 		fprintf(f, "project:    %s -> %s (%s)%s%s\n", p->project_src, p->project_dst,
 			p->project_ro ? "read-only" : "read-write",
 			p->project_relocated ? " [its own path is sandbox-owned]" : "",
@@ -646,6 +660,7 @@ void plan_print_policy(const struct aisb_plan *p, FILE *f)
 	fprintf(f, "project_dst=%s\n", p->project_dst ? p->project_dst : "");
 	fprintf(f, "project_ro=%s\n", p->project_ro ? "true" : "false");
 	fprintf(f, "writable_git=%s\n", p->writable_git ? "true" : "false");
+	fprintf(f, "workspace=%s\n", p->workspace ? "clone" : "bind");
 	fprintf(f, "home=%s\n", p->home_src ? p->home_src : "ephemeral");
 	fprintf(f, "agents=%s\n", p->agents_src ? p->agents_src : "");
 	bridge_print_policy(p->bridge, f);
@@ -691,6 +706,7 @@ char *plan_to_json(const struct aisb_plan *p)
 	json_object_object_add(o, "project_ro", json_object_new_boolean(p->project_ro));
 	json_object_object_add(o, "writable_git", json_object_new_boolean(p->writable_git));
 	json_object_object_add(o, "cwd", json_object_new_string(p->cwd));
+	workspace_plan_json(p->workspace, o);
 	json_object_object_add(o, "home", json_object_new_string(p->home_src ? p->home_src : "ephemeral"));
 	json_object_object_add(o, "host_uid", json_object_new_int((int)p->host_uid));
 	m = json_object_new_array();
@@ -732,6 +748,7 @@ void plan_free(struct aisb_plan *p)
 	netplan_free(p->netp);
 	p->netp = NULL;
 	bridge_plan_free(p->bridge);
+	workspace_plan_free(p->workspace);
 	free(p->image_ref);
 	free(p->image_rootfs);
 	free(p->project_src);

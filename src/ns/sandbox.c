@@ -36,6 +36,7 @@
 #include "util/fdpass.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "workspace/workspace.h"
 
 #define NS_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | \
 		  CLONE_NEWUTS | CLONE_NEWCGROUP)
@@ -381,7 +382,8 @@ static void git_guard(struct aisb_plan *p, const struct mount_plan *mp, const st
 		_cleanup_free_ char *q = NULL;
 		struct gitguard_options o = { .since = *since };
 		if (i == 0) {
-			if (!p->project_src || p->project_ro)
+			/* a clone workspace is the sandbox's own: no host git runs there (workspace.h) */
+			if (!p->project_src || p->project_ro || p->workspace)
 				continue;
 			o.root = p->project_src;
 			pinned = pinned_below(mp, p->project_dst);
@@ -464,6 +466,11 @@ int sandbox_run(struct aisb_plan *p)
 			 "allowlisted or logged (use --net allow with --allow entries instead)");
 	if (session_create(p) < 0)
 		return AISB_EXIT_FAILED;
+	/* --workspace clone: the clone is made now that the session has its id */
+	if (p->workspace && workspace_prepare(p) < 0) {
+		code = AISB_EXIT_FAILED;
+		goto finish;
+	}
 	/* The harness's bridged config into the home (agents/bridge.h), before the tree is planned:
 	 * an ephemeral home binds what it wrote. */
 	if (bridge_apply(p) < 0) {

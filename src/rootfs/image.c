@@ -32,7 +32,11 @@ int image_opts_init(struct image_opts *o, image_env_getter get)
 	o->reg.tls_verify = true;
 	o->ttl_days = 7;
 	unpack_limits_default(&o->lim);
-	o->store_root = homedir_aisb(get, HOMEDIR_CACHE);
+	/* AISB_STORE: another store than the cache's (a fleet runner's fresh store, CI caches) */
+	v = get("AISB_STORE");
+	if (v && *v && !path_is_absolute(v))
+		return log_error("AISB_STORE='%s' is not an absolute path", v), -EINVAL;
+	o->store_root = v && *v ? strdup(v) : homedir_aisb(get, HOMEDIR_CACHE);
 	if (!o->store_root)
 		return log_error("cannot find the image store: set HOME or XDG_CACHE_HOME"), -EINVAL;
 	v = get("AISB_BASE_TTL_DAYS");
@@ -286,6 +290,27 @@ static void drop_unpinned(struct store *s, const char *digest)
 	(void)store_blob_remove_unpinned(s, digest);
 }
 
+/* Does the store hold @digest as a platform manifest with its config, and its layers or its
+ * unpacked tree? Then a run or pull naming that digest needs no registry: the bytes are the
+ * ones the digest names, whichever pull or load put them there. Does not log. */
+static bool digest_is_local(struct store *s, const char *digest)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct oci_manifest m;
+	size_t len;
+	bool ok;
+
+	if (!store_has_blob(s, digest) || store_blob_read(s, digest, OCI_JSON_MAX, &buf, &len) < 0 ||
+	    oci_manifest_parse(buf, len, NULL, &m, NULL) < 0)
+		return false;
+	ok = !m.is_index && store_has_blob(s, m.config.digest);
+	if (ok && !rootfs_present(s, digest))
+		for (size_t i = 0; ok && i < m.n_layers; i++)
+			ok = store_has_blob(s, m.layers[i].digest);
+	oci_manifest_done(&m);
+	return ok;
+}
+
 static int pull_registry(struct store *s, const struct oci_ref *ref, const struct image_opts *o, bool force,
 			 struct store_ref *pin)
 {
@@ -306,8 +331,20 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 			r = -ENOMEM;
 			goto out;
 		}
-		if (have_old && streq(old.digest, digest) && store_has_blob(s, digest) && rootfs_present(s, digest)) {
+		/* the pin under this very name (NAME@DIGEST) is what DIGEST resolved to: the same
+		 * manifest, or the host's member when DIGEST names an index, which is immutable too */
+		if (have_old && store_has_blob(s, old.digest) && rootfs_present(s, old.digest)) {
+			free(digest);
+			digest = strdup(old.digest);
 			resolved_at = old.resolved_at;
+			r = digest ? 0 : -ENOMEM;
+			if (r == 0)
+				goto done;
+			goto out;
+		}
+		if (digest_is_local(s, digest)) {
+			if (!o->quiet)
+				log_info("%s: in the store already, no registry request", ref->name);
 			goto done;
 		}
 	} else if (have_old && (local || (!force && store_pin_is_fresh(old.resolved_at, now, o->ttl_days))) &&
@@ -348,6 +385,9 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 		if (r == 0 && have_old && !streq(old.digest, digest) && !o->quiet)
 			log_info("%s: pin moves from %s to %s", ref->name, old.digest, digest);
 	}
+	if (r == -ECONNREFUSED)
+		log_error("%s is not in the image store and its registry cannot be reached: run 'aisb pull %s' "
+			  "where it can (or 'aisb load -i FILE' from an archive)", ref->name, ref->name);
 	if (r < 0)
 		goto out;
 	if ((r = read_manifest_blob(s, digest, &m)) < 0)
@@ -858,8 +898,10 @@ static bool pin_usable_now(struct store *s, const struct oci_ref *ref, const str
 		return false;
 	ok = pin->unpacker && streq(pin->unpacker, UNPACK_VERSION) && pin->config && pin->rootfs_id &&
 	     strlen(pin->rootfs_id) == 64 && strspn(pin->rootfs_id, "0123456789abcdef") == 64 &&
-	     (streq(ref->registry, IMAGE_LOCAL_REGISTRY) || (ref->digest ? streq(ref->digest, pin->digest)
-	      : store_pin_is_fresh(pin->resolved_at, time(NULL), o->ttl_days))) &&
+	     /* a NAME@DIGEST pin never ages: DIGEST is in its name (for an index, the pin holds the
+	      * host's member) */
+	     (streq(ref->registry, IMAGE_LOCAL_REGISTRY) || ref->digest ||
+	      store_pin_is_fresh(pin->resolved_at, time(NULL), o->ttl_days)) &&
 	     store_has_blob(s, pin->config) && (dir = store_rootfs_path(s, pin->rootfs_id)) &&
 	     stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
 	if (!ok)

@@ -28,7 +28,8 @@ struct image_opts {
 	bool quiet;              /* no progress, no info lines */
 };
 
-/* Fills @o from the environment (XDG_CACHE_HOME, HOME, AISB_BASE_TTL_DAYS, REGISTRY_AUTH_FILE,
+/* Fills @o from the environment (AISB_STORE: the store's directory, absolute; else
+ * XDG_CACHE_HOME, HOME, AISB_BASE_TTL_DAYS, REGISTRY_AUTH_FILE,
  * XDG_RUNTIME_DIR, HTTPS_PROXY) with TLS verification on. A malformed AISB_BASE_TTL_DAYS is
  * -EINVAL (exit 78). Logs on failure. */
 int image_opts_init(struct image_opts *o, image_env_getter get);

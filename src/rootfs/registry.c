@@ -14,7 +14,7 @@
 #include <openssl/evp.h>
 
 #include "rootfs/curl-dl.h"
-#include "rootfs/registry.h"
+#include "rootfs/registry-internal.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -286,21 +286,6 @@ out:
 
 /* ---- the client ---- */
 
-struct registry {
-	CURL *h;
-	char *registry; /* as named in the reference: the auth.json key */
-	char *host;     /* where requests go */
-	char *repo;
-	const char *scheme;
-	bool tried_http;
-	char *user, *pass;
-	char *token;
-	bool use_basic;
-	struct registry_opts o;
-	char *ca;
-	size_t ca_len;
-	unsigned requests;
-};
 
 unsigned registry_requests(const struct registry *r)
 {
@@ -324,6 +309,7 @@ void registry_free(struct registry *r)
 	free(r->registry);
 	free(r->host);
 	free(r->repo);
+	free(r->mount_from);
 	secret_free(r->user);
 	secret_free(r->pass);
 	secret_free(r->token);
@@ -433,7 +419,7 @@ static void headers_reset(struct headers *h)
 	h->www_auth = h->content_type = NULL;
 }
 
-static char *header_value(const char *line, size_t n, const char *name)
+char *registry_header_value(const char *line, size_t n, const char *name)
 {
 	size_t k = strlen(name);
 	const char *v, *end = line + n;
@@ -459,9 +445,9 @@ static size_t on_header(char *line, size_t size, size_t n, void *ud)
 	}
 	if (len > HEADER_MAX)
 		return len;
-	if (!h->www_auth && (v = header_value(line, len, "WWW-Authenticate")))
+	if (!h->www_auth && (v = registry_header_value(line, len, "WWW-Authenticate")))
 		h->www_auth = v;
-	else if (!h->content_type && (v = header_value(line, len, "Content-Type")))
+	else if (!h->content_type && (v = registry_header_value(line, len, "Content-Type")))
 		h->content_type = v;
 	return len;
 }
@@ -526,7 +512,7 @@ static void sleep_ms(long ms)
 		;
 }
 
-static void setup_common(struct registry *r, const char *url)
+void registry_curl_setup(struct registry *r, const char *url)
 {
 	CURL *h = r->h;
 	curl_easy_reset(h);
@@ -592,18 +578,29 @@ static int fetch_token(struct registry *r, const struct registry_challenge *ch)
 				 ch->realm, why);
 		}
 	}
-	if (asprintf(&scope, "repository:%s:pull", r->repo) < 0)
+	if (asprintf(&scope, "repository:%s:%s", r->repo, r->push ? "pull,push" : "pull") < 0)
 		return -ENOMEM;
 	sc = curl_easy_escape(r->h, scope, 0);
 	svc = ch->service ? curl_easy_escape(r->h, ch->service, 0) : NULL;
-	if (asprintf(&url, "%s%sscope=%s%s%s", ch->realm, strchr(ch->realm, '?') ? "&" : "?", sc ?: "",
-		     svc ? "&service=" : "", svc ?: "") < 0)
+	if (r->mount_from) {
+		/* a cross-repository mount also reads the source repository (a second scope) */
+		_cleanup_free_ char *from = NULL;
+		char *fe;
+		if (asprintf(&from, "repository:%s:pull", r->mount_from) < 0)
+			from = NULL;
+		fe = from ? curl_easy_escape(r->h, from, 0) : NULL;
+		if (!fe || asprintf(&url, "%s%sscope=%s&scope=%s%s%s", ch->realm, strchr(ch->realm, '?') ? "&" : "?",
+				    sc ?: "", fe, svc ? "&service=" : "", svc ?: "") < 0)
+			url = NULL;
+		curl_free(fe);
+	} else if (asprintf(&url, "%s%sscope=%s%s%s", ch->realm, strchr(ch->realm, '?') ? "&" : "?", sc ?: "",
+			    svc ? "&service=" : "", svc ?: "") < 0)
 		url = NULL;
 	curl_free(sc);
 	curl_free(svc);
 	if (!url)
 		return -ENOMEM;
-	setup_common(r, url);
+	registry_curl_setup(r, url);
 	if (creds) {
 		curl_easy_setopt(r->h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
 		curl_easy_setopt(r->h, CURLOPT_USERNAME, r->user);
@@ -623,8 +620,8 @@ static int fetch_token(struct registry *r, const struct registry_challenge *ch)
 	}
 	if (b.status == 401 || b.status == 403) {
 		free(b.buf);
-		return log_error("registry %s refused %s for a pull token of '%s'%s%s", r->host,
-				 creds ? "the stored credentials" : "anonymous access", r->repo,
+		return log_error("registry %s refused %s for a %s token of '%s'%s%s", r->host,
+				 creds ? "the stored credentials" : "anonymous access", r->push ? "push" : "pull", r->repo,
 				 why && !creds ? ": the credentials were withheld because of " : "",
 				 why && !creds ? why : ""), -EACCES;
 	}
@@ -659,17 +656,12 @@ static int do_get(struct registry *r, const char *path, const char *accept, stru
 
 		if (asprintf(&url, "%s://%s/v2/%s", r->scheme, r->host, path) < 0)
 			return -ENOMEM;
-		setup_common(r, url);
+		registry_curl_setup(r, url);
 		if (accept)
 			hdrs = curl_slist_append(hdrs, accept);
-		if (r->token) {
-			if (asprintf(&authz, "Authorization: Bearer %s", r->token) < 0)
-				return -ENOMEM;
-			hdrs = curl_slist_append(hdrs, authz);
-		} else if (r->use_basic && r->user) {
-			curl_easy_setopt(r->h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-			curl_easy_setopt(r->h, CURLOPT_USERNAME, r->user);
-			curl_easy_setopt(r->h, CURLOPT_PASSWORD, r->pass);
+		if (registry_curl_auth(r, &hdrs, &authz) < 0) {
+			curl_slist_free_all(hdrs);
+			return -ENOMEM;
 		}
 		curl_easy_setopt(r->h, CURLOPT_HTTPHEADER, hdrs);
 		curl_easy_setopt(r->h, CURLOPT_WRITEFUNCTION, on_body);
@@ -726,45 +718,17 @@ static int do_get(struct registry *r, const char *path, const char *accept, stru
 		}
 		if (c != CURLE_OK && curl_is_tls_error(c)) {
 			headers_reset(&hd);
-			if (!r->o.tls_verify && streq(r->scheme, "https") && !r->tried_http) {
-				/* --tls-verify=false: like skopeo, fall back to plain HTTP */
-				r->scheme = "http";
-				r->tried_http = true;
+			if (registry_transfer_error(r, c, what) == 1)
 				continue;
-			}
-			if (c == CURLE_PEER_FAILED_VERIFICATION || c == CURLE_SSL_CACERT_BADFILE || c == CURLE_SSL_ISSUER_ERROR)
-				return log_error("the TLS certificate of registry %s is not trusted (%s): for a private CA "
-						 "use --cert-dir DIR with its .crt file", r->host, curl_easy_strerror(c)),
-				       -EPROTO;
-			return log_error("TLS handshake with registry %s failed (%s): a plain-HTTP registry needs "
-					 "--tls-verify=false", r->host, curl_easy_strerror(c)), -EPROTO;
+			return -EPROTO;
 		}
 		if (c == CURLE_OK && b->status == 401 && !auth_tried) {
-			struct registry_challenge ch;
 			int k;
 			auth_tried = true;
-			if (!hd.www_auth || registry_challenge_parse(hd.www_auth, &ch) < 0) {
-				headers_reset(&hd);
-				return log_error("registry %s demands authentication without a usable challenge", r->host),
-				       -EACCES;
-			}
+			k = registry_authenticate(r, hd.www_auth);
 			headers_reset(&hd);
-			if (streq(ch.scheme, "bearer")) {
-				k = fetch_token(r, &ch);
-				registry_challenge_done(&ch);
-				if (k < 0)
-					return k;
-			} else if (streq(ch.scheme, "basic")) {
-				registry_challenge_done(&ch);
-				if (!r->user)
-					return log_error("registry %s requires a login and no credentials for it were found "
-							 "(looked in auth.json and ~/.docker/config.json)", r->registry),
-					       -EACCES;
-				r->use_basic = true;
-			} else {
-				registry_challenge_done(&ch);
-				return log_error("registry %s asks for an unsupported auth scheme", r->host), -EACCES;
-			}
+			if (k < 0)
+				return k;
 			continue;
 		}
 		headers_reset(&hd);
@@ -886,4 +850,80 @@ int registry_fetch_blob(struct registry *r, const struct oci_descriptor *d, stru
 		return k;
 	}
 	return store_blob_commit(w, NULL);
+}
+
+/* ---- request helpers shared with push.c (registry-internal.h) ---- */
+
+int registry_curl_auth(struct registry *r, struct curl_slist **hdrs, char **authz)
+{
+	if (r->token) {
+		struct curl_slist *n;
+		if (asprintf(authz, "Authorization: Bearer %s", r->token) < 0) {
+			*authz = NULL;
+			return -ENOMEM;
+		}
+		n = curl_slist_append(*hdrs, *authz);
+		if (!n)
+			return -ENOMEM;
+		*hdrs = n;
+	} else if (r->use_basic && r->user) {
+		curl_easy_setopt(r->h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+		curl_easy_setopt(r->h, CURLOPT_USERNAME, r->user);
+		curl_easy_setopt(r->h, CURLOPT_PASSWORD, r->pass);
+	}
+	return 0;
+}
+
+int registry_authenticate(struct registry *r, const char *www_auth)
+{
+	struct registry_challenge ch;
+	int k;
+
+	if (!www_auth || registry_challenge_parse(www_auth, &ch) < 0)
+		return log_error("registry %s demands authentication without a usable challenge", r->host), -EACCES;
+	if (streq(ch.scheme, "bearer")) {
+		k = fetch_token(r, &ch);
+		registry_challenge_done(&ch);
+		return k;
+	}
+	if (streq(ch.scheme, "basic")) {
+		registry_challenge_done(&ch);
+		if (!r->user)
+			return log_error("registry %s requires a login and no credentials for it were found "
+					 "(looked in auth.json and ~/.docker/config.json)", r->registry), -EACCES;
+		r->use_basic = true;
+		return 0;
+	}
+	registry_challenge_done(&ch);
+	return log_error("registry %s asks for an unsupported auth scheme", r->host), -EACCES;
+}
+
+int registry_transfer_error(struct registry *r, CURLcode c, const char *what)
+{
+	if (curl_is_tls_error(c)) {
+		if (!r->o.tls_verify && streq(r->scheme, "https") && !r->tried_http) {
+			/* --tls-verify=false: like skopeo, fall back to plain HTTP */
+			r->scheme = "http";
+			r->tried_http = true;
+			return 1;
+		}
+		if (c == CURLE_PEER_FAILED_VERIFICATION || c == CURLE_SSL_CACERT_BADFILE || c == CURLE_SSL_ISSUER_ERROR)
+			return log_error("the TLS certificate of registry %s is not trusted (%s): for a private CA "
+					 "use --cert-dir DIR with its .crt file", r->host, curl_easy_strerror(c)), -EPROTO;
+		return log_error("TLS handshake with registry %s failed (%s): a plain-HTTP registry needs "
+				 "--tls-verify=false", r->host, curl_easy_strerror(c)), -EPROTO;
+	}
+	if (c == CURLE_COULDNT_CONNECT || c == CURLE_COULDNT_RESOLVE_HOST)
+		return log_error("cannot reach registry %s: %s", r->host, curl_easy_strerror(c)), -ECONNREFUSED;
+	return log_error("%s: %s", what, curl_easy_strerror(c)), -EIO;
+}
+
+bool registry_curl_is_transient(CURLcode c)
+{
+	return curl_is_transient(c);
+}
+
+void registry_backoff(int attempt)
+{
+	sleep_ms(250L << (attempt > 1 ? attempt - 1 : 0));
 }

@@ -1155,3 +1155,21 @@ int store_gc(struct store *s, uint64_t *freed)
 	}
 	return 0;
 }
+
+int store_blob_open_desc(struct store *s, const struct oci_descriptor *d)
+{
+	struct stat sb;
+	int fd;
+
+	if (!oci_digest_is_valid(d->digest) || d->size < 0)
+		return log_error("invalid descriptor in a manifest"), -EINVAL;
+	fd = store_blob_open(s, d->digest);
+	if (fd < 0)
+		return log_error_errno(fd, "blob %s is not in the store (pull the image again): %m", d->digest);
+	if (fstat(fd, &sb) < 0 || (uint64_t)sb.st_size != (uint64_t)d->size) {
+		close(fd);
+		return log_error("blob %s in the store is not the descriptor's %lld bytes: refused", d->digest,
+				 (long long)d->size), -EBADMSG;
+	}
+	return fd;
+}

@@ -49,6 +49,10 @@ int store_trylock(struct store *s, const char *kind, const char *key, bool share
 /* Blobs. */
 bool store_has_blob(struct store *s, const char *digest);
 int store_blob_open(struct store *s, const char *digest); /* read fd, or -errno; does not log */
+/* Opens the blob @d names for reading, checking that the store holds exactly @d's size (push and
+ * save send what the descriptor says). Return: fd, -ENOENT (not in the store), -EBADMSG, -EINVAL.
+ * Logs on failure. */
+int store_blob_open_desc(struct store *s, const struct oci_descriptor *d);
 int store_blob_read(struct store *s, const char *digest, size_t max, char **buf, size_t *len);
 
 struct store_blob_writer;

@@ -96,7 +96,7 @@ assert_agent_ran() {
 	local m="$XDG_STATE_HOME/aisb/homes/default/.pi/agent/models.json"
 	grep -q '"apiKey": "AI_API_TOKEN"' "$m"
 	grep -q "\"baseUrl\": \"http://host.aisb.internal:$PORT/v1\"" "$m"
-	! grep -q "$TOKEN" "$m"
+	! grep -q "$TOKEN" "$m" || false
 	[ "$(stat -c '%a %u' "$m")" = "600 $(id -u)" ]
 	grep -q '"defaultThinkingLevel": "xhigh"' "$XDG_STATE_HOME/aisb/homes/default/.pi/agent/settings.json"
 	# never the credential store
@@ -230,16 +230,16 @@ EOF
 	} >"$out" 2>&1
 	cat "$out"
 	[ "$(grep -c '^rc=0$' "$out")" -eq 4 ]
-	! grep -q "rc=0 unexpected" "$out"
+	! grep -q "rc=0 unexpected" "$out" || false
 	ls "$XDG_STATE_HOME"/aisb/sessions/*/bridge-home/.pi/agent/models.json
 	# the keys reached the model, by reference
 	[ "$(grep -c '"auth_ok": true' "$MOCK_LOG")" -ge 6 ]
-	! grep '"auth_ok": false' "$MOCK_LOG"
+	! grep '"auth_ok": false' "$MOCK_LOG" || false
 	# the dropped header and the unrun command were reported by name
 	grep -q "dropped header 'X-Lit'" "$out"
 	grep -q "dropped header 'X-Cmd'" "$out"
 	grep -q 'dropped apiKeyHelper' "$out"
-	! grep -rlF "$CANARY" "$out" "$XDG_STATE_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$PROJ"
+	! grep -rlF "$CANARY" "$out" "$XDG_STATE_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$PROJ" || false
 }
 
 @test "agents: the bridged files merge per key with what the sandbox changed" {
@@ -318,7 +318,7 @@ json.dump(d,open(p,"w"))' "$@"
 		eval "$line" </dev/null
 		case $line in aisb*) [ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000:/home/sandbox" ] ;; esac
 	done <<<"$lines"
-	! grep '"auth_ok": false' "$MOCK_LOG"
+	! grep '"auth_ok": false' "$MOCK_LOG" || false
 }
 
 # ---- the pi TUI under tmux ------------------------------------------------------------------
@@ -393,7 +393,7 @@ tui_wait() {
 	tui_type "$(printf %q "$AISB") --harness claude --allow-host-port $PORT; echo \$? > $WORK/rc1"
 	# the prompt box comes first: no theme/onboarding, folder trust, API-key or mode questions
 	tui_wait 'bypass permissions on'
-	! tmx capture-pane -p -t e2e | grep -qiE 'trust|Detected a custom API key|text style|auto mode'
+	! tmx capture-pane -p -t e2e | grep -qiE 'trust|Detected a custom API key|text style|auto mode' || false
 	tui_type "write the proof file"
 	tui_wait MOCK-DONE
 	[ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000:/home/sandbox" ]
@@ -407,7 +407,7 @@ tui_wait() {
 	tmx send-keys -t e2e -l "clear" && tmx send-keys -t e2e Enter
 	tui_type "$(printf %q "$AISB") --harness codex --allow-host-port $PORT; echo \$? > $WORK/rc2"
 	tui_wait 'Ask Codex to do anything'
-	! tmx capture-pane -p -t e2e | grep -qiE 'trust this|sign in|log ?in'
+	! tmx capture-pane -p -t e2e | grep -qiE 'trust this|sign in|log ?in' || false
 	sleep 1
 	tui_type "write the proof file"
 	tui_wait MOCK-DONE 50 || { tmx send-keys -t e2e Enter; tui_wait MOCK-DONE; }

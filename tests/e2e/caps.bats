@@ -43,8 +43,8 @@ wait_for() {
 	grep -qE '^CapEff:\s+0+$' "/proc/$w/status"
 	grep -qE '^CapBnd:\s+0+$' "/proc/$w/status"
 	# no start-up cost: the run itself never loads libcap (the supervisor's and init's maps)
-	! grep -q 'libcap\.so' "/proc/$BG_PIDS/maps"
-	! grep -q 'libcap\.so' "/proc/$(cat "$XDG_STATE_HOME/aisb/sessions/$id/init")/maps"
+	! grep -q 'libcap\.so' "/proc/$BG_PIDS/maps" || false
+	! grep -q 'libcap\.so' "/proc/$(cat "$XDG_STATE_HOME/aisb/sessions/$id/init")/maps" || false
 	run "$AISB" inspect --json "$id"
 	[ "$(jq -r .capabilities.none <<<"$output")" = true ]
 	[ "$(jq -r .capabilities.workload_pid <<<"$output")" = "$w" ]

@@ -10,23 +10,11 @@
 bats_require_minimum_version 1.5.0
 
 AISB_BIN=${AISB_BIN:-aisb}
-load lib/common # require_feature
+load lib/common # require_feature, need
 AISB=$AISB_BIN
 
 IMG=$BATS_TEST_DIRNAME/lib/images
 PY=/usr/bin/python3
-
-need() {
-	for t in "$@"; do
-		if ! command -v "$t" >/dev/null 2>&1; then
-			if [ "${AISB_MUST_WORK:-0}" = 1 ]; then
-				echo "missing tool: $t" >&2
-				return 1
-			fi
-			skip "needs $t"
-		fi
-	done
-}
 
 biggest_blob() { # LAYOUT -> path of its largest blob (the busybox layer)
 	find "$1/blobs/sha256" -type f -printf '%s %p\n' | sort -n | tail -1 | cut -d' ' -f2

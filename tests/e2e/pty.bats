@@ -258,11 +258,11 @@ TTY_PROBE='printf "A\033]52;c;%s\007B\033]2;spoofed-title\033\\\\C\033]8;;https:
 	require_feature "script(1)" command -v script
 	in_script "$(aisb_cmd) -- sh -c '$TTY_PROBE'" >"$WORK/out" 2>"$WORK/err"
 	od -c "$WORK/out" | head -20
-	! grep -aq $'\e]52' "$WORK/out"
-	! grep -aq $'\e]2;' "$WORK/out"
-	! grep -aq $'\e]8;' "$WORK/out"
-	! grep -aq $'\eP' "$WORK/out"
-	! grep -aq $'\xc2\x9b' "$WORK/out"
+	! grep -aq $'\e]52' "$WORK/out" || false
+	! grep -aq $'\e]2;' "$WORK/out" || false
+	! grep -aq $'\e]8;' "$WORK/out" || false
+	! grep -aq $'\eP' "$WORK/out" || false
+	! grep -aq $'\xc2\x9b' "$WORK/out" || false
 	grep -aq "$(printf 'pwned-canary' | base64)" "$WORK/out" && false
 	# control: the text and the colour sequence arrive, byte for byte
 	grep -aq $'ABClinkDE2JF\e\\[31mred\e\\[0m' "$WORK/out"

@@ -75,7 +75,7 @@ asked() { grep -q "^$1 $2" "$FR/log"; }
 	[[ "$output" == *"not sending the stored credentials for 127.0.0.1:$(port R) to its token server 'http://127.0.0.2:$(port T)': plain http to another host"* ]]
 	asked T /token
 	got T /token -
-	! grep -q "$BASIC" "$FR/log"
+	! grep -q "$BASIC" "$FR/log" || false
 	# control: the realm on the registry's own host (another port), plain http as the registry is
 	start_fake FR_REALM=same
 	pull --tls-verify=false
@@ -102,7 +102,7 @@ asked() { grep -q "^$1 $2" "$FR/log"; }
 	[ "$status" -eq 0 ]
 	got S /token -
 	[[ "$output" == *"plain http while TLS is verified"* ]]
-	! grep -q "$BASIC" "$FR/log"
+	! grep -q "$BASIC" "$FR/log" || false
 	# control: another host over verified https gets them (Docker Hub's auth.docker.io case)
 	start_fake FR_TLS=1 FR_REALM=other FR_REALM_SCHEME=https
 	pull --cert-dir "$FR/ca"
@@ -117,12 +117,12 @@ asked() { grep -q "^$1 $2" "$FR/log"; }
 	got R /v2/bb/blobs/ "Bearer tok-canary-3141" # control: the registry itself gets it
 	asked B /blob/
 	got B /blob/ -
-	! grep -q "^B .*tok-canary" "$FR/log"
+	! grep -q "^B .*tok-canary" "$FR/log" || false
 	start_fake FR_REALM=same FR_REDIRECT=sameport
 	pull --tls-verify=false
 	[ "$status" -eq 0 ]
 	asked S /blob/
-	! grep -q "^S /blob/.*tok-canary" "$FR/log"
+	! grep -q "^S /blob/.*tok-canary" "$FR/log" || false
 }
 
 @test "registry redirects: basic credentials never follow a blob redirect to another host" {
@@ -131,10 +131,10 @@ asked() { grep -q "^$1 $2" "$FR/log"; }
 	[ "$status" -eq 0 ]
 	got R /v2/bb/blobs/ "$BASIC" # control: the registry itself gets them
 	asked B /blob/
-	! grep -q "^B .*Basic" "$FR/log"
+	! grep -q "^B .*Basic" "$FR/log" || false
 	start_fake FR_CHALLENGE=basic FR_REDIRECT=sameport
 	pull --tls-verify=false
 	[ "$status" -eq 0 ]
 	asked S /blob/
-	! grep -q "^S /blob/.*Basic" "$FR/log"
+	! grep -q "^S /blob/.*Basic" "$FR/log" || false
 }

@@ -187,3 +187,23 @@ comp() {
 	run env XDG_DATA_DIRS="$PWD/share" BASH_COMPLETION_COMPAT_DIR="$PWD/compat" bash --norc -c "$script"
 	[[ $output != *"complete -F _aisb pi"* ]]
 }
+
+@test "completion: push, save and load offer their own flags; the registry flags on run and build" {
+	run comp aisb push --
+	[[ $output == *--tls-verify* && $output == *--cert-dir* && $output == *--authfile* ]]
+	[[ $output != *--net* && $output != *--output* ]]
+	run comp aisb save --
+	[ "$output" = "$(printf '%s\n' --output --help)" ]
+	run comp aisb load --i
+	[ "$output" = --input ]
+	run comp aisb --tls-v
+	[ "$output" = --tls-verify ]
+	run comp aisb build --cert-
+	[ "$output" = --cert-dir ]
+	mkdir -p certs
+	run comp aisb --cert-dir cer
+	[[ $output == certs* ]]
+	# control: a flag that no table has is not offered
+	run comp aisb push --ne
+	[ -z "$output" ]
+}

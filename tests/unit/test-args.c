@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cli/args.h"
+#include "cli/regflags.h"
 #include "cli/harness.h"
 #include "cli/home.h"
 #include "cli/trust.h"
@@ -122,6 +123,58 @@ static void test_bad_values(void **state)
 		assert_int_equal(parse(&s, (const char **)cases[i]), -EINVAL);
 		settings_free(&s);
 	}
+}
+
+/* --tls-verify, --cert-dir, --authfile for --image's registry: pull's grammar (cli/regflags.h);
+ * flags only, so neither the config nor AISB_* can turn verification off. */
+static void test_registry_flags(void **state)
+{
+	struct aisb_settings s;
+	const char *ok[] = { "aisb", "--tls-verify=false", "--cert-dir", "/c", "--authfile", "/a1",
+			     "--authfile=/a2", "--", "true", NULL };
+	const char *bare[] = { "aisb", "--tls-verify", "--", "true", NULL };
+	const char *bad[] = { "aisb", "--tls-verify=no", "--", "true", NULL };
+	(void)state;
+	assert_int_equal(parse(&s, ok), 0);
+	assert_string_equal(s.tls_verify, "false");
+	assert_string_equal(s.cert_dir, "/c");
+	assert_int_equal(strv_length(s.authfiles), 2);
+	assert_string_equal(s.authfiles[1], "/a2");
+	settings_free(&s);
+	assert_int_equal(parse(&s, bare), 0);
+	assert_string_equal(s.tls_verify, "true");
+	settings_free(&s);
+	assert_int_equal(parse(&s, bad), -EINVAL); /* "no" is a bool elsewhere, not here */
+	settings_free(&s);
+	args_defaults(&s);
+	assert_int_equal(args_apply_config(&s, "tls_verify = false\n", "cfg"), -EINVAL);
+	assert_null(s.tls_verify);
+	settings_free(&s);
+}
+
+/* One applier for every command: --authfile goes before the environment's files, the last given
+ * first (pull's order since issue 4); a bad --tls-verify leaves verification on. */
+static void test_regflag_apply(void **state)
+{
+	struct registry_opts reg = { .tls_verify = true };
+	const struct regflags f = { .tls_verify = "false", .cert_dir = "/certs",
+				    .authfiles = (char *[]){ (char *)"/a1", (char *)"/a2", NULL } };
+	(void)state;
+	reg.auth_files = calloc(1, sizeof(char *));
+	assert_non_null(reg.auth_files);
+	assert_int_equal(strv_push(&reg.auth_files, "/env.json"), 0);
+	assert_int_equal(regflags_apply(&reg, &f), 0);
+	assert_false(reg.tls_verify);
+	assert_string_equal(reg.cert_dir, "/certs");
+	assert_int_equal(strv_length(reg.auth_files), 3);
+	assert_string_equal(reg.auth_files[0], "/a2");
+	assert_string_equal(reg.auth_files[1], "/a1");
+	assert_string_equal(reg.auth_files[2], "/env.json");
+	reg.tls_verify = true;
+	assert_int_equal(regflag_apply(&reg, REGFLAG_TLS_VERIFY, "False"), -EINVAL);
+	assert_true(reg.tls_verify);
+	assert_int_equal(regflag_apply(&reg, REGFLAG_CERT_DIR, ""), -EINVAL);
+	strv_free(reg.auth_files);
 }
 
 static void test_missing_value_is_usage(void **state)
@@ -484,6 +537,8 @@ int main(void)
 		cmocka_unit_test(test_equals_and_lists),
 		cmocka_unit_test(test_strict_args),
 		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_registry_flags),
+		cmocka_unit_test(test_regflag_apply),
 		cmocka_unit_test(test_missing_value_is_usage),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_precedence),

@@ -96,7 +96,7 @@ static void expect_has(const char *line, const char *word, bool has)
 static void test_first_word(void **state)
 {
 	expect("b", "build");
-	expect("i", "images inspect");
+	expect("i", "images inspect import");
 	expect("--net", "--net");
 	expect_has("", "doctor", true);
 	expect_has("", "--allow", true); /* run is the default: its flags too */
@@ -165,7 +165,7 @@ static void test_subcommand_flags(void **state)
 	expect("build -t x ", ":dirs");
 	expect_has("build -", "-f", true);
 	expect("clean --v", "--volumes");
-	expect("clean --volumes ", "--all --volumes --help"); /* optional value: not consumed */
+	expect("clean --volumes ", "--all --volumes --discard --help"); /* optional value: not consumed */
 	expect("pull --tls-verify=", "--tls-verify=true --tls-verify=false");
 	expect("rmi ", "docker.io/library/debian:12 localhost/tools:latest");
 	expect("rmi l", "localhost/tools:latest");

@@ -54,3 +54,16 @@ debian_cache() {
 		echo "/var/tmp/aisb-e2e-debian-$(id -u)-$(date +%Y%m%d)"
 	fi
 }
+
+# need TOOL...: skip the test when a tool is not installed (a failure under AISB_MUST_WORK=1).
+need() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 && continue
+		if [ "${AISB_MUST_WORK:-0}" = 1 ]; then
+			echo "missing tool: $t" >&2
+			return 1
+		fi
+		skip "needs $t"
+	done
+}

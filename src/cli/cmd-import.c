@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* cmd-import.c — `aisb import ID`: a clone workspace's commits into the project; the export sandbox
+ *
+ * The validation and publication are workspace/workspace.h's; this file runs the export step,
+ * which reads the sandbox's clone, in a sandbox of its own: host rootfs (for git and sh), no
+ * network, no home, the clone read-only and an empty output directory read-write.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/hostenv.h"
+#include "cli/import.h"
+#include "cli/resolve.h"
+#include "cli/sessions.h"
+#include "ns/sandbox.h"
+#include "ns/session.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "workspace/workspace.h"
+
+/* The export never re-runs itself in a systemd scope (it is one step of a command already
+ * running): its default limits degrade quietly instead. */
+static const char *export_get(const char *name)
+{
+	if (streq(name, "AISB_IN_SCOPE"))
+		return "1";
+	return hostenv_get(name);
+}
+
+int cli_workspace_export(const struct workspace_export *e)
+{
+	struct aisb_settings s;
+	struct aisb_plan p;
+	_cleanup_free_ char *m1 = NULL, *m2 = NULL;
+	int saved_in = -1, saved_out = -1, null_fd, r;
+
+	if (args_defaults(&s) < 0)
+		return AISB_EXIT_FAILED;
+	s.no_cwd = true;
+	s.ephemeral_home = true;
+	s.no_agents = true;
+	s.net = NET_NONE;
+	s.net_source = SRC_FLAG;
+	s.accept_unenforced_limits = true;
+	s.quiet = true;
+	if (asprintf(&m1, "%s:%s:ro", e->repo, WORKSPACE_EXPORT_REPO) < 0 ||
+	    asprintf(&m2, "%s:%s:rw", e->out, WORKSPACE_EXPORT_OUT) < 0 || strv_push(&s.mounts, m1) < 0 ||
+	    strv_push(&s.mounts, m2) < 0 || strv_push(&s.command, "/bin/sh") < 0 || strv_push(&s.command, "-c") < 0 ||
+	    strv_push(&s.command, e->script) < 0 || strv_push(&s.command, "aisb-export") < 0 ||
+	    strv_push(&s.command, e->base) < 0 || strv_push(&s.command, e->checkpoint ? "1" : "0") < 0) {
+		settings_free(&s);
+		return AISB_EXIT_FAILED;
+	}
+	r = plan_resolve(&p, &s, export_get);
+	settings_free(&s);
+	if (r != 0) {
+		plan_free(&p);
+		return r;
+	}
+	/* not the user's terminal: the export reads nothing and says nothing on stdout */
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd >= 0) {
+		fflush(stdout);
+		saved_in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+		saved_out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+		(void)dup2(null_fd, 0);
+		(void)dup2(null_fd, 1);
+		close(null_fd);
+	}
+	r = sandbox_run(&p);
+	if (saved_in >= 0) {
+		(void)dup2(saved_in, 0);
+		close(saved_in);
+	}
+	if (saved_out >= 0) {
+		(void)dup2(saved_out, 1);
+		close(saved_out);
+	}
+	plan_free(&p);
+	return r;
+}
+
+/* Is session @id live (its supervisor still running)? */
+bool cli_session_live(const char *state, const char *id)
+{
+	_cleanup_free_ char *dir = NULL;
+
+	if (asprintf(&dir, "%s/sessions/%s", state, id) < 0)
+		return true; /* unknown: treat as live, so nothing of it is removed */
+	return session_is_live(dir);
+}
+
+int cmd_import(int argc, char **argv)
+{
+	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
+	struct workspace_import_opts o = { 0 };
+	const char *id = NULL;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (streq(a, "-h") || streq(a, "--help")) {
+			printf("usage: aisb import ID [--target BRANCH|current] [--import-uncommitted]\n"
+			       "Imports the new commits of a clone-workspace session: validated, rebuilt with\n"
+			       "your identity, published as branch aisb/ID (or --target BRANCH; current\n"
+			       "fast-forwards the checked-out branch, guarded). --import-uncommitted also takes\n"
+			       "the uncommitted work, as one checkpoint commit.\n");
+			return 0;
+		} else if (streq(a, "--import-uncommitted"))
+			o.uncommitted = true;
+		else if (streq(a, "--target") && i + 1 < argc)
+			o.target = argv[++i];
+		else if (strncmp(a, "--target=", 9) == 0)
+			o.target = a + 9;
+		else if (a[0] == '-')
+			return log_error("import: unknown argument '%s' (see 'aisb import --help')", a), AISB_EXIT_USAGE;
+		else if (!id)
+			id = a;
+		else
+			return log_error("import: unexpected argument '%s'", a), AISB_EXIT_USAGE;
+	}
+	if (!id)
+		return log_error("import: which session? usage: aisb import ID (see 'aisb ps')"), AISB_EXIT_USAGE;
+	if (!state)
+		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), AISB_EXIT_FAILED;
+	if (!sessions_id_valid(id))
+		return log_error("import: '%s' is not a session id", id), AISB_EXIT_USAGE;
+	if (cli_session_live(state, id))
+		return log_error("import: session %s is still running; its commits are imported when it ends", id), 1;
+	r = workspace_import(state, id, &o, cli_workspace_export, hostenv_get);
+	if (r == -ENOENT)
+		return log_error("import: session %s has no workspace (it ran without --workspace clone, or was "
+				 "cleaned; see 'aisb ps')", id), 1;
+	if (r == -EPERM)
+		return AISB_EXIT_POLICY;
+	return r < 0 ? AISB_EXIT_FAILED : 0;
+}

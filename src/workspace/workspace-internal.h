@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* workspace-internal.h — the pure parsers and checks of the import, for workspace.c and its tests.
+ *
+ * Everything here reads bytes the sandbox produced (the bundle, git's listing of the sandbox's
+ * commits) and decides; nothing touches the host.
+ */
+#ifndef AISB_WORKSPACE_INTERNAL_H
+#define AISB_WORKSPACE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define WS_BUNDLE_HEADER_MAX 65536   /* a bundle header larger than this is refused */
+#define WS_BUNDLE_REF "refs/heads/aisb-export"
+#define WS_MAX_COMMITS 10000         /* commits one import may bring */
+#define WS_MESSAGE_MAX 65536         /* a longer commit message is cut here */
+#define WS_PACK_MAX_STR "4294967296" /* index-pack --max-input-size: 4 GiB */
+
+struct ws_bundle {
+	int version;              /* 2 or 3 */
+	char prereq[65];          /* the one prerequisite (the base) */
+	char tip[65];             /* the one ref's object */
+	size_t pack_offset;       /* where the pack data starts */
+};
+
+/**
+ * ws_bundle_parse() - parse and judge a bundle header (gitformat-bundle(5))
+ * @buf, @len: the file's first bytes (at least the whole header)
+ * @base: the base the workspace was cloned at; the one prerequisite allowed
+ * @b: filled
+ * @why: on refusal, what was wrong (static string)
+ *
+ * Accepts v2 and v3 (capability @object-format=sha1|sha256, nothing else) with exactly one
+ * prerequisite, @base, and exactly one ref, WS_BUNDLE_REF. Pure.
+ * Return: 0, or -EINVAL (see @why).
+ */
+int ws_bundle_parse(const char *buf, size_t len, const char *base, struct ws_bundle *b, const char **why);
+
+/**
+ * ws_chain_check() - judge `git rev-list --parents --reverse --topo-order TIP --not BASE`
+ * @text: that output (one "COMMIT PARENT..." line per commit, oldest first)
+ * @base: the recorded base
+ * @tip: the bundle's tip
+ * @chain: receives the commits, oldest first (NULL-terminated strv)
+ * @why: on refusal, what was wrong (static string)
+ *
+ * The sandbox's history must be a line: every commit has exactly one parent, the first's is
+ * @base, each next one's is the one before, the last is @tip, at most WS_MAX_COMMITS. Pure.
+ * Return: the number of commits, or -EINVAL (see @why), -ENOMEM.
+ */
+int ws_chain_check(const char *text, const char *base, const char *tip, char ***chain, const char **why);
+
+/**
+ * ws_commit_parse() - the tree and the message of a raw commit object (`git cat-file commit`)
+ * @obj, @len: the object
+ * @tree: receives the tree's hex id
+ * @msg, @msg_len: receive a pointer into @obj and the message's length (cut at WS_MESSAGE_MAX,
+ *                 at a NUL)
+ *
+ * Pure. Return: 0, -EINVAL when there is no tree line.
+ */
+int ws_commit_parse(const char *obj, size_t len, char tree[65], const char **msg, size_t *msg_len);
+
+/**
+ * ws_oidset_from_show_index() - the object ids `git show-index` lists ("OFFSET OID (CRC)")
+ * @text: its output
+ * @out: receives a sorted strv of ids
+ *
+ * Pure. Return: the count, -EINVAL on a malformed line, -ENOMEM.
+ */
+int ws_oidset_from_show_index(const char *text, char ***out);
+
+/* Is @oid in the sorted set @set? Pure. */
+bool ws_oidset_has(char *const *set, size_t n, const char *oid);
+
+/* Appends @path as an anchored, escaped gitignore pattern ("/a\*b\n"). Pure. Return: 0, -ENOMEM. */
+int ws_exclude_pattern(const char *path, char **out);
+
+/* Is @name a branch name aisb may create (refs/heads/NAME): git's check-ref-format rules plus
+ * no leading '-'? Pure. */
+bool ws_branch_name_valid(const char *name);
+
+#endif

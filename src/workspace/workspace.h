@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* workspace.h — `--workspace clone`: the sandbox works on its own clone; commits come back validated.
+ *
+ * Binding the project read-write lets the sandbox edit what the host's git reads later (hooks,
+ * config, gitfiles: src/git/gitguard.h). A clone workspace never shows the sandbox the host's
+ * .git or worktree: the sandbox gets a fresh local clone of the project's HEAD, made by host git
+ * before the run, in <state>/workspaces/<session>/repo, mounted at the project's usual path.
+ *
+ * Afterwards the clone is hostile data. Host git never runs in it: a second sandbox (the
+ * export, run by the CLI through workspace_exporter) packs the commits made on top of the base
+ * into a bundle. The host then, in a quarantine repository of its own that borrows the
+ * project's objects read-only (alternates):
+ *   - parses the bundle header itself (one prerequisite: the base; one ref; no filter);
+ *   - indexes the pack with `index-pack --strict` (a thin pack, a broken object or a missing
+ *     link is refused), lists what it holds, and runs `git fsck --strict` on it;
+ *   - checks that every object the new commits reach beyond the base is in the bundle (nothing
+ *     borrowed from the host's other objects), that the commits form one line on the base
+ *     (no merges, no new roots), and their count;
+ *   - rebuilds every commit from its tree with the user's identity and a fresh committer date
+ *     (no sandbox-made commit object, author, date or signature survives), leaving out the
+ *     untracked files copied in (--untracked copy);
+ *   - publishes with compare-and-swap (`git update-ref REF NEW OLD`): a new branch
+ *     aisb/<session> (or --target BRANCH), never the checked-out branch, index or worktree,
+ *     except with --target current, a guarded fast-forward.
+ * Every host git is hardened (gitrun.h).
+ *
+ * Layout: <state>/workspaces/<id>/{workspace.json, repo/, untracked (NUL-separated paths),
+ * export/ (the export sandbox's output), import.git/ (quarantine, removed after an import)}.
+ */
+#ifndef AISB_WORKSPACE_WORKSPACE_H
+#define AISB_WORKSPACE_WORKSPACE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cli/args.h"
+#include "cli/plan.h"
+
+struct workspace_plan {
+	char *top;              /* the project's top-level directory on the host */
+	char *rel;              /* the working directory below it ("" at the top) */
+	char *base;             /* HEAD's commit when the plan was made */
+	char *branch;           /* the branch HEAD was on, NULL when detached */
+	char *object_format;    /* "sha1" or "sha256" */
+	char *target;           /* NULL: aisb/<session>; "current"; or a branch name */
+	bool untracked_copy;    /* --untracked copy */
+	bool import_uncommitted;/* --import-uncommitted */
+	char *dir;              /* <state>/workspaces/<session>, once prepared */
+	env_getter get;         /* the host environment the plan was resolved with */
+};
+
+/* What the export sandbox is asked to do (workspace_exporter). */
+struct workspace_export {
+	const char *repo;       /* host path of the clone (mount it read-only) */
+	const char *out;        /* host path of an empty directory for the results (read-write) */
+	const char *base;
+	bool checkpoint;        /* also commit uncommitted work as one checkpoint commit */
+	const char *script;     /* the export script (workspace_export_script) */
+};
+
+/* Runs the export in a sandbox; returns its exit code (0: ran). Logs on failure. */
+typedef int (*workspace_exporter)(const struct workspace_export *e);
+
+/* The POSIX sh script the export sandbox runs: `sh -c SCRIPT aisb-export BASE CHECKPOINT` with
+ * the clone at WORKSPACE_EXPORT_REPO (read-only) and WORKSPACE_EXPORT_OUT (read-write). */
+#define WORKSPACE_EXPORT_REPO "/aisb-export/repo"
+#define WORKSPACE_EXPORT_OUT "/aisb-export/out"
+extern const char workspace_export_script[];
+
+/**
+ * workspace_resolve() - the clone workspace for @p's project (plan time: creates nothing)
+ * @p: the plan; p->project_src is the working directory. Its project placement is redone from
+ *     the top-level directory, and .git is the clone's own (writable_git)
+ * @untracked: "none" or "copy" (NULL: none)
+ * @target: NULL, "current" or a branch name
+ * @import_uncommitted: the flag
+ * @get: the host environment
+ *
+ * Logs on failure. Return: 0 or an exit code (78 when the project is not a git repository with a
+ * commit, or a target is invalid; 125).
+ */
+int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *target, bool import_uncommitted,
+		      env_getter get);
+
+/**
+ * workspace_prepare() - make the clone before the sandbox is built
+ * @p: the plan, with its session id; p->project_src becomes the clone
+ *
+ * Clones the project's HEAD with hardened git, checks it is still the base, copies the
+ * untracked files when asked, records workspace.json. Logs on failure. Return: 0 or -errno.
+ */
+int workspace_prepare(struct aisb_plan *p);
+
+struct workspace_import_opts {
+	const char *target;     /* overrides the recorded target when non-NULL */
+	bool uncommitted;       /* --import-uncommitted */
+	bool quiet;
+};
+
+/**
+ * workspace_import() - export, validate, rebuild and publish a workspace's new commits
+ * @state: the state dir
+ * @id: the session id
+ * @o: options
+ * @ex: runs the export sandbox
+ * @get: the host environment
+ *
+ * Logs (the outcome, and every refusal with its reason). Return: 0 (imported, or nothing to
+ * import), -EPERM a refusal (the workspace is kept), -ENOENT no such workspace, other -errno.
+ */
+int workspace_import(const char *state, const char *id, const struct workspace_import_opts *o,
+		     workspace_exporter ex, env_getter get);
+
+/**
+ * workspace_finish() - after a clone run: import, then remove the workspace when nothing is left
+ * @p: the plan of the run
+ * @ex, @get: as for workspace_import()
+ *
+ * The workspace stays when the import was refused, when uncommitted work was left behind, or
+ * with --keep. Logs. Return: 0, or -errno when something was not imported.
+ */
+int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_getter get);
+
+/* `aisb ps`: one line per workspace (id, state, base, pending commits, target, project), after
+ * a header; nothing when there are none. @live tells whether a session is live. Does not log. */
+void workspace_print_table(const char *state, bool (*live)(const char *state, const char *id), FILE *f);
+
+/* `aisb inspect`: the workspace of @id (human lines, or a JSON object added to @json_out when
+ * non-NULL). Return: 0, -ENOENT. Does not log. */
+struct json_object;
+int workspace_describe(const char *state, const char *id, FILE *f, struct json_object **json_out);
+
+/**
+ * workspace_clean() - remove the workspaces of ended sessions whose commits were imported
+ * @state: the state dir
+ * @discard: also those with commits or uncommitted work that were not imported
+ * @live: tells whether a session is live (its workspace is always kept)
+ *
+ * Prints one line per workspace removed or kept. Return: the number kept because of pending work.
+ */
+int workspace_clean(const char *state, bool discard, bool (*live)(const char *state, const char *id));
+
+/* The session ids that have a workspace, sorted (NULL when none). Does not log. */
+char **workspace_ids(const char *state);
+
+void workspace_plan_free(struct workspace_plan *w);
+
+/* Adds the workspace to plan.json's object (mode, base, branch, target, untracked). */
+void workspace_plan_json(const struct workspace_plan *w, struct json_object *o);
+
+/* The --dry-run line. */
+void workspace_plan_print(const struct workspace_plan *w, FILE *f);
+
+#endif

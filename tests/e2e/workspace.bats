@@ -1,0 +1,511 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/e2e/workspace.bats — issue 15: `--workspace clone`, the validated import, `aisb import`,
+# ps/inspect/clean of workspaces. Real git on both sides.
+#
+# The sandbox works on its own clone; what it commits comes back rebuilt as branch aisb/<id>.
+# Each forgery is made for real inside the sandbox; the forged bundles reach the host through
+# the export sandbox the way a hostile clone can arrange it (its .git/config names a
+# core.fsmonitor command, which the export's `git status` runs, and which drops a bundle of the
+# sandbox's making into the export's output). Every refusal has a control that goes through
+# the same path and is imported.
+# Inner commands are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016
+load lib/common
+bats_require_minimum_version 1.5.0
+
+setup() {
+	common_setup
+	require_feature git command -v git
+	export GIT_AUTHOR_NAME=Host GIT_AUTHOR_EMAIL=host@example.com
+	export GIT_COMMITTER_NAME=Host GIT_COMMITTER_EMAIL=host@example.com
+	git init -q -b main .
+	echo one >tracked
+	git add tracked
+	git commit -q -m init
+	BASE=$(git rev-parse HEAD)
+	MARK="$WORK/pwned"
+}
+
+teardown() {
+	common_teardown
+}
+
+# clone_run [AISB FLAGS...] -- SCRIPT: a --workspace clone run of SCRIPT.
+clone_run() {
+	local args=()
+	while [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	run sb --workspace clone "${args[@]}" -- sh -c "$1"
+}
+
+# imported: the one aisb/* branch (its short name), or nothing.
+imported() {
+	git for-each-ref --format='%(refname:short)' 'refs/heads/aisb/*'
+}
+
+# ws_ids: the ids of the workspaces in the state dir
+ws_ids() {
+	local d
+	for d in "$XDG_STATE_HOME"/aisb/workspaces/*/; do
+		[ -d "$d" ] || continue
+		d=${d%/}
+		echo "${d##*/}"
+	done
+}
+
+# host_state: HEAD, the checked-out branch, the index's checksum and the porcelain status
+# (with GIT_OPTIONAL_LOCKS=0, so that measuring does not refresh the index).
+host_state() {
+	git symbolic-ref HEAD
+	git rev-parse HEAD
+	sha256sum .git/index
+	GIT_OPTIONAL_LOCKS=0 git status --porcelain --untracked-files=all
+	git stash list
+}
+
+# forge BUNDLE_SCRIPT: inside, leaves HEAD at the base, writes the bundle BUNDLE_SCRIPT makes
+# (with $base set) to .git/forged.bundle and plants the fsmonitor command that hands it to the
+# export.
+FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle /aisb-export/out/export.bundle; true"'" && echo FORGED'
+
+@test "workspace: a clone run's commits come back as aisb/<id>; host worktree, index and branch untouched" {
+	echo local-edit >>tracked            # uncommitted host work, tracked ...
+	echo untracked >host-only.txt        # ... and untracked
+	git config aisb.marker host-config-only
+	local before after
+	before=$(host_state)
+	clone_run -- '
+		test ! -e host-only.txt || { echo SAW-UNTRACKED; exit 1; }
+		grep -q local-edit tracked && { echo SAW-WORKTREE; exit 1; }
+		git config aisb.marker && { echo SAW-HOST-CONFIG; exit 1; }
+		test "$(git rev-parse --show-toplevel)" = "$PWD" || exit 1
+		echo new >added && git add added && git commit -q -m "agent: add" &&
+		echo two >>tracked && git commit -q -am "agent: edit" && echo DONE'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *DONE* ]]
+	[[ "$output" == *"imported 2 commit(s) of session"* ]]
+	after=$(host_state)
+	[ "$before" = "$after" ]
+	local br
+	br=$(imported)
+	[[ "$br" == aisb/* ]]
+	# rebuilt on the recorded base, with the host's identity, in order
+	[ "$(git rev-list --count "$BASE..$br")" -eq 2 ]
+	[ "$(git rev-parse "$br~2")" = "$BASE" ]
+	[ "$(git log -1 --format=%s "$br")" = "agent: edit" ]
+	[ "$(git log -1 --format='%an <%ae>|%cn <%ce>' "$br")" = "Host <host@example.com>|Host <host@example.com>" ]
+	git log -1 --format=%B "$br" | grep -q "^Aisb-Session: ${br#aisb/}$"
+	[ "$(git show "$br:added")" = new ]
+	git fsck --strict --no-dangling >/dev/null 2>&1
+	# nothing left to import: the workspace is gone
+	[ ! -e "$XDG_STATE_HOME/aisb/workspaces/${br#aisb/}" ]
+}
+
+@test "workspace: a project that borrows objects (git clone --shared) is fetched into the workspace and imports too" {
+	git clone -q --shared "$PROJ" "$WORK/shared"
+	cd "$WORK/shared"
+	[ -s .git/objects/info/alternates ]
+	clone_run -- 'test ! -e .git/objects/info/alternates && git log --oneline | grep -q init && echo x >x && git add x && git commit -q -m x'
+	[ "$status" -eq 0 ]
+	[ "$(git log -1 --format=%s "$(imported)")" = x ]
+}
+
+@test "workspace: the bind mode (control) shows the same host files the clone hides" {
+	echo local-edit >>tracked
+	echo untracked >host-only.txt
+	run sb -- sh -c 'test -e host-only.txt && grep -q local-edit tracked && echo SAW-BOTH'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *SAW-BOTH* ]]
+}
+
+@test "workspace: a wrong author and a signature are rewritten; the sandbox's commit object is not imported" {
+	clone_run -- '
+		echo x >f && git add f &&
+		tree=$(git write-tree) &&
+		c=$( { printf "tree %s\nparent %s\nauthor Evil <evil@example.org> 1 +0000\ncommitter Evil <evil@example.org> 1 +0000\n" "$tree" "$(git rev-parse HEAD)";
+		       printf "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n\nforged\n"; } |
+		     git hash-object -t commit -w --stdin) &&
+		git update-ref HEAD "$c" && git cat-file commit HEAD | grep -c "^gpgsig" && echo SANDBOX=$c'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *SANDBOX=* ]]
+	local sandbox_commit br
+	sandbox_commit=$(sed -n 's/.*SANDBOX=\([0-9a-f]*\).*/\1/p' <<<"$output")
+	br=$(imported)
+	[ -n "$br" ]
+	[ "$(git rev-parse "$br")" != "$sandbox_commit" ]
+	run git cat-file -e "$sandbox_commit"    # not even the object came over
+	[ "$status" -ne 0 ]
+	[ "$(git log -1 --format='%an <%ae> %at' "$br")" != "Evil <evil@example.org> 1" ]
+	[ "$(git log -1 --format='%an <%ae>' "$br")" = "Host <host@example.com>" ]
+	[ "$(git cat-file commit "$br" | grep -c '^gpgsig')" -eq 0 ]
+	[ "$(git log -1 --format=%s "$br")" = forged ]
+	[ "$(git show "$br:f")" = x ]
+}
+
+@test "workspace: a merge (extra parent) is refused and the workspace kept; a line of commits (control) is imported" {
+	local canary=aisb-canary-$RANDOM$RANDOM
+	clone_run --env CANARY="$canary" -- '
+		test -n "$CANARY" || exit 9
+		git checkout -q -b side && echo s >s && git add s && git commit -q -m side &&
+		git checkout -q main && echo m >m && git add m && git commit -q -m main &&
+		git merge -q --no-edit side && echo MERGED'
+	[ "$status" -eq 125 ]
+	[[ "$output" == *MERGED* ]]
+	[[ "$output" == *"more than one parent"* ]]
+	# the value passed in appears in no output and nowhere in the state dir (workspace.json, export log)
+	[[ "$output" != *"$canary"* ]]
+	run grep -rlF "$canary" "$XDG_STATE_HOME/aisb" --exclude-dir=repo
+	[ "$status" -eq 1 ]
+	[ -z "$(imported)" ]
+	local id
+	id=$(ws_ids)
+	[ -d "$XDG_STATE_HOME/aisb/workspaces/$id/repo/.git" ]
+	run "$AISB" ps
+	[[ "$output" == *"$id"*refused* ]]
+	run "$AISB" inspect "$id"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"workspace:"* ]]
+	[[ "$output" == *"$BASE"* ]]
+	# its session dir is gone; completion still offers the id to aisb import
+	run "$AISB" __complete import ''
+	[[ "$output" == *"$id"* ]]
+	# control: two commits in a line, same run otherwise
+	clone_run -- 'echo s >s && git add s && git commit -q -m one && echo m >m && git add m && git commit -q -m two'
+	[ "$status" -eq 0 ]
+	[ "$(git rev-list --count "$BASE..$(imported)")" -eq 2 ]
+}
+
+@test "workspace: a forged bundle reaching an object outside it (a host-only blob) is refused; a whole one (control) is imported" {
+	# a blob only a host branch reaches; the forger's pack leaves it out, the host's store has it
+	git checkout -q -b secret
+	echo topsecret >s
+	git add s
+	git commit -q -m secret
+	git checkout -q main
+	local S
+	S=$(git rev-parse secret:s)
+	clone_run --env S="$S" -- '
+		base=$(git rev-parse HEAD) &&
+		t=$(printf "100644 blob %s\tleak\n" "$S" | git mktree --missing) &&
+		c=$(git commit-tree "$t" -p "$base" -m leak) &&
+		{ printf "# v2 git bundle\n-%s\n%s refs/heads/aisb-export\n\n" "$base" "$c";
+		  printf "%s\n%s\n" "$c" "$t" | git pack-objects --stdout -q; } >.git/forged.bundle && '"$FORGE_TAIL"
+	[[ "$output" == *FORGED* ]]
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"object $S that the sandbox's commits reach is not in the bundle"* ]]
+	[ -z "$(imported)" ]
+	# control: the same forgery with every object inside the bundle goes through (so the
+	# forgery does reach the host's checks)
+	clone_run -- '
+		base=$(git rev-parse HEAD) && b=$(echo forged-content | git hash-object -w --stdin) &&
+		t=$(printf "100644 blob %s\tleak\n" "$b" | git mktree) &&
+		c=$(git commit-tree "$t" -p "$base" -m leak) &&
+		{ printf "# v2 git bundle\n-%s\n%s refs/heads/aisb-export\n\n" "$base" "$c";
+		  printf "%s\n%s\n%s\n" "$c" "$t" "$b" | git pack-objects --stdout -q; } >.git/forged.bundle && '"$FORGE_TAIL"
+	[ "$status" -eq 0 ]
+	[ "$(git show "$(imported):leak")" = forged-content ]
+}
+
+@test "workspace: a forged bundle on another base or with other refs is refused; the honest export (control) passes" {
+	clone_run -- '
+		base=$(git rev-parse HEAD) && echo x >x && git add x && git commit -q -m x && c=$(git rev-parse HEAD) &&
+		git update-ref HEAD "$base" &&
+		{ printf "# v2 git bundle\n-%s\n%s refs/heads/aisb-export\n%s refs/heads/main\n\n" "$base" "$c" "$c";
+		  printf "%s\n^%s\n" "$c" "$base" | git pack-objects --revs --stdout -q; } >.git/forged.bundle && '"$FORGE_TAIL"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"refs other than refs/heads/aisb-export"* ]]
+	clone_run -- '
+		echo x >x && git add x && git commit -q -m x && c=$(git rev-parse HEAD) && git update-ref HEAD HEAD~1 &&
+		{ printf "# v2 git bundle\n-%s\n%s refs/heads/aisb-export\n\n" "$c" "$c";
+		  printf "%s\n" "$c" | git pack-objects --revs --stdout -q; } >.git/forged.bundle && '"$FORGE_TAIL"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"needs objects other than the base"* ]]
+	[ -z "$(imported)" ]
+	clone_run -- 'echo x >x && git add x && git commit -q -m x'
+	[ "$status" -eq 0 ]
+	[ -n "$(imported)" ]
+}
+
+@test "workspace: a forged bundle with a malformed commit fails index-pack --strict; the same commit well-formed (control) is imported" {
+	local make='base=$(git rev-parse HEAD) && t=$(git rev-parse "HEAD^{tree}") &&
+		c=$(printf "tree %s\nparent %s\nauthor Evil <evil@example.org> %s\ncommitter Evil <evil@example.org> 1 +0000\n\nodd\n" \
+			"$t" "$base" "$DATE" | git hash-object -t commit -w --literally --stdin) &&
+		{ printf "# v2 git bundle\n-%s\n%s refs/heads/aisb-export\n\n" "$base" "$c";
+		  printf "%s\n" "$c" | git pack-objects --stdout -q; } >.git/forged.bundle && '"$FORGE_TAIL"
+	clone_run --env DATE="not-a-date" -- "$make"
+	[[ "$output" == *FORGED* ]]
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"index-pack --strict refused"* ]]
+	[ -z "$(imported)" ]
+	clone_run --env DATE="1 +0000" -- "$make"
+	[ "$status" -eq 0 ]
+	[ "$(git log -1 --format=%s "$(imported)")" = odd ]
+}
+
+@test "workspace: a commit whose tree holds a .git entry is refused by the strict checks; the same tree under another name (control) is imported" {
+	local make='h=$(printf "#!/bin/sh\ntouch /tmp/x\n" | git hash-object -w --stdin) &&
+		hooks=$(printf "100755 blob %s\tpost-checkout\n" "$h" | git mktree) &&
+		dir=$(printf "040000 tree %s\thooks\n" "$hooks" | git mktree) &&
+		t=$( { git ls-tree HEAD; printf "040000 tree %s\t%s\n" "$dir" "$NAME"; } | git mktree) &&
+		c=$(git commit-tree "$t" -p HEAD -m planted) && git update-ref HEAD "$c" && echo PLANTED'
+	clone_run --env NAME=.git -- "$make"
+	[[ "$output" == *PLANTED* ]]
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"refused"* ]]
+	[[ "$output" == *"hasDotgit"* ]]
+	[ -z "$(imported)" ]
+	clone_run --env NAME=dotgit -- "$make"
+	[ "$status" -eq 0 ]
+	[ -n "$(git rev-parse "$(imported):dotgit/hooks/post-checkout")" ]
+}
+
+@test "workspace: hooks and config planted in the clone never run on the host; run by host git in the clone (control) they do" {
+	clone_run --keep --env MARK="$MARK" -- '
+		printf "#!/bin/sh\ntouch %s\n" "$MARK" >.git/hooks/pre-commit &&
+		cp .git/hooks/pre-commit .git/hooks/post-checkout && cp .git/hooks/pre-commit .git/hooks/reference-transaction &&
+		chmod +x .git/hooks/* &&
+		git config core.fsmonitor "touch $MARK" &&
+		echo x >x && git add x && git -c core.hooksPath=/dev/null commit -q -m x && echo PLANTED'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *PLANTED* ]]
+	[ ! -e "$MARK" ]
+	local br id
+	br=$(imported)
+	id=${br#aisb/}
+	[ -n "$br" ]
+	# the user's next git commands on the host: nothing planted runs
+	git status >/dev/null
+	git checkout -q "$br" && git checkout -q main
+	git commit -q --allow-empty -m host
+	[ ! -e "$MARK" ]
+	# again with aisb import (the export, the rebuild and the publication run again)
+	run "$AISB" import "$id" --target "again-$id"
+	[ "$status" -eq 0 ]
+	[ ! -e "$MARK" ]
+	# control: the same hooks are real: host git run in the kept clone fires them
+	(cd "$XDG_STATE_HOME/aisb/workspaces/$id/repo" && git status >/dev/null 2>&1 && git commit -q --allow-empty -m y) || true
+	[ -e "$MARK" ]
+}
+
+@test "workspace: the host's own hooks and fsmonitor stay off during an import; plain host git (control) runs them" {
+	printf '#!/bin/sh\ntouch %s\n' "$MARK" >.git/hooks/reference-transaction
+	cp .git/hooks/reference-transaction .git/hooks/post-checkout
+	chmod +x .git/hooks/*
+	git config core.fsmonitor "touch $MARK"
+	clone_run --target current -- 'echo x >x && git add x && git commit -q -m x'
+	[ "$status" -eq 0 ]
+	[ "$(git log -1 --format=%s)" = x ]
+	[ ! -e "$MARK" ]
+	git update-ref refs/heads/probe HEAD
+	[ -e "$MARK" ]
+}
+
+@test "workspace: --target current fast-forwards the checked-out branch and its worktree" {
+	clone_run --target current -- 'echo x >x && git add x && git commit -q -m x && echo y >>tracked && git commit -q -am y'
+	[ "$status" -eq 0 ]
+	[ "$(git symbolic-ref HEAD)" = refs/heads/main ]
+	[ "$(git rev-list --count "$BASE..main")" -eq 2 ]
+	[ "$(cat x)" = x ]
+	[ "$(tail -n1 tracked)" = y ]
+	[ -z "$(git status --porcelain)" ]
+	[ -z "$(imported)" ]
+	[ -z "$(git for-each-ref 'refs/aisb-recovery/*')" ]
+}
+
+@test "workspace: from a linked worktree, --target current moves that worktree's branch only; aisb/<id> (control) moves nothing checked out" {
+	git worktree add -q "$WORK/wt" -b feature
+	cd "$WORK/wt"
+	# a branch checked out in the other worktree is never a --target, even where it could move
+	clone_run --target main -- 'echo v >v && git add v && git commit -q -m v'
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"checked out in a worktree"* ]]
+	[ "$(git -C "$PROJ" rev-parse main)" = "$BASE" ]
+	clone_run --target current -- 'echo w >w && git add w && git commit -q -m w'
+	[ "$status" -eq 0 ]
+	[ "$(git symbolic-ref HEAD)" = refs/heads/feature ]
+	[ "$(cat w)" = w ]
+	[ "$(git -C "$PROJ" rev-parse main)" = "$BASE" ]
+	[ ! -e "$PROJ/w" ]
+	clone_run -- 'echo v >v && git add v && git commit -q -m v'
+	[ "$status" -eq 0 ]
+	[ "$(git log -1 --format=%s "$(imported)")" = v ]
+}
+
+@test "workspace: --target current refuses when the host branch moved or tracked files are dirty; the unmoved branch (control) fast-forwards" {
+	clone_run --keep -- 'echo x >x && git add x && git commit -q -m x'
+	[ "$status" -eq 0 ]
+	local id
+	id=$(imported)
+	id=${id#aisb/}
+	# the host branch moves meanwhile
+	git commit -q --allow-empty -m "host moved"
+	local moved
+	moved=$(git rev-parse main)
+	run "$AISB" import "$id" --target current
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"moved since the sandbox started"* ]]
+	[ "$(git rev-parse main)" = "$moved" ]
+	[ ! -e x ]
+	# dirty tracked files
+	git reset -q --hard "$BASE"
+	echo dirty >>tracked
+	run "$AISB" import "$id" --target current
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"uncommitted changes to tracked files"* ]]
+	[ "$(git rev-parse main)" = "$BASE" ]
+	# control: clean and where it started
+	git checkout -q -- tracked
+	run "$AISB" import "$id" --target current
+	[ "$status" -eq 0 ]
+	[ "$(git rev-list --count "$BASE..main")" -eq 1 ]
+	[ "$(cat x)" = x ]
+}
+
+@test "workspace: --target current that cannot update the worktree sets the branch back and keeps refs/aisb-recovery/<id>; without the obstacle (control) it fast-forwards" {
+	echo host-untracked >x     # untracked on the host; the sandbox adds a tracked x
+	clone_run --target current --keep -- 'echo sandbox >x && git add x && git commit -q -m x'
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"updating the worktree failed"* ]]
+	[[ "$output" == *"was set back"* ]]
+	[ "$(git rev-parse main)" = "$BASE" ]
+	[ "$(cat x)" = host-untracked ]
+	local rec id
+	rec=$(git for-each-ref --format='%(refname)' 'refs/aisb-recovery/*')
+	[ -n "$rec" ]
+	[ "$(git show "$rec:x")" = sandbox ]
+	id=${rec#refs/aisb-recovery/}
+	# control: the obstacle gone, the same import fast-forwards
+	rm x
+	run "$AISB" import "$id" --target current
+	[ "$status" -eq 0 ]
+	[ "$(cat x)" = sandbox ]
+	[ "$(git rev-list --count "$BASE..main")" -eq 1 ]
+	[ -z "$(git for-each-ref 'refs/aisb-recovery/*')" ]
+}
+
+@test "workspace: --untracked copy brings untracked files but not ignored or .aisbignore'd ones, and never imports them" {
+	echo notes >notes.txt
+	mkdir -p sub/deep
+	echo deep >sub/deep/n.txt
+	ln -s ../notes.txt sub/link
+	echo secret >secret.env
+	echo private >private.txt
+	printf 'secret.env\n' >.gitignore
+	printf 'private.txt\n' >.aisbignore
+	git add .gitignore
+	git commit -q -m ignore
+	BASE=$(git rev-parse HEAD)
+	# default: tracked files only
+	clone_run -- 'test ! -e notes.txt && test ! -e secret.env && echo TRACKED-ONLY'
+	[[ "$output" == *TRACKED-ONLY* ]]
+	clone_run --untracked copy -- '
+		test "$(cat notes.txt)" = notes && test ! -e secret.env && test ! -e private.txt &&
+		test "$(cat sub/deep/n.txt)" = deep && test "$(readlink sub/link)" = ../notes.txt && echo COPIED &&
+		git status --porcelain | grep -q notes.txt && echo STATUS-SHOWS
+		echo changed >notes.txt && echo keep >kept && git add -f notes.txt kept && git commit -q -m agent'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *COPIED* ]]
+	[[ "$output" != *STATUS-SHOWS* ]]
+	local br
+	br=$(imported)
+	[ "$(git show "$br:kept")" = keep ]
+	run git cat-file -e "$br:notes.txt"
+	[ "$status" -ne 0 ]
+	[ "$(cat notes.txt)" = notes ]
+}
+
+@test "workspace: --import-uncommitted takes the uncommitted work as one checkpoint commit; without it (control) it stays in the workspace" {
+	clone_run -- 'echo wip >wip'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"no new commits"* ]]
+	[ -z "$(imported)" ]
+	local id
+	id=$(ws_ids)
+	[ -e "$XDG_STATE_HOME/aisb/workspaces/$id/repo/wip" ]
+	run "$AISB" import "$id" --import-uncommitted
+	[ "$status" -eq 0 ]
+	[ "$(git show "aisb/$id:wip")" = wip ]
+	[ "$(git rev-list --count "$BASE..aisb/$id")" -eq 1 ]
+	[ "$(git log -1 --format='%an' "aisb/$id")" = Host ]
+}
+
+@test "workspace: a clone whose .git the sandbox broke is kept, not removed; an intact one without work (control) is removed" {
+	clone_run -- 'echo work >left && rm -rf .git/refs .git/HEAD'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"workspace kept"* ]]
+	local id
+	id=$(ws_ids)
+	[ -e "$XDG_STATE_HOME/aisb/workspaces/$id/repo/left" ]
+	rm -rf "$XDG_STATE_HOME/aisb/workspaces/$id"
+	clone_run -- 'true'
+	[ "$status" -eq 0 ]
+	[ -z "$(ws_ids)" ]
+}
+
+@test "workspace: clean keeps a workspace whose commits were not imported, --discard removes it; an imported one (control) is removed" {
+	clone_run -- 'git checkout -q -b side && git commit -q --allow-empty -m s && git checkout -q main && git commit -q --allow-empty -m m && git merge -q --no-edit side'
+	[ "$status" -eq 125 ]
+	local refused kept
+	refused=$(ws_ids)
+	clone_run --keep -- 'git commit -q --allow-empty -m ok'
+	[ "$status" -eq 0 ]
+	kept=$(imported)
+	kept=${kept#aisb/}
+	[ -d "$XDG_STATE_HOME/aisb/workspaces/$kept" ]
+	run "$AISB" clean
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"kept workspace $refused"* ]]
+	[[ "$output" == *"removed workspace $kept"* ]]
+	[ -d "$XDG_STATE_HOME/aisb/workspaces/$refused/repo" ]
+	[ ! -e "$XDG_STATE_HOME/aisb/workspaces/$kept" ]
+	run "$AISB" clean --discard
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"removed workspace $refused (discarded"* ]]
+	[ ! -e "$XDG_STATE_HOME/aisb/workspaces/$refused" ]
+}
+
+@test "workspace: refused before start: not a repository, --target current on a detached HEAD, a project policy undoing clone" {
+	mkdir "$WORK/plain"
+	cd "$WORK/plain"
+	run sb --workspace clone -- true
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"not in a git repository"* ]]
+	cd "$PROJ"
+	git checkout -q --detach
+	run sb --workspace clone --target current -- true
+	[ "$status" -eq 78 ]
+	[[ "$output" == *detached* ]]
+	run sb --target current -- true
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"need --workspace clone"* ]]
+	# control: the same detached HEAD imports as a new branch
+	run sb --workspace clone -- sh -c 'git commit -q --allow-empty -m d'
+	[ "$status" -eq 0 ]
+	[ -n "$(imported)" ]
+}
+
+@test "workspace: workspace = clone in the user's config and in a trusted project policy; a project cannot set bind" {
+	printf 'workspace = clone\n' >>"$XDG_CONFIG_HOME/aisb/config"
+	run sb --dry-run -- true
+	[[ "$output" == *"workspace:  clone of $PROJ"* ]]
+	# without a project there is nothing to clone: --no-cwd runs as before
+	run sb --no-cwd -- true
+	[ "$status" -eq 0 ]
+	mkdir -p .aisb
+	printf 'workspace = bind\n' >.aisb/config
+	run "$AISB" trust
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"workspace = clone only"* ]]
+	head -n2 "$XDG_CONFIG_HOME/aisb/config" >"$XDG_CONFIG_HOME/aisb/config.new"
+	mv "$XDG_CONFIG_HOME/aisb/config.new" "$XDG_CONFIG_HOME/aisb/config"
+	printf 'workspace = clone\n' >.aisb/config
+	run "$AISB" trust
+	[ "$status" -eq 0 ]
+	run sb --dry-run -- true
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"workspace:  clone of $PROJ"* ]]
+}

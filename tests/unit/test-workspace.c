@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* test-workspace.c — the import's judges: bundle header, commit line, commit object, object sets;
+ * the hardened git's fixed options and environment */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/util.h"
+#include "git/gitrun.h"
+#include "workspace/workspace-internal.h"
+
+#define B "1111111111111111111111111111111111111111"
+#define T "2222222222222222222222222222222222222222"
+#define C "3333333333333333333333333333333333333333"
+#define X "4444444444444444444444444444444444444444"
+
+static const struct {
+	const char *text;
+	bool ok;
+	const char *why;   /* part of the refusal */
+} bundles[] = {
+	{ "# v2 git bundle\n-" B "\n" T " refs/heads/aisb-export\n\nPACK", true, NULL },
+	{ "# v2 git bundle\n-" B " comment\n" T " refs/heads/aisb-export\n\nPACK", true, NULL },
+	{ "# v3 git bundle\n@object-format=sha1\n-" B "\n" T " refs/heads/aisb-export\n\nPACK", true, NULL },
+	{ "# v3 git bundle\n@filter=blob:none\n-" B "\n" T " refs/heads/aisb-export\n\n", false, "capability" },
+	{ "# v2 git bundle\n@object-format=sha1\n-" B "\n" T " refs/heads/aisb-export\n\n", false, "v2" },
+	{ "# v2 git bundle\n-" X "\n" T " refs/heads/aisb-export\n\n", false, "other than the base" },
+	{ "# v2 git bundle\n-" B "\n-" X "\n" T " refs/heads/aisb-export\n\n", false, "other than the base" },
+	{ "# v2 git bundle\n" T " refs/heads/aisb-export\n\n", false, "no prerequisite" },
+	{ "# v2 git bundle\n-" B "\n" T " refs/heads/main\n\n", false, "refs other" },
+	{ "# v2 git bundle\n-" B "\n" T " refs/heads/aisb-export\n" C " refs/heads/aisb-export\n\n", false, "refs other" },
+	{ "# v2 git bundle\n-" B "\n\n", false, "no ref" },
+	{ "# v2 git bundle\n-" B "\n" T " refs/heads/aisb-export\n", false, "no end" },
+	{ "# v2 git bundle\n-" B "\nzz refs/heads/aisb-export\n\n", false, "malformed" },
+	{ "# v4 git bundle\n", false, "not a git bundle" },
+	{ "", false, "not a git bundle" },
+};
+
+static void test_bundle(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bundles) / sizeof(bundles[0]); i++) {
+		struct ws_bundle b;
+		const char *why = NULL;
+		int r = ws_bundle_parse(bundles[i].text, strlen(bundles[i].text), B, &b, &why);
+		if (bundles[i].ok) {
+			assert_int_equal(r, 0);
+			assert_string_equal(b.tip, T);
+			assert_string_equal(b.prereq, B);
+			assert_memory_equal(bundles[i].text + b.pack_offset, "PACK", 4);
+		} else {
+			if (r != -EINVAL || !why || !strstr(why, bundles[i].why))
+				fail_msg("bundle %zu: r=%d why=%s", i, r, why ? why : "(null)");
+		}
+	}
+}
+
+static const struct {
+	const char *text;
+	int want;
+	const char *why;
+} chains[] = {
+	{ C " " B "\n" T " " C "\n", 2, NULL },
+	{ T " " B "\n", 1, NULL },
+	{ "", -EINVAL, "does not descend" },
+	{ T "\n", -EINVAL, "new root" },
+	{ C " " B "\n" T " " C " " X "\n", -EINVAL, "more than one parent" },
+	{ C " " X "\n" T " " C "\n", -EINVAL, "not the recorded base" },
+	{ C " " B "\n" T " " B "\n", -EINVAL, "one line" },
+	{ C " " B "\n", -EINVAL, "does not descend" },
+	{ C " " B "\n" T " " C, -EINVAL, "truncated" },
+};
+
+static void test_chain(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(chains) / sizeof(chains[0]); i++) {
+		char **v = NULL;
+		const char *why = NULL;
+		int r = ws_chain_check(chains[i].text, B, T, &v, &why);
+		if (r != chains[i].want || (chains[i].why && (!why || !strstr(why, chains[i].why))))
+			fail_msg("chain %zu: r=%d why=%s", i, r, why ? why : "(null)");
+		if (r > 0) {
+			assert_int_equal(strv_length(v), (size_t)r);
+			assert_string_equal(v[r - 1], T);
+		} else
+			assert_null(v);
+		strv_free(v);
+	}
+}
+
+static void test_chain_bound(void **state)
+{
+	size_t n = WS_MAX_COMMITS + 1;
+	size_t cap = n * 82 + 1, off = 0;
+	char *text = malloc(cap), prev[41], cur[41];
+	char **v = NULL;
+	const char *why;
+
+	(void)state;
+	assert_non_null(text);
+	snprintf(prev, sizeof(prev), "%s", B);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(cur, sizeof(cur), "%040zx", i + 0x100);
+		off += (size_t)snprintf(text + off, cap - off, "%s %s\n", cur, prev);
+		memcpy(prev, cur, sizeof(prev));
+	}
+	assert_int_equal(ws_chain_check(text, B, prev, &v, &why), -EINVAL);
+	assert_non_null(strstr(why, "10000"));
+	free(text);
+}
+
+static void test_commit_parse(void **state)
+{
+	static const char obj[] = "tree " X "\nparent " B "\nauthor a <a> 1 +0000\ncommitter a <a> 1 +0000\n"
+				  "gpgsig -----BEGIN PGP SIGNATURE-----\n -----END PGP SIGNATURE-----\n\nsubject\n\nbody\n";
+	char tree[65];
+	const char *msg;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(ws_commit_parse(obj, strlen(obj), tree, &msg, &len), 0);
+	assert_string_equal(tree, X);
+	assert_int_equal(len, strlen("subject\n\nbody\n"));
+	assert_memory_equal(msg, "subject\n\nbody\n", len);
+	assert_int_equal(ws_commit_parse("parent " B "\n\nx", 10 + 40, tree, &msg, &len), -EINVAL);
+	/* a NUL ends the message */
+	{
+		static const char nul[] = "tree " X "\n\nab\0cd";
+		assert_int_equal(ws_commit_parse(nul, sizeof(nul) - 1, tree, &msg, &len), 0);
+		assert_int_equal(len, 2);
+	}
+}
+
+static void test_oidset(void **state)
+{
+	char **set = NULL;
+	int n;
+
+	(void)state;
+	n = ws_oidset_from_show_index("12 " T " (3c8213a2)\n264 " B " (3cf7d553)\n", &set);
+	assert_int_equal(n, 2);
+	assert_true(ws_oidset_has(set, 2, B));
+	assert_true(ws_oidset_has(set, 2, T));
+	assert_false(ws_oidset_has(set, 2, X));
+	strv_free(set);
+	assert_int_equal(ws_oidset_from_show_index("12 zz (1)\n", &set), -EINVAL);
+	assert_false(ws_oidset_has(NULL, 0, X));
+}
+
+static void test_exclude_pattern(void **state)
+{
+	char *p;
+
+	(void)state;
+	assert_int_equal(ws_exclude_pattern("a/b.txt", &p), 0);
+	assert_string_equal(p, "/a/b.txt\n");
+	free(p);
+	assert_int_equal(ws_exclude_pattern("#x *?[y] !z", &p), 0);
+	assert_string_equal(p, "/\\#x\\ \\*\\?\\[y]\\ \\!z\n");
+	free(p);
+}
+
+static void test_branch_names(void **state)
+{
+	static const char *const good[] = { "aisb/abc123", "feature", "a.b", "x-y_z", "current-work" };
+	static const char *const bad[] = { "", "-x", "a..b", "a/", "/a", "a.lock", "a b", "a~1", "a^", "a:b",
+					   "a?", "a*", "a[", "a\\b", "@", "a@{1}", ".a", "a/.b", "a//b", "a." };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!ws_branch_name_valid(good[i]))
+			fail_msg("'%s' refused", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (ws_branch_name_valid(bad[i]))
+			fail_msg("'%s' accepted", bad[i]);
+}
+
+/* The contract docs/workspace.md states: each of these is on every host git's command line or
+ * in its environment, and nothing of aisb's own environment is. */
+static void test_hardening(void **state)
+{
+	static const char *const want_args[] = {
+		"--no-pager", "core.hooksPath=/dev/null", "core.fsmonitor=false", "credential.helper=", "gc.auto=0",
+		"maintenance.auto=0", "protocol.allow=never", "protocol.ext.allow=never", "protocol.file.allow=always",
+		"core.askPass=", "commit.gpgSign=false", "core.pager=cat",
+	};
+	static const char *const want_env[] = { "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+						"GIT_TERMINAL_PROMPT=0", "PATH=/usr/bin:/bin", "GIT_EDITOR=false",
+						"GIT_PAGER=cat" };
+	const char *argv[128], *env[64];
+	size_t na = gitrun_hardening_args(argv, 128), ne = gitrun_base_env(env, 64);
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want_args) / sizeof(want_args[0]); i++) {
+		bool found = false;
+		for (size_t k = 0; k < na; k++)
+			found |= strcmp(argv[k], want_args[i]) == 0;
+		if (!found)
+			fail_msg("'%s' is not among the hardening options", want_args[i]);
+	}
+	for (size_t i = 0; i < sizeof(want_env) / sizeof(want_env[0]); i++) {
+		bool found = false;
+		for (size_t k = 0; k < ne; k++)
+			found |= strcmp(env[k], want_env[i]) == 0;
+		if (!found)
+			fail_msg("'%s' is not in the environment", want_env[i]);
+	}
+	for (size_t k = 0; k < ne; k++)
+		if (strncmp(env[k], "GIT_EXTERNAL_DIFF=", 18) == 0 || strncmp(env[k], "GIT_ASKPASS=", 12) == 0 ||
+		    strncmp(env[k], "SSH_ASKPASS=", 12) == 0 || strncmp(env[k], "GIT_DIR=", 8) == 0)
+			fail_msg("'%s' must not be set", env[k]);
+	{
+		char m[] = "fatal: \x1b]52;c;x\x07 bad\n";
+		gitrun_sanitize(m);
+		assert_string_equal(m, "fatal: ?]52;c;x? bad?");
+	}
+	assert_true(gitrun_is_oid(B));
+	assert_false(gitrun_is_oid("HEAD"));
+	assert_false(gitrun_is_oid("1111111111111111111111111111111111111Z11"));
+}
+
+static char fake_home[64];
+
+static const char *fake_get(const char *name)
+{
+	if (strcmp(name, "HOME") == 0)
+		return fake_home;
+	if (strcmp(name, "GIT_EXTERNAL_DIFF") == 0 || strcmp(name, "GIT_CONFIG_PARAMETERS") == 0)
+		return "evil";
+	return NULL;
+}
+
+/* A real git, run the way the import runs it: the user's global config gives the identity
+ * (read explicitly), but no call sees it, nor anything of the caller's environment. */
+static void test_hardening_live(void **state)
+{
+	_cleanup_free_ char *cfg = NULL;
+	const char *const args[] = { "config", "--list", "--show-scope", NULL };
+	struct gitrun_call c = { .args = args, .in_fd = -1 };
+	struct gitrun g;
+	FILE *f;
+
+	(void)state;
+	if (access("/usr/bin/git", X_OK) < 0)
+		skip();
+	snprintf(fake_home, sizeof(fake_home), "/tmp/aisb-test-gitrun.XXXXXX");
+	assert_non_null(mkdtemp(fake_home));
+	assert_true(asprintf(&cfg, "%s/.gitconfig", fake_home) > 0);
+	f = fopen(cfg, "w");
+	assert_non_null(f);
+	fputs("[user]\n\tname = From Global\n\temail = g@example.com\n[core]\n\tpager = evil-pager\n", f);
+	fclose(f);
+	/* what a caller's environment could carry: none of it may reach git */
+	setenv("GIT_CONFIG_PARAMETERS", "'core.pager'='evil-env'", 1);
+	setenv("GIT_EXTERNAL_DIFF", "evil-diff", 1);
+	assert_int_equal(gitrun_init(&g, fake_home, GITRUN_IDENT, fake_get), 0);
+	assert_string_equal(g.name, "From Global");
+	assert_string_equal(g.email, "g@example.com");
+	c.dir = fake_home;
+	assert_int_equal(gitrun_call(&g, &c), 0);
+	assert_non_null(strstr(c.out, "command\tcore.hookspath=/dev/null"));
+	assert_non_null(strstr(c.out, "command\tprotocol.ext.allow=never"));
+	assert_null(strstr(c.out, "global\t"));
+	assert_null(strstr(c.out, "system\t"));
+	assert_null(strstr(c.out, "evil"));
+	gitrun_call_done(&c);
+	/* the environment git sees: built here, nothing inherited */
+	{
+		const char *const vargs[] = { "var", "GIT_PAGER", NULL };
+		struct gitrun_call v = { .args = vargs, .in_fd = -1, .dir = fake_home };
+		assert_int_equal(gitrun_call(&g, &v), 0);
+		assert_string_equal(v.out, "cat\n");
+		gitrun_call_done(&v);
+	}
+	unsetenv("GIT_CONFIG_PARAMETERS");
+	unsetenv("GIT_EXTERNAL_DIFF");
+	gitrun_done(&g);
+	unlink(cfg);
+	rmdir(fake_home);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bundle),
+		cmocka_unit_test(test_chain),
+		cmocka_unit_test(test_chain_bound),
+		cmocka_unit_test(test_commit_parse),
+		cmocka_unit_test(test_oidset),
+		cmocka_unit_test(test_exclude_pattern),
+		cmocka_unit_test(test_branch_names),
+		cmocka_unit_test(test_hardening),
+		cmocka_unit_test(test_hardening_live),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
