@@ -140,8 +140,8 @@ srt_relay_pids() {
 	done
 }
 # aisb's relay: the supervisor and every process below it running the aisb binary, except the
-# sandbox's init (pid 1 inside) and what it runs: the supervisor itself and a gate process, if
-# the gate is one
+# sandbox's init (pid 1 inside) and what it runs: the supervisor itself and its gate process
+# ("aisb-gate", a child of the supervisor since issue 13)
 aisb_relay_pids() {
 	local p exe
 	echo "$apid"
@@ -248,13 +248,20 @@ peak_rss() {
 }
 echo "== $conc concurrent tunnels, the relay's peak RSS (sampled every 50 ms)"
 : >"$work/rss"
-for m in connect squid srt; do
+aisb_gate_pid() { pgrep -P "$apid" -x aisb-gate 2>/dev/null | head -1; }
+for m in connect gate squid srt; do
 	case $m in
 	connect)
 		"$aisb" --allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home --no-agents \
 			--env HOLD=2 -- "${load[@]}" many connect svc.test "$port" "$conc" &
 		apid=$!
 		peak=$(peak_rss "$apid" aisb_relay_pids) ;;
+	gate)
+		# the same load again, the gate process alone (empty when the gate runs in the supervisor)
+		"$aisb" --allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home --no-agents \
+			--env HOLD=2 -- "${load[@]}" many connect svc.test "$port" "$conc" >/dev/null 2>&1 &
+		apid=$!
+		peak=$(peak_rss "$apid" aisb_gate_pid) ;;
 	squid)
 		[ -n "$squid" ] || continue
 		"${load[@]}" many squid 127.0.0.1 "$port" "$conc" &
@@ -290,5 +297,6 @@ for m in "${modes[@]}"; do
 	awk -v m="$m" -v x="$med" -v d="$dmed" -v f="$fmed" -v c="${cpu:--}" -v t="${tt:--}" -v r="${rss:--}" \
 		'BEGIN {printf "%-12s %9.0f %8.2f %8s %10s %10s %12s\n", m, x, x / d, f ? sprintf("%.2f", x / f) : "-", c, t, r}'
 done
-echo "aisb relay RSS with 1 tunnel: $base KiB (so $conc tunnels cost $(( $(awk '$1 == "connect" {print $2}' "$work/rss") - base )) KiB)"
+echo "aisb relay RSS with 1 tunnel: $base KiB (so $conc tunnels cost $(( $(awk '$1 == "connect" {print $2}' "$work/rss") - base )) KiB);" \
+	"the gate process alone with $conc: $(awk '$1 == "gate" {print $2}' "$work/rss") KiB"
 echo "(user $(id -un), $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg), aisb $("$aisb" --version 2>/dev/null | head -1))"

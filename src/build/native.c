@@ -627,7 +627,7 @@ static int run_entry(void *p)
 }
 
 /* The step's gate over the listeners run_entry() sends on @sock into @fds (which the gate
- * borrows: the caller closes them after gate_free()), logging to the build's egress log.
+ * takes over: they are -1 on return), logging to the build's egress log.
  * Return: the running gate, or NULL: the child failed before sending (it said why and exits;
  * *@not_enforced when it could not install the policy), or the gate could not start (said
  * here). Logs on failure. */
@@ -648,6 +648,8 @@ static struct gate *start_step_gate(const struct native_build *nb, int sock, int
 				 .dns_tcp_fd = fds[3], .policy = &nb->net->policy, .upstream = nb->net->upstream,
 				 .log_fd = nb->egress_fd };
 	r = gate_new(&c, &g);
+	for (size_t i = 0; i < NETPLAN_GATE_FDS; i++)
+		fds[i] = -1; /* the gate's now */
 	if (r >= 0 && (r = gate_start(g)) < 0) {
 		gate_free(g);
 		g = NULL;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* gitrun.c — hardened host git: fixed options, clean environment, argv only, bounded output */
+/* gitrun.c — hardened host git: fixed options, clean environment, argv only, bounded output,
+ * redacted messages, the identity read as text */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,9 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util/log.h"
-#include "util/util.h"
+#include "git/gitguard.h"
 #include "git/gitrun.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/util.h"
 
 /* Options before the subcommand. Each names what it switches off; the list is the contract
  * docs/workspace.md repeats. */
@@ -24,23 +28,41 @@ static const char *const hardening[] = {
 	"-c", "core.fsmonitor=false",          /* no fsmonitor command */
 	"-c", "core.pager=cat",
 	"-c", "core.askPass=",                 /* no askpass program */
-	"-c", "core.sshCommand=false",         /* and no ssh: only file:// is allowed below */
 	"-c", "credential.helper=",            /* resets the helper list: no credential helper */
 	"-c", "gc.auto=0",                     /* no auto-gc ... */
 	"-c", "maintenance.auto=0",            /* ... and no auto-maintenance after a command */
-	"-c", "protocol.allow=never",          /* no transport ... */
-	"-c", "protocol.file.allow=always",    /* ... but local paths */
+	"-c", "protocol.allow=never",          /* no transport but those transport_*[] allow */
 	"-c", "protocol.ext.allow=never",      /* never ext:: (runs a command) */
 	"-c", "commit.gpgSign=false",          /* nothing is signed: no gpg program runs */
 	"-c", "tag.gpgSign=false",
+	"-c", "push.gpgSign=false",
 	"-c", "log.showSignature=false",
 	"-c", "submodule.recurse=false",
 	"-c", "fetch.recurseSubmodules=false",
+	"-c", "push.recurseSubmodules=no",
+	"-c", "safe.bareRepository=explicit",  /* an embedded bare repository is never entered */
 	"-c", "transfer.fsckObjects=true",     /* what is fetched is checked */
 	"-c", "fetch.fsckObjects=true",
 	"-c", "init.templateDir=",             /* no template hooks copied into a new repo */
 	"-c", "core.untrackedCache=false",
 	"-c", "advice.detachedHead=false",
+};
+
+/* The transports of a call (after protocol.allow=never): local paths only, and no ssh program
+ * at all ... */
+static const char *const transport_local[] = {
+	"-c", "protocol.file.allow=always",
+	"-c", "core.sshCommand=false",
+};
+
+/* ... or, for a .remote call (autophase's push to the user's remote), git's own known-safe
+ * list, explicitly: every remote helper (foo::URL) and ext:: stay refused. */
+static const char *const transport_remote[] = {
+	"-c", "protocol.file.allow=always",
+	"-c", "protocol.ssh.allow=always",
+	"-c", "protocol.https.allow=always",
+	"-c", "protocol.http.allow=always",
+	"-c", "protocol.git.allow=always",
 };
 
 /* The whole environment of a hardened git: nothing inherited. */
@@ -58,7 +80,9 @@ static const char *const base_env[] = {
 	"GIT_PROTOCOL_FROM_USER=0",
 	"GIT_ADVICE=0",
 	"GIT_PAGER=cat",
+	"PAGER=cat",
 	"GIT_EDITOR=false",          /* nothing may wait for an editor */
+	"GIT_ASKPASS=",              /* set but empty: no askpass program at all (git's prompt.c) */
 	"SSH_ASKPASS_REQUIRE=never",
 };
 
@@ -74,6 +98,12 @@ static size_t copy_list(const char *const *from, size_t n, const char **to, size
 size_t gitrun_hardening_args(const char **argv, size_t max)
 {
 	return copy_list(hardening, ELEMENTSOF(hardening), argv, max);
+}
+
+size_t gitrun_transport_args(bool remote, const char **argv, size_t max)
+{
+	return remote ? copy_list(transport_remote, ELEMENTSOF(transport_remote), argv, max)
+		      : copy_list(transport_local, ELEMENTSOF(transport_local), argv, max);
 }
 
 size_t gitrun_base_env(const char **env, size_t max)
@@ -137,15 +167,16 @@ static int build_env(const struct gitrun *g, const struct gitrun_call *c, char *
 	int r = 0;
 
 	for (size_t i = 0; i < ELEMENTSOF(base_env) && r >= 0; i++) {
-		if (c->user_config && (strncmp(base_env[i], "HOME=", 5) == 0 ||
-				       strncmp(base_env[i], "GIT_CONFIG_", 11) == 0))
+		if (c->remote && g->home && strncmp(base_env[i], "HOME=", 5) == 0)
 			continue;
 		r = strv_push(&v, base_env[i]);
 	}
-	if (r >= 0 && c->user_config && g->home)
+	/* a push over ssh: ssh reads ~/.ssh (keys, known_hosts) and may use the agent; git's
+	 * global config stays off (GIT_CONFIG_GLOBAL) */
+	if (r >= 0 && c->remote && g->home)
 		r = env_push(&v, "HOME", g->home);
-	if (r >= 0 && c->user_config && g->xdg_config)
-		r = env_push(&v, "XDG_CONFIG_HOME", g->xdg_config);
+	if (r >= 0 && c->remote && g->ssh_auth_sock)
+		r = env_push(&v, "SSH_AUTH_SOCK", g->ssh_auth_sock);
 	if (r >= 0 && c->ident && g->name && g->email) {
 		if ((r = env_push(&v, "GIT_AUTHOR_NAME", g->name)) >= 0 &&
 		    (r = env_push(&v, "GIT_AUTHOR_EMAIL", g->email)) >= 0 &&
@@ -167,15 +198,23 @@ static int build_argv(const struct gitrun *g, const struct gitrun_call *c, char 
 	char **v = NULL;
 	int r = strv_push(&v, g->git);
 
+	const char *tr[16];
+	size_t nt = gitrun_transport_args(c->remote, tr, ELEMENTSOF(tr));
+
 	for (size_t i = 0; i < ELEMENTSOF(hardening) && r >= 0; i++)
 		r = strv_push(&v, hardening[i]);
+	for (size_t i = 0; i < nt && r >= 0; i++)
+		r = strv_push(&v, tr[i]);
 	if (r >= 0 && g->excludes) {
 		char *e;
 		if (asprintf(&e, "core.excludesFile=%s", g->excludes) < 0 || strv_push(&v, "-c") < 0 ||
 		    strv_push_take(&v, e) < 0)
 			r = -ENOMEM;
 	}
-	if (r >= 0 && c->dir && (r = strv_push(&v, "-C")) >= 0)
+	if (r >= 0 && c->dir && g->bare && streq(c->dir, g->bare)) {
+		char *e;
+		r = asprintf(&e, "--git-dir=%s", c->dir) < 0 ? -ENOMEM : strv_push_take(&v, e);
+	} else if (r >= 0 && c->dir && (r = strv_push(&v, "-C")) >= 0)
 		r = strv_push(&v, c->dir);
 	for (size_t i = 0; c->args[i] && r >= 0; i++)
 		r = strv_push(&v, c->args[i]);
@@ -215,8 +254,13 @@ int gitrun_call(const struct gitrun *g, struct gitrun_call *c)
 		/* the child: stdin, stdout, stderr from the pipes; nothing else open; argv, no shell */
 		if (dup2(c->in_fd >= 0 ? c->in_fd : in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
 			_exit(127);
+		sigset_t none;
 		(void)syscall(SYS_close_range, 3U, ~0U, 0U);
-		signal(SIGPIPE, SIG_DFL);
+		sigemptyset(&none);
+		(void)sigprocmask(SIG_SETMASK, &none, NULL);
+		(void)signal(SIGINT, SIG_DFL);
+		(void)signal(SIGQUIT, SIG_DFL);
+		(void)signal(SIGPIPE, SIG_DFL);
 		execve(argv[0], argv, env);
 		_exit(127);
 	}
@@ -345,14 +389,13 @@ int gitrun_line(const struct gitrun *g, const char *dir, char **out, ...)
 	return 0;
 }
 
-/* The first line of git's stderr, for a message. */
-static const char *first_line(char *err)
+/* The first line of git's stderr, for a message (gitrun_message()): malloc'd or NULL. */
+static char *first_line(const char *err)
 {
-	char *nl = strchr(err, '\n');
+	char *m = gitrun_message(err), *nl = m ? strchr(m, '\n') : NULL;
 	if (nl)
 		*nl = 0;
-	gitrun_sanitize(err);
-	return *err ? err : "no message";
+	return m;
 }
 
 int gitrun_ok(const struct gitrun *g, const char *dir, const char *what, ...)
@@ -367,63 +410,214 @@ int gitrun_ok(const struct gitrun *g, const char *dir, const char *what, ...)
 	gitrun_call_done(&c);
 	if (r < 0)
 		return log_error_errno(r, "%s: cannot run git: %m", what), -EIO;
-	if (r > 0)
-		return log_error("%s: git failed (%d): %s", what, r, first_line(c.err)), -EIO;
+	if (r > 0) {
+		_cleanup_free_ char *m = first_line(c.err);
+		return log_error("%s: git failed (%d): %s", what, r, m && *m ? m : "no message"), -EIO;
+	}
 	return 0;
 }
 
-/* `git config --get KEY` with the user's own config. Return: the value or NULL. */
-static char *user_config(struct gitrun *g, const char *repo, const char *key)
+/* End of a URL's authority: where user info can no longer be. */
+static bool ends_authority(char c)
 {
-	const char *const args[] = { "config", "--get", key, NULL };
-	struct gitrun_call c = { .dir = repo, .args = args, .in_fd = -1, .user_config = true };
-	char *nl;
-
-	if (gitrun_call(g, &c) != 0 || !c.out || !*c.out) {
-		gitrun_call_done(&c);
-		return NULL;
-	}
-	nl = strchr(c.out, '\n');
-	if (nl)
-		*nl = 0;
-	return TAKE_PTR(c.out);
+	return c == 0 || c == '/' || c == '?' || c == '#' || c == '\'' || c == '"' || c == '`' ||
+	       isspace((unsigned char)c) || c == '<' || c == '>';
 }
 
-int gitrun_init(struct gitrun *g, const char *repo, unsigned what, const char *(*get)(const char *))
+/* For "://" at @s: the length of the user info to hide after it (up to its last '@'), 0: none. */
+static size_t userinfo_len(const char *s)
+{
+	size_t at = 0;
+	for (size_t i = 0; !ends_authority(s[i]); i++)
+		if (s[i] == '@')
+			at = i + 1;
+	return at ? at - 1 : 0;
+}
+
+bool gitrun_has_credentials(const char *text)
+{
+	for (const char *p = strstr(text, "://"); p; p = strstr(p + 3, "://"))
+		if (userinfo_len(p + 3) > 0)
+			return true;
+	return false;
+}
+
+char *gitrun_redact(const char *text)
+{
+	struct strbuf b = { 0 };
+	const char *p = text;
+
+	for (const char *s = strstr(p, "://"); s; s = strstr(p, "://")) {
+		size_t n = userinfo_len(s + 3);
+		if (strbuf_put(&b, p, (size_t)(s + 3 - p)) < 0)
+			goto oom;
+		p = s + 3;
+		if (n == 0)
+			continue;
+		if (strbuf_puts(&b, "<redacted>") < 0)
+			goto oom;
+		p += n;
+	}
+	if (strbuf_puts(&b, p) < 0)
+		goto oom;
+	return b.p ? b.p : strdup("");
+oom:
+	free(b.p);
+	return NULL;
+}
+
+char *gitrun_message(const char *text)
+{
+	char *m = gitrun_redact(text ? text : "");
+
+	for (char *s = m; s && *s; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\n') || *s == 0x7f)
+			*s = '?';
+	return m;
+}
+
+/* The keys gitrun_read_user() looks up, in the files' order; the first file that sets one wins,
+ * within it the last line. */
+struct config_scan {
+	const char *const *keys; /* "section.name", lower case */
+	char **val;              /* per key: this file's value */
+	size_t n;
+};
+
+static int scan_fn(const char *section, const char *subsection, const char *key, const char *value, void *ud)
+{
+	struct config_scan *s = ud;
+
+	if (subsection || !value)
+		return 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const char *dot = strchr(s->keys[i], '.');
+		if (strlen(section) != (size_t)(dot - s->keys[i]) || strncasecmp(section, s->keys[i], (size_t)(dot - s->keys[i])) != 0 ||
+		    strcasecmp(key, dot + 1) != 0)
+			continue;
+		free(s->val[i]); /* the last one in a file wins, as in git */
+		if (!(s->val[i] = strdup(value)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The first value of each of @keys (n of them) across @files; @out[i] NULL when none sets it.
+ * Return: 0 or -errno (the values freed). */
+static int config_lookup(const char *const *files, const char *const *keys, char **out, size_t n)
+{
+	char *val[4] = { 0 };
+	int r = 0;
+
+	if (n > ELEMENTSOF(val))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		out[i] = NULL;
+	for (size_t f = 0; files && files[f] && r >= 0; f++) {
+		_cleanup_free_ char *text = NULL;
+		struct config_scan s = { keys, val, n };
+		size_t len = 0;
+		r = read_file_at(AT_FDCWD, files[f], GITGUARD_MAX_CONFIG, &text, &len);
+		if (r == -ENOENT || r == -ENOTDIR) {
+			r = 0;
+			continue;
+		}
+		if (r >= 0)
+			r = gitguard_config_parse(text, len, scan_fn, &s);
+		for (size_t i = 0; i < n; i++) {
+			if (r >= 0 && !out[i])
+				out[i] = TAKE_PTR(val[i]);
+			free(val[i]);
+			val[i] = NULL;
+		}
+	}
+	if (r < 0)
+		for (size_t i = 0; i < n; i++) {
+			free(out[i]);
+			out[i] = NULL;
+		}
+	return r < 0 ? r : 0;
+}
+
+int gitrun_identity(const char *const *files, char **name, char **email)
+{
+	static const char *const keys[] = { "user.name", "user.email" };
+	char *v[2];
+	int r = config_lookup(files, keys, v, 2);
+
+	*name = v[0];
+	*email = v[1];
+	return r;
+}
+
+static char *dup_opt(const char *s)
+{
+	return s && *s ? strdup(s) : NULL;
+}
+
+int gitrun_setup(struct gitrun *g, const struct gitrun_user *u)
 {
 	static const char *const candidates[] = { "/usr/bin/git", "/usr/local/bin/git", "/bin/git" };
-	const char *v;
 
 	memset(g, 0, sizeof(*g));
 	for (size_t i = 0; i < ELEMENTSOF(candidates) && !g->git[0]; i++)
 		if (access(candidates[i], X_OK) == 0)
 			snprintf(g->git, sizeof(g->git), "%s", candidates[i]);
 	if (!g->git[0])
-		return log_error("--workspace clone needs git on the host (/usr/bin/git): install the git package"),
+		return log_error("aisb needs git on the host (/usr/bin/git, /usr/local/bin/git or /bin/git): install the "
+				 "git package"),
 		       -ENOENT;
-	if ((v = get("HOME")) && path_is_absolute(v) && !(g->home = strdup(v)))
+	if (u->home && path_is_absolute(u->home) && !(g->home = strdup(u->home)))
 		return -ENOMEM;
-	if ((v = get("XDG_CONFIG_HOME")) && path_is_absolute(v) && !(g->xdg_config = strdup(v)))
+	if (u->xdg_config && path_is_absolute(u->xdg_config) && !(g->xdg_config = strdup(u->xdg_config)))
 		return -ENOMEM;
-	/* the user's identity, as git itself would take it: environment first, then config */
-	if (!(what & GITRUN_IDENT))
-		;
-	else if ((v = get("GIT_AUTHOR_NAME")) && *v)
-		g->name = strdup(v);
-	else
-		g->name = user_config(g, repo, "user.name");
-	if (!(what & GITRUN_IDENT))
-		;
-	else if ((v = get("GIT_AUTHOR_EMAIL")) && *v)
-		g->email = strdup(v);
-	else
-		g->email = user_config(g, repo, "user.email");
+	if ((u->env_name && *u->env_name && !(g->env_name = dup_opt(u->env_name))) ||
+	    (u->env_email && *u->env_email && !(g->env_email = dup_opt(u->env_email))) ||
+	    (u->ssh_auth_sock && *u->ssh_auth_sock && !(g->ssh_auth_sock = dup_opt(u->ssh_auth_sock))))
+		return -ENOMEM;
+	return 0;
+}
+
+int gitrun_read_user(struct gitrun *g, const char *commondir, unsigned what)
+{
+	static const char *const keys[] = { "user.name", "user.email", "core.excludesFile" };
+	_cleanup_free_ char *local = commondir ? path_join(commondir, "config") : NULL;
+	_cleanup_free_ char *global = g->home ? path_join(g->home, ".gitconfig") : NULL;
+	_cleanup_free_ char *xdgdir = g->xdg_config ? strdup(g->xdg_config) : g->home ? path_join(g->home, ".config") : NULL;
+	_cleanup_free_ char *xdg = xdgdir ? path_join(xdgdir, "git/config") : NULL;
+	const char *files[4];
+	char *v[3];
+	size_t n = 0;
+	int r;
+
+	if ((commondir && !local) || (g->home && !global) || (xdgdir && !xdg))
+		return -ENOMEM;
+	if (local)
+		files[n++] = local;
+	if (global)
+		files[n++] = global;
+	if (xdg)
+		files[n++] = xdg;
+	files[n] = NULL;
+	if ((r = config_lookup(files, keys, v, 3)) < 0)
+		return r;
+	free(g->name);
+	free(g->email);
+	free(g->excludes);
+	g->name = g->email = g->excludes = NULL;
+	/* the environment first, as git itself takes it */
+	if (what & GITRUN_IDENT) {
+		g->name = g->env_name ? strdup(g->env_name) : TAKE_PTR(v[0]);
+		g->email = g->env_email ? strdup(g->env_email) : TAKE_PTR(v[1]);
+	}
 	if (what & GITRUN_EXCLUDES)
-		g->excludes = user_config(g, repo, "core.excludesFile");
-	if ((what & GITRUN_EXCLUDES) && !g->excludes && (g->xdg_config || g->home)) {
+		g->excludes = TAKE_PTR(v[2]);
+	free(v[0]);
+	free(v[1]);
+	free(v[2]);
+	if ((what & GITRUN_EXCLUDES) && !g->excludes && xdgdir) {
 		/* git's default when the key is unset */
-		_cleanup_free_ char *d = g->xdg_config ? strdup(g->xdg_config) : path_join(g->home, ".config");
-		_cleanup_free_ char *f = d ? path_join(d, "git/ignore") : NULL;
+		_cleanup_free_ char *f = path_join(xdgdir, "git/ignore");
 		if (f && access(f, R_OK) == 0)
 			g->excludes = TAKE_PTR(f);
 	}
@@ -433,9 +627,35 @@ int gitrun_init(struct gitrun *g, const char *repo, unsigned what, const char *(
 		g->excludes = e;
 	}
 	if ((what & GITRUN_IDENT) && (!g->name || !g->email))
+		return -ENODATA;
+	return 0;
+}
+
+int gitrun_init(struct gitrun *g, const char *repo, unsigned what, const char *(*get)(const char *))
+{
+	const struct gitrun_user u = {
+		.home = get("HOME"),
+		.xdg_config = get("XDG_CONFIG_HOME"),
+		.env_name = get("GIT_AUTHOR_NAME"),
+		.env_email = get("GIT_AUTHOR_EMAIL"),
+	};
+	_cleanup_free_ char *commondir = NULL;
+	int r = gitrun_setup(g, &u);
+
+	if (r < 0 || !what)
+		return r;
+	/* the repository's own config (a query: it executes nothing); not a repository: none */
+	if (repo && gitrun_line(g, repo, &commondir, "rev-parse", "--path-format=absolute", "--git-common-dir",
+				(char *)NULL) != 0)
+		commondir = NULL;
+	r = gitrun_read_user(g, commondir, what);
+	if (r == -ENODATA)
 		return log_error("importing commits needs your git identity, and none is set: git config --global "
-				 "user.name 'Your Name' && git config --global user.email you@example.com"),
+				 "user.name 'Your Name' && git config --global user.email you@example.com "
+				 "(includes are not followed), or export GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL"),
 		       -EINVAL;
+	if (r < 0)
+		return log_error_errno(r, "cannot read the git identity from the config files: %m"), r;
 	return 0;
 }
 
@@ -446,5 +666,8 @@ void gitrun_done(struct gitrun *g)
 	free(g->excludes);
 	free(g->home);
 	free(g->xdg_config);
+	free(g->env_name);
+	free(g->env_email);
+	free(g->ssh_auth_sock);
 	memset(g, 0, sizeof(*g));
 }

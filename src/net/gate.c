@@ -6,22 +6,24 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "net/dns.h"
+#include "net/gate-confine.h"
 #include "net/gate.h"
 #include "net/http.h"
+#include "net/resolver.h"
 #include "net/sni.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -30,7 +32,6 @@
 #define SO_ORIGINAL_DST 80 /* linux/netfilter_ipv4.h, which clashes with netinet/in.h */
 #endif
 
-#define RESOLVER_THREADS 4
 #define DEFAULT_MAX_CONNS 2048
 #define DEFAULT_HEAD_TIMEOUT_MS 10000
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000
@@ -40,6 +41,8 @@
 #define PIPE_CHUNK (1 << 20) /* pipes are grown to this when the pipe-user quota allows */
 #define DENIED_MAX 64
 #define SWEEP_MS 200
+#define SUMMARY_MAX 4096       /* the summary line the gate hands the supervisor at exit */
+#define STOP_WAIT_MS 3000      /* for the gate's summary after the stop message */
 
 enum htype { H_PROXY, H_TRANS, H_DNS_UDP, H_DNS_TCP, H_STOP, H_RESOLVED, H_CLIENT, H_UPSTREAM };
 enum ckind { K_PROXY, K_TRANS, K_DNS_TCP };
@@ -61,104 +64,14 @@ const struct gate_port gate_ports[GATE_PORTS_N] = {
 	{ GATE_DNS_PORT, "the gate's DNS stub" },
 };
 
-/* ---- resolver pool ------------------------------------------------------------------------ */
+/* ---- host-side resolution (net/resolver.h) ------------------------------------------------ */
 
+/* A request sent to the resolver helper and not yet answered. */
 struct job {
 	struct job *next;
-	char host[ALLOW_NAME_MAX + 1];
-	struct net_addr addrs[POLICY_ADDRS_MAX];
-	size_t n;
-	int err;
-	struct conn *conn;     /* NULL once the connection is gone; touched only by the loop */
+	uint64_t id;
+	struct conn *conn;     /* NULL once the connection is gone */
 };
-
-struct resolver {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct job *queue, *queue_tail, *done;
-	int notify_fd;         /* eventfd the loop polls */
-	unsigned idle;         /* threads waiting for a job */
-	unsigned queued;       /* jobs not yet taken */
-	bool quit;
-	unsigned owners;       /* threads alive + 1 for the gate; the last one frees */
-};
-
-static void resolver_release(struct resolver *r)
-{
-	bool last;
-
-	pthread_mutex_lock(&r->mu);
-	last = --r->owners == 0;
-	pthread_mutex_unlock(&r->mu);
-	if (!last)
-		return;
-	for (struct job *j = r->queue, *n; j; j = n) {
-		n = j->next;
-		free(j);
-	}
-	for (struct job *j = r->done, *n; j; j = n) {
-		n = j->next;
-		free(j);
-	}
-	pthread_mutex_destroy(&r->mu);
-	pthread_cond_destroy(&r->cv);
-	free(r);
-}
-
-static void *resolver_thread(void *arg)
-{
-	struct resolver *r = arg;
-
-	for (;;) {
-		struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
-		struct job *j;
-		uint64_t one = 1;
-
-		pthread_mutex_lock(&r->mu);
-		r->idle++;
-		while (!r->queue && !r->quit)
-			pthread_cond_wait(&r->cv, &r->mu);
-		r->idle--;
-		if (r->quit) {
-			pthread_mutex_unlock(&r->mu);
-			break;
-		}
-		j = r->queue;
-		r->queued--;
-		r->queue = j->next;
-		if (!r->queue)
-			r->queue_tail = NULL;
-		pthread_mutex_unlock(&r->mu);
-
-		j->err = getaddrinfo(j->host, NULL, &hints, &res);
-		for (struct addrinfo *ai = res; ai && j->n < POLICY_ADDRS_MAX; ai = ai->ai_next) {
-			struct net_addr a;
-			bool dup = false;
-
-			if (addr_from_sockaddr(ai->ai_addr, &a) < 0)
-				continue;
-			for (size_t k = 0; k < j->n; k++)
-				dup |= addr_equal(&a, &j->addrs[k]);
-			if (!dup)
-				j->addrs[j->n++] = a;
-		}
-		if (res)
-			freeaddrinfo(res);
-
-		pthread_mutex_lock(&r->mu);
-		if (r->quit) {
-			pthread_mutex_unlock(&r->mu);
-			free(j);
-			break;
-		}
-		j->next = r->done;
-		r->done = j;
-		(void)!write(r->notify_fd, &one, sizeof(one));
-		pthread_mutex_unlock(&r->mu);
-	}
-	resolver_release(r);
-	return NULL;
-}
 
 /* ---- state -------------------------------------------------------------------------------- */
 
@@ -211,19 +124,28 @@ struct denied {
 	unsigned count;
 };
 
+/* The summary the gate sends the supervisor when it stops. */
+struct gate_summary_msg {
+	uint32_t total_denied;
+	char text[SUMMARY_MAX];
+};
+
 struct gate {
 	struct gate_config cfg;
-	int ep, stop_fd;
-	pthread_t thread;
-	bool started;
-	struct resolver *res;
-	pthread_t rthreads[RESOLVER_THREADS];
-	unsigned n_rthreads;
+	int ep;                 /* the listeners' epoll set: the wake fd, then the gate's loop */
+	int ctl_fd;             /* socketpair to the other side: stop message, summary */
+	int res_fd;             /* gate: its resolver socket; -1 with an upstream proxy or once gone */
+	pid_t pid, res_pid;     /* supervisor side: the gate and resolver processes, -1 when reaped */
+	bool started, stopping, exited, refused;
+	bool log_broken;        /* log_path could not be created: allowed connections get 503 */
+	struct job *jobs;       /* gate side: requests the resolver has not answered */
+	uint64_t next_job;
+	struct gate_summary_msg *summary; /* supervisor side: what the gate sent at its exit */
 	struct dns_pool pool;
 	struct conn *conns;
 	struct conn *dead;      /* closed in this batch: events may still point at them */
 	unsigned n_conns;
-	struct handle h[6];
+	struct handle h[6];     /* enum htype order up to H_RESOLVED */
 	bool has_upstream;
 	bool own_log_fd;        /* opened from cfg.log_path: closed by gate_free() */
 	struct net_addr up_addr;
@@ -272,6 +194,8 @@ static int log_ready(struct gate *g)
 {
 	if (g->cfg.log_fd >= 0)
 		return 0;
+	if (g->log_broken)
+		return -EROFS;  /* the confined gate opens no file: gate_start() tried */
 	if (!g->cfg.log_path)
 		return 1;       /* no egress log configured */
 	g->cfg.log_fd = open(g->cfg.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -585,33 +509,32 @@ static void decided(struct conn *c)
 	conn_update(c);
 }
 
-/* Resolver threads start on demand, up to RESOLVER_THREADS, when a job finds none idle: most
- * sandboxes never resolve a name on the host (the DNS stub answers from the pool), and four
- * threads made up to ~0.5 ms of every allow-mode start (strace -T, 2 cores). If none can be
- * started the job waits for its connect deadline (504), as it would behind a stuck resolver. */
-static void resolver_spawn(struct gate *g)
+/* Fails every connection waiting for the resolver: it is gone (crashed or killed). */
+static void resolver_gone(struct gate *g)
 {
-	if (g->n_rthreads >= RESOLVER_THREADS)
-		return;
-	pthread_mutex_lock(&g->res->mu);
-	g->res->owners++;
-	pthread_mutex_unlock(&g->res->mu);
-	/* the gate thread blocks every signal, and the new thread inherits that mask */
-	if (pthread_create(&g->rthreads[g->n_rthreads], NULL, resolver_thread, g->res) != 0) {
-		pthread_mutex_lock(&g->res->mu);
-		g->res->owners--;
-		pthread_mutex_unlock(&g->res->mu);
-		return;
+	if (g->res_fd >= 0) {
+		(void)epoll_ctl(g->ep, EPOLL_CTL_DEL, g->res_fd, NULL);
+		close(g->res_fd);
+		g->res_fd = -1;
 	}
-	g->n_rthreads++;
+	while (g->jobs) {
+		struct job *j = g->jobs;
+
+		g->jobs = j->next;
+		if (j->conn) {
+			j->conn->job = NULL;
+			fail(j->conn, 502, "host name resolution is not available (the resolver helper is gone)");
+		}
+		free(j);
+	}
 }
 
 static void decide(struct conn *c, const char *host, uint16_t port)
 {
 	struct gate *g = c->g;
+	struct resolver_req q = { .port = 0 };
 	struct net_addr a;
 	struct job *j;
-	bool spawn;
 
 	/* A pool address given to the proxy stands for the name it was handed out for. */
 	if (addr_parse(host, &a) == 0 && a.family == AF_INET && a.b[0] == 198 && (a.b[1] & 0xfe) == 18) {
@@ -627,58 +550,63 @@ static void decide(struct conn *c, const char *host, uint16_t port)
 		decided(c);
 		return;
 	}
+	if (g->res_fd < 0)
+		return fail(c, 502, "host name resolution is not available (the resolver helper is gone)");
 	j = calloc(1, sizeof(*j));
-	if (!j) {
-		fail(c, 503, "out of memory");
-		return;
+	if (!j)
+		return fail(c, 503, "out of memory");
+	q.id = j->id = ++g->next_job;
+	q.port = c->d.port;
+	snprintf(q.host, sizeof(q.host), "%s", c->d.host);
+	/* the helper answers asynchronously; a full socket buffer means it is far behind */
+	if (send(g->res_fd, &q, sizeof(q), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(q)) {
+		free(j);
+		return fail(c, 503, "the host's resolver is overloaded");
 	}
-	snprintf(j->host, sizeof(j->host), "%s", c->d.host);
 	j->conn = c;
+	j->next = g->jobs;
+	g->jobs = j;
 	c->job = j;
 	c->st = CS_RESOLVE;
 	c->deadline = now_ms() + g->cfg.connect_timeout_ms;
-	pthread_mutex_lock(&g->res->mu);
-	if (g->res->queue_tail)
-		g->res->queue_tail->next = j;
-	else
-		g->res->queue = j;
-	g->res->queue_tail = j;
-	spawn = ++g->res->queued > g->res->idle;
-	pthread_cond_signal(&g->res->cv);
-	pthread_mutex_unlock(&g->res->mu);
-	if (spawn)
-		resolver_spawn(g);
 	conn_update(c);
 }
 
+/* Answers from the resolver helper. Each is checked (size, count, a pending id) before use: the
+ * helper is another process. */
 static void on_resolved(struct gate *g)
 {
-	struct job *list;
-	uint64_t v;
+	for (int i = 0; i < 64 && g->res_fd >= 0; i++) {
+		struct resolver_ans ans;
+		struct job **pp, *j;
+		struct conn *c;
+		ssize_t k = recv(g->res_fd, &ans, sizeof(ans), MSG_DONTWAIT | MSG_TRUNC);
 
-	(void)!read(g->res->notify_fd, &v, sizeof(v));
-	pthread_mutex_lock(&g->res->mu);
-	list = g->res->done;
-	g->res->done = NULL;
-	pthread_mutex_unlock(&g->res->mu);
-	while (list) {
-		struct job *j = list;
-		struct conn *c = j->conn;
-
-		list = j->next;
-		if (c) {
-			c->job = NULL;
-			if (j->err || j->n == 0) {
-				char reason[ALLOW_NAME_MAX + 64];
-
-				snprintf(reason, sizeof(reason), "%s does not resolve on the host", c->d.host);
-				fail(c, 502, reason);
-			} else {
-				policy_filter_resolved(g->cfg.policy, j->addrs, j->n, &c->d);
-				decided(c);
-			}
-		}
+		if (k < 0 && errno == EAGAIN)
+			return;
+		if (k <= 0)
+			return resolver_gone(g);
+		if (k != (ssize_t)sizeof(ans) || ans.n > POLICY_ADDRS_MAX)
+			continue;
+		for (pp = &g->jobs; *pp && (*pp)->id != ans.id; pp = &(*pp)->next)
+			;
+		if (!(j = *pp))
+			continue;
+		*pp = j->next;
+		c = j->conn;
 		free(j);
+		if (!c)
+			continue;
+		c->job = NULL;
+		if (ans.err || ans.n == 0) {
+			char reason[ALLOW_NAME_MAX + 64];
+
+			snprintf(reason, sizeof(reason), "%s does not resolve on the host", c->d.host);
+			fail(c, 502, reason);
+		} else {
+			policy_filter_resolved(g->cfg.policy, ans.addrs, ans.n, &c->d);
+			decided(c);
+		}
 	}
 }
 
@@ -1347,11 +1275,69 @@ static void sweep(struct gate *g, long long now)
 	}
 }
 
-/* ---- loop and lifecycle ------------------------------------------------------------------- */
+/* ---- the gate process -------------------------------------------------------------------- */
 
-static void *gate_thread(void *arg)
+static int denied_cmp(const void *a, const void *b)
 {
-	struct gate *g = arg;
+	const struct denied *x = a, *y = b;
+
+	return x->count == y->count ? 0 : x->count < y->count ? 1 : -1;
+}
+
+/* The summary line (design 6: the top denied destinations with the flag that would allow each),
+ * formatted in the gate, printed by the supervisor. Does not log. */
+static void summary_format(struct gate *g, struct gate_summary_msg *m)
+{
+	size_t shown, n = 0, size = sizeof(m->text);
+
+	m->total_denied = g->total_denied;
+	m->text[0] = '\0';
+	if (!g->total_denied)
+		return;
+	if (g->n_denied)
+		qsort(g->denied, g->n_denied, sizeof(g->denied[0]), denied_cmp);
+#define PUT(...) (n += (size_t)snprintf(m->text + n, n < size ? size - n : 0, __VA_ARGS__), n = n < size ? n : size - 1)
+	PUT("aisb: network: denied %u request(s):", g->total_denied);
+	shown = g->n_denied < 5 ? g->n_denied : 5;
+	for (size_t i = 0; i < shown; i++)
+		PUT("%s %s (%ux%s%s)", i ? "," : "", g->denied[i].dest, g->denied[i].count,
+		    g->denied[i].suggest[0] ? ", allow with " : "", g->denied[i].suggest);
+	if (g->n_denied > shown)
+		PUT(", and %zu more", g->n_denied - shown);
+	/* the session dir goes at exit: name what outlives it (session_finish() keeps the log) */
+	if (g->cfg.log_hint)
+		PUT("; every connection: %s", g->cfg.log_hint);
+	else if (g->n_denied > shown)
+		PUT(" (see the egress log)");
+#undef PUT
+}
+
+/* The end of the gate: open connections are closed and logged, the summary goes to the
+ * supervisor, and the process exits (the resolver sees its socket close and exits too). */
+static _Noreturn void gate_exit(struct gate *g)
+{
+	struct gate_summary_msg m;
+	char stop;
+
+	while (g->conns) {
+		struct conn *c = g->conns;
+
+		if (c->st == CS_RELAY)
+			log_conn(c, true, "sandbox exited");
+		conn_free(c);
+	}
+	reap_dead(g);
+	summary_format(g, &m);
+	/* Read the stop message first: a unix socket closed with unread data resets its peer, and
+	 * the supervisor's recv of the summary then fails with ECONNRESET (measured: 1 run in 4 of
+	 * bench/gate.sh lost its summary and reported a dead gate). */
+	(void)recv(g->ctl_fd, &stop, 1, MSG_DONTWAIT);
+	(void)send(g->ctl_fd, &m, sizeof(m), MSG_NOSIGNAL);
+	_exit(0);
+}
+
+static _Noreturn void gate_loop(struct gate *g)
+{
 	struct epoll_event evs[128];
 
 	for (;;) {
@@ -1359,14 +1345,15 @@ static void *gate_thread(void *arg)
 		int n = epoll_wait(g->ep, evs, (int)ELEMENTSOF(evs), g->conns ? SWEEP_MS : -1);
 
 		if (n < 0 && errno != EINTR)
-			break;
+			_exit(1);
 		for (int i = 0; i < n; i++) {
 			struct handle *h = evs[i].data.ptr;
 
 			switch (h->type) {
 			case H_STOP:
+				/* the stop message, or the supervisor's end closed */
 				reap_dead(g);
-				return NULL;
+				gate_exit(g);
 			case H_RESOLVED:
 				on_resolved(g);
 				break;
@@ -1393,7 +1380,35 @@ static void *gate_thread(void *arg)
 			g->next_sweep = now + SWEEP_MS;
 		}
 	}
-	return NULL;
+}
+
+/* h[i] is the handle of fds in enum htype order: proxy, transparent, DNS UDP, DNS TCP, stop, resolved. */
+static int watch(struct gate *g, size_t i, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &g->h[i] };
+
+	set_nonblock(fd);
+	if (epoll_ctl(g->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return log_error_errno(-errno, "cannot watch a gate socket: %m");
+	return 0;
+}
+
+/* In the forked gate: confine, then serve. @parent: the supervisor; @prog: the allowlist.
+ * Does not return. */
+static _Noreturn void gate_child(struct gate *g, pid_t parent, const struct seccomp_prog *prog)
+{
+	int keep[] = { g->cfg.proxy_fd, g->cfg.transparent_fd, g->cfg.dns_udp_fd, g->cfg.dns_tcp_fd,
+		       g->cfg.log_fd, g->ctl_fd, g->res_fd, g->ep };
+
+	/* Stage: confinement, before the first byte from the sandbox is read (gate-confine.h). */
+	if (gate_confine(parent, prog, keep, ELEMENTSOF(keep)) < 0)
+		_exit(GATE_EXIT_CONFINE);
+	g->cfg.proxy_fd = keep[0], g->cfg.transparent_fd = keep[1], g->cfg.dns_udp_fd = keep[2];
+	g->cfg.dns_tcp_fd = keep[3], g->cfg.log_fd = keep[4], g->ctl_fd = keep[5], g->res_fd = keep[6];
+	g->ep = keep[7];
+	if (watch(g, H_STOP, g->ctl_fd) < 0 || (g->res_fd >= 0 && watch(g, H_RESOLVED, g->res_fd) < 0))
+		_exit(1);
+	gate_loop(g);
 }
 
 static int parse_upstream(struct gate *g, const char *spec)
@@ -1415,24 +1430,25 @@ static int parse_upstream(struct gate *g, const char *spec)
 	return 0;
 }
 
-/* h[i] is the handle of fds in enum htype order: proxy, transparent, DNS UDP, DNS TCP, stop, resolved. */
-static int watch(struct gate *g, size_t i, int fd)
+static void close_listeners(struct gate *g)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &g->h[i] };
+	int *slots[] = { &g->cfg.proxy_fd, &g->cfg.transparent_fd, &g->cfg.dns_udp_fd, &g->cfg.dns_tcp_fd };
 
-	set_nonblock(fd);
-	if (epoll_ctl(g->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
-		return log_error_errno(-errno, "cannot watch a gate socket: %m");
-	return 0;
+	for (size_t i = 0; i < ELEMENTSOF(slots); i++)
+		if (*slots[i] >= 0) {
+			close(*slots[i]);
+			*slots[i] = -1;
+		}
 }
 
 /**
  * gate_new() - set up a gate over already-open listening sockets
- * @c: configuration; the fds and the policy stay owned by the caller and must outlive the gate
+ * @c: configuration; the gate owns the listening fds from here on (closed on failure too), the
+ *     log fd and the policy stay owned by the caller and must outlive the gate
  * @out: the gate
  *
  * Raises RLIMIT_NOFILE to its hard limit (each relayed connection holds six fds) and sizes the
- * connection cap to fit. Resolves --proxy once, here.
+ * connection cap to fit. Resolves --proxy once, here (the gate process cannot).
  * Return: 0, or -errno. Logs on failure.
  */
 int gate_new(const struct gate_config *c, struct gate **out)
@@ -1441,10 +1457,15 @@ int gate_new(const struct gate_config *c, struct gate **out)
 	struct rlimit rl;
 	int r;
 
-	if (!g)
+	if (!g) {
+		struct gate tmp = { .cfg = *c };
+
+		close_listeners(&tmp);
 		return log_error_errno(-ENOMEM, "out of memory");
+	}
 	g->cfg = *c;
-	g->ep = g->stop_fd = -1;
+	g->ep = g->ctl_fd = g->res_fd = -1;
+	g->pid = g->res_pid = -1;
 	if (!g->cfg.head_timeout_ms)
 		g->cfg.head_timeout_ms = DEFAULT_HEAD_TIMEOUT_MS;
 	if (!g->cfg.connect_timeout_ms)
@@ -1465,29 +1486,18 @@ int gate_new(const struct gate_config *c, struct gate **out)
 		goto fail;
 
 	g->ep = epoll_create1(EPOLL_CLOEXEC);
-	g->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	g->res = calloc(1, sizeof(*g->res));
-	if (g->ep < 0 || g->stop_fd < 0 || !g->res) {
-		r = log_error_errno(g->res ? -errno : -ENOMEM, "cannot set up the gate: %m");
-		goto fail;
-	}
-	pthread_mutex_init(&g->res->mu, NULL);
-	pthread_cond_init(&g->res->cv, NULL);
-	g->res->owners = 1;
-	g->res->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (g->res->notify_fd < 0) {
+	if (g->ep < 0) {
 		r = log_error_errno(-errno, "cannot set up the gate: %m");
 		goto fail;
 	}
 	{
-		const int fds[] = { c->proxy_fd, c->transparent_fd, c->dns_udp_fd, c->dns_tcp_fd,
-				    g->stop_fd, g->res->notify_fd };
+		const int fds[] = { c->proxy_fd, c->transparent_fd, c->dns_udp_fd, c->dns_tcp_fd };
 
-		for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
+		for (size_t i = 0; i < ELEMENTSOF(g->h); i++)
 			g->h[i] = (struct handle){ (enum htype)i, NULL };
+		for (size_t i = 0; i < ELEMENTSOF(fds); i++)
 			if (fds[i] >= 0 && (r = watch(g, i, fds[i])) < 0)
 				goto fail;
-		}
 	}
 	*out = g;
 	return 0;
@@ -1497,57 +1507,137 @@ fail:
 }
 
 /**
- * gate_listen() - hand a started gate the sockets init passed out
+ * gate_listen() - hand a gate not yet started the sockets init passed out
  * @g: gate made by gate_new() without them
  * @proxy_fd: proxy listener
  * @transparent_fd: transparent listener
  * @dns_udp_fd: DNS stub, UDP
  * @dns_tcp_fd: DNS stub, TCP listener
  *
- * The supervisor starts the gate while init is still building the sandbox and attaches the
- * sockets once they exist: thread and egress-log set-up are then off the start-up path.
- * Each fd is stored before it is added to the epoll set, so the loop never sees an event for
- * a socket it does not know. The gate does not own the fds (the caller closes them after
- * gate_free()).
+ * The supervisor makes the gate while init is still building the sandbox and attaches the
+ * sockets once they exist. The gate owns the fds from here on, also when this fails: its
+ * process takes them at gate_start(), and the supervisor's copies are closed then, so that a
+ * dead gate leaves nothing listening (the sandbox's connections are refused, not left hanging).
  * Return: 0, or -errno. Logs on failure.
  */
 int gate_listen(struct gate *g, int proxy_fd, int transparent_fd, int dns_udp_fd, int dns_tcp_fd)
 {
 	const int fds[] = { proxy_fd, transparent_fd, dns_udp_fd, dns_tcp_fd };
 	int *slots[] = { &g->cfg.proxy_fd, &g->cfg.transparent_fd, &g->cfg.dns_udp_fd, &g->cfg.dns_tcp_fd };
-	int r;
+	bool bad = g->started;
+	int r = 0;
 
+	for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+		bad |= fds[i] < 0 || *slots[i] >= 0;
 	for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
-		if (fds[i] < 0 || *slots[i] >= 0)
-			return log_error_errno(-EINVAL, "gate: bad or repeated listening socket");
+		if (bad) {
+			if (fds[i] >= 0)
+				close(fds[i]);
+			continue;
+		}
 		*slots[i] = fds[i];
-		r = watch(g, i, fds[i]);
-		if (r < 0)
-			return r;
+		if (r >= 0)
+			r = watch(g, i, fds[i]);
 	}
+	if (bad)
+		return log_error_errno(-EINVAL, "gate: bad or repeated listening socket");
+	return r;
+}
+
+/* Supervisor side: the egress log, opened for the gate (which opens no file). @g->log_broken
+ * when it cannot be: allowed connections are then refused with 503, as before a log exists. */
+static void open_log(struct gate *g)
+{
+	if (g->cfg.log_fd >= 0 || !g->cfg.log_path)
+		return;
+	g->cfg.log_fd = open(g->cfg.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (g->cfg.log_fd < 0)
+		g->log_broken = true;
+	else
+		g->own_log_fd = true;
+}
+
+/* Supervisor side: the resolver helper, serving @fd (the gate holds the other end). Return: 0 or
+ * -errno. Logs on failure. */
+static int start_resolver(struct gate *g, pid_t self, int fd)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return log_error_errno(-errno, "cannot start the gate's resolver: %m");
+	if (pid == 0) {
+		if (resolver_confine(self, &fd) < 0)
+			_exit(1);
+		resolver_main(fd, g->cfg.policy);
+	}
+	g->res_pid = pid;
 	return 0;
 }
 
 /**
- * gate_start() - run the gate loop in the background (resolver threads start on demand)
+ * gate_start() - start the gate's process (and its resolver helper)
  * @g: gate
  *
- * The threads block every signal: the supervisor's signalfd sees them all.
+ * Forks the gate, which confines itself (gate_confine()) before it reads a byte from the
+ * sandbox, and takes the listening sockets with it: the supervisor closes its copies here. The
+ * egress log is opened here, for the gate, and the seccomp allowlist compiled. Then the resolver
+ * helper is forked (not with an upstream proxy, which resolves), while the gate confines itself.
+ * Call it when gate_wake_fd() turns readable, so that a sandbox that never uses the network never
+ * pays for the processes (docs/architecture.md). The supervisor must pass every child it reaps
+ * to gate_reaped(), and call gate_stop() at the end.
  * Return: 0, or -errno. Logs on failure.
  */
 int gate_start(struct gate *g)
 {
-	sigset_t all, old;
-	int r;
+	struct seccomp_prog prog = { 0 };
+	int ctl[2] = { -1, -1 }, res[2] = { -1, -1 }, r;
+	pid_t self = getpid(), pid;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = -pthread_create(&g->thread, NULL, gate_thread, g);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (g->started)
+		return 0;
+	open_log(g);
+	r = gate_seccomp_compile(&prog);
 	if (r < 0)
-		return log_error_errno(r, "cannot start the gate: %m");
+		return r;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
+	    (!g->has_upstream && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, res) < 0)) {
+		r = log_error_errno(-errno, "cannot create the gate's sockets: %m");
+		goto out;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(ctl[0]);
+		if (res[1] >= 0)
+			close(res[1]);
+		g->ctl_fd = ctl[1];
+		g->res_fd = res[0];
+		gate_child(g, self, &prog);
+	}
+	if (pid < 0) {
+		r = log_error_errno(-errno, "cannot start the gate: %m");
+		goto out;
+	}
+	/* The gate holds the only copies of the listeners from now on. */
+	g->pid = pid;
+	g->ctl_fd = TAKE_FD(ctl[0]);
 	g->started = true;
-	return 0;
+	close_listeners(g);
+	close(g->ep);
+	g->ep = -1;
+	/* Without its resolver the gate answers 502 to names it must resolve (and says so). */
+	if (res[1] >= 0)
+		(void)start_resolver(g, self, res[1]);
+	r = 0;
+out:
+	for (size_t i = 0; i < 2; i++) {
+		if (ctl[i] >= 0)
+			close(ctl[i]);
+		if (res[i] >= 0)
+			close(res[i]);
+	}
+	seccomp_prog_free(&prog);
+	return r;
 }
 
 /**
@@ -1555,8 +1645,8 @@ int gate_start(struct gate *g)
  * @g: gate
  *
  * The supervisor polls it and calls gate_start() at the first connection or DNS query, so a
- * sandbox that never uses the network never pays for the gate's thread (pthread_create cost
- * ~0.6-0.8 ms of CPU per start on this 2-core VM). It is the gate's epoll fd.
+ * sandbox that never uses the network never pays for the gate's processes. It is the epoll set
+ * of the listeners; nothing reads from them before the gate confined itself.
  * Return: the fd. Does not log.
  */
 int gate_wake_fd(const struct gate *g)
@@ -1564,44 +1654,137 @@ int gate_wake_fd(const struct gate *g)
 	return g->ep;
 }
 
+/* The one line for a gate that died while the sandbox ran (design 6: fail closed, say so). */
+static void report_death(pid_t pid, int st)
+{
+	if (WIFEXITED(st) && WEXITSTATUS(st) == GATE_EXIT_CONFINE)
+		log_error("network: the gate could not confine itself (see above); the sandbox is stopped");
+	else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+		log_error("network: the gate (pid %d) was killed by its seccomp filter: it made a system call "
+			  "outside its allowlist (a bug, or an attack from inside the sandbox); the sandbox's "
+			  "connections are refused from now on", (int)pid);
+	else if (WIFSIGNALED(st))
+		log_error("network: the gate (pid %d) was killed by signal %d (%s); the sandbox's connections "
+			  "are refused from now on", (int)pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		log_error("network: the gate (pid %d) exited with status %d; the sandbox's connections are "
+			  "refused from now on", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
 /**
- * gate_stop() - stop the loop and join it; resolver threads stuck in getaddrinfo are left to
- * finish on their own (they free the shared state when the last one leaves)
- * @g: gate
+ * gate_reaped() - tell the gate that the supervisor reaped a child
+ * @g: gate, or NULL
+ * @pid: the child
+ * @st: its wait status
  *
- * Open connections are closed and logged. Does not log.
+ * The gate process's death before gate_stop() is reported (one line on stderr) and its resolver
+ * killed; its listeners died with it, so the sandbox's connections are refused from then on.
+ * Return: 1 the gate died (the sandbox may go on, without a network), -1 the gate could not
+ * confine itself (the caller stops the sandbox: gate_refused() is then true), 0 @pid is not the
+ * gate (the resolver is noted silently). Logs (that line).
+ */
+int gate_reaped(struct gate *g, pid_t pid, int st)
+{
+	if (!g || pid <= 0)
+		return 0;
+	if (pid == g->res_pid) {
+		g->res_pid = -1;
+		return 0;
+	}
+	if (pid != g->pid)
+		return 0;
+	g->pid = -1;
+	g->exited = true;
+	if (g->res_pid > 0)
+		kill(g->res_pid, SIGKILL); /* reaped by the caller's next wait, or by gate_stop() */
+	if (g->stopping)
+		return 0;
+	report_death(pid, st);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == GATE_EXIT_CONFINE) {
+		g->refused = true;
+		return -1;
+	}
+	return 1;
+}
+
+/**
+ * gate_refused() - whether the gate could not confine itself (the sandbox then ends with 77)
+ * @g: gate, or NULL
+ *
+ * Return: true or false. Does not log.
+ */
+bool gate_refused(const struct gate *g)
+{
+	return g && g->refused;
+}
+
+/* Waits up to @ms for the gate's summary on the control socket. Does not log. */
+static void receive_summary(struct gate *g, int ms)
+{
+	struct pollfd pf = { g->ctl_fd, POLLIN, 0 };
+
+	if (poll(&pf, 1, ms) <= 0)
+		return;
+	if (!g->summary && !(g->summary = calloc(1, sizeof(*g->summary))))
+		return;
+	if (recv(g->ctl_fd, g->summary, sizeof(*g->summary), MSG_DONTWAIT) != (ssize_t)sizeof(*g->summary)) {
+		free(g->summary);
+		g->summary = NULL;
+		return;
+	}
+	g->summary->text[sizeof(g->summary->text) - 1] = '\0';
+}
+
+static void reap(pid_t *pid, bool kill_first)
+{
+	if (*pid <= 0)
+		return;
+	if (kill_first)
+		kill(*pid, SIGKILL);
+	while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	*pid = -1;
+}
+
+/**
+ * gate_stop() - stop the gate's process and reap it and its resolver
+ * @g: gate, or NULL
+ *
+ * The gate closes and logs its open connections and sends its summary; one that does not within
+ * STOP_WAIT_MS is killed. A gate that died earlier and was never reaped is reported here. Logs
+ * (only that).
  */
 void gate_stop(struct gate *g)
 {
-	uint64_t one = 1;
+	static const char stop = 's';
+	int st;
 
 	if (!g || !g->started)
 		return;
-	(void)!write(g->stop_fd, &one, sizeof(one));
-	pthread_join(g->thread, NULL);
 	g->started = false;
-	while (g->conns) {
-		struct conn *c = g->conns;
-
-		if (c->st == CS_RELAY)
-			log_conn(c, true, "sandbox exited");
-		conn_free(c);
+	if (g->pid > 0 && !g->exited) {
+		g->stopping = true;
+		(void)send(g->ctl_fd, &stop, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		receive_summary(g, STOP_WAIT_MS);
+		if (!g->summary)
+			kill(g->pid, SIGKILL);
+		if (waitpid(g->pid, &st, 0) == g->pid && !g->summary)
+			report_death(g->pid, st);
+		g->pid = -1;
 	}
-	reap_dead(g);
-	pthread_mutex_lock(&g->res->mu);
-	g->res->quit = true;
-	pthread_cond_broadcast(&g->res->cv);
-	pthread_mutex_unlock(&g->res->mu);
-	for (unsigned i = 0; i < g->n_rthreads; i++)
-		pthread_detach(g->rthreads[i]);
-	g->n_rthreads = 0;
+	reap(&g->res_pid, true);
+	if (g->ctl_fd >= 0) {
+		close(g->ctl_fd);
+		g->ctl_fd = -1;
+	}
 }
 
-static int denied_cmp(const void *a, const void *b)
+/* Terminal control bytes from the gate (which parses the sandbox's names) never reach the
+ * host's terminal: the gate is the less trusted process. */
+static void put_sanitized(FILE *f, const char *s)
 {
-	const struct denied *x = a, *y = b;
-
-	return x->count == y->count ? 0 : x->count < y->count ? 1 : -1;
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f ? '?' : *s, f);
 }
 
 /**
@@ -1609,30 +1792,16 @@ static int denied_cmp(const void *a, const void *b)
  * @g: a stopped gate
  * @f: output (stderr)
  *
+ * The line comes from the gate's process (its summary at exit), with control bytes replaced.
  * Return: the number of denials. Does not log.
  */
 int gate_summary(struct gate *g, FILE *f)
 {
-	size_t shown;
-
-	if (!g || !g->total_denied)
+	if (!g || !g->summary || !g->summary->total_denied || !g->summary->text[0])
 		return 0;
-	if (g->n_denied)
-		qsort(g->denied, g->n_denied, sizeof(g->denied[0]), denied_cmp);
-	fprintf(f, "aisb: network: denied %u request(s):", g->total_denied);
-	shown = g->n_denied < 5 ? g->n_denied : 5;
-	for (size_t i = 0; i < shown; i++)
-		fprintf(f, "%s %s (%ux%s%s)", i ? "," : "", g->denied[i].dest, g->denied[i].count,
-			g->denied[i].suggest[0] ? ", allow with " : "", g->denied[i].suggest);
-	if (g->n_denied > shown)
-		fprintf(f, ", and %zu more", g->n_denied - shown);
-	/* the session dir goes at exit: name what outlives it (session_finish() keeps the log) */
-	if (g->cfg.log_hint)
-		fprintf(f, "; every connection: %s", g->cfg.log_hint);
-	else if (g->n_denied > shown)
-		fputs(" (see the egress log)", f);
+	put_sanitized(f, g->summary->text);
 	fputc('\n', f);
-	return (int)g->total_denied;
+	return (int)g->summary->total_denied;
 }
 
 void gate_free(struct gate *g)
@@ -1640,28 +1809,25 @@ void gate_free(struct gate *g)
 	if (!g)
 		return;
 	gate_stop(g);
+	reap(&g->res_pid, true);
 	while (g->conns)
 		conn_free(g->conns);
 	reap_dead(g);
-	if (g->res) {
-		int fd = g->res->notify_fd;
+	while (g->jobs) {
+		struct job *j = g->jobs;
 
-		pthread_mutex_lock(&g->res->mu);
-		g->res->quit = true;
-		g->res->notify_fd = -1;
-		pthread_cond_broadcast(&g->res->cv);
-		pthread_mutex_unlock(&g->res->mu);
-		if (fd >= 0)
-			close(fd);
-		resolver_release(g->res);
+		g->jobs = j->next;
+		free(j);
 	}
+	close_listeners(g);
 	if (g->ep >= 0)
 		close(g->ep);
-	if (g->stop_fd >= 0)
-		close(g->stop_fd);
+	if (g->ctl_fd >= 0)
+		close(g->ctl_fd);
 	dns_pool_free(&g->pool);
 	if (g->own_log_fd)
 		close(g->cfg.log_fd);
 	free(g->denied);
+	free(g->summary);
 	free(g);
 }

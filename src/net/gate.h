@@ -1,23 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* gate.h — aisb's egress gate: proxy listener, DNS stub and transparent listener (design 6).
  *
- * The gate runs in the supervisor, on the host side, but serves listening sockets that init
- * created inside the sandbox's netns and passed out, so it is reachable only from inside and
- * dials out from the host. One thread runs an epoll loop over non-blocking sockets (bounded heads,
- * header counts, connect/head/idle timeouts, a cap on concurrent connections) and relays with
- * splice(2) through pipes; host-side name resolution runs on up to four resolver threads, started
- * on demand, so a slow DNS answer never stalls other connections. The caller may start the loop
- * thread lazily (gate_wake_fd() turns readable at the first connection) and hand the listening
- * sockets over after gate_new() (gate_listen()); the egress log can be created with its first
- * line (log_path). Every connection and DNS denial is one JSON
- * line in the egress log; gate_summary() prints the top denials with the flag that would allow
- * each.
+ * The gate serves listening sockets that init created inside the sandbox's netns and passed out,
+ * so it is reachable only from inside, and dials out from the host. It parses hostile bytes, so
+ * it runs as a process of its own, forked from the supervisor at the first connection or query
+ * (gate_wake_fd(), gate_start()), that confines itself before it reads a byte from the sandbox
+ * (net/gate-confine.h: no filesystem, no capabilities, its own limits, a seccomp allowlist).
+ * It takes the listening sockets with it: when it dies, nothing listens any more and the
+ * sandbox's connections are refused (gate_reaped() reports it). One epoll loop over non-blocking
+ * sockets (bounded heads, header counts, connect/head/idle timeouts, a cap on concurrent
+ * connections) relays with splice(2) through pipes; host-side name resolution is done by a
+ * resolver helper process (net/resolver.h), so a slow DNS answer never stalls other connections.
+ * Every connection and DNS denial is one JSON line in the egress log, which the supervisor opens
+ * for it; at the end the gate hands the supervisor its summary, which gate_summary() prints: the
+ * top denials with the flag that would allow each.
  */
 #ifndef AISB_NET_GATE_H
 #define AISB_NET_GATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "net/policy.h"
 
@@ -35,16 +39,15 @@ struct gate_port {
 extern const struct gate_port gate_ports[GATE_PORTS_N];
 
 struct gate_config {
-	int proxy_fd;          /* listening TCP sockets / bound UDP socket; -1 when absent */
+	int proxy_fd;          /* listening TCP sockets / bound UDP socket (the gate owns them); -1: absent */
 	int transparent_fd;
 	int dns_udp_fd;
 	int dns_tcp_fd;
 	const struct net_policy *policy;
 	const char *upstream;  /* --proxy HOST:PORT, or NULL */
-	int log_fd;            /* egress log, O_APPEND; -1: create log_path with the first line */
-	const char *log_path;  /* egress log to create (0600) with its first line when log_fd is
-				* -1 (NULL: no log); an allowed connection is dialed only once the log
-				* is open */
+	int log_fd;            /* egress log, O_APPEND (the caller's); -1: gate_start() creates log_path */
+	const char *log_path;  /* egress log to create (0600) at gate_start() when log_fd is -1 (NULL:
+				* no log); if it cannot be, allowed connections are refused (503) */
 	const char *log_hint;  /* how to read the log after exit ("aisb logs ID"), named in the
 				* summary; NULL: "the egress log" (the caller keeps it alive) */
 	unsigned max_conns;    /* 0: default */
@@ -57,6 +60,8 @@ int gate_new(const struct gate_config *c, struct gate **out);
 int gate_start(struct gate *g);
 int gate_wake_fd(const struct gate *g);
 int gate_listen(struct gate *g, int proxy_fd, int transparent_fd, int dns_udp_fd, int dns_tcp_fd);
+int gate_reaped(struct gate *g, pid_t pid, int st);
+bool gate_refused(const struct gate *g);
 void gate_stop(struct gate *g);
 int gate_summary(struct gate *g, FILE *f);
 void gate_free(struct gate *g);

@@ -251,6 +251,9 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 						if (w == init_pid) {
 							status = st;
 							exited = true;
+						} else if (gate_reaped(gate, w, st) < 0 && !exited) {
+							/* the gate could not confine itself: 77 */
+							kill(init_pid, SIGKILL);
 						}
 				} else if (si.ssi_signo == SIGWINCH) {
 					struct winsize ws;
@@ -329,8 +332,8 @@ static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *
 }
 
 /* The gate, made while init builds the sandbox; its listeners come with init's ready message
- * (gate_listen()), its thread with the first connection (run_loop()), its egress log with the
- * first line (@log_path, in the session dir). */
+ * (gate_listen()), its process and egress log (@log_path, in the session dir) with the first
+ * connection (run_loop()). */
 static int start_gate(const struct aisb_plan *p, char **log_path, struct gate **out)
 {
 	struct gate_config c = { .proxy_fd = -1, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
@@ -617,11 +620,17 @@ int sandbox_run(struct aisb_plan *p)
 			log_error("the sandbox's init exited before it was ready");
 		goto kill_init_keep_code;
 	}
-	if (gate_fds[0] >= 0 && (!gate || gate_listen(gate, gate_fds[0], gate_fds[1], gate_fds[2], gate_fds[3]) < 0)) {
-		if (!gate)
-			log_error("init passed out gate sockets, but the plan has no gate");
-		code = AISB_EXIT_FAILED;
-		goto kill_init_keep_code;
+	if (gate_fds[0] >= 0) {
+		/* the gate owns them from here on (its process takes them at its start) */
+		r = gate ? gate_listen(gate, gate_fds[0], gate_fds[1], gate_fds[2], gate_fds[3]) : -EINVAL;
+		if (gate)
+			gate_fds[0] = gate_fds[1] = gate_fds[2] = gate_fds[3] = -1;
+		if (r < 0) {
+			if (!gate)
+				log_error("init passed out gate sockets, but the plan has no gate");
+			code = AISB_EXIT_FAILED;
+			goto kill_init_keep_code;
+		}
 	}
 
 	/* The report pipe closes at execve; a report means the workload failed before it. */
@@ -640,7 +649,7 @@ int sandbox_run(struct aisb_plan *p)
 	r = run_loop(pid, sfd, master, (master >= 0 && (tty_mask & 1)) ? 0 : -1, out_fd >= 0 ? out_fd : 1, ws_fd, gate,
 		     &tf);
 	pid = -1;
-	code = sandbox_exit_code(r);
+	code = gate_refused(gate) ? AISB_EXIT_ENFORCE : sandbox_exit_code(r);
 	term_restore(&term);
 	report_tty_drops(&tf);
 	if (gate) {

@@ -235,9 +235,9 @@ int seccomp_policy_rules(const struct seccomp_options *o, struct seccomp_rule *o
 	return (int)b.n;
 }
 
-/* Adds one rule. Return: 0, -ENOSYS for a name this libseccomp does not know, or -errno.
- * Does not log. */
-static int rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *ru)
+/* Adds one rule with @action, or with its own errno when @action is 0. Return: 0, -ENOSYS for a
+ * name this libseccomp does not know, or -errno. Does not log. */
+static int rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *ru, uint32_t action)
 {
 	static const enum scmp_compare ops[] = { [SC_CMP_EQ] = SCMP_CMP_EQ, [SC_CMP_NE] = SCMP_CMP_NE,
 						 [SC_CMP_GE] = SCMP_CMP_GE, [SC_CMP_MASKED_EQ] = SCMP_CMP_MASKED_EQ };
@@ -263,13 +263,15 @@ static int rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *ru)
 						.datum_a = a->op == SC_CMP_MASKED_EQ ? a->mask : a->value,
 						.datum_b = a->op == SC_CMP_MASKED_EQ ? a->value : 0 };
 	}
-	return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((unsigned)ru->err), nr, n, c);
+	return seccomp_rule_add_array(ctx, action ? action : SCMP_ACT_ERRNO((unsigned)ru->err), nr, n, c);
 }
 
-/* Compiles @rules into a context. Return: 0 or -errno. Logs on failure. */
-static int build_ctx(const struct seccomp_rule *rules, size_t n, scmp_filter_ctx *out)
+/* Compiles @rules into a context: a denylist (every call allowed but the rules' errnos) when
+ * @allowlist is false, an allowlist (only the rules' calls, everything else kills the process)
+ * when it is true. Return: 0 or -errno. Logs on failure. */
+static int build_ctx(const struct seccomp_rule *rules, size_t n, bool allowlist, scmp_filter_ctx *out)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	scmp_filter_ctx ctx = seccomp_init(allowlist ? SCMP_ACT_KILL_PROCESS : SCMP_ACT_ALLOW);
 	int r;
 
 	if (!ctx)
@@ -282,7 +284,7 @@ static int build_ctx(const struct seccomp_rule *rules, size_t n, scmp_filter_ctx
 		return log_error_errno(r, "seccomp: cannot set the bad-architecture action: %m");
 	}
 	for (size_t i = 0; i < n; i++) {
-		r = rule_add(ctx, &rules[i]);
+		r = rule_add(ctx, &rules[i], allowlist ? SCMP_ACT_ALLOW : 0);
 		if (r == -ENOSYS) {
 			const struct scmp_version *v = seccomp_version();
 			seccomp_release(ctx);
@@ -299,7 +301,7 @@ static int build_ctx(const struct seccomp_rule *rules, size_t n, scmp_filter_ctx
 	return 0;
 }
 
-int seccomp_rules_compile(const struct seccomp_rule *rules, size_t n, struct seccomp_prog *out)
+static int compile(const struct seccomp_rule *rules, size_t n, bool allowlist, struct seccomp_prog *out)
 {
 	_cleanup_close_ int fd = -1;
 	scmp_filter_ctx ctx = NULL;
@@ -307,7 +309,7 @@ int seccomp_rules_compile(const struct seccomp_rule *rules, size_t n, struct sec
 	int r;
 
 	*out = (struct seccomp_prog){ 0 };
-	r = build_ctx(rules, n, &ctx);
+	r = build_ctx(rules, n, allowlist, &ctx);
 	if (r < 0)
 		return r;
 	/* libseccomp 2.5 exports only to an fd */
@@ -332,6 +334,16 @@ int seccomp_rules_compile(const struct seccomp_rule *rules, size_t n, struct sec
 	}
 	out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
 	return 0;
+}
+
+int seccomp_rules_compile(const struct seccomp_rule *rules, size_t n, struct seccomp_prog *out)
+{
+	return compile(rules, n, false, out);
+}
+
+int seccomp_allowlist_compile(const struct seccomp_rule *rules, size_t n, struct seccomp_prog *out)
+{
+	return compile(rules, n, true, out);
 }
 
 int seccomp_policy_compile(const struct seccomp_options *o, struct seccomp_prog *out)

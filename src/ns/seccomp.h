@@ -89,6 +89,19 @@ struct seccomp_prog {
  */
 int seccomp_policy_compile(const struct seccomp_options *o, struct seccomp_prog *out);
 
+/**
+ * seccomp_allowlist_compile() - compile an allowlist: only @rules' calls (with their argument
+ * comparisons) run, every other call and every foreign ABI kills the process
+ * @rules: the allowed calls (.err is unused)
+ * @n: how many
+ * @out: the program (free with seccomp_prog_free())
+ *
+ * For a confined helper that parses hostile bytes (the gate, net/gate-confine.h): the same
+ * compiler as the sandbox's denylist, the other default action.
+ * Return: 0, -ENOSYS as for seccomp_policy_compile(), or -errno. Logs on failure.
+ */
+int seccomp_allowlist_compile(const struct seccomp_rule *rules, size_t n, struct seccomp_prog *out);
+
 /* Sets no_new_privs and loads @prog into the calling thread, as libseccomp's seccomp_load()
  * would. Allocates nothing; only system calls (safe in a CLONE_VM child). Return: 0 or -errno.
  * Does not log. */

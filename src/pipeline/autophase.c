@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "git/gitguard.h"
-#include "git/hostgit.h"
+#include "git/gitrun.h"
 #include "pipeline/autophase-internal.h"
 #include "pipeline/autophase.h"
 #include "util/log.h"
@@ -25,7 +25,9 @@
 
 struct ap {
 	const struct autophase_options *o;
-	struct hostgit g;
+	struct gitrun g;
+	const char *cwd;        /* where git runs until the top is known */
+	const char *index_file; /* GIT_INDEX_FILE of the calls, or NULL */
 	char *top, *gitdir, *commondir;
 	char *ref;      /* refs/heads/BRANCH that HEAD named before the first unit */
 	char *branch;   /* BRANCH */
@@ -60,6 +62,7 @@ static void ap_free(struct ap *a)
 	free(a->tip);
 	free(a->name);
 	free(a->email);
+	gitrun_done(&a->g);
 	strv_free(a->launcher);
 	free(a->lfile);
 	free(a->ltext);
@@ -69,10 +72,10 @@ static void ap_free(struct ap *a)
 	strv_free(a->phases);
 }
 
-/* Prints git's stderr, redacted, one line per message. */
+/* Prints git's stderr, redacted and sanitized, one line per message. */
 static void log_git_stderr(const char *err)
 {
-	_cleanup_free_ char *red = hostgit_redact(err ? err : "");
+	_cleanup_free_ char *red = gitrun_message(err);
 	char *line = red, *nl;
 
 	for (; line && *line; line = nl ? nl + 1 : NULL) {
@@ -91,13 +94,21 @@ static void chomp(char *s)
 		s[--n] = 0;
 }
 
-/* Runs host git with the argument list (NULL-terminated). @quiet: a failure is the caller's
- * to judge (not logged). Return: 0, git's non-zero status (logged unless @quiet), or -errno
+enum {
+	GIT_QUIET = 1 << 0,  /* a failure is the caller's to judge (not logged) */
+	GIT_REMOTE = 1 << 1, /* the push: network transports, HOME and SSH_AUTH_SOCK (gitrun.h) */
+};
+
+/* Runs host git (gitrun.h) in the work tree with the argument list (NULL-terminated), as the
+ * driver's identity. Return: 0, git's non-zero status (logged unless GIT_QUIET), or -errno
  * (logged). @out receives stdout, chomped, when non-NULL. */
-static int gitv(struct ap *a, bool quiet, char **out, const char *first, ...)
+static int gitv(struct ap *a, unsigned flags, char **out, const char *first, ...)
 {
 	const char *args[MAX_GIT_ARGS + 1];
-	_cleanup_free_ char *err = NULL, *o = NULL, *what = NULL;
+	_cleanup_free_ char *idx = NULL, *what = NULL;
+	const char *env[2] = { NULL, NULL };
+	struct gitrun_call c = { .dir = a->top ? a->top : a->cwd, .args = args, .env = env, .in_fd = -1,
+				 .ident = true, .remote = flags & GIT_REMOTE };
 	size_t n = 0;
 	va_list ap;
 	int r;
@@ -109,25 +120,33 @@ static int gitv(struct ap *a, bool quiet, char **out, const char *first, ...)
 	}
 	va_end(ap);
 	args[n] = NULL;
-	r = hostgit_run(&a->g, args, out ? &o : NULL, &err);
-	if (r < 0)
-		return log_error_errno(r, "cannot run git%s: %m", r == -ENOENT ? " (not in /usr/local/bin, /usr/bin, /bin)" : "");
+	if (a->index_file && asprintf(&idx, "GIT_INDEX_FILE=%s", a->index_file) < 0)
+		return -ENOMEM;
+	env[0] = idx;
+	r = gitrun_call(&a->g, &c);
+	if (r < 0) {
+		gitrun_call_done(&c);
+		return log_error_errno(r, "cannot run git%s: %m", r == -E2BIG ? " (its output is over 64 MiB)" : "");
+	}
 	if (r > 0) {
-		if (!quiet) {
-			what = hostgit_redact(first);
+		if (!(flags & GIT_QUIET)) {
+			what = gitrun_message(first);
 			log_error("git %s failed (exit %d):", what ? what : "", r);
-			log_git_stderr(err);
+			log_git_stderr(c.err);
 		}
+		gitrun_call_done(&c);
 		return r;
 	}
 	if (out) {
-		chomp(o);
-		*out = TAKE_PTR(o);
+		chomp(c.out);
+		*out = TAKE_PTR(c.out);
 	}
+	gitrun_call_done(&c);
 	return 0;
 }
-#define git(a, out, ...) gitv(a, false, out, __VA_ARGS__, (const char *)NULL)
-#define git_quiet(a, out, ...) gitv(a, true, out, __VA_ARGS__, (const char *)NULL)
+#define git(a, out, ...) gitv(a, 0, out, __VA_ARGS__, (const char *)NULL)
+#define git_quiet(a, out, ...) gitv(a, GIT_QUIET, out, __VA_ARGS__, (const char *)NULL)
+#define git_remote(a, out, ...) gitv(a, GIT_REMOTE, out, __VA_ARGS__, (const char *)NULL)
 
 /* Reads a project file (relative to the top) without following a symlink at its last
  * component, bounded. Return: 0, -ENOENT, -ELOOP (a symlink), -EINVAL (not a regular file),
@@ -155,20 +174,20 @@ static const char *file_error(int r)
 /* Step 1: the work tree, its git dirs, the branch HEAD names and its commit. */
 static int open_repo(struct ap *a)
 {
-	_cleanup_free_ char *cwd = getcwd(NULL, 0), *head = NULL;
+	_cleanup_free_ char *cwd = getcwd(NULL, 0), *head = NULL, *top = NULL;
 	int r;
 
 	if (!cwd)
 		return log_error_errno(-errno, "cannot get the current directory: %m"), AISB_EXIT_FAILED;
-	a->g.worktree = cwd;
-	r = git_quiet(a, &a->top, "rev-parse", "--show-toplevel");
-	if (r != 0 || !*a->top) {
-		a->g.worktree = NULL;
+	a->cwd = cwd;
+	r = git_quiet(a, &top, "rev-parse", "--show-toplevel");
+	a->cwd = NULL;
+	if (r != 0 || !*top) {
 		return log_error("autophase: '%s' is not in a git work tree (run it in the project, which needs "
 				 ".agents/phases/)", cwd),
 		       AISB_EXIT_POLICY;
 	}
-	a->g.worktree = a->top;
+	a->top = TAKE_PTR(top);
 	if (git(a, &a->gitdir, "rev-parse", "--absolute-git-dir") != 0 ||
 	    git(a, &a->commondir, "rev-parse", "--path-format=absolute", "--git-common-dir") != 0)
 		return AISB_EXIT_FAILED;
@@ -330,38 +349,23 @@ static int find_pipeline(struct ap *a)
 	return 0;
 }
 
-/* The identity of the driver's commits: the caller's GIT_AUTHOR_NAME/EMAIL, else user.name and
- * user.email of the repository's config, ~/.gitconfig, then $XDG_CONFIG_HOME/git/config. */
+/* The identity of the driver's commits, with gitrun's precedence (gitrun_read_user()): the
+ * caller's GIT_AUTHOR_NAME/EMAIL, else user.name and user.email of the repository's config,
+ * ~/.gitconfig, then $XDG_CONFIG_HOME/git/config; and the user's excludes file (git status runs
+ * without the global config). */
 static int find_identity(struct ap *a)
 {
-	const struct autophase_options *o = a->o;
-	_cleanup_free_ char *local = path_join(a->commondir, "config"), *global = NULL, *xdg = NULL;
-	_cleanup_free_ char *name = NULL, *email = NULL;
-	int r;
+	int r = gitrun_read_user(&a->g, a->commondir, GITRUN_IDENT | GITRUN_EXCLUDES);
 
-	if (!local)
-		return AISB_EXIT_FAILED;
-	if (o->home && !(global = path_join(o->home, ".gitconfig")))
-		return AISB_EXIT_FAILED;
-	if (o->xdg_config_home && *o->xdg_config_home)
-		xdg = path_join(o->xdg_config_home, "git/config");
-	else if (o->home)
-		xdg = path_join(o->home, ".config/git/config");
-	{
-		const char *files[4] = { local, global ? global : xdg, global ? xdg : NULL, NULL };
-		r = hostgit_identity(files, &name, &email);
-	}
-	if (r < 0)
-		return log_error_errno(r, "autophase: cannot read the git identity from the config files: %m"), AISB_EXIT_POLICY;
-	a->name = o->env_name && *o->env_name ? strdup(o->env_name) : TAKE_PTR(name);
-	a->email = o->env_email && *o->env_email ? strdup(o->env_email) : TAKE_PTR(email);
-	if (!a->name || !a->email)
+	if (r == -ENODATA)
 		return log_error("autophase: no git identity for the driver's commits: set user.name and user.email "
 				 "(git config --global user.name NAME; includes are not followed) or export "
 				 "GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL"),
 		       AISB_EXIT_POLICY;
-	a->g.name = a->name;
-	a->g.email = a->email;
+	if (r < 0)
+		return log_error_errno(r, "autophase: cannot read the git identity from the config files: %m"), AISB_EXIT_POLICY;
+	if (!(a->name = strdup(a->g.name)) || !(a->email = strdup(a->g.email)))
+		return AISB_EXIT_FAILED;
 	return 0;
 }
 
@@ -404,7 +408,7 @@ static char *push_target(struct ap *a)
 			return NULL;
 	} else if (asprintf(&raw, "%s branch %s", remote, a->o->push_branch ? a->o->push_branch : a->branch) < 0)
 		return NULL;
-	out = hostgit_redact(raw);
+	out = gitrun_redact(raw);
 	return out;
 }
 
@@ -420,7 +424,7 @@ static const char *const source_words[AUTOPHASE_LAUNCHER_SOURCE_MAX] = {
 static void print_launcher(const struct ap *a, FILE *f)
 {
 	size_t n = strv_length(a->launcher);
-	_cleanup_free_ char *prog = n ? hostgit_redact(a->launcher[0]) : NULL;
+	_cleanup_free_ char *prog = n ? gitrun_redact(a->launcher[0]) : NULL;
 
 	if (!n) {
 		fprintf(f, "launcher:  none\n");
@@ -456,7 +460,7 @@ static void print_report(struct ap *a, bool plan)
 		if (plan) {
 			printf(": aisb run");
 			for (size_t k = 0; a->o->run_flags && a->o->run_flags[k]; k++) {
-				_cleanup_free_ char *w = hostgit_redact(a->o->run_flags[k]);
+				_cleanup_free_ char *w = gitrun_redact(a->o->run_flags[k]);
 				printf(" %s", w ? w : "?");
 			}
 			if (autophase_is_harness(a->launcher[0]))
@@ -726,7 +730,7 @@ static int commit_phase(struct ap *a, const char *phase, const char *subject)
 			 phase, a->branch, a->tip, now, a->tip);
 	if (unlink(index) < 0 && errno != ENOENT)
 		return log_error_errno(-errno, "autophase: cannot remove '%s': %m", index), AISB_EXIT_FAILED;
-	a->g.index_file = index;
+	a->index_file = index;
 	r = git(a, NULL, "read-tree", a->tip);
 	if (r == 0)
 		r = git(a, NULL, "add", "--all", "--", ".");
@@ -734,7 +738,7 @@ static int commit_phase(struct ap *a, const char *phase, const char *subject)
 		r = git(a, &tree, "write-tree");
 	if (r == 0)
 		r = git(a, &commit, "commit-tree", "--no-gpg-sign", tree, "-p", a->tip, "-m", subject, "-m", trailer);
-	a->g.index_file = NULL;
+	a->index_file = NULL;
 	if (r == 0)
 		r = git(a, NULL, "update-ref", "-m", subject, a->ref, commit, now);
 	if (r != 0) {
@@ -760,7 +764,7 @@ static int push_tip(struct ap *a, const char *what)
 	if (asprintf(&spec, "%s:refs/heads/%s", a->tip, a->o->push_branch ? a->o->push_branch : a->branch) < 0)
 		return AISB_EXIT_FAILED;
 	log_info("%s: pushing %.12s to %s", what, a->tip, target ? target : "?");
-	if (git(a, NULL, "push", "--porcelain", "--", a->o->push_remote, spec) != 0)
+	if (git_remote(a, NULL, "push", "--porcelain", "--", a->o->push_remote, spec) != 0)
 		return log_error("%s: the push failed; the commit %.12s is delivered locally (rerun to push it)", what, a->tip), 1;
 	return 0;
 }
@@ -788,14 +792,18 @@ static int next_phase(struct ap *a, size_t *idx)
 
 int autophase_main(const struct autophase_options *o)
 {
-	struct ap a = { .o = o, .g = { .home = o->home, .ssh_auth_sock = o->ssh_auth_sock } };
+	const struct gitrun_user u = { .home = o->home, .xdg_config = o->xdg_config_home, .env_name = o->env_name,
+				       .env_email = o->env_email, .ssh_auth_sock = o->ssh_auth_sock };
+	struct ap a = { .o = o };
 	_cleanup_strv_free_ char **ignored = NULL;
 	_cleanup_close_ int lock = -1;
 	_cleanup_free_ char *subject = NULL;
 	size_t delivered = 0, i;
 	int r;
 
-	r = open_repo(&a);
+	r = gitrun_setup(&a.g, &u) < 0 ? AISB_EXIT_FAILED : 0;
+	if (r == 0)
+		r = open_repo(&a);
 	if (r == 0)
 		r = list_phases(&a, &a.phases, &ignored);
 	if (r == 0) {

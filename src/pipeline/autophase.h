@@ -11,7 +11,7 @@
  * driver refuses to deliver when gitguard quarantined what a unit planted for git, or the hooks
  * or config of .git changed since before the first unit (gitguard_snapshot_take(); both unless
  * trust_git_changes), when .agents/validate.sh or the
- * launcher file changed, or when HEAD left the branch. Host git is hostgit.h's. The sandbox's
+ * launcher file changed, or when HEAD left the branch. Host git is gitrun.h's. The sandbox's
  * stdout is the command's; the driver's own lines go to stderr (status and dry-run reports to
  * stdout). docs/autophase.md is the user's view and lists the choices made.
  */

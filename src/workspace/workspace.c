@@ -604,6 +604,7 @@ static int quarantine_create(struct import *im)
 	r = gitrun_line(&im->g, im->top, &common, "rev-parse", "--path-format=absolute", "--git-common-dir", (char *)NULL);
 	if (r != 0 || !common || !path_is_absolute(common))
 		return log_error("import: cannot find the git directory of '%s'", im->top), -EIO;
+	im->g.bare = im->q; /* named with --git-dir= from now on (gitrun.h) */
 	if (gitrun_ok(&im->g, NULL, "import: git init (quarantine)", "init", "-q", "--bare", "--template=", fmt, im->q,
 		      (char *)NULL) < 0)
 		return -EIO;

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "net/gate.h"
+#include "userns-child.h"
 
 static int listen_on(int type, uint16_t *port)
 {
@@ -159,8 +160,7 @@ static int teardown(void **state)
 	shutdown(f->srv_fd, SHUT_RDWR);
 	close(f->srv_fd);
 	pthread_join(f->srv, NULL);
-	close(f->proxy_fd);
-	close(f->dns_fd);
+	/* the listeners were the gate's (gate_new()) */
 	close(f->log_fd[0]);
 	close(f->log_fd[1]);
 	policy_free(&f->pol);
@@ -410,6 +410,8 @@ static bool pending_conn(int lfd, int ms, int *out)
  * is relayed. Runs in a user+net namespace of its own, where port 443 on its lo is ours. */
 static void test_sni_checked_before_dial(void **state)
 {
+	uid_t uid = getuid();
+	gid_t gid = getgid();
 	pid_t pid = fork();
 	int st;
 
@@ -427,7 +429,8 @@ static void test_sni_checked_before_dial(void **state)
 		uint16_t proxy_port;
 		int lfd, pfd, sk;
 
-		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+		/* mapped ids: the gate process makes a user namespace of its own below this one */
+		if (enter_userns(uid, gid) < 0 || unshare(CLONE_NEWNET) < 0)
 			_exit(77);
 		sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		CHECK(sk >= 0 && ioctl(sk, SIOCGIFFLAGS, &ifr) == 0);
@@ -487,6 +490,63 @@ static void test_sni_checked_before_dial(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A gate that cannot confine itself never serves: here the caller's ids are unmapped in its user
+ * namespace, so the gate's own user namespace is refused (EPERM); the gate exits 77 and
+ * gate_reaped() says the sandbox must stop (gate_refused()), and its listener is closed, so a
+ * connection is refused. Control: the same start with mapped ids answers the CONNECT. */
+static void test_confine_failure_refuses(void **state)
+{
+	struct fixture *f = *state;
+
+	for (int mapped = 0; mapped < 2; mapped++) {
+		uid_t uid = getuid();
+		gid_t gid = getgid();
+		pid_t pid = fork();
+		int st;
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			char req[256], buf[4096];
+			uint16_t port;
+			struct gate *g;
+			int lfd, fd, w, wst, r = 0;
+
+			if (mapped ? enter_userns(uid, gid) < 0 : unshare(CLONE_NEWUSER) < 0)
+				_exit(77);
+			lfd = listen_on(SOCK_STREAM, &port);
+			struct gate_config c = { .proxy_fd = lfd, .transparent_fd = -1, .dns_udp_fd = -1,
+						 .dns_tcp_fd = -1, .policy = &f->pol, .log_fd = -1 };
+			CHECK(gate_new(&c, &g) == 0 && gate_start(g) == 0);
+			if (mapped) {
+				fd = dial(port);
+				snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", f->srv_port);
+				CHECK(write(fd, req, strlen(req)) == (ssize_t)strlen(req));
+				read_head(fd, buf, sizeof(buf));
+				CHECK(strstr(buf, " 200 ") != NULL);
+				close(fd);
+				CHECK(!gate_refused(g));
+			} else {
+				/* the gate's exit (its resolver is killed and reaped by gate_free()) */
+				while ((w = wait(&wst)) > 0 && (r = gate_reaped(g, w, wst)) == 0)
+					;
+				CHECK(r == -1 && gate_refused(g));
+				fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+				struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+							  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+				CHECK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno == ECONNREFUSED);
+				close(fd);
+			}
+			gate_free(g);
+			_exit(0);
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st));
+		if (WEXITSTATUS(st) == 77)
+			skip(); /* no user namespace here */
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
+}
+
 /* A gate made with gate_new() but not started: its wake fd turns readable at the first
  * connection, and the egress log (log_path) is created only then. An allowed connection whose
  * log cannot be created is refused (503); the control with a writable path relays. */
@@ -509,7 +569,9 @@ static void test_lazy_start_and_log(void **state)
 
 		assert_int_equal(gate_new(&c, &g), 0);
 		assert_int_equal(gate_listen(g, lfd, -1, -1, -1), -EINVAL); /* all four or none */
+		assert_int_equal(fcntl(lfd, F_GETFD), -1);          /* and the gate closed it */
 		gate_free(g);
+		lfd = listen_on(SOCK_STREAM, &port);
 		c.proxy_fd = lfd;
 		assert_int_equal(gate_new(&c, &g), 0);
 		pf = (struct pollfd){ gate_wake_fd(g), POLLIN, 0 };
@@ -532,7 +594,6 @@ static void test_lazy_start_and_log(void **state)
 		}
 		close(fd);
 		gate_free(g);
-		close(lfd);
 	}
 	unlink(path);
 	rmdir(dir);
@@ -548,6 +609,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dns_stub, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_and_summary, setup, teardown),
 		cmocka_unit_test(test_sni_checked_before_dial),
+		cmocka_unit_test_setup_teardown(test_confine_failure_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lazy_start_and_log, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "util/util.h"
-#include "git/gitrun.h"
 #include "workspace/workspace-internal.h"
 
 #define B "1111111111111111111111111111111111111111"
@@ -183,110 +182,6 @@ static void test_branch_names(void **state)
 			fail_msg("'%s' accepted", bad[i]);
 }
 
-/* The contract docs/workspace.md states: each of these is on every host git's command line or
- * in its environment, and nothing of aisb's own environment is. */
-static void test_hardening(void **state)
-{
-	static const char *const want_args[] = {
-		"--no-pager", "core.hooksPath=/dev/null", "core.fsmonitor=false", "credential.helper=", "gc.auto=0",
-		"maintenance.auto=0", "protocol.allow=never", "protocol.ext.allow=never", "protocol.file.allow=always",
-		"core.askPass=", "commit.gpgSign=false", "core.pager=cat",
-	};
-	static const char *const want_env[] = { "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-						"GIT_TERMINAL_PROMPT=0", "PATH=/usr/bin:/bin", "GIT_EDITOR=false",
-						"GIT_PAGER=cat" };
-	const char *argv[128], *env[64];
-	size_t na = gitrun_hardening_args(argv, 128), ne = gitrun_base_env(env, 64);
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(want_args) / sizeof(want_args[0]); i++) {
-		bool found = false;
-		for (size_t k = 0; k < na; k++)
-			found |= strcmp(argv[k], want_args[i]) == 0;
-		if (!found)
-			fail_msg("'%s' is not among the hardening options", want_args[i]);
-	}
-	for (size_t i = 0; i < sizeof(want_env) / sizeof(want_env[0]); i++) {
-		bool found = false;
-		for (size_t k = 0; k < ne; k++)
-			found |= strcmp(env[k], want_env[i]) == 0;
-		if (!found)
-			fail_msg("'%s' is not in the environment", want_env[i]);
-	}
-	for (size_t k = 0; k < ne; k++)
-		if (strncmp(env[k], "GIT_EXTERNAL_DIFF=", 18) == 0 || strncmp(env[k], "GIT_ASKPASS=", 12) == 0 ||
-		    strncmp(env[k], "SSH_ASKPASS=", 12) == 0 || strncmp(env[k], "GIT_DIR=", 8) == 0)
-			fail_msg("'%s' must not be set", env[k]);
-	{
-		char m[] = "fatal: \x1b]52;c;x\x07 bad\n";
-		gitrun_sanitize(m);
-		assert_string_equal(m, "fatal: ?]52;c;x? bad?");
-	}
-	assert_true(gitrun_is_oid(B));
-	assert_false(gitrun_is_oid("HEAD"));
-	assert_false(gitrun_is_oid("1111111111111111111111111111111111111Z11"));
-}
-
-static char fake_home[64];
-
-static const char *fake_get(const char *name)
-{
-	if (strcmp(name, "HOME") == 0)
-		return fake_home;
-	if (strcmp(name, "GIT_EXTERNAL_DIFF") == 0 || strcmp(name, "GIT_CONFIG_PARAMETERS") == 0)
-		return "evil";
-	return NULL;
-}
-
-/* A real git, run the way the import runs it: the user's global config gives the identity
- * (read explicitly), but no call sees it, nor anything of the caller's environment. */
-static void test_hardening_live(void **state)
-{
-	_cleanup_free_ char *cfg = NULL;
-	const char *const args[] = { "config", "--list", "--show-scope", NULL };
-	struct gitrun_call c = { .args = args, .in_fd = -1 };
-	struct gitrun g;
-	FILE *f;
-
-	(void)state;
-	if (access("/usr/bin/git", X_OK) < 0)
-		skip();
-	snprintf(fake_home, sizeof(fake_home), "/tmp/aisb-test-gitrun.XXXXXX");
-	assert_non_null(mkdtemp(fake_home));
-	assert_true(asprintf(&cfg, "%s/.gitconfig", fake_home) > 0);
-	f = fopen(cfg, "w");
-	assert_non_null(f);
-	fputs("[user]\n\tname = From Global\n\temail = g@example.com\n[core]\n\tpager = evil-pager\n", f);
-	fclose(f);
-	/* what a caller's environment could carry: none of it may reach git */
-	setenv("GIT_CONFIG_PARAMETERS", "'core.pager'='evil-env'", 1);
-	setenv("GIT_EXTERNAL_DIFF", "evil-diff", 1);
-	assert_int_equal(gitrun_init(&g, fake_home, GITRUN_IDENT, fake_get), 0);
-	assert_string_equal(g.name, "From Global");
-	assert_string_equal(g.email, "g@example.com");
-	c.dir = fake_home;
-	assert_int_equal(gitrun_call(&g, &c), 0);
-	assert_non_null(strstr(c.out, "command\tcore.hookspath=/dev/null"));
-	assert_non_null(strstr(c.out, "command\tprotocol.ext.allow=never"));
-	assert_null(strstr(c.out, "global\t"));
-	assert_null(strstr(c.out, "system\t"));
-	assert_null(strstr(c.out, "evil"));
-	gitrun_call_done(&c);
-	/* the environment git sees: built here, nothing inherited */
-	{
-		const char *const vargs[] = { "var", "GIT_PAGER", NULL };
-		struct gitrun_call v = { .args = vargs, .in_fd = -1, .dir = fake_home };
-		assert_int_equal(gitrun_call(&g, &v), 0);
-		assert_string_equal(v.out, "cat\n");
-		gitrun_call_done(&v);
-	}
-	unsetenv("GIT_CONFIG_PARAMETERS");
-	unsetenv("GIT_EXTERNAL_DIFF");
-	gitrun_done(&g);
-	unlink(cfg);
-	rmdir(fake_home);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,8 +192,6 @@ int main(void)
 		cmocka_unit_test(test_oidset),
 		cmocka_unit_test(test_exclude_pattern),
 		cmocka_unit_test(test_branch_names),
-		cmocka_unit_test(test_hardening),
-		cmocka_unit_test(test_hardening_live),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,139 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/e2e/gate.bats — the gate as its own confined process (issue 13): what the kernel says
+# about it (/proc/PID/status, /proc/PID/root), and what a killed gate leaves the sandbox: refused
+# connections, a report, no process. The server is on the host's 127.0.0.1 (svc.test pinned to it
+# with --add-host), never another address.
+load lib/common
+
+setup() {
+	common_setup
+	require_feature "curl" command -v curl
+	require_feature "python3" command -v python3
+	local dir
+	dir=$(mktemp -d "$WORK/srv.XXXXXX")
+	echo "hello from the host" >"$dir/index.html"
+	PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	python3 -m http.server "$PORT" --bind 127.0.0.1 --directory "$dir" >/dev/null 2>&1 3>&- &
+	SRV=$!
+	for _ in $(seq 200); do
+		curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break
+		sleep 0.05
+	done
+}
+
+teardown() {
+	[ -n "${SUP:-}" ] && kill "$SUP" 2>/dev/null
+	kill "$SRV" 2>/dev/null || true
+	common_teardown
+}
+
+# wait_for FILE: up to 20 s.
+wait_for() {
+	for _ in $(seq 400); do
+		[ -e "$1" ] && return 0
+		sleep 0.05
+	done
+	echo "timed out waiting for $1" >&2
+	return 1
+}
+
+# child_named SUPERVISOR NAME: the pid of the supervisor's child with that comm.
+child_named() { pgrep -P "$1" -x "$2" | head -1; }
+
+status_field() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; }
+
+# start_sandbox SCRIPT: aisb in the background (SUP), allow mode with svc.test:$PORT; SCRIPT runs
+# in the project dir, so its files land in $PROJ.
+start_sandbox() {
+	"$AISB" --keep --add-host svc.test=127.0.0.1 --allow "svc.test:$PORT" -- sh -c "$1" \
+		>"$WORK/out" 2>"$WORK/err" &
+	SUP=$!
+}
+
+@test "gate: its process has Seccomp 2, NoNewPrivs 1, no capabilities and an empty root (control: the supervisor has none of it)" {
+	start_sandbox "curl -sS -m 10 -o /dev/null -w '%{http_code}\n' http://svc.test:$PORT/ >before; touch ready
+		while [ ! -e done ]; do sleep 0.05; done"
+	wait_for "$PROJ/ready"
+	[ "$(cat "$PROJ/before")" = 200 ] # the gate works: it is the process examined below
+	local gp rp
+	gp=$(child_named "$SUP" aisb-gate)
+	rp=$(child_named "$SUP" aisb-resolve)
+	echo "supervisor $SUP gate $gp resolver $rp"
+	[ -n "$gp" ] && [ -n "$rp" ]
+	[ "$(status_field "$gp" Seccomp)" = 2 ]
+	[ "$(status_field "$gp" NoNewPrivs)" = 1 ]
+	[ "$(status_field "$gp" CapEff)" = 0000000000000000 ]
+	[ "$(status_field "$gp" CapPrm)" = 0000000000000000 ]
+	[ "$(status_field "$gp" CapBnd)" = 0000000000000000 ]
+	grep -E '^Max processes +0 +0 ' "/proc/$gp/limits"
+	grep -E '^Max core file size +0 +0 ' "/proc/$gp/limits"
+	# no host file by name: its root is an empty directory (or, where the kernel hides it, not
+	# accessible at all)
+	local listing
+	listing=$(ls -A "/proc/$gp/root/" 2>&1) || [[ "$listing" == *"Permission denied"* ]]
+	echo "gate root: '$listing'"
+	[ -z "$listing" ] || [[ "$listing" == *"Permission denied"* ]]
+	# and no fd to one: sockets, pipes and the egress log only
+	local fds
+	fds=$(for f in /proc/"$gp"/fd/*; do readlink "$f"; done)
+	echo "$fds"
+	! grep -vE '^(socket:|pipe:|anon_inode:\[eventpoll\]|.*/egress\.jsonl$)' <<<"$fds"
+	# the resolver keeps the filesystem, but no capability and no new privileges
+	[ "$(status_field "$rp" NoNewPrivs)" = 1 ]
+	[ "$(status_field "$rp" CapEff)" = 0000000000000000 ]
+	[ "$(status_field "$rp" CapBnd)" = 0000000000000000 ]
+	# control: the same probes on the supervisor see the host
+	[ "$(status_field "$SUP" Seccomp)" = 0 ]
+	ls -A "/proc/$SUP/root/" | grep -qx etc
+	touch "$PROJ/done"
+	wait "$SUP"
+	SUP=
+}
+
+@test "gate: killed mid-run, the sandbox's connections are refused, not left open (control: the same ones work before); reported, nothing left behind" {
+	start_sandbox "
+		probe() { curl -sS -m 10 -o /dev/null -w '%{http_code}' \"\$@\" 2>/dev/null; echo \" rc=\$?\"; }
+		pool=\$(getent hosts svc.test | cut -d' ' -f1)
+		{ probe http://svc.test:$PORT/; probe -p http://svc.test:$PORT/
+		  probe --noproxy '*' http://\$pool:$PORT/; } >before
+		touch ready
+		while [ ! -e killed ]; do sleep 0.05; done
+		start=\$(date +%s)
+		{ probe http://svc.test:$PORT/; probe -p http://svc.test:$PORT/
+		  probe --noproxy '*' http://\$pool:$PORT/
+		  getent hosts svc.test >/dev/null; echo \"dns rc=\$?\"; } >after
+		echo \$((\$(date +%s) - start)) >took
+		exit 0"
+	wait_for "$PROJ/ready"
+	cat "$PROJ/before"
+	# control: proxy, CONNECT and transparent all reach the server through the live gate
+	[ "$(cat "$PROJ/before")" = "200 rc=0
+200 rc=0
+200 rc=0" ]
+	local gp rp rc=0
+	gp=$(child_named "$SUP" aisb-gate)
+	rp=$(child_named "$SUP" aisb-resolve)
+	[ -n "$gp" ] && [ -n "$rp" ]
+	kill -KILL "$gp"
+	touch "$PROJ/killed"
+	wait "$SUP" || rc=$?
+	SUP=
+	cat "$WORK/err"
+	cat "$PROJ/after"
+	# refused (curl 7: connection refused), not open: no 200, no timeout (28), at once
+	[ "$(cat "$PROJ/after")" = "000 rc=7
+000 rc=7
+000 rc=7
+dns rc=2" ]
+	[ "$(cat "$PROJ/took")" -le 5 ]
+	# reported, the command's own status kept (docs/threat-model.md)
+	grep -q "aisb: network: the gate (pid $gp) was killed by signal 9" "$WORK/err"
+	[ "$rc" -eq 0 ]
+	# nothing left behind: neither the gate nor its resolver (not even as a zombie)
+	[ ! -e "/proc/$gp" ]
+	[ ! -e "/proc/$rp" ]
+	# the egress log has what happened before the kill
+	grep -q '"kind":"connect","method":"CONNECT","host":"svc.test".*"decision":"allow"' \
+		"$XDG_STATE_HOME"/aisb/sessions/*/egress.jsonl
+}
