@@ -3,22 +3,44 @@
 # bench/gate-load.py — server and clients for bench/gate.sh (127.0.0.1 only).
 #   serve PORT            : every connection gets "hi\n", then BYTES (env, default 1 GiB) of zeros
 #                           if it sends "bulk\n", else is held open until the client closes
-#   bulk MODE HOST PORT   : MODE direct|connect|transparent; read BYTES, print seconds, MiB/s and
+#   bulk MODE HOST PORT   : MODE direct|connect|transparent|squid|srt; read BYTES, print seconds, MiB/s and
 #                           the client's own CPU seconds; SINK=splice reads with splice(2) into
 #                           /dev/null (no copy to userspace) instead of recv_into
 #                           (MODE floor is direct to a relay-floor port, for the label only)
 #   ttfb MODE HOST PORT N : N sequential connections; median/p90 ms from connect to first byte
 #   many MODE HOST PORT N : N concurrent connections held open at once; print how many got "hi"
-import asyncio, fcntl, os, resource, socket, statistics, sys, time
+# MODE connect tunnels through aisb's gate (127.0.0.1:3128 in the sandbox); squid through the
+# proxy in $BENCH_PROXY (HOST:PORT, a squid on the host); srt through the proxy srt puts in
+# $HTTPS_PROXY/$https_proxy inside its sandbox. All three send the same CONNECT request.
+import asyncio, base64, fcntl, os, resource, socket, statistics, sys, time, urllib.parse
 
 BYTES = int(os.environ.get("BYTES", str(1 << 30)))
 PROXY = ("127.0.0.1", 3128)
 
 
-def dial(mode, host, port):
+def proxy_for(mode):
+    """(host, port, extra header lines) of the proxy MODE tunnels through."""
     if mode == "connect":
-        s = socket.create_connection(PROXY)
-        s.sendall(b"CONNECT %s:%d HTTP/1.1\r\n\r\n" % (host.encode(), port))
+        return PROXY + (b"",)
+    if mode == "squid":
+        v = os.environ["BENCH_PROXY"]
+    else:  # srt: "http://USER:TOKEN@localhost:PORT" (a per-run credential of srt's proxy)
+        v = os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy") or os.environ["HTTP_PROXY"]
+        v = v.split("://", 1)[-1].rstrip("/")
+    auth = b""
+    if "@" in v:
+        cred, v = v.rsplit("@", 1)
+        cred = urllib.parse.unquote(cred).encode()
+        auth = b"Proxy-Authorization: Basic " + base64.b64encode(cred) + b"\r\n"
+    host, _, port = v.rpartition(":")
+    return (host.strip("[]"), int(port), auth)
+
+
+def dial(mode, host, port):
+    if mode in ("connect", "squid", "srt"):
+        phost, pport, auth = proxy_for(mode)
+        s = socket.create_connection((phost, pport))
+        s.sendall(b"CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\n%s\r\n" % (host.encode(), port, host.encode(), port, auth))
         head = b""
         while b"\r\n\r\n" not in head:
             b = s.recv(1)

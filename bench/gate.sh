@@ -1,31 +1,57 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# bench/gate.sh — the gate against a direct loopback transfer: 1 GiB through CONNECT and through
-# the transparent listener vs direct, and vs relay-floor (the cheapest possible splice relay, as a
-# yardstick); CPU seconds of server, client and relay for each; time to first byte per
-# connection; 1,000 concurrent connections; the supervisor's peak RSS. A server on the host's
-# 127.0.0.1 only, reached from the sandbox as svc.test (--add-host svc.test=127.0.0.1). Not a
+# bench/gate.sh — the gate against a direct loopback transfer and against its peers, in one table:
+# 1 GiB through aisb's CONNECT and transparent listener, through relay-floor (the cheapest possible
+# splice relay, a yardstick), through squid's CONNECT and through srt's proxy (Anthropic's
+# sandbox-runtime), each vs direct; CPU seconds of server, client and relay; time to first byte
+# per connection; 1,000 concurrent tunnels and the relay's peak RSS. A server on the host's
+# 127.0.0.1 only, reached from aisb's sandbox as svc.test (--add-host svc.test=127.0.0.1). Not a
 # test: prints numbers, no thresholds. Wrap it in `flock /tmp/bench.lock` on a shared machine.
-#   AISB_BIN=./build/aisb bench/gate.sh
-#   BYTES=... N=... CONC=... REPEAT=3    sizes and the number of bulk rounds (medians printed)
+#   AISB_BIN=./build/aisb bench/gate.sh   (relative or absolute; default: ../build/aisb)
+#   BYTES=... N=... CONC=... REPEAT=3     sizes and the number of bulk rounds (medians printed)
 #   SINK=splice                           the client splices into /dev/null (no userspace copy)
 #   PIN=1                                 server and client on CPU 0, the relay on CPU 1
+#   PEERS=0                               skip squid and srt even when installed
+# The peers run when installed (they are not in contrib/packages.txt: CI does not run benches):
+#   squid: apt-get install squid          (run here as `squid -N` with a config in the work dir)
+#   srt:   apt-get install bubblewrap socat ripgrep && npm install -g @anthropic-ai/sandbox-runtime
+# Rounds are interleaved (direct, floor, aisb, squid, srt, direct, ...), so a load change on a
+# shared machine hits every column alike: compare the ratios, not the MiB/s.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 aisb=${AISB_BIN:-$here/../build/aisb}
-case $aisb in /*) ;; *) aisb=$PWD/$aisb ;; esac # the script cds into its work dir
+# The script changes into its work dir below: a relative AISB_BIN would stop resolving there.
+case $aisb in
+*/*) aisb=$(realpath -e "$aisb") || { echo "bench/gate.sh: no aisb binary at '${AISB_BIN:-}'" >&2; exit 1; } ;;
+*) aisb=$(command -v "$aisb") || { echo "bench/gate.sh: '${AISB_BIN:-}' is not on PATH" >&2; exit 1; } ;;
+esac
 n=${N:-200}
 conc=${CONC:-1000}
 work=$(mktemp -d /tmp/aisb-gate-bench.XXXXXX)
 chmod 755 "$work"
 cp "$here/gate-load.py" "$work/"
 export XDG_STATE_HOME="$work/state"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(freeport)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
 python3 "$work/gate-load.py" serve "$port" &
 srv=$!
-trap 'kill $srv 2>/dev/null; rm -rf "$work"' EXIT
+pids+=("$srv")
 cd "$work"
-for _ in $(seq 100); do python3 -c "import socket; socket.create_connection(('127.0.0.1',$port))" 2>/dev/null && break; sleep 0.05; done
+waitport() {
+	for _ in $(seq 100); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1',$1))" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+waitport "$port"
 
 export BYTES=${BYTES:-1073741824}
 repeat=${REPEAT:-3}
@@ -42,45 +68,132 @@ sb() { "${sbcmd[@]}" "$@"; }
 # the work dir is the project: inside, the script is in the working directory
 load=(python3 gate-load.py)
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
-# the supervisor and its gate process (issue 13: the gate is a child of the supervisor)
-gate_of() { pgrep -P "$1" -x aisb-gate | head -1; }
-tree_ticks() {
-	local g t
-	g=$(gate_of "$1")
-	t=$(ticks "$1")
-	[ -n "$g" ] && t=$((t + $(ticks "$g")))
-	echo "$t"
-}
 hz=$(getconf CLK_TCK)
 secs() { awk -v t="$1" -v hz="$hz" 'BEGIN {printf "%.2f", t / hz}'; }
 
 floor=
 if command -v cc >/dev/null && cc -O2 -pthread -o "$work/relay-floor" "$here/relay-floor.c" 2>/dev/null; then
-	fport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	fport=$(freeport)
 	"${pin_relay[@]}" "$work/relay-floor" "$fport" "$port" &
 	floor=$!
-	trap 'kill $srv $floor 2>/dev/null; rm -rf "$work"' EXIT
+	pids+=("$floor")
 else
 	echo "bench: no C compiler: the relay-floor yardstick is skipped" >&2
 fi
 
+# squid: a CONNECT-only forward proxy on 127.0.0.1, no cache, no access log (aisb's egress log is
+# on; squid's cache.log gets only start-up lines)
+squid=
+if [ "${PEERS:-1}" != 0 ] && command -v /usr/sbin/squid >/dev/null; then
+	sport=$(freeport)
+	cat >"$work/squid.conf" <<EOF
+http_port 127.0.0.1:$sport
+acl bench_port port $port
+acl CONNECT method CONNECT
+http_access allow CONNECT bench_port
+http_access deny all
+cache deny all
+access_log none
+cache_log $work/squid-cache.log
+pid_filename $work/squid.pid
+coredump_dir $work
+shutdown_lifetime 0 seconds
+max_filedescriptors 8192
+EOF
+	"${pin_relay[@]}" /usr/sbin/squid -N -f "$work/squid.conf" 2>"$work/squid.err" &
+	squid=$!
+	pids+=("$squid")
+	if waitport "$sport"; then
+		export BENCH_PROXY=127.0.0.1:$sport
+	else
+		echo "bench: squid did not start: $(tail -3 "$work/squid.err" "$work/squid-cache.log" 2>/dev/null)" >&2
+		squid=
+	fi
+else
+	echo "bench: squid not installed (apt-get install squid): its column is skipped" >&2
+fi
+
+# srt: its own proxy, allowed to reach the server only; the client runs in srt's sandbox
+srt=
+if [ "${PEERS:-1}" != 0 ] && command -v srt >/dev/null; then
+	cat >"$work/srt.json" <<EOF
+{"network": {"allowedDomains": ["127.0.0.1:$port"], "deniedDomains": []},
+ "filesystem": {"denyRead": [], "allowWrite": ["$work"], "denyWrite": []}}
+EOF
+	if out=$(srt -s "$work/srt.json" -c "${load[*]} ttfb srt 127.0.0.1 $port 1" 2>&1); then
+		srt=1
+	else
+		echo "bench: srt does not run here (needs bwrap, socat, rg): ${out##*$'\n'}" >&2
+	fi
+else
+	echo "bench: srt not installed (npm install -g @anthropic-ai/sandbox-runtime): its column is skipped" >&2
+fi
+srtcmd() { "${pin_relay[@]}" srt -s "$work/srt.json" -c "BYTES=$BYTES SINK=${SINK:-} HOLD=2 ${pin_cli[*]} $*"; }
+
+# The processes of a relay, for CPU and RSS: aisb's supervisor (whose gate it runs) or srt's
+# node process (its proxy) and the socat bridges srt puts on both sides of its sandbox's wall.
+descendants() { local c; for c in $(pgrep -P "$1" 2>/dev/null); do echo "$c"; descendants "$c"; done; }
+srt_relay_pids() {
+	local p
+	for p in $(descendants "$apid"); do
+		case $(cat "/proc/$p/comm" 2>/dev/null) in node | socat) echo "$p" ;; esac
+	done
+}
+# aisb's relay: the supervisor and every process below it running the aisb binary, except the
+# sandbox's init (pid 1 inside) and what it runs: the supervisor itself and its gate process
+# ("aisb-gate", a child of the supervisor since issue 13)
+aisb_relay_pids() {
+	local p exe
+	echo "$apid"
+	for p in $(pgrep -P "$apid" 2>/dev/null); do
+		exe=$(readlink "/proc/$p/exe" 2>/dev/null) || continue
+		[ "$exe" = "$aisb" ] || continue
+		# the sandbox's init is pid 1 in its own pid namespace
+		[ "$(awk '/^NSpid/ {print $NF}' "/proc/$p/status" 2>/dev/null)" = 1 ] && continue
+		echo "$p"
+	done
+}
+# Samples the CPU ticks (user+sys of each process itself, not of the children it reaped: the
+# client's would count) summed over the pids "$1" lists, while $apid lives; the largest sum
+# seen goes to $relay_ticks.
+follow_ticks() {
+	local t p sum
+	relay_ticks=0
+	while kill -0 "$apid" 2>/dev/null; do
+		sum=0
+		for p in $($1); do
+			t=$(ticks "$p")
+			sum=$((sum + t))
+		done
+		[ "$sum" -gt "$relay_ticks" ] && relay_ticks=$sum
+		sleep 0.02
+	done
+}
+
 # one bulk transfer; prints the client's line plus server and relay CPU seconds
 bulk() {
-	local mode=$1 s0 r0=0 out relay=0 apid t
+	local mode=$1 s0 r0=0 out relay=0 apid
 	s0=$(ticks "$srv")
 	case $mode in
 	direct) out=$("${pin_cli[@]}" "${load[@]}" bulk direct 127.0.0.1 "$port") ;;
-	floor)
-		r0=$(ticks "$floor")
-		out=$("${pin_cli[@]}" "${load[@]}" bulk floor 127.0.0.1 "$fport")
-		relay=$(($(ticks "$floor") - r0)) ;;
+	floor | squid)
+		local rp=$floor dport=${fport:-}
+		[ "$mode" = squid ] && rp=$squid dport=$port
+		r0=$(ticks "$rp")
+		out=$("${pin_cli[@]}" "${load[@]}" bulk "$mode" 127.0.0.1 "$dport")
+		relay=$(($(ticks "$rp") - r0)) ;;
+	srt)
+		srtcmd "${load[*]} bulk srt 127.0.0.1 $port" >"$work/out" 2>"$work/err" &
+		apid=$!
+		follow_ticks srt_relay_pids
+		relay=$relay_ticks
+		wait "$apid" || true
+		out=$(cat "$work/out") ;;
 	*)
 		"${sbcmd[@]}" "${load[@]}" bulk "$mode" svc.test "$port" >"$work/out" 2>"$work/err" &
-		apid=$! # the supervisor, parent of the gate (taskset execs it: same pid)
-		while kill -0 "$apid" 2>/dev/null; do
-			t=$(tree_ticks "$apid") && [ "$t" -gt 0 ] && relay=$t
-			sleep 0.02
-		done
+		apid=$! # the supervisor, which runs the gate (taskset execs it: same pid)
+		follow_ticks aisb_relay_pids
+		relay=$relay_ticks
 		wait "$apid" || true
 		out=$(cat "$work/out")
 		grep -v 'warning: resource limits' "$work/err" >&2 || true ;;
@@ -88,40 +201,102 @@ bulk() {
 	echo "$out server_cpu $(secs $(($(ticks "$srv") - s0))) s relay_cpu $(secs "$relay") s"
 }
 
-echo "== 1 GiB, one connection, $repeat rounds (${SINK:-recv_into} client${PIN:+, pinned: server+client CPU 0, relay CPU 1})"
-modes=(direct connect transparent)
-[ -n "$floor" ] && modes=(direct floor connect transparent)
+modes=(direct)
+[ -n "$floor" ] && modes+=(floor)
+modes+=(connect transparent)
+[ -n "$squid" ] && modes+=(squid)
+[ -n "$srt" ] && modes+=(srt)
+echo "== 1 GiB, one connection, $repeat interleaved rounds (${SINK:-recv_into} client${PIN:+, pinned: server+client CPU 0, relay CPU 1})"
 : >"$work/bulk"
 for _ in $(seq "$repeat"); do
 	for m in "${modes[@]}"; do
 		bulk "$m" | tee -a "$work/bulk"
 	done
 done
-median_of() { awk -v m="$1" '$1 == m {print $4}' "$work/bulk" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-dmed=$(median_of direct)
-for m in "${modes[@]}"; do
-	med=$(median_of "$m")
-	awk -v m="$m" -v x="$med" -v d="$dmed" 'BEGIN {printf "median %-12s %6.0f MiB/s  %.2fx direct\n", m, x, x / d}'
-done
+median_col() { # mode field
+	awk -v m="$1" -v f="$2" '$1 == m {for (i = 1; i < NF; i++) if ($i == f) print $(i + 1)}' "$work/bulk" |
+		sort -n | awk '{a[NR] = $1} END {print (NR ? a[int((NR + 1) / 2)] : "")}'
+}
+mibs() { awk -v m="$1" '$1 == m {print $4}' "$work/bulk" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
 echo "== time to first byte, $n sequential connections"
-"${load[@]}" ttfb direct 127.0.0.1 "$port" "$n"
-sb "${load[@]}" ttfb connect svc.test "$port" "$n"
-sb "${load[@]}" ttfb transparent svc.test "$port" "$n"
-
-echo "== $conc concurrent connections through CONNECT, supervisor and gate RSS"
-"$aisb" --allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home --no-agents \
-	--env HOLD=2 -- "${load[@]}" many connect svc.test "$port" "$conc" &
-apid=$! # the supervisor itself
-peak=0 gpeak=0
-while kill -0 "$apid" 2>/dev/null; do
-	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$apid/status" 2>/dev/null || echo 0)
-	[ "${rss:-0}" -gt "$peak" ] && peak=$rss
-	g=$(gate_of "$apid")
-	rss=$([ -n "$g" ] && awk '/^VmRSS/ {print $2}' "/proc/$g/status" 2>/dev/null || echo 0)
-	[ "${rss:-0}" -gt "$gpeak" ] && gpeak=$rss
-	sleep 0.05
+: >"$work/ttfb"
+for m in "${modes[@]}"; do
+	case $m in
+	direct) "${load[@]}" ttfb direct 127.0.0.1 "$port" "$n" ;;
+	floor) "${load[@]}" ttfb direct 127.0.0.1 "$fport" "$n" | sed 's/^direct/floor/' ;;
+	squid) "${load[@]}" ttfb squid 127.0.0.1 "$port" "$n" ;;
+	srt) srtcmd "${load[*]} ttfb srt 127.0.0.1 $port $n" 2>/dev/null ;;
+	*) sb "${load[@]}" ttfb "$m" svc.test "$port" "$n" 2>/dev/null ;;
+	esac | tee -a "$work/ttfb"
 done
+
+# Peak VmRSS of @pids (sampled every 50 ms while $1 lives), summed over the pids given by the
+# command in $2 (re-evaluated each sample: the gate may be its own process).
+peak_rss() {
+	local watch=$1 lister=$2 peak=0 sum p r
+	while kill -0 "$watch" 2>/dev/null; do
+		sum=0
+		for p in $($lister); do
+			r=$(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
+			sum=$((sum + ${r:-0}))
+		done
+		[ "$sum" -gt "$peak" ] && peak=$sum
+		sleep 0.05
+	done
+	echo "$peak"
+}
+echo "== $conc concurrent tunnels, the relay's peak RSS (sampled every 50 ms)"
+: >"$work/rss"
+aisb_gate_pid() { pgrep -P "$apid" -x aisb-gate 2>/dev/null | head -1; }
+for m in connect gate squid srt; do
+	case $m in
+	connect)
+		"$aisb" --allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home --no-agents \
+			--env HOLD=2 -- "${load[@]}" many connect svc.test "$port" "$conc" &
+		apid=$!
+		peak=$(peak_rss "$apid" aisb_relay_pids) ;;
+	gate)
+		# the same load again, the gate process alone (empty when the gate runs in the supervisor)
+		"$aisb" --allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home --no-agents \
+			--env HOLD=2 -- "${load[@]}" many connect svc.test "$port" "$conc" >/dev/null 2>&1 &
+		apid=$!
+		peak=$(peak_rss "$apid" aisb_gate_pid) ;;
+	squid)
+		[ -n "$squid" ] || continue
+		"${load[@]}" many squid 127.0.0.1 "$port" "$conc" &
+		apid=$!
+		sq() { echo "$squid"; }
+		peak=$(peak_rss "$apid" sq) ;;
+	srt)
+		[ -n "$srt" ] || continue
+		srtcmd "${load[*]} many srt 127.0.0.1 $port $conc" &
+		apid=$!
+		peak=$(peak_rss "$apid" srt_relay_pids) ;;
+	esac
+	wait "$apid" || true
+	echo "$m $peak" >>"$work/rss"
+done
+# the idle baseline of the same processes: one tunnel
+"$aisb" --allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home --no-agents \
+	--env HOLD=2 -- "${load[@]}" many connect svc.test "$port" 1 >/dev/null &
+apid=$!
+base=$(peak_rss "$apid" aisb_relay_pids)
 wait "$apid" || true
-echo "supervisor peak VmRSS ${peak} KiB, gate peak VmRSS ${gpeak} KiB (sampled every 50 ms)"
-echo "(user $(id -un), $(uname -r), $(nproc) cpus)"
+
+echo
+echo "== summary (medians; ratios are the numbers to compare)"
+dmed=$(mibs direct)
+fmed=$( [ -n "$floor" ] && mibs floor || echo "")
+printf '%-12s %9s %8s %8s %10s %10s %12s\n' relay MiB/s xdirect xfloor relay_cpu ttfb_ms "rss_${conc}_KiB"
+for m in "${modes[@]}"; do
+	med=$(mibs "$m")
+	cpu=$(median_col "$m" relay_cpu)
+	tt=$(awk -v m="$m" '$1 == m {print $4}' "$work/ttfb")
+	rss=$(awk -v m="$m" '$1 == m {print $2}' "$work/rss")
+	awk -v m="$m" -v x="$med" -v d="$dmed" -v f="$fmed" -v c="${cpu:--}" -v t="${tt:--}" -v r="${rss:--}" \
+		'BEGIN {printf "%-12s %9.0f %8.2f %8s %10s %10s %12s\n", m, x, x / d, f ? sprintf("%.2f", x / f) : "-", c, t, r}'
+done
+echo "aisb relay RSS with 1 tunnel: $base KiB (so $conc tunnels cost $(( $(awk '$1 == "connect" {print $2}' "$work/rss") - base )) KiB);" \
+	"the gate process alone with $conc: $(awk '$1 == "gate" {print $2}' "$work/rss") KiB"
+echo "(user $(id -un), $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg), aisb $("$aisb" --version 2>/dev/null | head -1))"

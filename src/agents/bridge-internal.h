@@ -13,7 +13,8 @@
 
 #include <json-c/json.h>
 
-#include "cli/args.h"
+#include "core/plan.h"
+
 
 #define BRIDGE_FILE_MAX (1 << 20)   /* a host config file larger than this is refused */
 #define BRIDGE_DEPTH_MAX 32         /* nesting depth of JSON/TOML values */

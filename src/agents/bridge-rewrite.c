@@ -10,7 +10,7 @@
 #include <strings.h>
 
 #include "agents/bridge-internal.h"
-#include "cli/resolve.h"
+#include "core/plan.h"
 #include "util/log.h"
 #include "util/util.h"
 

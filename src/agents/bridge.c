@@ -12,7 +12,6 @@
 
 #include "agents/bridge.h"
 #include "agents/bridge-internal.h"
-#include "cli/resolve.h"
 #include "net/netplan.h"
 #include "net/policy.h"
 #include "util/log.h"

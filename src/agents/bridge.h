@@ -18,8 +18,7 @@
 
 #include <stdio.h>
 
-#include "cli/args.h"
-#include "cli/plan.h"
+#include "core/plan.h"
 
 struct bridge_plan;
 

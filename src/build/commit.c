@@ -253,7 +253,17 @@ int build_commit(struct store *s, const struct build_commit_input *in, int layer
 	const char *os, *arch, *variant;
 	int r;
 
-	/* 1. the layer, verified against the digest layer_write() computed */
+	/* 1. the layer, verified against the digest layer_write() computed; in the store's tmp/ it
+	 * is renamed into place instead of written a second time */
+	if (in->layer_path) {
+		r = store_blob_adopt(s, in->layer_path, layer_fd, in->layer_digest, in->layer_size);
+		if (r < 0)
+			return r;
+		layer_digest = strdup(in->layer_digest);
+		if (!layer_digest)
+			return log_error_errno(-ENOMEM, "%m");
+		goto stored;
+	}
 	r = store_blob_begin(s, in->layer_digest, (int64_t)in->layer_size, &w);
 	if (r < 0)
 		return r;
@@ -280,7 +290,7 @@ int build_commit(struct store *s, const struct build_commit_input *in, int layer
 	r = store_blob_commit(w, &layer_digest);
 	if (r < 0)
 		return r;
-
+stored:
 	/* 2. config and manifest */
 	r = build_config_json(in, &cfg, &cfg_len, &why);
 	if (r < 0)
@@ -300,7 +310,9 @@ int build_commit(struct store *s, const struct build_commit_input *in, int layer
 	if (r < 0)
 		return log_error_errno(r, "internal: the new manifest does not parse: %s", why ? why : "?");
 	unpack_limits_default(&lim);
-	r = store_rootfs_ensure(s, man_digest, &m, &lim, &rootfs, &size);
+	r = m.n_layers ? store_rootfs_ensure_on(s, man_digest, &m, &lim, in->base_rootfs_id, m.n_layers - 1,
+						in->base_size, &rootfs, &size)
+		       : store_rootfs_ensure(s, man_digest, &m, &lim, &rootfs, &size);
 	oci_manifest_done(&m);
 	if (r < 0)
 		return r;

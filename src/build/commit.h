@@ -29,6 +29,11 @@ struct build_commit_input {
 	const char *created_by;       /* history text, e.g. "aisb build -f Containerfile" */
 	const char *layer_digest;     /* "sha256:..." (uncompressed: also the diff_id) */
 	uint64_t layer_size;
+	const char *base_rootfs_id;   /* the base's unpacked tree, linked instead of unpacked again
+				       * (store_rootfs_ensure_on()); NULL: unpack every layer */
+	uint64_t base_size;           /* the base pin's unpacked bytes */
+	const char *layer_path;       /* where layer_fd's file is, in the store's tmp/: it becomes
+				       * the blob by rename (store_blob_adopt()); NULL: copied */
 };
 
 /* The new image config. Return: 0, -EINVAL for a malformed base config (*why set), -ENOMEM.

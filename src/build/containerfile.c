@@ -550,13 +550,168 @@ static int finish_instr(struct cf_instr *in, bool have_from, struct cf_error *er
 	return 0;
 }
 
+/* The text being parsed and where the parser is in it. */
+struct cf_reader {
+	const char *text;
+	size_t len, pos;
+	unsigned lineno;
+};
+
+/* The next physical line as [*@l, *@l + *@n), a trailing CR dropped. Return: 1, 0 at the end, or
+ * -EFBIG for a line over CF_MAX_LINE (rd->lineno is its number). Does not log. */
+static int next_line(struct cf_reader *rd, const char **l, size_t *n)
+{
+	const char *nl;
+
+	if (rd->pos >= rd->len)
+		return 0;
+	*l = rd->text + rd->pos;
+	nl = memchr(*l, '\n', rd->len - rd->pos);
+	*n = nl ? (size_t)(nl - *l) : rd->len - rd->pos;
+	rd->pos += *n + (nl ? 1 : 0);
+	rd->lineno++;
+	if (*n > CF_MAX_LINE)
+		return -EFBIG;
+	if (*n > 0 && (*l)[*n - 1] == '\r')
+		(*n)--;
+	return 1;
+}
+
+/* A parser directive line (`# escape=\`, `# syntax=...`), allowed only before anything else.
+ * Return: 1 when [@l, @l + @n) is one, 0 when it is not (directives end there), -EINVAL for an
+ * escape other than the backslash or given twice (said in @err). */
+static int directive_line(const char *l, size_t n, unsigned lineno, bool *saw_escape, struct cf_error *err)
+{
+	char name[32], value[64];
+
+	if (!parse_directive(l, n, name, value))
+		return 0;
+	if (streq(name, "escape")) {
+		if (*saw_escape)
+			return fail(err, lineno, "the escape directive is given twice");
+		*saw_escape = true;
+		if (!streq(value, "\\"))
+			return fail(err, lineno, "'# escape=%s' is not supported: only the backslash is", value);
+	}
+	/* "syntax" selects a BuildKit frontend; aisb's parser is the frontend, and any other name
+	 * is a comment, as in Docker. */
+	return 1;
+}
+
+/* One instruction from its first line [@l, @l + @n): continuation lines joined into @logical,
+ * comment and blank lines inside dropped. Return: 0, -EFBIG (said) or -ENOMEM. */
+static int read_logical(struct cf_reader *rd, const char *l, size_t n, struct strbuf *logical,
+			struct cf_error *err)
+{
+	size_t cut;
+	int r;
+
+	for (;;) {
+		bool more = ends_with_escape(l, n, &cut);
+
+		r = strbuf_put(logical, l, more ? cut : n);
+		if (r < 0 || !more || rd->pos >= rd->len)
+			break;
+		do
+			r = next_line(rd, &l, &n);
+		while (r > 0 && is_blank_or_comment(l, n) && rd->pos < rd->len);
+		if (r < 0)
+			break;
+		r = 0;
+		if (is_blank_or_comment(l, n))
+			break; /* the file ended inside a continuation */
+	}
+	if (r == -E2BIG || r == -EFBIG) {
+		fail(err, rd->lineno, "%s longer than %u bytes", r == -E2BIG ? "instruction" : "line",
+		     r == -E2BIG ? CF_MAX_LOGICAL : CF_MAX_LINE);
+		return -EFBIG;
+	}
+	return r < 0 ? r : 0;
+}
+
+/* The keyword of @logical: @in->kind set, *@args_at the offset of the arguments. Return: 0, or
+ * -EINVAL for an unknown or unsupported instruction (said). */
+static int parse_keyword(const struct strbuf *logical, struct cf_instr *in, size_t *args_at, struct cf_error *err)
+{
+	char kw[16];
+	size_t k = 0, ai = 0;
+
+	while (ai < logical->n && is_blank(logical->p[ai]))
+		ai++;
+	while (ai < logical->n && !is_blank(logical->p[ai])) {
+		if (k < sizeof(kw) - 1)
+			kw[k++] = (char)toupper((unsigned char)logical->p[ai]);
+		ai++;
+	}
+	kw[k] = 0;
+	*args_at = ai;
+	for (unsigned i = 0; i < CF_KIND_MAX; i++)
+		if (streq(kw, kind_names[i])) {
+			in->kind = (enum cf_kind)i;
+			return 0;
+		}
+	for (unsigned i = 0; i < ELEMENTSOF(refused); i++)
+		if (streq(kw, refused[i].name))
+			return fail(err, in->line, "%s is not supported (%s)", refused[i].name, refused[i].why);
+	return fail(err, in->line, "unknown instruction '%.16s'", kw);
+}
+
+/* Moves @in to the end of @out. Return: 0 or -ENOMEM (@in is then still the caller's). */
+static int push_instr(struct containerfile *out, struct cf_instr *in)
+{
+	struct cf_instr *ni = realloc(out->ins, (out->n + 1) * sizeof(*ni));
+
+	if (!ni)
+		return -ENOMEM;
+	out->ins = ni;
+	out->ins[out->n++] = *in;
+	return 0;
+}
+
+/* One instruction whose first line is [@l, @l + @n), parsed and appended to @out. Return: 0
+ * or -errno (said in @err). */
+static int parse_instr(struct cf_reader *rd, const char *l, size_t n, struct containerfile *out, bool *have_from,
+		       struct cf_error *err)
+{
+	struct strbuf logical = { .max = CF_MAX_LOGICAL };
+	struct cf_instr in = { .chmod = (mode_t)-1, .kind = CF_KIND_MAX, .line = rd->lineno };
+	size_t ai = 0;
+	int r;
+
+	r = read_logical(rd, l, n, &logical, err);
+	if (r == 0)
+		r = parse_keyword(&logical, &in, &ai, err);
+	if (r == 0 && in.kind == CF_FROM && *have_from)
+		r = fail(err, in.line, "a second FROM: multi-stage builds are not supported");
+	if (r == 0 && out->n >= CF_MAX_INSTRUCTIONS) {
+		fail(err, in.line, "more than %u instructions", CF_MAX_INSTRUCTIONS);
+		r = -EFBIG;
+	}
+	if (r == 0 && !(in.args = strndup_trim(logical.p + ai, logical.n - ai)))
+		r = -ENOMEM;
+	free(logical.p);
+	if (r < 0)
+		return r;
+	r = finish_instr(&in, *have_from, err);
+	if (r == 0)
+		r = push_instr(out, &in);
+	if (r < 0) {
+		instr_done(&in);
+		return r;
+	}
+	if (in.kind == CF_FROM)
+		*have_from = true;
+	return 0;
+}
+
 int cf_parse(const char *text, size_t len, struct containerfile *cf, struct cf_error *err)
 {
 	struct containerfile out = { 0 };
+	struct cf_reader rd = { .text = text, .len = len };
 	bool directives = true, have_from = false, saw_escape = false;
-	size_t pos = 0;
-	unsigned lineno = 0;
-	int r = 0;
+	const char *l;
+	size_t n;
+	int r;
 
 	*cf = out;
 	if (err)
@@ -568,145 +723,24 @@ int cf_parse(const char *text, size_t len, struct containerfile *cf, struct cf_e
 	if (memchr(text, 0, len))
 		return fail(err, 0, "the file contains a NUL byte");
 
-	while (pos < len) {
-		const char *l = text + pos;
-		const char *nl = memchr(l, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - l) : len - pos;
-		struct strbuf logical = { .max = CF_MAX_LOGICAL };
-		struct cf_instr in = { .chmod = (mode_t)-1 };
-		char kw[16];
-		size_t k = 0, cut, ai;
-		unsigned i;
-
-		pos += n + (nl ? 1 : 0);
-		lineno++;
-		if (n > CF_MAX_LINE) {
-			r = -EFBIG;
-			fail(err, lineno, "line longer than %u bytes", CF_MAX_LINE);
+	while ((r = next_line(&rd, &l, &n)) != 0) {
+		if (r < 0) {
+			fail(err, rd.lineno, "line longer than %u bytes", CF_MAX_LINE);
 			goto fail;
 		}
-		if (n > 0 && l[n - 1] == '\r')
-			n--;
 		if (directives) {
-			char name[32], value[64];
-			if (parse_directive(l, n, name, value)) {
-				if (streq(name, "escape")) {
-					if (saw_escape) {
-						r = fail(err, lineno, "the escape directive is given twice");
-						goto fail;
-					}
-					saw_escape = true;
-					if (!streq(value, "\\")) {
-						r = fail(err, lineno, "'# escape=%s' is not supported: only the backslash is", value);
-						goto fail;
-					}
-				}
-				/* "syntax" selects a BuildKit frontend; aisb's parser is the frontend, and
-				 * any other name is a comment, as in Docker. */
+			r = directive_line(l, n, rd.lineno, &saw_escape, err);
+			if (r < 0)
+				goto fail;
+			if (r > 0)
 				continue;
-			}
 			directives = false;
 		}
 		if (is_blank_or_comment(l, n))
 			continue;
-
-		/* One instruction: join continuation lines, dropping comment and blank lines inside. */
-		in.line = lineno;
-		for (;;) {
-			bool more = ends_with_escape(l, n, &cut);
-
-			r = strbuf_put(&logical, l, more ? cut : n);
-			if (r < 0)
-				break;
-			if (!more || pos >= len)
-				break;
-			do {
-				l = text + pos;
-				nl = memchr(l, '\n', len - pos);
-				n = nl ? (size_t)(nl - l) : len - pos;
-				pos += n + (nl ? 1 : 0);
-				lineno++;
-				if (n > CF_MAX_LINE) {
-					r = -EFBIG;
-					break;
-				}
-				if (n > 0 && l[n - 1] == '\r')
-					n--;
-			} while (is_blank_or_comment(l, n) && pos < len);
-			if (r < 0)
-				break;
-			if (is_blank_or_comment(l, n))
-				break; /* the file ended inside a continuation */
-		}
-		if (r < 0) {
-			free(logical.p);
-			if (r == -E2BIG || r == -EFBIG) {
-				fail(err, lineno, "%s longer than %u bytes", r == -E2BIG ? "instruction" : "line",
-				     r == -E2BIG ? CF_MAX_LOGICAL : CF_MAX_LINE);
-				r = -EFBIG;
-			}
+		r = parse_instr(&rd, l, n, &out, &have_from, err);
+		if (r < 0)
 			goto fail;
-		}
-
-		/* Keyword. */
-		ai = 0;
-		while (ai < logical.n && is_blank(logical.p[ai]))
-			ai++;
-		while (ai < logical.n && !is_blank(logical.p[ai])) {
-			if (k < sizeof(kw) - 1)
-				kw[k++] = (char)toupper((unsigned char)logical.p[ai]);
-			ai++;
-		}
-		kw[k] = 0;
-		in.kind = CF_KIND_MAX;
-		for (i = 0; i < CF_KIND_MAX; i++)
-			if (streq(kw, kind_names[i]))
-				in.kind = (enum cf_kind)i;
-		if (in.kind == CF_KIND_MAX) {
-			for (i = 0; i < ELEMENTSOF(refused); i++)
-				if (streq(kw, refused[i].name)) {
-					free(logical.p);
-					r = fail(err, in.line, "%s is not supported (%s)", refused[i].name, refused[i].why);
-					goto fail;
-				}
-			free(logical.p);
-			r = fail(err, in.line, "unknown instruction '%.16s'", kw);
-			goto fail;
-		}
-		if (in.kind == CF_FROM && have_from) {
-			free(logical.p);
-			r = fail(err, in.line, "a second FROM: multi-stage builds are not supported");
-			goto fail;
-		}
-		if (out.n >= CF_MAX_INSTRUCTIONS) {
-			free(logical.p);
-			fail(err, in.line, "more than %u instructions", CF_MAX_INSTRUCTIONS);
-			r = -EFBIG;
-			goto fail;
-		}
-		in.args = strndup_trim(logical.p + ai, logical.n - ai);
-		free(logical.p);
-		if (!in.args) {
-			r = -ENOMEM;
-			goto fail;
-		}
-		r = finish_instr(&in, have_from, err);
-		if (r < 0) {
-			instr_done(&in);
-			goto fail;
-		}
-		if (in.kind == CF_FROM)
-			have_from = true;
-		{
-			struct cf_instr *ni = realloc(out.ins, (out.n + 1) * sizeof(*ni));
-			if (!ni) {
-				instr_done(&in);
-				r = -ENOMEM;
-				goto fail;
-			}
-			out.ins = ni;
-			out.ins[out.n++] = in;
-		}
 	}
 	if (!have_from) {
 		r = fail(err, 0, "no FROM instruction");
@@ -1095,6 +1129,185 @@ static int eval_copy(struct eval *ev, const struct cf_instr *in, char *const *va
 	return 0;
 }
 
+/* FROM: one image reference, never scratch. Return: 0 or -errno (said). */
+static int eval_from(const struct cf_instr *in, char *const *vars, struct cf_recipe *rc, struct cf_error *err)
+{
+	_cleanup_strv_free_ char **w = NULL;
+	int r = words_or_fail(in, in->args, vars, true, &w, err);
+
+	if (r < 0)
+		return r;
+	if (strv_length(w) != 1 || !w[0][0])
+		return fail(err, in->line, "FROM takes exactly one image reference");
+	if (streq(w[0], "scratch"))
+		return fail(err, in->line, "FROM scratch is not supported: the tag needs a base digest");
+	if (has_control(w[0]) || strpbrk(w[0], " \t$"))
+		return fail(err, in->line, "FROM: '%.64s' is not an image reference", w[0]);
+	rc->from = strdup(w[0]);
+	rc->from_line = in->line;
+	return rc->from ? 0 : -ENOMEM;
+}
+
+/* ENV and LABEL: KEY=VALUE pairs into the recipe's environment or labels. Return: 0 or -errno
+ * (said). */
+static int eval_env_label(struct eval *ev, const struct cf_instr *in, char *const *vars, struct cf_recipe *rc)
+{
+	_cleanup_strv_free_ char **kv = NULL;
+	struct cf_error *err = ev->err;
+	int r = eval_kv(ev, in, vars, &kv);
+
+	for (size_t k = 0; r >= 0 && kv && kv[k]; k += 2) {
+		if (in->kind == CF_ENV && !is_identifier(kv[k]))
+			r = fail(err, in->line, "ENV: '%.64s' is not a valid variable name", kv[k]);
+		else if (in->kind == CF_LABEL && (!kv[k][0] || has_control(kv[k])))
+			r = fail(err, in->line, "LABEL: an empty or unprintable key");
+		else if (in->kind == CF_ENV)
+			r = env_set(&rc->env, kv[k], kv[k + 1]);
+		else
+			r = label_set(rc, kv[k], kv[k + 1]);
+	}
+	return r;
+}
+
+/* WORKDIR: the new working directory, and a step that creates it. Return: 0 or -errno (said). */
+static int eval_workdir(const struct cf_instr *in, char *const *vars, struct cf_recipe *rc, struct cf_step *st,
+			struct cf_error *err)
+{
+	_cleanup_strv_free_ char **w = NULL;
+	int r = words_or_fail(in, in->args, vars, false, &w, err);
+
+	if (r < 0)
+		return r;
+	if (!w[0] || !w[0][0] || has_control(w[0]))
+		return fail(err, in->line, "WORKDIR needs a path");
+	st->workdir = abs_path(rc->workdir, w[0], false);
+	if (!st->workdir)
+		return -ENOMEM;
+	free(rc->workdir);
+	rc->workdir = strdup(st->workdir);
+	return rc->workdir ? push_step(rc, st) : -ENOMEM;
+}
+
+/* USER: the user[:group] of the following RUN steps. Return: 0 or -errno (said). */
+static int eval_user(const struct cf_instr *in, char *const *vars, struct cf_recipe *rc, struct cf_error *err)
+{
+	_cleanup_strv_free_ char **w = NULL;
+	int r = words_or_fail(in, in->args, vars, false, &w, err);
+
+	if (r < 0)
+		return r;
+	if (!w[0] || !w[0][0] || strpbrk(w[0], " \t") || has_control(w[0]))
+		return fail(err, in->line, "USER needs one user[:group]");
+	free(rc->user);
+	rc->user = strdup(w[0]);
+	return rc->user ? 0 : -ENOMEM;
+}
+
+/* RUN: a step with the command, working directory, user and environment in force. Return: 0 or
+ * -ENOMEM (@st is freed on failure). */
+static int eval_run(const struct eval *ev, const struct cf_instr *in, struct cf_recipe *rc, struct cf_step *st)
+{
+	int r = 0;
+
+	st->argv = shell_or_exec(in);
+	st->workdir = strdup(rc->workdir);
+	st->user = rc->user ? strdup(rc->user) : NULL;
+	st->env = strv_copy(rc->env);
+	if (!st->argv || !st->workdir || (rc->user && !st->user) || !st->env) {
+		step_done(st);
+		return -ENOMEM;
+	}
+	/* Build args reach RUN as environment, below any ENV of the same name. */
+	for (size_t k = 0; ev->stage && ev->stage[k] && r >= 0; k++) {
+		size_t nl = strcspn(ev->stage[k], "=");
+		if (!var_lookup(rc->env, ev->stage[k], nl))
+			r = strv_push(&st->env, ev->stage[k]);
+	}
+	if (r >= 0)
+		r = push_step(rc, st);
+	else
+		step_done(st);
+	return r;
+}
+
+/* CMD and ENTRYPOINT: replace the recipe's. Return: 0 or -ENOMEM. */
+static int eval_cmd(const struct cf_instr *in, struct cf_recipe *rc)
+{
+	char **v = shell_or_exec(in);
+
+	if (!v)
+		return -ENOMEM;
+	if (in->kind == CF_CMD) {
+		strv_free(rc->cmd);
+		rc->cmd = v;
+		rc->cmd_set = true;
+	} else {
+		strv_free(rc->entrypoint);
+		rc->entrypoint = v;
+		rc->entrypoint_set = true;
+	}
+	return 0;
+}
+
+/* Instruction @in with the variables @vars in scope, into @rc. Return: 0 or -errno (said). */
+static int eval_instr(struct eval *ev, const struct cf_instr *in, char *const *vars, bool *before_from,
+		      struct cf_recipe *rc)
+{
+	struct cf_step st = { .kind = in->kind, .line = in->line, .chmod = (mode_t)-1 };
+	int r;
+
+	switch (in->kind) {
+	case CF_ARG:
+		return eval_arg(ev, in, *before_from, vars, &rc->args_used);
+	case CF_FROM:
+		*before_from = false;
+		return eval_from(in, vars, rc, ev->err);
+	case CF_ENV:
+	case CF_LABEL:
+		return eval_env_label(ev, in, vars, rc);
+	case CF_WORKDIR:
+		return eval_workdir(in, vars, rc, &st, ev->err);
+	case CF_USER:
+		return eval_user(in, vars, rc, ev->err);
+	case CF_RUN:
+		return eval_run(ev, in, rc, &st);
+	case CF_COPY:
+		r = eval_copy(ev, in, vars, rc->workdir, &st);
+		if (r >= 0) {
+			st.workdir = strdup(rc->workdir);
+			r = st.workdir ? push_step(rc, &st) : -ENOMEM;
+		}
+		if (r < 0)
+			step_done(&st);
+		return r;
+	case CF_ENTRYPOINT:
+	case CF_CMD:
+		return eval_cmd(in, rc);
+	case CF_KIND_MAX:
+		break;
+	}
+	return fail(ev->err, in->line, "internal: unknown instruction");
+}
+
+/* Every --build-arg is NAME=VALUE with a valid name, and there are not too many. Return: 0 or
+ * -errno (said). */
+static int check_build_args(char *const *build_args, size_t nba, struct cf_error *err)
+{
+	if (nba > CF_MAX_BUILD_ARGS)
+		return fail(err, 0, "more than %u build args", CF_MAX_BUILD_ARGS);
+	for (size_t i = 0; i < nba; i++) {
+		const char *eq = strchr(build_args[i], '=');
+		_cleanup_free_ char *name = eq ? strndup(build_args[i], (size_t)(eq - build_args[i])) : NULL;
+		if (!eq)
+			return fail(err, 0, "--build-arg '%.64s' needs a value (NAME=VALUE)", build_args[i]);
+		if (!name)
+			return -ENOMEM;
+		if (!is_identifier(name))
+			return fail(err, 0, "--build-arg '%.64s' is not a valid name", name);
+	}
+	return 0;
+}
+
 int cf_resolve(const struct containerfile *cf, char *const *build_args, const struct cf_base *base,
 	       struct cf_recipe *out, struct cf_error *err)
 {
@@ -1108,18 +1321,9 @@ int cf_resolve(const struct containerfile *cf, char *const *build_args, const st
 	*out = rc;
 	if (err)
 		*err = (struct cf_error){ 0 };
-	if (nba > CF_MAX_BUILD_ARGS)
-		return fail(err, 0, "more than %u build args", CF_MAX_BUILD_ARGS);
-	for (size_t i = 0; i < nba; i++) {
-		const char *eq = strchr(build_args[i], '=');
-		_cleanup_free_ char *name = eq ? strndup(build_args[i], (size_t)(eq - build_args[i])) : NULL;
-		if (!eq)
-			return fail(err, 0, "--build-arg '%.64s' needs a value (NAME=VALUE)", build_args[i]);
-		if (!name)
-			return -ENOMEM;
-		if (!is_identifier(name))
-			return fail(err, 0, "--build-arg '%.64s' is not a valid name", name);
-	}
+	r = check_build_args(build_args, nba, err);
+	if (r < 0)
+		return r;
 	ev.build_arg_used = calloc(nba + 1, sizeof(bool));
 	if (!ev.build_arg_used)
 		return -ENOMEM;
@@ -1133,141 +1337,10 @@ int cf_resolve(const struct containerfile *cf, char *const *build_args, const st
 	}
 
 	for (size_t i = 0; i < cf->n && r >= 0; i++) {
-		const struct cf_instr *in = &cf->ins[i];
-		_cleanup_strv_free_ char **vars = NULL, **w = NULL, **kv = NULL;
-		struct cf_step st = { .kind = in->kind, .line = in->line, .chmod = (mode_t)-1 };
+		_cleanup_strv_free_ char **vars =
+			before_from ? strv_copy(ev.global ? ev.global : no_vars) : scope_vars(&ev, rc.env);
 
-		if (before_from) {
-			vars = strv_copy(ev.global ? ev.global : no_vars);
-		} else {
-			vars = scope_vars(&ev, rc.env);
-		}
-		if (!vars) {
-			r = -ENOMEM;
-			break;
-		}
-		switch (in->kind) {
-		case CF_ARG:
-			r = eval_arg(&ev, in, before_from, vars, &rc.args_used);
-			break;
-		case CF_FROM:
-			r = words_or_fail(in, in->args, vars, true, &w, err);
-			if (r < 0)
-				break;
-			if (strv_length(w) != 1 || !w[0][0]) {
-				r = fail(err, in->line, "FROM takes exactly one image reference");
-				break;
-			}
-			if (streq(w[0], "scratch")) {
-				r = fail(err, in->line, "FROM scratch is not supported: the tag needs a base digest");
-				break;
-			}
-			if (has_control(w[0]) || strpbrk(w[0], " \t$")) {
-				r = fail(err, in->line, "FROM: '%.64s' is not an image reference", w[0]);
-				break;
-			}
-			rc.from = strdup(w[0]);
-			rc.from_line = in->line;
-			if (!rc.from)
-				r = -ENOMEM;
-			before_from = false;
-			break;
-		case CF_ENV:
-		case CF_LABEL:
-			r = eval_kv(&ev, in, vars, &kv);
-			for (size_t k = 0; r >= 0 && kv && kv[k]; k += 2) {
-				if (in->kind == CF_ENV && !is_identifier(kv[k]))
-					r = fail(err, in->line, "ENV: '%.64s' is not a valid variable name", kv[k]);
-				else if (in->kind == CF_LABEL && (!kv[k][0] || has_control(kv[k])))
-					r = fail(err, in->line, "LABEL: an empty or unprintable key");
-				else if (in->kind == CF_ENV)
-					r = env_set(&rc.env, kv[k], kv[k + 1]);
-				else
-					r = label_set(&rc, kv[k], kv[k + 1]);
-			}
-			break;
-		case CF_WORKDIR:
-			r = words_or_fail(in, in->args, vars, false, &w, err);
-			if (r < 0)
-				break;
-			if (!w[0] || !w[0][0] || has_control(w[0])) {
-				r = fail(err, in->line, "WORKDIR needs a path");
-				break;
-			}
-			st.workdir = abs_path(rc.workdir, w[0], false);
-			if (!st.workdir) {
-				r = -ENOMEM;
-				break;
-			}
-			free(rc.workdir);
-			rc.workdir = strdup(st.workdir);
-			r = rc.workdir ? push_step(&rc, &st) : -ENOMEM;
-			break;
-		case CF_USER:
-			r = words_or_fail(in, in->args, vars, false, &w, err);
-			if (r < 0)
-				break;
-			if (!w[0] || !w[0][0] || strpbrk(w[0], " \t") || has_control(w[0])) {
-				r = fail(err, in->line, "USER needs one user[:group]");
-				break;
-			}
-			free(rc.user);
-			rc.user = strdup(w[0]);
-			if (!rc.user)
-				r = -ENOMEM;
-			break;
-		case CF_RUN:
-			st.argv = shell_or_exec(in);
-			st.workdir = strdup(rc.workdir);
-			st.user = rc.user ? strdup(rc.user) : NULL;
-			st.env = strv_copy(rc.env);
-			if (!st.argv || !st.workdir || (rc.user && !st.user) || !st.env) {
-				r = -ENOMEM;
-				step_done(&st);
-				break;
-			}
-			/* Build args reach RUN as environment, below any ENV of the same name. */
-			for (size_t k = 0; ev.stage && ev.stage[k] && r >= 0; k++) {
-				size_t nl = strcspn(ev.stage[k], "=");
-				if (!var_lookup(rc.env, ev.stage[k], nl))
-					r = strv_push(&st.env, ev.stage[k]);
-			}
-			if (r >= 0)
-				r = push_step(&rc, &st);
-			else
-				step_done(&st);
-			break;
-		case CF_COPY:
-			r = eval_copy(&ev, in, vars, rc.workdir, &st);
-			if (r >= 0) {
-				st.workdir = strdup(rc.workdir);
-				r = st.workdir ? push_step(&rc, &st) : -ENOMEM;
-			}
-			if (r < 0)
-				step_done(&st);
-			break;
-		case CF_ENTRYPOINT:
-		case CF_CMD: {
-			char **v = shell_or_exec(in);
-			if (!v) {
-				r = -ENOMEM;
-				break;
-			}
-			if (in->kind == CF_CMD) {
-				strv_free(rc.cmd);
-				rc.cmd = v;
-				rc.cmd_set = true;
-			} else {
-				strv_free(rc.entrypoint);
-				rc.entrypoint = v;
-				rc.entrypoint_set = true;
-			}
-			break;
-		}
-		case CF_KIND_MAX:
-			r = fail(err, in->line, "internal: unknown instruction");
-			break;
-		}
+		r = vars ? eval_instr(&ev, &cf->ins[i], vars, &before_from, &rc) : -ENOMEM;
 	}
 	if (r < 0)
 		goto out;

@@ -16,16 +16,6 @@
 #include "util/log.h"
 #include "util/util.h"
 
-static void hex_of(const unsigned char *d, size_t n, char *out)
-{
-	static const char hx[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hx[d[i] >> 4];
-		out[2 * i + 1] = hx[d[i] & 15];
-	}
-	out[2 * n] = 0;
-}
-
 int build_sha256_hex(const void *data, size_t len, char hex[65])
 {
 	unsigned char md[32];
@@ -33,7 +23,7 @@ int build_sha256_hex(const void *data, size_t len, char hex[65])
 
 	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)
 		return -EIO;
-	hex_of(md, 32, hex);
+	hex_encode(md, 32, hex);
 	return 0;
 }
 
@@ -335,7 +325,7 @@ int context_hash_files(int dirfd, struct build_context *c, const bool *take, uin
 			return log_error_errno(r, "Failed to read '%s' in the build context: %m", e->path);
 		*budget -= total;
 		e->size = total; /* what was hashed is what counts */
-		hex_of(dig, 32, e->sha256);
+		hex_encode(dig, 32, e->sha256);
 	}
 	return 0;
 }

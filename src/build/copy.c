@@ -173,7 +173,6 @@ static int copy_file(int ctx_fd, const struct ctx_entry *e, int pfd, const char 
 	EVP_MD_CTX *md;
 	unsigned char dig[32], buf[65536];
 	char hex[65];
-	static const char hx[] = "0123456789abcdef";
 	int r = 0;
 
 	if (!e->sha256[0])
@@ -215,11 +214,7 @@ static int copy_file(int ctx_fd, const struct ctx_entry *e, int pfd, const char 
 	EVP_MD_CTX_free(md);
 	if (r < 0)
 		return log_error_errno(r, "COPY: cannot copy '%s' to '%s': %m", e->path, target);
-	for (size_t i = 0; i < 32; i++) {
-		hex[2 * i] = hx[dig[i] >> 4];
-		hex[2 * i + 1] = hx[dig[i] & 15];
-	}
-	hex[64] = 0;
+	hex_encode(dig, 32, hex);
 	if (!streq(hex, e->sha256)) {
 		(void)unlinkat(pfd, name, 0);
 		return log_error_errno(-ESTALE, "COPY: '%s' changed in the context after the build tag was "

@@ -299,17 +299,12 @@ int layer_write(int upper_fd, int out_fd, struct layer_result *res)
 	if (r >= 0 && archive_write_close(w.a) != ARCHIVE_OK)
 		r = archive_fail(&w, "(end)");
 	if (r >= 0) {
-		static const char hx[] = "0123456789abcdef";
 		if (EVP_DigestFinal_ex(w.md, dig, NULL) != 1) {
 			r = log_error_errno(-EIO, "sha256 failed");
 			goto out;
 		}
 		memcpy(res->digest, "sha256:", 7);
-		for (int i = 0; i < 32; i++) {
-			res->digest[7 + 2 * i] = hx[dig[i] >> 4];
-			res->digest[8 + 2 * i] = hx[dig[i] & 15];
-		}
-		res->digest[71] = 0;
+		hex_encode(dig, 32, res->digest + 7);
 		res->size = w.size;
 	}
 out:

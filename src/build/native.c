@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* native.c — WORKDIR and COPY applied to the build's overlay in a private user+mount namespace */
+/* native.c — the native builder: WORKDIR/COPY on the build overlay, RUN steps through the core (native.h) */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -24,9 +24,13 @@
 #include "build/native.h"
 #include "net/gate.h"
 #include "net/netplan.h"
+#include "ns/caps.h"
 #include "ns/cgroup.h"
+#include "ns/harden.h"
+#include "ns/mounts.h"
 #include "ns/procfs.h"
 #include "ns/seccomp.h"
+#include "ns/userns.h"
 #include "util/fdpass.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -153,62 +157,53 @@ void native_work_dir_release(const char *dir)
 		(void)chmod(w, 0700);
 }
 
-static int write_map(const char *file, const char *s)
-{
-	_cleanup_close_ int fd = open(file, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	return write_full(fd, s, strlen(s));
-}
-
 /* Enters a new user namespace (inside @in_uid/@in_gid = @uid/@gid, one id each; this process
  * keeps every capability in it until it executes a program as a non-zero uid) and mount
  * namespace, plus @more (CLONE_NEWPID...). Logs on failure. */
 static int enter_build_ns(uid_t uid, gid_t gid, uid_t in_uid, gid_t in_gid, int more)
 {
-	char map[64];
+	const struct userns_map m = { .inside_uid = in_uid, .host_uid = uid, .inside_gid = in_gid, .host_gid = gid };
+	const char *failed;
+	int r = userns_enter(&m, CLONE_NEWNS | more, &failed);
 
-	if (unshare(CLONE_NEWUSER) < 0)
-		return log_error_errno(-errno, "build: cannot create a user namespace: %m (run 'aisb doctor')");
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)in_uid, (unsigned)uid);
-	if (write_map("/proc/self/setgroups", "deny") < 0 || write_map("/proc/self/uid_map", map) < 0)
-		return log_error_errno(-errno, "build: cannot write the uid map: %m");
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)in_gid, (unsigned)gid);
-	if (write_map("/proc/self/gid_map", map) < 0)
-		return log_error_errno(-errno, "build: cannot write the gid map: %m");
-	if (unshare(CLONE_NEWNS | more) < 0)
-		return log_error_errno(-errno, "build: cannot create the build's namespaces: %m");
+	if (r < 0)
+		return log_error_errno(r, "build: cannot create the build's %s: %m (run 'aisb doctor')", failed);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return log_error_errno(-errno, "build: cannot make the mounts private: %m");
 	return 0;
 }
 
-/* The build overlay as a detached mount. The directories are opened only now: overlayfs clones
- * the upper's mount, which must belong to this mount namespace (measured: an fd opened before
- * unshare gives "failed to clone upperpath", EINVAL). `userxattr` is required in a user
- * namespace (machine-facts.md) and makes opaque dirs user.overlay.opaque for layer.c. Logs. */
+/* The build overlay as a detached mount, made by the mount applier (ns/mount-apply.c) as for a
+ * RUN step's root: opened only now, in this mount namespace (overlayfs clones the upper's mount,
+ * which must belong to it; measured: an fd opened before unshare gives "failed to clone
+ * upperpath", EINVAL), with `userxattr` (opaque dirs become user.overlay.opaque for layer.c).
+ * Logs on failure. */
 static int mount_overlay(const struct native_build *nb)
 {
-	_cleanup_close_ int fs = -1, lower = -1, upper = -1, work = -1;
-	char lp[64], up[64], wp[64];
-	int root;
+	char err[512] = "";
+	int root = mount_overlay_detached(nb->base_rootfs, nb->upper, nb->work, err, sizeof(err));
 
-	lower = open(nb->base_rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	upper = open(nb->upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	work = open(nb->work, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (lower < 0 || upper < 0 || work < 0)
-		return log_error_errno(-errno, "build: cannot open the overlay directories: %m");
-	snprintf(lp, sizeof(lp), "/proc/self/fd/%d", lower);
-	snprintf(up, sizeof(up), "/proc/self/fd/%d", upper);
-	snprintf(wp, sizeof(wp), "/proc/self/fd/%d", work);
-	fs = fsopen("overlay", FSOPEN_CLOEXEC);
-	if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lp, 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", up, 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", wp, 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
-	    (root = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
-		return log_error_errno(-errno, "build: cannot mount the build overlay on '%s': %m", nb->base_rootfs);
+	if (root < 0)
+		log_error("build: %s", err);
+	return root;
+}
+
+/* Stage: a filesystem child's root. Should: enter a one-id user namespace (inside 0 = the caller)
+ * and a mount namespace, make the overlay as a detached mount (reached only through its fd), then
+ * keep no capability beyond the fakeroot set: what follows parses the image (its passwd and
+ * group files, its package database) and writes files as the one mapped id. Mustn't: attach the
+ * overlay anywhere. Return: the overlay's fd, or -1 after logging. */
+static int fs_root(const struct native_build *nb, uid_t uid, gid_t gid)
+{
+	int root, r;
+
+	if (enter_build_ns(uid, gid, 0, 0, 0) < 0 || (root = mount_overlay(nb)) < 0)
+		return -1;
+	r = caps_limit(CAPS_FAKEROOT);
+	if (r < 0) {
+		close(root);
+		return log_error_errno(r, "build: cannot limit the capabilities to the fakeroot set: %m"), -1;
+	}
 	return root;
 }
 
@@ -221,9 +216,7 @@ static int fs_child(const struct native_build *nb, uid_t uid, gid_t gid, size_t 
 	_cleanup_close_ int root = -1;
 	int r;
 
-	if (enter_build_ns(uid, gid, 0, 0, 0) < 0)
-		return 1;
-	root = mount_overlay(nb);
+	root = fs_root(nb, uid, gid);
 	if (root < 0)
 		return 1;
 	for (size_t i = from; i < to; i++) {
@@ -260,20 +253,21 @@ static int fs_child(const struct native_build *nb, uid_t uid, gid_t gid, size_t 
 static int probe_child(char *why, size_t n)
 {
 	_cleanup_close_ int fs = -1, tmp = -1, ofs = -1, root = -1;
-	char map[64], gmap[64], opt[3][64];
+	char opt[3][64];
 	static const char *const dirs[] = { "l", "u", "w" };
+	const struct userns_map m = userns_map_root();
+	const char *failed;
+	int r = userns_enter(&m, CLONE_NEWNS, &failed);
 
-	/* both ids now: inside the new namespace they read as the overflow id until mapped */
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)getuid());
-	snprintf(gmap, sizeof(gmap), "0 %u 1\n", (unsigned)getgid());
-	if (unshare(CLONE_NEWUSER) < 0)
-		return snprintf(why, n, "cannot create a user namespace: %s", strerror(errno)), errno;
-	if (write_map("/proc/self/setgroups", "deny") < 0 || write_map("/proc/self/uid_map", map) < 0)
-		return snprintf(why, n, "cannot write a user namespace's uid map: %s", strerror(errno)), errno;
-	if (write_map("/proc/self/gid_map", gmap) < 0)
-		return snprintf(why, n, "cannot write a user namespace's gid map: %s", strerror(errno)), errno;
-	if (unshare(CLONE_NEWNS) < 0)
-		return snprintf(why, n, "cannot create a mount namespace: %s", strerror(errno)), errno;
+	if (r < 0) {
+		if (streq(failed, "user namespace"))
+			snprintf(why, n, "cannot create a user namespace: %s", strerror(-r));
+		else if (streq(failed, "namespaces"))
+			snprintf(why, n, "cannot create a mount namespace: %s", strerror(-r));
+		else
+			snprintf(why, n, "cannot write a user namespace's %s: %s", failed, strerror(-r));
+		return -r;
+	}
 	fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
 	if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
 	    (tmp = fsmount(fs, FSMOUNT_CLOEXEC, 0)) < 0)
@@ -359,40 +353,16 @@ struct run_args {
 	int out_fd;  /* the step's stdout and stderr */
 	int sync_fd; /* with a gate: the listeners go to the parent over it */
 	const struct native_user *user; /* USER in force, not uid 0; NULL: fakeroot root */
+	const char *resolv; /* with the gate: the host file bound over /etc/resolv.conf */
 };
 
 #define NATIVE_GATE_MAGIC 0x61697362u  /* "aisb": the listeners follow */
 #define NATIVE_GATE_FAILED 0x6661696cu /* "fail": the policy could not be enforced (said) */
 
-/* A file node of the host's /dev bound into the tmpfs /dev (mknod is not possible in a user
- * namespace: machine-facts.md). */
-static int bind_dev(const char *name)
-{
-	char src[64], dst[64];
-	int fd;
-
-	snprintf(src, sizeof(src), "/dev/%s", name);
-	snprintf(dst, sizeof(dst), "dev/%s", name);
-	fd = open(dst, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return mount(src, dst, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
-}
-
-/* A mount point that the image lacks is created (in the upper) and removed again after the
- * step by prune_mountpoints(), so it never reaches the layer. A symlink is never used. */
-static bool ensure_mountpoint(const char *name)
-{
-	struct stat st;
-
-	if (lstat(name, &st) < 0 && errno == ENOENT)
-		(void)mkdir(name, 0755);
-	return lstat(name, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* Removes from the upper the empty /proc and /dev that ensure_mountpoint() made for an image
- * without them. Does not log. */
+/* Removes from the upper the empty mount points the mount applier made for a step of an image
+ * without them (open_target() creates what is missing): /proc, /dev, and /etc/resolv.conf with
+ * the gate (then /etc too, when the image had none). So they never reach the layer. Does not
+ * log. */
 static void prune_mountpoints(const struct native_build *nb)
 {
 	static const char *const names[] = { "proc", "dev" };
@@ -404,15 +374,18 @@ static void prune_mountpoints(const struct native_build *nb)
 		if (lo && up && lstat(lo, &st) < 0 && errno == ENOENT)
 			(void)rmdir(up); /* fails, as it should, when a RUN put something there */
 	}
-	/* the empty mount point gate_resolver() made for an image without /etc/resolv.conf */
+	/* the empty mount point of the gate's resolver file for an image without /etc/resolv.conf */
 	{
 		_cleanup_free_ char *lo = path_join(nb->base_rootfs, "etc/resolv.conf"),
-				    *up = path_join(nb->upper, "etc/resolv.conf");
+				    *up = path_join(nb->upper, "etc/resolv.conf"),
+				    *loetc = path_join(nb->base_rootfs, "etc"), *upetc = path_join(nb->upper, "etc");
 		struct stat st;
 
 		if (nb->net && lo && up && lstat(lo, &st) < 0 && errno == ENOENT && lstat(up, &st) == 0 &&
 		    S_ISREG(st.st_mode) && st.st_size == 0)
 			(void)unlink(up);
+		if (nb->net && loetc && upetc && lstat(loetc, &st) < 0 && errno == ENOENT)
+			(void)rmdir(upetc); /* fails when a RUN put something there */
 	}
 }
 
@@ -442,48 +415,67 @@ static bool env_has(char *const *env, const char *name)
 	return false;
 }
 
-/* With the gate: the image's /etc/resolv.conf is covered (a bind in the step's mount namespace,
- * never in the upper) by one naming the gate's DNS stub, and the proxy variables of `aisb run`
- * are added to the step's environment (not to the image's). An image without the file gets an
- * empty one in the upper as the mount point, removed after the step (prune_mountpoints); a
- * symlinked one is refused rather than followed. Runs in the build root before pivot_root.
- * Return: 0 or an exit code. Logs on failure. */
-static int gate_resolver(bool have_dev, const char *text, size_t len, char ***env)
+/* With the gate: the proxy variables of `aisb run` added to the step's environment (not to the
+ * image's), unless the recipe set them; the resolver file is bound by the step's mount plan.
+ * Return: 0 or -ENOMEM. Does not log. */
+static int gate_env(char ***env)
 {
 	static const char *const proxy[] = { "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY" };
 	char url[64], *v;
-	struct stat st;
-	int fd;
 
-	if (!have_dev)
-		return log_error("build: the image's /dev is not a directory; the gate's resolver cannot be "
-				 "set up"),
-		       AISB_EXIT_FAILED;
-	if (fstatat(AT_FDCWD, "etc", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-		return log_error("build: the image has no /etc directory for resolv.conf"), AISB_EXIT_FAILED;
-	if (fstatat(AT_FDCWD, "etc/resolv.conf", &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		fd = open("etc/resolv.conf", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return log_error_errno(-errno, "build: cannot create /etc/resolv.conf: %m"), AISB_EXIT_FAILED;
-		close(fd);
-	} else if (!S_ISREG(st.st_mode)) {
-		return log_error("build: the image's /etc/resolv.conf is not a regular file (a symlink?): the "
-				 "gate's DNS stub cannot be put in its place; replace it with a file in the base image"),
-		       AISB_EXIT_POLICY;
-	}
-	if (write_file_at(AT_FDCWD, "dev/.aisb-build/resolv.conf", text, len, 0644) < 0 ||
-	    mount("dev/.aisb-build/resolv.conf", "etc/resolv.conf", NULL, MS_BIND, NULL) < 0 ||
-	    mount(NULL, "etc/resolv.conf", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
-		return log_error_errno(-errno, "build: cannot put the gate's resolv.conf in place: %m"), AISB_EXIT_FAILED;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", GATE_PROXY_PORT);
 	for (size_t i = 0; i < ELEMENTSOF(proxy); i++) {
 		if (env_has(*env, proxy[i]))
 			continue;
 		if (asprintf(&v, "%s=%s", proxy[i], url) < 0 || strv_push_take(env, v) < 0)
-			return AISB_EXIT_FAILED;
+			return -ENOMEM;
 	}
 	if (!env_has(*env, "no_proxy") && strv_push(env, "no_proxy=localhost,127.0.0.1") < 0)
-		return AISB_EXIT_FAILED;
+		return -ENOMEM;
+	return 0;
+}
+
+/* Stage: mounts, by the applier of `aisb run` (ns/mount-apply.c). Should: root the step in the
+ * build's overlay, with the /proc and /dev of `aisb run`, MOUNT_STEP_DIR and, with the gate, its
+ * resolver file over /etc/resolv.conf; pivot and detach the old root. Mustn't: fall back to a
+ * read-only root, follow a symlink of the image, or leave a path to the host. Logs on failure;
+ * returns an exit code. */
+static int step_mounts(const struct run_args *a)
+{
+	const struct mount_step ms = { .lower = a->nb->base_rootfs, .upper = a->nb->upper, .work = a->nb->work,
+				       .resolv = a->resolv };
+	struct mount_plan mp = { 0 };
+	char err[512] = "";
+	bool fell_back;
+	int r = mount_plan_build_step(&ms, &mp);
+
+	if (r < 0)
+		return log_error_errno(r, "build: %m"), AISB_EXIT_FAILED;
+	r = mount_plan_apply(&mp, &fell_back, err, sizeof(err));
+	mount_plan_free(&mp);
+	if (r != 0)
+		return log_error("build: %s", err), r > 0 ? r : AISB_EXIT_FAILED;
+	return 0;
+}
+
+/* Stage: the step's own files and environment. Should: write apt's configuration to
+ * MOUNT_STEP_DIR (outside the layer) and name it by APT_CONFIG: apt checks that its privilege
+ * drop worked, which the fakeroot rules only fake, so it must not drop (measured: otherwise
+ * "Could not switch group"); add the gate's proxy variables and a USER's HOME. Mustn't: write
+ * into the image. Logs on failure; returns an exit code. */
+static int step_env(const struct run_args *a, char ***env)
+{
+	static const char apt_conf[] = "APT::Sandbox::User \"root\";\n";
+
+	if (write_file_at(AT_FDCWD, MOUNT_STEP_DIR "/apt.conf", apt_conf, sizeof(apt_conf) - 1, 0644) < 0)
+		return log_error_errno(-errno, "build: cannot write " MOUNT_STEP_DIR "/apt.conf: %m"), AISB_EXIT_FAILED;
+	if (strv_push(env, "APT_CONFIG=" MOUNT_STEP_DIR "/apt.conf") < 0 || (a->nb->net && gate_env(env) < 0))
+		return log_error_errno(-ENOMEM, "%m"), AISB_EXIT_FAILED;
+	if (a->user && !env_has(*env, "HOME")) {
+		char *h;
+		if (asprintf(&h, "HOME=%s", a->user->home) < 0 || strv_push_take(env, h) < 0)
+			return log_error_errno(-ENOMEM, "%m"), AISB_EXIT_FAILED;
+	}
 	return 0;
 }
 
@@ -492,87 +484,52 @@ static int gate_resolver(bool have_dev, const char *text, size_t len, char ***en
  * (ns/procfs.h) and a small /dev; run as inside root with the one seccomp table (fakeroot rules
  * on for a root step). Mustn't: keep a path to the host (the old root is detached), reach any
  * network but through the gate (its own netns: loopback, and with an allowlist the gate's
- * listeners and the verified nft ruleset), gain privileges (no_new_privs), or create user
- * namespaces (deny list, user.max_user_namespaces=0). */
+ * listeners and the verified nft ruleset), gain privileges (no_new_privs), keep a capability
+ * beyond the fakeroot set (ns/caps.h; none for a USER step), or create user namespaces (deny
+ * list, user.max_user_namespaces=0). */
 static int run_pid1(const struct run_args *a)
 {
-	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
-	static const char apt_conf[] = "APT::Sandbox::User \"root\";\n";
-	static const char resolv[] = "nameserver " GATE_DNS_ADDR "\n";
 	const struct cf_step *st = a->st;
 	/* a USER step gets no fakeroot: its chown fails as it would in Docker */
-	struct seccomp_options so = { .allow_ptrace = false, .fakeroot = !a->user };
+	const struct seccomp_options so = { .allow_ptrace = false, .fakeroot = !a->user };
+	const uint64_t keep = a->user ? 0 : CAPS_FAKEROOT;
 	_cleanup_strv_free_ char **env = strv_copy(st->env);
-	int root, devnull, r;
-	bool have_dev;
+	struct seccomp_prog prog = { 0 };
+	enum harden_step step;
+	const char *failed;
+	int devnull, r;
 
 	if (!env)
 		return log_error_errno(-ENOMEM, "%m"), AISB_EXIT_FAILED;
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	root = mount_overlay(a->nb);
-	if (root < 0 || devnull < 0)
-		return AISB_EXIT_FAILED;
-	if (move_mount(root, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0 || chdir("/tmp") < 0)
-		return log_error_errno(-errno, "build: cannot attach the build root: %m"), AISB_EXIT_FAILED;
-	if (ensure_mountpoint("proc")) {
-		_cleanup_close_ int proc = -1;
-		const char *failed;
-
-		if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ||
-		    (proc = open("proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-			return log_error_errno(-errno, "build: cannot mount /proc: %m"), AISB_EXIT_FAILED;
-		/* the /proc stage of `aisb run` (ns/procfs.h): a root caller's step is kuid 0 */
-		r = procfs_harden(proc, devnull, a->uid == 0, false, &failed);
-		if (r < 0)
-			return log_error_errno(r, "build: cannot cover '%s' in the step's /proc: %m", failed),
-			       AISB_EXIT_ENFORCE;
-	}
-	have_dev = ensure_mountpoint("dev");
-	if (have_dev) {
-		if (mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=256k") < 0)
-			return log_error_errno(-errno, "build: cannot mount /dev: %m"), AISB_EXIT_FAILED;
-		for (size_t i = 0; i < ELEMENTSOF(nodes); i++)
-			if ((r = bind_dev(nodes[i])) < 0)
-				return log_error_errno(r, "build: cannot bind /dev/%s: %m", nodes[i]), AISB_EXIT_FAILED;
-		/* our own pty instance (apt's dpkg log wants one) and a /dev/shm, as `aisb run` has */
-		if (mkdir("dev/pts", 0755) < 0 ||
-		    mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") < 0 ||
-		    symlink("pts/ptmx", "dev/ptmx") < 0 || mkdir("dev/shm", 01777) < 0 ||
-		    mount("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-			return log_error_errno(-errno, "build: cannot mount /dev/pts or /dev/shm: %m"), AISB_EXIT_FAILED;
-		if (symlink("/proc/self/fd", "dev/fd") < 0 || symlink("/proc/self/fd/0", "dev/stdin") < 0 ||
-		    symlink("/proc/self/fd/1", "dev/stdout") < 0 || symlink("/proc/self/fd/2", "dev/stderr") < 0 ||
-		    mkdir("dev/.aisb-build", 0755) < 0 ||
-		    write_file_at(AT_FDCWD, "dev/.aisb-build/apt.conf", apt_conf, sizeof(apt_conf) - 1, 0644) < 0)
-			return log_error_errno(-errno, "build: cannot populate /dev: %m"), AISB_EXIT_FAILED;
-		/* apt checks that its privilege drop worked, which the fakeroot rules only fake: tell
-		 * it not to drop (measured: otherwise "Could not switch group"). Outside the layer. */
-		if (strv_push(&env, "APT_CONFIG=/dev/.aisb-build/apt.conf") < 0)
-			return AISB_EXIT_FAILED;
-	}
-	if (a->nb->net && (r = gate_resolver(have_dev, resolv, sizeof(resolv) - 1, &env)) != 0)
+	if ((r = step_mounts(a)) != 0)
 		return r;
-	if (syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
-		return log_error_errno(-errno, "build: cannot switch to the build root: %m"), AISB_EXIT_FAILED;
+	/* the /proc stage of `aisb run` (ns/procfs.h): a root caller's step is kuid 0 */
+	r = procfs_stage(a->uid == 0, false, &failed);
+	if (r < 0)
+		return log_error_errno(r, "build: cannot cover '%s' in the step's /proc: %m", failed), AISB_EXIT_ENFORCE;
+	if ((r = step_env(a, &env)) != 0)
+		return r;
 	if (chdir(st->workdir) < 0)
 		return log_error_errno(-errno, "line %u: the working directory '%s' does not exist: %m", st->line,
 				       st->workdir),
 		       AISB_EXIT_FAILED;
 	if (sethostname("aisb-build", 10) < 0)
 		log_debug_errno(-errno, "build: sethostname: %m");
-	/* no controlling terminal (so /dev/tty cannot reach the user's), no inherited fds */
-	if (setsid() < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(a->out_fd, STDOUT_FILENO) < 0 ||
-	    dup2(a->out_fd, STDERR_FILENO) < 0 || close_range(3, ~0U, 0) < 0)
+	/* no controlling terminal (so /dev/tty cannot reach the user's), stdin the step's /dev/null */
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull < 0 || setsid() < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(a->out_fd, STDOUT_FILENO) < 0 ||
+	    dup2(a->out_fd, STDERR_FILENO) < 0)
 		return AISB_EXIT_FAILED;
-	if (a->user && !env_has(env, "HOME")) {
-		char *h;
-		if (asprintf(&h, "HOME=%s", a->user->home) < 0 || strv_push_take(&env, h) < 0)
-			return AISB_EXIT_FAILED;
-	}
-	if (seccomp_policy_apply(&so) < 0)
+	/* the workload's hardening sequence (ns/harden.h): a root step keeps the fakeroot set of
+	 * capabilities in its own user namespace, a USER step none */
+	if (seccomp_policy_compile(&so, &prog) < 0)
 		return AISB_EXIT_ENFORCE; /* said why */
 	environ = env;
+	r = harden_before_exec(&prog, keep, &step);
+	seccomp_prog_free(&prog);
+	if (r < 0)
+		return log_error_errno(r, "build: %s: %m", harden_step_name(step, keep)), AISB_EXIT_ENFORCE;
 	execvp(st->argv[0], st->argv);
 	r = errno;
 	log_error_errno(-r, "line %u: cannot execute '%s': %m", st->line, st->argv[0]);
@@ -670,7 +627,7 @@ static int user_child(const struct native_build *nb, const struct cf_step *st, i
 	struct native_user u;
 	int r;
 
-	if (enter_build_ns(getuid(), getgid(), 0, 0, 0) < 0 || (root = mount_overlay(nb)) < 0)
+	if ((root = fs_root(nb, getuid(), getgid())) < 0)
 		return AISB_EXIT_FAILED;
 	r = copy_read_file(root, "/etc/passwd", NATIVE_PASSWD_MAX, &pw, &plen);
 	if (r < 0 && r != -ENOENT)
@@ -729,10 +686,10 @@ static int step_user(const struct native_build *nb, const struct cf_step *st, st
 }
 
 /* Runs RUN step @i: its output goes to stderr and the transcript; a heartbeat on a tty. */
-static int run_step(const struct native_build *nb, size_t i)
+static int run_step(const struct native_build *nb, size_t i, const char *resolv)
 {
 	const struct cf_step *st = &nb->rc->steps[i];
-	struct run_args a = { .nb = nb, .st = st, .uid = getuid(), .gid = getgid() };
+	struct run_args a = { .nb = nb, .st = st, .uid = getuid(), .gid = getgid(), .resolv = resolv };
 	bool tty = isatty(STDERR_FILENO);
 	time_t start = time(NULL);
 	struct gate *gate = NULL;
@@ -848,18 +805,42 @@ static int fs_entry(void *p)
 	return fs_child(a->nb, a->uid, a->gid, a->from, a->to, a->k, a->manifest);
 }
 
+/* With the gate, the resolver file the RUN steps get over /etc/resolv.conf: next to the overlay
+ * dirs in the build dir (removed with it), never in the upper. Return: 0 or -errno after
+ * logging. */
+static int write_resolv(const struct native_build *nb, char **path)
+{
+	static const char resolv[] = "nameserver " GATE_DNS_ADDR "\n";
+	int r;
+
+	*path = NULL;
+	if (!nb->net || !native_first_run(nb->rc))
+		return 0;
+	if (asprintf(path, "%s.resolv.conf", nb->upper) < 0)
+		return log_error_errno(-ENOMEM, "%m");
+	r = write_file_at(AT_FDCWD, *path, resolv, sizeof(resolv) - 1, 0644);
+	if (r < 0)
+		return log_error_errno(r, "build: cannot write '%s': %m", *path);
+	return 0;
+}
+
 int native_apply_steps(const struct native_build *nb)
 {
 	const struct cf_recipe *rc = nb->rc;
+	_cleanup_free_ char *resolv = NULL;
 	size_t i = 0, k = 0;
 	pid_t pid = -1;
 	int r;
+
+	r = write_resolv(nb, &resolv);
+	if (r < 0)
+		return r;
 
 	while (i <= rc->n_steps) {
 		struct fs_args a = { .nb = nb, .uid = getuid(), .gid = getgid(), .from = i, .to = i, .k = k };
 
 		if (i < rc->n_steps && rc->steps[i].kind == CF_RUN) {
-			r = run_step(nb, i);
+			r = run_step(nb, i, resolv);
 			prune_mountpoints(nb);
 			if (r < 0)
 				return r;

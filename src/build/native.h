@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* native.h — the native builder's filesystem steps (design section 9).
+/* native.h — the native builder's steps (design section 9), executed by the sandbox's core.
  *
- * native_apply_steps() mounts the build's overlay (lower: the base image's unpacked rootfs, read
- * only; upper and work: in the build dir; `userxattr`) as a detached mount in a child process
- * that has its own user namespace (inside 0 = the caller, one id) and mount namespace, and there
- * applies WORKDIR (mkdir -p) and COPY (copy_step) in recipe order; each RUN runs as PID 1 of
- * its own user, mount, pid, net, ipc and uts namespaces with the overlay as its root (pivot_root,
- * old root detached), /proc, a tmpfs /dev with bound null/zero/full/random/urandom/tty, the
- * workload's seccomp deny list plus the fakeroot rules, and no network but loopback, or, with
- * an allowlist, the gate (listeners and verified nft ruleset in the step's netns, the gate itself
- * in this process for the duration of the step). At the end /etc/aisb/manifest.txt is written from the package
- * database. The parent never mounts anything. This runner is a stand-in for the aisb sandbox in
- * a build mode (see docs/build.md).
+ * native_apply_steps() applies WORKDIR (mkdir -p) and COPY (copy_step) in recipe order in a
+ * child with its own user namespace (ns/userns.h: inside 0 = the caller, one id) and mount
+ * namespace, on the build's overlay (lower: the base image's unpacked rootfs, read-only; upper
+ * and work: in the build dir; `userxattr`) as a detached mount made by the mount applier
+ * (mount_overlay_detached()). Each RUN runs as PID 1 of its own user, mount, pid, net, ipc and
+ * uts namespaces, rooted by the same applier as `aisb run` (mount_plan_build_step(): the
+ * overlay, the /proc and /dev of `aisb run`, with the gate its resolver file; pivot_root, old
+ * root detached), then the same /proc stage (procfs_stage()) and the same hardening sequence
+ * (harden_before_exec(): fds, capabilities — the fakeroot set for a root step, none for a USER
+ * step — no_new_privs, the one seccomp table with the fakeroot rules for a root step). Network:
+ * loopback only, or with an allowlist the gate (listeners and verified nft ruleset in the
+ * step's netns, the gate itself run by this process for the duration of the step). At the end
+ * /etc/aisb/manifest.txt is written from the package database. The parent never mounts
+ * anything (see docs/build.md).
  */
 #ifndef AISB_BUILD_NATIVE_H
 #define AISB_BUILD_NATIVE_H

@@ -144,22 +144,6 @@ static const struct opt_def opts[] = {
 	{ "harness-args", NULL, OPT_BOOL, OPT_HARNESS_ARGS, NULL, "the rest goes to the harness, even --help" },
 };
 
-const char *net_mode_to_string(enum net_mode m)
-{
-	static const char *const names[NET_MODE_MAX] = { "none", "allow", "full" };
-	return m < NET_MODE_MAX ? names[m] : "?";
-}
-
-int net_mode_from_string(const char *s, enum net_mode *out)
-{
-	for (int m = 0; m < NET_MODE_MAX; m++)
-		if (streq(s, net_mode_to_string(m))) {
-			*out = m;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 static int set_str(char **dst, const char *v)
 {
 	char *c = strdup(v);

@@ -10,10 +10,7 @@
 #ifndef AISB_CLI_ARGS_H
 #define AISB_CLI_ARGS_H
 
-#include "cli/plan.h"
-
-/* A getter for host environment variables (secure_getenv in production, a table in tests). */
-typedef const char *(*env_getter)(const char *name);
+#include "core/plan.h"
 
 /* Sets the built-in defaults. Does not log. */
 int args_defaults(struct aisb_settings *s);
@@ -59,8 +56,5 @@ bool args_flag(size_t i, struct cli_flag *out);
 /* Prints the run help to stdout. */
 void args_print_help(const char *prog);
 
-/* "none" "allow" "full" */
-const char *net_mode_to_string(enum net_mode m);
-int net_mode_from_string(const char *s, enum net_mode *out);
 
 #endif

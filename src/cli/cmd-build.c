@@ -656,6 +656,123 @@ static int open_build_file(const char *tag, const char *suffix, const char *what
 
 /* The native builder: FROM through the store, the steps on the build's overlay (native.c), one
  * layer, the image committed and pinned; a cache hit runs nothing. Returns an exit code. */
+/* The build dir, all under the store's tmp/: the overlay's upper and work, and the path of the
+ * layer file. *@bdir is set as soon as it exists (the caller removes it). Return: 0, or -errno
+ * after logging. */
+static int native_build_dir(struct store *s, char **bdir, char **upper, char **work, char **layer)
+{
+	if (!(*bdir = build_dir_new(s)))
+		return -EIO; /* said */
+	*upper = path_join(*bdir, "upper");
+	*work = path_join(*bdir, "work");
+	*layer = path_join(*bdir, "layer.tar");
+	if (!*upper || !*work || !*layer)
+		return log_error_errno(-ENOMEM, "Out of memory");
+	if (mkdir(*upper, 0755) < 0 || mkdir(*work, 0700) < 0)
+		return log_error_errno(-errno, "Failed to create the overlay dirs in '%s': %m", *bdir);
+	return 0;
+}
+
+/* The recipe evaluated against the base's Env, WorkingDir and User. Return: 0 or an exit code
+ * (78 for the recipe's error, said with its line). */
+static int native_resolve(const struct build_opts *o, const struct containerfile *cf,
+			  const struct oci_image_config *bcfg, struct cf_recipe *rc)
+{
+	struct cf_base cb = { .env = bcfg->env, .workdir = bcfg->working_dir, .user = bcfg->user };
+	struct cf_error err;
+	int r = cf_resolve(cf, o->build_args, &cb, rc, &err);
+
+	if (r < 0) {
+		report(o->file ? o->file : "(built-in recipe)", r, &err);
+		return r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
+	}
+	return 0;
+}
+
+/* The context directory (when a COPY needs it), the transcript and, when RUN steps have an
+ * allowlist, the egress log: every connection of a RUN is logged, or none is made. Return: 0,
+ * or -errno after logging. */
+static int native_open_files(const struct build_opts *o, bool need_ctx, const char *tag, bool egress,
+			     int *ctx_fd, int *log_fd, int *egress_fd)
+{
+	if (need_ctx) {
+		*ctx_fd = open(o->context, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (*ctx_fd < 0)
+			return log_error_errno(-errno, "Failed to open the build context '%s': %m", o->context);
+	}
+	*log_fd = open_build_file(tag, "log", "transcript");
+	if (egress) {
+		*egress_fd = open_build_file(tag, "egress.jsonl", "egress log");
+		if (*egress_fd < 0)
+			return *egress_fd; /* said */
+	}
+	return 0;
+}
+
+/* What the native build's layer is committed from. */
+struct native_commit_in {
+	const struct build_opts *o;
+	const struct cf_recipe *rc;
+	const char *bcfg_raw, *bman_raw; /* the base image's config and manifest */
+	size_t bcfg_len, bman_len;
+	const char *base_digest, *recipe_sha;
+	const char *upper, *layer;        /* the overlay upper, the layer file to write */
+	char *cache_ref, *tag_local;      /* the names to store it under (tag_local may be NULL) */
+	const char *base_rootfs_id;       /* the base's unpacked tree and size (build_commit_input) */
+	uint64_t base_size;
+};
+
+/* The upper as one layer, committed with the base's config under the build's names; prints the
+ * name. Return: 0, or -errno after logging. */
+static int native_commit(struct store *s, const struct native_commit_in *c, struct store_ref *pin)
+{
+	_cleanup_close_ int lfd = -1, ufd = -1;
+	_cleanup_strv_free_ char **labels = NULL;
+	_cleanup_free_ char *history = NULL, *final = NULL;
+	struct layer_result lr;
+	char now[32], *l;
+	time_t t = time(NULL);
+	int r;
+
+	ufd = open(c->upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	lfd = open(c->layer, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (ufd < 0 || lfd < 0)
+		return log_error_errno(-errno, "Failed to open the build's upper dir or layer file: %m");
+	r = layer_write(ufd, lfd, &lr);
+	if (r < 0)
+		return r;
+	if (asprintf(&l, "aisb.base-digest=%s", c->base_digest) < 0 || strv_push_take(&labels, l) < 0 ||
+	    asprintf(&l, "aisb.recipe-sha256=%s", c->recipe_sha) < 0 || strv_push_take(&labels, l) < 0 ||
+	    strv_push(&labels, "aisb.builder=native") < 0 ||
+	    asprintf(&l, "aisb.version=%s", PACKAGE_VERSION) < 0 || strv_push_take(&labels, l) < 0)
+		return log_error_errno(-ENOMEM, "Out of memory");
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	if (asprintf(&history, "aisb build%s%s (%zu steps)", c->o->file ? " -f " : "", c->o->file ? c->o->file : "",
+		     c->rc->n_steps) < 0)
+		return log_error_errno(-ENOMEM, "Out of memory");
+	{
+		char *names[] = { c->cache_ref, c->tag_local, NULL };
+		struct build_commit_input in = { .base_config = c->bcfg_raw, .base_config_len = c->bcfg_len,
+						 .base_manifest = c->bman_raw, .base_manifest_len = c->bman_len,
+						 .rc = c->rc, .labels = labels, .created = now, .created_by = history,
+						 .layer_digest = lr.digest, .layer_size = lr.size,
+						 .base_rootfs_id = c->base_rootfs_id, .base_size = c->base_size };
+		r = build_commit(s, &in, lfd, names, pin);
+		if (r < 0)
+			return r;
+	}
+	if (c->tag_local) {
+		struct oci_ref tr;
+		if (oci_ref_parse(c->tag_local, &tr) == 0) {
+			final = strdup(tr.name);
+			oci_ref_done(&tr);
+		}
+	}
+	log_info("built %s: %u entries in one layer (%u whiteouts)", c->cache_ref, lr.n_entries, lr.n_whiteouts);
+	printf("%s\n", final ? final : c->cache_ref);
+	return 0;
+}
+
 static int build_native(const struct build_opts *o, const struct containerfile *cf, const struct cf_recipe *rc0,
 			const struct net_plan *np)
 {
@@ -665,24 +782,15 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 	struct store_ref base = { 0 }, pin = { 0 };
 	struct oci_image_config bcfg = { 0 };
 	struct cf_recipe rc = { 0 };
-	struct cf_error err;
 	struct ctx_state cs = { 0 };
-	struct layer_result lr;
 	_cleanup_free_ char *bcfg_raw = NULL, *bman_raw = NULL, *ser = NULL, *cache_ref = NULL, *tag_local = NULL,
-			    *final = NULL, *bdir = NULL, *upper = NULL, *work = NULL, *layer = NULL, *base_rootfs = NULL,
-			    *history = NULL;
-	_cleanup_strv_free_ char **labels = NULL;
-	_cleanup_close_ int ctx_fd = -1, rootfs_lock = -1, lfd = -1, ufd = -1, log_fd = -1, egress_fd = -1;
+			    *bdir = NULL, *upper = NULL, *work = NULL, *layer = NULL, *base_rootfs = NULL;
+	_cleanup_close_ int ctx_fd = -1, rootfs_lock = -1, log_fd = -1, egress_fd = -1;
 	const struct cf_step *run = native_first_run(rc0);
 	size_t bcfg_len = 0, bman_len = 0, serlen = 0;
-	char tag[65], recipe_sha[65], now[32];
-	time_t t = time(NULL);
+	char tag[65], recipe_sha[65];
 	int r, ex = AISB_EXIT_FAILED;
 
-	/* the RUN steps install the nftables ruleset: libmnl and libnftnl are loaded here, while this
-	 * process sees the host's root (util/dl.h), before any step's namespaces exist */
-	if (run && np && (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0))
-		return AISB_EXIT_ENFORCE;
 	if (run && !np && !o->file)
 		log_warn("RUN steps have no network (loopback only): the built-in recipe needs %s", RECIPE_ALLOW_HINT);
 	else if (run && !np)
@@ -716,14 +824,10 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 		goto out;
 	}
 	/* evaluate again, now with the base's Env/WorkingDir/User (ENV PATH=/x:$PATH needs them) */
-	{
-		struct cf_base cb = { .env = bcfg.env, .workdir = bcfg.working_dir, .user = bcfg.user };
-		r = cf_resolve(cf, o->build_args, &cb, &rc, &err);
-		if (r < 0) {
-			report(o->file ? o->file : "(built-in recipe)", r, &err);
-			ex = r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
-			goto out;
-		}
+	r = native_resolve(o, cf, &bcfg, &rc);
+	if (r != 0) {
+		ex = r;
+		goto out;
 	}
 	r = load_context(o, &rc, true, &cs);
 	if (r < 0) {
@@ -745,33 +849,21 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 		ex = r > 0 ? 0 : AISB_EXIT_FAILED;
 		goto out;
 	}
+	/* the RUN steps install the nftables ruleset: libmnl and libnftnl are loaded here, while this
+	 * process sees the host's root (util/dl.h), before any step's namespaces exist; not before
+	 * the cache hit, which needs neither (measured: the two dlopen()s were ~25% of a hit) */
+	if (run && np && (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0)) {
+		ex = AISB_EXIT_ENFORCE;
+		goto out;
+	}
 
-	/* the build dir: upper, work and the layer file, all under the store's tmp/ */
-	if (!(bdir = build_dir_new(s)))
+	if (native_build_dir(s, &bdir, &upper, &work, &layer) < 0)
 		goto out;
-	upper = path_join(bdir, "upper");
-	work = path_join(bdir, "work");
-	layer = path_join(bdir, "layer.tar");
 	base_rootfs = store_rootfs_path(s, base.rootfs_id);
-	if (!upper || !work || !layer || !base_rootfs)
+	if (!base_rootfs)
 		goto oom;
-	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0) {
-		log_error_errno(-errno, "Failed to create the overlay dirs in '%s': %m", bdir);
+	if (native_open_files(o, cs.n_copies > 0, tag, np && run, &ctx_fd, &log_fd, &egress_fd) < 0)
 		goto out;
-	}
-	if (cs.n_copies) {
-		ctx_fd = open(o->context, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (ctx_fd < 0) {
-			log_error_errno(-errno, "Failed to open the build context '%s': %m", o->context);
-			goto out;
-		}
-	}
-	log_fd = open_build_file(tag, "log", "transcript");
-	if (np && run) {
-		egress_fd = open_build_file(tag, "egress.jsonl", "egress log");
-		if (egress_fd < 0)
-			goto out; /* every connection of a RUN is logged, or none is made */
-	}
 	{
 		struct native_build nb = { .base_rootfs = base_rootfs, .upper = upper, .work = work, .ctx_fd = ctx_fd,
 					   .ctx = &cs.ctx, .copies = cs.copies, .rc = &rc, .log_fd = log_fd,
@@ -783,44 +875,15 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 			goto out;
 		}
 	}
-	ufd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	lfd = open(layer, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (ufd < 0 || lfd < 0) {
-		log_error_errno(-errno, "Failed to open the build's upper dir or layer file: %m");
-		goto out;
-	}
-	if (layer_write(ufd, lfd, &lr) < 0)
-		goto out;
 	{
-		char *l;
-		if (asprintf(&l, "aisb.base-digest=%s", base.digest) < 0 || strv_push_take(&labels, l) < 0 ||
-		    asprintf(&l, "aisb.recipe-sha256=%s", recipe_sha) < 0 || strv_push_take(&labels, l) < 0 ||
-		    strv_push(&labels, "aisb.builder=native") < 0 ||
-		    asprintf(&l, "aisb.version=%s", PACKAGE_VERSION) < 0 || strv_push_take(&labels, l) < 0)
-			goto oom;
-	}
-	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-	if (asprintf(&history, "aisb build%s%s (%zu steps)", o->file ? " -f " : "", o->file ? o->file : "",
-		     rc.n_steps) < 0)
-		goto oom;
-	{
-		char *names[] = { cache_ref, tag_local, NULL };
-		struct build_commit_input in = { .base_config = bcfg_raw, .base_config_len = bcfg_len,
-						 .base_manifest = bman_raw, .base_manifest_len = bman_len, .rc = &rc,
-						 .labels = labels, .created = now, .created_by = history,
-						 .layer_digest = lr.digest, .layer_size = lr.size };
-		if (build_commit(s, &in, lfd, names, &pin) < 0)
+		struct native_commit_in c = { .o = o, .rc = &rc, .bcfg_raw = bcfg_raw, .bcfg_len = bcfg_len,
+					      .bman_raw = bman_raw, .bman_len = bman_len, .base_digest = base.digest,
+					      .recipe_sha = recipe_sha, .upper = upper, .layer = layer,
+					      .cache_ref = cache_ref, .tag_local = tag_local,
+					      .base_rootfs_id = base.rootfs_id, .base_size = base.size };
+		if (native_commit(s, &c, &pin) < 0)
 			goto out;
 	}
-	if (tag_local) {
-		struct oci_ref tr;
-		if (oci_ref_parse(tag_local, &tr) == 0) {
-			final = strdup(tr.name);
-			oci_ref_done(&tr);
-		}
-	}
-	log_info("built %s: %u entries in one layer (%u whiteouts)", cache_ref, lr.n_entries, lr.n_whiteouts);
-	printf("%s\n", final ? final : cache_ref);
 	ex = 0;
 	goto out;
 oom:

@@ -26,6 +26,7 @@
 #include "net/pasta.h"
 #include "ns/cgroup.h"
 #include "ns/limits.h"
+#include "ns/userns.h"
 #include "util/container.h"
 #include "util/homedir.h"
 #include "util/strbuf.h"
@@ -73,34 +74,17 @@ static long long read_sysctl(const struct doctor_env *e, const char *rel)
 
 /* ---- live probes: a child that tries, and reports errno as its exit status ---------------- */
 
-static int write_self_maps(uid_t uid, gid_t gid)
-{
-	char buf[64];
-	int n;
-	if (write_file_at(AT_FDCWD, "/proc/self/setgroups", "deny", 4, 0) < 0 && errno != ENOENT)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "0 %u 1\n", (unsigned)uid);
-	if (write_file_at(AT_FDCWD, "/proc/self/uid_map", buf, (size_t)n, 0) < 0)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "0 %u 1\n", (unsigned)gid);
-	if (write_file_at(AT_FDCWD, "/proc/self/gid_map", buf, (size_t)n, 0) < 0)
-		return -errno;
-	return 0;
-}
-
 static int probe_userns(void)
 {
-	return unshare(CLONE_NEWUSER) < 0 ? -errno : 0;
+	return userns_try();
 }
 
+/* The probes' namespaces are made by the one userns module (ns/userns.c), as the sandbox's are. */
 static int enter(int flags)
 {
-	uid_t uid = getuid();
-	gid_t gid = getgid();
-	int r;
-	if (unshare(CLONE_NEWUSER | flags) < 0)
-		return -errno;
-	r = write_self_maps(uid, gid);
+	const struct userns_map m = userns_map_root();
+	int r = userns_enter(&m, flags, NULL);
+
 	if (r < 0)
 		return r;
 	if ((flags & CLONE_NEWNS) && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)

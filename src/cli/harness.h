@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "cli/args.h"
-#include "cli/plan.h"
+#include "core/plan.h"
 
 /* Where --harness-from puts a directory whose own path the sandbox owns (/root/..., /tmp/...):
  * HARNESS_RELOCATED + the host path. */

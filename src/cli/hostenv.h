@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* hostenv.h — the one place aisb reads its own environment.
+/* hostenv.h — the CLI's name for util/hostenv.h (the one place aisb reads its own environment).
  *
- * Everything else receives an env_getter, so tests can substitute a table and nothing reads the
- * ambient environment by accident.
+ * The reader lives below the CLI since net/pasta.c needs it; the CLI's files keep their include.
+ * Below the CLI include "util/hostenv.h" (tests/lint/layers.sh).
  */
 #ifndef AISB_CLI_HOSTENV_H
 #define AISB_CLI_HOSTENV_H
 
-/* secure_getenv(): NULL when unset, or when running with elevated privileges. Does not log. */
-const char *hostenv_get(const char *name);
-
-/* Path of the user config file ($XDG_CONFIG_HOME/aisb/config); caller frees; NULL if no home. */
-char *hostenv_config_path(void);
+#include "util/hostenv.h"
 
 #endif

@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-#include "cli/plan.h"
+#include "core/plan.h"
 #include "rootfs/oci.h"
 
 /* Applies @cfg to @p as described above. Pure apart from allocation. Return: 0 or -ENOMEM.

@@ -125,46 +125,6 @@ int plan_project_dst(const char *cwd, const char *workdir, char **dst, bool *rel
 	return *dst ? 0 : -ENOMEM;
 }
 
-bool plan_env_name_valid(const char *name)
-{
-	if (!name || !(isalpha((unsigned char)*name) || *name == '_'))
-		return false;
-	for (const char *p = name; *p; p++)
-		if (!(isalnum((unsigned char)*p) || *p == '_'))
-			return false;
-	return strlen(name) < 256;
-}
-
-static int env_set(struct aisb_plan *p, const char *name, const char *value, bool secret)
-{
-	for (size_t i = 0; i < p->n_env; i++)
-		if (streq(p->env[i].name, name)) {
-			char *v = strdup(value);
-			if (!v)
-				return -ENOMEM;
-			free(p->env[i].value);
-			p->env[i].value = v;
-			p->env[i].secret = secret;
-			return 0;
-		}
-	struct plan_env *n = realloc(p->env, (p->n_env + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	p->env = n;
-	n[p->n_env].name = strdup(name);
-	n[p->n_env].value = strdup(value);
-	n[p->n_env].secret = secret;
-	if (!n[p->n_env].name || !n[p->n_env].value)
-		return -ENOMEM;
-	p->n_env++;
-	return 0;
-}
-
-int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool secret)
-{
-	return env_set(p, name, value, secret);
-}
-
 /* The one rule for a host path aisb opens for the sandbox (--mount sources, --env-file): resolved
  * by path_resolve_trusted(), so a symlink that any sandbox of this user could have planted or
  * swapped (one in a directory the user can write: the project, the persistent home, a rw
@@ -248,7 +208,7 @@ static int env_file_load(struct aisb_plan *p, const char *path)
 			val[vl - 1] = 0;
 			val++;
 		}
-		r = env_set(p, name, val, true);
+		r = plan_set_env(p, name, val, true);
 		if (r < 0)
 			return r;
 	}
@@ -270,11 +230,11 @@ static int plan_add_proxy_env(struct aisb_plan *p)
 
 		for (size_t k = 0; k < p->n_env; k++)
 			set |= streq(p->env[k].name, names[i]);
-		if (!set && (r = env_set(p, names[i], url, false)) < 0)
+		if (!set && (r = plan_set_env(p, names[i], url, false)) < 0)
 			return r;
 	}
-	if ((r = env_set(p, "NO_PROXY", "localhost,127.0.0.1", false)) < 0 ||
-	    (r = env_set(p, "no_proxy", "localhost,127.0.0.1", false)) < 0)
+	if ((r = plan_set_env(p, "NO_PROXY", "localhost,127.0.0.1", false)) < 0 ||
+	    (r = plan_set_env(p, "no_proxy", "localhost,127.0.0.1", false)) < 0)
 		return r;
 	return 0;
 }
@@ -286,15 +246,15 @@ int plan_build_env(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 
 	for (size_t i = 0; i < ELEMENTSOF(pass); i++) {
 		const char *v = get(pass[i]);
-		if (v && (r = env_set(p, pass[i], v, false)) < 0)
+		if (v && (r = plan_set_env(p, pass[i], v, false)) < 0)
 			return r;
 	}
-	if ((r = env_set(p, "HOME", SANDBOX_HOME, false)) < 0 ||
-	    (r = env_set(p, "USER", "sandbox", false)) < 0 ||
-	    (r = env_set(p, "LOGNAME", "sandbox", false)) < 0 ||
-	    (r = env_set(p, "PATH", SANDBOX_PATH, false)) < 0 ||
-	    (r = env_set(p, "SHELL", access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh", false)) < 0 ||
-	    (r = env_set(p, "container", "aisb", false)) < 0)
+	if ((r = plan_set_env(p, "HOME", SANDBOX_HOME, false)) < 0 ||
+	    (r = plan_set_env(p, "USER", "sandbox", false)) < 0 ||
+	    (r = plan_set_env(p, "LOGNAME", "sandbox", false)) < 0 ||
+	    (r = plan_set_env(p, "PATH", SANDBOX_PATH, false)) < 0 ||
+	    (r = plan_set_env(p, "SHELL", access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh", false)) < 0 ||
+	    (r = plan_set_env(p, "container", "aisb", false)) < 0)
 		return r;
 
 	for (size_t i = 0; s->envs && s->envs[i]; i++) {
@@ -307,13 +267,13 @@ int plan_build_env(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 		if (!plan_env_name_valid(name))
 			return log_error("invalid --env name '%s'", name);
 		if (eq) {
-			r = env_set(p, name, eq + 1, true);
+			r = plan_set_env(p, name, eq + 1, true);
 		} else {
 			const char *v = get(name);
 			if (!v)
 				return log_error("--env %s: the variable is not set on the host "
 						 "(set it, or use --env-file)", name);
-			r = env_set(p, name, v, true);
+			r = plan_set_env(p, name, v, true);
 		}
 		if (r < 0)
 			return r;
@@ -422,7 +382,7 @@ static int prepend_path(struct aisb_plan *p)
 			p->env[i].value = v;
 			return 0;
 		}
-	return env_set(p, "PATH", p->harness_path, false);
+	return plan_set_env(p, "PATH", p->harness_path, false);
 }
 
 static int resolve_command(struct aisb_plan *p, const struct aisb_settings *s)
@@ -681,66 +641,6 @@ void plan_print_policy(const struct aisb_plan *p, FILE *f)
 		fprintf(f, "max %llu\n", CGROUP_CPU_PERIOD_US);
 	fprintf(f, "limits_enforced=%s\n", p->limits_mode == LIMITS_CGROUP || p->limits_mode == LIMITS_SCOPE ?
 		"cgroup" : p->limits_mode == LIMITS_DEGRADED ? (p->limits_rlimit ? "rlimit-nproc-only" : "no") : "none");
-}
-
-char *plan_to_json(const struct aisb_plan *p)
-{
-	json_object *o = json_object_new_object(), *a, *env, *m;
-	char *out;
-
-	if (!o)
-		return NULL;
-	a = json_object_new_array();
-	for (size_t i = 0; p->argv && p->argv[i]; i++)
-		json_object_array_add(a, json_object_new_string(p->argv[i]));
-	json_object_object_add(o, "command", a);
-	json_object_object_add(o, "session", json_object_new_string(p->session_id ? p->session_id : ""));
-	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(p->net)));
-	json_object_object_add(o, "rootfs", json_object_new_string(p->rootfs == ROOTFS_IMAGE ? "image" : "host"));
-	if (p->image_ref)
-		json_object_object_add(o, "image", json_object_new_string(p->image_ref));
-	if (p->image_rootfs)
-		json_object_object_add(o, "image_rootfs", json_object_new_string(p->image_rootfs));
-	json_object_object_add(o, "project", p->project_src ? json_object_new_string(p->project_src) : NULL);
-	json_object_object_add(o, "project_dst", p->project_dst ? json_object_new_string(p->project_dst) : NULL);
-	json_object_object_add(o, "project_ro", json_object_new_boolean(p->project_ro));
-	json_object_object_add(o, "writable_git", json_object_new_boolean(p->writable_git));
-	json_object_object_add(o, "cwd", json_object_new_string(p->cwd));
-	workspace_plan_json(p->workspace, o);
-	json_object_object_add(o, "home", json_object_new_string(p->home_src ? p->home_src : "ephemeral"));
-	json_object_object_add(o, "host_uid", json_object_new_int((int)p->host_uid));
-	m = json_object_new_array();
-	for (size_t i = 0; i < p->n_mounts; i++) {
-		json_object *e = json_object_new_object();
-		json_object_object_add(e, "src", json_object_new_string(p->mounts[i].src));
-		json_object_object_add(e, "dst", json_object_new_string(p->mounts[i].dst));
-		json_object_object_add(e, "ro", json_object_new_boolean(p->mounts[i].ro));
-		json_object_array_add(m, e);
-	}
-	json_object_object_add(o, "mounts", m);
-	/* Names only: a value never reaches the session dir. */
-	env = json_object_new_array();
-	for (size_t i = 0; i < p->n_env; i++)
-		json_object_array_add(env, json_object_new_string(p->env[i].name));
-	json_object_object_add(o, "env", env);
-	json_object_object_add(o, "allow_ptrace", json_object_new_boolean(p->allow_ptrace));
-	json_object_object_add(o, "tty_passthrough", json_object_new_boolean(p->tty_passthrough));
-	{
-		static const char *const modes[LIMITS_MODE_MAX] = { "none", "cgroup", "scope", "degraded" };
-		json_object *l = json_object_new_object();
-		json_object_object_add(l, "memory_max", json_object_new_int64((int64_t)p->limits.memory_max));
-		json_object_object_add(l, "pids_max", json_object_new_int64((int64_t)p->limits.pids_max));
-		json_object_object_add(l, "cpu_quota_us", json_object_new_int64((int64_t)p->limits.cpu_quota_us));
-		json_object_object_add(l, "cpu_period_us", json_object_new_int64((int64_t)CGROUP_CPU_PERIOD_US));
-		json_object_object_add(l, "enforcement", json_object_new_string(
-					       p->limits_mode < LIMITS_MODE_MAX ? modes[p->limits_mode] : "?"));
-		if (p->limits_mode == LIMITS_DEGRADED)
-			json_object_object_add(l, "not_enforced_because", json_object_new_string(p->limits_why));
-		json_object_object_add(o, "limits", l);
-	}
-	out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
-	return out;
 }
 
 void plan_free(struct aisb_plan *p)

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "cli/args.h"
-#include "cli/plan.h"
+#include "core/plan.h"
 
 /* Is @path one the sandbox itself owns (system dirs, /tmp, /home, ...)? Nothing of the user's is
  * mounted over or under such a path. Does not log. */
@@ -32,13 +32,6 @@ int plan_parse_mount_spec(const char *spec, char **src, char **dst, bool *ro);
  * @workdir is "auto" or an absolute path. Logs on failure. */
 int plan_project_dst(const char *cwd, const char *workdir, char **dst, bool *relocated);
 
-/* Is @name a valid environment variable name? */
-bool plan_env_name_valid(const char *name);
-
-/* Sets @name in the sandbox environment (replacing it); @secret values are never printed.
- * Return: 0 or -ENOMEM. Does not log. */
-int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool secret);
-
 /* Builds the environment: TERM LANG LC_ALL LC_CTYPE TZ from the host, the sandbox's own
  * variables, then --env and --env-file. An unset NAME, a bad name, a bad or non-0600 env file
  * is -EINVAL (exit 78). Messages name variables and files, never values. Logs on failure. */
@@ -57,7 +50,5 @@ void plan_print(const struct aisb_plan *p, FILE *f);
 /* Prints the effective policy as key=value lines (--print-policy). */
 void plan_print_policy(const struct aisb_plan *p, FILE *f);
 
-/* The plan as JSON text (for the session dir), without secret values. Caller frees. */
-char *plan_to_json(const struct aisb_plan *p);
 
 #endif

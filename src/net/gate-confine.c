@@ -16,6 +16,7 @@
 
 #include "net/gate-confine.h"
 #include "ns/caps.h"
+#include "ns/userns.h"
 #include "util/log.h"
 #include "util/macro.h"
 
@@ -155,9 +156,10 @@ static int confine_fds(int *keep, size_t n_keep, const char *name)
 static int confine_fs(void)
 {
 	const char *dir = "/tmp";
+	int r = userns_unshare(CLONE_NEWNS);
 
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-		return log_error_errno(-errno, "gate: cannot create its user and mount namespace: %m "
+	if (r < 0)
+		return log_error_errno(r, "gate: cannot create its user and mount namespace: %m "
 				       "(run 'aisb doctor')");
 	if (mount("", "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return log_error_errno(-errno, "gate: cannot make its mounts private: %m");
@@ -272,8 +274,8 @@ int resolver_confine(pid_t parent, int *keep)
 	/* A user namespace of its own: whatever the caller held on the host (a root caller: every
 	 * capability) is gone with it, and caps_drop_all() can clear the bounding set for any caller.
 	 * Its files are still read as the caller (permission checks use the host ids). */
-	if (unshare(CLONE_NEWUSER) < 0)
-		return log_error_errno(-errno, "resolver: cannot create its user namespace: %m (run 'aisb doctor')");
+	if ((r = userns_unshare(0)) < 0)
+		return log_error_errno(r, "resolver: cannot create its user namespace: %m (run 'aisb doctor')");
 	r = confine_caps("resolver");
 	if (r < 0)
 		return r;

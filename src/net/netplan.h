@@ -13,8 +13,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cli/args.h"
-#include "cli/plan.h"
+#include "core/plan.h"
 #include "net/nft.h"
 #include "net/pasta.h"
 #include "net/policy.h"

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/hostenv.h"
+#include "util/hostenv.h"
 #include "net/addr.h"
 #include "net/pasta.h"
 #include "util/container.h"

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "net/netplan.h"
-#include "ns/caps.h"
+#include "ns/harden.h"
 #include "ns/seccomp.h"
 #include "ns/limits.h"
 #include "ns/procfs.h"
@@ -82,14 +82,8 @@ static int lo_up(void)
  * values, or let the workload start with a cover missing (77). */
 static int proc_stage(const struct aisb_plan *p, const char **failed)
 {
-	_cleanup_close_ int proc = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_close_ int null = open("/dev/null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
-
-	*failed = proc < 0 ? "/proc" : "/dev/null";
-	if (proc < 0 || null < 0)
-		return -errno;
 	/* a root caller's sandbox uid is kuid 0: owner bits of root's files apply to it */
-	return procfs_harden(proc, null, p->host_uid == 0, p->allow_ptrace, failed);
+	return procfs_stage(p->host_uid == 0, p->allow_ptrace, failed);
 }
 
 /* Everything the workload needs, made by init before the clone: the workload shares init's
@@ -210,9 +204,15 @@ static void exec_command(const struct workload_args *w, char *const argv[])
  * workload_args). */
 _Noreturn static void workload(const struct workload_args *w)
 {
+	static const char *const harden_msgs[HARDEN_STEP_MAX] = {
+		[HARDEN_FDS] = "workload: close_range failed",
+		[HARDEN_CAPS] = "workload: cannot drop all capabilities",
+		[HARDEN_SECCOMP] = "workload: cannot load the seccomp filter",
+	};
 	const struct init_args *a = w->a;
 	const struct aisb_plan *p = a->plan;
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	enum harden_step failed;
 	int r;
 
 	for (int s = 1; s < NSIG; s++)
@@ -239,15 +239,11 @@ _Noreturn static void workload(const struct workload_args *w)
 	if (chdir(p->cwd) < 0)
 		workload_fail(a->err_fd, AISB_EXIT_FAILED, errno, w->msg_cwd);
 
-	/* Nothing above 2 survives execve (the report pipe is CLOEXEC already and stays usable). */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		workload_fail(a->err_fd, AISB_EXIT_ENFORCE, errno, "workload: close_range failed");
-	r = caps_drop_all();
+	/* The one hardening sequence (ns/harden.h), as a build's RUN step ends: fds above 2 closed
+	 * at exec (the report pipe stays usable), no capability, no_new_privs, seccomp last. */
+	r = harden_before_exec(w->filter, 0, &failed);
 	if (r < 0)
-		workload_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "workload: cannot drop all capabilities");
-	r = seccomp_policy_load(w->filter);
-	if (r < 0)
-		workload_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "workload: cannot load the seccomp filter");
+		workload_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, harden_msgs[failed < HARDEN_STEP_MAX ? failed : 0]);
 
 	exec_command(w, p->argv);
 	if (errno == ENOENT)
@@ -334,6 +330,52 @@ static pid_t spawn_workload(const struct workload_args *w)
 	return pid;
 }
 
+/* Stage: pty. Should: open the ptmx of the sandbox's own devpts, with the host terminal's size.
+ * Mustn't: touch a host pty. Return: the master; exits through stage_fail() on failure. */
+static int pty_stage(const struct init_args *a, const struct winsize *ws, char *slave, size_t n)
+{
+	int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	if (master < 0 || unlockpt(master) < 0 || ptsname_r(master, slave, n) != 0)
+		stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "init: cannot allocate a pty inside the sandbox");
+	if (ws->ws_row && ws->ws_col)
+		(void)ioctl(master, TIOCSWINSZ, ws);
+	return master;
+}
+
+/* Stage: PID 1. Should: reap every orphan, forward the supervisor's signals to the workload
+ * @child, and exit with the workload's status. Mustn't: wait for daemons the workload left
+ * behind (they die with the pid namespace when we exit). Never returns. */
+_Noreturn static void pid1_loop(pid_t child)
+{
+	sigset_t mask;
+	int sfd;
+
+	sigemptyset(&mask);
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP && s < SIGRTMIN)
+			sigaddset(&mask, s);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0)
+		_exit(AISB_EXIT_FAILED);
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t k = read(sfd, &si, sizeof(si));
+		if (k != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGCHLD) {
+			int st;
+			pid_t w;
+			while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+				if (w == child)
+					_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+			continue;
+		}
+		kill(child, (int)si.ssi_signo);
+	}
+}
+
 _Noreturn void init_main(const struct init_args *a)
 {
 	struct sync_go go;
@@ -342,10 +384,9 @@ _Noreturn void init_main(const struct init_args *a)
 	char err[512] = "";
 	bool fell_back = false;
 	char slave[128];
-	int master = -1, sfd, r;
+	int master = -1, r;
 	int gate_fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 }, fds[1 + NETPLAN_GATE_FDS];
 	size_t nfds = 0;
-	sigset_t mask;
 	pid_t child;
 
 	/* A killed supervisor takes the whole sandbox with it: PID 1 dying kills the pid namespace. */
@@ -391,13 +432,8 @@ _Noreturn void init_main(const struct init_args *a)
 				   "(user.max_user_namespaces=0 and the read-only /proc/sys, /proc/irq, ...)", failed);
 	}
 
-	if (a->tty_mask) {
-		master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-		if (master < 0 || unlockpt(master) < 0 || ptsname_r(master, slave, sizeof(slave)) != 0)
-			stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "init: cannot allocate a pty inside the sandbox");
-		if (go.ws.ws_row && go.ws.ws_col)
-			(void)ioctl(master, TIOCSWINSZ, &go.ws);
-	}
+	if (a->tty_mask)
+		master = pty_stage(a, &go.ws, slave, sizeof(slave));
 
 	/* issue 5: without a delegated cgroup, default limits degrade to rlimits (RLIMIT_NPROC is
 	 * counted per user namespace since 5.14, so this bounds the sandbox's own processes). */
@@ -438,30 +474,5 @@ _Noreturn void init_main(const struct init_args *a)
 	for (size_t i = 0; i < nfds; i++)
 		close(fds[i]);
 
-	/* Stage: PID 1. Should: reap every orphan, forward the supervisor's signals to the workload,
-	 * and exit with the workload's status. Mustn't: wait for daemons the workload left behind
-	 * (they die with the pid namespace when we exit). */
-	sigemptyset(&mask);
-	for (int s = 1; s < NSIG; s++)
-		if (s != SIGKILL && s != SIGSTOP && s < SIGRTMIN)
-			sigaddset(&mask, s);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0)
-		_exit(AISB_EXIT_FAILED);
-	for (;;) {
-		struct signalfd_siginfo si;
-		ssize_t k = read(sfd, &si, sizeof(si));
-		if (k != sizeof(si))
-			continue;
-		if (si.ssi_signo == SIGCHLD) {
-			int st;
-			pid_t w;
-			while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-				if (w == child)
-					_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-			continue;
-		}
-		kill(child, (int)si.ssi_signo);
-	}
+	pid1_loop(child);
 }

@@ -17,8 +17,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "cli/args.h"
-#include "cli/plan.h"
+#include "core/plan.h"
 #include "ns/cgroup.h"
 
 /* Decides how @p->limits are enforced (see above). @cgroup_root is "" on the real system.

@@ -5,7 +5,11 @@
  * which are symlinks, what .git is) into an ordered list of operations, without touching the
  * kernel, so the tree is unit-tested op by op. mount_plan_apply() runs inside the new mount
  * namespace: it opens every source once (no symlinks), builds the tree on a fresh tmpfs, pivots
- * into it and detaches the old root.
+ * into it and detaches the old root. It is the one mount applier: `aisb run`'s init and `aisb
+ * build`'s RUN steps (mount_plan_build_step()) both go through it.
+ *
+ * Split by concern: host facts (mount-facts.c), a root caller's /etc and /opt (mount-idmap.c),
+ * the pure planner (mount-plan.c), the applier (mount-apply.c); mounts-internal.h is theirs.
  */
 #ifndef AISB_NS_MOUNTS_H
 #define AISB_NS_MOUNTS_H
@@ -14,7 +18,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "cli/plan.h"
+#include "core/plan.h"
 
 enum mount_op_kind {
 	MOP_BIND,    /* bind src (host) at dst */
@@ -43,6 +47,8 @@ enum {
 	MOP_F_NO_OVERLAY = 1 << 6,/* on MOP_OVERLAY: do not try overlay, take the fallback (test hook) */
 	MOP_F_PREPARED = 1 << 7,  /* on MOP_BIND: the tree is a detached mount the supervisor made
 				   * (fd number in data, inherited through clone), attributes set */
+	MOP_F_NO_FALLBACK = 1 << 8,/* on MOP_OVERLAY: a kernel that refuses the overlay is an error,
+				   * never the read-only fallback (a build step's root) */
 };
 
 /* The names the image-root fallback leaves out of the root mirror: fresh mounts (proc dev tmp run
@@ -117,6 +123,21 @@ void mount_host_facts_free(struct mount_host_facts *f);
 int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f, struct mount_plan *out);
 void mount_plan_free(struct mount_plan *mp);
 
+/* What a build's RUN step is rooted in (build/native.c). */
+struct mount_step {
+	const char *lower;        /* the base image's unpacked rootfs, read-only */
+	const char *upper, *work; /* the build's overlay dirs: what the step writes, the layer */
+	const char *resolv;       /* a host file bound read-only over /etc/resolv.conf, or NULL */
+};
+
+/* Where a step's own files live, outside the layer (a directory of the /dev tmpfs). */
+#define MOUNT_STEP_DIR "/dev/.aisb-build"
+
+/* Builds the tree of a build's RUN step, for mount_plan_apply(): the overlay as the root (never
+ * the read-only fallback: MOP_F_NO_FALLBACK), the /proc and /dev of `aisb run`, MOUNT_STEP_DIR,
+ * and @s->resolv over /etc/resolv.conf. Pure. Does not log. Return: 0 or -ENOMEM. */
+int mount_plan_build_step(const struct mount_step *s, struct mount_plan *out);
+
 /* Finds the op whose dst is @dst, or NULL (for tests and previews). */
 const struct mount_op *mount_plan_find(const struct mount_plan *mp, const char *dst);
 
@@ -128,5 +149,20 @@ const struct mount_op *mount_plan_find(const struct mount_plan *mp, const char *
  * Return: 0, -errno, or AISB_EXIT_ENFORCE when the kernel refuses a fresh proc (a /proc masked
  * by a container engine; @err then holds the engine's fix). */
 int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, size_t errlen);
+
+/**
+ * mount_overlay_detached() - the overlay of a MOP_OVERLAY root as a detached mount
+ * @lower: read-only lower (an unpacked image)
+ * @upper: upper directory
+ * @work: work directory
+ * @err: filled with what failed
+ * @errlen: its size
+ *
+ * What mount_plan_apply() makes for an image root, for a build's filesystem steps, which reach
+ * it only through fds (build/copy.c): every directory opened without following a symlink and
+ * named to the kernel as /proc/self/fd/N, `userxattr`, nosuid, nodev. Must run in the mount
+ * namespace that will use it. Return: the mount fd, or -errno. Does not log.
+ */
+int mount_overlay_detached(const char *lower, const char *upper, const char *work, char *err, size_t errlen);
 
 #endif

@@ -156,3 +156,14 @@ int procfs_harden(int proc_fd, int null_fd, bool kuid0, bool writable, const cha
 	*failed = NULL;
 	return 0;
 }
+
+int procfs_stage(bool kuid0, bool writable, const char **failed)
+{
+	_cleanup_close_ int proc = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int null = open("/dev/null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	*failed = proc < 0 ? "/proc" : "/dev/null";
+	if (proc < 0 || null < 0)
+		return -errno;
+	return procfs_harden(proc, null, kuid0, writable, failed);
+}

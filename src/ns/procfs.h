@@ -53,4 +53,9 @@ const struct procfs_cover *procfs_covers(size_t *n);
  */
 int procfs_harden(int proc_fd, int null_fd, bool kuid0, bool writable, const char **failed);
 
+/* procfs_harden() on the caller's /proc with its /dev/null, after the pivot: the stage `aisb
+ * run`'s init and a build's RUN step both run. Return: 0 or -errno (*@failed names the entry).
+ * Does not log. */
+int procfs_stage(bool kuid0, bool writable, const char **failed);
+
 #endif

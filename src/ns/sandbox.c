@@ -28,6 +28,7 @@
 #include "ns/mounts.h"
 #include "ns/sandbox.h"
 #include "ns/seccomp.h"
+#include "ns/userns.h"
 #include "ns/session.h"
 #include "ns/stage.h"
 #include "ns/ttyfilter.h"
@@ -38,8 +39,8 @@
 #include "util/util.h"
 #include "workspace/workspace.h"
 
-#define NS_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | \
-		  CLONE_NEWUTS | CLONE_NEWCGROUP)
+/* with the user namespace (ns/userns.c), which owns them */
+#define NS_FLAGS (CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD };
 
@@ -50,29 +51,16 @@ static long long now_usec(void)
 	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Stage: identity. Should: map exactly one id, the caller's, to 1000 inside; deny setgroups
- * first (required for an unprivileged gid_map). Mustn't: map any other host id. */
+/* Stage: identity (ns/userns.c). Should: map the caller's one uid and gid to 1000 inside.
+ * Mustn't: map any other host id. Logs on failure. */
 static int write_id_maps(pid_t pid, uid_t uid, gid_t gid, uid_t in_uid, gid_t in_gid)
 {
-	char path[64], buf[64];
-	_cleanup_close_ int dir = -1;
-	int n, r;
+	const struct userns_map m = { .inside_uid = in_uid, .host_uid = uid, .inside_gid = in_gid, .host_gid = gid };
+	const char *failed;
+	int r = userns_write_maps(pid, &m, &failed);
 
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return log_error_errno(-errno, "cannot open '%s': %m", path);
-	r = write_file_at(dir, "setgroups", "deny", 4, 0);
-	if (r < 0 && r != -ENOENT)
-		return log_error_errno(r, "cannot write setgroups for the sandbox: %m");
-	n = snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)in_uid, (unsigned)uid);
-	r = write_file_at(dir, "uid_map", buf, (size_t)n, 0);
 	if (r < 0)
-		return log_error_errno(r, "cannot write the sandbox's uid_map: %m (run 'aisb doctor')");
-	n = snprintf(buf, sizeof(buf), "%u %u 1\n", (unsigned)in_gid, (unsigned)gid);
-	r = write_file_at(dir, "gid_map", buf, (size_t)n, 0);
-	if (r < 0)
-		return log_error_errno(r, "cannot write the sandbox's gid_map: %m (run 'aisb doctor')");
+		return log_error_errno(r, "cannot write the sandbox's %s: %m (run 'aisb doctor')", failed);
 	return 0;
 }
 
@@ -431,6 +419,162 @@ int sandbox_exit_code(int st)
 	return AISB_EXIT_FAILED;
 }
 
+/* Stage: preparation, on the host before any namespace exists. Should: put the session's
+ * cgroup leaf in place (limits), read the host facts and build the mount plan (pure), and load
+ * libmnl/libnftnl here when init will install the nftables ruleset: after pivot_root a library
+ * would come from the sandbox's root (util/dl.h). Mustn't: create anything of the sandbox yet.
+ * Return: 0 or the exit code. Logs on failure. */
+static int prepare_stage(struct aisb_plan *p, struct limits_run *lr, struct mount_host_facts *facts,
+			 struct mount_plan *mp)
+{
+	int r = limits_setup(p, lr);
+
+	if (r != 0)
+		return r;
+	r = mount_host_facts(p, facts);
+	if (r >= 0)
+		r = mount_plan_build(p, facts, mp);
+	if (r < 0)
+		return r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
+	if (netplan_has_gate(p->netp) && (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0))
+		return AISB_EXIT_ENFORCE;
+	return 0;
+}
+
+/* Which of fds 0-2 are terminals (the pty slave replaces exactly those), where the window size
+ * comes from and where output goes. Does not log. */
+static void terminal_stage(unsigned *tty_mask, int *ws_fd, int *out_fd, struct winsize *ws)
+{
+	for (int i = 0; i < 3; i++)
+		if (isatty(i)) {
+			*tty_mask |= 1u << i;
+			if (*ws_fd < 0)
+				*ws_fd = i;
+			if (i > 0 && *out_fd < 0)
+				*out_fd = i;
+		}
+	if (*ws_fd >= 0)
+		(void)ioctl(*ws_fd, TIOCGWINSZ, ws);
+}
+
+/* Stage: channels. Should: block the forwarded signals (read from a signalfd from here on;
+ * *@oldmask is restored on every exit path), become a child subreaper, and make the sync socket
+ * and the CLOEXEC report pipe. Mustn't: leave a signal unblocked that the loop forwards. Return:
+ * 0 or -errno. Logs on failure. */
+static int channel_stage(sigset_t *mask, sigset_t *oldmask, int *sfd, int sync_fds[2], int err_fds[2])
+{
+	sigemptyset(mask);
+	for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+		sigaddset(mask, forwarded[i]);
+	sigprocmask(SIG_BLOCK, mask, oldmask);
+	*sfd = signalfd(-1, mask, SFD_CLOEXEC);
+	if (*sfd < 0)
+		return log_error_errno(-errno, "cannot create a signalfd: %m");
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync_fds) < 0 || pipe2(err_fds, O_CLOEXEC) < 0)
+		return log_error_errno(-errno, "cannot create the sync channel: %m");
+	return 0;
+}
+
+/* Stage: clone. Should: create every namespace at once (userns_clone(): a raw clone with a NULL
+ * stack, like fork, so the child is PID 1 of the new pid namespace) and run init_main() there with only its
+ * ends of the channels. Mustn't: return in the child. Return: init's pid, or -1 with *@code set
+ * (77 when the kernel or a container engine refuses user namespaces). Logs on failure. */
+static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, int sfd, int *code)
+{
+	enum container_engine e;
+	pid_t pid;
+	int r;
+
+	fflush(NULL);
+	pid = userns_clone(NS_FLAGS);
+	if (pid == 0) {
+		close(sync_fd);
+		close(err_fd);
+		close(sfd);
+		init_main(ia);
+	}
+	if (pid > 0)
+		return pid;
+	r = -errno;
+	e = container_detect(NULL);
+	/* EPERM: a seccomp profile (Docker's default denies CLONE_NEWUSER), an LSM or a sysctl
+	 * refuses; the sandbox cannot exist, so this is the enforcement refusal (77), with the
+	 * engine's option when aisb runs in a container (doctor's userns check prints it too) */
+	if (r == -EPERM && e != CONTAINER_NONE) {
+		log_error("cannot create the sandbox namespaces: %s; fix: %s", strerror(-r),
+			  container_fix(e, CONTAINER_NEED_USERNS));
+		*code = AISB_EXIT_ENFORCE;
+	} else {
+		log_error_errno(r, "cannot create the sandbox namespaces: %m (are unprivileged user "
+				"namespaces allowed? run 'aisb doctor' for the fix)");
+		if (r == -EPERM)
+			*code = AISB_EXIT_ENFORCE;
+	}
+	return -1;
+}
+
+/* Stage: start init. Should: write the id maps (ns/userns.c), move init into the session's
+ * cgroup leaf before it may fork the workload (nothing runs unlimited), start pasta when the
+ * plan needs it, send "go", then compile the seccomp filter while init builds the tree and send
+ * it (in the workload, a fresh fork, libseccomp's compiler cost 34 copy-on-write page faults,
+ * 15-55 us each on the VMs measured; see seccomp.h). Mustn't: let init go on when a map or the
+ * cgroup could not be set. Return: 0; -1 (kill init, 125); or an exit code (kill init with it:
+ * 77 for a withheld /dev/net/tun or a filter that cannot be compiled). A failed filter send
+ * (init failed already, its report says why) kills init and sets *@send_err. Logs on failure. */
+static int start_stage(const struct aisb_plan *p, pid_t pid, struct limits_run *lr, struct pasta *pasta,
+		       int sync_fd, const struct sync_go *go, struct seccomp_prog *filter, int *send_err)
+{
+	int r;
+
+	if (write_id_maps(pid, p->host_uid, p->host_gid, p->uid, p->gid) < 0 || limits_attach(lr, pid) < 0)
+		return -1;
+	if (p->netp && p->netp->pasta && (r = start_pasta(p, pid, pasta)) < 0)
+		/* the platform withholds /dev/net/tun (a container's default): a refusal, like a
+		 * masked /proc, with the engine's option in pasta_start()'s message */
+		return r == -ENODEV ? AISB_EXIT_ENFORCE : -1;
+	if (fdpass_send(sync_fd, go, sizeof(*go), NULL, 0) < 0)
+		return log_error_errno(-errno, "cannot start the sandbox's init: %m"), -1;
+	if (seccomp_policy_compile(&(struct seccomp_options){ .allow_ptrace = p->allow_ptrace }, filter) < 0)
+		return AISB_EXIT_ENFORCE; /* said why */
+	if (fdpass_send(sync_fd, filter->insns, filter->len * sizeof(*filter->insns), NULL, 0) < 0) {
+		/* Most likely init failed already and its report says why (read below); if not, it
+		 * would wait for the filter forever. */
+		*send_err = -errno;
+		(void)kill(pid, SIGKILL);
+	}
+	return 0;
+}
+
+/* Kills init (and with it the sandbox's pid namespace) and reaps it. Does not log. */
+static void kill_and_reap(pid_t pid)
+{
+	int st;
+
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* Closes what channel_stage() made, reaps anything adopted as subreaper, restores the signal
+ * mask. Does not log. */
+static void release_channels(int sync_fds[2], int err_fds[2], int sfd, const sigset_t *oldmask)
+{
+	for (int i = 0; i < 2; i++) {
+		if (sync_fds[i] >= 0)
+			close(sync_fds[i]);
+		if (err_fds[i] >= 0)
+			close(err_fds[i]);
+	}
+	if (sfd >= 0)
+		close(sfd);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+}
+
 int sandbox_run(struct aisb_plan *p)
 {
 	struct mount_host_facts facts = { 0 };
@@ -480,85 +624,20 @@ int sandbox_run(struct aisb_plan *p)
 		code = AISB_EXIT_FAILED;
 		goto finish;
 	}
-	/* Limits: the session leaf exists before anything of the sandbox does. */
-	r = limits_setup(p, &lr);
+	r = prepare_stage(p, &lr, &facts, &mp);
 	if (r != 0) {
 		code = r;
 		goto finish;
 	}
-	r = mount_host_facts(p, &facts);
-	if (r >= 0)
-		r = mount_plan_build(p, &facts, &mp);
-	if (r < 0) {
-		code = r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
-		goto finish;
-	}
-
-	/* init installs the nftables ruleset after pivot_root, where a library would come from the
-	 * sandbox's root: libmnl and libnftnl are loaded here, on the host side (util/dl.h). */
-	if (netplan_has_gate(p->netp) && (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0)) {
-		code = AISB_EXIT_ENFORCE;
-		goto finish;
-	}
-
-	for (int i = 0; i < 3; i++)
-		if (isatty(i)) {
-			tty_mask |= 1u << i;
-			if (ws_fd < 0)
-				ws_fd = i;
-			if (i > 0 && out_fd < 0)
-				out_fd = i;
-		}
-	if (ws_fd >= 0)
-		(void)ioctl(ws_fd, TIOCGWINSZ, &go.ws);
-
-	sigemptyset(&mask);
-	for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
-		sigaddset(&mask, forwarded[i]);
-	sigprocmask(SIG_BLOCK, &mask, &oldmask);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0) {
-		log_error_errno(-errno, "cannot create a signalfd: %m");
+	terminal_stage(&tty_mask, &ws_fd, &out_fd, &go.ws);
+	if (channel_stage(&mask, &oldmask, &sfd, sync_fds, err_fds) < 0)
 		goto restore_mask;
-	}
-	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync_fds) < 0 ||
-	    pipe2(err_fds, O_CLOEXEC) < 0) {
-		log_error_errno(-errno, "cannot create the sync channel: %m");
-		goto restore_mask;
-	}
 
 	ia = (struct init_args){ .plan = p, .mounts = &mp, .sync_fd = sync_fds[1], .err_fd = err_fds[1],
 				 .tty_mask = tty_mask, .oldmask = oldmask };
-	fflush(NULL);
-	/* A raw clone with a NULL stack behaves like fork, but creates every namespace at once,
-	 * so the child is PID 1 of the new pid namespace. */
-	pid = (pid_t)syscall(SYS_clone, NS_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
-	if (pid < 0) {
-		enum container_engine e;
-		r = -errno;
-		e = container_detect(NULL);
-		/* EPERM: a seccomp profile (Docker's default denies CLONE_NEWUSER), an LSM or a sysctl
-		 * refuses; the sandbox cannot exist, so this is the enforcement refusal (77), with the
-		 * engine's option when aisb runs in a container (doctor's userns check prints it too) */
-		if (r == -EPERM && e != CONTAINER_NONE) {
-			log_error("cannot create the sandbox namespaces: %s; fix: %s", strerror(-r),
-				  container_fix(e, CONTAINER_NEED_USERNS));
-			code = AISB_EXIT_ENFORCE;
-		} else {
-			log_error_errno(r, "cannot create the sandbox namespaces: %m (are unprivileged user "
-					"namespaces allowed? run 'aisb doctor' for the fix)");
-			if (r == -EPERM)
-				code = AISB_EXIT_ENFORCE;
-		}
+	pid = clone_stage(&ia, sync_fds[0], err_fds[0], sfd, &code);
+	if (pid < 0)
 		goto restore_mask;
-	}
-	if (pid == 0) {
-		close(sync_fds[0]);
-		close(err_fds[0]);
-		close(sfd);
-		init_main(&ia);
-	}
 	cloned = true;
 	close(sync_fds[1]);
 	sync_fds[1] = -1;
@@ -566,36 +645,12 @@ int sandbox_run(struct aisb_plan *p)
 	err_fds[1] = -1;
 	(void)session_set_init_pid(p, pid);
 
-	if (write_id_maps(pid, p->host_uid, p->host_gid, p->uid, p->gid) < 0)
+	r = start_stage(p, pid, &lr, &pasta, sync_fds[0], &go, &filter, &send_err);
+	if (r < 0)
 		goto kill_init;
-	/* Into the session leaf before init may fork the workload: nothing runs unlimited. */
-	if (limits_attach(&lr, pid) < 0)
-		goto kill_init;
-	if (p->netp && p->netp->pasta && (r = start_pasta(p, pid, &pasta)) < 0) {
-		/* the platform withholds /dev/net/tun (a container's default): a refusal, like a
-		 * masked /proc, with the engine's option in pasta_start()'s message */
-		if (r != -ENODEV)
-			goto kill_init;
-		code = AISB_EXIT_ENFORCE;
+	if (r > 0) {
+		code = r;
 		goto kill_init_keep_code;
-	}
-	if (fdpass_send(sync_fds[0], &go, sizeof(go), NULL, 0) < 0) {
-		log_error_errno(-errno, "cannot start the sandbox's init: %m");
-		goto kill_init;
-	}
-	/* The seccomp filter is compiled here, while init builds the tree, and sent to it: in the
-	 * workload (a fresh fork) libseccomp's compiler cost 34 copy-on-write page faults, 15-55 us
-	 * each on the VMs measured (see seccomp.h). */
-	r = seccomp_policy_compile(&(struct seccomp_options){ .allow_ptrace = p->allow_ptrace }, &filter);
-	if (r < 0) {
-		code = AISB_EXIT_ENFORCE; /* said why */
-		goto kill_init_keep_code;
-	}
-	if (fdpass_send(sync_fds[0], filter.insns, filter.len * sizeof(*filter.insns), NULL, 0) < 0) {
-		/* Most likely init failed already and its report says why (read below); if not, it
-		 * would wait for the filter forever. */
-		send_err = -errno;
-		(void)kill(pid, SIGKILL);
 	}
 	/* While init mounts: off the start-up path (bench/startup.sh). */
 	if (!send_err && p->netp && netplan_has_gate(p->netp) && start_gate(p, &egress_path, &gate) < 0)
@@ -661,12 +716,7 @@ int sandbox_run(struct aisb_plan *p)
 kill_init:
 	code = AISB_EXIT_FAILED;
 kill_init_keep_code:
-	if (pid > 0) {
-		int st;
-		kill(pid, SIGKILL);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-	}
+	kill_and_reap(pid);
 cleanup:
 	term_restore(&term);
 	if (master >= 0)
@@ -681,20 +731,7 @@ cleanup:
 	if (cloned)
 		git_guard(p, &mp, &since);
 restore_mask:
-	if (sync_fds[0] >= 0)
-		close(sync_fds[0]);
-	if (sync_fds[1] >= 0)
-		close(sync_fds[1]);
-	if (err_fds[0] >= 0)
-		close(err_fds[0]);
-	if (err_fds[1] >= 0)
-		close(err_fds[1]);
-	if (sfd >= 0)
-		close(sfd);
-	/* reap anything else we adopted as subreaper */
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
-	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	release_channels(sync_fds, err_fds, sfd, &oldmask);
 finish:
 	code = limits_finish(p, &lr, code);
 	mount_plan_free(&mp);

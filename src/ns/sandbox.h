@@ -8,7 +8,7 @@
 #ifndef AISB_NS_SANDBOX_H
 #define AISB_NS_SANDBOX_H
 
-#include "cli/plan.h"
+#include "core/plan.h"
 
 /* The most environment variables a command gets (the plan's env after defaults, --env,
  * --env-file, the image's and the proxy variables): more is refused (78), never cut short. */

@@ -13,8 +13,6 @@
 
 #include <json-c/json.h>
 
-#include "cli/args.h"
-#include "cli/resolve.h"
 #include "net/pasta.h"
 #include "ns/session.h"
 #include "util/log.h"

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "cli/plan.h"
+#include "core/plan.h"
 
 #define SESSION_EGRESS_KEEP 20
 

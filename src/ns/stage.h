@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 
-#include "cli/plan.h"
+#include "core/plan.h"
 #include "ns/mounts.h"
 #include "ns/seccomp.h"
 

@@ -177,15 +177,21 @@ static int registry_resolve(struct registry *reg, struct store *s, const char *r
 	return 0;
 }
 
-static int fetch_image_blobs(struct registry *reg, struct store *s, const struct oci_manifest *m, bool layers)
+/* Layers come from the registry while they unpack (store_rootfs_ensure_from()); with more than
+ * one layer missing, a second connection (@ahead, its own client: curl handles and tokens are
+ * per thread) downloads the later ones meanwhile. */
+struct registry_source {
+	struct registry *reg, *ahead;
+};
+
+static int fetch_from_registry(void *ud, const struct oci_descriptor *d, struct store_blob_writer *w)
 {
-	int r;
-	if ((r = registry_fetch_blob(reg, &m->config, s)) < 0)
-		return r;
-	for (size_t i = 0; layers && i < m->n_layers; i++)
-		if ((r = registry_fetch_blob(reg, &m->layers[i], s)) < 0)
-			return r;
-	return 0;
+	return registry_fetch_blob_into(((struct registry_source *)ud)->reg, d, w);
+}
+
+static int fetch_ahead_from_registry(void *ud, const struct oci_descriptor *d, struct store_blob_writer *w)
+{
+	return registry_fetch_blob_into(((struct registry_source *)ud)->ahead, d, w);
 }
 
 static int read_manifest_blob(struct store *s, const char *digest, struct oci_manifest *m)
@@ -219,9 +225,10 @@ static bool rootfs_present(struct store *s, const char *digest)
 	return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Unpacks (if needed) and records the pin. */
+/* Unpacks (if needed; layers missing from the store come from @src while they unpack) and
+ * records the pin. */
 static int finish(struct store *s, const struct oci_ref *ref, const char *digest, int64_t resolved_at,
-		  const struct image_opts *o, struct store_ref *pin)
+		  const struct image_opts *o, const struct store_layer_source *src, struct store_ref *pin)
 {
 	struct oci_manifest m;
 	_cleanup_free_ char *path = NULL;
@@ -232,7 +239,7 @@ static int finish(struct store *s, const struct oci_ref *ref, const char *digest
 
 	if ((r = read_manifest_blob(s, digest, &m)) < 0)
 		return r;
-	r = store_rootfs_ensure(s, digest, &m, &o->lim, &path, &size);
+	r = store_rootfs_ensure_from(s, digest, &m, &o->lim, src, &path, &size);
 	if (r < 0) {
 		oci_manifest_done(&m);
 		return r;
@@ -310,6 +317,8 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 			 struct store_ref *pin)
 {
 	struct registry *reg = NULL;
+	struct registry_source rs = { 0 };
+	struct store_layer_source src = { .fetch = fetch_from_registry, .ud = &rs };
 	_cleanup_free_ char *digest = NULL;
 	struct store_ref old = { 0 };
 	bool have_old = store_ref_read(s, ref->name, &old) == 0, local = streq(ref->registry, IMAGE_LOCAL_REGISTRY);
@@ -385,17 +394,21 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 		goto out;
 	if ((r = read_manifest_blob(s, digest, &m)) < 0)
 		goto out;
-	r = fetch_image_blobs(reg, s, &m, !rootfs_present(s, digest));
+	r = registry_fetch_blob(reg, &m.config, s);
+	if (r == 0 && m.n_layers > 1 && !rootfs_present(s, digest) && registry_open(ref, &o->reg, &rs.ahead) == 0)
+		src.fetch_ahead = fetch_ahead_from_registry; /* without it, one layer after the other */
 	oci_manifest_done(&m);
 	if (r < 0)
 		goto out;
 done:
-	r = finish(s, ref, digest, resolved_at, o, pin);
+	rs.reg = reg;
+	r = finish(s, ref, digest, resolved_at, o, reg ? &src : NULL, pin);
 out:
 	if (r < 0)
 		drop_unpinned(s, digest);
 	if (reg)
 		log_debug("%s: %u registry request(s)", ref->name, registry_requests(reg));
+	registry_free(rs.ahead);
 	registry_free(reg);
 	store_ref_done(&old);
 	return r;
@@ -425,13 +438,40 @@ static int open_beneath(int dirfd, const char *path, int flags)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/* Writes DIR/blobs/sha256/<hex> into @w (not committed). Logs on failure. */
+static int copy_layout_blob(int dfd, const char *digest, struct store_blob_writer *w)
+{
+	_cleanup_free_ char *rel = NULL, *buf = NULL;
+	_cleanup_close_ int fd = -1;
+	const size_t bufsize = 256u << 10;
+	int r;
+
+	if (asprintf(&rel, "blobs/sha256/%s", digest + 7) < 0 || !(buf = malloc(bufsize)))
+		return log_error_errno(-ENOMEM, "%m");
+	fd = open_beneath(dfd, rel, O_RDONLY);
+	if (fd < 0)
+		return log_error_errno(fd, "blob %s missing from the layout: %m", digest);
+	for (;;) {
+		ssize_t k = read(fd, buf, bufsize);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return log_error_errno(-errno, "reading blob %s: %m", digest);
+		if (k == 0)
+			return 0;
+		/* only -EFBIG is the layout's fault: a full disk is not a bad blob */
+		if ((r = store_blob_write(w, buf, (size_t)k)) == -EFBIG)
+			return log_error("blob %s is larger than its descriptor says: refused", digest), -EBADMSG;
+		if (r < 0)
+			return log_error_errno(r, "cannot store blob %s: %m", digest);
+	}
+}
+
 /* Copies DIR/blobs/sha256/<hex> into the store, verified against @d. */
 static int import_dir_blob(struct store *s, int dfd, const char *digest, int64_t size)
 {
-	_cleanup_free_ char *rel = NULL;
-	_cleanup_close_ int fd = -1, lock = -1;
+	_cleanup_close_ int lock = -1;
 	struct store_blob_writer *w;
-	char buf[1 << 16];
 	int r;
 
 	if (!oci_digest_is_valid(digest))
@@ -441,33 +481,20 @@ static int import_dir_blob(struct store *s, int dfd, const char *digest, int64_t
 		return log_error_errno(lock, "cannot lock blob %s: %m", digest);
 	if (store_has_blob(s, digest))
 		return 0;
-	if (asprintf(&rel, "blobs/sha256/%s", digest + 7) < 0)
-		return -ENOMEM;
-	fd = open_beneath(dfd, rel, O_RDONLY);
-	if (fd < 0)
-		return log_error_errno(fd, "blob %s missing from the layout: %m", digest);
 	if ((r = store_blob_begin(s, digest, size, &w)) < 0)
 		return r;
-	for (;;) {
-		ssize_t k = read(fd, buf, sizeof(buf));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			r = -errno;
-			store_blob_abort(w);
-			return log_error_errno(r, "reading blob %s: %m", digest);
-		}
-		if (k == 0)
-			break;
-		if ((r = store_blob_write(w, buf, (size_t)k)) < 0) {
-			store_blob_abort(w);
-			/* only -EFBIG is the layout's fault: a full disk is not a bad blob */
-			if (r == -EFBIG)
-				return log_error("blob %s is larger than its descriptor says: refused", digest), -EBADMSG;
-			return log_error_errno(r, "cannot store blob %s: %m", digest);
-		}
+	if ((r = copy_layout_blob(dfd, digest, w)) < 0) {
+		store_blob_abort(w);
+		return r;
 	}
 	return store_blob_commit(w, NULL);
+}
+
+/* An oci: layout's layers are read once, into the store and the unpack together
+ * (store_rootfs_ensure_from()). */
+static int fetch_from_layout(void *ud, const struct oci_descriptor *d, struct store_blob_writer *w)
+{
+	return copy_layout_blob(*(const int *)ud, d->digest, w);
 }
 
 /* Resolves an oci-layout's index.json (@index_buf) to a platform manifest digest, importing
@@ -524,6 +551,8 @@ static int resolve_layout(struct store *s, int dfd, const char *index_buf, size_
 	return 0;
 }
 
+/* The config from layout @dfd (the layers come while they unpack), or, from an archive
+ * (@dfd < 0), a check that the scan stored every blob. */
 static int import_manifest_blobs(struct store *s, int dfd, const char *digest)
 {
 	struct oci_manifest m;
@@ -532,8 +561,6 @@ static int import_manifest_blobs(struct store *s, int dfd, const char *digest)
 		return r;
 	if (dfd >= 0) {
 		r = import_dir_blob(s, dfd, m.config.digest, m.config.size);
-		for (size_t i = 0; r == 0 && i < m.n_layers; i++)
-			r = import_dir_blob(s, dfd, m.layers[i].digest, m.layers[i].size);
 	} else {
 		if (!store_has_blob(s, m.config.digest))
 			r = (log_error("config %s is missing from the archive", m.config.digest), -ENOENT);
@@ -561,7 +588,8 @@ static int pull_oci_dir(struct store *s, const struct oci_ref *ref, const struct
 		return r;
 	r = import_manifest_blobs(s, dfd, digest);
 	if (r == 0)
-		r = finish(s, ref, digest, time(NULL), o, pin);
+		r = finish(s, ref, digest, time(NULL), o, &(struct store_layer_source){ .fetch = fetch_from_layout, .ud = &dfd },
+			   pin);
 	if (r < 0)
 		drop_unpinned(s, digest);
 	return r;
@@ -765,7 +793,7 @@ static int pull_archive(struct store *s, const struct oci_ref *ref, const struct
 		goto out;
 	if ((r = import_manifest_blobs(s, -1, digest)) < 0)
 		goto out;
-	r = finish(s, ref, digest, time(NULL), o, pin);
+	r = finish(s, ref, digest, time(NULL), o, NULL, pin);
 out:
 	if (r < 0)
 		drop_unpinned(s, digest);

@@ -675,12 +675,20 @@ static int do_get(struct registry *r, const char *path, const char *accept, stru
 			curl_easy_setopt(r->h, CURLOPT_XFERINFOFUNCTION, on_progress);
 			curl_easy_setopt(r->h, CURLOPT_XFERINFODATA, &pg);
 		}
+		if (b->w) {
+			/* bigger reads than curl's 16 KiB default: fewer callbacks into the digest,
+			 * the file and the unpack queue */
+			curl_easy_setopt(r->h, CURLOPT_BUFFERSIZE, 256L << 10);
+			if (store_blob_reset(b->w) == -ESPIPE) {
+				/* a streamed unpack has the first bytes: the caller starts over */
+				log_debug("%s: the download broke mid-stream", what);
+				return -EAGAIN;
+			}
+		}
 		b->len = 0;
 		b->status = 0;
 		b->werr = 0;
 		b->overflow = false;
-		if (b->w)
-			(void)store_blob_reset(b->w);
 		r->requests++;
 		c = curl_easy_perform(r->h);
 		curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &b->status);
@@ -696,6 +704,10 @@ static int do_get(struct registry *r, const char *path, const char *accept, stru
 			}
 			headers_reset(&hd);
 			return 0;
+		}
+		if (b->werr == -ECANCELED) { /* the caller stopped this download (store_blob_cancel()) */
+			headers_reset(&hd);
+			return -ECANCELED;
 		}
 		if (b->werr == -EFBIG) {
 			headers_reset(&hd);
@@ -771,8 +783,7 @@ int registry_get_manifest(struct registry *r, const char *reference, char **buf,
 			return -ENOMEM;
 	}
 	EVP_Digest(b.buf, b.len, md, &mdlen, EVP_sha256(), NULL);
-	for (size_t i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	hex_encode(md, 32, hex);
 	if (asprintf(digest, "sha256:%s", hex) < 0) {
 		free(b.buf);
 		return -ENOMEM;
@@ -796,12 +807,28 @@ int registry_get_manifest(struct registry *r, const char *reference, char **buf,
 	return 0;
 }
 
-int registry_fetch_blob(struct registry *r, const struct oci_descriptor *d, struct store *s)
+int registry_fetch_blob_into(struct registry *r, const struct oci_descriptor *d, struct store_blob_writer *w)
 {
 	_cleanup_free_ char *path = NULL;
+	struct body b = { .max = 1 << 16, .r = r, .w = w };
+	int k;
+
+	if (d->size < 0 || (uint64_t)d->size > REGISTRY_BLOB_MAX)
+		return log_error("blob %s: declared size %lld is over the 16 GiB cap: refused", d->digest,
+				 (long long)d->size), -E2BIG;
+	if (asprintf(&path, "%s/blobs/%s", r->repo, d->digest) < 0)
+		return log_error_errno(-ENOMEM, "%m");
+	k = do_get(r, path, NULL, &b, NULL, d->digest);
+	free(b.buf);
+	if (k == -ENOENT)
+		log_error("blob %s is missing on registry %s", d->digest, r->registry);
+	return k;
+}
+
+int registry_fetch_blob(struct registry *r, const struct oci_descriptor *d, struct store *s)
+{
 	_cleanup_close_ int lock = -1;
 	struct store_blob_writer *w = NULL;
-	struct body b = { .max = 1 << 16, .r = r };
 	int k;
 
 	if (!oci_digest_is_valid(d->digest))
@@ -815,16 +842,10 @@ int registry_fetch_blob(struct registry *r, const struct oci_descriptor *d, stru
 		return log_error_errno(lock, "cannot lock blob %s: %m", d->digest);
 	if (store_has_blob(s, d->digest))
 		return 0;
-	if (asprintf(&path, "%s/blobs/%s", r->repo, d->digest) < 0)
-		return log_error_errno(-ENOMEM, "%m");
 	k = store_blob_begin(s, d->digest, d->size, &w);
 	if (k < 0)
 		return k;
-	b.w = w;
-	k = do_get(r, path, NULL, &b, NULL, d->digest);
-	free(b.buf);
-	if (k == -ENOENT)
-		log_error("blob %s is missing on registry %s", d->digest, r->registry);
+	k = registry_fetch_blob_into(r, d, w);
 	if (k < 0) {
 		store_blob_abort(w);
 		return k;

@@ -84,6 +84,11 @@ int registry_get_manifest(struct registry *r, const char *reference, char **buf,
  * Return: 0 or -errno. Logs on failure. */
 int registry_fetch_blob(struct registry *r, const struct oci_descriptor *d, struct store *s);
 
+/* Downloads blob @d into @w (begun by the caller, which commits or aborts it), with the retries
+ * above. Return: 0, -EAGAIN when a retry was needed but @w's bytes already went to a streamed
+ * unpack (store_blob_reset() said -ESPIPE), other -errno. Logs on failure. */
+int registry_fetch_blob_into(struct registry *r, const struct oci_descriptor *d, struct store_blob_writer *w);
+
 /* Number of HTTP requests made so far (for tests and -v). */
 unsigned registry_requests(const struct registry *r);
 

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,17 +140,13 @@ struct store_blob_writer {
 	EVP_MD_CTX *md;
 	char tmpname[64];
 	int fd;
+	store_blob_tee_fn tee; /* a consumer of the bytes as they arrive (a streamed unpack) */
+	void *tee_ud;
+	bool teed;             /* it got some: no rewinding */
+	bool final;            /* the digest below is computed */
+	volatile int cancelled; /* store_blob_cancel() from another thread */
+	char digest[7 + 65];
 };
-
-static void hex_encode(const unsigned char *in, size_t n, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hex[in[i] >> 4];
-		out[2 * i + 1] = hex[in[i] & 15];
-	}
-	out[2 * n] = 0;
-}
 
 void store_blob_abort(struct store_blob_writer *w)
 {
@@ -199,18 +196,43 @@ int store_blob_begin(struct store *s, const char *digest, int64_t size, struct s
 	return 0;
 }
 
+void store_blob_cancel(struct store_blob_writer *w)
+{
+	__atomic_store_n(&w->cancelled, 1, __ATOMIC_RELAXED);
+}
+
+void store_blob_set_tee(struct store_blob_writer *w, store_blob_tee_fn fn, void *ud)
+{
+	w->tee = fn;
+	w->tee_ud = ud;
+}
+
 int store_blob_write(struct store_blob_writer *w, const void *buf, size_t len)
 {
+	int r;
+
+	if (__atomic_load_n(&w->cancelled, __ATOMIC_RELAXED))
+		return -ECANCELED;
 	if (w->size >= 0 && w->written + len > (uint64_t)w->size)
 		return -EFBIG;
 	if (EVP_DigestUpdate(w->md, buf, len) != 1)
 		return -EIO;
 	w->written += len;
-	return write_full(w->fd, buf, len);
+	if ((r = write_full(w->fd, buf, len)) < 0)
+		return r;
+	if (w->tee && len) {
+		w->teed = true;
+		/* A failed consumer (it logged why) does not stop the writer: the rest is still
+		 * hashed, so a corrupted blob is reported as corrupted, not as a bad layer. */
+		(void)w->tee(w->tee_ud, buf, len);
+	}
+	return 0;
 }
 
 int store_blob_reset(struct store_blob_writer *w)
 {
+	if (w->teed)
+		return -ESPIPE; /* the consumer has the bytes already */
 	if (ftruncate(w->fd, 0) < 0 || lseek(w->fd, 0, SEEK_SET) < 0)
 		return -errno;
 	w->written = 0;
@@ -224,50 +246,108 @@ uint64_t store_blob_written(const struct store_blob_writer *w)
 	return w->written;
 }
 
-int store_blob_commit(struct store_blob_writer *w, char **digest_out)
+/* Computes the digest once and checks size and digest. Logs a mismatch. */
+static int blob_check(struct store_blob_writer *w)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	char digest[7 + 65];
+
+	if (!w->final) {
+		if (EVP_DigestFinal_ex(w->md, md, &mdlen) != 1 || mdlen != 32)
+			return log_error_errno(-EIO, "sha256 failed");
+		memcpy(w->digest, "sha256:", 7);
+		hex_encode(md, 32, w->digest + 7);
+		w->final = true;
+	}
+	if (w->size >= 0 && w->written != (uint64_t)w->size) {
+		log_error("blob %s: got %llu bytes, expected %lld: refused (truncated download?)",
+			  w->expected ?: w->digest, (unsigned long long)w->written, (long long)w->size);
+		return -EBADMSG;
+	}
+	if (w->expected && !streq(w->expected, w->digest)) {
+		log_error("blob %s: content hashes to %s: refused (corrupted or tampered)", w->expected, w->digest);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int store_blob_verify(struct store_blob_writer *w)
+{
+	return blob_check(w);
+}
+
+int store_blob_commit(struct store_blob_writer *w, char **digest_out)
+{
 	_cleanup_free_ char *dst = NULL;
 	int r;
 
-	if (EVP_DigestFinal_ex(w->md, md, &mdlen) != 1 || mdlen != 32) {
+	if ((r = blob_check(w)) < 0) {
 		store_blob_abort(w);
-		return log_error_errno(-EIO, "sha256 failed");
-	}
-	memcpy(digest, "sha256:", 7);
-	hex_encode(md, 32, digest + 7);
-	if (w->size >= 0 && w->written != (uint64_t)w->size) {
-		log_error("blob %s: got %llu bytes, expected %lld: refused (truncated download?)",
-			  w->expected ?: digest, (unsigned long long)w->written, (long long)w->size);
-		store_blob_abort(w);
-		return -EBADMSG;
-	}
-	if (w->expected && !streq(w->expected, digest)) {
-		log_error("blob %s: content hashes to %s: refused (corrupted or tampered)", w->expected, digest);
-		store_blob_abort(w);
-		return -EBADMSG;
+		return r;
 	}
 	/* Make the content durable before its name claims it. */
 	if (fdatasync(w->fd) < 0) {
 		r = -errno;
 		store_blob_abort(w);
-		return log_error_errno(r, "cannot write blob %s: %m", digest);
+		return log_error_errno(r, "cannot write blob %s: %m", w->digest);
 	}
-	dst = blob_relpath(digest);
+	dst = blob_relpath(w->digest);
 	if (!dst || renameat(w->s->rootfd, w->tmpname, w->s->rootfd, dst) < 0) {
 		r = dst ? -errno : -ENOMEM;
 		store_blob_abort(w);
-		return log_error_errno(r, "cannot store blob %s: %m", digest);
+		return log_error_errno(r, "cannot store blob %s: %m", w->digest);
 	}
 	close(w->fd);
 	w->fd = -1;
-	if (digest_out && !(*digest_out = strdup(digest))) {
+	if (digest_out && !(*digest_out = strdup(w->digest))) {
 		store_blob_abort(w);
 		return -ENOMEM;
 	}
 	store_blob_abort(w);
+	return 0;
+}
+
+int store_blob_adopt(struct store *s, const char *path, int fd, const char *digest, uint64_t size)
+{
+	_cleanup_free_ char *dst = blob_relpath(digest), *buf = malloc(1 << 20);
+	struct store_blob_writer w = { .s = s, .fd = -1, .size = (int64_t)size, .expected = (char *)digest };
+	uint64_t off = 0;
+	int r;
+
+	if (!oci_digest_is_valid(digest))
+		return log_error("'%s' is not a digest", digest), -EINVAL;
+	if (!dst || !buf)
+		return log_error_errno(-ENOMEM, "%m");
+	w.md = EVP_MD_CTX_new();
+	if (!w.md || EVP_DigestInit_ex(w.md, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(w.md);
+		return log_error_errno(-ENOMEM, "cannot initialise sha256");
+	}
+	for (;;) {
+		ssize_t k = pread(fd, buf, 1 << 20, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			r = k < 0 ? -errno : 0;
+			break;
+		}
+		if (EVP_DigestUpdate(w.md, buf, (size_t)k) != 1) {
+			r = -EIO;
+			break;
+		}
+		off += (uint64_t)k;
+		w.written = off;
+	}
+	if (r == 0)
+		r = blob_check(&w); /* logs a mismatch */
+	else
+		log_error_errno(r, "cannot read '%s': %m", path);
+	EVP_MD_CTX_free(w.md);
+	if (r < 0)
+		return r;
+	/* as store_blob_commit(): durable before the name claims it */
+	if (fchmod(fd, 0644) < 0 || fdatasync(fd) < 0 || renameat(AT_FDCWD, path, s->rootfd, dst) < 0)
+		return log_error_errno(-errno, "cannot store blob %s from '%s': %m", digest, path);
 	return 0;
 }
 
@@ -317,12 +397,372 @@ char *store_rootfs_path(struct store *s, const char *id)
 	return p;
 }
 
-int store_rootfs_ensure(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
-			const struct unpack_limits *lim, char **path_out, uint64_t *size_out)
+static int tee_to_unpack(void *ud, const void *buf, size_t len)
 {
-	char id[65], rnd[17];
-	_cleanup_free_ char *rel = NULL, *tmprel = NULL, *tmpabs = NULL;
-	_cleanup_close_ int lock = -1, tfd = -1;
+	return unpack_stream_write(ud, buf, len);
+}
+
+/* Fetches @d from @src into @w while the unpack applies it to @tfd. The tree is the caller's to
+ * discard on failure; the blob is kept only when the unpack succeeded and the digest matched.
+ * Frees @w. Logs on failure. */
+static int stream_layer(int tfd, const struct oci_descriptor *d, const char *what, const struct unpack_limits *lim,
+			struct unpack_stats *st, const struct store_layer_source *src, struct store_blob_writer *w)
+{
+	struct unpack_stream *u;
+	int r, ru, rv;
+
+	if ((r = unpack_stream_begin(tfd, what, lim, st, &u)) < 0) {
+		store_blob_abort(w);
+		return r;
+	}
+	store_blob_set_tee(w, tee_to_unpack, u);
+	r = src->fetch(src->ud, d, w);
+	ru = unpack_stream_finish(u, r);
+	if (r < 0) {
+		store_blob_abort(w);
+		return r;
+	}
+	if (ru < 0) {
+		/* refused or unreadable: were these the bytes the digest names? (says so if not) */
+		rv = store_blob_verify(w);
+		store_blob_abort(w);
+		return rv < 0 ? rv : ru;
+	}
+	return store_blob_commit(w, NULL);
+}
+
+/* Applies layer @d to @tfd: from the store; or, missing there and @src given, fetched (while it
+ * unpacks with @stream, else first). Logs on failure. */
+static int apply_layer(struct store *s, int tfd, const struct oci_descriptor *d, const char *what,
+		       const struct unpack_limits *lim, struct unpack_stats *st, const struct store_layer_source *src,
+		       bool stream)
+{
+	_cleanup_close_ int lock = -1, lfd = -1;
+	struct store_blob_writer *w;
+	int r;
+
+	if (src && !store_has_blob(s, d->digest)) {
+		if (!oci_digest_is_valid(d->digest))
+			return log_error("%s: invalid digest in the manifest", what), -EINVAL;
+		/* one download per blob even with concurrent pulls: whoever holds the lock fetches */
+		lock = store_lock(s, "blob", d->digest + 7, false);
+		if (lock < 0)
+			return log_error_errno(lock, "cannot lock blob %s: %m", d->digest);
+		if (!store_has_blob(s, d->digest)) {
+			if ((r = store_blob_begin(s, d->digest, d->size, &w)) < 0)
+				return r;
+			if (stream)
+				return stream_layer(tfd, d, what, lim, st, src, w);
+			if ((r = src->fetch(src->ud, d, w)) < 0) {
+				store_blob_abort(w);
+				return r;
+			}
+			if ((r = store_blob_commit(w, NULL)) < 0)
+				return r;
+		}
+	}
+	lfd = store_blob_open(s, d->digest);
+	if (lfd < 0)
+		return log_error_errno(lfd, "%s: blob missing from the store: %m", what);
+	r = unpack_layer(tfd, lfd, what, lim, st);
+	if (r == -EPERM) {
+		/* the layer is unsafe for every image that uses it: do not keep it */
+		_cleanup_free_ char *bp = blob_relpath(d->digest);
+		if (bp)
+			(void)unlinkat(s->rootfd, bp, 0);
+	}
+	return r;
+}
+
+/* ---- downloading ahead: later layers into the store while an earlier one unpacks ----
+ *
+ * Layers are applied strictly in order (a whiteout in layer N acts on what 1..N-1 left), but
+ * nothing orders their downloads. One helper thread with the source's second connection walks
+ * the layers after the one being unpacked and fetches each missing blob into the store (verified
+ * and committed as usual); the unpacking thread streams a layer itself when the helper has not
+ * started it, waits for it when it is in flight, and reads it from the store when it is there. */
+
+enum ahead_state { AHEAD_TODO, AHEAD_MAIN, AHEAD_BUSY, AHEAD_DONE, AHEAD_FAILED, AHEAD_STATE_MAX };
+
+struct ahead {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct store *s;
+	const struct oci_manifest *m;
+	const struct store_layer_source *src;
+	enum ahead_state *state;
+	size_t at;                      /* the layer being unpacked */
+	int err;                        /* why the AHEAD_FAILED layer failed (logged) */
+	bool stop;
+	struct store_blob_writer *busy; /* the helper's download, for store_blob_cancel() */
+	pthread_t thread;
+};
+
+/* Fetches blob @d into the store through @fn, unless present; the helper's writer is published
+ * in @a->busy while it runs. Logs on failure. */
+static int ahead_fetch(struct ahead *a, const struct oci_descriptor *d)
+{
+	_cleanup_close_ int lock = -1;
+	struct store_blob_writer *w;
+	int r;
+
+	if (!oci_digest_is_valid(d->digest))
+		return -EINVAL; /* said by the unpacking thread when it gets there */
+	lock = store_lock(a->s, "blob", d->digest + 7, false);
+	if (lock < 0)
+		return lock;
+	if (store_has_blob(a->s, d->digest))
+		return 0;
+	if ((r = store_blob_begin(a->s, d->digest, d->size, &w)) < 0)
+		return r;
+	pthread_mutex_lock(&a->mu);
+	a->busy = a->stop ? NULL : w;
+	if (a->stop)
+		store_blob_cancel(w);
+	pthread_mutex_unlock(&a->mu);
+	r = a->src->fetch_ahead(a->src->ud, d, w);
+	pthread_mutex_lock(&a->mu);
+	a->busy = NULL;
+	pthread_mutex_unlock(&a->mu);
+	if (r < 0) {
+		store_blob_abort(w);
+		return r;
+	}
+	return store_blob_commit(w, NULL);
+}
+
+static void *ahead_main(void *ud)
+{
+	struct ahead *a = ud;
+
+	pthread_mutex_lock(&a->mu);
+	for (;;) {
+		size_t i;
+		int r;
+
+		for (i = a->at + 1; i < a->m->n_layers && a->state[i] != AHEAD_TODO; i++)
+			;
+		if (a->stop || i >= a->m->n_layers)
+			break;
+		a->state[i] = AHEAD_BUSY;
+		pthread_mutex_unlock(&a->mu);
+		r = ahead_fetch(a, &a->m->layers[i]);
+		pthread_mutex_lock(&a->mu);
+		/* the failure was logged here: the unpacking thread fails with it when it gets there
+		 * (never a second download of a blob that did not verify) */
+		a->state[i] = r < 0 ? AHEAD_FAILED : AHEAD_DONE;
+		if (r < 0)
+			a->err = r;
+		pthread_cond_broadcast(&a->cv);
+		if (r < 0)
+			break;
+	}
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+/* Before layer @i unpacks (waiting while the helper fetches it). Return: 1 when the helper
+ * put it into the store, 0 when the unpacking thread fetches it itself, or the helper's error
+ * (logged). */
+static int ahead_claim(struct ahead *a, size_t i)
+{
+	int r;
+
+	pthread_mutex_lock(&a->mu);
+	a->at = i;
+	while (a->state[i] == AHEAD_BUSY)
+		pthread_cond_wait(&a->cv, &a->mu);
+	r = a->state[i] == AHEAD_DONE ? 1 : a->state[i] == AHEAD_FAILED ? a->err : 0;
+	a->state[i] = AHEAD_MAIN;
+	pthread_mutex_unlock(&a->mu);
+	return r;
+}
+
+static void ahead_stop(struct ahead *a)
+{
+	pthread_mutex_lock(&a->mu);
+	a->stop = true;
+	if (a->busy)
+		store_blob_cancel(a->busy);
+	pthread_mutex_unlock(&a->mu);
+	pthread_join(a->thread, NULL);
+	pthread_cond_destroy(&a->cv);
+	pthread_mutex_destroy(&a->mu);
+	free(a->state);
+}
+
+/* Starts the helper when @src has a second connection and there is a later layer to fetch.
+ * Return: true when it runs. */
+static bool ahead_start(struct ahead *a, struct store *s, const struct oci_manifest *m,
+			const struct store_layer_source *src)
+{
+	size_t missing = 0;
+
+	for (size_t i = 1; i < m->n_layers; i++)
+		missing += !store_has_blob(s, m->layers[i].digest);
+	if (!src || !src->fetch_ahead || !missing)
+		return false;
+	*a = (struct ahead){ .s = s, .m = m, .src = src };
+	a->state = calloc(m->n_layers, sizeof(*a->state));
+	if (!a->state)
+		return false;
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	if (pthread_create(&a->thread, NULL, ahead_main, a) != 0) {
+		pthread_cond_destroy(&a->cv);
+		pthread_mutex_destroy(&a->mu);
+		free(a->state);
+		return false; /* then every layer streams in turn: slower, not wrong */
+	}
+	return true;
+}
+
+/* @path below @at as a DIR (never through a symlink), or NULL with errno set. */
+static DIR *opendir_at(int at, const char *path)
+{
+	int fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	DIR *d;
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return d;
+}
+
+/* Recreates the contents of directory @src in the empty directory @dst: directories anew with
+ * the same mode, everything else (files, symlinks, fifos) as hardlinks, at most @left levels
+ * deep. That is a copy of an unpacked tree because trees in rootfs/ are never written in place:
+ * runs put an overlay (or a read-only bind) over them, and unpacking replaces an entry (create
+ * with O_EXCL, after removing what was there) instead of writing into it, so a file shared
+ * between two trees cannot change in either. Return: 0 or -errno (EMLINK: too deep, or an inode
+ * at the filesystem's link limit). Does not log. */
+static int link_tree(int src, int dst, uint32_t left)
+{
+	DIR *d = opendir_at(src, ".");
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return errno ? -errno : -ENOMEM;
+	while (r == 0 && (de = readdir(d))) {
+		struct stat st;
+		int sfd, dfd;
+
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) {
+			r = linkat(dirfd(d), de->d_name, dst, de->d_name, 0) < 0 ? -errno : 0;
+			continue;
+		}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			break;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			r = linkat(dirfd(d), de->d_name, dst, de->d_name, 0) < 0 ? -errno : 0;
+			continue;
+		}
+		if (left == 0) {
+			r = -EMLINK;
+			break;
+		}
+		if (mkdirat(dst, de->d_name, 0700) < 0) {
+			r = -errno;
+			break;
+		}
+		sfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		dfd = openat(dst, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		r = sfd < 0 || dfd < 0 ? -errno : link_tree(sfd, dfd, left - 1);
+		if (r == 0 && fchmod(dfd, st.st_mode & 07777) < 0)
+			r = -errno;
+		if (sfd >= 0)
+			close(sfd);
+		if (dfd >= 0)
+			close(dfd);
+	}
+	closedir(d);
+	return r;
+}
+
+/* Unpacks every layer into a fresh tmp/rootfs-* and renames it to @rel; with @base_fd >= 0 the
+ * tree starts as a hardlinked copy of that tree, whose content is the first @n_base layers, and
+ * only the rest are unpacked (-EMLINK or -EXDEV from the copy: the caller unpacks everything).
+ * Logs on failure, except for those two. */
+static int build_tree(struct store *s, const char *rel, const struct oci_manifest *m, const struct unpack_limits *lim,
+		      const struct store_layer_source *src, bool stream, int base_fd, size_t n_base,
+		      struct unpack_stats *st)
+{
+	char rnd[17];
+	_cleanup_free_ char *tmprel = NULL, *tmpabs = NULL;
+	_cleanup_close_ int tfd = -1;
+	struct ahead ahead;
+	bool ahead_on = false;
+	int r;
+
+	if ((r = random_hex(rnd, 8)) < 0)
+		return log_error_errno(r, "%m");
+	if (asprintf(&tmprel, "tmp/rootfs-%s", rnd) < 0 || asprintf(&tmpabs, "%s/%s", s->root, tmprel) < 0)
+		return log_error_errno(-ENOMEM, "%m");
+	if (mkdirat(s->rootfd, tmprel, 0755) < 0)
+		return log_error_errno(-errno, "cannot create '%s': %m", tmpabs);
+	tfd = openat(s->rootfd, tmprel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (tfd < 0) {
+		r = log_error_errno(-errno, "cannot open '%s': %m", tmpabs);
+		goto fail;
+	}
+	if (base_fd >= 0) {
+		/* the base's layers once more would cost what the first pull did; this costs a link
+		 * per file (bounded like the unpack that made the base) */
+		r = link_tree(base_fd, tfd, lim->max_depth + 1);
+		if (r < 0) {
+			if (r != -EMLINK && r != -EXDEV)
+				log_error_errno(r, "cannot link the base image's tree into '%s': %m", tmpabs);
+			goto fail;
+		}
+	} else {
+		n_base = 0;
+	}
+	ahead_on = stream && ahead_start(&ahead, s, m, src);
+	for (size_t i = n_base; i < m->n_layers; i++) {
+		char what[128];
+		int fetched = ahead_on ? ahead_claim(&ahead, i) : 0;
+		snprintf(what, sizeof(what), "layer %zu/%zu (%.19s)", i + 1, m->n_layers, m->layers[i].digest);
+		r = fetched < 0 ? fetched : apply_layer(s, tfd, &m->layers[i], what, lim, st, fetched ? NULL : src, stream);
+		if (r < 0)
+			goto fail;
+	}
+	if (ahead_on) {
+		ahead_on = false;
+		ahead_stop(&ahead);
+	}
+	if (fchmod(tfd, 0755) < 0) {
+		r = log_error_errno(-errno, "chmod '%s': %m", tmpabs);
+		goto fail;
+	}
+	if (renameat(s->rootfd, tmprel, s->rootfd, rel) < 0) {
+		r = log_error_errno(-errno, "cannot move the unpacked image into '%s/%s': %m", s->root, rel);
+		goto fail;
+	}
+	return 0;
+fail:
+	if (ahead_on)
+		ahead_stop(&ahead);
+	(void)rm_rf(tmpabs);
+	return r < 0 ? r : -EIO;
+}
+
+/* store_rootfs_ensure_from() and store_rootfs_ensure_on() in one. */
+static int rootfs_ensure(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			 const struct unpack_limits *lim, const struct store_layer_source *src, const char *base_id,
+			 size_t n_base, uint64_t base_size, char **path_out, uint64_t *size_out)
+{
+	char id[65];
+	_cleanup_free_ char *rel = NULL;
+	_cleanup_close_ int lock = -1;
 	struct unpack_stats st = { 0 };
 	struct stat sb;
 	int r;
@@ -338,43 +778,33 @@ int store_rootfs_ensure(struct store *s, const char *manifest_digest, const stru
 		*path_out = store_rootfs_path(s, id);
 		return *path_out ? 0 : -ENOMEM;
 	}
-	if ((r = random_hex(rnd, 8)) < 0)
-		return log_error_errno(r, "%m");
-	if (asprintf(&tmprel, "tmp/rootfs-%s", rnd) < 0 || asprintf(&tmpabs, "%s/%s", s->root, tmprel) < 0)
-		return log_error_errno(-ENOMEM, "%m");
-	if (mkdirat(s->rootfd, tmprel, 0755) < 0)
-		return log_error_errno(-errno, "cannot create '%s': %m", tmpabs);
-	tfd = openat(s->rootfd, tmprel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (tfd < 0) {
-		r = log_error_errno(-errno, "cannot open '%s': %m", tmpabs);
-		goto fail;
+	if (base_id) {
+		_cleanup_free_ char *brel = NULL;
+		_cleanup_close_ int bfd = -1;
+		if (asprintf(&brel, "rootfs/%s", base_id) < 0)
+			return log_error_errno(-ENOMEM, "%m");
+		bfd = openat(s->rootfd, brel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		r = bfd < 0 ? -EXDEV : build_tree(s, rel, m, lim, NULL, false, bfd, n_base, &st);
+		if (r == 0)
+			st.bytes += base_size;
+		else if (r == -EMLINK || r == -EXDEV)
+			log_debug("the base tree cannot be linked (%s): unpacking every layer", strerror(-r));
+		if (r != -EMLINK && r != -EXDEV)
+			goto done;
+		st = (struct unpack_stats){ 0 };
 	}
-	for (size_t i = 0; i < m->n_layers; i++) {
-		_cleanup_close_ int lfd = store_blob_open(s, m->layers[i].digest);
-		char what[128];
-		snprintf(what, sizeof(what), "layer %zu/%zu (%.19s)", i + 1, m->n_layers, m->layers[i].digest);
-		if (lfd < 0) {
-			r = log_error_errno(lfd, "%s: blob missing from the store: %m", what);
-			goto fail;
-		}
-		r = unpack_layer(tfd, lfd, what, lim, &st);
-		if (r == -EPERM) {
-			/* the layer is unsafe for every image that uses it: do not keep it */
-			_cleanup_free_ char *bp = blob_relpath(m->layers[i].digest);
-			if (bp)
-				(void)unlinkat(s->rootfd, bp, 0);
-		}
-		if (r < 0)
-			goto fail;
+	r = build_tree(s, rel, m, lim, src, src != NULL, -1, 0, &st);
+	if (r == -EAGAIN) {
+		/* a streamed download broke after the unpack had its first bytes, so it could not
+		 * simply be retried: start again, downloading each missing layer (with retries)
+		 * before unpacking it */
+		log_debug("a streamed layer download was interrupted: pulling again without streaming");
+		st = (struct unpack_stats){ 0 };
+		r = build_tree(s, rel, m, lim, src, false, -1, 0, &st);
 	}
-	if (fchmod(tfd, 0755) < 0) {
-		r = log_error_errno(-errno, "chmod '%s': %m", tmpabs);
-		goto fail;
-	}
-	if (renameat(s->rootfd, tmprel, s->rootfd, rel) < 0) {
-		r = log_error_errno(-errno, "cannot move the unpacked image into '%s/%s': %m", s->root, rel);
-		goto fail;
-	}
+done:
+	if (r < 0)
+		return r;
 	if (st.devices_skipped)
 		log_info("skipped %llu device node(s) in the image (the sandbox has its own /dev)",
 			 (unsigned long long)st.devices_skipped);
@@ -384,9 +814,29 @@ int store_rootfs_ensure(struct store *s, const char *manifest_digest, const stru
 		*size_out = st.bytes;
 	*path_out = store_rootfs_path(s, id);
 	return *path_out ? 0 : -ENOMEM;
-fail:
-	(void)rm_rf(tmpabs);
-	return r < 0 ? r : -EIO;
+}
+
+int store_rootfs_ensure_from(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			     const struct unpack_limits *lim, const struct store_layer_source *src, char **path_out,
+			     uint64_t *size_out)
+{
+	return rootfs_ensure(s, manifest_digest, m, lim, src, NULL, 0, 0, path_out, size_out);
+}
+
+int store_rootfs_ensure_on(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			   const struct unpack_limits *lim, const char *base_rootfs_id, size_t n_base, uint64_t base_size,
+			   char **path_out, uint64_t *size_out)
+{
+	if (!base_rootfs_id || n_base > m->n_layers || strlen(base_rootfs_id) != 64 ||
+	    strspn(base_rootfs_id, "0123456789abcdef") != 64)
+		base_rootfs_id = NULL;
+	return rootfs_ensure(s, manifest_digest, m, lim, NULL, base_rootfs_id, n_base, base_size, path_out, size_out);
+}
+
+int store_rootfs_ensure(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			const struct unpack_limits *lim, char **path_out, uint64_t *size_out)
+{
+	return store_rootfs_ensure_from(s, manifest_digest, m, lim, NULL, path_out, size_out);
 }
 
 /* ---- refs ---- */
@@ -611,18 +1061,6 @@ int store_blob_remove_unpinned(struct store *s, const char *digest)
 }
 
 /* ---- garbage collection ---- */
-
-static DIR *opendir_at(int at, const char *path)
-{
-	int fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	DIR *d;
-	if (fd < 0)
-		return NULL;
-	d = fdopendir(fd);
-	if (!d)
-		close(fd);
-	return d;
-}
 
 static bool strv_has(char **v, const char *s)
 {

@@ -66,6 +66,18 @@ int store_blob_reset(struct store_blob_writer *w);
 /* Verifies size and digest and renames into blobs/; a mismatch deletes the partial file and is
  * -EBADMSG. *digest_out (optional) gets the digest. Frees @w. Logs on failure. */
 int store_blob_commit(struct store_blob_writer *w, char **digest_out);
+/* Checks size and digest of what was written so far without storing it (logs a mismatch).
+ * Return: 0 or -EBADMSG. */
+int store_blob_verify(struct store_blob_writer *w);
+/* From now on every byte written also goes to @fn, after it was hashed and written; fn's
+ * return is ignored (a consumer that failed says so itself, and the writer still hashes the
+ * rest: a corrupted blob is then reported as corrupted). Once @fn got bytes,
+ * store_blob_reset() fails with -ESPIPE. Does not log. */
+typedef int (*store_blob_tee_fn)(void *ud, const void *buf, size_t len);
+void store_blob_set_tee(struct store_blob_writer *w, store_blob_tee_fn fn, void *ud);
+/* Makes every later store_blob_write() on @w fail with -ECANCELED (from another thread: stops a
+ * download that is no longer wanted). Does not log. */
+void store_blob_cancel(struct store_blob_writer *w);
 /* Deletes the partial file and frees @w; accepts NULL. */
 void store_blob_abort(struct store_blob_writer *w);
 /* Bytes written so far. */
@@ -73,6 +85,11 @@ uint64_t store_blob_written(const struct store_blob_writer *w);
 /* Removes blob @digest unless a pin names it as its manifest or config (cleanup after a failed
  * pull). Does not log. */
 int store_blob_remove_unpinned(struct store *s, const char *digest);
+/* Makes the file @path (open as @fd; in the store's tmp/, so on its filesystem) blob @digest by
+ * renaming it into blobs/, after checking its @size and digest (read once, never written again:
+ * a build's layer, which is hundreds of MB). Return: 0, -EBADMSG on a mismatch, -errno. Logs on
+ * failure. */
+int store_blob_adopt(struct store *s, const char *path, int fd, const char *digest, uint64_t size);
 /* Imports @len bytes from memory as a blob; returns its digest in *digest_out. Logs on failure. */
 int store_blob_put(struct store *s, const void *buf, size_t len, char **digest_out);
 
@@ -86,6 +103,34 @@ char *store_rootfs_path(struct store *s, const char *id);
  * failed layer leaves nothing. *path_out gets the directory. Logs on failure. */
 int store_rootfs_ensure(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
 			const struct unpack_limits *lim, char **path_out, uint64_t *size_out);
+
+/* Where store_rootfs_ensure_from() gets a layer that is not in the store: @fetch writes blob @d
+ * into @w with store_blob_write() (no commit). Return: 0; -EAGAIN when the transfer broke after
+ * bytes had gone to a streamed unpack (the store then starts the tree again, fetching before
+ * unpacking); other -errno (logged). */
+struct store_layer_source {
+	int (*fetch)(void *ud, const struct oci_descriptor *d, struct store_blob_writer *w);
+	void *ud;
+	/* Optional: the same through a second connection, called on one other thread, so that the
+	 * later layers download into the store while an earlier one unpacks. */
+	int (*fetch_ahead)(void *ud, const struct oci_descriptor *d, struct store_blob_writer *w);
+};
+/* store_rootfs_ensure(), with missing layers fetched from @src while they unpack: download,
+ * digest and unpack run concurrently (unpack.h), and a layer whose digest does not match at the
+ * end discards the whole tree, so a bad blob still leaves nothing. Logs on failure. */
+int store_rootfs_ensure_from(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			     const struct unpack_limits *lim, const struct store_layer_source *src, char **path_out,
+			     uint64_t *size_out);
+
+/* store_rootfs_ensure() for an image whose first @n_base layers are those of the tree
+ * rootfs/@base_rootfs_id (a build's FROM, whose rootfs lock the caller holds): the new tree
+ * starts as a copy of that one made of hardlinks (trees are never written in place; see
+ * link_tree() in store.c) and only the layers after them are unpacked; @base_size (the base
+ * pin's size) is added to *size_out. When the base tree is gone or an inode is at its link limit,
+ * every layer is unpacked as by store_rootfs_ensure(). Logs on failure. */
+int store_rootfs_ensure_on(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
+			   const struct unpack_limits *lim, const char *base_rootfs_id, size_t n_base, uint64_t base_size,
+			   char **path_out, uint64_t *size_out);
 
 /* Refs (pins). */
 int store_ref_read(struct store *s, const char *name, struct store_ref *r); /* -ENOENT; no log */

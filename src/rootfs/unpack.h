@@ -58,8 +58,26 @@ enum unpack_whiteout unpack_whiteout_kind(const char *path, char **target);
 
 /* Applies the layer read from @layer_fd onto the directory @rootfd. @what names the layer in
  * messages. @stats accumulates (and its bytes/entries count against @lim across calls).
+ * Decompression runs on a second thread while the calling one waits for the extraction's.
  * Return: 0, -EPERM for a refused layer, other -errno. Logs on failure. */
 int unpack_layer(int rootfd, int layer_fd, const char *what, const struct unpack_limits *lim,
 		 struct unpack_stats *stats);
+
+/* A layer applied while its bytes arrive (a download): unpack_stream_begin() starts the
+ * decompression and extraction threads, unpack_stream_write() hands them the compressed bytes,
+ * unpack_stream_finish() ends the input and waits. The bytes are the layer's, unverified: the
+ * caller verifies the digest at the end and discards @rootfd's tree when it does not match (the
+ * extraction's guarantees above hold for any bytes). */
+struct unpack_stream;
+/* Logs on failure. */
+int unpack_stream_begin(int rootfd, const char *what, const struct unpack_limits *lim, struct unpack_stats *stats,
+			struct unpack_stream **out);
+/* Waits while the stages are behind. Return: 0 (also once the tar stream ended: the rest is
+ * dropped), or the error the unpack failed with (it logged why). Does not log. */
+int unpack_stream_write(struct unpack_stream *u, const void *buf, size_t len);
+/* @err 0: end of input; < 0: the producer failed (the stages stop without a message, and @err
+ * is returned). Frees @u. Return: 0, -EPERM for a refused layer, other -errno. Logs what the
+ * stages found. */
+int unpack_stream_finish(struct unpack_stream *u, int err);
 
 #endif

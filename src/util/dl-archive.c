@@ -33,6 +33,11 @@
 	  (struct archive *a, const void **buf, size_t *len, la_int64_t *off), (a, buf, len, off), \
 	  ARCHIVE_FATAL)                                                                           \
 	F(const char *, archive_error_string, (struct archive *a), (a), "libarchive is missing")   \
+	/* streamed layers: rootfs/unpack.c's decompression and extraction stages */               \
+	F(int, archive_read_support_format_raw, (struct archive *a), (a), ARCHIVE_FATAL)           \
+	F(int, archive_read_open,                                                                  \
+	  (struct archive *a, void *data, archive_open_callback *o, archive_read_callback *r,      \
+	   archive_close_callback *c), (a, data, o, r, c), ARCHIVE_FATAL)                          \
 	/* writing build layers: build/layer.c */                                                  \
 	F(struct archive *, archive_write_new, (void), (), NULL)                                   \
 	F(int, archive_write_set_format_pax_restricted, (struct archive *a), (a), ARCHIVE_FATAL)   \

@@ -296,19 +296,26 @@ char *path_join(const char *a, const char *b)
 	return r;
 }
 
+void hex_encode(const void *in, size_t n, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *b = in;
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hex[b[i] >> 4];
+		out[2 * i + 1] = hex[b[i] & 15];
+	}
+	out[2 * n] = 0;
+}
+
 int random_hex(char *buf, size_t nbytes)
 {
 	unsigned char raw[64];
-	static const char hex[] = "0123456789abcdef";
 	if (nbytes > sizeof(raw))
 		return -EINVAL;
 	if (getrandom(raw, nbytes, 0) != (ssize_t)nbytes)
 		return -EIO;
-	for (size_t i = 0; i < nbytes; i++) {
-		buf[2 * i] = hex[raw[i] >> 4];
-		buf[2 * i + 1] = hex[raw[i] & 15];
-	}
-	buf[2 * nbytes] = 0;
+	hex_encode(raw, nbytes, buf);
 	return 0;
 }
 

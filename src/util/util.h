@@ -59,6 +59,9 @@ bool path_has_dotdot(const char *p);
 bool path_startswith(const char *path, const char *prefix); /* component-wise */
 char *path_join(const char *a, const char *b);
 
+/* The one hex encoder: @n bytes of @in as 2*@n lower-case digits and a NUL in @out. Does not log. */
+void hex_encode(const void *in, size_t n, char *out);
+
 /* Random lower-case hex, for session ids. */
 int random_hex(char *buf, size_t nbytes);
 

@@ -33,8 +33,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cli/args.h"
-#include "cli/plan.h"
+#include "core/plan.h"
 
 struct workspace_plan {
 	char *top;              /* the project's top-level directory on the host */

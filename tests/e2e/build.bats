@@ -344,6 +344,44 @@ mk_oci_busybox() {
 	[ -z "$(find "$XDG_CACHE_HOME/aisb/tmp" -mindepth 1)" ]
 }
 
+# tree_of NAME: the unpacked tree of the pin NAME in the store
+tree_of() {
+	python3 -c 'import json,sys,glob
+for f in glob.glob(sys.argv[1] + "/refs/*.json"):
+    p = json.load(open(f))
+    if p["name"] == sys.argv[2]: print(sys.argv[1] + "/rootfs/" + p["rootfs"])' "$XDG_CACHE_HOME/aisb" "$1"
+}
+
+@test "build: native: the image's tree links the base's unchanged files; what RUN changed or deleted never reaches the base's tree" {
+	require_feature "busybox" command -v busybox
+	mk_oci_busybox "$WORK/bb"
+	run "$AISB" pull -q "oci:$WORK/bb:latest"
+	[ "$status" -eq 0 ]
+	base=$(tree_of "oci:$WORK/bb:latest")
+	[ -f "$base/etc/passwd" ]
+	cat > Containerfile <<-EOF
+	FROM oci:$WORK/bb:latest
+	RUN echo appended >> /etc/passwd && rm /etc/motd && echo new > /new.txt
+	EOF
+	run "$AISB" build -f Containerfile -t linked .
+	[ "$status" -eq 0 ]
+	img=$(tree_of localhost/linked:latest)
+	[ -n "$img" ] && [ "$img" != "$base" ]
+	# an unchanged file is the same inode in both trees (the base's layers were not unpacked again)
+	[ "$(stat -c %i "$img/bin/busybox")" = "$(stat -c %i "$base/bin/busybox")" ]
+	# a changed file is a new inode in the image; the base keeps its content
+	[ "$(stat -c %i "$img/etc/passwd")" != "$(stat -c %i "$base/etc/passwd")" ]
+	grep -q appended "$img/etc/passwd"
+	! grep -q appended "$base/etc/passwd" || false
+	# a deleted one is gone from the image only; a new one is in the image only
+	[ ! -e "$img/etc/motd" ] && [ "$(cat "$base/etc/motd")" = "from the base" ]
+	[ -f "$img/new.txt" ] && [ ! -e "$base/new.txt" ]
+	# and the image runs as built
+	run "$AISB" run --net none --image localhost/linked -- sh -c 'cat /new.txt; cat /etc/motd 2>&1 || echo motd-gone'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"new"*"motd-gone"* ]]
+}
+
 # mirror_host URL: the host part of an http(s) URL
 mirror_host() { local h=${1#*://}; h=${h%%/*}; echo "${h%%:*}"; }
 

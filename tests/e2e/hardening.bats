@@ -307,6 +307,44 @@ mk_old_libseccomp() {
 	cc -shared -fPIC -o "$WORK/old-libseccomp.so" "$WORK/shim.c" -ldl
 }
 
+@test "hardening: a build's root RUN step keeps only the fakeroot capabilities: no raw socket, sethostname, mount or umount of its /proc covers; a USER step keeps none" {
+	with_probe
+	"$AISB_E2E_DIR/lib/images/mk-busybox-oci.sh" "$WORK/bb" v1 >/dev/null
+	cat >Containerfile <<-EOF
+	FROM oci:$WORK/bb:v1
+	COPY probe /probe
+	RUN grep -E '^Cap(Eff|Bnd):' /proc/self/status; mkdir /mnt-x; echo "mount: \$(/probe mount /mnt-x)"; echo "umount: \$(/probe umount /proc/sys)"; echo "after: \$(/probe openw /proc/sys/kernel/printk_ratelimit)"; echo "raw: \$(/probe socket 2 3 1)"; echo "hostname: \$(/probe sethostname x)"; rmdir /mnt-x
+	USER 1000
+	RUN grep -E '^CapEff:' /proc/self/status | sed 's/^/user /'
+	EOF
+	run "$AISB" build -f Containerfile -t caps-run .
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# podman's default set (ns/caps.h CAPS_FAKEROOT), in the step's own user namespace only
+	[[ "$output" == *$'CapEff:\t00000000800405fb'* ]]
+	[[ "$output" == *$'CapBnd:\t00000000800405fb'* ]]
+	# the attacks: without CAP_NET_RAW no raw socket, without CAP_SYS_ADMIN no sethostname (both
+	# worked while the step kept every capability of its namespace); mount and umount (of the
+	# read-only /proc/sys cover) are denied by the seccomp table as well
+	[[ "$output" == *"raw: err1"* ]]
+	[[ "$output" == *"hostname: err1"* ]]
+	[[ "$output" == *"mount: err1"* ]]
+	[[ "$output" == *"umount: err1"* ]]
+	[[ "$output" != *"after: ok"* ]]
+	[[ "$output" == *$'user CapEff:\t0000000000000000'* ]]
+	# control: the same probes succeed in a user namespace the caller makes on the host, where
+	# it holds CAP_SYS_ADMIN (what the step held before its capabilities were limited)
+	run unshare -Urn "$PROJ/probe" socket 2 3 1
+	[ "$output" = ok ]
+	run unshare -Uru "$PROJ/probe" sethostname x
+	[ "$output" = ok ]
+	mkdir "$WORK/m"
+	run unshare -Urm "$PROJ/probe" mount "$WORK/m"
+	[ "$output" = ok ]
+	run unshare -Urm sh -c "mount -t tmpfs none '$WORK/m' && '$PROJ/probe' umount '$WORK/m'"
+	[ "$output" = ok ]
+}
+
 @test "hardening: a rule the run-time libseccomp does not know refuses the run (77) and the RUN step; without that rule it runs" {
 	mk_old_libseccomp
 	run env LD_PRELOAD="$WORK/old-libseccomp.so" "$AISB" --net none -- echo ran

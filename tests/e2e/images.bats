@@ -244,6 +244,31 @@ pull_crafted() { # KIND [ARG] -> runs aisb pull on a one-layer layout with that 
 
 # ---- registries ----
 
+@test "registry: a multi-layer image with whiteouts (later layers fetched ahead) gives the layout's tree; one GET per blob" {
+	need docker-registry skopeo
+	$PY "$IMG/craft-layer.py" lower "$BATS_TEST_TMPDIR/lower.tar"
+	$PY "$IMG/craft-layer.py" upper "$BATS_TEST_TMPDIR/upper.tar"
+	gzip -n "$BATS_TEST_TMPDIR/upper.tar"
+	# busybox under the two: three layers, the last two downloaded while the first unpacks
+	$PY "$IMG/oci-layout.py" "$BATS_TEST_TMPDIR/wh" --tag t "$(biggest_blob "$W/bb")" "$BATS_TEST_TMPDIR/lower.tar" \
+		"$BATS_TEST_TMPDIR/upper.tar.gz" >/dev/null
+	push_plain "$BATS_TEST_TMPDIR/wh:t" wh3:t
+	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/wh3:t"
+	[ "$status" -eq 0 ]
+	root=$(rootfs_of "127.0.0.1:$(plain)/wh3:t")
+	[ -x "$root/bin/busybox" ]
+	[ -f "$root/a/keep" ] && [ ! -e "$root/a/gone" ]
+	[ ! -e "$root/b/old" ] && [ ! -e "$root/b/sub" ] && [ -f "$root/b/new" ]
+	[ -z "$(find "$root" -name '.wh.*')" ]
+	for b in $(find "$BATS_TEST_TMPDIR/wh/blobs/sha256" -type f -size +1k -printf '%f\n'); do
+		[ "$(count "GET /v2/wh3/blobs/sha256:$b" "$W/plain/log")" -le 1 ] || { echo "blob $b fetched twice"; false; }
+	done
+	# control: the same image from its layout (no registry, layers in turn) is the same tree
+	run "$AISB" pull -q "oci:$BATS_TEST_TMPDIR/wh:t"
+	[ "$status" -eq 0 ]
+	diff -r --no-dereference "$root" "$(rootfs_of "oci:$BATS_TEST_TMPDIR/wh:t")"
+}
+
 @test "registry (plain HTTP): pull by tag and by digest; plain HTTP only with --tls-verify=false" {
 	need docker-registry skopeo
 	push_plain "$W/bb:v1" tagdig:v1
@@ -317,20 +342,67 @@ pull_crafted() { # KIND [ARG] -> runs aisb pull on a one-layer layout with that 
 	grep -q '^GET /token?scope=repository%3Abb%3Apull&service=test' "$BATS_TEST_TMPDIR/proxy-bearer.log"
 }
 
-@test "a corrupted blob is refused and leaves nothing; restored, it pulls (control)" {
+# Pushes the busybox image as NAME:v1, flips the byte at Python index INDEX of its layer in the
+# registry's storage, pulls (expects a refusal naming the digest and an empty store), restores
+# the blob and pulls again (the control). Layers stream into the unpack while they download.
+pull_corrupted() { # NAME INDEX
 	need docker-registry skopeo
-	push_plain "$W/bb:v1" corrupt:v1
+	push_plain "$W/bb:v1" "$1:v1"
 	layer=$(basename "$(biggest_blob "$W/bb")")
 	data=$W/plain/data/docker/registry/v2/blobs/sha256/${layer:0:2}/$layer/data
 	cp "$data" "$BATS_TEST_TMPDIR/orig"
-	$PY -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[len(b)//2]^=0xff; open(p,"wb").write(b)' "$data"
-	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/corrupt:v1"
+	$PY -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b['"$2"']^=0xff; open(p,"wb").write(b)' "$data"
+	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/$1:v1"
 	cp "$BATS_TEST_TMPDIR/orig" "$data"
 	[ "$status" -eq 125 ]
-	[[ "$output" == *"blob sha256:$layer: content hashes to"*"refused"* ]]
+	[[ "$output" == *"blob sha256:$layer: content hashes to"*"refused (corrupted or tampered)"* ]]
 	store_is_empty
-	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/corrupt:v1"
+	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/$1:v1"
 	[ "$status" -eq 0 ]
+	[ -x "$(rootfs_of "127.0.0.1:$(plain)/$1:v1")/bin/busybox" ]
+}
+
+@test "a corrupted blob is refused and leaves nothing; restored, it pulls (control)" {
+	pull_corrupted corrupt 'len(b)//2'
+}
+
+@test "a blob corrupted in its last byte, after its unpack finished, is refused and leaves nothing; restored, it pulls (control)" {
+	# the gzip trailer comes after the tar's end: the tree is complete before the digest
+	# fails, and must still go
+	pull_corrupted corrupt-end -1
+}
+
+@test "oci: a layout whose layer is corrupted is refused and leaves nothing; restored, it pulls (control)" {
+	cp -r "$W/bb" "$BATS_TEST_TMPDIR/bb"
+	blob=$(biggest_blob "$BATS_TEST_TMPDIR/bb")
+	cp "$blob" "$BATS_TEST_TMPDIR/orig"
+	chmod u+w "$blob"
+	$PY -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[len(b)//2]^=0xff; open(p,"wb").write(b)' "$blob"
+	run "$AISB" pull -q "oci:$BATS_TEST_TMPDIR/bb:v1"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"blob sha256:$(basename "$blob"): content hashes to"*"refused"* ]]
+	store_is_empty
+	cp "$BATS_TEST_TMPDIR/orig" "$blob"
+	run "$AISB" pull -q "oci:$BATS_TEST_TMPDIR/bb:v1"
+	[ "$status" -eq 0 ]
+}
+
+@test "a zstd layer pulls from a layout and from the registry, the same tree as its gzip twin" {
+	need docker-registry skopeo zstd
+	layer=$(biggest_blob "$W/bb")
+	gzip -dc <"$layer" | zstd -q -3 >"$BATS_TEST_TMPDIR/layer.tar.zst"
+	$PY "$IMG/oci-layout.py" "$BATS_TEST_TMPDIR/zst" --tag v1 --cmd /bin/sh "$BATS_TEST_TMPDIR/layer.tar.zst" >/dev/null
+	run "$AISB" pull -q "oci:$BATS_TEST_TMPDIR/zst:v1"
+	[ "$status" -eq 0 ]
+	push_plain "$BATS_TEST_TMPDIR/zst:v1" zst:v1
+	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/zst:v1"
+	[ "$status" -eq 0 ]
+	run "$AISB" pull -q "oci:$W/bb:v1"
+	[ "$status" -eq 0 ]
+	zroot=$(rootfs_of "127.0.0.1:$(plain)/zst:v1")
+	groot=$(rootfs_of "oci:$W/bb:v1")
+	[ -x "$zroot/bin/busybox" ]
+	diff -r --no-dereference "$zroot" "$groot"
 }
 
 @test "a truncated download is retried, then refused, and leaves nothing" {

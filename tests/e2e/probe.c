@@ -9,6 +9,9 @@
  * probe memwrite                        a child's variable written through /proc/CHILD/mem
  * probe writable DIR...                 how many files directly in the DIRs access(W_OK) accepts
  *                                       (busybox's `test -w` says yes to root without asking)
+ * probe mount DIR                       mount(2) a tmpfs on DIR (unmounted again at once)
+ * probe umount DIR                      umount2(2) DIR, MNT_DETACH (a cover of /proc, say)
+ * probe sethostname NAME                sethostname(2) (CAP_SYS_ADMIN over the UTS namespace)
  *
  * Linked statically (tests/e2e/Makefile.inc), so that it also runs in a busybox image's
  * `aisb build` RUN step. Exit status 0 unless the usage is wrong: the answer is the output.
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -152,6 +156,17 @@ int main(int argc, char **argv)
 		return memwrite();
 	if (strcmp(what, "writable") == 0)
 		return writable(argc - 2, argv + 2);
-	fprintf(stderr, "usage: probe socket|socketpair|personality|openw|kcmp|pidfd_getfd|process_madvise|memwrite|writable ...\n");
+	if (strcmp(what, "mount") == 0 && argc == 3) {
+		int r = mount("none", argv[2], "tmpfs", 0, NULL);
+		answer(r);
+		if (r == 0)
+			(void)umount2(argv[2], MNT_DETACH);
+		return 0;
+	}
+	if (strcmp(what, "sethostname") == 0 && argc == 3)
+		return answer(sethostname(argv[2], strlen(argv[2])));
+	if (strcmp(what, "umount") == 0 && argc == 3)
+		return answer(umount2(argv[2], MNT_DETACH));
+	fprintf(stderr, "usage: probe socket|socketpair|personality|openw|kcmp|pidfd_getfd|process_madvise|memwrite|writable|mount|umount|sethostname ...\n");
 	return 2;
 }

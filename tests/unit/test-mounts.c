@@ -335,6 +335,70 @@ static void test_exit_codes(void **state)
 	assert_int_equal(sandbox_exit_code(127 << 8), 127);
 }
 
+/* A build's RUN step (build/native.c): the overlay or nothing, and exactly the /proc and /dev
+ * ops of `aisb run` (one list, so a fix to them protects both). */
+static void test_build_step(void **state)
+{
+	const struct mount_step ms = { .lower = "/store/rootfs/x", .upper = "/store/tmp/b/upper",
+				       .work = "/store/tmp/b/work", .resolv = "/store/tmp/b/upper.resolv.conf" };
+	struct mount_plan step, run;
+	struct aisb_plan p;
+	struct mount_host_facts f;
+	const struct mount_op *op;
+	size_t from, n = 0;
+
+	(void)state;
+	assert_int_equal(mount_plan_build_step(&ms, &step), 0);
+	op = &step.ops[0];
+	assert_int_equal(op->kind, MOP_OVERLAY);
+	assert_string_equal(op->dst, "/");
+	assert_string_equal(op->src, "/store/rootfs/x");
+	assert_string_equal(op->data, "/store/tmp/b/upper\n/store/tmp/b/work");
+	assert_true(op->flags & MOP_F_NO_FALLBACK);
+	assert_false(op->flags & MOP_F_NO_OVERLAY);
+	op = must(&step, "/etc/resolv.conf", MOP_BIND);
+	assert_string_equal(op->src, ms.resolv);
+	assert_int_equal(op->flags, MOP_F_RO | MOP_F_FILE | MOP_F_OVER_LINK);
+	must(&step, MOUNT_STEP_DIR, MOP_MKDIR);
+	/* nothing of the host but the device nodes and the resolver file */
+	for (size_t i = 0; i < step.n; i++)
+		if (step.ops[i].kind == MOP_BIND)
+			assert_true((step.ops[i].flags & MOP_F_DEV) || step.ops[i].src == NULL ||
+				    streq(step.ops[i].src, ms.resolv));
+	assert_null(mount_plan_find(&step, "/tmp"));
+	assert_null(mount_plan_find(&step, "/home"));
+
+	/* the same kernel filesystem ops, in the same order, as an image run's */
+	base_plan(&p);
+	p.rootfs = ROOTFS_IMAGE;
+	p.image_rootfs = strdup("/store/rootfs/x");
+	base_facts(&f);
+	assert_int_equal(mount_plan_build(&p, &f, &run), 0);
+	for (from = 0; from < run.n && !streq(run.ops[from].dst, "/proc"); from++)
+		;
+	for (size_t i = 1; i < step.n && (step.ops[i].kind != MOP_MKDIR); i++, n++) {
+		const struct mount_op *a = &step.ops[i], *b = &run.ops[from + n];
+		assert_int_equal(a->kind, b->kind);
+		assert_string_equal(a->dst, b->dst);
+		assert_true((!a->data && !b->data) || streq(a->data, b->data));
+		assert_int_equal(a->flags, b->flags);
+	}
+	assert_true(n >= 12); /* proc, the /dev tmpfs, 6 nodes, devpts, ptmx, shm, 4 fd links */
+	mount_plan_free(&step);
+	mount_plan_free(&run);
+	free(p.image_rootfs);
+	free(p.project_src);
+	free(p.project_dst);
+	free(p.home_src);
+	mount_host_facts_free(&f);
+
+	/* without the gate there is no resolver file */
+	const struct mount_step nogate = { .lower = "/l", .upper = "/u", .work = "/w" };
+	assert_int_equal(mount_plan_build_step(&nogate, &step), 0);
+	assert_null(mount_plan_find(&step, "/etc/resolv.conf"));
+	mount_plan_free(&step);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_root_idmapped),
 		cmocka_unit_test(test_image_fallback),
 		cmocka_unit_test(test_exit_codes),
+		cmocka_unit_test(test_build_step),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -482,6 +482,132 @@ static void test_bound_xattrs(void **state)
 	assert_true(exists_at(e->root, "x2"));
 }
 
+
+/* ---- streamed layers (unpack_stream_*): the same result as from a file, fed in odd pieces ---- */
+
+static const struct ent stream_layer[] = {
+	{ "./", 'd', NULL, 0755 },
+	{ "bin/", 'd', NULL, 0755 },
+	{ "bin/tool", 'f', "#!/bin/sh\necho streamed\n", 0755 },
+	{ "bin/link", 'l', "tool", 0777 },
+	{ "bin/hard", 'h', "bin/tool", 0 },
+	{ "etc/ro", 'f', "read-only", 0444 },
+	{ "etc/rw", 'f', "group and others write: more than a usual umask keeps", 0666 },
+	{ "etc/.wh.gone", 'f', "", 0644 },
+};
+
+static char *read_all(const char *file, size_t *len)
+{
+	char *buf = NULL;
+	assert_int_equal(read_file_at(AT_FDCWD, file, 1 << 20, &buf, len), 0);
+	return buf;
+}
+
+/* Feeds @len bytes of @buf in pieces of 1, 7, 4093, 1 MiB, ... bytes; returns finish()'s code. */
+static int feed(struct env *e, const char *buf, size_t len, size_t stop_at, int err)
+{
+	static const size_t step[] = { 1, 7, 4093, 1 << 20, 3 };
+	struct unpack_limits lim;
+	struct unpack_stats st = { 0 };
+	struct unpack_stream *u;
+	size_t off = 0;
+
+	unpack_limits_default(&lim);
+	assert_int_equal(unpack_stream_begin(e->rootfd, "stream layer", &lim, &st, &u), 0);
+	for (size_t i = 0; off < len && off < stop_at; i++) {
+		size_t k = step[i % ELEMENTSOF(step)];
+		if (k > len - off)
+			k = len - off;
+		(void)unpack_stream_write(u, buf + off, k);
+		off += k;
+	}
+	return unpack_stream_finish(u, err);
+}
+
+static void test_stream_equals_file(void **state)
+{
+	struct env *e = *state;
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	make_layer(e->layer, stream_layer, ELEMENTSOF(stream_layer), true);
+	buf = read_all(e->layer, &len);
+	assert_int_equal(feed(e, buf, len, SIZE_MAX, 0), 0);
+	assert_int_equal(mode_at(e->root, "bin/tool") & 07777, 0755);
+	assert_int_equal(mode_at(e->root, "etc/ro") & 07777, 0444);
+	assert_int_equal(mode_at(e->root, "etc/rw") & 07777, 0666); /* the mode, not the umask's */
+	assert_true(S_ISLNK(mode_at(e->root, "bin/link")));
+	assert_true(exists_at(e->root, "bin/hard"));
+	assert_false(exists_at(e->root, "etc/gone"));
+	{
+		_cleanup_free_ char *got = NULL;
+		char p[128];
+		snprintf(p, sizeof(p), "%s/bin/tool", e->root);
+		got = read_all(p, NULL);
+		assert_string_equal(got, "#!/bin/sh\necho streamed\n");
+	}
+}
+
+/* Bytes after the end of the tar stream (registry padding) are taken and dropped. */
+static void test_stream_trailing_bytes(void **state)
+{
+	struct env *e = *state;
+	_cleanup_free_ char *buf = NULL, *more = NULL;
+	size_t len;
+
+	make_layer(e->layer, stream_layer, ELEMENTSOF(stream_layer), false);
+	buf = read_all(e->layer, &len);
+	more = calloc(1, len + (3 << 20));
+	memcpy(more, buf, len);
+	assert_int_equal(feed(e, more, len + (3 << 20), SIZE_MAX, 0), 0);
+	assert_true(exists_at(e->root, "bin/tool"));
+}
+
+/* The producer fails half-way: its code comes back, the stages stop (no hang). Control: the
+ * whole layer (above). */
+static void test_stream_producer_abort(void **state)
+{
+	struct env *e = *state;
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	make_layer(e->layer, stream_layer, ELEMENTSOF(stream_layer), true);
+	buf = read_all(e->layer, &len);
+	assert_int_equal(feed(e, buf, len, len / 2, -ECONNRESET), -ECONNRESET);
+}
+
+/* A corrupt gzip stream fails the unpack (the decompression says so), and the producer's
+ * writes keep returning (it can still hash the rest); a truncated one fails too. */
+static void test_stream_corrupt(void **state)
+{
+	struct env *e = *state;
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	make_layer(e->layer, stream_layer, ELEMENTSOF(stream_layer), true);
+	buf = read_all(e->layer, &len);
+	for (size_t i = 10; i < len - 8; i++)
+		buf[i] ^= 0x5a;
+	assert_true(feed(e, buf, len, SIZE_MAX, 0) < 0);
+	free(buf);
+	buf = read_all(e->layer, &len);
+	assert_true(feed(e, buf, len / 2, SIZE_MAX, 0) < 0);
+}
+
+/* A refusal in a streamed layer is the same refusal. */
+static void test_stream_refusal(void **state)
+{
+	struct env *e = *state;
+	const struct ent bad[] = { { "../escape", 'f', "x", 0644 } };
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	make_layer(e->layer, bad, ELEMENTSOF(bad), true);
+	buf = read_all(e->layer, &len);
+	assert_int_equal(feed(e, buf, len, SIZE_MAX, 0), -EPERM);
+	assert_false(exists_at(e->dir, "escape"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -499,6 +625,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bound_hardlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bound_pathset, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bound_xattrs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_equals_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_trailing_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_producer_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_refusal, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

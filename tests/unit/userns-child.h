@@ -8,10 +8,13 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ns/userns.h"
 #include "util/util.h"
 
 enum { CHILD_OK = 0, CHILD_NO_USERNS = 10, CHILD_FAIL = 20 };
@@ -27,22 +30,30 @@ static inline int write_str(const char *path, const char *s)
 	return r;
 }
 
-/* What `unshare -Ur` does: a new user namespace where 0 maps to @uid and @gid. */
+/* What `unshare -Ur` does: a new user namespace where 0 maps to @uid and @gid, made by the
+ * module the sandbox uses (ns/userns.h). */
 static inline int enter_userns(uid_t uid, gid_t gid)
 {
-	char map[64];
+	const struct userns_map m = { .inside_uid = 0, .host_uid = uid, .inside_gid = 0, .host_gid = gid };
 
-	if (unshare(CLONE_NEWUSER) < 0)
-		return -errno;
-	if (write_str("/proc/self/setgroups", "deny") < 0)
-		return -errno;
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
-	if (write_str("/proc/self/uid_map", map) < 0)
-		return -errno;
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
-	if (write_str("/proc/self/gid_map", map) < 0)
-		return -errno;
-	return 0;
+	return userns_enter(&m, 0, NULL);
+}
+
+/* The value of "@field:" in /proc/self/status (CapEff in hex: @base 16; NoNewPrivs: 10), or
+ * UINT64_MAX. */
+static inline uint64_t status_field(const char *field, int base)
+{
+	char buf[4096], *p;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return UINT64_MAX;
+	buf[n] = 0;
+	p = strstr(buf, field);
+	return p ? strtoull(p + strlen(field) + 1, NULL, base) : UINT64_MAX;
 }
 
 /* Runs @fn(@arg, uid, gid) in a forked child (uid/gid: the test's, read before the fork) and

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cli/hostenv.h"
+#include "util/hostenv.h"
 #include "util/homedir.h"
 #include "util/util.h"
 

@@ -5,9 +5,12 @@
  * flags. The plan is what will be done: every path checked, every env value resolved, every
  * refusal already made. Nothing after clone() parses untrusted input; the code inside the
  * namespaces only executes a plan.
+ *
+ * The plan is the core's vocabulary: it lives below the CLI, which builds it (cli/resolve.c), and
+ * src/ns, src/net, src/agents... read it without including a src/cli header (tests/lint/layers.sh).
  */
-#ifndef AISB_CLI_PLAN_H
-#define AISB_CLI_PLAN_H
+#ifndef AISB_CORE_PLAN_H
+#define AISB_CORE_PLAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -157,7 +160,26 @@ struct aisb_plan {
 	size_t git_quarantined; /* files gitguard moved (or, with --writable-git, named) after it */
 };
 
+/* The CLI makes settings and plans and frees them (cli/args.c, cli/resolve.c); plan_free() wipes
+ * env values first. Do not log. */
 void settings_free(struct aisb_settings *s);
 void plan_free(struct aisb_plan *p);
+
+/* A getter for host environment variables (secure_getenv in production, a table in tests). */
+typedef const char *(*env_getter)(const char *name);
+
+/* "none" "allow" "full" */
+const char *net_mode_to_string(enum net_mode m);
+int net_mode_from_string(const char *s, enum net_mode *out);
+
+/* Is @name a valid environment variable name? Does not log. */
+bool plan_env_name_valid(const char *name);
+
+/* Sets @name in the sandbox environment (replacing it); @secret values are never printed.
+ * Return: 0 or -ENOMEM. Does not log. */
+int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool secret);
+
+/* The plan as JSON text (for the session dir), without secret values. Caller frees. Does not log. */
+char *plan_to_json(const struct aisb_plan *p);
 
 #endif

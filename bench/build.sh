@@ -1,0 +1,147 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# bench/build.sh — `aisb build` against `podman build` of one Containerfile, side by side (a
+# benchmark, not a test): a Debian bookworm minbase from a registry on 127.0.0.1, `apt-get
+# install` of a C toolchain from the host's Debian mirror (aisb: through its gate, with the
+# mirror allowed; podman: --network host), a COPY of a generated C source tree and a RUN that
+# compiles and runs it. Interleaved in each round, each with a fresh store:
+#   cold   pull of the base from the registry + the build (aisb pull + aisb build; podman pull +
+#          podman build): every step runs, apt downloads from the mirror each time
+#   hit    the same build again on the warm store: a cache hit (aisb: the tag is in the store,
+#          nothing runs; podman: every step from its layer cache)
+#   size   the unpacked image (du -sb of aisb's rootfs tree, of `podman image mount`)
+# Root only (podman here: rootful with runc; cgroups v1). Needs podman, runc, mmdebstrap,
+# docker-registry, skopeo (all in contrib/packages.txt). The base layout is made once per day
+# with tests/e2e/lib/images/mk-debian-oci.sh and kept in /var/tmp.
+#   AISB_BIN=./build/aisb N=3 HITS=10 bench/build.sh
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+AISB=$(realpath -e "${AISB_BIN:-$here/build/aisb}")
+N=${N:-3}
+HITS=${HITS:-10}
+[ "$(id -u)" -eq 0 ] || { echo "bench/build.sh: run as root (podman here builds rootful)" >&2; exit 1; }
+for t in podman runc mmdebstrap docker-registry skopeo; do
+	command -v "$t" >/dev/null || { echo "bench/build.sh: needs $t" >&2; exit 1; }
+done
+work=$(mktemp -d "${TMPDIR:-/var/tmp}/aisb-build-bench.XXXXXX")
+P=(podman --root "$work/podman/root" --runroot "$work/podman/run" --storage-driver overlay
+	--cgroup-manager cgroupfs --runtime runc)
+cleanup() {
+	"${P[@]}" image unmount -a >/dev/null 2>&1 || true
+	"${P[@]}" rmi -a -f >/dev/null 2>&1 || true
+	"$here/tests/e2e/lib/images/registry.sh" stop "$work/reg" 2>/dev/null || true
+	chmod -R u+rwx "$work" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "# the base: Debian bookworm minbase, pushed to a registry on 127.0.0.1"
+layout=$("$here/tests/e2e/lib/images/mk-debian-oci.sh" "/var/tmp/aisb-bench-debian-$(id -u)-$(date +%Y%m%d)")
+port=$("$here/tests/e2e/lib/images/registry.sh" start "$work/reg")
+echo '{"auths":{}}' >"$work/auth.json"
+export REGISTRY_AUTH_FILE=$work/auth.json
+skopeo copy -q --dest-tls-verify=false "oci:$layout:bookworm" "docker://127.0.0.1:$port/bench/debian:bookworm"
+base=127.0.0.1:$port/bench/debian:bookworm
+
+mirror=$(python3 "$here/tests/e2e/lib/images/apt-mirror.py" bookworm)
+host=${mirror#*://}
+host=${host%%/*}
+host=${host%%:*}
+addr=$(getent ahostsv4 "$host" | awk 'NR == 1 { print $1 }')
+allow=(--allow "$host")
+# a mirror at a non-global address is refused by the gate's rebinding check unless pinned
+python3 -c 'import ipaddress, sys; sys.exit(0 if ipaddress.ip_address(sys.argv[1]).is_global else 1)' "$addr" ||
+	allow+=(--add-host "$host=$addr")
+
+echo "# the context: a generated C source tree"
+ctx=$work/ctx
+mkdir -p "$ctx/src"
+for i in $(seq 1 24); do
+	{
+		echo "#include <stdio.h>"
+		echo "int f$i(int x);"
+		echo "int f$i(int x) { int s = 0; for (int k = 0; k < x; k++) s += k * $i % 7; return s; }"
+	} >"$ctx/src/f$i.c"
+done
+{
+	echo "#include <stdio.h>"
+	for i in $(seq 1 24); do echo "int f$i(int x);"; done
+	echo "int main(void) { long s = 0;"
+	for i in $(seq 1 24); do echo "s += f$i(1000);"; done
+	# shellcheck disable=SC2028 # C source: the backslash is the compiler's
+	echo 'printf("built %ld\n", s); return 0; }'
+} >"$ctx/src/main.c"
+# shellcheck disable=SC2016 # make's variables, not the shell's
+printf 'OBJ := $(patsubst %%.c,%%.o,$(wildcard *.c))\nhello: $(OBJ)\n\t$(CC) -o $@ $^\n%%.o: %%.c\n\t$(CC) -O2 -c -o $@ $<\n' >"$ctx/src/Makefile"
+cat >"$ctx/Containerfile" <<EOF
+FROM $base
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev make && rm -rf /var/lib/apt/lists/*
+COPY src /src
+RUN make -C /src -j2 && /src/hello
+CMD ["/src/hello"]
+EOF
+
+aisb_env() { env XDG_CACHE_HOME="$work/a/cache" XDG_STATE_HOME="$work/a/state" "$@"; }
+run_aisb_cold() {
+	chmod -R u+rwx "$work/a" 2>/dev/null || true
+	rm -rf "$work/a"
+	aisb_env "$AISB" pull -q --tls-verify=false "$base" &&
+		aisb_env "$AISB" build -f "$ctx/Containerfile" -t bench "${allow[@]}" "$ctx"
+}
+run_aisb_hit() { aisb_env "$AISB" build -f "$ctx/Containerfile" -t bench "${allow[@]}" "$ctx"; }
+run_podman_cold() {
+	# only this bench's private storage (--root): never `system reset`, which also touches
+	# podman's host-wide network configuration
+	"${P[@]}" image unmount -a >/dev/null 2>&1 || true
+	"${P[@]}" rmi -a -f >/dev/null 2>&1 || true
+	rm -rf "$work/podman"
+	"${P[@]}" pull -q --tls-verify=false "$base" &&
+		"${P[@]}" build -q --pull=never --network host -f "$ctx/Containerfile" -t localhost/bench "$ctx"
+}
+run_podman_hit() { "${P[@]}" build -q --pull=never --network host -f "$ctx/Containerfile" -t localhost/bench "$ctx"; }
+
+declare -A samples loads
+sample() { # name
+	local s e
+	s=${EPOCHREALTIME/./}
+	"run_$1" >"$work/out" 2>&1 || { echo "bench: $1 failed:" >&2; tail -15 "$work/out" >&2; exit 1; }
+	e=${EPOCHREALTIME/./}
+	samples[$1]+="$((e - s)) "
+	loads[$1]+="$(cut -d' ' -f1 /proc/loadavg) "
+	printf '%-12s %9.3f s  load %s\n' "$1" "$(echo "($e - $s) / 1000000" | bc -l)" "$(cut -d' ' -f1 /proc/loadavg)"
+}
+for round in $(seq "$N"); do
+	echo "# round $round"
+	for tool in aisb podman; do
+		sample "${tool}_cold"
+		grep -q "cache hit" "$work/out" && { echo "bench: the cold $tool build was a cache hit" >&2; exit 1; }
+		[ "$tool" = aisb ] && grep -q "built " "$work/out"
+		for _ in $(seq "$HITS"); do sample "${tool}_hit"; done
+	done
+done
+
+# sizes of the last round's images, unpacked
+tree=$(python3 -c 'import json,sys,glob
+for f in glob.glob(sys.argv[1] + "/refs/*.json"):
+    p = json.load(open(f))
+    if p["name"] == "localhost/bench:latest": print(p["rootfs"])' "$work/a/cache/aisb")
+asize=$(du -sb "$work/a/cache/aisb/rootfs/$tree" | cut -f1)
+pmnt=$("${P[@]}" image mount localhost/bench)
+psize=$(du -sb "$pmnt" | cut -f1)
+"${P[@]}" image unmount localhost/bench >/dev/null
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+declare -A med
+echo
+printf '%-12s %11s %8s %12s\n' column "median s" samples "load (min-max)"
+for c in aisb_cold podman_cold aisb_hit podman_hit; do
+	med[$c]=$(median <<<"${samples[$c]}")
+	printf '%-12s %11.4f %8d %12s\n' "$c" "$(echo "${med[$c]} / 1000000" | bc -l)" "$(wc -w <<<"${samples[$c]}")" \
+		"$(tr ' ' '\n' <<<"${loads[$c]}" | grep -v '^$' | sort -n | sed -n '1p;$p' | paste -sd-)"
+done
+echo
+printf '%-40s %8.2f   (target >= 2)\n' "podman_cold / aisb_cold (aisb faster by)" "$(echo "${med[podman_cold]} / ${med[aisb_cold]}" | bc -l)"
+printf '%-40s %8.1f ms (target <= 50 ms)\n' "aisb cache hit" "$(echo "${med[aisb_hit]} / 1000" | bc -l)"
+printf '%-40s %8.1f ms\n' "podman cache hit" "$(echo "${med[podman_hit]} / 1000" | bc -l)"
+printf '%-40s %8.3f   (target within 5%%: 0.95-1.05)\n' "image size aisb / podman (unpacked)" "$(echo "$asize / $psize" | bc -l)"
+echo "(sizes: aisb $asize B, podman $psize B; n=$N cold, $((N * HITS)) hits; $(uname -r), $(nproc) cpus, aisb $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?'))"
