@@ -60,7 +60,7 @@ static int git_pins(int dfd, struct mount_host_facts *f)
 			return -ENOMEM;
 	if (wfd < 0 || !(d = fdopendir(wfd)))
 		return 0;
-	wfd = -1;
+	wfd = -1; /* owned by d; NOLINT(clang-analyzer-deadcode.DeadStores): read by its _cleanup_close_, which clang-analyzer does not model */
 	while ((de = readdir(d)) && n < 64) {
 		_cleanup_free_ char *dir = NULL;
 		if (de->d_name[0] == '.' || !git_has(dirfd(d), de->d_name, true))

@@ -115,7 +115,7 @@ static int holder(void *arg)
 
 int userns_open(const struct userns_map *m)
 {
-	const size_t stack_size = 64 * 1024;
+	const size_t stack_size = (size_t)64 * 1024;
 	int pfd[2], ufd = -1, r = 0;
 	bool released = false;
 	char path[64];
