@@ -78,7 +78,7 @@ start_sandbox() {
 	local fds
 	fds=$(for f in /proc/"$gp"/fd/*; do readlink "$f"; done)
 	echo "$fds"
-	! grep -vE '^(socket:|pipe:|anon_inode:\[eventpoll\]|.*/egress\.jsonl$)' <<<"$fds"
+	! grep -vE '^(socket:|pipe:|anon_inode:\[eventpoll\]|.*/egress\.jsonl$)' <<<"$fds" || false
 	# the resolver keeps the filesystem, but no capability and no new privileges
 	[ "$(status_field "$rp" NoNewPrivs)" = 1 ]
 	[ "$(status_field "$rp" CapEff)" = 0000000000000000 ]
