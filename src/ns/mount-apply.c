@@ -212,6 +212,14 @@ static int overlay_root_create(const struct mount_op *op, bool *unsupported, cha
 		*unsupported = errno == ENODEV || errno == EINVAL || errno == EPERM;
 		return fail(err, errlen, -errno, "overlayfs is not available");
 	}
+	/* "volatile" (5.10+): unmounting an overlay syncs its upper's whole filesystem
+	 * (ovl_sync_fs), which on a busy disk is most of an image run's start-up and exit
+	 * (measured under load: 99 ms per `--image ... -- true` against 73 with volatile, 51 on a
+	 * tmpfs upper, 46 on the host root). Skipped only for uppers nobody needs after a crash;
+	 * a kernel without the option (EINVAL) mounts without it: it is speed, not policy. */
+	if ((op->flags & MOP_F_VOLATILE) && fsconfig(fs, FSCONFIG_SET_FLAG, "volatile", NULL, 0) < 0 &&
+	    errno != EINVAL)
+		return fail(err, errlen, -errno, "cannot configure the image overlay");
 	if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lp, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", up, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", wp, 0) < 0 ||

@@ -80,7 +80,11 @@ static int plan_image_root(struct mount_plan *mp, const struct aisb_plan *p, con
 
 	if (!etc || !var || (f->overlay_upper && asprintf(&dirs, "%s\n%s", f->overlay_upper, f->overlay_work) < 0))
 		return -ENOMEM;
-	if ((r = add(mp, MOP_OVERLAY, p->image_rootfs, "/", dirs, p->image_no_overlay ? MOP_F_NO_OVERLAY : 0)) < 0 ||
+	/* A session that is not kept removes its upper at exit: nothing to sync (mount-apply.c).
+	 * Only here: the upper is mounted exactly once, and overlayfs refuses a second volatile
+	 * mount of the same workdir (work/incompat/volatile), as a build's repeated steps would. */
+	if ((r = add(mp, MOP_OVERLAY, p->image_rootfs, "/", dirs,
+		     (p->image_no_overlay ? MOP_F_NO_OVERLAY : 0) | (dirs && !p->keep ? MOP_F_VOLATILE : 0))) < 0 ||
 	    (r = add(mp, MOP_MIRROR, etc, "/etc", NULL, MOP_F_FALLBACK)) < 0 ||
 	    (r = add(mp, MOP_MIRROR, var, "/var", "tmp", MOP_F_FALLBACK)) < 0)
 		return r;

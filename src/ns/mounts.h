@@ -49,6 +49,9 @@ enum {
 				   * (fd number in data, inherited through clone), attributes set */
 	MOP_F_NO_FALLBACK = 1 << 8,/* on MOP_OVERLAY: a kernel that refuses the overlay is an error,
 				   * never the read-only fallback (a build step's root) */
+	MOP_F_VOLATILE = 1 << 9,  /* on MOP_OVERLAY with an on-disk upper: overlayfs's "volatile"
+				   * (no sync of the upper's filesystem): the upper of a session that is
+				   * not kept, thrown away at exit */
 };
 
 /* The names the image-root fallback leaves out of the root mirror: fresh mounts (proc dev tmp run

@@ -544,6 +544,21 @@ image_run_available() {
 	[ ! -e "$root/etc/new" ]
 }
 
+@test "run --image: a session that is not kept mounts its on-disk upper volatile (no sync at exit); a kept one does not" {
+	image_run_available
+	mkdir -p "$BATS_TEST_TMPDIR/proj"
+	cd "$BATS_TEST_TMPDIR/proj"
+	run --separate-stderr "$AISB" run --image "oci:$W/bb:v1" -- /bin/sh -c 'grep " / overlay " /proc/self/mounts'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"fsync=volatile"* ]]
+	# control: a kept session's upper stays on disk after the run, so it is synced as usual
+	run --separate-stderr "$AISB" run --keep --image "oci:$W/bb:v1" -- /bin/sh -c 'grep " / overlay " /proc/self/mounts'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" / overlay "* ]]
+	[[ "$output" != *"volatile"* ]]
+	"$AISB" clean --all >/dev/null 2>&1 || true
+}
+
 @test "run --image without overlay (AISB_TEST_NO_OVERLAY=1): read-only root, tmpfs to write, announced once" {
 	image_run_available
 	mkdir -p "$BATS_TEST_TMPDIR/proj"

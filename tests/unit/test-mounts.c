@@ -307,6 +307,16 @@ static void test_image_fallback(void **state)
 	assert_string_equal(MOUNT_FALLBACK_ROOT_SKIP, "proc,dev,tmp,run,home,etc,var");
 	mount_plan_free(&mp);
 
+	/* the session's upper is thrown away at exit: volatile (no sync); kept, it is not */
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_true(mp.ops[0].flags & MOP_F_VOLATILE);
+	mount_plan_free(&mp);
+	p.keep = true;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_false(mp.ops[0].flags & MOP_F_VOLATILE);
+	mount_plan_free(&mp);
+	p.keep = false;
+
 	/* the test hook */
 	p.image_no_overlay = true;
 	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
