@@ -143,7 +143,7 @@ static int request(struct registry *r, const char *method, const char *target, c
 		_cleanup_free_ char *url = NULL, *authz = NULL, *ct = NULL;
 		struct curl_slist *hdrs = NULL;
 		CURLcode c;
-		int k;
+		int k = -EIO; /* set where it is returned; gcc with ASan cannot see that (-Wmaybe-uninitialized) */
 
 		if (target[0] == '/' ? asprintf(&url, "%s://%s%s", r->scheme, r->host, target) < 0
 				     : !(url = strdup(target)))
