@@ -9,12 +9,22 @@
 # execute it (docs/architecture.md). `make lint` runs both modes.
 set -u
 
-# the modules below the CLI (issue 13). A new module under src/ joins this list unless it is a
-# CLI-level driver; src/cli is the only one that may include src/cli headers
-BELOW_CLI="core ns net rootfs build git agents util"
+# the modules below the CLI (issue 13): every directory under src/ but src/cli, the only one
+# that may include src/cli headers. A directory that is in neither list fails the check, so a new
+# module cannot be left out by forgetting to add it here.
+BELOW_CLI="core ns net rootfs build git agents util workspace pipeline"
 
 check() {
 	local src=$1/src bad=0 dir hits
+	for dir in "$src"/*/; do
+		dir=$(basename "$dir")
+		[ "$dir" = cli ] && continue
+		case " $BELOW_CLI " in
+		*" $dir "*) ;;
+		*) echo "layers: src/$dir is not in BELOW_CLI (tests/lint/layers.sh): add it, or make it part of src/cli" >&2
+		   bad=1 ;;
+		esac
+	done
 	for dir in $BELOW_CLI; do
 		[ -d "$src/$dir" ] || continue
 		# "cli/x.h", "../cli/x.h", "src/cli/x.h", with any spacing after the '#'
@@ -46,7 +56,14 @@ self_test() {
 		echo "layers: self-test: a planted include in src/net was not caught" >&2
 		return 1
 	fi
-	echo "layers: self-test ok (planted include caught, clean tree passed)"
+	rm "$t/src/net/planted.h"
+	mkdir -p "$t/src/newmod"
+	check "$t" 2>"$t/err"; rc=$?
+	if [ $rc -eq 0 ] || ! grep -q 'src/newmod is not in BELOW_CLI' "$t/err"; then
+		echo "layers: self-test: a module missing from BELOW_CLI was not caught" >&2
+		return 1
+	fi
+	echo "layers: self-test ok (planted include and unlisted module caught, clean tree passed)"
 }
 
 case ${1:-} in
