@@ -511,14 +511,12 @@ static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, in
 
 /* Stage: start init. Should: write the id maps (ns/userns.c), move init into the session's
  * cgroup leaf before it may fork the workload (nothing runs unlimited), start pasta when the
- * plan needs it, send "go", then compile the seccomp filter while init builds the tree and send
- * it (in the workload, a fresh fork, libseccomp's compiler cost 34 copy-on-write page faults,
- * 15-55 us each on the VMs measured; see seccomp.h). Mustn't: let init go on when a map or the
- * cgroup could not be set. Return: 0; -1 (kill init, 125); or an exit code (kill init with it:
- * 77 for a withheld /dev/net/tun or a filter that cannot be compiled). A failed filter send
- * (init failed already, its report says why) kills init and sets *@send_err. Logs on failure. */
+ * plan needs it, send "go". (The seccomp filter is built into the binary: init takes it itself,
+ * ns/seccomp.h.) Mustn't: let init go on when a map or the cgroup could not be set. Return: 0;
+ * -1 (kill init, 125); or an exit code (kill init with it: 77 for a withheld /dev/net/tun).
+ * Logs on failure. */
 static int start_stage(const struct aisb_plan *p, pid_t pid, struct limits_run *lr, struct pasta *pasta,
-		       int sync_fd, const struct sync_go *go, struct seccomp_prog *filter, int *send_err)
+		       int sync_fd, const struct sync_go *go)
 {
 	int r;
 
@@ -530,14 +528,6 @@ static int start_stage(const struct aisb_plan *p, pid_t pid, struct limits_run *
 		return r == -ENODEV ? AISB_EXIT_ENFORCE : -1;
 	if (fdpass_send(sync_fd, go, sizeof(*go), NULL, 0) < 0)
 		return log_error_errno(-errno, "cannot start the sandbox's init: %m"), -1;
-	if (seccomp_policy_compile(&(struct seccomp_options){ .allow_ptrace = p->allow_ptrace }, filter) < 0)
-		return AISB_EXIT_ENFORCE; /* said why */
-	if (fdpass_send(sync_fd, filter->insns, filter->len * sizeof(*filter->insns), NULL, 0) < 0) {
-		/* Most likely init failed already and its report says why (read below); if not, it
-		 * would wait for the filter forever. */
-		*send_err = -errno;
-		(void)kill(pid, SIGKILL);
-	}
 	return 0;
 }
 
@@ -575,14 +565,12 @@ struct run {
 	struct aisb_plan *p;
 	struct mount_host_facts facts;
 	struct mount_plan mp;
-	struct seccomp_prog filter;
 	struct limits_run lr;
 	struct term term;
 	struct sync_go go;
 	sigset_t mask, oldmask;
 	int sync_fds[2], err_fds[2];
 	int sfd, master, ws_fd, out_fd;
-	int send_err;                       /* the filter could not be sent (start_stage()) */
 	int gate_fds[NETPLAN_GATE_FDS];     /* init's listeners until the gate takes them */
 	char *egress_path;
 	struct pasta pasta;
@@ -642,10 +630,7 @@ static int ready_stage(struct run *r)
 			close(rfds[i]);
 		if (read_full(r->err_fds[0], &rep, sizeof(rep)) == sizeof(rep))
 			return report_log(&rep);
-		if (r->send_err < 0)
-			log_error_errno(r->send_err, "cannot send the seccomp filter to the sandbox's init: %m");
-		else
-			log_error("the sandbox's init exited before it was ready");
+		log_error("the sandbox's init exited before it was ready");
 		return AISB_EXIT_FAILED;
 	}
 	r->master = nfds > ready.gate_nfds ? rfds[0] : -1;
@@ -674,10 +659,10 @@ static int launch_stage(struct run *r)
 	struct stage_report rep;
 	int e;
 
-	e = start_stage(r->p, r->pid, &r->lr, &r->pasta, r->sync_fds[0], &r->go, &r->filter, &r->send_err);
+	e = start_stage(r->p, r->pid, &r->lr, &r->pasta, r->sync_fds[0], &r->go);
 	if (e != 0)
 		return e < 0 ? AISB_EXIT_FAILED : e;
-	if (!r->send_err && r->p->netp && netplan_has_gate(r->p->netp) && start_gate(r->p, &r->egress_path, &r->gate) < 0)
+	if (r->p->netp && netplan_has_gate(r->p->netp) && start_gate(r->p, &r->egress_path, &r->gate) < 0)
 		return AISB_EXIT_FAILED;
 	e = ready_stage(r);
 	if (e != 0)
@@ -779,7 +764,6 @@ finish:
 	code = limits_finish(p, &r.lr, code);
 	mount_plan_free(&r.mp);
 	mount_host_facts_free(&r.facts);
-	seccomp_prog_free(&r.filter);
 	free(r.egress_path);
 	session_finish(p, code, start);
 	return code;
