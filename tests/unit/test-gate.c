@@ -404,6 +404,19 @@ static bool pending_conn(int lfd, int ms, int *out)
 	return true;
 }
 
+/* Waits for a test's child: exit 0 passes, 77 skips (no user namespace here), anything else
+ * fails. */
+static void child_passed(pid_t pid)
+{
+	int st;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77)
+		skip(); /* no user namespace here */
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* The SNI is checked against the CONNECT host BEFORE the gate dials: a ClientHello naming
  * another host (or none, or not TLS) must leave the allowed server with zero connections (it
  * used to be connected first, then closed empty); the control, the matching SNI, connects and
@@ -413,7 +426,6 @@ static void test_sni_checked_before_dial(void **state)
 	uid_t uid = getuid();
 	gid_t gid = getgid();
 	pid_t pid = fork();
-	int st;
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -483,11 +495,7 @@ static void test_sni_checked_before_dial(void **state)
 		policy_free(&pol);
 		_exit(0);
 	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 77)
-		skip(); /* no user namespace here */
-	assert_int_equal(WEXITSTATUS(st), 0);
+	child_passed(pid);
 }
 
 /* A gate that cannot confine itself never serves: here the caller's ids are unmapped in its user
@@ -502,7 +510,6 @@ static void test_confine_failure_refuses(void **state)
 		uid_t uid = getuid();
 		gid_t gid = getgid();
 		pid_t pid = fork();
-		int st;
 
 		assert_true(pid >= 0);
 		if (pid == 0) {
@@ -539,11 +546,7 @@ static void test_confine_failure_refuses(void **state)
 			gate_free(g);
 			_exit(0);
 		}
-		assert_int_equal(waitpid(pid, &st, 0), pid);
-		assert_true(WIFEXITED(st));
-		if (WEXITSTATUS(st) == 77)
-			skip(); /* no user namespace here */
-		assert_int_equal(WEXITSTATUS(st), 0);
+		child_passed(pid);
 	}
 }
 
