@@ -550,6 +550,40 @@ static void test_confine_failure_refuses(void **state)
 	}
 }
 
+/* A caller without a SIGCHLD loop (a build's RUN step) learns at gate_stop() that its gate
+ * could not confine itself: gate_refused() is then true, so the step fails with 77. Control: a
+ * gate that confined itself is stopped without it. */
+static void test_confine_failure_seen_at_stop(void **state)
+{
+	struct fixture *f = *state;
+
+	for (int mapped = 0; mapped < 2; mapped++) {
+		uid_t uid = getuid();
+		gid_t gid = getgid();
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			uint16_t port;
+			struct gate *g;
+			int lfd;
+
+			if (mapped ? enter_userns(uid, gid) < 0 : unshare(CLONE_NEWUSER) < 0)
+				_exit(77);
+			lfd = listen_on(SOCK_STREAM, &port);
+			struct gate_config c = { .proxy_fd = lfd, .transparent_fd = -1, .dns_udp_fd = -1,
+						 .dns_tcp_fd = -1, .policy = &f->pol, .log_fd = -1 };
+			CHECK(gate_new(&c, &g) == 0 && gate_start(g) == 0);
+			/* no wait, no gate_reaped(): gate_stop() reaps the gate itself */
+			gate_stop(g);
+			CHECK(gate_refused(g) == !mapped);
+			gate_free(g);
+			_exit(0);
+		}
+		child_passed(pid);
+	}
+}
+
 /* A gate made with gate_new() but not started: its wake fd turns readable at the first
  * connection, and the egress log (log_path) is created only then. An allowed connection whose
  * log cannot be created is refused (503); the control with a writable path relays. */
@@ -613,6 +647,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_log_and_summary, setup, teardown),
 		cmocka_unit_test(test_sni_checked_before_dial),
 		cmocka_unit_test_setup_teardown(test_confine_failure_refuses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_confine_failure_seen_at_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lazy_start_and_log, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
