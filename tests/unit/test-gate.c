@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "net/gate.h"
+#include "net/netplan.h"
 #include "userns-child.h"
 
 static int listen_on(int type, uint16_t *port)
@@ -550,6 +551,48 @@ static void test_confine_failure_refuses(void **state)
 	}
 }
 
+/* The gate as `aisb run` and a build's RUN step make it from the network plan
+ * (netplan_gate_new()), given its listeners afterwards (gate_listen()): the plan's allowlist and
+ * pins are what it enforces. Control: the allowed CONNECT is relayed (200); attack: another
+ * host is refused (403) and nothing is dialled. */
+static void test_gate_from_plan(void **state)
+{
+	struct fixture *f = *state;
+	char entry[64], pin[] = "svc.test=127.0.0.1", req[256], buf[4096];
+	char *allows[] = { entry, NULL }, *hosts[] = { pin, NULL };
+	struct aisb_settings s = { .net = NET_ALLOW, .net_source = SRC_FLAG, .allows = allows, .add_hosts = hosts };
+	struct net_plan *np = NULL;
+	uint16_t port[4];
+	int lfd[4], log[2], fd;
+	struct gate *g;
+
+	snprintf(entry, sizeof(entry), "svc.test:%u", f->srv_port);
+	assert_int_equal(netplan_resolve(&s, &np), 0);
+	assert_int_equal(pipe2(log, O_CLOEXEC | O_NONBLOCK), 0);
+	assert_int_equal(netplan_gate_new(np, log[1], NULL, NULL, &g), 0);
+	for (int i = 0; i < 4; i++)
+		lfd[i] = listen_on(i == 2 ? SOCK_DGRAM : SOCK_STREAM, &port[i]);
+	assert_true(gate_wake_fd(g) >= 0); /* not started: nothing forked yet */
+	assert_int_equal(gate_listen(g, lfd[0], lfd[1], lfd[2], lfd[3]), 0);
+	assert_int_equal(gate_start(g), 0);
+	for (int allowed = 1; allowed >= 0; allowed--) {
+		fd = dial(port[0]);
+		snprintf(req, sizeof(req), "CONNECT %s:%u HTTP/1.1\r\n\r\n", allowed ? "svc.test" : "other.test",
+			 f->srv_port);
+		assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+		read_head(fd, buf, sizeof(buf));
+		if (!strstr(buf, allowed ? " 200 " : " 403 "))
+			fail_msg("CONNECT %s: %s", allowed ? "svc.test" : "other.test", buf);
+		close(fd);
+	}
+	gate_stop(g);
+	assert_false(gate_refused(g));
+	gate_free(g);
+	netplan_free(np);
+	close(log[0]);
+	close(log[1]);
+}
+
 /* A caller without a SIGCHLD loop (a build's RUN step) learns at gate_stop() that its gate
  * could not confine itself: gate_refused() is then true, so the step fails with 77. Control: a
  * gate that confined itself is stopped without it. */
@@ -648,6 +691,7 @@ int main(void)
 		cmocka_unit_test(test_sni_checked_before_dial),
 		cmocka_unit_test_setup_teardown(test_confine_failure_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_confine_failure_seen_at_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gate_from_plan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lazy_start_and_log, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
