@@ -426,12 +426,29 @@ static int map_root(uid_t uid, gid_t gid)
 	return write_str("/proc/self/gid_map", m);
 }
 
+/* A namespace child's output: status 0 passes, 77 skips (no user namespace here), anything else
+ * fails naming @what. Caller frees. */
+static char *child_output(pid_t pid, int fd, const char *what)
+{
+	int st;
+	char *out = slurp_child(pid, fd, &st);
+
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		free(out);
+		skip();
+	}
+	if (WEXITSTATUS(st) != 0)
+		fail_msg("%s: child status %d: %s", what, WEXITSTATUS(st), out);
+	return out;
+}
+
 /* In a private user+net namespace: install @rs (or nft -f of @text) and list it with nft. */
 static char *install_and_list(const struct nft_ruleset *rs, const char *text, bool debug)
 {
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	int fd, st;
+	int fd;
 	pid_t pid = fork_piped(&fd);
 	char *out;
 
@@ -463,14 +480,7 @@ static char *install_and_list(const struct nft_ruleset *rs, const char *text, bo
 		(void)!write(1, listing, strlen(listing));
 		_exit(0);
 	}
-	out = slurp_child(pid, fd, &st);
-	assert_true(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 77) {
-		free(out);
-		skip();
-	}
-	if (WEXITSTATUS(st) != 0)
-		fail_msg("install_and_list: child status %d: %s", WEXITSTATUS(st), out);
+	out = child_output(pid, fd, "install_and_list");
 	normalize(out);
 	return out;
 }
@@ -558,9 +568,8 @@ static void test_netns_stage(void **state)
 {
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	int fd, st;
+	int fd;
 	pid_t pid;
-	char *out;
 
 	(void)state;
 	pid = fork_piped(&fd);
@@ -597,15 +606,7 @@ static void test_netns_stage(void **state)
 		netplan_free(np);
 		_exit(0);
 	}
-	out = slurp_child(pid, fd, &st);
-	assert_true(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 77) {
-		free(out);
-		skip();
-	}
-	if (WEXITSTATUS(st) != 0)
-		fail_msg("netns stage: child status %d: %s", WEXITSTATUS(st), out);
-	free(out);
+	free(child_output(pid, fd, "netns stage"));
 }
 
 int main(void)
