@@ -292,7 +292,7 @@ static bool in_seq_control(struct ttyfilter *f, unsigned char c, char *out, size
  * dropped); stop at ESC or 0xC2, which ground() hands to the state machine. Mustn't: branch
  * per byte class (measured: 4x slower on random bytes, 42-63 MB/s; bench/pty.sh times the
  * whole relay). Consumes bytes from in[*i] on; returns the bytes written to @out. */
-static size_t ground_run(struct ttyfilter *f, const char *in, size_t len, size_t *pi, char *out)
+static inline __attribute__((always_inline)) size_t ground_run(struct ttyfilter *f, const char *in, size_t len, size_t *pi, char *out)
 {
 	size_t i = *pi, n = 0;
 	unsigned char c = (unsigned char)in[i];
@@ -337,7 +337,7 @@ static size_t ground_run(struct ttyfilter *f, const char *in, size_t len, size_t
 /* Stage: after 0xC2. Should: drop C2 80..9F (U+0080..U+009F, the C1 controls in UTF-8) and
  * pass every other character whole. Mustn't: emit the held 0xC2 before its second byte is
  * known. Return: bytes written. */
-static size_t utf8_c2(struct ttyfilter *f, unsigned char c, char *out)
+static inline __attribute__((always_inline)) size_t utf8_c2(struct ttyfilter *f, unsigned char c, char *out)
 {
 	size_t n = 0;
 
@@ -357,7 +357,7 @@ static size_t utf8_c2(struct ttyfilter *f, unsigned char c, char *out)
 /* Stage: after ESC. Should: pick the sequence (CSI, OSC, a string, an escape with
  * intermediates) or pass a complete two-byte escape. Mustn't: let a lone ST (ESC \) through,
  * which could seem to end a string in the middle of the output. Return: bytes written. */
-static size_t esc(struct ttyfilter *f, unsigned char c, char *out)
+static inline __attribute__((always_inline)) size_t esc(struct ttyfilter *f, unsigned char c, char *out)
 {
 	size_t n = 0;
 
@@ -389,7 +389,7 @@ static size_t esc(struct ttyfilter *f, unsigned char c, char *out)
 /* Stage: an escape's intermediates. Should: pass a complete, short escape sequence. Mustn't:
  * pass ESC % (it selects the coding system: ESC % @ leaves UTF-8, after which the bytes of
  * UTF-8 text could act as C1 controls). Return: bytes written. */
-static size_t esc_inter(struct ttyfilter *f, unsigned char c, char *out)
+static inline __attribute__((always_inline)) size_t esc_inter(struct ttyfilter *f, unsigned char c, char *out)
 {
 	size_t n = 0;
 
@@ -415,7 +415,7 @@ static size_t esc_inter(struct ttyfilter *f, unsigned char c, char *out)
  * csi_allowed() accepts, with at most CSI_PARAMS_MAX parameter bytes. Mustn't: pass one with
  * a parameter after an intermediate (the terminal ignores it: ST_CSI_IGNORE). Return: bytes
  * written. */
-static size_t csi(struct ttyfilter *f, unsigned char c, char *out)
+static inline __attribute__((always_inline)) size_t csi(struct ttyfilter *f, unsigned char c, char *out)
 {
 	size_t n = 0;
 
@@ -448,7 +448,7 @@ static size_t csi(struct ttyfilter *f, unsigned char c, char *out)
 
 /* Stage: a CSI the terminal ignores. Should: swallow it to its final byte. Mustn't: emit any
  * of it. Return: bytes written (C0 controls, or text after a cancelling high byte). */
-static size_t csi_ignore(struct ttyfilter *f, unsigned char c, char *out)
+static inline __attribute__((always_inline)) size_t csi_ignore(struct ttyfilter *f, unsigned char c, char *out)
 {
 	size_t n = 0;
 
@@ -465,7 +465,7 @@ static size_t csi_ignore(struct ttyfilter *f, unsigned char c, char *out)
  * judge it whole at BEL or ST (osc_end()). Mustn't: emit any of it before it is judged; an ESC
  * that is not ST ends the string (the terminal would dispatch it: it never saw it) and begins
  * a new sequence with this byte. Return: bytes written. */
-static size_t osc(struct ttyfilter *f, unsigned char c, char *out)
+static inline __attribute__((always_inline)) size_t osc(struct ttyfilter *f, unsigned char c, char *out)
 {
 	if (f->state == ST_OSC_ESC) {
 		enum ttyfilter_drop why;
@@ -491,7 +491,7 @@ static size_t osc(struct ttyfilter *f, unsigned char c, char *out)
 /* Stage: a DCS, SOS, PM or APC string. Should: swallow it to its ST, CAN or SUB, counted once.
  * Mustn't: emit any of it; an ESC that is not ST begins a new sequence with this byte.
  * Return: bytes written. */
-static size_t str(struct ttyfilter *f, unsigned char c, char *out)
+static inline __attribute__((always_inline)) size_t str(struct ttyfilter *f, unsigned char c, char *out)
 {
 	if (f->state == ST_STR) {
 		if (c == ESC)
@@ -507,6 +507,10 @@ static size_t str(struct ttyfilter *f, unsigned char c, char *out)
 	return esc(f, c, out);
 }
 
+/* One state per stage function above, inlined (always_inline) so that the loop compiles as the
+ * single switch it was before the split (measured with cachegrind over 16 KiB buffers: the
+ * split without it ran 1.2% (text), 4.6% (SGR and UTF-8) and 2.4% (random bytes) more
+ * instructions than the one-function filter; with it 1.2%, 1.5% and 2.3%). */
 size_t ttyfilter_feed(struct ttyfilter *f, const char *in, size_t len, char *out)
 {
 	size_t n = 0;
