@@ -616,7 +616,7 @@ static int session_stage(struct run *r)
 static int ready_stage(struct run *r)
 {
 	int rfds[1 + NETPLAN_GATE_FDS];
-	struct sync_ready ready;
+	struct sync_ready ready = { 0 }; /* out: what init sent (cppcheck reads it as an input) */
 	struct stage_report rep;
 	size_t nfds = 0;
 	ssize_t k;
