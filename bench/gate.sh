@@ -130,43 +130,83 @@ else
 fi
 srtcmd() { "${pin_relay[@]}" srt -s "$work/srt.json" -c "BYTES=$BYTES SINK=${SINK:-} HOLD=2 ${pin_cli[*]} $*"; }
 
-# The processes of a relay, for CPU and RSS: aisb's supervisor (whose gate it runs) or srt's
-# node process (its proxy) and the socat bridges srt puts on both sides of its sandbox's wall.
-descendants() { local c; for c in $(pgrep -P "$1" 2>/dev/null); do echo "$c"; descendants "$c"; done; }
-srt_relay_pids() {
-	local p
-	for p in $(descendants "$apid"); do
-		case $(cat "/proc/$p/comm" 2>/dev/null) in node | socat) echo "$p" ;; esac
+# The samplers below run while a transfer runs, on the same 2 cores: they use bash builtins
+# only. The first version forked pgrep, readlink, awk and sleep for every process every 20 ms,
+# which took ~0.7 s of CPU in 2.2 s (a third of a core) in the aisb and srt columns only, never
+# in relay-floor's (which needs no sampling): the yardstick ran on a quieter machine than the
+# relays it was compared with.
+exec {napfd}<> <(:) # a pipe that nobody writes to: `read -t` on it sleeps without a fork
+nap() { read -r -t "$1" -u "$napfd" _ || :; }
+# tk=utime+stime (ticks) of pid $1, 0 once it is gone
+ticks_of() {
+	local l f
+	tk=0
+	{ read -r l <"/proc/$1/stat"; } 2>/dev/null || return 0
+	read -r -a f <<<"${l##*) }" # fields from the 3rd on: utime and stime are the 14th and 15th
+	tk=$((f[11] + f[12]))
+}
+# kids=(children of pid $1)
+kids_of() {
+	local t k
+	kids=()
+	for t in /proc/"$1"/task/*/children; do
+		k=()
+		{ read -r -a k <"$t"; } 2>/dev/null || :
+		kids+=("${k[@]}")
 	done
 }
+# st=(the fields of the "$2:" line of /proc/$1/status), empty if none
+status_of() {
+	local k v
+	st=()
+	{ while read -r k v; do
+		[ "$k" = "$2:" ] && { read -r -a st <<<"$v"; return 0; }
+	done <"/proc/$1/status"; } 2>/dev/null || : # the process may be gone: set -e must not end the round
+}
+
+# The processes of a relay, for CPU and RSS, into relay_pids: aisb's supervisor (whose gate it
+# runs) or srt's node process (its proxy) and the socat bridges srt puts on both sides of its
+# sandbox's wall.
+srt_walk() {
+	local p c kids
+	kids_of "$1"
+	for p in "${kids[@]}"; do
+		{ read -r c <"/proc/$p/comm"; } 2>/dev/null || c=
+		case $c in node | socat) relay_pids+=("$p") ;; esac
+		srt_walk "$p"
+	done
+}
+srt_relay_pids() { relay_pids=(); srt_walk "$apid"; }
 # aisb's relay: the supervisor and every process below it running the aisb binary, except the
 # sandbox's init (pid 1 inside) and what it runs: the supervisor itself and its gate process
 # ("aisb-gate", a child of the supervisor since issue 13)
 aisb_relay_pids() {
-	local p exe
-	echo "$apid"
-	for p in $(pgrep -P "$apid" 2>/dev/null); do
-		exe=$(readlink "/proc/$p/exe" 2>/dev/null) || continue
-		[ "$exe" = "$aisb" ] || continue
+	local p st
+	relay_pids=("$apid")
+	kids_of "$apid"
+	for p in "${kids[@]}"; do
+		[ "/proc/$p/exe" -ef "$aisb" ] || continue
 		# the sandbox's init is pid 1 in its own pid namespace
-		[ "$(awk '/^NSpid/ {print $NF}' "/proc/$p/status" 2>/dev/null)" = 1 ] && continue
-		echo "$p"
+		status_of "$p" NSpid
+		[ "${#st[@]}" -gt 0 ] && [ "${st[-1]}" = 1 ] && continue
+		relay_pids+=("$p")
 	done
 }
 # Samples the CPU ticks (user+sys of each process itself, not of the children it reaped: the
 # client's would count) summed over the pids "$1" lists, while $apid lives; the largest sum
 # seen goes to $relay_ticks.
 follow_ticks() {
-	local t p sum
+	local p sum tk
 	relay_ticks=0
 	while kill -0 "$apid" 2>/dev/null; do
 		sum=0
-		for p in $($1); do
-			t=$(ticks "$p")
-			sum=$((sum + t))
+		"$1"
+		for p in "${relay_pids[@]}"; do
+			ticks_of "$p"
+			sum=$((sum + tk))
 		done
 		[ "$sum" -gt "$relay_ticks" ] && relay_ticks=$sum
-		sleep 0.02
+		nap 0.02
 	done
 }
 
@@ -206,7 +246,7 @@ modes=(direct)
 modes+=(connect transparent)
 [ -n "$squid" ] && modes+=(squid)
 [ -n "$srt" ] && modes+=(srt)
-echo "== 1 GiB, one connection, $repeat interleaved rounds (${SINK:-recv_into} client${PIN:+, pinned: server+client CPU 0, relay CPU 1})"
+echo "== $BYTES bytes, one connection, $repeat interleaved rounds (${SINK:-recv_into} client${PIN:+, pinned: server+client CPU 0, relay CPU 1})"
 : >"$work/bulk"
 for _ in $(seq "$repeat"); do
 	for m in "${modes[@]}"; do
@@ -231,24 +271,33 @@ for m in "${modes[@]}"; do
 	esac | tee -a "$work/ttfb"
 done
 
-# Peak VmRSS of @pids (sampled every 50 ms while $1 lives), summed over the pids given by the
-# command in $2 (re-evaluated each sample: the gate may be its own process).
+# Peak VmRSS (KiB, sampled every 50 ms while $1 lives), summed over the pids that the function
+# $2 puts in relay_pids (re-evaluated each sample: the gate may be its own process).
 peak_rss() {
-	local watch=$1 lister=$2 peak=0 sum p r
+	local watch=$1 lister=$2 peak=0 sum p st
 	while kill -0 "$watch" 2>/dev/null; do
 		sum=0
-		for p in $($lister); do
-			r=$(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
-			sum=$((sum + ${r:-0}))
+		"$lister"
+		for p in "${relay_pids[@]}"; do
+			status_of "$p" VmRSS
+			sum=$((sum + ${st[0]:-0}))
 		done
 		[ "$sum" -gt "$peak" ] && peak=$sum
-		sleep 0.05
+		nap 0.05
 	done
 	echo "$peak"
 }
 echo "== $conc concurrent tunnels, the relay's peak RSS (sampled every 50 ms)"
 : >"$work/rss"
-aisb_gate_pid() { pgrep -P "$apid" -x aisb-gate 2>/dev/null | head -1; }
+aisb_gate_pid() {
+	local p c
+	relay_pids=()
+	kids_of "$apid"
+	for p in "${kids[@]}"; do
+		{ read -r c <"/proc/$p/comm"; } 2>/dev/null || c=
+		[ "$c" = aisb-gate ] && relay_pids+=("$p")
+	done
+}
 for m in connect gate squid srt; do
 	case $m in
 	connect)
@@ -266,7 +315,7 @@ for m in connect gate squid srt; do
 		[ -n "$squid" ] || continue
 		"${load[@]}" many squid 127.0.0.1 "$port" "$conc" &
 		apid=$!
-		sq() { echo "$squid"; }
+		sq() { relay_pids=("$squid"); }
 		peak=$(peak_rss "$apid" sq) ;;
 	srt)
 		[ -n "$srt" ] || continue
