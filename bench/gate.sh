@@ -12,6 +12,7 @@
 #   SINK=splice                           the client splices into /dev/null (no userspace copy)
 #   PIN=1                                 server and client on CPU 0, the relay on CPU 1
 #   PEERS=0                               skip squid and srt even when installed
+#   AISB_BEFORE=OTHER_BINARY              its CONNECT and transparent columns too (A/B, interleaved)
 # The peers run when installed (they are not in contrib/packages.txt: CI does not run benches):
 #   squid: apt-get install squid          (run here as `squid -N` with a config in the work dir)
 #   srt:   apt-get install bubblewrap socat ripgrep && npm install -g @anthropic-ai/sandbox-runtime
@@ -60,13 +61,25 @@ if [ "${PIN:-0}" = 1 ]; then
 	pin_cli=(taskset -c 0) pin_relay=(taskset -c 1)
 	taskset -pc 0 "$srv" >/dev/null
 fi
-sbcmd=("${pin_relay[@]}" "$aisb" --allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home
-	--no-agents --env BYTES --env HOLD=2)
-[ -n "${SINK:-}" ] && sbcmd+=(--env SINK)
-sbcmd+=(-- "${pin_cli[@]}")
-sb() { "${sbcmd[@]}" "$@"; }
+sbopts=(--allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home --no-agents --env BYTES --env HOLD=2)
+[ -n "${SINK:-}" ] && sbopts+=(--env SINK)
+# sb BINARY ARGS...: ARGS in a sandbox of that aisb binary (the bench's, or AISB_BEFORE's)
+sb() { local bin=$1; shift; "${pin_relay[@]}" "$bin" "${sbopts[@]}" -- "${pin_cli[@]}" "$@"; }
+# AISB_BEFORE=BINARY adds its CONNECT and transparent columns (before_connect, ...), interleaved
+before=
+if [ -n "${AISB_BEFORE:-}" ]; then
+	before=$(realpath -e "$AISB_BEFORE") || { echo "bench/gate.sh: no aisb binary at '$AISB_BEFORE'" >&2; exit 1; }
+fi
+cur_aisb=$aisb
 # the work dir is the project: inside, the script is in the working directory
 load=(python3 gate-load.py)
+# The host-side clients (direct, relay-floor, squid) run in a session of their own, as aisb's
+# sandboxed command does (its init calls setsid()): with the kernel's autogroup scheduling
+# (kernel.sched_autogroup_enabled=1 on Debian) every session is a scheduling group with an equal
+# share, so a client in the bench's own session shared one share with the server and the relay
+# while aisb's client had a share of its own. Measured before this (14:08, load 6-7): the aisb
+# columns moved 1.6-1.8x the bytes per second of direct and relay-floor.
+hload=(setsid -w "${load[@]}")
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
 secs() { awk -v t="$1" -v hz="$hz" 'BEGIN {printf "%.2f", t / hz}'; }
@@ -185,7 +198,7 @@ aisb_relay_pids() {
 	relay_pids=("$apid")
 	kids_of "$apid"
 	for p in "${kids[@]}"; do
-		[ "/proc/$p/exe" -ef "$aisb" ] || continue
+		[ "/proc/$p/exe" -ef "$cur_aisb" ] || continue
 		# the sandbox's init is pid 1 in its own pid namespace
 		status_of "$p" NSpid
 		[ "${#st[@]}" -gt 0 ] && [ "${st[-1]}" = 1 ] && continue
@@ -215,12 +228,12 @@ bulk() {
 	local mode=$1 s0 r0=0 out relay=0 apid
 	s0=$(ticks "$srv")
 	case $mode in
-	direct) out=$("${pin_cli[@]}" "${load[@]}" bulk direct 127.0.0.1 "$port") ;;
+	direct) out=$("${pin_cli[@]}" "${hload[@]}" bulk direct 127.0.0.1 "$port") ;;
 	floor | squid)
 		local rp=$floor dport=${fport:-}
 		[ "$mode" = squid ] && rp=$squid dport=$port
 		r0=$(ticks "$rp")
-		out=$("${pin_cli[@]}" "${load[@]}" bulk "$mode" 127.0.0.1 "$dport")
+		out=$("${pin_cli[@]}" "${hload[@]}" bulk "$mode" 127.0.0.1 "$dport")
 		relay=$(($(ticks "$rp") - r0)) ;;
 	srt)
 		srtcmd "${load[*]} bulk srt 127.0.0.1 $port" >"$work/out" 2>"$work/err" &
@@ -230,12 +243,14 @@ bulk() {
 		wait "$apid" || true
 		out=$(cat "$work/out") ;;
 	*)
-		"${sbcmd[@]}" "${load[@]}" bulk "$mode" svc.test "$port" >"$work/out" 2>"$work/err" &
+		cur_aisb=$aisb
+		[ "${mode#before_}" != "$mode" ] && cur_aisb=$before
+		sb "$cur_aisb" "${load[@]}" bulk "${mode#before_}" svc.test "$port" >"$work/out" 2>"$work/err" &
 		apid=$! # the supervisor, which runs the gate (taskset execs it: same pid)
 		follow_ticks aisb_relay_pids
 		relay=$relay_ticks
 		wait "$apid" || true
-		out=$(cat "$work/out")
+		out=$(sed "s/^/${mode%"${mode#before_}"}/" "$work/out")
 		grep -v 'warning: resource limits' "$work/err" >&2 || true ;;
 	esac
 	echo "$out server_cpu $(secs $(($(ticks "$srv") - s0))) s relay_cpu $(secs "$relay") s"
@@ -244,6 +259,7 @@ bulk() {
 modes=(direct)
 [ -n "$floor" ] && modes+=(floor)
 modes+=(connect transparent)
+[ -n "$before" ] && modes+=(before_connect before_transparent)
 [ -n "$squid" ] && modes+=(squid)
 [ -n "$srt" ] && modes+=(srt)
 echo "== $BYTES bytes, one connection, $repeat interleaved rounds (${SINK:-recv_into} client${PIN:+, pinned: server+client CPU 0, relay CPU 1})"
@@ -259,17 +275,18 @@ median_col() { # mode field
 }
 mibs() { awk -v m="$1" '$1 == m {print $4}' "$work/bulk" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-echo "== time to first byte, $n sequential connections"
+echo "== time to first byte, $n sequential connections per mode, $repeat interleaved rounds"
 : >"$work/ttfb"
-for m in "${modes[@]}"; do
+for _ in $(seq "$repeat"); do for m in "${modes[@]}"; do
 	case $m in
-	direct) "${load[@]}" ttfb direct 127.0.0.1 "$port" "$n" ;;
-	floor) "${load[@]}" ttfb direct 127.0.0.1 "$fport" "$n" | sed 's/^direct/floor/' ;;
-	squid) "${load[@]}" ttfb squid 127.0.0.1 "$port" "$n" ;;
+	direct) "${hload[@]}" ttfb direct 127.0.0.1 "$port" "$n" ;;
+	floor) "${hload[@]}" ttfb direct 127.0.0.1 "$fport" "$n" | sed 's/^direct/floor/' ;;
+	squid) "${hload[@]}" ttfb squid 127.0.0.1 "$port" "$n" ;;
 	srt) srtcmd "${load[*]} ttfb srt 127.0.0.1 $port $n" 2>/dev/null ;;
-	*) sb "${load[@]}" ttfb "$m" svc.test "$port" "$n" 2>/dev/null ;;
+	before_*) sb "$before" "${load[@]}" ttfb "${m#before_}" svc.test "$port" "$n" 2>/dev/null | sed 's/^/before_/' ;;
+	*) sb "$aisb" "${load[@]}" ttfb "$m" svc.test "$port" "$n" 2>/dev/null ;;
 	esac | tee -a "$work/ttfb"
-done
+done; done
 
 # Peak VmRSS (KiB, sampled every 50 ms while $1 lives), summed over the pids that the function
 # $2 puts in relay_pids (re-evaluated each sample: the gate may be its own process).
@@ -313,7 +330,7 @@ for m in connect gate squid srt; do
 		peak=$(peak_rss "$apid" aisb_gate_pid) ;;
 	squid)
 		[ -n "$squid" ] || continue
-		"${load[@]}" many squid 127.0.0.1 "$port" "$conc" &
+		"${hload[@]}" many squid 127.0.0.1 "$port" "$conc" &
 		apid=$!
 		sq() { relay_pids=("$squid"); }
 		peak=$(peak_rss "$apid" sq) ;;
@@ -341,7 +358,7 @@ printf '%-12s %9s %8s %8s %10s %10s %12s\n' relay MiB/s xdirect xfloor relay_cpu
 for m in "${modes[@]}"; do
 	med=$(mibs "$m")
 	cpu=$(median_col "$m" relay_cpu)
-	tt=$(awk -v m="$m" '$1 == m {print $4}' "$work/ttfb")
+	tt=$(awk -v m="$m" '$1 == m {print $4}' "$work/ttfb" | sort -n | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]}')
 	rss=$(awk -v m="$m" '$1 == m {print $2}' "$work/rss")
 	awk -v m="$m" -v x="$med" -v d="$dmed" -v f="$fmed" -v c="${cpu:--}" -v t="${tt:--}" -v r="${rss:--}" \
 		'BEGIN {printf "%-12s %9.0f %8.2f %8s %10s %10s %12s\n", m, x, x / d, f ? sprintf("%.2f", x / f) : "-", c, t, r}'
