@@ -245,7 +245,9 @@ bulk() {
 	*)
 		cur_aisb=$aisb
 		[ "${mode#before_}" != "$mode" ] && cur_aisb=$before
-		sb "$cur_aisb" "${load[@]}" bulk "${mode#before_}" svc.test "$port" >"$work/out" 2>"$work/err" &
+		# a simple command, not sb(): $! must be the supervisor itself, not a subshell
+		"${pin_relay[@]}" "$cur_aisb" "${sbopts[@]}" -- "${pin_cli[@]}" "${load[@]}" bulk "${mode#before_}" svc.test "$port" \
+			>"$work/out" 2>"$work/err" &
 		apid=$! # the supervisor, which runs the gate (taskset execs it: same pid)
 		follow_ticks aisb_relay_pids
 		relay=$relay_ticks
