@@ -356,14 +356,14 @@ echo
 echo "== summary (medians; ratios are the numbers to compare)"
 dmed=$(mibs direct)
 fmed=$( [ -n "$floor" ] && mibs floor || echo "")
-printf '%-12s %9s %8s %8s %10s %10s %12s\n' relay MiB/s xdirect xfloor relay_cpu ttfb_ms "rss_${conc}_KiB"
+printf '%-18s %9s %8s %8s %10s %10s %12s\n' relay MiB/s xdirect xfloor relay_cpu ttfb_ms "rss_${conc}_KiB"
 for m in "${modes[@]}"; do
 	med=$(mibs "$m")
 	cpu=$(median_col "$m" relay_cpu)
 	tt=$(awk -v m="$m" '$1 == m {print $4}' "$work/ttfb" | sort -n | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]}')
 	rss=$(awk -v m="$m" '$1 == m {print $2}' "$work/rss")
 	awk -v m="$m" -v x="$med" -v d="$dmed" -v f="$fmed" -v c="${cpu:--}" -v t="${tt:--}" -v r="${rss:--}" \
-		'BEGIN {printf "%-12s %9.0f %8.2f %8s %10s %10s %12s\n", m, x, x / d, f ? sprintf("%.2f", x / f) : "-", c, t, r}'
+		'BEGIN {printf "%-18s %9.0f %8.2f %8s %10s %10s %12s\n", m, x, x / d, f ? sprintf("%.2f", x / f) : "-", c, t, r}'
 done
 echo "aisb relay RSS with 1 tunnel: $base KiB (so $conc tunnels cost $(( $(awk '$1 == "connect" {print $2}' "$work/rss") - base )) KiB);" \
 	"the gate process alone with $conc: $(awk '$1 == "gate" {print $2}' "$work/rss") KiB"
