@@ -656,17 +656,16 @@ static int open_build_file(const char *tag, const char *suffix, const char *what
 
 /* The native builder: FROM through the store, the steps on the build's overlay (native.c), one
  * layer, the image committed and pinned; a cache hit runs nothing. Returns an exit code. */
-/* The build dir, all under the store's tmp/: the overlay's upper and work, and the path of the
- * layer file. *@bdir is set as soon as it exists (the caller removes it). Return: 0, or -errno
- * after logging. */
-static int native_build_dir(struct store *s, char **bdir, char **upper, char **work, char **layer)
+/* The build dir, all under the store's tmp/ (the image's tree is made from the upper by
+ * hardlinks): the overlay's upper and work. *@bdir is set as soon as it exists (the caller
+ * removes it). Return: 0, or -errno after logging. */
+static int native_build_dir(struct store *s, char **bdir, char **upper, char **work)
 {
 	if (!(*bdir = build_dir_new(s)))
 		return -EIO; /* said */
 	*upper = path_join(*bdir, "upper");
 	*work = path_join(*bdir, "work");
-	*layer = path_join(*bdir, "layer.tar");
-	if (!*upper || !*work || !*layer)
+	if (!*upper || !*work)
 		return log_error_errno(-ENOMEM, "Out of memory");
 	if (mkdir(*upper, 0755) < 0 || mkdir(*work, 0700) < 0)
 		return log_error_errno(-errno, "Failed to create the overlay dirs in '%s': %m", *bdir);
@@ -716,48 +715,71 @@ struct native_commit_in {
 	const char *bcfg_raw, *bman_raw; /* the base image's config and manifest */
 	size_t bcfg_len, bman_len;
 	const char *base_digest, *recipe_sha;
-	const char *upper, *layer;        /* the overlay upper, the layer file to write */
+	const char *upper;                /* the overlay upper */
 	char *cache_ref, *tag_local;      /* the names to store it under (tag_local may be NULL) */
 	const char *base_rootfs_id;       /* the base's unpacked tree and size (build_commit_input) */
 	uint64_t base_size;
+	struct store_tree *tree;          /* the image's tree, the base linked in (or NULL); taken */
 };
 
 /* The upper as one layer, committed with the base's config under the build's names; prints the
  * name. Return: 0, or -errno after logging. */
 static int native_commit(struct store *s, const struct native_commit_in *c, struct store_ref *pin)
 {
-	_cleanup_close_ int lfd = -1, ufd = -1;
+	_cleanup_close_ int ufd = -1;
 	_cleanup_strv_free_ char **labels = NULL;
 	_cleanup_free_ char *history = NULL, *final = NULL;
+	struct store_tree *tree = c->tree;
+	struct unpack_limits lim;
 	struct layer_result lr;
 	char now[32], *l;
 	time_t t = time(NULL);
 	int r;
 
-	ufd = open(c->upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	lfd = open(c->layer, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (ufd < 0 || lfd < 0)
-		return log_error_errno(-errno, "Failed to open the build's upper dir or layer file: %m");
-	r = layer_write(ufd, lfd, &lr);
-	if (r < 0)
-		return r;
+	/* the image's tree is the base's tree linked (by a child while the steps ran), and the upper
+	 * applied to it while the layer is written from it: no second 300 MB write unpacking the
+	 * layer, no 300 MB freed with the build dir (measured: 5.7 s of 20.7 s, docs/measurements.md) */
+	r = tree ? store_tree_ready(tree) : 0;
+	if (r < 0) {
+		store_tree_abort(tree);
+		tree = NULL;
+		if (r != -EXDEV && r != -EMLINK)
+			return r;
+		log_debug("the base tree cannot be linked (%s): the image is unpacked from its layers", strerror(-r));
+	}
+
 	if (asprintf(&l, "aisb.base-digest=%s", c->base_digest) < 0 || strv_push_take(&labels, l) < 0 ||
 	    asprintf(&l, "aisb.recipe-sha256=%s", c->recipe_sha) < 0 || strv_push_take(&labels, l) < 0 ||
 	    strv_push(&labels, "aisb.builder=native") < 0 ||
-	    asprintf(&l, "aisb.version=%s", PACKAGE_VERSION) < 0 || strv_push_take(&labels, l) < 0)
+	    asprintf(&l, "aisb.version=%s", PACKAGE_VERSION) < 0 || strv_push_take(&labels, l) < 0 ||
+	    asprintf(&history, "aisb build%s%s (%zu steps)", c->o->file ? " -f " : "", c->o->file ? c->o->file : "",
+		     c->rc->n_steps) < 0) {
+		store_tree_abort(tree);
 		return log_error_errno(-ENOMEM, "Out of memory");
+	}
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-	if (asprintf(&history, "aisb build%s%s (%zu steps)", c->o->file ? " -f " : "", c->o->file ? c->o->file : "",
-		     c->rc->n_steps) < 0)
-		return log_error_errno(-ENOMEM, "Out of memory");
+	ufd = open(c->upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ufd < 0) {
+		store_tree_abort(tree);
+		return log_error_errno(-errno, "Failed to open the build's upper dir: %m");
+	}
+	unpack_limits_default(&lim);
+	r = build_layer_store(s, ufd, tree, &lim, &lr);
+	if (r < 0 || !lr.tree_done) {
+		store_tree_abort(tree);
+		tree = NULL;
+	}
+	if (r < 0)
+		return r;
 	{
 		char *names[] = { c->cache_ref, c->tag_local, NULL };
 		struct build_commit_input in = { .base_config = c->bcfg_raw, .base_config_len = c->bcfg_len,
 						 .base_manifest = c->bman_raw, .base_manifest_len = c->bman_len,
 						 .rc = c->rc, .labels = labels, .created = now, .created_by = history,
 						 .layer_digest = lr.digest, .layer_size = lr.size,
-						 .base_rootfs_id = c->base_rootfs_id, .base_size = c->base_size };
-		r = build_commit(s, &in, lfd, names, pin);
+						 .base_rootfs_id = c->base_rootfs_id, .base_size = c->base_size,
+						 .tree = tree, .tree_bytes = lr.sum.file_bytes };
+		r = build_commit(s, &in, names, pin);
 		if (r < 0)
 			return r;
 	}
@@ -784,9 +806,11 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 	struct cf_recipe rc = { 0 };
 	struct ctx_state cs = { 0 };
 	_cleanup_free_ char *bcfg_raw = NULL, *bman_raw = NULL, *ser = NULL, *cache_ref = NULL, *tag_local = NULL,
-			    *bdir = NULL, *upper = NULL, *work = NULL, *layer = NULL, *base_rootfs = NULL;
+			    *bdir = NULL, *upper = NULL, *work = NULL, *base_rootfs = NULL;
 	_cleanup_close_ int ctx_fd = -1, rootfs_lock = -1, log_fd = -1, egress_fd = -1;
 	const struct cf_step *run = native_first_run(rc0);
+	struct store_tree *tree = NULL;
+	struct unpack_limits lim;
 	size_t bcfg_len = 0, bman_len = 0, serlen = 0;
 	char tag[65], recipe_sha[65];
 	int r, ex = AISB_EXIT_FAILED;
@@ -857,12 +881,18 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 		goto out;
 	}
 
-	if (native_build_dir(s, &bdir, &upper, &work, &layer) < 0)
+	if (native_build_dir(s, &bdir, &upper, &work) < 0)
 		goto out;
 	base_rootfs = store_rootfs_path(s, base.rootfs_id);
 	if (!base_rootfs)
 		goto oom;
 	if (native_open_files(o, cs.n_copies > 0, tag, np && run, &ctx_fd, &log_fd, &egress_fd) < 0)
+		goto out;
+	/* the image's tree starts as the base's tree linked, by a child while the steps run (1000
+	 * new directories and 8000 links for the Debian base: ~0.6 s CPU, measured) */
+	unpack_limits_default(&lim);
+	r = store_tree_begin(s, base.rootfs_id, &lim, true, &tree);
+	if (r < 0 && r != -EXDEV && r != -EMLINK)
 		goto out;
 	{
 		struct native_build nb = { .base_rootfs = base_rootfs, .upper = upper, .work = work, .ctx_fd = ctx_fd,
@@ -878,9 +908,10 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 	{
 		struct native_commit_in c = { .o = o, .rc = &rc, .bcfg_raw = bcfg_raw, .bcfg_len = bcfg_len,
 					      .bman_raw = bman_raw, .bman_len = bman_len, .base_digest = base.digest,
-					      .recipe_sha = recipe_sha, .upper = upper, .layer = layer,
+					      .recipe_sha = recipe_sha, .upper = upper,
 					      .cache_ref = cache_ref, .tag_local = tag_local,
-					      .base_rootfs_id = base.rootfs_id, .base_size = base.size };
+					      .base_rootfs_id = base.rootfs_id, .base_size = base.size,
+					      .tree = TAKE_PTR(tree) };
 		if (native_commit(s, &c, &pin) < 0)
 			goto out;
 	}
@@ -889,6 +920,7 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 oom:
 	log_error_errno(-ENOMEM, "Out of memory");
 out:
+	store_tree_abort(tree);
 	if (bdir) {
 		if (work)
 			native_work_dir_release(work);
