@@ -173,7 +173,7 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 	}
 	f->has_opt = lstat("/opt", &st) == 0 && S_ISDIR(st.st_mode);
 	f->resolv_is_link = lstat("/etc/resolv.conf", &st) == 0 && S_ISLNK(st.st_mode);
-	if (p->session_dir && !(f->session_etc = path_join(p->session_dir, "etc")))
+	if (p->etc_dir && !(f->session_etc = strdup(p->etc_dir)))
 		return -ENOMEM;
 	if (p->rootfs == ROOTFS_IMAGE && p->session_dir && !p->image_ephemeral) {
 		_cleanup_free_ char *ov = path_join(p->session_dir, "overlay");
