@@ -9,8 +9,11 @@
  * layers. layer_classify() is the pure decision; layer_write() walks the upper in name order and
  * writes an uncompressed pax tar (media type application/vnd.oci.image.layer.v1.tar, so the
  * digest is the diff_id): owners 0:0 (a fakeroot build has one owner), setuid/setgid bits kept as
- * the recipe made them (the store's unpacker clears them), sockets skipped. A name in the upper
- * that itself starts with ".wh." is refused: in a layer it would delete a file on unpack.
+ * the recipe made them (the store's unpacker clears them), sockets skipped, a file with several
+ * names written once and then as hardlink entries. A name in the upper that itself starts with
+ * ".wh." is refused: in a layer it would delete a file on unpack. layer_write_out() can apply
+ * the same entries, in the same pass, to the image's tree (see struct layer_out), so the tree
+ * is what unpacking the layer gives without the layer being unpacked.
  */
 #ifndef AISB_BUILD_LAYER_H
 #define AISB_BUILD_LAYER_H
