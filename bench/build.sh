@@ -10,6 +10,9 @@
 #   hit    the same build again on the warm store: a cache hit (aisb: the tag is in the store,
 #          nothing runs; podman: every step from its layer cache)
 #   size   the unpacked image (du -sb of aisb's rootfs tree, of `podman image mount`)
+# Each sample also gives its CPU time (user+sys of every process it ran and reaped), which
+# depends less on the other users of the machine than the wall time; the rounds alternate
+# which tool goes first.
 # Root only (podman here: rootful with runc; cgroups v1). Needs podman, runc, mmdebstrap,
 # docker-registry, skopeo (all in contrib/packages.txt). The base layout is made once per day
 # with tests/e2e/lib/images/mk-debian-oci.sh and kept in /var/tmp.
@@ -100,19 +103,31 @@ run_podman_cold() {
 }
 run_podman_hit() { "${P[@]}" build -q --pull=never --network host -f "$ctx/Containerfile" -t localhost/bench "$ctx"; }
 
-declare -A samples loads
+declare -A samples loads cpus
+# CPU seconds (user + sys) of this shell's waited-for children so far, from `times` run in this
+# shell (not in a $(...) subshell, which has no children): every process a sample ran and
+# reaped (aisb and its steps; podman, buildah's runc and the containers' processes)
+child_cpu() { awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.3f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$1"; }
 sample() { # name
-	local s e
+	local s e cpu
+	times >"$work/t0"
 	s=${EPOCHREALTIME/./}
 	"run_$1" >"$work/out" 2>&1 || { echo "bench: $1 failed:" >&2; tail -15 "$work/out" >&2; exit 1; }
 	e=${EPOCHREALTIME/./}
+	times >"$work/t1"
+	cpu=$(echo "$(child_cpu "$work/t1") - $(child_cpu "$work/t0")" | bc -l)
 	samples[$1]+="$((e - s)) "
+	cpus[$1]+="$cpu "
 	loads[$1]+="$(cut -d' ' -f1 /proc/loadavg) "
-	printf '%-12s %9.3f s  load %s\n' "$1" "$(echo "($e - $s) / 1000000" | bc -l)" "$(cut -d' ' -f1 /proc/loadavg)"
+	printf '%-12s %9.3f s  cpu %7.2f s  load %s\n' "$1" "$(echo "($e - $s) / 1000000" | bc -l)" "$cpu" \
+		"$(cut -d' ' -f1 /proc/loadavg)"
 }
 for round in $(seq "$N"); do
 	echo "# round $round"
-	for tool in aisb podman; do
+	# alternate which tool goes first, so that neither always meets the other's writeback
+	tools="aisb podman"
+	[ $((round % 2)) -eq 0 ] && tools="podman aisb"
+	for tool in $tools; do
 		sample "${tool}_cold"
 		grep -q "cache hit" "$work/out" && { echo "bench: the cold $tool build was a cache hit" >&2; exit 1; }
 		[ "$tool" = aisb ] && grep -q "built " "$work/out"
@@ -131,16 +146,23 @@ psize=$(du -sb "$pmnt" | cut -f1)
 "${P[@]}" image unmount localhost/bench >/dev/null
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-declare -A med
+declare -A med cmed
 echo
-printf '%-12s %11s %8s %12s\n' column "median s" samples "load (min-max)"
+printf '%-12s %11s %11s %8s %12s\n' column "median s" "median cpu" samples "load (min-max)"
 for c in aisb_cold podman_cold aisb_hit podman_hit; do
 	med[$c]=$(median <<<"${samples[$c]}")
-	printf '%-12s %11.4f %8d %12s\n' "$c" "$(echo "${med[$c]} / 1000000" | bc -l)" "$(wc -w <<<"${samples[$c]}")" \
+	cmed[$c]=$(median <<<"${cpus[$c]}")
+	printf '%-12s %11.4f %11.3f %8d %12s\n' "$c" "$(echo "${med[$c]} / 1000000" | bc -l)" "${cmed[$c]}" \
+		"$(wc -w <<<"${samples[$c]}")" \
 		"$(tr ' ' '\n' <<<"${loads[$c]}" | grep -v '^$' | sort -n | sed -n '1p;$p' | paste -sd-)"
 done
 echo
 printf '%-40s %8.2f   (target >= 2)\n' "podman_cold / aisb_cold (aisb faster by)" "$(echo "${med[podman_cold]} / ${med[aisb_cold]}" | bc -l)"
+printf '%-40s %8.2f\n' "the same in CPU time (user+sys)" "$(echo "${cmed[podman_cold]} / ${cmed[aisb_cold]}" | bc -l)"
+# per round: the two cold builds of a round ran back to back, so their ratio saw the same load
+ratios=$(paste -d' ' <(tr ' ' '\n' <<<"${samples[podman_cold]}" | grep -v '^$') \
+	<(tr ' ' '\n' <<<"${samples[aisb_cold]}" | grep -v '^$') | awk '{ printf "%.2f ", $1 / $2 }')
+printf '%-40s %s\n' "podman/aisb per round" "$ratios"
 printf '%-40s %8.1f ms (target <= 50 ms)\n' "aisb cache hit" "$(echo "${med[aisb_hit]} / 1000" | bc -l)"
 printf '%-40s %8.1f ms\n' "podman cache hit" "$(echo "${med[podman_hit]} / 1000" | bc -l)"
 printf '%-40s %8.3f   (target within 5%%: 0.95-1.05)\n' "image size aisb / podman (unpacked)" "$(echo "$asize / $psize" | bc -l)"

@@ -238,84 +238,95 @@ int build_manifest_json(const struct build_commit_input *in, const char *config_
 	return finish(m, out, len);
 }
 
-int build_commit(struct store *s, const struct build_commit_input *in, int layer_fd, char *const *names,
+static int blob_sink(void *ud, const void *buf, size_t len)
+{
+	return store_blob_write(ud, buf, len);
+}
+
+int build_layer_store(struct store *s, int upper_fd, struct store_tree *tree, const struct unpack_limits *lim,
+		      struct layer_result *res)
+{
+	struct store_blob_writer *w = NULL;
+	_cleanup_free_ char *digest = NULL;
+	int r = store_blob_begin(s, NULL, -1, &w);
+
+	if (r < 0)
+		return r;
+	{
+		/* the blob writer hashes what it writes: that digest is the layer's, not a second one */
+		struct layer_out out = { .write = blob_sink, .ud = w, .digest = false,
+					 .tree_fd = tree ? store_tree_fd(tree) : -1, .lim = lim };
+		r = layer_write_out(upper_fd, &out, res);
+	}
+	if (r < 0) {
+		store_blob_abort(w);
+		return r;
+	}
+	r = store_blob_commit(w, &digest);
+	if (r < 0)
+		return r;
+	if (strlen(digest) >= sizeof(res->digest))
+		return log_error_errno(-EINVAL, "internal: digest '%s' too long", digest);
+	memcpy(res->digest, digest, strlen(digest) + 1);
+	if (res->tree_done && !unpack_summary_fits(&res->sum, lim)) {
+		log_debug("the layer is near an unpack limit: the image tree is unpacked from it instead");
+		res->tree_done = false;
+	}
+	return 0;
+}
+
+int build_commit(struct store *s, const struct build_commit_input *in, char *const *names,
 		 struct store_ref *pin_out)
 {
-	_cleanup_free_ char *cfg = NULL, *man = NULL, *cfg_digest = NULL, *man_digest = NULL, *layer_digest = NULL,
-			    *rootfs = NULL;
-	struct store_blob_writer *w = NULL;
+	_cleanup_free_ char *cfg = NULL, *man = NULL, *cfg_digest = NULL, *man_digest = NULL, *rootfs = NULL;
+	struct store_tree *tree = in->tree;
 	struct oci_manifest m = { 0 };
 	struct unpack_limits lim;
 	const char *why = NULL;
 	size_t cfg_len = 0, man_len = 0;
 	uint64_t size = 0;
-	char buf[65536], id[65], plat[64];
+	char id[65], plat[64];
 	const char *os, *arch, *variant;
 	int r;
 
-	/* 1. the layer, verified against the digest layer_write() computed; in the store's tmp/ it
-	 * is renamed into place instead of written a second time */
-	if (in->layer_path) {
-		r = store_blob_adopt(s, in->layer_path, layer_fd, in->layer_digest, in->layer_size);
-		if (r < 0)
-			return r;
-		layer_digest = strdup(in->layer_digest);
-		if (!layer_digest)
-			return log_error_errno(-ENOMEM, "%m");
-		goto stored;
+	/* 1. the layer is in the store already (build_layer_store()) */
+	if (!store_has_blob(s, in->layer_digest)) {
+		store_tree_abort(tree);
+		return log_error_errno(-ENOENT, "internal: the layer %s is not in the store", in->layer_digest);
 	}
-	r = store_blob_begin(s, in->layer_digest, (int64_t)in->layer_size, &w);
-	if (r < 0)
-		return r;
-	if (lseek(layer_fd, 0, SEEK_SET) < 0) {
-		store_blob_abort(w);
-		return log_error_errno(-errno, "Failed to rewind the layer: %m");
-	}
-	for (;;) {
-		ssize_t n = read(layer_fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			store_blob_abort(w);
-			return log_error_errno(-errno, "Failed to read the layer: %m");
-		}
-		if (n == 0)
-			break;
-		r = store_blob_write(w, buf, (size_t)n);
-		if (r < 0) {
-			store_blob_abort(w);
-			return log_error_errno(r, "Failed to store the layer: %m");
-		}
-	}
-	r = store_blob_commit(w, &layer_digest);
-	if (r < 0)
-		return r;
-stored:
 	/* 2. config and manifest */
 	r = build_config_json(in, &cfg, &cfg_len, &why);
 	if (r < 0)
-		return log_error_errno(r, "Failed to write the image config: %s", why ? why : "out of memory");
-	r = store_blob_put(s, cfg, cfg_len, &cfg_digest);
-	if (r < 0)
+		r = log_error_errno(r, "Failed to write the image config: %s", why ? why : "out of memory");
+	else
+		r = store_blob_put(s, cfg, cfg_len, &cfg_digest);
+	if (r >= 0 && (r = build_manifest_json(in, cfg_digest, cfg_len, &man, &man_len, &why)) < 0)
+		r = log_error_errno(r, "Failed to write the image manifest: %s", why ? why : "out of memory");
+	if (r >= 0)
+		r = store_blob_put(s, man, man_len, &man_digest);
+	if (r < 0) {
+		store_tree_abort(tree);
 		return r;
-	r = build_manifest_json(in, cfg_digest, cfg_len, &man, &man_len, &why);
-	if (r < 0)
-		return log_error_errno(r, "Failed to write the image manifest: %s", why ? why : "out of memory");
-	r = store_blob_put(s, man, man_len, &man_digest);
-	if (r < 0)
-		return r;
+	}
 
-	/* 3. unpack once, then the pins */
-	r = oci_manifest_parse(man, man_len, OCI_MT_MANIFEST, &m, &why);
-	if (r < 0)
-		return log_error_errno(r, "internal: the new manifest does not parse: %s", why ? why : "?");
-	unpack_limits_default(&lim);
-	r = m.n_layers ? store_rootfs_ensure_on(s, man_digest, &m, &lim, in->base_rootfs_id, m.n_layers - 1,
-						in->base_size, &rootfs, &size)
-		       : store_rootfs_ensure(s, man_digest, &m, &lim, &rootfs, &size);
-	oci_manifest_done(&m);
-	if (r < 0)
-		return r;
+	/* 3. the tree (made from the upper with the layer, or unpacked from it), then the pins */
+	if (tree) {
+		r = store_tree_commit(tree, man_digest, &rootfs);
+		if (r < 0)
+			return r;
+		size = in->base_size + in->tree_bytes;
+	} else {
+		r = oci_manifest_parse(man, man_len, OCI_MT_MANIFEST, &m, &why);
+		if (r < 0)
+			return log_error_errno(r, "internal: the new manifest does not parse: %s", why ? why : "?");
+		unpack_limits_default(&lim);
+		r = m.n_layers ? store_rootfs_ensure_on(s, man_digest, &m, &lim, in->base_rootfs_id, m.n_layers - 1,
+							in->base_size, &rootfs, &size)
+			       : store_rootfs_ensure(s, man_digest, &m, &lim, &rootfs, &size);
+		oci_manifest_done(&m);
+		if (r < 0)
+			return r;
+	}
 	if ((r = store_rootfs_id(man_digest, id)) < 0)
 		return r;
 	oci_host_platform(&os, &arch, &variant);

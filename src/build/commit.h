@@ -5,9 +5,10 @@
  * config and manifest JSON (so fields aisb does not model survive), apply what the recipe set
  * (Env, WorkingDir, User, Entrypoint/Cmd with Docker's "an ENTRYPOINT here without a CMD here
  * clears the base's CMD", Labels), add the aisb labels, append the layer's diff_id, a history
- * entry and the layer descriptor. build_commit() stores the layer, config and manifest blobs,
- * unpacks the image once and writes a pin for every name; a failure leaves no pin (blobs without
- * a pin are garbage for `aisb clean`, never an image).
+ * entry and the layer descriptor. build_layer_store() writes the layer blob and, in the same
+ * pass, the image's tree; build_commit() stores the config and manifest blobs, names the tree
+ * (or unpacks the layer when no tree was made) and writes a pin for every name; a failure leaves
+ * no pin (blobs without a pin are garbage for `aisb clean`, never an image).
  */
 #ifndef AISB_BUILD_COMMIT_H
 #define AISB_BUILD_COMMIT_H
@@ -16,6 +17,7 @@
 #include <stdint.h>
 
 #include "build/containerfile.h"
+#include "build/layer.h"
 #include "rootfs/store.h"
 
 struct build_commit_input {
@@ -32,8 +34,11 @@ struct build_commit_input {
 	const char *base_rootfs_id;   /* the base's unpacked tree, linked instead of unpacked again
 				       * (store_rootfs_ensure_on()); NULL: unpack every layer */
 	uint64_t base_size;           /* the base pin's unpacked bytes */
-	const char *layer_path;       /* where layer_fd's file is, in the store's tmp/: it becomes
-				       * the blob by rename (store_blob_adopt()); NULL: copied */
+	/* the image's tree, made from the upper while its layer was written (build_layer_store(),
+	 * res.tree_done): taken by build_commit(), named or removed; NULL: the tree is unpacked from
+	 * the layer blob on the base's linked tree */
+	struct store_tree *tree;
+	uint64_t tree_bytes;          /* with @tree: the layer's unpacked bytes (res.sum.file_bytes) */
 };
 
 /* The new image config. Return: 0, -EINVAL for a malformed base config (*why set), -ENOMEM.
@@ -45,10 +50,20 @@ int build_config_json(const struct build_commit_input *in, char **out, size_t *l
 int build_manifest_json(const struct build_commit_input *in, const char *config_digest, uint64_t config_size,
 			char **out, size_t *len, const char **why);
 
-/* Stores the layer read from @layer_fd (in->layer_digest/size, verified while copied), the config
- * and the manifest, unpacks the image, and pins it under each of @names (image references).
- * *pin_out (optional) gets the pin of names[0]. Logs on failure. */
-int build_commit(struct store *s, const struct build_commit_input *in, int layer_fd, char *const *names,
+/* Writes the upper directory @upper_fd as the build's layer blob into @s in one pass: the tar
+ * streams into the store's blob writer, which hashes it as it writes (that digest is
+ * res->digest) and makes it durable before naming it (store_blob_commit()). With @tree (from
+ * store_tree_begin() on the base), every entry is also applied to the tree (layer_write_out());
+ * res->tree_done says whether the tree is the layer unpacked on the base: every entry made
+ * and the layer within @lim (unpack_summary_fits()). Logs on failure. */
+int build_layer_store(struct store *s, int upper_fd, struct store_tree *tree, const struct unpack_limits *lim,
+		      struct layer_result *res);
+
+/* Stores the config and the manifest for the layer in->layer_digest (in the store already: from
+ * build_layer_store()), makes the image's tree (in->tree named, or the layer unpacked on the
+ * base's tree), and pins it under each of @names (image references). *pin_out (optional) gets the
+ * pin of names[0]. A failure leaves no pin. Logs on failure. */
+int build_commit(struct store *s, const struct build_commit_input *in, char *const *names,
 		 struct store_ref *pin_out);
 
 #endif

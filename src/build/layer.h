@@ -9,8 +9,11 @@
  * layers. layer_classify() is the pure decision; layer_write() walks the upper in name order and
  * writes an uncompressed pax tar (media type application/vnd.oci.image.layer.v1.tar, so the
  * digest is the diff_id): owners 0:0 (a fakeroot build has one owner), setuid/setgid bits kept as
- * the recipe made them (the store's unpacker clears them), sockets skipped. A name in the upper
- * that itself starts with ".wh." is refused: in a layer it would delete a file on unpack.
+ * the recipe made them (the store's unpacker clears them), sockets skipped, a file with several
+ * names written once and then as hardlink entries. A name in the upper that itself starts with
+ * ".wh." is refused: in a layer it would delete a file on unpack. layer_write_out() can apply
+ * the same entries, in the same pass, to the image's tree (see struct layer_out), so the tree
+ * is what unpacking the layer gives without the layer being unpacked.
  */
 #ifndef AISB_BUILD_LAYER_H
 #define AISB_BUILD_LAYER_H
@@ -18,6 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "rootfs/unpack.h"
 
 #define LAYER_MEDIA_TYPE "application/vnd.oci.image.layer.v1.tar"
 #define LAYER_MAX_DEPTH 256u
@@ -39,14 +44,42 @@ enum layer_kind layer_classify(const char *name, mode_t mode, dev_t rdev, bool o
 /* The layer path that deletes @path: "a/b" → "a/.wh.b". Caller frees; NULL on ENOMEM. */
 char *layer_whiteout_path(const char *path);
 
-struct layer_result {
-	char digest[72];      /* "sha256:<hex>" of the tar = diff_id */
-	uint64_t size;
-	unsigned n_entries, n_whiteouts, n_opaque, n_skipped;
+/* Where layer_write_out() puts the layer. */
+struct layer_out {
+	/* the tar's bytes, in order; a return < 0 (-errno) stops the layer with that error */
+	int (*write)(void *ud, const void *buf, size_t len);
+	void *ud;
+	bool digest;                     /* compute res->digest here (false: @write hashes, as a store blob does) */
+	/* >= 0: every entry is also applied to this tree (a linked copy of the overlay's lower) as
+	 * unpack_layer() applies the layer's entry, with @lim's depth for its removals: a regular
+	 * file by linking the very inode that was read (after its mode, times and user xattrs are
+	 * made what the unpacker would make; a copy when it has other xattrs or inode flags), the
+	 * rest made anew. Nothing is read twice and no file data is written again. */
+	int tree_fd;
+	const struct unpack_limits *lim;
 };
 
-/* Writes the upper directory @upper_fd as an OCI layer tar to @out_fd and fills @res.
- * Return: 0, -EINVAL for a refused name, -EFBIG past the bounds, -errno. Logs on failure. */
+struct layer_result {
+	char digest[72];      /* "sha256:<hex>" of the tar = diff_id (with out->digest) */
+	uint64_t size;
+	unsigned n_entries, n_whiteouts, n_opaque, n_skipped;
+	struct unpack_summary sum; /* what unpack_layer() would count of this layer */
+	/* the tree got every entry: it is what unpacking the layer on the lower makes, provided
+	 * unpack_summary_fits(&sum, lim) (else unpack_layer() would refuse the layer, and the
+	 * caller unpacks the blob to get its refusal) */
+	bool tree_done;
+};
+
+/* Writes the upper directory @upper_fd as an OCI layer tar to @out (and its tree) and fills
+ * @res. Files with more than one name in the upper become one file and hardlink entries to its
+ * first name in walk order (as tar and the OCI runtimes write them); the unpacker links them
+ * again. A failure on the tree's side is not one of the layer: the walk goes on without the
+ * tree (res->tree_done false; said at debug level). Return: 0, -EINVAL for a refused name,
+ * -EFBIG past the bounds, -ESTALE for a file that changed while it was read, -errno. Logs on
+ * failure. */
+int layer_write_out(int upper_fd, const struct layer_out *out, struct layer_result *res);
+
+/* layer_write_out() to the file @out_fd, with the digest, without a tree. Logs on failure. */
 int layer_write(int upper_fd, int out_fd, struct layer_result *res);
 
 #endif

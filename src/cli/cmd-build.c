@@ -654,17 +654,16 @@ static int open_build_file(const char *tag, const char *suffix, const char *what
 	return fd;
 }
 
-/* The build dir, all under the store's tmp/: the overlay's upper and work, and the path of the
- * layer file. *@bdir is set as soon as it exists (the caller removes it). Return: 0, or -errno
- * after logging. */
-static int native_build_dir(struct store *s, char **bdir, char **upper, char **work, char **layer)
+/* The build dir, all under the store's tmp/ (the image's tree is made from the upper by
+ * hardlinks): the overlay's upper and work. *@bdir is set as soon as it exists (the caller
+ * removes it). Return: 0, or -errno after logging. */
+static int native_build_dir(struct store *s, char **bdir, char **upper, char **work)
 {
 	if (!(*bdir = build_dir_new(s)))
 		return -EIO; /* said */
 	*upper = path_join(*bdir, "upper");
 	*work = path_join(*bdir, "work");
-	*layer = path_join(*bdir, "layer.tar");
-	if (!*upper || !*work || !*layer)
+	if (!*upper || !*work)
 		return log_error_errno(-ENOMEM, "Out of memory");
 	if (mkdir(*upper, 0755) < 0 || mkdir(*work, 0700) < 0)
 		return log_error_errno(-errno, "Failed to create the overlay dirs in '%s': %m", *bdir);
@@ -714,48 +713,71 @@ struct native_commit_in {
 	const char *bcfg_raw, *bman_raw; /* the base image's config and manifest */
 	size_t bcfg_len, bman_len;
 	const char *base_digest, *recipe_sha;
-	const char *upper, *layer;        /* the overlay upper, the layer file to write */
+	const char *upper;                /* the overlay upper */
 	char *cache_ref, *tag_local;      /* the names to store it under (tag_local may be NULL) */
 	const char *base_rootfs_id;       /* the base's unpacked tree and size (build_commit_input) */
 	uint64_t base_size;
+	struct store_tree *tree;          /* the image's tree, the base linked in (or NULL); taken */
 };
 
 /* The upper as one layer, committed with the base's config under the build's names; prints the
  * name. Return: 0, or -errno after logging. */
 static int native_commit(struct store *s, const struct native_commit_in *c, struct store_ref *pin)
 {
-	_cleanup_close_ int lfd = -1, ufd = -1;
+	_cleanup_close_ int ufd = -1;
 	_cleanup_strv_free_ char **labels = NULL;
 	_cleanup_free_ char *history = NULL, *final = NULL;
+	struct store_tree *tree = c->tree;
+	struct unpack_limits lim;
 	struct layer_result lr;
 	char now[32], *l;
 	time_t t = time(NULL);
 	int r;
 
-	ufd = open(c->upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	lfd = open(c->layer, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (ufd < 0 || lfd < 0)
-		return log_error_errno(-errno, "Failed to open the build's upper dir or layer file: %m");
-	r = layer_write(ufd, lfd, &lr);
-	if (r < 0)
-		return r;
+	/* the image's tree is the base's tree linked (by a child while the steps ran), and the upper
+	 * applied to it while the layer is written from it: no second 300 MB write unpacking the
+	 * layer, no 300 MB freed with the build dir (measured: 5.7 s of 20.7 s, docs/measurements.md) */
+	r = tree ? store_tree_ready(tree) : 0;
+	if (r < 0) {
+		store_tree_abort(tree);
+		tree = NULL;
+		if (r != -EXDEV && r != -EMLINK)
+			return r;
+		log_debug("the base tree cannot be linked (%s): the image is unpacked from its layers", strerror(-r));
+	}
+
 	if (asprintf(&l, "aisb.base-digest=%s", c->base_digest) < 0 || strv_push_take(&labels, l) < 0 ||
 	    asprintf(&l, "aisb.recipe-sha256=%s", c->recipe_sha) < 0 || strv_push_take(&labels, l) < 0 ||
 	    strv_push(&labels, "aisb.builder=native") < 0 ||
-	    asprintf(&l, "aisb.version=%s", PACKAGE_VERSION) < 0 || strv_push_take(&labels, l) < 0)
+	    asprintf(&l, "aisb.version=%s", PACKAGE_VERSION) < 0 || strv_push_take(&labels, l) < 0 ||
+	    asprintf(&history, "aisb build%s%s (%zu steps)", c->o->file ? " -f " : "", c->o->file ? c->o->file : "",
+		     c->rc->n_steps) < 0) {
+		store_tree_abort(tree);
 		return log_error_errno(-ENOMEM, "Out of memory");
+	}
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-	if (asprintf(&history, "aisb build%s%s (%zu steps)", c->o->file ? " -f " : "", c->o->file ? c->o->file : "",
-		     c->rc->n_steps) < 0)
-		return log_error_errno(-ENOMEM, "Out of memory");
+	ufd = open(c->upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ufd < 0) {
+		store_tree_abort(tree);
+		return log_error_errno(-errno, "Failed to open the build's upper dir: %m");
+	}
+	unpack_limits_default(&lim);
+	r = build_layer_store(s, ufd, tree, &lim, &lr);
+	if (r < 0 || !lr.tree_done) {
+		store_tree_abort(tree);
+		tree = NULL;
+	}
+	if (r < 0)
+		return r;
 	{
 		char *names[] = { c->cache_ref, c->tag_local, NULL };
 		struct build_commit_input in = { .base_config = c->bcfg_raw, .base_config_len = c->bcfg_len,
 						 .base_manifest = c->bman_raw, .base_manifest_len = c->bman_len,
 						 .rc = c->rc, .labels = labels, .created = now, .created_by = history,
 						 .layer_digest = lr.digest, .layer_size = lr.size,
-						 .base_rootfs_id = c->base_rootfs_id, .base_size = c->base_size };
-		r = build_commit(s, &in, lfd, names, pin);
+						 .base_rootfs_id = c->base_rootfs_id, .base_size = c->base_size,
+						 .tree = tree, .tree_bytes = lr.sum.file_bytes };
+		r = build_commit(s, &in, names, pin);
 		if (r < 0)
 			return r;
 	}
@@ -783,7 +805,8 @@ struct native_job {
 	struct oci_image_config bcfg;
 	struct cf_recipe rc;
 	struct ctx_state cs;
-	char *bcfg_raw, *bman_raw, *cache_ref, *tag_local, *bdir, *upper, *work, *layer, *base_rootfs;
+	char *bcfg_raw, *bman_raw, *cache_ref, *tag_local, *bdir, *upper, *work, *base_rootfs;
+	struct store_tree *tree;           /* the image's tree, linked from the base's meanwhile */
 	size_t bcfg_len, bman_len;
 	int rootfs_lock, ctx_fd, log_fd, egress_fd;
 	char tag[65], recipe_sha[65];
@@ -850,17 +873,24 @@ static int native_key(struct native_job *j, const struct containerfile *cf)
  * step's network policy could not be enforced). Logs on failure. */
 static int native_steps(struct native_job *j)
 {
+	struct unpack_limits lim;
 	int r;
 
 	if (j->run && j->np && (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0))
 		return AISB_EXIT_ENFORCE;
-	if (native_build_dir(j->s, &j->bdir, &j->upper, &j->work, &j->layer) < 0)
+	if (native_build_dir(j->s, &j->bdir, &j->upper, &j->work) < 0)
 		return AISB_EXIT_FAILED;
 	j->base_rootfs = store_rootfs_path(j->s, j->base.rootfs_id);
 	if (!j->base_rootfs)
 		return log_error_errno(-ENOMEM, "Out of memory"), AISB_EXIT_FAILED;
 	if (native_open_files(j->o, j->cs.n_copies > 0, j->tag, j->np && j->run, &j->ctx_fd, &j->log_fd,
 			      &j->egress_fd) < 0)
+		return AISB_EXIT_FAILED;
+	/* the image's tree starts as the base's tree linked, by a child while the steps run (1000
+	 * new directories and 8000 links for the Debian base: ~0.6 s CPU, measured) */
+	unpack_limits_default(&lim);
+	r = store_tree_begin(j->s, j->base.rootfs_id, &lim, true, &j->tree);
+	if (r < 0 && r != -EXDEV && r != -EMLINK)
 		return AISB_EXIT_FAILED;
 	{
 		struct native_build nb = { .base_rootfs = j->base_rootfs, .upper = j->upper, .work = j->work,
@@ -876,6 +906,7 @@ static int native_steps(struct native_job *j)
 /* Releases what the stages made: the build dir removed, the base's lock dropped. Does not log. */
 static void native_job_done(struct native_job *j)
 {
+	store_tree_abort(j->tree);
 	if (j->bdir) {
 		if (j->work)
 			native_work_dir_release(j->work);
@@ -896,7 +927,6 @@ static void native_job_done(struct native_job *j)
 	free(j->bdir);
 	free(j->upper);
 	free(j->work);
-	free(j->layer);
 	free(j->base_rootfs);
 	{
 		const int fds[] = { j->rootfs_lock, j->ctx_fd, j->log_fd, j->egress_fd };
@@ -930,9 +960,9 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 		struct native_commit_in c = { .o = o, .rc = &j.rc, .bcfg_raw = j.bcfg_raw, .bcfg_len = j.bcfg_len,
 					      .bman_raw = j.bman_raw, .bman_len = j.bman_len,
 					      .base_digest = j.base.digest, .recipe_sha = j.recipe_sha,
-					      .upper = j.upper, .layer = j.layer, .cache_ref = j.cache_ref,
+					      .upper = j.upper, .cache_ref = j.cache_ref,
 					      .tag_local = j.tag_local, .base_rootfs_id = j.base.rootfs_id,
-					      .base_size = j.base.size };
+					      .base_size = j.base.size, .tree = TAKE_PTR(j.tree) };
 		ex = native_commit(j.s, &c, &j.pin) < 0 ? AISB_EXIT_FAILED : 0;
 	}
 	native_job_done(&j);

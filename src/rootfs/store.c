@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,11 +134,14 @@ int store_blob_read(struct store *s, const char *digest, size_t max, char **buf,
 
 /* ---- blob writer ---- */
 
+#define BLOB_WRITEBACK_CHUNK (8u << 20)
+
 struct store_blob_writer {
 	struct store *s;
 	char *expected;
 	int64_t size;
 	uint64_t written;
+	uint64_t flushed;      /* bytes whose writeback was started (store_blob_write()) */
 	EVP_MD_CTX *md;
 	char tmpname[64];
 	int fd;
@@ -220,6 +225,12 @@ int store_blob_write(struct store_blob_writer *w, const void *buf, size_t len)
 	w->written += len;
 	if ((r = write_full(w->fd, buf, len)) < 0)
 		return r;
+	/* The disk write of every full 8 MiB starts now, not at the fdatasync() before the blob is
+	 * named: that one then waits for the last chunk, not for a whole 300 MB build layer. */
+	if (w->written - w->flushed >= BLOB_WRITEBACK_CHUNK) {
+		(void)sync_file_range(w->fd, (off_t)w->flushed, (off_t)(w->written - w->flushed), SYNC_FILE_RANGE_WRITE);
+		w->flushed = w->written;
+	}
 	if (w->tee && len) {
 		w->teed = true;
 		/* A failed consumer (it logged why) does not stop the writer: the rest is still
@@ -235,7 +246,7 @@ int store_blob_reset(struct store_blob_writer *w)
 		return -ESPIPE; /* the consumer has the bytes already */
 	if (ftruncate(w->fd, 0) < 0 || lseek(w->fd, 0, SEEK_SET) < 0)
 		return -errno;
-	w->written = 0;
+	w->written = w->flushed = 0;
 	if (EVP_DigestInit_ex(w->md, EVP_sha256(), NULL) != 1)
 		return -EIO;
 	return 0;
@@ -304,50 +315,6 @@ int store_blob_commit(struct store_blob_writer *w, char **digest_out)
 		return -ENOMEM;
 	}
 	store_blob_abort(w);
-	return 0;
-}
-
-int store_blob_adopt(struct store *s, const char *path, int fd, const char *digest, uint64_t size)
-{
-	_cleanup_free_ char *dst = blob_relpath(digest), *buf = malloc(1 << 20);
-	struct store_blob_writer w = { .s = s, .fd = -1, .size = (int64_t)size, .expected = (char *)digest };
-	uint64_t off = 0;
-	int r;
-
-	if (!oci_digest_is_valid(digest))
-		return log_error("'%s' is not a digest", digest), -EINVAL;
-	if (!dst || !buf)
-		return log_error_errno(-ENOMEM, "%m");
-	w.md = EVP_MD_CTX_new();
-	if (!w.md || EVP_DigestInit_ex(w.md, EVP_sha256(), NULL) != 1) {
-		EVP_MD_CTX_free(w.md);
-		return log_error_errno(-ENOMEM, "cannot initialise sha256");
-	}
-	for (;;) {
-		ssize_t k = pread(fd, buf, 1 << 20, (off_t)off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			r = k < 0 ? -errno : 0;
-			break;
-		}
-		if (EVP_DigestUpdate(w.md, buf, (size_t)k) != 1) {
-			r = -EIO;
-			break;
-		}
-		off += (uint64_t)k;
-		w.written = off;
-	}
-	if (r == 0)
-		r = blob_check(&w); /* logs a mismatch */
-	else
-		log_error_errno(r, "cannot read '%s': %m", path);
-	EVP_MD_CTX_free(w.md);
-	if (r < 0)
-		return r;
-	/* as store_blob_commit(): durable before the name claims it */
-	if (fchmod(fd, 0644) < 0 || fdatasync(fd) < 0 || renameat(AT_FDCWD, path, s->rootfd, dst) < 0)
-		return log_error_errno(-errno, "cannot store blob %s from '%s': %m", digest, path);
 	return 0;
 }
 
@@ -688,6 +655,49 @@ static int link_tree(int src, int dst, uint32_t left)
 	return r;
 }
 
+/* A fresh empty tmp/rootfs-*: *tmprel and *tmpabs name it, *tfd is its fd. Logs on failure. */
+static int tree_tmp_new(struct store *s, char **tmprel, char **tmpabs, int *tfd)
+{
+	char rnd[17];
+	int r;
+
+	if ((r = random_hex(rnd, 8)) < 0)
+		return log_error_errno(r, "%m");
+	if (asprintf(tmprel, "tmp/rootfs-%s", rnd) < 0 || asprintf(tmpabs, "%s/%s", s->root, *tmprel) < 0)
+		return log_error_errno(-ENOMEM, "%m");
+	if (mkdirat(s->rootfd, *tmprel, 0755) < 0)
+		return log_error_errno(-errno, "cannot create '%s': %m", *tmpabs);
+	*tfd = openat(s->rootfd, *tmprel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (*tfd < 0) {
+		r = log_error_errno(-errno, "cannot open '%s': %m", *tmpabs);
+		(void)rm_rf(*tmpabs);
+		return r;
+	}
+	return 0;
+}
+
+/* The base's tree into @tfd: the base's layers once more would cost what the first pull did;
+ * this costs a link per file (bounded like the unpack that made the base). Logs on failure,
+ * except for -EMLINK and -EXDEV (the caller unpacks everything instead). */
+static int tree_link_base(int base_fd, int tfd, const struct unpack_limits *lim, const char *tmpabs)
+{
+	int r = link_tree(base_fd, tfd, lim->max_depth + 1);
+
+	if (r < 0 && r != -EMLINK && r != -EXDEV)
+		log_error_errno(r, "cannot link the base image's tree into '%s': %m", tmpabs);
+	return r;
+}
+
+/* The finished tree @tfd (tmp/ @tmprel) becomes @rel. Logs on failure. */
+static int tree_publish(struct store *s, int tfd, const char *tmprel, const char *rel, const char *tmpabs)
+{
+	if (fchmod(tfd, 0755) < 0)
+		return log_error_errno(-errno, "chmod '%s': %m", tmpabs);
+	if (renameat(s->rootfd, tmprel, s->rootfd, rel) < 0)
+		return log_error_errno(-errno, "cannot move the unpacked image into '%s/%s': %m", s->root, rel);
+	return 0;
+}
+
 /* Unpacks every layer into a fresh tmp/rootfs-* and renames it to @rel; with @base_fd >= 0 the
  * tree starts as a hardlinked copy of that tree, whose content is the first @n_base layers, and
  * only the rest are unpacked (-EMLINK or -EXDEV from the copy: the caller unpacks everything).
@@ -696,33 +706,18 @@ static int build_tree(struct store *s, const char *rel, const struct oci_manifes
 		      const struct store_layer_source *src, bool stream, int base_fd, size_t n_base,
 		      struct unpack_stats *st)
 {
-	char rnd[17];
 	_cleanup_free_ char *tmprel = NULL, *tmpabs = NULL;
 	_cleanup_close_ int tfd = -1;
 	struct ahead ahead;
 	bool ahead_on = false;
 	int r;
 
-	if ((r = random_hex(rnd, 8)) < 0)
-		return log_error_errno(r, "%m");
-	if (asprintf(&tmprel, "tmp/rootfs-%s", rnd) < 0 || asprintf(&tmpabs, "%s/%s", s->root, tmprel) < 0)
-		return log_error_errno(-ENOMEM, "%m");
-	if (mkdirat(s->rootfd, tmprel, 0755) < 0)
-		return log_error_errno(-errno, "cannot create '%s': %m", tmpabs);
-	tfd = openat(s->rootfd, tmprel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (tfd < 0) {
-		r = log_error_errno(-errno, "cannot open '%s': %m", tmpabs);
-		goto fail;
-	}
+	if ((r = tree_tmp_new(s, &tmprel, &tmpabs, &tfd)) < 0)
+		return r;
 	if (base_fd >= 0) {
-		/* the base's layers once more would cost what the first pull did; this costs a link
-		 * per file (bounded like the unpack that made the base) */
-		r = link_tree(base_fd, tfd, lim->max_depth + 1);
-		if (r < 0) {
-			if (r != -EMLINK && r != -EXDEV)
-				log_error_errno(r, "cannot link the base image's tree into '%s': %m", tmpabs);
+		r = tree_link_base(base_fd, tfd, lim, tmpabs);
+		if (r < 0)
 			goto fail;
-		}
 	} else {
 		n_base = 0;
 	}
@@ -739,20 +734,157 @@ static int build_tree(struct store *s, const char *rel, const struct oci_manifes
 		ahead_on = false;
 		ahead_stop(&ahead);
 	}
-	if (fchmod(tfd, 0755) < 0) {
-		r = log_error_errno(-errno, "chmod '%s': %m", tmpabs);
+	r = tree_publish(s, tfd, tmprel, rel, tmpabs);
+	if (r < 0)
 		goto fail;
-	}
-	if (renameat(s->rootfd, tmprel, s->rootfd, rel) < 0) {
-		r = log_error_errno(-errno, "cannot move the unpacked image into '%s/%s': %m", s->root, rel);
-		goto fail;
-	}
 	return 0;
 fail:
 	if (ahead_on)
 		ahead_stop(&ahead);
 	(void)rm_rf(tmpabs);
 	return r < 0 ? r : -EIO;
+}
+
+struct store_tree {
+	struct store *s;
+	char *tmprel, *tmpabs;
+	int fd;
+	pid_t pid; /* the child still linking the base in, or 0 */
+	int r;     /* what linking the base gave (store_tree_ready()) */
+};
+
+/* Waits for the linking child; SIGKILL first with @kill (an abort). */
+static int tree_reap(struct store_tree *t, bool kill_it)
+{
+	int st;
+
+	if (t->pid <= 0)
+		return t->r;
+	if (kill_it)
+		(void)kill(t->pid, SIGKILL);
+	while (waitpid(t->pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			t->r = -errno;
+			goto out;
+		}
+	/* the child exits with the errno of a failed link (EMLINK, EXDEV...), 0 when done */
+	t->r = WIFEXITED(st) ? -WEXITSTATUS(st) : -EINTR;
+out:
+	t->pid = 0;
+	return t->r;
+}
+
+void store_tree_abort(struct store_tree *t)
+{
+	if (!t)
+		return;
+	(void)tree_reap(t, true);
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->tmpabs)
+		(void)rm_rf(t->tmpabs);
+	free(t->tmprel);
+	free(t->tmpabs);
+	free(t);
+}
+
+int store_tree_begin(struct store *s, const char *base_rootfs_id, const struct unpack_limits *lim, bool in_child,
+		     struct store_tree **out)
+{
+	_cleanup_free_ char *brel = NULL;
+	_cleanup_close_ int bfd = -1;
+	struct store_tree *t;
+	int r;
+
+	if (base_rootfs_id) {
+		if (strlen(base_rootfs_id) != 64 || strspn(base_rootfs_id, "0123456789abcdef") != 64)
+			return -EXDEV;
+		if (asprintf(&brel, "rootfs/%s", base_rootfs_id) < 0)
+			return log_error_errno(-ENOMEM, "%m");
+		bfd = openat(s->rootfd, brel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (bfd < 0)
+			return -EXDEV; /* the base tree is gone: unpacked in full instead */
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return log_error_errno(-ENOMEM, "%m");
+	t->s = s;
+	t->fd = -1;
+	r = tree_tmp_new(s, &t->tmprel, &t->tmpabs, &t->fd);
+	if (r < 0) {
+		free(t->tmpabs); /* tree_tmp_new() removed what it made */
+		t->tmpabs = NULL;
+		store_tree_abort(t);
+		return r;
+	}
+	if (bfd >= 0 && in_child) {
+		/* a process, not a thread: the caller forks its build steps meanwhile, and a child of a
+		 * single-threaded process has nothing half-locked */
+		t->pid = fork();
+		if (t->pid < 0) {
+			r = log_error_errno(-errno, "fork: %m");
+			store_tree_abort(t);
+			return r;
+		}
+		if (t->pid == 0) {
+			r = link_tree(bfd, t->fd, lim->max_depth + 1);
+			_exit(r < 0 && -r < 256 ? -r : r < 0 ? EIO : 0);
+		}
+	} else if (bfd >= 0 && (t->r = tree_link_base(bfd, t->fd, lim, t->tmpabs)) < 0) {
+		r = t->r;
+		store_tree_abort(t);
+		return r;
+	}
+	*out = t;
+	return 0;
+}
+
+int store_tree_ready(struct store_tree *t)
+{
+	int r = tree_reap(t, false);
+
+	if (r < 0 && r != -EMLINK && r != -EXDEV)
+		log_error_errno(r, "cannot link the base image's tree into '%s': %m", t->tmpabs);
+	return r;
+}
+
+int store_tree_fd(const struct store_tree *t)
+{
+	return t->fd;
+}
+
+int store_tree_commit(struct store_tree *t, const char *manifest_digest, char **path_out)
+{
+	char id[65];
+	_cleanup_free_ char *rel = NULL;
+	_cleanup_close_ int lock = -1;
+	struct stat sb;
+	int r;
+
+	if ((r = store_rootfs_id(manifest_digest, id)) < 0)
+		goto out;
+	if (asprintf(&rel, "rootfs/%s", id) < 0) {
+		r = log_error_errno(-ENOMEM, "%m");
+		goto out;
+	}
+	lock = store_lock(t->s, "rootfs", id, false);
+	if (lock < 0) {
+		r = log_error_errno(lock, "cannot lock rootfs %s: %m", id);
+		goto out;
+	}
+	/* the same image made by someone else meanwhile: theirs is as good (same layers) */
+	if (!(fstatat(t->s->rootfd, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode))) {
+		r = tree_publish(t->s, t->fd, t->tmprel, rel, t->tmpabs);
+		if (r < 0)
+			goto out;
+		free(t->tmpabs);
+		t->tmpabs = NULL; /* published: nothing to remove */
+	}
+	*path_out = store_rootfs_path(t->s, id);
+	r = *path_out ? 0 : log_error_errno(-ENOMEM, "%m");
+out:
+	store_tree_abort(t);
+	return r;
 }
 
 /* store_rootfs_ensure_from() and store_rootfs_ensure_on() in one. */

@@ -85,11 +85,6 @@ uint64_t store_blob_written(const struct store_blob_writer *w);
 /* Removes blob @digest unless a pin names it as its manifest or config (cleanup after a failed
  * pull). Does not log. */
 int store_blob_remove_unpinned(struct store *s, const char *digest);
-/* Makes the file @path (open as @fd; in the store's tmp/, so on its filesystem) blob @digest by
- * renaming it into blobs/, after checking its @size and digest (read once, never written again:
- * a build's layer, which is hundreds of MB). Return: 0, -EBADMSG on a mismatch, -errno. Logs on
- * failure. */
-int store_blob_adopt(struct store *s, const char *path, int fd, const char *digest, uint64_t size);
 /* Imports @len bytes from memory as a blob; returns its digest in *digest_out. Logs on failure. */
 int store_blob_put(struct store *s, const void *buf, size_t len, char **digest_out);
 
@@ -131,6 +126,30 @@ int store_rootfs_ensure_from(struct store *s, const char *manifest_digest, const
 int store_rootfs_ensure_on(struct store *s, const char *manifest_digest, const struct oci_manifest *m,
 			   const struct unpack_limits *lim, const char *base_rootfs_id, size_t n_base, uint64_t base_size,
 			   char **path_out, uint64_t *size_out);
+
+/* A tree that its caller fills itself, for a build that applies its layer while it writes the
+ * layer's blob (build/layer.h), instead of unpacking the blob afterwards. It lives in tmp/ until
+ * store_tree_commit() names it, so a failed or interrupted build leaves only tmp/ litter. */
+struct store_tree;
+/* Starts a tree in tmp/ as a copy of rootfs/@base_rootfs_id made of hardlinks (see
+ * store_rootfs_ensure_on(); the caller holds that tree's rootfs lock), or empty for NULL. With
+ * @in_child the copy is made by a child process while the caller goes on (a build's RUN steps),
+ * and the tree is ready only after store_tree_ready(). Return: 0; -EXDEV (the base tree is gone)
+ * or -EMLINK (an inode at its link limit, or too deep), not logged: the caller unpacks every
+ * layer instead; other -errno, logged. */
+int store_tree_begin(struct store *s, const char *base_rootfs_id, const struct unpack_limits *lim, bool in_child,
+		     struct store_tree **out);
+/* Waits until the copy of the base is complete. Return: 0, or store_tree_begin()'s errors for
+ * the copy (then the tree is unusable: abort it). Logs what store_tree_begin() logs. */
+int store_tree_ready(struct store_tree *t);
+/* The tree's directory. */
+int store_tree_fd(const struct store_tree *t);
+/* Names @t rootfs/<id> for image @manifest_digest (under that rootfs lock; when the tree exists
+ * already, that one is kept and @t removed). *path_out gets the directory. Frees @t. Logs on
+ * failure. */
+int store_tree_commit(struct store_tree *t, const char *manifest_digest, char **path_out);
+/* Removes the unfinished tree and frees @t; accepts NULL. */
+void store_tree_abort(struct store_tree *t);
 
 /* Refs (pins). */
 int store_ref_read(struct store *s, const char *name, struct store_ref *r); /* -ENOENT; no log */

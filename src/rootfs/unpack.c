@@ -974,3 +974,21 @@ int unpack_layer(int rootfd, int layer_fd, const char *what, const struct unpack
 		return r;
 	return unpack_stream_finish(u, 0);
 }
+
+int unpack_remove_entry(int dirfd, const char *name, uint32_t max_depth)
+{
+	return remove_at(dirfd, name, max_depth);
+}
+
+bool unpack_summary_fits(const struct unpack_summary *s, const struct unpack_limits *lim)
+{
+	/* the path set as pathset_add() grows it: every string, and a slot array that doubles
+	 * from 1024 while it is more than half full (so at most 4 slots per string) */
+	uint64_t slots = 4 * s->written + 1024;
+	uint64_t pathset = s->path_bytes + s->written * (1 + PATHSET_OVERHEAD) + slots * sizeof(char *);
+
+	return s->entries <= lim->max_entries && s->hardlinks <= lim->max_hardlinks &&
+	       s->max_file <= lim->max_entry_bytes && s->file_bytes <= lim->max_total_bytes &&
+	       s->max_depth <= lim->max_depth && s->max_name < lim->max_path_bytes &&
+	       s->max_name < UNPACK_PATH_MAX && pathset <= lim->max_pathset_bytes;
+}

@@ -14,6 +14,7 @@
 #ifndef AISB_ROOTFS_UNPACK_H
 #define AISB_ROOTFS_UNPACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Bump when the unpacked result for the same layers changes: the rootfs id hashes it. */
@@ -79,5 +80,25 @@ int unpack_stream_write(struct unpack_stream *u, const void *buf, size_t len);
  * is returned). Frees @u. Return: 0, -EPERM for a refused layer, other -errno. Logs what the
  * stages found. */
 int unpack_stream_finish(struct unpack_stream *u, int err);
+
+/* Removes @name in @dirfd as a layer entry replacing it does: recursively, never following a
+ * symlink, at most @max_depth levels. Return: 0 (also when absent), -EMLINK past the depth,
+ * -errno. Does not log. */
+int unpack_remove_entry(int dirfd, const char *name, uint32_t max_depth);
+
+/* What unpack_layer() counts against its limits for one layer applied on a tree of its own
+ * (a build's layer on its base's linked tree counts from zero): entries (whiteouts too),
+ * written (entries it keeps in its path set: all but whiteouts), path_bytes (their names'
+ * bytes), file_bytes (regular files, hardlinks not again), max_file, hardlinks, max_depth
+ * (components of the deepest name), max_name (bytes of the longest name or link target). */
+struct unpack_summary {
+	uint64_t entries, written, path_bytes, file_bytes, max_file, hardlinks;
+	uint32_t max_depth, max_name;
+};
+
+/* Whether a layer with summary @s is within @lim everywhere: then unpack_layer() refuses none
+ * of its entries for a limit (a conservative bound: false may also mean "close to one").
+ * Pure. */
+bool unpack_summary_fits(const struct unpack_summary *s, const struct unpack_limits *lim);
 
 #endif

@@ -43,6 +43,8 @@
 	F(int, archive_write_set_format_pax_restricted, (struct archive *a), (a), ARCHIVE_FATAL)   \
 	F(int, archive_write_set_bytes_in_last_block, (struct archive *a, int n), (a, n),          \
 	  ARCHIVE_FATAL)                                                                           \
+	F(int, archive_write_set_bytes_per_block, (struct archive *a, int n), (a, n),             \
+	  ARCHIVE_FATAL)                                                                           \
 	F(int, archive_write_open2,                                                                \
 	  (struct archive *a, void *data, archive_open_callback *o, archive_write_callback *w,      \
 	   archive_close_callback *c, archive_free_callback *f),                                   \

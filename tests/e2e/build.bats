@@ -382,6 +382,65 @@ for f in glob.glob(sys.argv[1] + "/refs/*.json"):
 	[[ "$output" == *"new"*"motd-gone"* ]]
 }
 
+@test "build: native: the image's tree made from the upper is the tree unpacked from its layer blob (whiteouts, opaque dirs, hardlinks, modes, xattrs)" {
+	require_feature "busybox" command -v busybox
+	mk_oci_busybox "$WORK/bb"
+	# a base with what the second build replaces: a dir with files, a dir, a file, a symlink to a dir
+	cat > Rich <<-EOF
+	FROM oci:$WORK/bb:latest
+	RUN for a in mkdir ln chmod mkfifo; do busybox ln -s busybox /bin/\$a; done && mkdir -p /etc/conf.d /opt/dtof /opt/gone /usr/lib && echo x > /opt/gone/x && echo a > /etc/conf.d/a && echo b > /etc/conf.d/b && echo i > /opt/dtof/inner && echo f > /opt/ftod && echo l > /usr/lib/liba && ln -s usr/lib /lib
+	EOF
+	run "$AISB" build -f Rich -t rich .
+	[ "$status" -eq 0 ]
+	# whiteouts (a file, a dir), opaque dirs (one over a symlink), a dir that became a file and the
+	# reverse, a copy-up (overlay's origin xattr on the upper file), hardlinks (new files, and to a
+	# copied-up one), setuid, sticky and private modes, a fifo, a symlink, an old mtime
+	cat > Containerfile <<-'EOF'
+	FROM localhost/rich:latest
+	RUN set -e; rm /etc/motd; rm -rf /opt/gone; rm -rf /etc/conf.d; mkdir /etc/conf.d; echo new > /etc/conf.d/new; rm -rf /opt/dtof; echo file > /opt/dtof; rm /opt/ftod; mkdir /opt/ftod; echo in > /opt/ftod/in; rm /lib; mkdir /lib; echo own > /lib/own; echo more >> /etc/passwd; echo h > /h1; ln /h1 /h2; mkdir -p /deep/a/b; ln /h1 /deep/a/b/h3; ln /etc/passwd /passwd2; echo s > /suid; chmod 4755 /suid; mkdir /sticky; chmod 1777 /sticky; echo p > /priv; chmod 600 /priv; mkfifo /fifo; ln -s /etc/passwd /sym; echo o > /old; touch -t 202001020304 /old; chmod 750 /opt
+	EOF
+	run "$AISB" build -f Containerfile -t fromupper .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"(2 whiteouts)"* ]]
+	built=$(tree_of localhost/fromupper:latest)
+	rich=$(tree_of localhost/rich:latest)
+	[ -n "$built" ] && [ -n "$rich" ]
+	# the same image unpacked from its blobs alone, in another store (every layer by the unpacker)
+	run "$AISB" save localhost/fromupper:latest -o "$WORK/img.tar"
+	[ "$status" -eq 0 ]
+	run env AISB_STORE="$WORK/store2" "$AISB" pull -q "oci-archive:$WORK/img.tar"
+	[ "$status" -eq 0 ]
+	unpacked=$(python3 -c 'import json,sys,glob
+for f in glob.glob(sys.argv[1] + "/refs/*.json"):
+    print(sys.argv[1] + "/rootfs/" + json.load(open(f))["rootfs"])' "$WORK/store2")
+	[ -d "$unpacked/etc" ]
+	python3 "$BATS_TEST_DIRNAME/lib/tree-describe.py" "$built" > "$WORK/built.txt"
+	python3 "$BATS_TEST_DIRNAME/lib/tree-describe.py" "$unpacked" > "$WORK/unpacked.txt"
+	diff "$WORK/built.txt" "$WORK/unpacked.txt"
+	# what the listings say: the unpacker's rules, in both
+	grep -q '^deep/a/b/h3 0100644 .* -$' "$WORK/built.txt"
+	grep -q '^h1 0100644 .* deep/a/b/h3$' "$WORK/built.txt"
+	grep -q '^h2 0100644 .* deep/a/b/h3$' "$WORK/built.txt"
+	grep -q '^passwd2 0100644 .* etc/passwd$' "$WORK/built.txt"
+	grep -q '^suid 0100755 ' "$WORK/built.txt"
+	grep -q '^sticky 0041777 ' "$WORK/built.txt"
+	grep -q '^priv 0100600 ' "$WORK/built.txt"
+	grep -q '^opt 0040750 ' "$WORK/built.txt"
+	grep -q '^fifo 001' "$WORK/built.txt"
+	grep -q '^lib 0040755 ' "$WORK/built.txt" && grep -q '^lib/own ' "$WORK/built.txt"
+	grep -q '^etc/conf.d/new ' "$WORK/built.txt"
+	grep -q '^opt/dtof 0100644 ' "$WORK/built.txt" && grep -q '^opt/ftod/in ' "$WORK/built.txt"
+	! grep -qE '^(etc/motd|etc/conf.d/a|opt/dtof/inner|lib/liba) ' "$WORK/built.txt" || false
+	! grep -q '\[[^]]' "$WORK/built.txt" || false # no xattr (overlay's origin was on the upper file)
+	# control: the comparison tells trees apart (the base is not the image)
+	python3 "$BATS_TEST_DIRNAME/lib/tree-describe.py" "$rich" > "$WORK/rich.txt"
+	! diff -q "$WORK/rich.txt" "$WORK/built.txt" >/dev/null || false
+	# the built image runs as built
+	run "$AISB" run --net none --image localhost/fromupper -- sh -c 'cat /h2 /lib/own /etc/conf.d/new'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"h"*"own"*"new"* ]]
+}
+
 # mirror_host URL: the host part of an http(s) URL
 mirror_host() { local h=${1#*://}; h=${h%%/*}; echo "${h%%:*}"; }
 

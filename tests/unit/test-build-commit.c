@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -134,20 +135,24 @@ static void test_manifest(void **state)
 	cf_done(&cf);
 }
 
-/* A build committed on an empty base lands in a real store, unpacked, pinned under its names. */
+/* A build committed on an empty base lands in a real store, its tree made from the upper while
+ * the layer blob was written, pinned under its names; the same without a tree (unpacked from the
+ * blob) gives the same image. */
 static void test_commit_store(void **state)
 {
 	char dir[] = "/tmp/aisb-test-commit-XXXXXX";
-	_cleanup_free_ char *upper = NULL, *storedir = NULL, *f = NULL, *rootfs = NULL, *got = NULL, *lf = NULL;
+	_cleanup_free_ char *upper = NULL, *storedir = NULL, *f = NULL, *rootfs = NULL, *got = NULL;
 	char *names[] = { S("localhost/aisb-build:0123"), S("localhost/demo"), NULL };
 	struct containerfile cf;
 	struct cf_recipe rc;
-	struct layer_result lr;
+	struct layer_result lr, lr2;
 	struct store *s = NULL;
-	struct store_ref pin = { 0 }, pin2 = { 0 };
+	struct store_tree *tree = NULL;
+	struct store_ref pin = { 0 }, pin2 = { 0 }, pin3 = { 0 };
 	struct oci_image_config c;
+	struct unpack_limits lim;
 	size_t len;
-	int ufd, lfd;
+	int ufd;
 
 	assert_non_null(mkdtemp(dir));
 	upper = path_join(dir, "upper");
@@ -156,21 +161,41 @@ static void test_commit_store(void **state)
 	f = path_join(upper, "hello.txt");
 	assert_int_equal(write_file_at(AT_FDCWD, f, "hi\n", 3, 0644), 0);
 	ufd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	lf = path_join(dir, "layer.tar");
-	lfd = open(lf, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_int_equal(layer_write(ufd, lfd, &lr), 0);
+	unpack_limits_default(&lim);
+	assert_int_equal(store_open(storedir, &s), 0);
+	assert_int_equal(store_tree_begin(s, NULL, &lim, false, &tree), 0);
+	assert_int_equal(build_layer_store(s, ufd, tree, &lim, &lr), 0);
+	assert_true(lr.tree_done);
+	assert_true(store_has_blob(s, lr.digest)); /* the blob is named before any tree or pin */
 
 	recipe("FROM b\nENV GREETING=hi\nCMD [\"cat\", \"/hello.txt\"]\n", NULL, &cf, &rc);
 	struct build_commit_input in = { .rc = &rc, .created = "2026-11-30T00:00:00Z", .created_by = "test",
-					 .layer_digest = lr.digest, .layer_size = lr.size };
-	assert_int_equal(store_open(storedir, &s), 0);
-	assert_int_equal(build_commit(s, &in, lfd, names, &pin), 0);
+					 .layer_digest = lr.digest, .layer_size = lr.size, .tree = tree,
+					 .tree_bytes = lr.sum.file_bytes };
+	assert_int_equal(build_commit(s, &in, names, &pin), 0);
 	assert_string_equal(pin.name, "localhost/aisb-build:0123");
+	assert_int_equal(pin.size, 3);
 	rootfs = store_rootfs_path(s, pin.rootfs_id);
 	{
 		_cleanup_free_ char *p = path_join(rootfs, "hello.txt");
+		struct stat a, b;
 		assert_int_equal(read_file_at(AT_FDCWD, p, 100, &got, &len), 0);
 		assert_string_equal(got, "hi\n");
+		/* the upper's own inode: linked, not written again */
+		assert_int_equal(stat(p, &a), 0);
+		assert_int_equal(stat(f, &b), 0);
+		assert_int_equal(a.st_ino, b.st_ino);
+	}
+	{
+		/* nothing left in tmp/: the tree and the blob were named */
+		_cleanup_free_ char *tmp = path_join(storedir, "tmp");
+		DIR *d = opendir(tmp);
+		struct dirent *de;
+		int n = 0;
+		while ((de = readdir(d)))
+			n += de->d_name[0] != '.';
+		closedir(d);
+		assert_int_equal(n, 0);
 	}
 	/* the second name is the same image, found as a user would type it */
 	assert_int_equal(image_find_pin(s, "localhost/demo", &pin2), 0);
@@ -180,22 +205,36 @@ static void test_commit_store(void **state)
 	assert_true(strv_contains(c.env, "GREETING=hi"));
 	oci_config_done(&c);
 
-	/* a layer that does not match its digest is refused and pins nothing new */
+	/* control: the same upper without a tree is the same layer and the same image, unpacked */
+	assert_int_equal(build_layer_store(s, ufd, NULL, &lim, &lr2), 0);
+	assert_string_equal(lr2.digest, lr.digest);
+	assert_false(lr2.tree_done);
+	{
+		char *n3[] = { S("localhost/again"), NULL };
+		struct build_commit_input in2 = in;
+		in2.tree = NULL;
+		assert_int_equal(build_commit(s, &in2, n3, &pin3), 0);
+		assert_string_equal(pin3.digest, pin.digest);
+		assert_string_equal(pin3.rootfs_id, pin.rootfs_id);
+	}
+
+	/* a layer that is not in the store is refused and pins nothing new */
 	{
 		struct build_commit_input bad = in;
 		char *n2[] = { S("localhost/other"), NULL };
 		struct store_ref none;
 		bad.layer_digest = LAYER_D;
-		assert_true(build_commit(s, &bad, lfd, n2, NULL) < 0);
+		bad.tree = NULL;
+		assert_true(build_commit(s, &bad, n2, NULL) < 0);
 		assert_int_equal(image_find_pin(s, "localhost/other", &none), -ENOENT);
 	}
 	store_ref_done(&pin);
 	store_ref_done(&pin2);
+	store_ref_done(&pin3);
 	store_free(s);
 	cf_recipe_done(&rc);
 	cf_done(&cf);
 	close(ufd);
-	close(lfd);
 	rm_rf(dir);
 }
 

@@ -17,6 +17,9 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/xattr.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "build/context.h"
@@ -250,6 +253,341 @@ static void test_empty_dirs(void **state)
 	rm_rf(edir);
 }
 
+
+/* ---- the tree made from the upper is the tree unpacked from the layer ---- */
+
+static int fd_sink(void *ud, const void *buf, size_t len)
+{
+	return write_full(*(int *)ud, buf, len);
+}
+
+struct listing {
+	char **paths; /* sorted relative paths */
+	size_t n;
+};
+
+static void collect(int dfd, const char *rel, struct listing *l)
+{
+	DIR *d = fdopendir(openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	struct dirent *de;
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		char *p;
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		assert_true(asprintf(&p, "%s%s%s", rel, *rel ? "/" : "", de->d_name) > 0);
+		l->paths = realloc(l->paths, (l->n + 1) * sizeof(char *));
+		l->paths[l->n++] = p;
+		if (de->d_type == DT_DIR) {
+			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			assert_true(sub >= 0);
+			collect(sub, p, l);
+			close(sub);
+		}
+	}
+	closedir(d);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Everything of the tree under @root that the layer can say: per path its type, mode, owner,
+ * size, content hash or link target, a regular file's mtime, its xattrs, and which other path
+ * of the same tree it shares an inode with (directory and symlink times are the unpack's own). */
+static char *describe_tree(const char *root)
+{
+	struct listing l = { 0 };
+	int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *out = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&out, &n);
+	struct stat *sts;
+
+	assert_true(rfd >= 0);
+	collect(rfd, "", &l);
+	qsort(l.paths, l.n, sizeof(char *), cmp_str);
+	sts = calloc(l.n + 1, sizeof(*sts));
+	for (size_t i = 0; i < l.n; i++)
+		assert_int_equal(fstatat(rfd, l.paths[i], &sts[i], AT_SYMLINK_NOFOLLOW), 0);
+	for (size_t i = 0; i < l.n; i++) {
+		struct stat *st = &sts[i];
+		char hex[65] = "-", xat[1024];
+		const char *first = "-";
+		ssize_t xn = 0;
+
+		if (S_ISREG(st->st_mode)) {
+			_cleanup_free_ char *buf = NULL;
+			size_t len;
+			assert_int_equal(read_file_at(rfd, l.paths[i], 1 << 24, &buf, &len), 0);
+			assert_int_equal(build_sha256_hex(buf, len, hex), 0);
+			for (size_t j = 0; j < i; j++)
+				if (sts[j].st_ino == st->st_ino && sts[j].st_dev == st->st_dev) {
+					first = l.paths[j];
+					break;
+				}
+		} else if (S_ISLNK(st->st_mode)) {
+			ssize_t k = readlinkat(rfd, l.paths[i], hex, sizeof(hex) - 1);
+			assert_true(k >= 0);
+			hex[k] = 0;
+		}
+		if (!S_ISLNK(st->st_mode)) {
+			_cleanup_free_ char *abs = path_join(root, l.paths[i]);
+			xn = llistxattr(abs, xat, sizeof(xat));
+			assert_true(xn >= 0);
+			for (ssize_t k = 0; k < xn; k++)
+				if (!xat[k])
+					xat[k] = ',';
+		}
+		fprintf(f, "%s %07o %u:%u %lld %s %lld [%.*s] %s\n", l.paths[i], (unsigned)st->st_mode, st->st_uid,
+			st->st_gid, S_ISDIR(st->st_mode) ? 0LL : (long long)st->st_size, hex,
+			S_ISREG(st->st_mode) ? (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec : 0LL,
+			(int)xn, xat, first);
+	}
+	fclose(f);
+	for (size_t i = 0; i < l.n; i++)
+		free(l.paths[i]);
+	free(l.paths);
+	free(sts);
+	close(rfd);
+	return out;
+}
+
+/* @rel with @content in the tree @lower (below base). */
+static void mkl(const char *lower, const char *rel, const char *content, mode_t mode)
+{
+	_cleanup_free_ char *p = path_join(lower, rel);
+	struct timespec ts[2] = { { .tv_sec = 1600000000 }, { .tv_sec = 1600000000 } };
+
+	assert_int_equal(mk(p + strlen(base) + 1, content, mode), 0);
+	assert_int_equal(utimensat(AT_FDCWD, p, ts, 0), 0); /* the same in both trees */
+}
+
+static void test_tree_is_the_unpacked_layer(void **state)
+{
+	_cleanup_free_ char *upper = NULL, *lfile = NULL, *ta = NULL, *tb = NULL, *da = NULL, *db = NULL, *p = NULL;
+	struct unpack_limits lim;
+	struct layer_result res;
+	struct stat su, sa;
+	int ufd, ofd, afd, bfd, lfd;
+	bool root = geteuid() == 0, nodump = false, trusted = false;
+
+	strcpy(base, "/tmp/aisb-test-layer-XXXXXX");
+	assert_non_null(mkdtemp(base));
+	upper = path_join(base, "upper");
+	lfile = path_join(base, "layer.tar");
+	ta = path_join(base, "a");
+	tb = path_join(base, "b");
+	for (int i = 0; i < 2; i++) {
+		const char *t = i ? tb : ta;
+		mkl(t, "keep", "K\n", 0644);
+		mkl(t, "gone", "G\n", 0644);
+		mkl(t, "o/old", "O\n", 0644);
+		mkl(t, "o/sub/older", "OO\n", 0644);
+		mkl(t, "sub/x/deep", "X\n", 0644);
+		mkl(t, "sub/y", "Y\n", 0644);
+		mkl(t, "ftod", "file, then a dir\n", 0644);
+		mkl(t, "dtof/inner", "I\n", 0644);
+		mkl(t, "mod", "old\n", 0644);
+		mkl(t, "usr/lib/liba", "L\n", 0644);
+		free(p);
+		p = path_join(t, "lib");
+		assert_int_equal(symlink("usr/lib", p), 0);
+		free(p);
+		p = path_join(t, "ln");
+		assert_int_equal(symlink("keep", p), 0);
+	}
+	/* the upper an overlay leaves for: rm gone; rm -rf o && mkdir o && echo > o/new; rm -r
+	 * sub/x; rm ftod && mkdir ftod; rm -r dtof && echo > dtof; rm lib && mkdir lib (opaque, over
+	 * a symlink); echo >> mod (a copy-up: overlay's origin xattr); ln h1 h2 and ln h1 d/h3; new
+	 * files with setuid, sticky and private modes, a nanosecond mtime; a fifo, a socket, a
+	 * symlink; a 01777 directory */
+	assert_int_equal(mk("upper/a", "A\n", 0755), 0);
+	assert_int_equal(mk("upper/suid", "S\n", 04755), 0);
+	assert_int_equal(mk("upper/sticky", "T\n", 01644), 0);
+	assert_int_equal(mk("upper/d/f", "F\n", 0600), 0);
+	assert_int_equal(mk("upper/h1", "hardlinked\n", 0640), 0);
+	assert_int_equal(mk("upper/mod", "old\nnew\n", 0644), 0);
+	assert_int_equal(mk("upper/o/new", "N\n", 0644), 0);
+	assert_int_equal(mk("upper/ftod/in", "in\n", 0644), 0);
+	assert_int_equal(mk("upper/dtof", "now a file\n", 0644), 0);
+	assert_int_equal(mk("upper/lib/own", "own\n", 0644), 0);
+	assert_int_equal(mk("upper/t/x", "x\n", 0644), 0);
+	free(p);
+	p = path_join(base, "upper");
+	ufd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(ufd >= 0);
+	assert_int_equal(fchmodat(ufd, "d", 0750, 0), 0);
+	assert_int_equal(fchmodat(ufd, "t", 01777, 0), 0);
+	{
+		struct timespec ts[2] = { { .tv_sec = 1700000000, .tv_nsec = 123456789 },
+					  { .tv_sec = 1700000000, .tv_nsec = 987654321 } };
+		assert_int_equal(utimensat(ufd, "a", ts, 0), 0);
+	}
+	{
+		/* a file bigger than one read of the walk */
+		_cleanup_free_ char *big = malloc(300000);
+		for (size_t i = 0; i < 300000; i++)
+			big[i] = (char)(i * 7);
+		assert_int_equal(write_file_at(ufd, "big", big, 300000, 0644), 0);
+	}
+	assert_int_equal(linkat(ufd, "h1", ufd, "h2", 0), 0);
+	assert_int_equal(linkat(ufd, "h1", ufd, "d/h3", 0), 0);
+	assert_int_equal(symlinkat("a", ufd, "l"), 0);
+	assert_int_equal(mkfifoat(ufd, "p", 0640), 0);
+	assert_int_equal(mknodat(ufd, "gone", S_IFCHR, makedev(0, 0)), 0);
+	assert_int_equal(mkdirat(ufd, "sub", 0755), 0);
+	assert_int_equal(mknodat(ufd, "sub/x", S_IFCHR, makedev(0, 0)), 0);
+	{
+		int fd = openat(ufd, "mod", O_RDONLY | O_CLOEXEC);
+		if (fsetxattr(fd, "user.overlay.origin", "", 0, 0) < 0 || fsetxattr(fd, "user.mine", "v", 1, 0) < 0) {
+			close(fd);
+			skip(); /* no user xattrs on this filesystem */
+		}
+		close(fd);
+	}
+	for (const char *o = "o\0lib\0"; *o; o += strlen(o) + 1) {
+		int fd = openat(ufd, o, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_int_equal(fsetxattr(fd, "user.overlay.opaque", "y", 1, 0), 0);
+		close(fd);
+	}
+	{
+		/* an inode flag the unpacker would not give (the owner may set nodump): copied */
+		int fd;
+		assert_int_equal(write_file_at(ufd, "nodump", "nd\n", 3, 0644), 0);
+		fd = openat(ufd, "nodump", O_RDONLY | O_CLOEXEC);
+		unsigned long fl = 0;
+		if (ioctl(fd, FS_IOC_GETFLAGS, &fl) == 0) {
+			fl |= FS_NODUMP_FL;
+			nodump = ioctl(fd, FS_IOC_SETFLAGS, &fl) == 0;
+		}
+		close(fd);
+	}
+	if (root) {
+		/* an xattr that is not the user's (as a RUN's setcap would leave): copied, not kept */
+		int fd;
+		assert_int_equal(write_file_at(ufd, "trusted", "tr\n", 3, 0644), 0);
+		fd = openat(ufd, "trusted", O_RDONLY | O_CLOEXEC);
+		trusted = fsetxattr(fd, "trusted.aisb-test", "v", 1, 0) == 0;
+		close(fd);
+	}
+	{
+		struct sockaddr_un sa_un = { .sun_family = AF_UNIX };
+		int sfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		snprintf(sa_un.sun_path, sizeof(sa_un.sun_path), "%s/upper/s", base);
+		assert_int_equal(bind(sfd, (struct sockaddr *)&sa_un, sizeof(sa_un)), 0);
+		close(sfd);
+	}
+	assert_int_equal(fstatat(ufd, "a", &su, 0), 0);
+
+	/* tree a: the upper applied while the layer is written; tree b: the layer unpacked */
+	unpack_limits_default(&lim);
+	afd = open(ta, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bfd = open(tb, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ofd = open(lfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	{
+		struct layer_out out = { .write = fd_sink, .ud = &ofd, .digest = true, .tree_fd = afd, .lim = &lim };
+		assert_int_equal(layer_write_out(ufd, &out, &res), 0);
+	}
+	close(ofd);
+	assert_true(res.tree_done);
+	assert_true(unpack_summary_fits(&res.sum, &lim));
+	assert_int_equal(res.sum.hardlinks, 2);
+	assert_int_equal(res.n_whiteouts, 2);
+	assert_int_equal(res.n_opaque, 2);
+	{
+		struct unpack_stats st = { 0 };
+		lfd = open(lfile, O_RDONLY | O_CLOEXEC);
+		assert_int_equal(unpack_layer(bfd, lfd, "test layer", &lim, &st), 0);
+		close(lfd);
+		assert_int_equal(st.hardlinks, 2);
+		/* what the unpacker counted is what the layer's summary says */
+		assert_int_equal(st.bytes, res.sum.file_bytes);
+		assert_int_equal(st.entries, res.sum.entries);
+	}
+	da = describe_tree(ta);
+	db = describe_tree(tb);
+	assert_string_equal(da, db);
+	/* and what that listing holds: the unpacker's rules, seen in tree a */
+	assert_non_null(strstr(da, "\nsuid 0100755 "));         /* setuid cleared */
+	assert_non_null(strstr(da, "\nsticky 0101644 "));       /* sticky kept */
+	assert_non_null(strstr(da, "\nd 0040750 "));
+	assert_non_null(strstr(da, "\nt 0041777 "));
+	assert_non_null(strstr(da, " 1700000000000000000 [] -\n")); /* a's mtime, whole seconds */
+	assert_non_null(strstr(da, "\nmod 0100644 "));
+	assert_null(strstr(da, "user."));                       /* no xattr survives */
+	assert_null(strstr(da, "trusted."));
+	assert_non_null(strstr(da, "\nh2 0100640 ")); /* h2 and d/h3 share h1's inode */
+	assert_non_null(strstr(da, " [] d/h3\n"));
+	assert_null(strstr(da, "\ngone "));
+	assert_null(strstr(da, "\no/old "));
+	assert_null(strstr(da, "\nsub/x"));
+	assert_non_null(strstr(da, "\nsub/y "));
+	assert_non_null(strstr(da, "\nlib 0040755 "));
+	assert_null(strstr(da, "\nlib/liba "));
+	assert_non_null(strstr(da, "\nftod/in "));
+	assert_null(strstr(da, "\ns "));
+	/* the files are the upper's inodes, not copies; one with a flag or a foreign xattr is a copy */
+	assert_int_equal(fstatat(afd, "a", &sa, 0), 0);
+	assert_int_equal(sa.st_ino, su.st_ino);
+	if (nodump) {
+		assert_int_equal(fstatat(ufd, "nodump", &su, 0), 0);
+		assert_int_equal(fstatat(afd, "nodump", &sa, 0), 0);
+		assert_int_not_equal(sa.st_ino, su.st_ino);
+	}
+	if (trusted) {
+		assert_int_equal(fstatat(ufd, "trusted", &su, 0), 0);
+		assert_int_equal(fstatat(afd, "trusted", &sa, 0), 0);
+		assert_int_not_equal(sa.st_ino, su.st_ino);
+	}
+	/* control: the comparison sees a difference of one mode bit */
+	assert_int_equal(fchmodat(afd, "keep", 0600, 0), 0);
+	free(da);
+	da = describe_tree(ta);
+	assert_string_not_equal(da, db);
+
+	close(afd);
+	close(bfd);
+	close(ufd);
+	rm_rf(base);
+}
+
+/* Deeper than the unpacker goes: the layer is written, the tree is not taken, and the summary
+ * says the unpacker would refuse it (so the build unpacks the blob and gets its refusal). */
+static void test_tree_beyond_unpack_limits(void **state)
+{
+	_cleanup_free_ char *upper = NULL, *tree = NULL, *lfile = NULL;
+	struct unpack_limits lim;
+	struct layer_result res;
+	int ufd, tfd, ofd;
+
+	strcpy(base, "/tmp/aisb-test-layer-XXXXXX");
+	assert_non_null(mkdtemp(base));
+	assert_int_equal(mk("upper/a/b/c/d/f", "deep\n", 0644), 0);
+	assert_int_equal(mk("tree/keep", "k\n", 0644), 0);
+	upper = path_join(base, "upper");
+	tree = path_join(base, "tree");
+	lfile = path_join(base, "layer.tar");
+	ufd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	tfd = open(tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	unpack_limits_default(&lim);
+	for (int i = 0; i < 2; i++) {
+		struct layer_out out = { .write = fd_sink, .ud = &ofd, .digest = true, .tree_fd = tfd, .lim = &lim };
+		lim.max_depth = i ? 3 : 8; /* control first: within the limit */
+		ofd = open(lfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		assert_int_equal(layer_write_out(ufd, &out, &res), 0);
+		close(ofd);
+		assert_int_equal(res.sum.max_depth, 5);
+		assert_int_equal(res.tree_done, i == 0);
+		assert_int_equal(unpack_summary_fits(&res.sum, &lim), i == 0);
+	}
+	close(ufd);
+	close(tfd);
+	rm_rf(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +595,8 @@ int main(void)
 		cmocka_unit_test(test_whiteout_path),
 		cmocka_unit_test(test_write_and_unpack),
 		cmocka_unit_test(test_empty_dirs),
+		cmocka_unit_test(test_tree_is_the_unpacked_layer),
+		cmocka_unit_test(test_tree_beyond_unpack_limits),
 	};
 	log_set_quiet(true);
 	return cmocka_run_group_tests(tests, NULL, NULL);

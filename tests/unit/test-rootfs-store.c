@@ -229,12 +229,65 @@ static void test_broken_stream_is_redone(void **state)
 	assert_true(empty_dir(f, "tmp"));
 }
 
+
+/* A build's tree: the base's tree linked in by a child (same inodes, directories anew), named by
+ * store_tree_commit() for its manifest; aborted or refused, it leaves nothing in tmp/. */
+static void test_tree_linked_in_child(void **state)
+{
+	static const char id[] = "1111111111111111111111111111111111111111111111111111111111111111";
+	struct fixture *f = *state;
+	struct unpack_limits lim;
+	struct store_tree *t = NULL;
+	_cleanup_free_ char *path = NULL;
+	char p[256];
+	struct stat a, b;
+
+	unpack_limits_default(&lim);
+	snprintf(p, sizeof(p), "%s/rootfs/%s/usr/lib", f->dir, id);
+	assert_int_equal(mkdir_p(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/rootfs/%s/usr/lib/liba", f->dir, id);
+	assert_int_equal(write_file_at(AT_FDCWD, p, "L\n", 2, 0644), 0);
+	assert_int_equal(stat(p, &a), 0);
+	snprintf(p, sizeof(p), "%s/rootfs/%s/lib", f->dir, id);
+	assert_int_equal(symlink("usr/lib", p), 0);
+
+	/* a base that is not in the store, or not an id: the caller unpacks instead */
+	assert_int_equal(store_tree_begin(f->s, "2222222222222222222222222222222222222222222222222222222222222222", &lim,
+					  true, &t), -EXDEV);
+	assert_int_equal(store_tree_begin(f->s, "../x", &lim, true, &t), -EXDEV);
+	/* aborted while (or after) the child links: nothing left */
+	assert_int_equal(store_tree_begin(f->s, id, &lim, true, &t), 0);
+	store_tree_abort(t);
+	assert_true(empty_dir(f, "tmp"));
+
+	assert_int_equal(store_tree_begin(f->s, id, &lim, true, &t), 0);
+	assert_int_equal(store_tree_ready(t), 0);
+	assert_int_equal(mkdirat(store_tree_fd(t), "new", 0755), 0);
+	assert_int_equal(fstatat(store_tree_fd(t), "usr/lib/liba", &b, 0), 0);
+	assert_int_equal(a.st_ino, b.st_ino); /* the base's file itself */
+	assert_int_equal(fstatat(store_tree_fd(t), "usr/lib", &b, 0), 0);
+	snprintf(p, sizeof(p), "%s/rootfs/%s/usr/lib", f->dir, id);
+	assert_int_equal(stat(p, &a), 0);
+	assert_int_not_equal(a.st_ino, b.st_ino); /* a directory of its own */
+	assert_int_equal(fstatat(store_tree_fd(t), "lib", &b, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISLNK(b.st_mode));
+	assert_int_equal(store_tree_commit(t, "sha256:0000000000000000000000000000000000000000000000000000000000000002",
+					   &path), 0);
+	snprintf(p, sizeof(p), "%s/new", path);
+	assert_int_equal(stat(p, &b), 0);
+	assert_true(empty_dir(f, "tmp"));
+	/* the base is as it was */
+	snprintf(p, sizeof(p), "%s/rootfs/%s/new", f->dir, id);
+	assert_int_not_equal(stat(p, &b), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_layers_from_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_digest_mismatch_leaves_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_stream_is_redone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tree_linked_in_child, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
