@@ -15,6 +15,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,6 +176,11 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 	f->resolv_is_link = lstat("/etc/resolv.conf", &st) == 0 && S_ISLNK(st.st_mode);
 	if (p->session_dir && !(f->session_etc = path_join(p->session_dir, "etc")))
 		return -ENOMEM;
+	if (p->rootfs == ROOTFS_IMAGE && p->image_ephemeral) {
+		struct sysinfo si;
+		if (sysinfo(&si) == 0)
+			f->ram_bytes = (uint64_t)si.totalram * (si.mem_unit ? si.mem_unit : 1);
+	}
 	if (p->rootfs == ROOTFS_IMAGE && p->session_dir && !p->image_ephemeral) {
 		_cleanup_free_ char *ov = path_join(p->session_dir, "overlay");
 		f->overlay_upper = path_join(p->session_dir, "overlay/upper");
