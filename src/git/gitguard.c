@@ -25,9 +25,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -604,9 +605,21 @@ static void gg_done(struct gg *g)
 	strv_free(g->hookdirs);
 }
 
+/* The walk's state, with everything but the dirent buffer zeroed: calloc() would write all
+ * 64 KiB, 16 page faults on every run's exit (measured with perf, issue 10's start-up cost), while
+ * getdents64 touches only what it returns (one page for a small directory). */
+static struct gg *gg_new(void)
+{
+	struct gg *g = malloc(sizeof(*g));
+
+	if (g)
+		memset(g, 0, offsetof(struct gg, buf));
+	return g;
+}
+
 int gitguard_check(const struct gitguard_options *o, struct gitguard_report *rep)
 {
-	_cleanup_free_ struct gg *g = calloc(1, sizeof(*g)); /* holds the 64 KiB dirent buffer */
+	_cleanup_free_ struct gg *g = gg_new();
 	int fd;
 
 	if (!g)
@@ -627,7 +640,7 @@ int gitguard_check(const struct gitguard_options *o, struct gitguard_report *rep
 
 int gitguard_check_file(const struct gitguard_options *o, struct gitguard_report *rep)
 {
-	_cleanup_free_ struct gg *g = calloc(1, sizeof(*g));
+	_cleanup_free_ struct gg *g = gg_new();
 	_cleanup_free_ char *dir = NULL;
 	struct gitguard_options fo = *o;
 	const char *slash = strrchr(o->root, '/');

@@ -19,6 +19,15 @@
 
 #include "ns/seccomp.h"
 
+/* Set in ASan builds (--enable-sanitizers): the gate's table and limits differ there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GATE_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GATE_SANITIZED 1
+#endif
+#endif
+
 /* The gate's exit status when it could not confine itself (it said why on stderr first): the
  * supervisor then stops the sandbox with exit 77, as for any enforcement that cannot be
  * installed. */
@@ -33,13 +42,16 @@
 extern const struct seccomp_rule gate_seccomp_rules[];
 extern const size_t gate_seccomp_rules_n;
 
+/* gate_seccomp_rules[] compiled when aisb was built (default action: kill the process), by
+ * seccomp-gen into src/ns/seccomp-filters.c; test-gate-confine compiles the table again and
+ * compares. */
+extern const struct seccomp_prog seccomp_prebuilt_gate;
+
 /**
- * gate_seccomp_compile() - compile gate_seccomp_rules[] (default action: kill the process)
- * @out: the program (free with seccomp_prog_free())
+ * gate_seccomp_compile() - the gate's filter: seccomp_prebuilt_gate
+ * @out: the program (seccomp_prog_free() is harmless on it)
  *
- * The supervisor compiles it before it forks the gate: in a freshly forked process, libseccomp's
- * compiler pays a copy-on-write fault for every page it touches (see ns/seccomp.h).
- * Return: 0 or -errno. Logs on failure.
+ * Allocates nothing (see ns/seccomp.h for why nothing is compiled at run time). Return: 0.
  */
 int gate_seccomp_compile(struct seccomp_prog *out);
 

@@ -516,14 +516,12 @@ static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, in
 
 /* Stage: start init. Should: write the id maps (ns/userns.c), move init into the session's
  * cgroup leaf before it may fork the workload (nothing runs unlimited), start pasta when the
- * plan needs it, send "go", then compile the seccomp filter while init builds the tree and send
- * it (in the workload, a fresh fork, libseccomp's compiler cost 34 copy-on-write page faults,
- * 15-55 us each on the VMs measured; see seccomp.h). Mustn't: let init go on when a map or the
- * cgroup could not be set. Return: 0; -1 (kill init, 125); or an exit code (kill init with it:
- * 77 for a withheld /dev/net/tun or a filter that cannot be compiled). A failed filter send
- * (init failed already, its report says why) kills init and sets *@send_err. Logs on failure. */
+ * plan needs it, send "go". (The seccomp filter is built into the binary: init takes it itself,
+ * ns/seccomp.h.) Mustn't: let init go on when a map or the cgroup could not be set. Return: 0;
+ * -1 (kill init, 125); or an exit code (kill init with it: 77 for a withheld /dev/net/tun).
+ * Logs on failure. */
 static int start_stage(const struct aisb_plan *p, pid_t pid, struct limits_run *lr, struct pasta *pasta,
-		       int sync_fd, const struct sync_go *go, struct seccomp_prog *filter, int *send_err)
+		       int sync_fd, const struct sync_go *go)
 {
 	int r;
 
@@ -535,14 +533,6 @@ static int start_stage(const struct aisb_plan *p, pid_t pid, struct limits_run *
 		return r == -ENODEV ? AISB_EXIT_ENFORCE : -1;
 	if (fdpass_send(sync_fd, go, sizeof(*go), NULL, 0) < 0)
 		return log_error_errno(-errno, "cannot start the sandbox's init: %m"), -1;
-	if (seccomp_policy_compile(&(struct seccomp_options){ .allow_ptrace = p->allow_ptrace }, filter) < 0)
-		return AISB_EXIT_ENFORCE; /* said why */
-	if (fdpass_send(sync_fd, filter->insns, filter->len * sizeof(*filter->insns), NULL, 0) < 0) {
-		/* Most likely init failed already and its report says why (read below); if not, it
-		 * would wait for the filter forever. */
-		*send_err = -errno;
-		(void)kill(pid, SIGKILL);
-	}
 	return 0;
 }
 
@@ -579,7 +569,6 @@ int sandbox_run(struct aisb_plan *p)
 {
 	struct mount_host_facts facts = { 0 };
 	struct mount_plan mp = { 0 };
-	struct seccomp_prog filter = { 0 };
 	struct term term = { .fd = -1 };
 	struct ttyfilter tf;
 	struct sync_go go = { .magic = SYNC_MAGIC };
@@ -589,7 +578,7 @@ int sandbox_run(struct aisb_plan *p)
 	struct limits_run lr = { .watchdog = -1, .watchdog_fd = -1 };
 	sigset_t mask, oldmask;
 	int sync_fds[2] = { -1, -1 }, err_fds[2] = { -1, -1 };
-	int sfd = -1, master = -1, ws_fd = -1, out_fd = -1, code = AISB_EXIT_FAILED, send_err = 0, r;
+	int sfd = -1, master = -1, ws_fd = -1, out_fd = -1, code = AISB_EXIT_FAILED, r;
 	int rfds[1 + NETPLAN_GATE_FDS], gate_fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 };
 	_cleanup_free_ char *egress_path = NULL;
 	struct pasta pasta = { .pid = -1 };
@@ -645,7 +634,7 @@ int sandbox_run(struct aisb_plan *p)
 	err_fds[1] = -1;
 	(void)session_set_init_pid(p, pid);
 
-	r = start_stage(p, pid, &lr, &pasta, sync_fds[0], &go, &filter, &send_err);
+	r = start_stage(p, pid, &lr, &pasta, sync_fds[0], &go);
 	if (r < 0)
 		goto kill_init;
 	if (r > 0) {
@@ -653,7 +642,7 @@ int sandbox_run(struct aisb_plan *p)
 		goto kill_init_keep_code;
 	}
 	/* While init mounts: off the start-up path (bench/startup.sh). */
-	if (!send_err && p->netp && netplan_has_gate(p->netp) && start_gate(p, &egress_path, &gate) < 0)
+	if (p->netp && netplan_has_gate(p->netp) && start_gate(p, &egress_path, &gate) < 0)
 		goto kill_init;
 
 	k = fdpass_recv(sync_fds[0], &ready, sizeof(ready), rfds, ELEMENTSOF(rfds), &nfds);
@@ -669,9 +658,7 @@ int sandbox_run(struct aisb_plan *p)
 		master = -1;
 		if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
 			code = report_log(&rep);
-		} else if (send_err < 0)
-			log_error_errno(send_err, "cannot send the seccomp filter to the sandbox's init: %m");
-		else
+		} else
 			log_error("the sandbox's init exited before it was ready");
 		goto kill_init_keep_code;
 	}
@@ -736,7 +723,6 @@ finish:
 	code = limits_finish(p, &lr, code);
 	mount_plan_free(&mp);
 	mount_host_facts_free(&facts);
-	seccomp_prog_free(&filter);
 	session_finish(p, code, start);
 	return code;
 }

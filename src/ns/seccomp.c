@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* seccomp.c — the one rule table of every sandbox and its compilation with libseccomp */
+/* seccomp.c — the one rule table of every sandbox, and the filters compiled from it when aisb was
+ * built (seccomp-gen.c, seccomp-compile.c) */
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -235,131 +235,10 @@ int seccomp_policy_rules(const struct seccomp_options *o, struct seccomp_rule *o
 	return (int)b.n;
 }
 
-/* Adds one rule with @action, or with its own errno when @action is 0. Return: 0, -ENOSYS for a
- * name this libseccomp does not know, or -errno. Does not log. */
-static int rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *ru, uint32_t action)
-{
-	static const enum scmp_compare ops[] = { [SC_CMP_EQ] = SCMP_CMP_EQ, [SC_CMP_NE] = SCMP_CMP_NE,
-						 [SC_CMP_GE] = SCMP_CMP_GE, [SC_CMP_MASKED_EQ] = SCMP_CMP_MASKED_EQ };
-	struct scmp_arg_cmp c[SECCOMP_RULE_CMPS];
-	unsigned n = 0;
-	int nr = seccomp_syscall_resolve_name(ru->name);
-
-	/* A name libseccomp does not know at all (one older than the table): refuse, never skip
-	 * (issue 10). A known name that is no system call of this architecture (chown32 or
-	 * socketcall on x86_64) resolves to a negative pseudo number: there is nothing to filter. */
-	if (nr == __NR_SCMP_ERROR)
-		return -ENOSYS;
-	if (nr < 0)
-		return 0;
-	for (unsigned i = 0; i < SECCOMP_RULE_CMPS; i++) {
-		const struct seccomp_arg_cmp *a = &ru->cmp[i];
-
-		if (a->op == SC_CMP_NONE)
-			continue;
-		if (a->op >= SC_CMP_MAX || a->arg > 5)
-			return -EINVAL;
-		c[n++] = (struct scmp_arg_cmp){ .arg = a->arg, .op = ops[a->op],
-						.datum_a = a->op == SC_CMP_MASKED_EQ ? a->mask : a->value,
-						.datum_b = a->op == SC_CMP_MASKED_EQ ? a->value : 0 };
-	}
-	return seccomp_rule_add_array(ctx, action ? action : SCMP_ACT_ERRNO((unsigned)ru->err), nr, n, c);
-}
-
-/* Compiles @rules into a context: a denylist (every call allowed but the rules' errnos) when
- * @allowlist is false, an allowlist (only the rules' calls, everything else kills the process)
- * when it is true. Return: 0 or -errno. Logs on failure. */
-static int build_ctx(const struct seccomp_rule *rules, size_t n, bool allowlist, scmp_filter_ctx *out)
-{
-	scmp_filter_ctx ctx = seccomp_init(allowlist ? SCMP_ACT_KILL_PROCESS : SCMP_ACT_ALLOW);
-	int r;
-
-	if (!ctx)
-		return log_error_errno(-ENOMEM, "seccomp: out of memory");
-	/* Only the native architecture: a syscall made through another ABI (i386 int 0x80, x32)
-	 * would bypass rules written for native numbers, so it kills the process. */
-	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
-	if (r < 0) {
-		seccomp_release(ctx);
-		return log_error_errno(r, "seccomp: cannot set the bad-architecture action: %m");
-	}
-	for (size_t i = 0; i < n; i++) {
-		r = rule_add(ctx, &rules[i], allowlist ? SCMP_ACT_ALLOW : 0);
-		if (r == -ENOSYS) {
-			const struct scmp_version *v = seccomp_version();
-			seccomp_release(ctx);
-			return log_error_errno(r, "seccomp: libseccomp %u.%u.%u does not know the system call '%s', "
-					       "so its rule cannot be enforced (install a newer libseccomp)",
-					       v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0, rules[i].name);
-		}
-		if (r < 0) {
-			seccomp_release(ctx);
-			return log_error_errno(r, "seccomp: cannot add the rule for '%s': %m", rules[i].name);
-		}
-	}
-	*out = ctx;
-	return 0;
-}
-
-static int compile(const struct seccomp_rule *rules, size_t n, bool allowlist, struct seccomp_prog *out)
-{
-	_cleanup_close_ int fd = -1;
-	scmp_filter_ctx ctx = NULL;
-	off_t size;
-	int r;
-
-	*out = (struct seccomp_prog){ 0 };
-	r = build_ctx(rules, n, allowlist, &ctx);
-	if (r < 0)
-		return r;
-	/* libseccomp 2.5 exports only to an fd */
-	fd = memfd_create("aisb-seccomp", MFD_CLOEXEC);
-	if (fd < 0)
-		r = -errno;
-	else
-		r = seccomp_export_bpf(ctx, fd);
-	seccomp_release(ctx);
-	if (r < 0)
-		return log_error_errno(r, "seccomp: cannot export the filter: %m");
-	size = lseek(fd, 0, SEEK_END);
-	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) != 0 ||
-	    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
-		return log_error_errno(-EINVAL, "seccomp: the exported filter has %lld bytes", (long long)size);
-	out->insns = malloc((size_t)size);
-	if (!out->insns)
-		return log_error_errno(-ENOMEM, "seccomp: out of memory");
-	if (pread(fd, out->insns, (size_t)size, 0) != size) {
-		seccomp_prog_free(out);
-		return log_error_errno(-EIO, "seccomp: cannot read the exported filter back");
-	}
-	out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
-	return 0;
-}
-
-int seccomp_rules_compile(const struct seccomp_rule *rules, size_t n, struct seccomp_prog *out)
-{
-	return compile(rules, n, false, out);
-}
-
-int seccomp_allowlist_compile(const struct seccomp_rule *rules, size_t n, struct seccomp_prog *out)
-{
-	return compile(rules, n, true, out);
-}
-
-int seccomp_policy_compile(const struct seccomp_options *o, struct seccomp_prog *out)
-{
-	struct seccomp_rule rules[SECCOMP_RULES_MAX];
-	int n = seccomp_policy_rules(o, rules, ELEMENTSOF(rules));
-
-	*out = (struct seccomp_prog){ 0 };
-	if (n < 0)
-		return log_error_errno(n, "seccomp: more rules than SECCOMP_RULES_MAX");
-	return seccomp_rules_compile(rules, (size_t)n, out);
-}
-
 int seccomp_policy_load(const struct seccomp_prog *prog)
 {
-	struct sock_fprog fp = { .len = prog->len, .filter = prog->insns };
+	/* the kernel only reads the program (sock_fprog's pointer is not const in the uapi) */
+	struct sock_fprog fp = { .len = prog->len, .filter = (struct sock_filter *)prog->insns };
 
 	if (!prog->insns || !prog->len)
 		return -EINVAL;
@@ -373,20 +252,7 @@ int seccomp_policy_load(const struct seccomp_prog *prog)
 
 void seccomp_prog_free(struct seccomp_prog *prog)
 {
-	free(prog->insns);
+	if (prog->owned)
+		free((void *)prog->insns);
 	*prog = (struct seccomp_prog){ 0 };
-}
-
-int seccomp_policy_apply(const struct seccomp_options *o)
-{
-	struct seccomp_prog prog;
-	int r = seccomp_policy_compile(o, &prog);
-
-	if (r < 0)
-		return r;
-	r = seccomp_policy_load(&prog);
-	seccomp_prog_free(&prog);
-	if (r < 0)
-		return log_error_errno(r, "seccomp: cannot load the filter: %m");
-	return 0;
 }

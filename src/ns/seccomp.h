@@ -5,14 +5,16 @@
  * seccomp_policy_rules() is the pure rule list for a set of options (unit-tested by name and
  * argument filter): the deny list, the socket-family allowlist, the ptrace family unless
  * --allow-ptrace, and for a build's root RUN steps the fakeroot no-ops. One table, one compiler:
- * a fix made here protects both paths. seccomp_policy_compile() turns the list into a BPF program
- * with libseccomp in the supervisor, and the workload only loads that program
- * (seccomp_policy_load) as the last step before execve: memory is costly in a freshly forked
- * process (every page it writes is a copy-on-write fault, 15-55 us each on the VMs measured, and
- * libseccomp's compiler touched 34 pages in the workload). seccomp_policy_apply() does both at
- * once (build RUN steps). Default action: allow. Foreign architectures (and x32) kill the
- * process. A rule naming a system call that the libseccomp found at run time does not know fails
- * the compilation (exit 77 for the caller): a rule is never skipped silently.
+ * a fix made here protects both paths. The list is turned into BPF by libseccomp when aisb is
+ * BUILT (seccomp-gen.c writes the programs of the four option sets into the binary), not at
+ * every start: compiling cost ~50 copy-on-write and heap page faults per run (15-55 us each on
+ * the VMs measured), most of issue 10's start-up regression, and libseccomp is no longer loaded
+ * at run time at all. seccomp_policy_compile() hands out the built-in program for a set of
+ * options; the workload only loads it (seccomp_policy_load) as the last step before execve.
+ * seccomp_policy_apply() does both at once (build RUN steps). Default action: allow. Foreign
+ * architectures (and x32) kill the process. A rule naming a system call that the libseccomp
+ * at build time does not know fails the build: a rule is never skipped silently. The filter is
+ * for the architecture aisb is built for (configure refuses to cross-compile).
  */
 #ifndef AISB_NS_SECCOMP_H
 #define AISB_NS_SECCOMP_H
@@ -73,34 +75,23 @@ int seccomp_policy_rules(const struct seccomp_options *o, struct seccomp_rule *o
 #define SECCOMP_CLONE_FLAGS_ARG 0
 #endif
 
-/* A compiled filter. */
+/* A compiled filter: one of the built-in ones (not owned) or, in the generator and the unit
+ * tests, one libseccomp made (owned: seccomp_prog_free() frees it). */
 struct seccomp_prog {
-	struct sock_filter *insns;
+	const struct sock_filter *insns;
 	unsigned short len;
+	bool owned;
 };
 
 /**
- * seccomp_policy_compile() - compile the filter for a set of options
+ * seccomp_policy_compile() - the filter for a set of options
  * @o: the options
- * @out: the program (free with seccomp_prog_free())
+ * @out: the program, compiled when aisb was built (seccomp_prog_free() is harmless on it)
  *
- * Return: 0, -ENOSYS when a rule names a system call the run-time libseccomp does not know, or
- * another -errno. Logs on failure (naming the system call).
+ * Allocates nothing, cannot fail (the return value is kept for the callers' error paths).
+ * Return: 0.
  */
 int seccomp_policy_compile(const struct seccomp_options *o, struct seccomp_prog *out);
-
-/**
- * seccomp_allowlist_compile() - compile an allowlist: only @rules' calls (with their argument
- * comparisons) run, every other call and every foreign ABI kills the process
- * @rules: the allowed calls (.err is unused)
- * @n: how many
- * @out: the program (free with seccomp_prog_free())
- *
- * For a confined helper that parses hostile bytes (the gate, net/gate-confine.h): the same
- * compiler as the sandbox's denylist, the other default action.
- * Return: 0, -ENOSYS as for seccomp_policy_compile(), or -errno. Logs on failure.
- */
-int seccomp_allowlist_compile(const struct seccomp_rule *rules, size_t n, struct seccomp_prog *out);
 
 /* Sets no_new_privs and loads @prog into the calling thread, as libseccomp's seccomp_load()
  * would. Allocates nothing; only system calls (safe in a CLONE_VM child). Return: 0 or -errno.
@@ -110,11 +101,10 @@ int seccomp_policy_load(const struct seccomp_prog *prog);
 void seccomp_prog_free(struct seccomp_prog *prog);
 
 /**
- * seccomp_policy_apply() - compile and load the filter into the calling thread
+ * seccomp_policy_apply() - load the filter for @o into the calling thread
  * @o: the options
  *
- * Sets no_new_privs. Return: 0 or -errno (-ENOSYS as for seccomp_policy_compile()). Logs on
- * failure.
+ * Sets no_new_privs. Return: 0 or -errno. Logs on failure.
  */
 int seccomp_policy_apply(const struct seccomp_options *o);
 

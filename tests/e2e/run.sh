@@ -31,6 +31,8 @@ for helper in deny-userns probe; do
 	helper=$(dirname "$bin")/tests/e2e/$helper
 	[ -x "$helper" ] && cp "$helper" "$stage/helpers/"
 done
+# the seccomp filter generator of the build (hardening.bats runs it with a shimmed libseccomp)
+[ -x "$(dirname "$bin")/seccomp-gen" ] && cp "$(dirname "$bin")/seccomp-gen" "$stage/helpers/"
 chmod -R a+rX "$stage"
 
 # Projects live under a path the sandbox does not own (/tmp, /root, /var are reserved and would

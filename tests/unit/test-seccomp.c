@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -234,10 +235,37 @@ static void test_fail_closed(void **state)
 	assert_null(prog.insns);
 	assert_int_equal(seccomp_rules_compile(pseudo, ELEMENTSOF(pseudo), &prog), 0);
 	seccomp_prog_free(&prog);
+}
+
+/* The filters built into aisb (seccomp-gen, at build time) are exactly what libseccomp makes of
+ * the rule table now, for each of the four option sets, and each is a different program:
+ * seccomp_policy_compile() hands out the one of its options, not one for all. */
+static void test_builtin_is_the_table(void **state)
+{
 	for (int m = 0; m < 4; m++) {
-		o = (struct seccomp_options){ .allow_ptrace = m & 1, .fakeroot = m & 2 };
-		assert_int_equal(seccomp_policy_compile(&o, &prog), 0);
-		seccomp_prog_free(&prog);
+		struct seccomp_options o = { .allow_ptrace = m & 1, .fakeroot = m & 2 };
+		struct seccomp_rule r[SECCOMP_RULES_MAX];
+		struct seccomp_prog now, built;
+		int n = seccomp_policy_rules(&o, r, ELEMENTSOF(r));
+
+		assert_true(n > 0);
+		assert_int_equal(seccomp_rules_compile(r, (size_t)n, &now), 0);
+		assert_true(now.owned);
+		assert_int_equal(seccomp_policy_compile(&o, &built), 0);
+		assert_false(built.owned);
+		assert_int_equal(built.len, now.len);
+		assert_memory_equal(built.insns, now.insns, now.len * sizeof(now.insns[0]));
+		for (int k = 0; k < m; k++) {
+			struct seccomp_prog other;
+			assert_int_equal(seccomp_policy_compile(&(struct seccomp_options){ .allow_ptrace = k & 1,
+											  .fakeroot = k & 2 },
+							   &other), 0);
+			assert_false(other.len == built.len &&
+				     memcmp(other.insns, built.insns, built.len * sizeof(built.insns[0])) == 0);
+		}
+		seccomp_prog_free(&built); /* harmless on a built-in one */
+		assert_null(built.insns);
+		seccomp_prog_free(&now);
 	}
 }
 
@@ -307,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_socket_families),
 		cmocka_unit_test(test_capacity),
 		cmocka_unit_test(test_fail_closed),
+		cmocka_unit_test(test_builtin_is_the_table),
 		cmocka_unit_test(test_compile_and_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
