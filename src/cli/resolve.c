@@ -581,8 +581,8 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 			   "minimal /dev, tmpfs /tmp /run\n", p->image_ref,
 			p->image_rootfs ? p->image_rootfs : "(not pulled yet: would be pulled)",
 			!p->image_ephemeral ? "in the session dir (kept)"
-			: p->keep ? "on a tmpfs bounded by the memory limit (--ephemeral)"
-				  : "on a tmpfs bounded by the memory limit (thrown away at exit)");
+			: p->keep ? "on a tmpfs of half the memory limit (--ephemeral)"
+				  : "on a tmpfs of half the memory limit (thrown away at exit)");
 	else
 		fprintf(f, "rootfs:     host: /usr /bin /sbin /lib* /etc /opt read-only; fresh /proc, minimal /dev, "
 			   "tmpfs /tmp /run\n");

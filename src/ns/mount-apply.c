@@ -199,6 +199,13 @@ static int overlay_root_create(const struct mount_op *op, bool *unsupported, cha
 		if (scratch < 0)
 			return fail(err, errlen, scratch, "cannot create the tmpfs for the overlay upper (%s)",
 				    op->data ? op->data : "");
+		/* Attached, on this (private) namespace's /tmp: overlayfs of Linux 6.1 refuses an
+		 * upper in a detached mount (measured in the tests/vm guest: the run fell back to
+		 * read-only; 6.18 accepts it). The lower is open already; the root tmpfs of
+		 * stage_new_root() goes over it, the pivot's detach of the old root takes it away,
+		 * and the overlay keeps its own private clone of it. */
+		if (move_mount(scratch, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return fail(err, errlen, -errno, "cannot attach the tmpfs for the overlay upper");
 		if (mkdirat(scratch, "upper", 0755) < 0 || mkdirat(scratch, "work", 0700) < 0)
 			return fail(err, errlen, -errno, "cannot create the tmpfs overlay upper");
 		upper = openat(scratch, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -70,12 +70,16 @@ static int add_git(struct mount_plan *mp, const struct aisb_plan *p, const char 
 
 uint64_t mount_upper_size(uint64_t memory_max, uint64_t ram_bytes, uint64_t test_max)
 {
-	uint64_t n = memory_max;
+	/* Half the limit, not all of it: the tmpfs's pages count against memory.max, so an upper
+	 * as large as the limit is never full before the cgroup is, and filling it ended in the
+	 * OOM killer (measured in tests/vm: --memory 64M, a 100M write: dd killed, 137) instead
+	 * of ENOSPC to the writer. */
+	uint64_t n = memory_max / 2;
 
 	if (ram_bytes && (!n || n > ram_bytes / 2))
 		n = ram_bytes / 2;
 	if (!n)
-		n = CGROUP_MEMORY_DEFAULT;
+		n = CGROUP_MEMORY_DEFAULT / 2;
 	if (test_max && test_max < n)
 		n = test_max;
 	return n;

@@ -131,9 +131,10 @@ void mount_host_facts_free(struct mount_host_facts *f);
  * @ram_bytes: the host's RAM (0: unknown)
  * @test_max: the AISB_TEST_UPPER_SIZE bound (0: none); it can only lower the result
  *
- * The smaller of the memory limit and half the RAM (tmpfs's own default), so a sandbox's image
- * writes end in ENOSPC before they can take the host's memory, even where no cgroup enforces the
- * limit; with neither known, the default memory limit. Pure. Does not log.
+ * The smaller of half the memory limit and half the RAM (tmpfs's own default), so a sandbox's
+ * image writes end in ENOSPC before they fill the memory cgroup (whose OOM killer would pick a
+ * process instead) or take the host's memory where no cgroup enforces the limit; with neither
+ * known, half the default memory limit. Pure. Does not log.
  * Return: bytes, > 0.
  */
 uint64_t mount_upper_size(uint64_t memory_max, uint64_t ram_bytes, uint64_t test_max);

@@ -549,11 +549,11 @@ image_run_available() {
 	export XDG_STATE_HOME=$BATS_TEST_TMPDIR/state
 	mkdir -p "$BATS_TEST_TMPDIR/proj"
 	cd "$BATS_TEST_TMPDIR/proj"
-	# the default bound is the memory limit (4 GiB), below half the RAM
+	# the default bound is half the memory limit (4 GiB), below half the RAM
 	run --separate-stderr "$AISB" run --image "oci:$W/bb:v1" -- /bin/sh -c 'echo $(($(stat -f -c "%b*%S" /)))'
 	[ "$status" -eq 0 ]
 	ram=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024))
-	want=$((4 << 30))
+	want=$((2 << 30))
 	[ "$want" -le $((ram / 2)) ] || want=$((ram / 2 / 4096 * 4096))
 	[ "$output" = "$want" ]
 	# while the sandbox runs, its session dir holds no overlay dirs (the upper is in memory)

@@ -139,7 +139,7 @@ static void test_mount_plan_image(void **state)
 	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
 	assert_int_equal(mp.ops[0].kind, MOP_OVERLAY);
 	assert_true(mp.ops[0].flags & MOP_F_TMPFS_UPPER);
-	assert_string_equal(mp.ops[0].data, "mode=0755,size=4294967296");
+	assert_string_equal(mp.ops[0].data, "mode=0755,size=2147483648");
 	mount_plan_free(&mp);
 }
 

@@ -259,20 +259,21 @@ static void test_root_idmapped(void **state)
 	plan_free(&p);
 }
 
-/* The tmpfs upper's bound: the memory limit, never above half the RAM (tmpfs's own default),
- * the default limit when neither is known; the test hook only lowers it. */
+/* The tmpfs upper's bound: half the memory limit, never above half the RAM (tmpfs's own
+ * default), half the default limit when neither is known; the test hook only lowers it. */
 static void test_upper_size(void **state)
 {
 	static const struct {
 		uint64_t mem, ram, test, want;
 	} t[] = {
-		{ 4ULL << 30, 24ULL << 30, 0, 4ULL << 30 },    /* the default limit on a large host */
+		{ 4ULL << 30, 24ULL << 30, 0, 2ULL << 30 },    /* the default limit on a large host */
 		{ 4ULL << 30, 2ULL << 30, 0, 1ULL << 30 },     /* a small host: half its RAM */
+		{ 64 << 20, 2ULL << 30, 0, 32 << 20 },         /* --memory 64M: 32M */
 		{ 0, 16ULL << 30, 0, 8ULL << 30 },             /* --memory max: half the RAM */
-		{ 0, 0, 0, CGROUP_MEMORY_DEFAULT },            /* nothing known */
-		{ 512ULL << 20, 0, 0, 512ULL << 20 },          /* RAM unknown: the limit */
+		{ 0, 0, 0, CGROUP_MEMORY_DEFAULT / 2 },        /* nothing known */
+		{ 512ULL << 20, 0, 0, 256ULL << 20 },          /* RAM unknown: half the limit */
 		{ 4ULL << 30, 24ULL << 30, 8 << 20, 8 << 20 }, /* the test hook lowers */
-		{ 8 << 20, 24ULL << 30, 1ULL << 30, 8 << 20 }, /* ... and never raises */
+		{ 8 << 20, 24ULL << 30, 1ULL << 30, 4 << 20 }, /* ... and never raises */
 	};
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(t); i++)
@@ -328,7 +329,7 @@ static void test_image_fallback(void **state)
 	mount_plan_free(&mp);
 
 	/* with the kept session's dirs the upper is on disk; without them (a session that is not
-	 * kept, --ephemeral) a tmpfs bounded by the memory limit, or half the RAM below it */
+	 * kept, --ephemeral) a tmpfs bounded by half the memory limit, or half the RAM below it */
 	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
 	assert_false(mp.ops[0].flags & MOP_F_TMPFS_UPPER);
 	mount_plan_free(&mp);
@@ -339,11 +340,11 @@ static void test_image_fallback(void **state)
 	f.ram_bytes = 8ULL << 30;
 	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
 	assert_true(mp.ops[0].flags & MOP_F_TMPFS_UPPER);
-	assert_string_equal(mp.ops[0].data, "mode=0755,size=536870912");
-	mount_plan_free(&mp);
-	f.ram_bytes = 512ULL << 20;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
 	assert_string_equal(mp.ops[0].data, "mode=0755,size=268435456");
+	mount_plan_free(&mp);
+	f.ram_bytes = 256ULL << 20;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_string_equal(mp.ops[0].data, "mode=0755,size=134217728");
 	mount_plan_free(&mp);
 	p.image_upper_max = 1 << 20; /* AISB_TEST_UPPER_SIZE only lowers it */
 	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
