@@ -12,6 +12,7 @@
 #   SINK=splice                           the client splices into /dev/null (no userspace copy)
 #   PIN=1                                 server and client on CPU 0, the relay on CPU 1
 #   PEERS=0                               skip squid and srt even when installed
+#   AISB_BEFORE=OTHER_BINARY              its CONNECT and transparent columns too (A/B, interleaved)
 # The peers run when installed (they are not in contrib/packages.txt: CI does not run benches):
 #   squid: apt-get install squid          (run here as `squid -N` with a config in the work dir)
 #   srt:   apt-get install bubblewrap socat ripgrep && npm install -g @anthropic-ai/sandbox-runtime
@@ -60,13 +61,25 @@ if [ "${PIN:-0}" = 1 ]; then
 	pin_cli=(taskset -c 0) pin_relay=(taskset -c 1)
 	taskset -pc 0 "$srv" >/dev/null
 fi
-sbcmd=("${pin_relay[@]}" "$aisb" --allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home
-	--no-agents --env BYTES --env HOLD=2)
-[ -n "${SINK:-}" ] && sbcmd+=(--env SINK)
-sbcmd+=(-- "${pin_cli[@]}")
-sb() { "${sbcmd[@]}" "$@"; }
+sbopts=(--allow "svc.test:$port" --add-host svc.test=127.0.0.1 --ephemeral-home --no-agents --env BYTES --env HOLD=2)
+[ -n "${SINK:-}" ] && sbopts+=(--env SINK)
+# sb BINARY ARGS...: ARGS in a sandbox of that aisb binary (the bench's, or AISB_BEFORE's)
+sb() { local bin=$1; shift; "${pin_relay[@]}" "$bin" "${sbopts[@]}" -- "${pin_cli[@]}" "$@"; }
+# AISB_BEFORE=BINARY adds its CONNECT and transparent columns (before_connect, ...), interleaved
+before=
+if [ -n "${AISB_BEFORE:-}" ]; then
+	before=$(realpath -e "$AISB_BEFORE") || { echo "bench/gate.sh: no aisb binary at '$AISB_BEFORE'" >&2; exit 1; }
+fi
+cur_aisb=$aisb
 # the work dir is the project: inside, the script is in the working directory
 load=(python3 gate-load.py)
+# The host-side clients (direct, relay-floor, squid) run in a session of their own, as aisb's
+# sandboxed command does (its init calls setsid()): with the kernel's autogroup scheduling
+# (kernel.sched_autogroup_enabled=1 on Debian) every session is a scheduling group with an equal
+# share, so a client in the bench's own session shared one share with the server and the relay
+# while aisb's client had a share of its own. Measured before this (14:08, load 6-7): the aisb
+# columns moved 1.6-1.8x the bytes per second of direct and relay-floor.
+hload=(setsid -w "${load[@]}")
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
 secs() { awk -v t="$1" -v hz="$hz" 'BEGIN {printf "%.2f", t / hz}'; }
@@ -130,43 +143,83 @@ else
 fi
 srtcmd() { "${pin_relay[@]}" srt -s "$work/srt.json" -c "BYTES=$BYTES SINK=${SINK:-} HOLD=2 ${pin_cli[*]} $*"; }
 
-# The processes of a relay, for CPU and RSS: aisb's supervisor (whose gate it runs) or srt's
-# node process (its proxy) and the socat bridges srt puts on both sides of its sandbox's wall.
-descendants() { local c; for c in $(pgrep -P "$1" 2>/dev/null); do echo "$c"; descendants "$c"; done; }
-srt_relay_pids() {
-	local p
-	for p in $(descendants "$apid"); do
-		case $(cat "/proc/$p/comm" 2>/dev/null) in node | socat) echo "$p" ;; esac
+# The samplers below run while a transfer runs, on the same 2 cores: they use bash builtins
+# only. The first version forked pgrep, readlink, awk and sleep for every process every 20 ms,
+# which took ~0.7 s of CPU in 2.2 s (a third of a core) in the aisb and srt columns only, never
+# in relay-floor's (which needs no sampling): the yardstick ran on a quieter machine than the
+# relays it was compared with.
+exec {napfd}<> <(:) # a pipe that nobody writes to: `read -t` on it sleeps without a fork
+nap() { read -r -t "$1" -u "$napfd" _ || :; }
+# tk=utime+stime (ticks) of pid $1, 0 once it is gone
+ticks_of() {
+	local l f
+	tk=0
+	{ read -r l <"/proc/$1/stat"; } 2>/dev/null || return 0
+	read -r -a f <<<"${l##*) }" # fields from the 3rd on: utime and stime are the 14th and 15th
+	tk=$((f[11] + f[12]))
+}
+# kids=(children of pid $1)
+kids_of() {
+	local t k
+	kids=()
+	for t in /proc/"$1"/task/*/children; do
+		k=()
+		{ read -r -a k <"$t"; } 2>/dev/null || :
+		kids+=("${k[@]}")
 	done
 }
+# st=(the fields of the "$2:" line of /proc/$1/status), empty if none
+status_of() {
+	local k v
+	st=()
+	{ while read -r k v; do
+		[ "$k" = "$2:" ] && { read -r -a st <<<"$v"; return 0; }
+	done <"/proc/$1/status"; } 2>/dev/null || : # the process may be gone: set -e must not end the round
+}
+
+# The processes of a relay, for CPU and RSS, into relay_pids: aisb's supervisor (whose gate it
+# runs) or srt's node process (its proxy) and the socat bridges srt puts on both sides of its
+# sandbox's wall.
+srt_walk() {
+	local p c kids
+	kids_of "$1"
+	for p in "${kids[@]}"; do
+		{ read -r c <"/proc/$p/comm"; } 2>/dev/null || c=
+		case $c in node | socat) relay_pids+=("$p") ;; esac
+		srt_walk "$p"
+	done
+}
+srt_relay_pids() { relay_pids=(); srt_walk "$apid"; }
 # aisb's relay: the supervisor and every process below it running the aisb binary, except the
 # sandbox's init (pid 1 inside) and what it runs: the supervisor itself and its gate process
 # ("aisb-gate", a child of the supervisor since issue 13)
 aisb_relay_pids() {
-	local p exe
-	echo "$apid"
-	for p in $(pgrep -P "$apid" 2>/dev/null); do
-		exe=$(readlink "/proc/$p/exe" 2>/dev/null) || continue
-		[ "$exe" = "$aisb" ] || continue
+	local p st
+	relay_pids=("$apid")
+	kids_of "$apid"
+	for p in "${kids[@]}"; do
+		[ "/proc/$p/exe" -ef "$cur_aisb" ] || continue
 		# the sandbox's init is pid 1 in its own pid namespace
-		[ "$(awk '/^NSpid/ {print $NF}' "/proc/$p/status" 2>/dev/null)" = 1 ] && continue
-		echo "$p"
+		status_of "$p" NSpid
+		[ "${#st[@]}" -gt 0 ] && [ "${st[-1]}" = 1 ] && continue
+		relay_pids+=("$p")
 	done
 }
 # Samples the CPU ticks (user+sys of each process itself, not of the children it reaped: the
 # client's would count) summed over the pids "$1" lists, while $apid lives; the largest sum
 # seen goes to $relay_ticks.
 follow_ticks() {
-	local t p sum
+	local p sum tk
 	relay_ticks=0
 	while kill -0 "$apid" 2>/dev/null; do
 		sum=0
-		for p in $($1); do
-			t=$(ticks "$p")
-			sum=$((sum + t))
+		"$1"
+		for p in "${relay_pids[@]}"; do
+			ticks_of "$p"
+			sum=$((sum + tk))
 		done
 		[ "$sum" -gt "$relay_ticks" ] && relay_ticks=$sum
-		sleep 0.02
+		nap 0.02
 	done
 }
 
@@ -175,12 +228,12 @@ bulk() {
 	local mode=$1 s0 r0=0 out relay=0 apid
 	s0=$(ticks "$srv")
 	case $mode in
-	direct) out=$("${pin_cli[@]}" "${load[@]}" bulk direct 127.0.0.1 "$port") ;;
+	direct) out=$("${pin_cli[@]}" "${hload[@]}" bulk direct 127.0.0.1 "$port") ;;
 	floor | squid)
 		local rp=$floor dport=${fport:-}
 		[ "$mode" = squid ] && rp=$squid dport=$port
 		r0=$(ticks "$rp")
-		out=$("${pin_cli[@]}" "${load[@]}" bulk "$mode" 127.0.0.1 "$dport")
+		out=$("${pin_cli[@]}" "${hload[@]}" bulk "$mode" 127.0.0.1 "$dport")
 		relay=$(($(ticks "$rp") - r0)) ;;
 	srt)
 		srtcmd "${load[*]} bulk srt 127.0.0.1 $port" >"$work/out" 2>"$work/err" &
@@ -190,12 +243,16 @@ bulk() {
 		wait "$apid" || true
 		out=$(cat "$work/out") ;;
 	*)
-		"${sbcmd[@]}" "${load[@]}" bulk "$mode" svc.test "$port" >"$work/out" 2>"$work/err" &
+		cur_aisb=$aisb
+		[ "${mode#before_}" != "$mode" ] && cur_aisb=$before
+		# a simple command, not sb(): $! must be the supervisor itself, not a subshell
+		"${pin_relay[@]}" "$cur_aisb" "${sbopts[@]}" -- "${pin_cli[@]}" "${load[@]}" bulk "${mode#before_}" svc.test "$port" \
+			>"$work/out" 2>"$work/err" &
 		apid=$! # the supervisor, which runs the gate (taskset execs it: same pid)
 		follow_ticks aisb_relay_pids
 		relay=$relay_ticks
 		wait "$apid" || true
-		out=$(cat "$work/out")
+		out=$(sed "s/^/${mode%"${mode#before_}"}/" "$work/out")
 		grep -v 'warning: resource limits' "$work/err" >&2 || true ;;
 	esac
 	echo "$out server_cpu $(secs $(($(ticks "$srv") - s0))) s relay_cpu $(secs "$relay") s"
@@ -204,9 +261,10 @@ bulk() {
 modes=(direct)
 [ -n "$floor" ] && modes+=(floor)
 modes+=(connect transparent)
+[ -n "$before" ] && modes+=(before_connect before_transparent)
 [ -n "$squid" ] && modes+=(squid)
 [ -n "$srt" ] && modes+=(srt)
-echo "== 1 GiB, one connection, $repeat interleaved rounds (${SINK:-recv_into} client${PIN:+, pinned: server+client CPU 0, relay CPU 1})"
+echo "== $BYTES bytes, one connection, $repeat interleaved rounds (${SINK:-recv_into} client${PIN:+, pinned: server+client CPU 0, relay CPU 1})"
 : >"$work/bulk"
 for _ in $(seq "$repeat"); do
 	for m in "${modes[@]}"; do
@@ -219,36 +277,46 @@ median_col() { # mode field
 }
 mibs() { awk -v m="$1" '$1 == m {print $4}' "$work/bulk" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-echo "== time to first byte, $n sequential connections"
+echo "== time to first byte, $n sequential connections per mode, $repeat interleaved rounds"
 : >"$work/ttfb"
-for m in "${modes[@]}"; do
+for _ in $(seq "$repeat"); do for m in "${modes[@]}"; do
 	case $m in
-	direct) "${load[@]}" ttfb direct 127.0.0.1 "$port" "$n" ;;
-	floor) "${load[@]}" ttfb direct 127.0.0.1 "$fport" "$n" | sed 's/^direct/floor/' ;;
-	squid) "${load[@]}" ttfb squid 127.0.0.1 "$port" "$n" ;;
+	direct) "${hload[@]}" ttfb direct 127.0.0.1 "$port" "$n" ;;
+	floor) "${hload[@]}" ttfb direct 127.0.0.1 "$fport" "$n" | sed 's/^direct/floor/' ;;
+	squid) "${hload[@]}" ttfb squid 127.0.0.1 "$port" "$n" ;;
 	srt) srtcmd "${load[*]} ttfb srt 127.0.0.1 $port $n" 2>/dev/null ;;
-	*) sb "${load[@]}" ttfb "$m" svc.test "$port" "$n" 2>/dev/null ;;
+	before_*) sb "$before" "${load[@]}" ttfb "${m#before_}" svc.test "$port" "$n" 2>/dev/null | sed 's/^/before_/' ;;
+	*) sb "$aisb" "${load[@]}" ttfb "$m" svc.test "$port" "$n" 2>/dev/null ;;
 	esac | tee -a "$work/ttfb"
-done
+done; done
 
-# Peak VmRSS of @pids (sampled every 50 ms while $1 lives), summed over the pids given by the
-# command in $2 (re-evaluated each sample: the gate may be its own process).
+# Peak VmRSS (KiB, sampled every 50 ms while $1 lives), summed over the pids that the function
+# $2 puts in relay_pids (re-evaluated each sample: the gate may be its own process).
 peak_rss() {
-	local watch=$1 lister=$2 peak=0 sum p r
+	local watch=$1 lister=$2 peak=0 sum p st
 	while kill -0 "$watch" 2>/dev/null; do
 		sum=0
-		for p in $($lister); do
-			r=$(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
-			sum=$((sum + ${r:-0}))
+		"$lister"
+		for p in "${relay_pids[@]}"; do
+			status_of "$p" VmRSS
+			sum=$((sum + ${st[0]:-0}))
 		done
 		[ "$sum" -gt "$peak" ] && peak=$sum
-		sleep 0.05
+		nap 0.05
 	done
 	echo "$peak"
 }
 echo "== $conc concurrent tunnels, the relay's peak RSS (sampled every 50 ms)"
 : >"$work/rss"
-aisb_gate_pid() { pgrep -P "$apid" -x aisb-gate 2>/dev/null | head -1; }
+aisb_gate_pid() {
+	local p c
+	relay_pids=()
+	kids_of "$apid"
+	for p in "${kids[@]}"; do
+		{ read -r c <"/proc/$p/comm"; } 2>/dev/null || c=
+		[ "$c" = aisb-gate ] && relay_pids+=("$p")
+	done
+}
 for m in connect gate squid srt; do
 	case $m in
 	connect)
@@ -264,9 +332,9 @@ for m in connect gate squid srt; do
 		peak=$(peak_rss "$apid" aisb_gate_pid) ;;
 	squid)
 		[ -n "$squid" ] || continue
-		"${load[@]}" many squid 127.0.0.1 "$port" "$conc" &
+		"${hload[@]}" many squid 127.0.0.1 "$port" "$conc" &
 		apid=$!
-		sq() { echo "$squid"; }
+		sq() { relay_pids=("$squid"); }
 		peak=$(peak_rss "$apid" sq) ;;
 	srt)
 		[ -n "$srt" ] || continue
@@ -288,14 +356,14 @@ echo
 echo "== summary (medians; ratios are the numbers to compare)"
 dmed=$(mibs direct)
 fmed=$( [ -n "$floor" ] && mibs floor || echo "")
-printf '%-12s %9s %8s %8s %10s %10s %12s\n' relay MiB/s xdirect xfloor relay_cpu ttfb_ms "rss_${conc}_KiB"
+printf '%-18s %9s %8s %8s %10s %10s %12s\n' relay MiB/s xdirect xfloor relay_cpu ttfb_ms "rss_${conc}_KiB"
 for m in "${modes[@]}"; do
 	med=$(mibs "$m")
 	cpu=$(median_col "$m" relay_cpu)
-	tt=$(awk -v m="$m" '$1 == m {print $4}' "$work/ttfb")
+	tt=$(awk -v m="$m" '$1 == m {print $4}' "$work/ttfb" | sort -n | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]}')
 	rss=$(awk -v m="$m" '$1 == m {print $2}' "$work/rss")
 	awk -v m="$m" -v x="$med" -v d="$dmed" -v f="$fmed" -v c="${cpu:--}" -v t="${tt:--}" -v r="${rss:--}" \
-		'BEGIN {printf "%-12s %9.0f %8.2f %8s %10s %10s %12s\n", m, x, x / d, f ? sprintf("%.2f", x / f) : "-", c, t, r}'
+		'BEGIN {printf "%-18s %9.0f %8.2f %8s %10s %10s %12s\n", m, x, x / d, f ? sprintf("%.2f", x / f) : "-", c, t, r}'
 done
 echo "aisb relay RSS with 1 tunnel: $base KiB (so $conc tunnels cost $(( $(awk '$1 == "connect" {print $2}' "$work/rss") - base )) KiB);" \
 	"the gate process alone with $conc: $(awk '$1 == "gate" {print $2}' "$work/rss") KiB"

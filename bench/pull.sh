@@ -11,8 +11,9 @@
 #   aisb_oci       aisb pull oci:DIR (gzip): import + verify + unpack
 #   aisb_oci_zst   the same, zstd layer
 #   aisb_reg       aisb pull 127.0.0.1:PORT/... (gzip): download + verify + unpack
+#   aisb_reg_zst   the same, zstd layer
 #   skopeo_umoci   skopeo copy of the same registry image + umoci unpack --rootless
-#   before_*       with AISB_BEFORE=BINARY, the two gzip pulls by that binary too (A/B)
+#   before_*       with AISB_BEFORE=BINARY, the two gzip pulls and the zstd oci: pull by that binary too (A/B)
 # Prints every sample, then one table of medians and the ratios the targets are stated in.
 #   AISB_BIN=./build/aisb N=5 bench/pull.sh
 #   BENCH_PATHS="usr/share/doc" ...  other directories;  BENCH_TAR=FILE.tar  a prepared rootfs tar
@@ -54,6 +55,8 @@ port=$("$here/tests/e2e/lib/images/registry.sh" start "$work/reg")
 echo '{"auths":{}}' >"$work/auth.json"
 REGISTRY_AUTH_FILE=$work/auth.json skopeo copy -q --dest-tls-verify=false "oci:$work/oci:bench" \
 	"docker://127.0.0.1:$port/bench:1"
+REGISTRY_AUTH_FILE=$work/auth.json skopeo copy -q --dest-tls-verify=false "oci:$work/ocizst:bench" \
+	"docker://127.0.0.1:$port/benchzst:1"
 rmstore() { chmod -R u+rwx "$work/c" 2>/dev/null || true; rm -rf "$work/c"; }
 
 run_tar_gz() { rm -rf "$work/x"; mkdir "$work/x"; tar -xzf "$work/layer.tar.gz" -C "$work/x"; }
@@ -61,6 +64,8 @@ run_tar_zst() { rm -rf "$work/x"; mkdir "$work/x"; tar --zstd -xf "$work/layer.t
 run_aisb_oci() { rmstore; XDG_CACHE_HOME=$work/c "${1:-$AISB}" pull -q "oci:$work/oci:bench"; }
 run_aisb_oci_zst() { rmstore; XDG_CACHE_HOME=$work/c "$AISB" pull -q "oci:$work/ocizst:bench"; }
 run_aisb_reg() { rmstore; XDG_CACHE_HOME=$work/c "${1:-$AISB}" pull -q --tls-verify=false "127.0.0.1:$port/bench:1"; }
+run_aisb_reg_zst() { rmstore; XDG_CACHE_HOME=$work/c "${1:-$AISB}" pull -q --tls-verify=false "127.0.0.1:$port/benchzst:1"; }
+run_before_oci_zst() { rmstore; XDG_CACHE_HOME=$work/c "$BEFORE" pull -q "oci:$work/ocizst:bench"; }
 run_before_oci() { run_aisb_oci "$BEFORE"; }
 run_before_reg() { run_aisb_reg "$BEFORE"; }
 run_skopeo_umoci() {
@@ -69,8 +74,8 @@ run_skopeo_umoci() {
 		"oci:$work/sk:bench" && umoci unpack --rootless --image "$work/sk:bench" "$work/bundle"
 }
 
-read -ra cols <<<"${ONLY:-tar_gz tar_zst aisb_oci aisb_oci_zst aisb_reg skopeo_umoci}"
-[ -n "$BEFORE" ] && [ -z "${ONLY:-}" ] && cols+=(before_oci before_reg)
+read -ra cols <<<"${ONLY:-tar_gz tar_zst aisb_oci aisb_oci_zst aisb_reg aisb_reg_zst skopeo_umoci}"
+[ -n "$BEFORE" ] && [ -z "${ONLY:-}" ] && cols+=(before_oci before_reg before_oci_zst)
 declare -A samples loads cpus
 TIMEFORMAT='%U %S'
 for round in $(seq "$N"); do
@@ -113,6 +118,8 @@ ratio "aisb_reg / tar_gz (pull vs tar -xzf)" aisb_reg tar_gz "<= 1.15"
 ratio "skopeo_umoci / aisb_reg (aisb faster by)" skopeo_umoci aisb_reg ">= 2"
 ratio "aisb_oci / tar_gz (unpack from a layout)" aisb_oci tar_gz "<= 1.0"
 ratio "aisb_oci_zst / tar_zst (zstd)" aisb_oci_zst tar_zst "<= 1.0"
+ratio "aisb_reg_zst / tar_zst (zstd, registry)" aisb_reg_zst tar_zst "<= 1.0"
+ratio "before_oci_zst / aisb_oci_zst (speed-up)" before_oci_zst aisb_oci_zst "-"
 ratio "before_reg / aisb_reg (speed-up)" before_reg aisb_reg "-"
 ratio "before_oci / aisb_oci (speed-up)" before_oci aisb_oci "-"
 echo "(n=$N, user $(id -un), $(uname -r), $(nproc) cpus, aisb $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?'))"

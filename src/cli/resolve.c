@@ -17,6 +17,7 @@
 #include "cli/home.h"
 #include "cli/resolve.h"
 #include "ns/limits.h"
+#include "ns/session.h"
 #include "net/gate.h"
 #include "net/netplan.h"
 #include "rootfs/ref.h"
@@ -501,6 +502,8 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	p->state_dir = homedir_aisb(get, HOMEDIR_STATE);
 	if (!p->state_dir)
 		return AISB_EXIT_FAILED;
+	/* the session's throw-away files (NULL: the session dir) */
+	p->run_dir = session_run_dir(get);
 	if (!s->ephemeral_home) {
 		_cleanup_free_ char *rel = NULL;
 		r = home_resolve_name(s->home, p->project_src, &p->home_name);
@@ -683,5 +686,7 @@ void plan_free(struct aisb_plan *p)
 	free(p->state_dir);
 	free(p->session_id);
 	free(p->session_dir);
+	free(p->run_dir);
+	free(p->etc_dir);
 	memset(p, 0, sizeof(*p));
 }

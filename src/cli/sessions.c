@@ -17,6 +17,7 @@
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "ns/cgroup.h"
+#include "ns/session.h"
 #include "util/dl.h"
 #include "util/homedir.h"
 #include "util/log.h"
@@ -232,6 +233,35 @@ int sessions_stop(const struct session_info *si, int grace_ms)
 	return -ETIMEDOUT;
 }
 
+/* Whether @dir looks like a run dir entry aisb made for session @id: ".../aisb/<id>" or
+ * ".../aisb-<uid>/<id>", absolute, no "..", outside the session dir. */
+static bool is_run_etc(const struct session_info *si, const char *dir)
+{
+	_cleanup_free_ char *a = NULL, *b = NULL;
+	size_t n = strlen(dir);
+
+	if (asprintf(&a, "/aisb/%s", si->id) < 0 || asprintf(&b, "/aisb-%u/%s", (unsigned)getuid(), si->id) < 0)
+		return false;
+	return path_is_absolute(dir) && !path_has_dotdot(dir) && !path_startswith(dir, si->dir) &&
+	       ((n > strlen(a) && streq(dir + n - strlen(a), a)) || (n > strlen(b) && streq(dir + n - strlen(b), b)));
+}
+
+/* The generated /etc files of a session whose supervisor was killed, on a tmpfs outside the
+ * session dir (ns/session.h): where its plan.json says, and where this environment's run dir
+ * has them (a supervisor killed before it wrote plan.json). Does not log. */
+static void remove_etc_dir(const struct session_info *si)
+{
+	_cleanup_free_ char *run = session_run_dir(hostenv_get), *here = NULL;
+	json_object *v;
+	const char *dir;
+
+	if (si->plan && json_object_object_get_ex(si->plan, "etc_dir", &v) && (dir = json_object_get_string(v)) &&
+	    is_run_etc(si, dir))
+		(void)rm_rf(dir);
+	if (run && (here = path_join(run, si->id)) && is_run_etc(si, here))
+		(void)rm_rf(here);
+}
+
 int sessions_remove(const struct session_info *si)
 {
 	if (si->live)
@@ -248,6 +278,7 @@ int sessions_remove(const struct session_info *si)
 				(void)rmdir(sup); /* only when empty */
 		}
 	}
+	remove_etc_dir(si);
 	return rm_rf(si->dir);
 }
 

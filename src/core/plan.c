@@ -80,6 +80,9 @@ char *plan_to_json(const struct aisb_plan *p)
 		json_object_array_add(a, json_object_new_string(p->argv[i]));
 	json_object_object_add(o, "command", a);
 	json_object_object_add(o, "session", json_object_new_string(p->session_id ? p->session_id : ""));
+	/* read back by `aisb clean` when the generated /etc files are outside the session dir */
+	if (p->etc_dir)
+		json_object_object_add(o, "etc_dir", json_object_new_string(p->etc_dir));
 	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(p->net)));
 	json_object_object_add(o, "rootfs", json_object_new_string(p->rootfs == ROOTFS_IMAGE ? "image" : "host"));
 	if (p->image_ref)

@@ -158,6 +158,9 @@ struct aisb_plan {
 	char *state_dir;       /* $XDG_STATE_HOME/aisb */
 	char *session_id;
 	char *session_dir;
+	char *run_dir;         /* a tmpfs for the session's throw-away files: $XDG_RUNTIME_DIR/aisb,
+				* else /dev/shm/aisb-UID; NULL: none (ns/session.h) */
+	char *etc_dir;         /* where session_create() wrote the generated /etc files */
 	/* results of the run, for sessions.log */
 	size_t git_quarantined; /* files gitguard moved (or, with --writable-git, named) after it */
 };

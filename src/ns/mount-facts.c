@@ -185,7 +185,7 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 	/* an image root shows none of the host's system directories (13 calls saved) */
 	if (p->rootfs != ROOTFS_IMAGE && host_system_facts(f) < 0)
 		return -ENOMEM;
-	if (p->session_dir && !(f->session_etc = path_join(p->session_dir, "etc")))
+	if (p->etc_dir && !(f->session_etc = strdup(p->etc_dir)))
 		return -ENOMEM;
 	if (p->rootfs == ROOTFS_IMAGE && p->image_ephemeral) {
 		struct sysinfo si;

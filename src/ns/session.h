@@ -8,7 +8,13 @@
  *                               for a live session
  *   sessions/<id>/init          "PID\n": host pid of the sandbox's init
  *   sessions/<id>/egress.jsonl  egress log (network modes with a gate)
- *   sessions/<id>/etc/          generated passwd, group, hosts, resolv.conf
+ *   sessions/<id>/etc/          generated passwd, group, hosts, resolv.conf, when the run dir
+ *                               below cannot be used
+ * Under the run dir (session_run_dir(): $XDG_RUNTIME_DIR/aisb, else /dev/shm/aisb-UID; a tmpfs
+ * of the caller's own, checked before use):
+ *   <id>/                       the generated passwd, group, hosts, resolv.conf, bound read-only
+ *                               into the sandbox; removed at exit (also for --keep), by
+ *                               `aisb clean` after a killed supervisor
  *   sessions.log                one JSON line per finished run: id, start, end, command, project,
  *                               net, exit, git_quarantined when gitguard found anything (never an
  *                               env value)
@@ -27,8 +33,14 @@
 
 #define SESSION_EGRESS_KEEP 20
 
-/* Creates sessions/<id>/ (0700) with plan.json, supervisor and the generated etc files; fills
- * p->session_id and p->session_dir. Logs on failure. */
+/* The run dir for @get's environment: $XDG_RUNTIME_DIR/aisb when XDG_RUNTIME_DIR is absolute,
+ * else /dev/shm/aisb-UID. Only a path: session_create() checks it before use. NULL on ENOMEM.
+ * Does not log. */
+char *session_run_dir(env_getter get);
+
+/* Creates sessions/<id>/ (0700) with plan.json and supervisor, and the generated etc files
+ * (in the run dir when it is safe, else sessions/<id>/etc); fills p->session_id,
+ * p->session_dir and p->etc_dir. Logs on failure. */
 int session_create(struct aisb_plan *p);
 
 /* Records the init pid. Does not log. */

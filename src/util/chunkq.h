@@ -6,7 +6,8 @@
  * creates files, as `tar -xzf` does with its gzip child. The producer copies into fixed-size
  * chunks; the consumer gets a pointer to a whole chunk (valid until its next read), which is what
  * libarchive's read callback wants. At most @max_chunks + 2 chunks exist at once: a producer
- * that gets ahead waits. Either side can stop the other: the producer with an error (the consumer
+ * that gets ahead waits until half of them are free (so it wakes once per max/2 chunks, not once
+ * per chunk). Either side can stop the other: the producer with an error (the consumer
  * reads it instead of EOF), the consumer with an error (the producer's writes fail with it) or
  * with 0, "done" (later writes are dropped, so a producer can still read its input to the end,
  * e.g. to finish its digest).
@@ -32,6 +33,9 @@ int chunkq_write(struct chunkq *q, const void *buf, size_t len);
 void chunkq_close_write(struct chunkq *q, int err);
 /* The producer's close code (0 while open or at EOF). */
 int chunkq_write_error(struct chunkq *q);
+
+/* How often the producer slept on a full queue (tests, benches). Does not log. */
+unsigned long chunkq_producer_wakeups(struct chunkq *q);
 
 /* Consumer: the next chunk. Return: its length (*buf points at it until the next call), 0 at
  * EOF, or the producer's error. Does not log. */

@@ -256,13 +256,64 @@ session_ids() { ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null; }
 	[ "$status" -eq 1 ]
 	run "$AISB" ps -a
 	[[ "$output" == *"ended"* ]]
+	# the generated /etc files outlived the killed supervisor on the run dir's tmpfs
+	[ -f "/dev/shm/aisb-$(id -u)/$sid/passwd" ]
 	run "$AISB" clean
 	[[ "$output" == *"removed session"* ]]
 	[ -z "$(session_ids)" ]
+	[ ! -e "/dev/shm/aisb-$(id -u)/$sid" ]
+}
+
+# etc_dir_of ID: the generated /etc files' directory that session ID's plan.json names
+etc_dir_of() { sed -n 's/^ *"etc_dir": *"\(.*\)",*$/\1/p' "$XDG_STATE_HOME/aisb/sessions/$1/plan.json"; }
+
+@test "lifecycle: the generated /etc files are on the caller's tmpfs run dir, gone at exit; a run dir that is not the caller's own is not used" {
+	local rt id
+	rt=$(mktemp -d /dev/shm/aisb-e2e-rt.XXXXXX)
+	export XDG_RUNTIME_DIR=$rt
+	run sb --no-cwd --keep -- sh -c 'grep ^sandbox: /etc/passwd; grep -c localhost /etc/hosts'
+	[ "$status" -eq 0 ]
+	[[ "$output" == "sandbox:x:1000:1000:"* ]]
+	id=$(session_ids)
+	[ "$(etc_dir_of "$id")" = "$rt/aisb/$id" ]
+	# nothing of it on the disk, and the run dir's copy is gone even for a kept session
+	[ ! -e "$XDG_STATE_HOME/aisb/sessions/$id/etc" ]
+	[ ! -e "$rt/aisb/$id" ]
+	[ "$(stat -c %a "$rt/aisb")" = 700 ]
+	"$AISB" clean >/dev/null
+	# attack: the run dir planted as a symlink to a directory of the attacker's choice; it is not
+	# followed (nothing lands there), the session dir is used, the run works
+	rmdir "$rt/aisb"
+	mkdir "$WORK/elsewhere"
+	ln -s "$WORK/elsewhere" "$rt/aisb"
+	run sb --no-cwd --keep -- grep ^sandbox: /etc/passwd
+	[ "$status" -eq 0 ]
+	[[ "$output" == "sandbox:x:1000:1000:"* ]]
+	id=$(session_ids)
+	[ "$(etc_dir_of "$id")" = "$XDG_STATE_HOME/aisb/sessions/$id/etc" ]
+	[ -z "$(ls -A "$WORK/elsewhere")" ]
+	"$AISB" clean >/dev/null
+	# a run dir others may enter (0755) is not used either
+	rm "$rt/aisb"
+	mkdir -m 755 "$rt/aisb"
+	run sb --no-cwd --keep -- true
+	id=$(session_ids)
+	[ "$(etc_dir_of "$id")" = "$XDG_STATE_HOME/aisb/sessions/$id/etc" ]
+	[ -z "$(ls -A "$rt/aisb")" ]
+	"$AISB" clean >/dev/null
+	# nor one that is not on tmpfs (no gain there): the work dir is on the disk
+	mkdir -m 700 "$WORK/rt-disk"
+	XDG_RUNTIME_DIR=$WORK/rt-disk run sb --no-cwd --keep -- true
+	id=$(session_ids)
+	[ "$(etc_dir_of "$id")" = "$XDG_STATE_HOME/aisb/sessions/$id/etc" ]
+	"$AISB" clean >/dev/null
+	rm -rf "$rt"
 }
 
 @test "lifecycle: SIGKILL of the supervisor during startup leaves nothing, at any moment" {
 	local tok d
+	XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/aisb-e2e-rt.XXXXXX)
+	export XDG_RUNTIME_DIR
 	for d in 0 0.002 0.005 0.01 0.02 0.05 0.1; do
 		tok=lc-start-$$-${d/./}
 		"$AISB" --net none --no-cwd -- sh -c 'sleep 60; true' "$tok" >/dev/null 2>&1 3>&- &
@@ -277,6 +328,8 @@ session_ids() { ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null; }
 	run "$AISB" clean
 	[ "$status" -eq 0 ]
 	[ -z "$(session_ids)" ]
+	# nor anything in the run dir (this test's own: other tests share /dev/shm/aisb-UID)
+	[ -z "$(ls -A "$XDG_RUNTIME_DIR/aisb" 2>/dev/null)" ]
 }
 
 @test "lifecycle: SIGKILL of a --net full supervisor leaves no pasta" {

@@ -6,7 +6,8 @@
 #
 # Env: AISB_BIN (the binary; default ./aisb), AISB_SRCDIR (source dir), AISB_MUST_WORK=1 (a
 # missing kernel feature fails instead of skipping), AISB_E2E_FILTER (bats --filter regex),
-# AISB_E2E_USER (the unprivileged user, default aisb-e2e), AISB_E2E_ONLY=root|user.
+# AISB_E2E_USER (the unprivileged user, default aisb-e2e), AISB_E2E_ONLY=root|user,
+# AISB_E2E_FILES (space-separated file names without .bats, e.g. "core images": only those).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${AISB_BIN:-$PWD/aisb}
@@ -41,13 +42,20 @@ work_base=$(mktemp -d /home/aisb-e2e-work.XXXXXX 2>/dev/null || mktemp -d "$HOME
 chmod 1777 "$work_base"
 
 pass=0 fail=0 skip=0
+files=()
+for f in ${AISB_E2E_FILES:-}; do
+	[ -f "$stage/$f.bats" ] || { echo "run.sh: no tests/e2e/$f.bats" >&2; exit 1; }
+	files+=("$stage/$f.bats")
+done
+[ ${#files[@]} -gt 0 ] || files=("$stage"/*.bats)
+
 run_suite() { # $1 label, rest: command prefix
 	local label=$1 out rc
 	shift
 	echo "# === e2e as $label ==="
 	out=$("$@" env AISB_BIN="$stage/aisb" AISB_E2E_DIR="$stage" AISB_E2E_WORK="$work_base" \
 		AISB_MUST_WORK="${AISB_MUST_WORK:-0}" AISB_E2E_LABEL="$label" \
-		bats --tap ${AISB_E2E_FILTER:+--filter "$AISB_E2E_FILTER"} "$stage"/*.bats 2>&1)
+		bats --tap ${AISB_E2E_FILTER:+--filter "$AISB_E2E_FILTER"} "${files[@]}" 2>&1)
 	rc=$?
 	echo "$out"
 	local p f s

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -117,12 +118,42 @@ static void test_consumer_stops(void **state)
 	}
 }
 
+/* A producer ahead of its consumer sleeps on the full queue and is woken when half of it is
+ * free, not for every chunk: 256 chunks through a queue of 8 wake it at most 256 / 4 times (+1
+ * for the tail). It did sleep (the consumer is slower), so the bound is a real one. */
+static void test_producer_wakes_in_batches(void **state)
+{
+	struct chunkq *q;
+	struct prod p = { .stop_after = TOTAL };
+	pthread_t t;
+	const void *b;
+	ssize_t n;
+	size_t got = 0;
+	unsigned long wakes;
+
+	(void)state;
+	q = start(&p, 8, &t);
+	while ((n = chunkq_read(q, &b)) > 0) {
+		got += (size_t)n;
+		usleep(100); /* slower than the producer */
+	}
+	assert_int_equal(n, 0);
+	assert_int_equal(got, TOTAL);
+	pthread_join(t, NULL);
+	wakes = chunkq_producer_wakeups(q);
+	assert_true(wakes >= 1);
+	assert_true(wakes <= TOTAL / 4096 / 4 + 1);
+	chunkq_close_read(q, 0);
+	chunkq_free(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_and_content),
 		cmocka_unit_test(test_producer_error),
 		cmocka_unit_test(test_consumer_stops),
+		cmocka_unit_test(test_producer_wakes_in_batches),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,8 +120,8 @@ static void *server(void *arg)
 }
 
 struct fixture {
-	int srv_fd, proxy_fd, dns_fd, log_fd[2];
-	uint16_t srv_port, proxy_port, dns_port;
+	int srv_fd, proxy_fd, dns_fd, log_fd[2], closed_fd;
+	uint16_t srv_port, proxy_port, dns_port, closed_port;
 	pthread_t srv;
 	struct net_policy pol;
 	struct gate *g;
@@ -143,6 +143,21 @@ static int setup(void **state)
 	snprintf(entry, sizeof(entry), "localhost:%u", f->srv_port);
 	assert_int_equal(allow_list_add(&f->pol.allow, entry), 0);
 	assert_int_equal(policy_add_pin(&f->pol, "svc.test=127.0.0.1"), 0);
+	/* allowed and pinned, but nothing listens there: a TCP port bound without listen(), held
+	 * until teardown so that nobody else takes it */
+	{
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t l = sizeof(sa);
+
+		f->closed_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		assert_true(f->closed_fd >= 0);
+		assert_int_equal(bind(f->closed_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(getsockname(f->closed_fd, (struct sockaddr *)&sa, &l), 0);
+		f->closed_port = ntohs(sa.sin_port);
+	}
+	snprintf(entry, sizeof(entry), "closed.test:%u", f->closed_port);
+	assert_int_equal(allow_list_add(&f->pol.allow, entry), 0);
+	assert_int_equal(policy_add_pin(&f->pol, "closed.test=127.0.0.1"), 0);
 	struct gate_config c = { .proxy_fd = f->proxy_fd, .transparent_fd = -1, .dns_udp_fd = f->dns_fd,
 				 .dns_tcp_fd = -1, .policy = &f->pol, .log_fd = f->log_fd[1],
 				 .head_timeout_ms = 600 };
@@ -157,6 +172,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	gate_free(f->g);
+	close(f->closed_fd);
 	shutdown(f->srv_fd, SHUT_RDWR);
 	close(f->srv_fd);
 	pthread_join(f->srv, NULL);
@@ -201,6 +217,39 @@ static void test_connect_allowed_and_denied(void **state)
 	assert_non_null(strstr(buf, "403"));
 	assert_non_null(strstr(buf, "is not allowed"));
 	close(fd);
+}
+
+/* A refused dial is a 502, never a 200 and an empty tunnel: the gate's second connect() (the
+ * check for a handshake that completed at once) takes the refusal and clears it from SO_ERROR,
+ * so it must act on it itself. Control: the allowed, listening server gets its 200 and data. */
+static void test_refused_dial_is_502(void **state)
+{
+	struct fixture *f = *state;
+	char req[256], buf[4096];
+
+	for (int i = 0; i < 20; i++) { /* the refusal races the second connect(): try it often */
+		int fd = dial(f->proxy_port);
+
+		snprintf(req, sizeof(req), "CONNECT closed.test:%u HTTP/1.1\r\n\r\n", f->closed_port);
+		assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+		read_all(fd, buf, sizeof(buf));
+		assert_non_null(strstr(buf, "HTTP/1.1 502 Bad Gateway\r\n"));
+		assert_non_null(strstr(buf, "cannot connect to closed.test"));
+		close(fd);
+	}
+	{
+		int fd = dial(f->proxy_port);
+
+		snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", f->srv_port);
+		assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+		read_head(fd, buf, sizeof(buf));
+		assert_string_equal(buf, "HTTP/1.1 200 Connection established\r\n\r\n");
+		assert_int_equal(write(fd, "pong", 4), 4);
+		shutdown(fd, SHUT_WR);
+		read_all(fd, buf, sizeof(buf));
+		assert_string_equal(buf, "pong");
+		close(fd);
+	}
 }
 
 static void test_http_forward(void **state)
@@ -603,6 +652,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_connect_allowed_and_denied, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_dial_is_502, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_forward, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rebinding_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_client_does_not_stall, setup, teardown),

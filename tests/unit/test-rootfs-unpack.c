@@ -494,6 +494,12 @@ static const struct ent stream_layer[] = {
 	{ "etc/ro", 'f', "read-only", 0444 },
 	{ "etc/rw", 'f', "group and others write: more than a usual umask keeps", 0666 },
 	{ "etc/.wh.gone", 'f', "", 0644 },
+	/* directories: made with their mode when the umask keeps it, else chmodded, and an entry
+	 * for a directory that exists already sets its mode too */
+	{ "var/", 'd', NULL, 0775 },
+	{ "tmp/", 'd', NULL, 01777 },
+	{ "priv/", 'd', NULL, 0700 },
+	{ "bin/", 'd', NULL, 0750 },
 };
 
 static char *read_all(const char *file, size_t *len)
@@ -536,6 +542,10 @@ static void test_stream_equals_file(void **state)
 	assert_int_equal(mode_at(e->root, "bin/tool") & 07777, 0755);
 	assert_int_equal(mode_at(e->root, "etc/ro") & 07777, 0444);
 	assert_int_equal(mode_at(e->root, "etc/rw") & 07777, 0666); /* the mode, not the umask's */
+	assert_int_equal(mode_at(e->root, "var") & 07777, 0775);
+	assert_int_equal(mode_at(e->root, "tmp") & 07777, 01777);
+	assert_int_equal(mode_at(e->root, "priv") & 07777, 0700);
+	assert_int_equal(mode_at(e->root, "bin") & 07777, 0750);
 	assert_true(S_ISLNK(mode_at(e->root, "bin/link")));
 	assert_true(exists_at(e->root, "bin/hard"));
 	assert_false(exists_at(e->root, "etc/gone"));
