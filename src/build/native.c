@@ -389,21 +389,6 @@ static void prune_mountpoints(const struct native_build *nb)
 	}
 }
 
-static void loopback_up(void)
-{
-	struct ifreq ifr = { 0 };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
-		ifr.ifr_flags |= IFF_UP;
-		(void)ioctl(fd, SIOCSIFFLAGS, &ifr);
-	}
-	close(fd);
-}
-
 /* Whether @env (NAME=VALUE strings) sets @name. Pure. */
 static bool env_has(char *const *env, const char *name)
 {
@@ -557,23 +542,27 @@ static int run_entry(void *p)
 		if (r < 0)
 			return log_error_errno(r, "build: cannot set the process limit: %m"), AISB_EXIT_ENFORCE;
 	}
-	loopback_up();
-	if (a->nb->net) {
+	/* the network stage of `aisb run`'s init (net/netplan.h): lo up; with an allowlist the
+	 * verified ruleset and the gate's listeners, sent to the parent's gate */
+	{
 		int fds[NETPLAN_GATE_FDS];
 		char err[512] = "";
-		int r = netplan_init_apply(a->nb->net, fds, err, sizeof(err));
+		int r = netplan_netns_stage(a->nb->net, fds, err, sizeof(err));
 
 		if (r != 0) {
 			log_error("build: %s", err);
 			magic = NATIVE_GATE_FAILED;
-			(void)fdpass_send(a->sync_fd, &magic, sizeof(magic), NULL, 0);
+			if (a->nb->net)
+				(void)fdpass_send(a->sync_fd, &magic, sizeof(magic), NULL, 0);
 			return r;
 		}
-		r = fdpass_send(a->sync_fd, &magic, sizeof(magic), fds, NETPLAN_GATE_FDS);
-		for (int i = 0; i < NETPLAN_GATE_FDS; i++)
-			close(fds[i]);
-		if (r < 0)
-			return log_error_errno(r, "build: cannot pass the gate's sockets: %m"), AISB_EXIT_FAILED;
+		if (a->nb->net) {
+			r = fdpass_send(a->sync_fd, &magic, sizeof(magic), fds, NETPLAN_GATE_FDS);
+			for (int i = 0; i < NETPLAN_GATE_FDS; i++)
+				close(fds[i]);
+			if (r < 0)
+				return log_error_errno(r, "build: cannot pass the gate's sockets: %m"), AISB_EXIT_FAILED;
+		}
 	}
 	close(a->sync_fd);
 	pid = fork();
@@ -584,37 +573,27 @@ static int run_entry(void *p)
 	return wait_exit(pid);
 }
 
-/* The step's gate over the listeners run_entry() sends on @sock into @fds (which the gate
- * takes over: they are -1 on return), logging to the build's egress log.
- * Return: the running gate, or NULL: the child failed before sending (it said why and exits;
- * *@not_enforced when it could not install the policy), or the gate could not start (said
- * here). Logs on failure. */
-static struct gate *start_step_gate(const struct native_build *nb, int sock, int fds[NETPLAN_GATE_FDS],
-				    bool *not_enforced)
+/* The listeners run_entry() sends on @sock, handed to the step's gate @g (gate_listen(), as
+ * `aisb run`'s supervisor does with init's). Return: 0; -EPERM when the child could not install
+ * the policy (it said why and exits); -EPROTO when it failed before sending (said by it), or the
+ * gate refused them (said). Logs on failure. */
+static int step_listeners(int sock, struct gate *g)
 {
+	int fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 };
 	uint32_t magic = 0;
 	size_t n = 0;
-	struct gate *g = NULL;
 	ssize_t k;
-	int r;
 
 	k = fdpass_recv(sock, &magic, sizeof(magic), fds, NETPLAN_GATE_FDS, &n);
-	*not_enforced = k == (ssize_t)sizeof(magic) && magic == NATIVE_GATE_FAILED;
-	if (k != (ssize_t)sizeof(magic) || magic != NATIVE_GATE_MAGIC || n != NETPLAN_GATE_FDS)
-		return NULL;
-	struct gate_config c = { .proxy_fd = fds[0], .transparent_fd = fds[1], .dns_udp_fd = fds[2],
-				 .dns_tcp_fd = fds[3], .policy = &nb->net->policy, .upstream = nb->net->upstream,
-				 .log_fd = nb->egress_fd };
-	r = gate_new(&c, &g);
-	for (size_t i = 0; i < NETPLAN_GATE_FDS; i++)
-		fds[i] = -1; /* the gate's now */
-	if (r >= 0 && (r = gate_start(g)) < 0) {
-		gate_free(g);
-		g = NULL;
+	if (k == (ssize_t)sizeof(magic) && magic == NATIVE_GATE_FAILED)
+		return -EPERM;
+	if (k != (ssize_t)sizeof(magic) || magic != NATIVE_GATE_MAGIC || n != NETPLAN_GATE_FDS) {
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
+		return -EPROTO;
 	}
-	if (!g)
-		log_error_errno(r, "build: cannot start the network gate: %m");
-	return g;
+	/* the gate owns them from here on, also when it refuses them (it closes them) */
+	return gate_listen(g, fds[0], fds[1], fds[2], fds[3]) < 0 ? -EPROTO : 0;
 }
 
 /* In a child with the overlay mounted: USER @st->user resolved against the image's passwd and
@@ -685,18 +664,98 @@ static int step_user(const struct native_build *nb, const struct cf_step *st, st
 	return 0;
 }
 
+/* Stage: relay, the step running. Should: copy the step's output to stderr and the transcript
+ * until it closes, with a heartbeat on a tty, and start the gate at the step's first connection
+ * or DNS query (gate_wake_fd(), as `aisb run`'s run_loop() does). Mustn't: let the step wait on
+ * listeners nobody serves: a gate that cannot start kills the holder @pid. Does not log but
+ * the heartbeat (gate_start() logs its failure). */
+static void step_relay(const struct native_build *nb, int out, const char *head, struct gate *gate, pid_t pid)
+{
+	bool tty = isatty(STDERR_FILENO), gate_idle = gate != NULL;
+	time_t start = time(NULL);
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = out, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
+		char buf[16384];
+		ssize_t n;
+		int r;
+
+		if (gate_idle)
+			p[1].fd = gate_wake_fd(gate);
+		r = poll(p, 2, 10000);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			if (tty)
+				log_info("%s: still running (%lds)", head, (long)(time(NULL) - start));
+			continue;
+		}
+		if (gate_idle && (p[1].revents & POLLIN)) {
+			gate_idle = false;
+			if (gate_start(gate) < 0)
+				(void)kill(pid, SIGKILL);
+		}
+		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = read(out, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		(void)write_full(STDERR_FILENO, buf, (size_t)n);
+		if (nb->log_fd >= 0)
+			(void)write_full(nb->log_fd, buf, (size_t)n);
+	}
+}
+
+/* Stage: start. Should: make the step's output pipe and sync socket, the gate (allow mode, as
+ * `aisb run`'s supervisor makes it: netplan_gate_new(), logging to the build's egress log) and
+ * the holder (run_entry()), and hand the holder's listeners to the gate. Mustn't: leave a
+ * holder running whose listeners nobody serves (it is killed: *@not_enforced when it could not
+ * install the policy). Return: 0 with *@pid and *@out (the output's read end) set, or -errno.
+ * Logs on failure. */
+static int step_start(struct run_args *a, struct gate **gate, pid_t *pid, int *out, bool *not_enforced)
+{
+	int pfd[2], sfd[2], r;
+
+	if (a->nb->net && (r = netplan_gate_new(a->nb->net, a->nb->egress_fd, NULL, NULL, gate)) < 0)
+		return r;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return log_error_errno(-errno, "pipe: %m");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sfd) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return log_error_errno(-errno, "socketpair: %m");
+	}
+	a->out_fd = pfd[1];
+	a->sync_fd = sfd[1];
+	r = run_in_child(pid, run_entry, a);
+	close(pfd[1]);
+	close(sfd[1]);
+	if (r < 0) {
+		close(pfd[0]);
+		close(sfd[0]);
+		return r;
+	}
+	if (*gate && (r = step_listeners(sfd[0], *gate)) < 0) {
+		*not_enforced = r == -EPERM;
+		(void)kill(*pid, SIGKILL); /* never a RUN whose listeners nobody serves */
+	}
+	close(sfd[0]);
+	*out = pfd[0];
+	return 0;
+}
+
 /* Runs RUN step @i: its output goes to stderr and the transcript; a heartbeat on a tty. */
 static int run_step(const struct native_build *nb, size_t i, const char *resolv)
 {
 	const struct cf_step *st = &nb->rc->steps[i];
 	struct run_args a = { .nb = nb, .st = st, .uid = getuid(), .gid = getgid(), .resolv = resolv };
-	bool tty = isatty(STDERR_FILENO);
-	time_t start = time(NULL);
 	struct gate *gate = NULL;
 	struct native_user user;
 	bool is_user = false, not_enforced = false;
 	char head[256];
-	int pfd[2], sfd[2], gfds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 }, r;
+	int out = -1, r;
 	pid_t pid = -1;
 
 	snprintf(head, sizeof(head), "step %zu/%zu line %u RUN", i + 1, nb->rc->n_steps, st->line);
@@ -710,58 +769,19 @@ static int run_step(const struct native_build *nb, size_t i, const char *resolv)
 	}
 	if (nb->log_fd >= 0)
 		dprintf(nb->log_fd, "== %s: %s\n", head, st->argv[st->argv[1] && st->argv[2] ? 2 : 0]);
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return log_error_errno(-errno, "pipe: %m");
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sfd) < 0) {
-		close(pfd[0]);
-		close(pfd[1]);
-		return log_error_errno(-errno, "socketpair: %m");
-	}
-	a.out_fd = pfd[1];
-	a.sync_fd = sfd[1];
-	r = run_in_child(&pid, run_entry, &a);
-	close(pfd[1]);
-	close(sfd[1]);
+	r = step_start(&a, &gate, &pid, &out, &not_enforced);
 	if (r < 0) {
-		close(pfd[0]);
-		close(sfd[0]);
+		gate_free(gate);
 		return r;
 	}
-	if (nb->net && !(gate = start_step_gate(nb, sfd[0], gfds, &not_enforced)))
-		(void)kill(pid, SIGKILL); /* never a RUN whose listeners nobody serves */
-	close(sfd[0]);
-	for (;;) {
-		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		char buf[16384];
-		ssize_t n;
-
-		r = poll(&p, 1, 10000);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0) {
-			if (tty)
-				log_info("%s: still running (%lds)", head, (long)(time(NULL) - start));
-			continue;
-		}
-		n = read(pfd[0], buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		(void)write_full(STDERR_FILENO, buf, (size_t)n);
-		if (nb->log_fd >= 0)
-			(void)write_full(nb->log_fd, buf, (size_t)n);
-	}
-	close(pfd[0]);
+	step_relay(nb, out, head, gate, pid);
+	close(out);
 	r = wait_exit(pid);
-	if (gate) {
-		gate_stop(gate);
-		gate_summary(gate, stderr);
-		gate_free(gate);
-	}
-	for (int k = 0; k < NETPLAN_GATE_FDS; k++)
-		if (gfds[k] >= 0)
-			close(gfds[k]);
+	gate_stop(gate);
+	gate_summary(gate, stderr);
+	/* a gate that could not confine itself fails the step closed, as it stops `aisb run` (77) */
+	not_enforced |= gate_refused(gate);
+	gate_free(gate);
 	if (r < 0)
 		return r;
 	if (not_enforced) {

@@ -11,8 +11,9 @@
  * root detached), then the same /proc stage (procfs_stage()) and the same hardening sequence
  * (harden_before_exec(): fds, capabilities — the fakeroot set for a root step, none for a USER
  * step — no_new_privs, the one seccomp table with the fakeroot rules for a root step). Network:
- * loopback only, or with an allowlist the gate (listeners and verified nft ruleset in the
- * step's netns, the gate itself run by this process for the duration of the step). At the end
+ * init's network stage (netplan_netns_stage(): loopback only, or with an allowlist the verified
+ * nft ruleset and the gate's listeners in the step's netns) and, with an allowlist, the gate of
+ * `aisb run` (netplan_gate_new()), forked by this process at the step's first connection. At the end
  * /etc/aisb/manifest.txt is written from the package database. The parent never mounts
  * anything (see docs/build.md).
  */

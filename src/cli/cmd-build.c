@@ -654,8 +654,6 @@ static int open_build_file(const char *tag, const char *suffix, const char *what
 	return fd;
 }
 
-/* The native builder: FROM through the store, the steps on the build's overlay (native.c), one
- * layer, the image committed and pinned; a cache hit runs nothing. Returns an exit code. */
 /* The build dir, all under the store's tmp/: the overlay's upper and work, and the path of the
  * layer file. *@bdir is set as soon as it exists (the caller removes it). Return: 0, or -errno
  * after logging. */
@@ -773,136 +771,172 @@ static int native_commit(struct store *s, const struct native_commit_in *c, stru
 	return 0;
 }
 
+/* What one native build holds between its stages: build_native() owns it. */
+struct native_job {
+	const struct build_opts *o;
+	const struct net_plan *np;
+	const struct cf_step *run;         /* the first RUN step, or NULL */
+	struct image_opts io;
+	struct store *s;
+	struct oci_ref bref;
+	struct store_ref base, pin;
+	struct oci_image_config bcfg;
+	struct cf_recipe rc;
+	struct ctx_state cs;
+	char *bcfg_raw, *bman_raw, *cache_ref, *tag_local, *bdir, *upper, *work, *layer, *base_rootfs;
+	size_t bcfg_len, bman_len;
+	int rootfs_lock, ctx_fd, log_fd, egress_fd;
+	char tag[65], recipe_sha[65];
+};
+
+/* Stage: the base. Should: pin FROM by digest through the store (pulled when missing or
+ * stale), lock its unpacked rootfs for the build's duration and read its config and manifest.
+ * Mustn't: build on a base that is not locked. Return: 0 or the exit code. Logs on failure. */
+static int native_base(struct native_job *j, const struct cf_recipe *rc0)
+{
+	if (image_opts_init(&j->io, hostenv_get) < 0 || regflags_apply(&j->io.reg, &j->o->reg) < 0)
+		return AISB_EXIT_POLICY;
+	j->io.quiet = true;
+	if (oci_ref_parse(rc0->from, &j->bref) < 0)
+		return log_error("line %u: FROM '%s' is not an image reference", rc0->from_line, rc0->from),
+		       AISB_EXIT_POLICY;
+	if (store_open(j->io.store_root, &j->s) < 0 || image_pull(j->s, &j->bref, &j->io, false, &j->base) < 0)
+		return AISB_EXIT_FAILED;
+	j->rootfs_lock = store_lock(j->s, "rootfs", j->base.rootfs_id, true);
+	if (j->rootfs_lock < 0)
+		return log_error_errno(j->rootfs_lock, "cannot lock the base rootfs: %m"), AISB_EXIT_FAILED;
+	if (store_blob_read(j->s, j->base.config, OCI_JSON_MAX, &j->bcfg_raw, &j->bcfg_len) < 0 ||
+	    store_blob_read(j->s, j->base.digest, OCI_JSON_MAX, &j->bman_raw, &j->bman_len) < 0 ||
+	    oci_config_parse(j->bcfg_raw, j->bcfg_len, &j->bcfg) < 0)
+		return log_error("%s: the base image's config or manifest is missing or malformed", j->base.name),
+		       AISB_EXIT_FAILED;
+	return 0;
+}
+
+/* Stage: the cache key. Should: evaluate the recipe again, now with the base's
+ * Env/WorkingDir/User (ENV PATH=/x:$PATH needs them), hash the context that COPY reads, name
+ * the result and look it up. Mustn't: run anything. Return: 0 (a miss), -1 (a hit: the build
+ * is done, exit 0) or the exit code. Logs on failure. */
+static int native_key(struct native_job *j, const struct containerfile *cf)
+{
+	_cleanup_free_ char *ser = NULL;
+	size_t serlen = 0;
+	int r = native_resolve(j->o, cf, &j->bcfg, &j->rc);
+
+	if (r != 0)
+		return r;
+	r = load_context(j->o, &j->rc, true, &j->cs);
+	if (r < 0)
+		return r == -ENOENT || r == -EINVAL || r == -EFBIG ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
+	ser = cf_serialize(cf, &serlen);
+	if (!ser || build_sha256_hex(ser, serlen, j->recipe_sha) < 0)
+		return log_error_errno(-ENOMEM, "Out of memory"), AISB_EXIT_FAILED;
+	{
+		struct build_tag_input in = { .builder = "native", .base_digest = j->base.digest, .recipe = ser,
+					      .recipe_len = serlen, .build_args = j->o->build_args, .ctx = &j->cs.ctx,
+					      .copies = (const bool *const *)j->cs.copies, .n_copies = j->cs.n_copies };
+		if (build_names(&in, j->o->tag, j->tag, &j->cache_ref, &j->tag_local) < 0)
+			return log_error_errno(-ENOMEM, "Out of memory"), AISB_EXIT_FAILED;
+	}
+	r = cache_hit(j->s, j->cache_ref, j->tag_local);
+	return r > 0 ? -1 : r < 0 ? AISB_EXIT_FAILED : 0;
+}
+
+/* Stage: the steps. Should: load libmnl and libnftnl when RUN steps install the nftables
+ * ruleset, here, while this process sees the host's root (util/dl.h), before any step's
+ * namespaces exist (not before the cache hit, which needs neither: measured, the two dlopen()s
+ * were ~25% of a hit); make the build dir and its files, then apply the steps on the overlay
+ * (native.c). Mustn't: mount anything in this process. Return: 0 or the exit code (77 when a
+ * step's network policy could not be enforced). Logs on failure. */
+static int native_steps(struct native_job *j)
+{
+	int r;
+
+	if (j->run && j->np && (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0))
+		return AISB_EXIT_ENFORCE;
+	if (native_build_dir(j->s, &j->bdir, &j->upper, &j->work, &j->layer) < 0)
+		return AISB_EXIT_FAILED;
+	j->base_rootfs = store_rootfs_path(j->s, j->base.rootfs_id);
+	if (!j->base_rootfs)
+		return log_error_errno(-ENOMEM, "Out of memory"), AISB_EXIT_FAILED;
+	if (native_open_files(j->o, j->cs.n_copies > 0, j->tag, j->np && j->run, &j->ctx_fd, &j->log_fd,
+			      &j->egress_fd) < 0)
+		return AISB_EXIT_FAILED;
+	{
+		struct native_build nb = { .base_rootfs = j->base_rootfs, .upper = j->upper, .work = j->work,
+					   .ctx_fd = j->ctx_fd, .ctx = &j->cs.ctx, .copies = j->cs.copies, .rc = &j->rc,
+					   .log_fd = j->log_fd, .net = j->np, .egress_fd = j->egress_fd };
+		r = native_apply_steps(&nb);
+	}
+	if (r < 0)
+		return r == -EPERM ? AISB_EXIT_ENFORCE : AISB_EXIT_FAILED;
+	return 0;
+}
+
+/* Releases what the stages made: the build dir removed, the base's lock dropped. Does not log. */
+static void native_job_done(struct native_job *j)
+{
+	if (j->bdir) {
+		if (j->work)
+			native_work_dir_release(j->work);
+		(void)rm_rf(j->bdir);
+	}
+	store_ref_done(&j->pin);
+	store_ref_done(&j->base);
+	oci_config_done(&j->bcfg);
+	oci_ref_done(&j->bref);
+	cf_recipe_done(&j->rc);
+	ctx_state_done(&j->cs);
+	store_free(j->s);
+	image_opts_done(&j->io);
+	free(j->bcfg_raw);
+	free(j->bman_raw);
+	free(j->cache_ref);
+	free(j->tag_local);
+	free(j->bdir);
+	free(j->upper);
+	free(j->work);
+	free(j->layer);
+	free(j->base_rootfs);
+	{
+		const int fds[] = { j->rootfs_lock, j->ctx_fd, j->log_fd, j->egress_fd };
+
+		for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+}
+
+/* The native builder: FROM through the store, the steps on the build's overlay (native.c), one
+ * layer, the image committed and pinned; a cache hit runs nothing. Returns an exit code. */
 static int build_native(const struct build_opts *o, const struct containerfile *cf, const struct cf_recipe *rc0,
 			const struct net_plan *np)
 {
-	struct image_opts io = { 0 };
-	struct store *s = NULL;
-	struct oci_ref bref = { 0 };
-	struct store_ref base = { 0 }, pin = { 0 };
-	struct oci_image_config bcfg = { 0 };
-	struct cf_recipe rc = { 0 };
-	struct ctx_state cs = { 0 };
-	_cleanup_free_ char *bcfg_raw = NULL, *bman_raw = NULL, *ser = NULL, *cache_ref = NULL, *tag_local = NULL,
-			    *bdir = NULL, *upper = NULL, *work = NULL, *layer = NULL, *base_rootfs = NULL;
-	_cleanup_close_ int ctx_fd = -1, rootfs_lock = -1, log_fd = -1, egress_fd = -1;
-	const struct cf_step *run = native_first_run(rc0);
-	size_t bcfg_len = 0, bman_len = 0, serlen = 0;
-	char tag[65], recipe_sha[65];
-	int r, ex = AISB_EXIT_FAILED;
+	struct native_job j = { .o = o, .np = np, .run = native_first_run(rc0), .rootfs_lock = -1, .ctx_fd = -1,
+				.log_fd = -1, .egress_fd = -1 };
+	int ex;
 
-	if (run && !np && !o->file)
+	if (j.run && !np && !o->file)
 		log_warn("RUN steps have no network (loopback only): the built-in recipe needs %s", RECIPE_ALLOW_HINT);
-	else if (run && !np)
+	else if (j.run && !np)
 		log_info("RUN steps have no network (loopback only); --allow ENTRY lets them reach ENTRY "
 			 "through the gate");
-
-	if (image_opts_init(&io, hostenv_get) < 0 || regflags_apply(&io.reg, &o->reg) < 0) {
-		image_opts_done(&io);
-		return AISB_EXIT_POLICY;
+	ex = native_base(&j, rc0);
+	if (ex == 0)
+		ex = native_key(&j, cf);
+	if (ex == 0)
+		ex = native_steps(&j);
+	if (ex == 0) {
+		struct native_commit_in c = { .o = o, .rc = &j.rc, .bcfg_raw = j.bcfg_raw, .bcfg_len = j.bcfg_len,
+					      .bman_raw = j.bman_raw, .bman_len = j.bman_len,
+					      .base_digest = j.base.digest, .recipe_sha = j.recipe_sha,
+					      .upper = j.upper, .layer = j.layer, .cache_ref = j.cache_ref,
+					      .tag_local = j.tag_local, .base_rootfs_id = j.base.rootfs_id,
+					      .base_size = j.base.size };
+		ex = native_commit(j.s, &c, &j.pin) < 0 ? AISB_EXIT_FAILED : 0;
 	}
-	io.quiet = true;
-	if (oci_ref_parse(rc0->from, &bref) < 0) {
-		log_error("line %u: FROM '%s' is not an image reference", rc0->from_line, rc0->from);
-		ex = AISB_EXIT_POLICY;
-		goto out;
-	}
-	if (store_open(io.store_root, &s) < 0)
-		goto out;
-	/* FROM pinned by digest through the store (pulled when missing or stale) */
-	if (image_pull(s, &bref, &io, false, &base) < 0)
-		goto out;
-	rootfs_lock = store_lock(s, "rootfs", base.rootfs_id, true);
-	if (rootfs_lock < 0) {
-		log_error_errno(rootfs_lock, "cannot lock the base rootfs: %m");
-		goto out;
-	}
-	if (store_blob_read(s, base.config, OCI_JSON_MAX, &bcfg_raw, &bcfg_len) < 0 ||
-	    store_blob_read(s, base.digest, OCI_JSON_MAX, &bman_raw, &bman_len) < 0 ||
-	    oci_config_parse(bcfg_raw, bcfg_len, &bcfg) < 0) {
-		log_error("%s: the base image's config or manifest is missing or malformed", base.name);
-		goto out;
-	}
-	/* evaluate again, now with the base's Env/WorkingDir/User (ENV PATH=/x:$PATH needs them) */
-	r = native_resolve(o, cf, &bcfg, &rc);
-	if (r != 0) {
-		ex = r;
-		goto out;
-	}
-	r = load_context(o, &rc, true, &cs);
-	if (r < 0) {
-		ex = r == -ENOENT || r == -EINVAL || r == -EFBIG ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
-		goto out;
-	}
-	ser = cf_serialize(cf, &serlen);
-	if (!ser || build_sha256_hex(ser, serlen, recipe_sha) < 0)
-		goto oom;
-	{
-		struct build_tag_input in = { .builder = "native", .base_digest = base.digest, .recipe = ser,
-					      .recipe_len = serlen, .build_args = o->build_args, .ctx = &cs.ctx,
-					      .copies = (const bool *const *)cs.copies, .n_copies = cs.n_copies };
-		if (build_names(&in, o->tag, tag, &cache_ref, &tag_local) < 0)
-			goto oom;
-	}
-	r = cache_hit(s, cache_ref, tag_local);
-	if (r != 0) {
-		ex = r > 0 ? 0 : AISB_EXIT_FAILED;
-		goto out;
-	}
-	/* the RUN steps install the nftables ruleset: libmnl and libnftnl are loaded here, while this
-	 * process sees the host's root (util/dl.h), before any step's namespaces exist; not before
-	 * the cache hit, which needs neither (measured: the two dlopen()s were ~25% of a hit) */
-	if (run && np && (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0)) {
-		ex = AISB_EXIT_ENFORCE;
-		goto out;
-	}
-
-	if (native_build_dir(s, &bdir, &upper, &work, &layer) < 0)
-		goto out;
-	base_rootfs = store_rootfs_path(s, base.rootfs_id);
-	if (!base_rootfs)
-		goto oom;
-	if (native_open_files(o, cs.n_copies > 0, tag, np && run, &ctx_fd, &log_fd, &egress_fd) < 0)
-		goto out;
-	{
-		struct native_build nb = { .base_rootfs = base_rootfs, .upper = upper, .work = work, .ctx_fd = ctx_fd,
-					   .ctx = &cs.ctx, .copies = cs.copies, .rc = &rc, .log_fd = log_fd,
-					   .net = np, .egress_fd = egress_fd };
-		r = native_apply_steps(&nb);
-		if (r < 0) {
-			if (r == -EPERM)
-				ex = AISB_EXIT_ENFORCE;
-			goto out;
-		}
-	}
-	{
-		struct native_commit_in c = { .o = o, .rc = &rc, .bcfg_raw = bcfg_raw, .bcfg_len = bcfg_len,
-					      .bman_raw = bman_raw, .bman_len = bman_len, .base_digest = base.digest,
-					      .recipe_sha = recipe_sha, .upper = upper, .layer = layer,
-					      .cache_ref = cache_ref, .tag_local = tag_local,
-					      .base_rootfs_id = base.rootfs_id, .base_size = base.size };
-		if (native_commit(s, &c, &pin) < 0)
-			goto out;
-	}
-	ex = 0;
-	goto out;
-oom:
-	log_error_errno(-ENOMEM, "Out of memory");
-out:
-	if (bdir) {
-		if (work)
-			native_work_dir_release(work);
-		(void)rm_rf(bdir);
-	}
-	store_ref_done(&pin);
-	store_ref_done(&base);
-	oci_config_done(&bcfg);
-	oci_ref_done(&bref);
-	cf_recipe_done(&rc);
-	ctx_state_done(&cs);
-	store_free(s);
-	image_opts_done(&io);
-	return ex;
+	native_job_done(&j);
+	return ex < 0 ? 0 : ex; /* -1: a cache hit */
 }
 
 /* The native builder cannot run here (@why: no user namespaces, no overlay in one). Podman

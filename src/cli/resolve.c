@@ -28,27 +28,8 @@
 
 #define SANDBOX_UID 1000
 #define SANDBOX_GID 1000
-#define SANDBOX_HOME "/home/sandbox"
+#define SANDBOX_HOME PLAN_SANDBOX_HOME
 #define SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-/* Paths the sandbox owns together with everything below them. */
-static const char *const reserved_trees[] = {
-	"/usr", "/etc", "/var", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/boot", "/proc", "/sys", "/dev", "/root", "/run", "/tmp", "/project",
-};
-
-bool plan_path_is_reserved(const char *path)
-{
-	if (!path_is_absolute(path) || streq(path, "/") || streq(path, "/home"))
-		return true;
-	for (size_t i = 0; i < ELEMENTSOF(reserved_trees); i++)
-		if (path_startswith(path, reserved_trees[i]))
-			return true;
-	/* /home/sandbox, /home/sandbox-x, ...: the sandbox's home and anything that looks like it. */
-	if (strncmp(path, SANDBOX_HOME, strlen(SANDBOX_HOME)) == 0)
-		return true;
-	return false;
-}
 
 bool plan_path_is_forbidden_source(const char *path, const char *xdg_runtime_dir)
 {
@@ -105,25 +86,6 @@ int plan_parse_mount_spec(const char *spec, char **src, char **dst, bool *ro)
 	if (!*src || (field[1] && !*dst))
 		return -ENOMEM;
 	return 0;
-}
-
-int plan_project_dst(const char *cwd, const char *workdir, char **dst, bool *relocated)
-{
-	*relocated = false;
-	if (!workdir || streq(workdir, "auto")) {
-		if (plan_path_is_reserved(cwd)) {
-			*relocated = true;
-			*dst = strdup("/project");
-		} else
-			*dst = strdup(cwd);
-		return *dst ? 0 : -ENOMEM;
-	}
-	if (!path_is_absolute(workdir) || path_has_dotdot(workdir))
-		return log_error("invalid --workdir '%s': use 'auto' or an absolute path without '..'", workdir);
-	if (plan_path_is_reserved(workdir) && !streq(workdir, "/project"))
-		return log_error("invalid --workdir '%s': the sandbox owns that path", workdir);
-	*dst = strdup(workdir);
-	return *dst ? 0 : -ENOMEM;
 }
 
 /* The one rule for a host path aisb opens for the sandbox (--mount sources, --env-file): resolved
@@ -324,12 +286,6 @@ static int add_mount(struct aisb_plan *p, const char *spec, const char *xdg_runt
 	m[p->n_mounts] = (struct plan_mount){ TAKE_PTR(real), TAKE_PTR(dst), ro, S_ISDIR(st.st_mode) };
 	p->n_mounts++;
 	return 0;
-}
-
-/* the rule every command shares (util/homedir.h) */
-char *plan_host_home(env_getter get)
-{
-	return homedir_home(get, NULL);
 }
 
 /* --harness-from DIR: DIR read-only and DIR/bin (or DIR) first on PATH. At its own path, so that

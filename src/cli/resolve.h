@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* resolve.h — settings to plan: every path checked, every env value resolved, every refusal made.
  *
- * The pure helpers (reserved paths, mount specs, project placement, env names) are exported for the
- * unit tests; plan_resolve() is the impure whole that reads the host.
+ * The pure helpers (mount specs, env names) are exported for the unit tests; plan_resolve() is the
+ * impure whole that reads the host. Reserved paths, project placement and the caller's home are
+ * the core's (core/plan.h): modules below the CLI need them too.
  */
 #ifndef AISB_CLI_RESOLVE_H
 #define AISB_CLI_RESOLVE_H
@@ -12,10 +13,6 @@
 
 #include "cli/args.h"
 #include "core/plan.h"
-
-/* Is @path one the sandbox itself owns (system dirs, /tmp, /home, ...)? Nothing of the user's is
- * mounted over or under such a path. Does not log. */
-bool plan_path_is_reserved(const char *path);
 
 /* Is @path a host path that must never be exposed (runtime dirs, engine sockets, /proc, /)? */
 bool plan_path_is_forbidden_source(const char *path, const char *xdg_runtime_dir);
@@ -28,17 +25,10 @@ int plan_resolve_source(const char *path, const char *what, char **out);
 /* Parses SRC[:DST][:ro|:rw]; default read-only. Does not check the host. Logs on failure. */
 int plan_parse_mount_spec(const char *spec, char **src, char **dst, bool *ro);
 
-/* Where the project appears inside: its own path, or /project when that is reserved.
- * @workdir is "auto" or an absolute path. Logs on failure. */
-int plan_project_dst(const char *cwd, const char *workdir, char **dst, bool *relocated);
-
 /* Builds the environment: TERM LANG LC_ALL LC_CTYPE TZ from the host, the sandbox's own
  * variables, then --env and --env-file. An unset NAME, a bad name, a bad or non-0600 env file
  * is -EINVAL (exit 78). Messages name variables and files, never values. Logs on failure. */
 int plan_build_env(struct aisb_plan *p, const struct aisb_settings *s, env_getter get);
-
-/* The caller's home: $HOME when absolute, else the passwd entry. Caller frees; NULL if none. */
-char *plan_host_home(env_getter get);
 
 /* Resolves @s into @p, reading the host (cwd, home, state dir). Creates nothing.
  * Return: 0 or an exit code (78, 125). Logs on failure. */

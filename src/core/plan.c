@@ -14,6 +14,8 @@
 #include <json-c/json.h>
 
 #include "core/plan.h"
+#include "util/homedir.h"
+#include "util/log.h"
 #include "util/util.h"
 #include "workspace/workspace.h"
 
@@ -129,4 +131,48 @@ char *plan_to_json(const struct aisb_plan *p)
 	out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 	return out;
+}
+
+/* Paths the sandbox owns together with everything below them. */
+static const char *const reserved_trees[] = {
+	"/usr", "/etc", "/var", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/boot", "/proc", "/sys", "/dev", "/root", "/run", "/tmp", "/project",
+};
+
+bool plan_path_is_reserved(const char *path)
+{
+	if (!path_is_absolute(path) || streq(path, "/") || streq(path, "/home"))
+		return true;
+	for (size_t i = 0; i < ELEMENTSOF(reserved_trees); i++)
+		if (path_startswith(path, reserved_trees[i]))
+			return true;
+	/* /home/sandbox, /home/sandbox-x, ...: the sandbox's home and anything that looks like it. */
+	if (strncmp(path, PLAN_SANDBOX_HOME, strlen(PLAN_SANDBOX_HOME)) == 0)
+		return true;
+	return false;
+}
+
+int plan_project_dst(const char *cwd, const char *workdir, char **dst, bool *relocated)
+{
+	*relocated = false;
+	if (!workdir || streq(workdir, "auto")) {
+		if (plan_path_is_reserved(cwd)) {
+			*relocated = true;
+			*dst = strdup("/project");
+		} else
+			*dst = strdup(cwd);
+		return *dst ? 0 : -ENOMEM;
+	}
+	if (!path_is_absolute(workdir) || path_has_dotdot(workdir))
+		return log_error("invalid --workdir '%s': use 'auto' or an absolute path without '..'", workdir);
+	if (plan_path_is_reserved(workdir) && !streq(workdir, "/project"))
+		return log_error("invalid --workdir '%s': the sandbox owns that path", workdir);
+	*dst = strdup(workdir);
+	return *dst ? 0 : -ENOMEM;
+}
+
+/* the rule every command shares (util/homedir.h) */
+char *plan_host_home(env_getter get)
+{
+	return homedir_home(get, NULL);
 }

@@ -184,6 +184,21 @@ bool plan_env_name_valid(const char *name);
  * Return: 0 or -ENOMEM. Does not log. */
 int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool secret);
 
+/* The sandbox's home inside; it and every path that looks like it are reserved. */
+#define PLAN_SANDBOX_HOME "/home/sandbox"
+
+/* Is @path one the sandbox itself owns (system dirs, /tmp, /home, ...)? Nothing of the user's is
+ * mounted over or under such a path. Does not log. */
+bool plan_path_is_reserved(const char *path);
+
+/* Where the project appears inside: its own path, or /project when that is reserved.
+ * @workdir is "auto" or an absolute path. Logs on failure. */
+int plan_project_dst(const char *cwd, const char *workdir, char **dst, bool *relocated);
+
+/* The caller's home: $HOME when absolute, else the passwd entry. Caller frees; NULL if none.
+ * Does not log. */
+char *plan_host_home(env_getter get);
+
 /* The plan as JSON text (for the session dir), without secret values. Caller frees. Does not log. */
 char *plan_to_json(const struct aisb_plan *p);
 

@@ -234,6 +234,12 @@ int resolver_confine(pid_t parent, int *keep)
 	r = confine_fds(keep, 1, "resolver");
 	if (r < 0)
 		return r;
+	/* Stage: seccomp. Should: load the resolver's allowlist (resolver_seccomp_rules[]) last,
+	 * while the process is still single-threaded, so every worker thread inherits it. Mustn't:
+	 * run a lookup before it. */
+	r = seccomp_policy_load(&seccomp_prebuilt_resolver);
+	if (r < 0)
+		return log_error_errno(r, "resolver: cannot load its seccomp filter: %m");
 	log_set_quiet(true);
 	return 0;
 }

@@ -47,6 +47,12 @@ extern const size_t gate_seccomp_rules_n;
  * compares. */
 extern const struct seccomp_prog seccomp_prebuilt_gate;
 
+/* The resolver helper's allowlist (src/net/gate-rules.c, why each call), compiled as the gate's
+ * is (default action: kill); resolver_confine() loads it last. */
+extern const struct seccomp_rule resolver_seccomp_rules[];
+extern const size_t resolver_seccomp_rules_n;
+extern const struct seccomp_prog seccomp_prebuilt_resolver;
+
 /**
  * gate_seccomp_compile() - the gate's filter: seccomp_prebuilt_gate
  * @out: the program (seccomp_prog_free() is harmless on it)
@@ -76,7 +82,8 @@ int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_
  *
  * The parent's death kills it; a user namespace of its own and no capabilities in it (a root
  * caller's helper loses its host capabilities with the namespace); no_new_privs; no core dumps,
- * no file writes, a small fd limit. It keeps the filesystem (getaddrinfo reads /etc and loads NSS modules).
+ * no file writes, a small fd limit; then its seccomp allowlist (resolver_seccomp_rules[]). It
+ * keeps the filesystem, read-only by the filter (getaddrinfo reads /etc and loads NSS modules).
  * Return: 0 or -errno. Logs on failure; afterwards the log is silenced.
  */
 int resolver_confine(pid_t parent, int *keep);

@@ -1797,8 +1797,11 @@ void gate_stop(struct gate *g)
 		receive_summary(g, STOP_WAIT_MS);
 		if (!g->summary)
 			kill(g->pid, SIGKILL);
-		if (waitpid(g->pid, &st, 0) == g->pid && !g->summary)
+		if (waitpid(g->pid, &st, 0) == g->pid && !g->summary) {
 			report_death(g->pid, st);
+			/* a caller without a SIGCHLD loop (a build step) learns it here */
+			g->refused |= WIFEXITED(st) && WEXITSTATUS(st) == GATE_EXIT_CONFINE;
+		}
 		g->pid = -1;
 	}
 	reap(&g->res_pid, true);

@@ -3,9 +3,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -352,18 +355,11 @@ static int listen_on(int type, const char *addr, uint16_t port)
 	return TAKE_FD(fd);
 }
 
-/**
- * netplan_init_apply() - init's network stage, inside the new netns, with lo up and caps held
- * @n: network plan (allow mode)
- * @fds: the gate's listening sockets, in NETPLAN_GATE_FDS order
- * @err: message on failure
- * @err_size: its size
- *
- * Should: put the pool on lo, install and verify the ruleset (failure: exit 77, never run
- * unfiltered), open the gate's sockets on lo. Mustn't: create any interface or route out.
- * Return: 0, or an exit code (77 enforcement, 125 failure). Logs on failure (and fills @err).
- */
-int netplan_init_apply(const struct net_plan *n, int fds[NETPLAN_GATE_FDS], char *err, size_t err_size)
+/* The gate's part of the network stage, lo up and caps held. Should: put the pool on lo,
+ * install and verify the ruleset (failure: exit 77, never run unfiltered), open the gate's
+ * sockets on lo. Mustn't: create any interface or route out. Return: 0, or an exit code (77
+ * enforcement, 125 failure) with @err filled. Does not log. */
+static int gate_stage(const struct net_plan *n, int fds[NETPLAN_GATE_FDS], char *err, size_t err_size)
 {
 	static const struct { int type; const char *addr; uint16_t port; } l[NETPLAN_GATE_FDS] = {
 		{ SOCK_STREAM, "127.0.0.1", GATE_PROXY_PORT },
@@ -377,19 +373,19 @@ int netplan_init_apply(const struct net_plan *n, int fds[NETPLAN_GATE_FDS], char
 		fds[i] = -1;
 	r = lo_add_pool();
 	if (r < 0) {
-		snprintf(err, err_size, "init: cannot add %s/%d to lo: %s", NFT_POOL_ADDR, NFT_POOL_PLEN, strerror(-r));
+		snprintf(err, err_size, "cannot add %s/%d to lo: %s", NFT_POOL_ADDR, NFT_POOL_PLEN, strerror(-r));
 		return AISB_EXIT_ENFORCE;
 	}
 	r = nft_apply(&n->ruleset);
 	if (r < 0) {
-		snprintf(err, err_size, "init: the nftables ruleset could not be installed or verified (%s); "
+		snprintf(err, err_size, "the nftables ruleset could not be installed or verified (%s); "
 			 "refusing to run unfiltered (run 'aisb doctor')", strerror(-r));
 		return AISB_EXIT_ENFORCE;
 	}
 	for (int i = 0; i < NETPLAN_GATE_FDS; i++) {
 		fds[i] = listen_on(l[i].type, l[i].addr, l[i].port);
 		if (fds[i] < 0) {
-			snprintf(err, err_size, "init: cannot open the gate's socket %s:%u: %s", l[i].addr, l[i].port,
+			snprintf(err, err_size, "cannot open the gate's socket %s:%u: %s", l[i].addr, l[i].port,
 				 strerror(-fds[i]));
 			for (int k = 0; k < i; k++)
 				close(fds[k]);
@@ -397,4 +393,44 @@ int netplan_init_apply(const struct net_plan *n, int fds[NETPLAN_GATE_FDS], char
 		}
 	}
 	return 0;
+}
+
+/* Brings lo up (so --net none still has 127.0.0.1). Return: 0 or -errno. Does not log. */
+static int lo_up(void)
+{
+	struct ifreq ifr = { 0 };
+	_cleanup_close_ int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		return -errno;
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		return -errno;
+	return 0;
+}
+
+int netplan_netns_stage(const struct net_plan *n, int fds[NETPLAN_GATE_FDS], char *err, size_t err_size)
+{
+	int r = lo_up();
+
+	for (int i = 0; i < NETPLAN_GATE_FDS; i++)
+		fds[i] = -1;
+	if (r < 0) {
+		snprintf(err, err_size, "cannot bring up the loopback interface: %s", strerror(-r));
+		return AISB_EXIT_FAILED;
+	}
+	return netplan_has_gate(n) ? gate_stage(n, fds, err, err_size) : 0;
+}
+
+int netplan_gate_new(const struct net_plan *n, int log_fd, const char *log_path, const char *log_hint,
+		     struct gate **out)
+{
+	const struct gate_config c = { .proxy_fd = -1, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
+				       .policy = &n->policy, .upstream = n->upstream, .log_fd = log_fd,
+				       .log_path = log_path, .log_hint = log_hint };
+
+	return gate_new(&c, out);
 }

@@ -39,6 +39,22 @@ void netplan_print(const struct net_plan *n, FILE *f);
 void netplan_print_policy(const struct net_plan *n, FILE *f);
 void netplan_print_ruleset(const struct net_plan *n, FILE *f);
 bool netplan_has_gate(const struct net_plan *n);
-int netplan_init_apply(const struct net_plan *n, int fds[NETPLAN_GATE_FDS], char *err, size_t err_size);
+
+/* Stage: network, inside a new netns while its user namespace's capabilities are held (init of
+ * `aisb run`, the holder of a build's RUN step: one implementation for both). Should: bring lo
+ * up; with a gate (allow mode), put the pool on lo, install and verify the ruleset and open the
+ * gate's listeners into @fds (NETPLAN_GATE_FDS order; all -1 without a gate). Mustn't: create
+ * any interface or route out, or let anything run unfiltered (77). @n may be NULL (no network).
+ * Return: 0, or an exit code (77 enforcement, 125 failure) with @err filled. Does not log. */
+int netplan_netns_stage(const struct net_plan *n, int fds[NETPLAN_GATE_FDS], char *err, size_t err_size);
+
+struct gate;
+/* The supervisor's gate for @n's policy and upstream, without listeners yet (gate_listen() takes
+ * what the network stage opened; gate_start() forks it): the egress log is @log_fd (the caller
+ * keeps it) or, when that is -1, @log_path, created at gate_start(); @log_hint names it in the
+ * summary. Used by `aisb run` and by a build's RUN steps alike. Return: 0 or -errno. Logs on
+ * failure. */
+int netplan_gate_new(const struct net_plan *n, int log_fd, const char *log_path, const char *log_hint,
+		     struct gate **out);
 
 #endif

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/filter.h>
-#include <net/if.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,24 +53,6 @@ _Noreturn static void workload_fail(int fd, int code, int err, const char *msg)
 	rep.msg[n] = 0;
 	(void)write_full(fd, &rep, sizeof(rep));
 	_exit(code);
-}
-
-/* Stage: loopback. Should: bring lo up so --net none still has 127.0.0.1. Mustn't: create any
- * other interface or route. */
-static int lo_up(void)
-{
-	struct ifreq ifr = { 0 };
-	_cleanup_close_ int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (s < 0)
-		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-		return -errno;
-	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-		return -errno;
-	return 0;
 }
 
 /* Stage: /proc. Should: set user.max_user_namespaces=0 in the sandbox's user namespace (so even
@@ -393,18 +374,12 @@ _Noreturn void init_main(const struct init_args *a)
 	if (fell_back)
 		log_warn(MOUNT_FALLBACK_NOTICE);
 
-	r = lo_up();
-	if (r < 0)
-		stage_fail(a->err_fd, AISB_EXIT_FAILED, -r, "init: cannot bring up the loopback interface");
-
-	/* Stage: network (allow mode). Should: install and verify the nft ruleset and open the gate's
-	 * listening sockets inside the new netns while init still holds its capabilities. Mustn't:
-	 * let the workload start when the ruleset is not verified (77). */
-	if (netplan_has_gate(a->plan->netp)) {
-		r = netplan_init_apply(a->plan->netp, gate_fds, err, sizeof(err));
-		if (r != 0)
-			stage_fail(a->err_fd, r, 0, "%s", err);
-	}
+	/* Stage: network (net/netplan.h, shared with a build's RUN steps): lo up; in allow mode the
+	 * verified nft ruleset and the gate's listening sockets, while init still holds its
+	 * capabilities. Mustn't: let the workload start when the ruleset is not verified (77). */
+	r = netplan_netns_stage(a->plan->netp, gate_fds, err, sizeof(err));
+	if (r != 0)
+		stage_fail(a->err_fd, r, 0, "init: %s", err);
 
 	{
 		const char *failed;

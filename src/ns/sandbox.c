@@ -324,18 +324,13 @@ static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *
  * connection (run_loop()). */
 static int start_gate(const struct aisb_plan *p, char **log_path, struct gate **out)
 {
-	struct gate_config c = { .proxy_fd = -1, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
-				 .log_fd = -1, .policy = &p->netp->policy, .upstream = p->netp->upstream };
-
 	static char hint[96]; /* outlives the gate: one sandbox per supervisor */
 
 	*log_path = path_join(p->session_dir, "egress.jsonl");
 	if (!*log_path)
 		return log_error_errno(-ENOMEM, "out of memory");
-	c.log_path = *log_path;
 	snprintf(hint, sizeof(hint), "aisb logs %s", p->session_id);
-	c.log_hint = hint;
-	return gate_new(&c, out);
+	return netplan_gate_new(p->netp, -1, *log_path, hint, out);
 }
 
 /* The root-relative paths of the read-only binds below @root (the .git pins): the sandbox could
@@ -565,34 +560,32 @@ static void release_channels(int sync_fds[2], int err_fds[2], int sfd, const sig
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
 }
 
-int sandbox_run(struct aisb_plan *p)
-{
-	struct mount_host_facts facts = { 0 };
-	struct mount_plan mp = { 0 };
-	struct term term = { .fd = -1 };
-	struct ttyfilter tf;
-	struct sync_go go = { .magic = SYNC_MAGIC };
-	struct sync_ready ready;
-	struct stage_report rep;
-	struct init_args ia;
-	struct limits_run lr = { .watchdog = -1, .watchdog_fd = -1 };
+/* What one run holds between its stages: sandbox_run() owns it, the stages fill it in. */
+struct run {
+	struct aisb_plan *p;
+	struct mount_host_facts facts;
+	struct mount_plan mp;
+	struct limits_run lr;
+	struct term term;
+	struct sync_go go;
 	sigset_t mask, oldmask;
-	int sync_fds[2] = { -1, -1 }, err_fds[2] = { -1, -1 };
-	int sfd = -1, master = -1, ws_fd = -1, out_fd = -1, code = AISB_EXIT_FAILED, r;
-	int rfds[1 + NETPLAN_GATE_FDS], gate_fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 };
-	_cleanup_free_ char *egress_path = NULL;
-	struct pasta pasta = { .pid = -1 };
-	struct gate *gate = NULL;
-	unsigned tty_mask = 0;
-	long long start = now_usec();
-	struct timespec since;
-	bool cloned = false;
-	size_t nfds = 0;
-	ssize_t k;
-	pid_t pid = -1;
+	int sync_fds[2], err_fds[2];
+	int sfd, master, ws_fd, out_fd;
+	int gate_fds[NETPLAN_GATE_FDS];     /* init's listeners until the gate takes them */
+	char *egress_path;
+	struct pasta pasta;
+	struct gate *gate;
+	unsigned tty_mask;
+	struct timespec since;              /* gitguard judges what changed after it */
+	bool cloned;
+	pid_t pid;                          /* init's */
+};
 
-	(void)clock_gettime(CLOCK_REALTIME, &since);
-	/* bounded before anything is created (the workload's environment is built in init) */
+/* Stage: admission, before anything exists. Should: refuse an environment above the
+ * workload's bound (it is built in init, without allocation) and warn that --net full is
+ * unfiltered. Mustn't: create anything. Return: 0 or 78. Logs on failure. */
+static int admit_stage(const struct aisb_plan *p)
+{
 	if (p->n_env > SANDBOX_ENV_MAX)
 		return log_error("the command would get %zu environment variables, more than the limit of %d "
 				 "(pass fewer --env/--env-file entries)", p->n_env, SANDBOX_ENV_MAX),
@@ -600,129 +593,178 @@ int sandbox_run(struct aisb_plan *p)
 	if (p->net == NET_FULL)
 		log_warn("--net full: the sandbox gets UNFILTERED network access through pasta; nothing is "
 			 "allowlisted or logged (use --net allow with --allow entries instead)");
-	if (session_create(p) < 0)
+	return 0;
+}
+
+/* Stage: the session's content, on the host. Should: make a --workspace clone now that the
+ * session has its id, write the harness's bridged config into the home (agents/bridge.h)
+ * before the tree is planned (an ephemeral home binds what it wrote), then prepare_stage().
+ * Mustn't: create anything of the sandbox yet. Return: 0 or the exit code. Logs on failure. */
+static int session_stage(struct run *r)
+{
+	if (r->p->workspace && workspace_prepare(r->p) < 0)
 		return AISB_EXIT_FAILED;
-	/* --workspace clone: the clone is made now that the session has its id */
-	if (p->workspace && workspace_prepare(p) < 0) {
-		code = AISB_EXIT_FAILED;
-		goto finish;
-	}
-	/* The harness's bridged config into the home (agents/bridge.h), before the tree is planned:
-	 * an ephemeral home binds what it wrote. */
-	if (bridge_apply(p) < 0) {
-		code = AISB_EXIT_FAILED;
-		goto finish;
-	}
-	r = prepare_stage(p, &lr, &facts, &mp);
-	if (r != 0) {
-		code = r;
-		goto finish;
-	}
-	terminal_stage(&tty_mask, &ws_fd, &out_fd, &go.ws);
-	if (channel_stage(&mask, &oldmask, &sfd, sync_fds, err_fds) < 0)
-		goto restore_mask;
+	if (bridge_apply(r->p) < 0)
+		return AISB_EXIT_FAILED;
+	return prepare_stage(r->p, &r->lr, &r->facts, &r->mp);
+}
 
-	ia = (struct init_args){ .plan = p, .mounts = &mp, .sync_fd = sync_fds[1], .err_fd = err_fds[1],
-				 .tty_mask = tty_mask, .oldmask = oldmask };
-	pid = clone_stage(&ia, sync_fds[0], err_fds[0], sfd, &code);
-	if (pid < 0)
-		goto restore_mask;
-	cloned = true;
-	close(sync_fds[1]);
-	sync_fds[1] = -1;
-	close(err_fds[1]);
-	err_fds[1] = -1;
-	(void)session_set_init_pid(p, pid);
+/* Stage: init ready. Should: take init's ready message with the pty master and the gate's
+ * listeners (handed to the gate, which owns them from here on), or else log init's report of
+ * why it failed. Mustn't: accept listeners the plan has no gate for. Return: 0, or the exit
+ * code (init is then killed). Logs on failure. */
+static int ready_stage(struct run *r)
+{
+	int rfds[1 + NETPLAN_GATE_FDS];
+	struct sync_ready ready = { 0 }; /* out: what init sent (cppcheck reads it as an input) */
+	struct stage_report rep;
+	size_t nfds = 0;
+	ssize_t k;
+	int e;
 
-	r = start_stage(p, pid, &lr, &pasta, sync_fds[0], &go);
-	if (r < 0)
-		goto kill_init;
-	if (r > 0) {
-		code = r;
-		goto kill_init_keep_code;
-	}
-	/* While init mounts: off the start-up path (bench/startup.sh). */
-	if (p->netp && netplan_has_gate(p->netp) && start_gate(p, &egress_path, &gate) < 0)
-		goto kill_init;
-
-	k = fdpass_recv(sync_fds[0], &ready, sizeof(ready), rfds, ELEMENTSOF(rfds), &nfds);
-	if (k == sizeof(ready) && ready.magic == SYNC_MAGIC && ready.gate_nfds <= nfds &&
-	    (ready.gate_nfds == 0 || ready.gate_nfds == NETPLAN_GATE_FDS)) {
-		master = nfds > ready.gate_nfds ? rfds[0] : -1;
-		for (size_t i = 0; i < ready.gate_nfds; i++)
-			gate_fds[i] = rfds[nfds - ready.gate_nfds + i];
-	} else {
+	k = fdpass_recv(r->sync_fds[0], &ready, sizeof(ready), rfds, ELEMENTSOF(rfds), &nfds);
+	if (k != sizeof(ready) || ready.magic != SYNC_MAGIC || ready.gate_nfds > nfds ||
+	    (ready.gate_nfds != 0 && ready.gate_nfds != NETPLAN_GATE_FDS)) {
 		/* init failed before forking the workload: its report says why */
 		for (size_t i = 0; i < nfds; i++)
 			close(rfds[i]);
-		master = -1;
-		if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
-			code = report_log(&rep);
-		} else
-			log_error("the sandbox's init exited before it was ready");
-		goto kill_init_keep_code;
+		if (read_full(r->err_fds[0], &rep, sizeof(rep)) == sizeof(rep))
+			return report_log(&rep);
+		log_error("the sandbox's init exited before it was ready");
+		return AISB_EXIT_FAILED;
 	}
-	if (gate_fds[0] >= 0) {
-		/* the gate owns them from here on (its process takes them at its start) */
-		r = gate ? gate_listen(gate, gate_fds[0], gate_fds[1], gate_fds[2], gate_fds[3]) : -EINVAL;
-		if (gate)
-			gate_fds[0] = gate_fds[1] = gate_fds[2] = gate_fds[3] = -1;
-		if (r < 0) {
-			if (!gate)
-				log_error("init passed out gate sockets, but the plan has no gate");
-			code = AISB_EXIT_FAILED;
-			goto kill_init_keep_code;
-		}
+	r->master = nfds > ready.gate_nfds ? rfds[0] : -1;
+	for (size_t i = 0; i < ready.gate_nfds; i++)
+		r->gate_fds[i] = rfds[nfds - ready.gate_nfds + i];
+	if (r->gate_fds[0] < 0)
+		return 0;
+	/* the gate owns them from here on (its process takes them at its start) */
+	if (!r->gate) {
+		log_error("init passed out gate sockets, but the plan has no gate");
+		return AISB_EXIT_FAILED;
 	}
-
-	/* The report pipe closes at execve; a report means the workload failed before it. */
-	if (read_full(err_fds[0], &rep, sizeof(rep)) == sizeof(rep)) {
-		code = report_log(&rep);
-		if (master >= 0) {
-			close(master);
-			master = -1;
-		}
-		goto kill_init_keep_code;
-	}
-
-	if (master >= 0 && (tty_mask & 1))
-		(void)term_raw(&term, 0);
-	ttyfilter_init(&tf, p->tty_passthrough);
-	r = run_loop(pid, sfd, master, (master >= 0 && (tty_mask & 1)) ? 0 : -1, out_fd >= 0 ? out_fd : 1, ws_fd, gate,
-		     &tf);
-	pid = -1; /* NOLINT(clang-analyzer-deadcode.DeadStores): run_loop() reaped init: a later jump to kill_init must not signal a reused pid */
-	code = gate_refused(gate) ? AISB_EXIT_ENFORCE : sandbox_exit_code(r);
-	term_restore(&term);
-	report_tty_drops(&tf);
-	if (gate) {
-		gate_stop(gate);
-		gate_summary(gate, stderr);
-	}
-	goto cleanup;
-
-kill_init:
-	code = AISB_EXIT_FAILED;
-kill_init_keep_code:
-	kill_and_reap(pid);
-cleanup:
-	term_restore(&term);
-	if (master >= 0)
-		close(master);
-	gate_free(gate);
+	e = gate_listen(r->gate, r->gate_fds[0], r->gate_fds[1], r->gate_fds[2], r->gate_fds[3]);
 	for (size_t i = 0; i < NETPLAN_GATE_FDS; i++)
-		if (gate_fds[i] >= 0)
-			close(gate_fds[i]);
-	pasta_stop(&pasta);
-	/* init is reaped and with it every process of the sandbox (the kernel kills a pid namespace
-	 * whose init exits and reports init last), so nothing writes the project any more */
-	if (cloned)
-		git_guard(p, &mp, &since);
+		r->gate_fds[i] = -1;
+	return e < 0 ? AISB_EXIT_FAILED : 0;
+}
+
+/* Stage: launch, init cloned. Should: start init (start_stage()), make the gate while init
+ * mounts (off the start-up path, bench/startup.sh), take init's ready message, then wait for
+ * the report pipe to close at the workload's execve. Mustn't: let the workload run when any
+ * of it failed. Return: 0 with the command running, or the exit code (the caller kills
+ * init). Logs on failure. */
+static int launch_stage(struct run *r)
+{
+	struct stage_report rep;
+	int e;
+
+	e = start_stage(r->p, r->pid, &r->lr, &r->pasta, r->sync_fds[0], &r->go);
+	if (e != 0)
+		return e < 0 ? AISB_EXIT_FAILED : e;
+	if (r->p->netp && netplan_has_gate(r->p->netp) && start_gate(r->p, &r->egress_path, &r->gate) < 0)
+		return AISB_EXIT_FAILED;
+	e = ready_stage(r);
+	if (e != 0)
+		return e;
+	/* The report pipe closes at execve; a report means the workload failed before it. */
+	if (read_full(r->err_fds[0], &rep, sizeof(rep)) == sizeof(rep))
+		return report_log(&rep);
+	return 0;
+}
+
+/* Stage: relay, the command running. Should: put the host terminal in raw mode when the pty
+ * serves stdin, relay through the terminal filter and forward signals until init exits
+ * (run_loop() reaps it), restore the terminal, and report the filter's drops and the gate's
+ * summary. Mustn't: leave the terminal raw. Return: the exit code. Logs (the summaries). */
+static int relay_stage(struct run *r)
+{
+	bool tty_in = r->master >= 0 && (r->tty_mask & 1);
+	struct ttyfilter tf;
+	int st, code;
+
+	if (tty_in)
+		(void)term_raw(&r->term, 0);
+	ttyfilter_init(&tf, r->p->tty_passthrough);
+	st = run_loop(r->pid, r->sfd, r->master, tty_in ? 0 : -1, r->out_fd >= 0 ? r->out_fd : 1, r->ws_fd, r->gate,
+		      &tf);
+	code = gate_refused(r->gate) ? AISB_EXIT_ENFORCE : sandbox_exit_code(st);
+	term_restore(&r->term);
+	report_tty_drops(&tf);
+	if (r->gate) {
+		gate_stop(r->gate);
+		gate_summary(r->gate, stderr);
+	}
+	return code;
+}
+
+/* Stage: teardown, init reaped. Should: restore the terminal, stop the gate and pasta, then
+ * judge what the sandbox wrote for host git (git_guard()): the kernel kills a pid namespace
+ * whose init exits and reports init last, so nothing writes the project any more. Mustn't:
+ * run before init is reaped. Logs (gitguard's findings). */
+static void teardown_stage(struct run *r)
+{
+	term_restore(&r->term);
+	if (r->master >= 0)
+		close(r->master);
+	gate_free(r->gate);
+	for (size_t i = 0; i < NETPLAN_GATE_FDS; i++)
+		if (r->gate_fds[i] >= 0)
+			close(r->gate_fds[i]);
+	pasta_stop(&r->pasta);
+	if (r->cloned)
+		git_guard(r->p, &r->mp, &r->since);
+}
+
+int sandbox_run(struct aisb_plan *p)
+{
+	struct run r = { .p = p, .term = { .fd = -1 }, .go = { .magic = SYNC_MAGIC },
+			 .lr = { .watchdog = -1, .watchdog_fd = -1 }, .sync_fds = { -1, -1 }, .err_fds = { -1, -1 },
+			 .sfd = -1, .master = -1, .ws_fd = -1, .out_fd = -1, .gate_fds = { -1, -1, -1, -1 },
+			 .pasta = { .pid = -1 }, .pid = -1 };
+	long long start = now_usec();
+	struct init_args ia;
+	int code;
+
+	(void)clock_gettime(CLOCK_REALTIME, &r.since);
+	code = admit_stage(p);
+	if (code != 0)
+		return code;
+	if (session_create(p) < 0)
+		return AISB_EXIT_FAILED;
+	code = session_stage(&r);
+	if (code != 0)
+		goto finish;
+	terminal_stage(&r.tty_mask, &r.ws_fd, &r.out_fd, &r.go.ws);
+	code = AISB_EXIT_FAILED;
+	if (channel_stage(&r.mask, &r.oldmask, &r.sfd, r.sync_fds, r.err_fds) < 0)
+		goto restore_mask;
+
+	ia = (struct init_args){ .plan = p, .mounts = &r.mp, .sync_fd = r.sync_fds[1], .err_fd = r.err_fds[1],
+				 .tty_mask = r.tty_mask, .oldmask = r.oldmask };
+	r.pid = clone_stage(&ia, r.sync_fds[0], r.err_fds[0], r.sfd, &code);
+	if (r.pid < 0)
+		goto restore_mask;
+	r.cloned = true;
+	close(r.sync_fds[1]);
+	r.sync_fds[1] = -1;
+	close(r.err_fds[1]);
+	r.err_fds[1] = -1;
+	(void)session_set_init_pid(p, r.pid);
+
+	code = launch_stage(&r);
+	if (code == 0)
+		code = relay_stage(&r); /* init reaped */
+	else
+		kill_and_reap(r.pid);
+	teardown_stage(&r);
 restore_mask:
-	release_channels(sync_fds, err_fds, sfd, &oldmask);
+	release_channels(r.sync_fds, r.err_fds, r.sfd, &r.oldmask);
 finish:
-	code = limits_finish(p, &lr, code);
-	mount_plan_free(&mp);
-	mount_host_facts_free(&facts);
+	code = limits_finish(p, &r.lr, code);
+	mount_plan_free(&r.mp);
+	mount_host_facts_free(&r.facts);
+	free(r.egress_path);
 	session_finish(p, code, start);
 	return code;
 }

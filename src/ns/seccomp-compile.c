@@ -62,7 +62,9 @@ static int build_ctx(const struct seccomp_rule *rules, size_t n, bool allowlist,
 		return log_error_errno(r, "seccomp: cannot set the bad-architecture action: %m");
 	}
 	for (size_t i = 0; i < n; i++) {
-		r = rule_add(ctx, &rules[i], allowlist ? SCMP_ACT_ALLOW : 0);
+		/* in an allowlist a rule with an errno returns it instead of running the call (the
+		 * resolver's clone3: ENOSYS, so that glibc uses clone, whose flags are checked) */
+		r = rule_add(ctx, &rules[i], allowlist && !rules[i].err ? SCMP_ACT_ALLOW : 0);
 		if (r == -ENOSYS) {
 			const struct scmp_version *v = seccomp_version();
 			seccomp_release(ctx);

@@ -59,10 +59,16 @@ int main(void)
 		return 1;
 	print_insns("gate", &p);
 	seccomp_prog_free(&p);
+	if (seccomp_allowlist_compile(resolver_seccomp_rules, resolver_seccomp_rules_n, &p) < 0)
+		return 1;
+	print_insns("resolver", &p);
+	seccomp_prog_free(&p);
 	printf("/* index: allow_ptrace | fakeroot << 1 */\n"
 	       "const struct seccomp_prog seccomp_prebuilt_policy[4] = {\n");
 	for (unsigned i = 0; i < 4; i++)
 		printf("\t{ policy_%u, sizeof(policy_%u) / sizeof(policy_%u[0]), false },\n", i, i, i);
 	printf("};\n\nconst struct seccomp_prog seccomp_prebuilt_gate = { gate, sizeof(gate) / sizeof(gate[0]), false };\n");
+	printf("const struct seccomp_prog seccomp_prebuilt_resolver = { resolver, sizeof(resolver) / "
+	       "sizeof(resolver[0]), false };\n");
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }

@@ -11,8 +11,9 @@
 int seccomp_rules_compile(const struct seccomp_rule *rules, size_t n, struct seccomp_prog *out);
 
 /* The same for an allowlist: only @rules' calls (with their argument comparisons) run, every
- * other call and every foreign ABI kills the process (.err is unused). For a confined helper
- * that parses hostile bytes (the gate, net/gate-confine.h). */
+ * other call and every foreign ABI kills the process; a rule with an .err returns that errno
+ * without running the call. For a confined helper that parses hostile bytes (the gate and its
+ * resolver, net/gate-confine.h). */
 int seccomp_allowlist_compile(const struct seccomp_rule *rules, size_t n, struct seccomp_prog *out);
 
 /* Written by seccomp-gen when aisb was built (src/ns/seccomp-filters.c in the build tree): the

@@ -287,6 +287,230 @@ static bool in_seq_control(struct ttyfilter *f, unsigned char c, char *out, size
 	return c == DEL;
 }
 
+/* Stage: ground, the fast path. Should: copy 8 bytes of printable ASCII at a time, else text,
+ * C0 controls and UTF-8 byte by byte without a branch on the byte's class (stray C1 bytes
+ * dropped); stop at ESC or 0xC2, which ground() hands to the state machine. Mustn't: branch
+ * per byte class (measured: 4x slower on random bytes, 42-63 MB/s; bench/pty.sh times the
+ * whole relay). Consumes bytes from in[*i] on; returns the bytes written to @out. */
+static inline __attribute__((always_inline)) size_t ground_run(struct ttyfilter *f, const char *in, size_t len, size_t *pi, char *out)
+{
+	size_t i = *pi, n = 0;
+	unsigned char c = (unsigned char)in[i];
+	unsigned left = f->utf8_left;
+	uint64_t c1 = 0;
+
+	for (;;) {
+		unsigned k;
+		bool cont, keep;
+
+		if (len - i >= 8 && printable8(in + i)) {
+			memcpy(out + n, in + i, 8);
+			n += 8;
+			i += 8;
+			left = 0;
+			if (i == len)
+				break;
+			c = (unsigned char)in[i];
+			continue;
+		}
+		k = byte_class[c];
+		if (k == BC_SLOW)
+			break;
+		cont = k == BC_CONT_C1 || k == BC_CONT;
+		keep = !(k == BC_CONT_C1 && left == 0);
+		out[n] = (char)c;
+		n += keep;
+		c1 += !keep;
+		left = cont ? left - (left != 0) : k - BC_LEAD0;
+		if (++i == len)
+			break;
+		c = (unsigned char)in[i];
+	}
+	f->utf8_left = (uint8_t)left;
+	f->dropped[TTYFILTER_DROP_C1] += c1;
+	if (i < len)
+		n += ground(f, c, out + n);
+	*pi = i;
+	return n;
+}
+
+/* Stage: after 0xC2. Should: drop C2 80..9F (U+0080..U+009F, the C1 controls in UTF-8) and
+ * pass every other character whole. Mustn't: emit the held 0xC2 before its second byte is
+ * known. Return: bytes written. */
+static inline __attribute__((always_inline)) size_t utf8_c2(struct ttyfilter *f, unsigned char c, char *out)
+{
+	size_t n = 0;
+
+	f->state = ST_GROUND;
+	if (c >= 0x80 && c <= 0x9f) {
+		f->dropped[TTYFILTER_DROP_C1]++;
+		return 0;
+	}
+	out[n++] = (char)0xc2;
+	if (c >= 0xa0 && c <= 0xbf) {
+		out[n++] = (char)c;
+		return n;
+	}
+	return n + ground(f, c, out + n); /* an invalid C2: the terminal shows U+FFFD */
+}
+
+/* Stage: after ESC. Should: pick the sequence (CSI, OSC, a string, an escape with
+ * intermediates) or pass a complete two-byte escape. Mustn't: let a lone ST (ESC \) through,
+ * which could seem to end a string in the middle of the output. Return: bytes written. */
+static inline __attribute__((always_inline)) size_t esc(struct ttyfilter *f, unsigned char c, char *out)
+{
+	size_t n = 0;
+
+	if (c == '[') {
+		push(f, (char)c);
+		f->state = ST_CSI;
+	} else if (c == ']') {
+		f->seq_len = 0;
+		f->state = ST_OSC;
+	} else if (c == 'P' || c == 'X' || c == '^' || c == '_') {
+		f->seq_len = 0;
+		f->state = ST_STR;
+	} else if (c >= 0x20 && c <= 0x2f) {
+		push(f, (char)c);
+		f->state = ST_ESC_INTER;
+	} else if (c == '\\') {
+		f->seq_len = 0; /* a lone ST ends nothing: left out, so no string can */
+		f->state = ST_GROUND; /* seem to end in the middle of the output */
+	} else if (c >= 0x30 && c <= 0x7e) {
+		n += emit_seq(f, out, (char)c);
+	} else if (!in_seq_control(f, c, out, &n) && c >= 0x80) {
+		f->seq_len = 0; /* not a sequence: the ESC goes, the byte is text */
+		f->state = ST_GROUND;
+		n += ground(f, c, out + n);
+	}
+	return n;
+}
+
+/* Stage: an escape's intermediates. Should: pass a complete, short escape sequence. Mustn't:
+ * pass ESC % (it selects the coding system: ESC % @ leaves UTF-8, after which the bytes of
+ * UTF-8 text could act as C1 controls). Return: bytes written. */
+static inline __attribute__((always_inline)) size_t esc_inter(struct ttyfilter *f, unsigned char c, char *out)
+{
+	size_t n = 0;
+
+	if (c >= 0x20 && c <= 0x2f) {
+		push(f, (char)c);
+		if (f->seq_len > 5)
+			f->seq_bad = true;
+	} else if (c >= 0x30 && c <= 0x7e) {
+		if (f->seq[1] == '%')
+			drop(f, TTYFILTER_DROP_ESC);
+		else if (f->seq_bad)
+			drop(f, TTYFILTER_DROP_OVERLONG);
+		else
+			n += emit_seq(f, out, (char)c);
+	} else if (!in_seq_control(f, c, out, &n) && c >= 0x80) {
+		drop(f, TTYFILTER_DROP_ESC);
+		n += ground(f, c, out + n);
+	}
+	return n;
+}
+
+/* Stage: a CSI's parameters and intermediates. Should: pass a complete CSI that
+ * csi_allowed() accepts, with at most CSI_PARAMS_MAX parameter bytes. Mustn't: pass one with
+ * a parameter after an intermediate (the terminal ignores it: ST_CSI_IGNORE). Return: bytes
+ * written. */
+static inline __attribute__((always_inline)) size_t csi(struct ttyfilter *f, unsigned char c, char *out)
+{
+	size_t n = 0;
+
+	if (c >= 0x30 && c <= 0x3f) {
+		if (f->state == ST_CSI_INTER) {
+			f->state = ST_CSI_IGNORE; /* a parameter after an intermediate */
+			return 0;
+		}
+		push(f, (char)c);
+		if (f->seq_len > CSI_PARAMS_MAX)
+			f->seq_bad = true;
+	} else if (c >= 0x20 && c <= 0x2f) {
+		push(f, (char)c);
+		f->state = ST_CSI_INTER;
+		if (f->seq_len > CSI_PARAMS_MAX)
+			f->seq_bad = true;
+	} else if (c >= 0x40 && c <= 0x7e) {
+		if (f->seq_bad)
+			drop(f, TTYFILTER_DROP_OVERLONG);
+		else if (!csi_allowed(f, (char)c))
+			drop(f, TTYFILTER_DROP_CSI);
+		else
+			n += emit_seq(f, out, (char)c);
+	} else if (!in_seq_control(f, c, out, &n) && c >= 0x80) {
+		drop(f, TTYFILTER_DROP_CSI);
+		n += ground(f, c, out + n);
+	}
+	return n;
+}
+
+/* Stage: a CSI the terminal ignores. Should: swallow it to its final byte. Mustn't: emit any
+ * of it. Return: bytes written (C0 controls, or text after a cancelling high byte). */
+static inline __attribute__((always_inline)) size_t csi_ignore(struct ttyfilter *f, unsigned char c, char *out)
+{
+	size_t n = 0;
+
+	if (c >= 0x40 && c <= 0x7e)
+		drop(f, TTYFILTER_DROP_CSI);
+	else if (!in_seq_control(f, c, out, &n) && c >= 0x80) {
+		drop(f, TTYFILTER_DROP_CSI);
+		n += ground(f, c, out + n);
+	}
+	return n;
+}
+
+/* Stage: an OSC's payload and its terminator. Should: hold the payload (UTF-8 titles too) and
+ * judge it whole at BEL or ST (osc_end()). Mustn't: emit any of it before it is judged; an ESC
+ * that is not ST ends the string (the terminal would dispatch it: it never saw it) and begins
+ * a new sequence with this byte. Return: bytes written. */
+static inline __attribute__((always_inline)) size_t osc(struct ttyfilter *f, unsigned char c, char *out)
+{
+	if (f->state == ST_OSC_ESC) {
+		enum ttyfilter_drop why;
+
+		if (c == '\\')
+			return osc_end(f, out, true);
+		(void)osc_allowed(f->seq, f->seq_len, &why);
+		drop(f, why);
+		start_esc(f);
+		return esc(f, c, out);
+	}
+	if (c == BEL)
+		return osc_end(f, out, false);
+	if (c == ESC)
+		f->state = ST_OSC_ESC;
+	else if (c == CAN || c == SUB)
+		drop(f, TTYFILTER_DROP_OSC);
+	else
+		push(f, (char)c); /* anything else, UTF-8 titles too; checked at the end */
+	return 0;
+}
+
+/* Stage: a DCS, SOS, PM or APC string. Should: swallow it to its ST, CAN or SUB, counted once.
+ * Mustn't: emit any of it; an ESC that is not ST begins a new sequence with this byte.
+ * Return: bytes written. */
+static inline __attribute__((always_inline)) size_t str(struct ttyfilter *f, unsigned char c, char *out)
+{
+	if (f->state == ST_STR) {
+		if (c == ESC)
+			f->state = ST_STR_ESC;
+		else if (c == CAN || c == SUB)
+			drop(f, TTYFILTER_DROP_STRING);
+		return 0;
+	}
+	drop(f, TTYFILTER_DROP_STRING);
+	if (c == '\\')
+		return 0;
+	start_esc(f);
+	return esc(f, c, out);
+}
+
+/* One state per stage function above, inlined (always_inline) so that the loop compiles as the
+ * single switch it was before the split (measured with cachegrind over 16 KiB buffers: the
+ * split without it ran 1.2% (text), 4.6% (SGR and UTF-8) and 2.4% (random bytes) more
+ * instructions than the one-function filter; with it 1.2%, 1.5% and 2.3%). */
 size_t ttyfilter_feed(struct ttyfilter *f, const char *in, size_t len, char *out)
 {
 	size_t n = 0;
@@ -299,173 +523,32 @@ size_t ttyfilter_feed(struct ttyfilter *f, const char *in, size_t len, char *out
 		unsigned char c = (unsigned char)in[i];
 
 		switch ((enum state)f->state) {
-		case ST_GROUND: {
-			/* The fast path: 8 bytes of printable ASCII at a time, else text, C0 controls
-			 * and UTF-8 byte by byte without a branch on the byte's class (stray C1 bytes
-			 * dropped); only ESC and 0xC2 leave it. A branch per byte class cost 4x on
-			 * random bytes (measured: 42-63 MB/s); bench/pty.sh times the whole relay. */
-			unsigned left = f->utf8_left;
-			uint64_t c1 = 0;
-			for (;;) {
-				unsigned k;
-				bool cont, keep;
-
-				if (len - i >= 8 && printable8(in + i)) {
-					memcpy(out + n, in + i, 8);
-					n += 8;
-					i += 8;
-					left = 0;
-					if (i == len)
-						break;
-					c = (unsigned char)in[i];
-					continue;
-				}
-				k = byte_class[c];
-				if (k == BC_SLOW)
-					break;
-				cont = k == BC_CONT_C1 || k == BC_CONT;
-				keep = !(k == BC_CONT_C1 && left == 0);
-				out[n] = (char)c;
-				n += keep;
-				c1 += !keep;
-				left = cont ? left - (left != 0) : k - BC_LEAD0;
-				if (++i == len)
-					break;
-				c = (unsigned char)in[i];
-			}
-			f->utf8_left = (uint8_t)left;
-			f->dropped[TTYFILTER_DROP_C1] += c1;
-			if (i < len)
-				n += ground(f, c, out + n);
+		case ST_GROUND:
+			n += ground_run(f, in, len, &i, out + n);
 			break;
-		}
 		case ST_UTF8_C2:
-			f->state = ST_GROUND;
-			if (c >= 0x80 && c <= 0x9f) { /* U+0080..U+009F: C1 controls */
-				f->dropped[TTYFILTER_DROP_C1]++;
-				break;
-			}
-			out[n++] = (char)0xc2;
-			if (c >= 0xa0 && c <= 0xbf) {
-				out[n++] = (char)c;
-				break;
-			}
-			n += ground(f, c, out + n); /* an invalid C2: the terminal shows U+FFFD */
+			n += utf8_c2(f, c, out + n);
 			break;
 		case ST_ESC:
-			if (c == '[') {
-				push(f, (char)c);
-				f->state = ST_CSI;
-			} else if (c == ']') {
-				f->seq_len = 0;
-				f->state = ST_OSC;
-			} else if (c == 'P' || c == 'X' || c == '^' || c == '_') {
-				f->seq_len = 0;
-				f->state = ST_STR;
-			} else if (c >= 0x20 && c <= 0x2f) {
-				push(f, (char)c);
-				f->state = ST_ESC_INTER;
-			} else if (c == '\\') {
-				f->seq_len = 0; /* a lone ST ends nothing: left out, so no string can */
-				f->state = ST_GROUND; /* seem to end in the middle of the output */
-			} else if (c >= 0x30 && c <= 0x7e) {
-				n += emit_seq(f, out + n, (char)c);
-			} else if (!in_seq_control(f, c, out, &n) && c >= 0x80) {
-				f->seq_len = 0; /* not a sequence: the ESC goes, the byte is text */
-				f->state = ST_GROUND;
-				n += ground(f, c, out + n);
-			}
+			n += esc(f, c, out + n);
 			break;
 		case ST_ESC_INTER:
-			if (c >= 0x20 && c <= 0x2f) {
-				push(f, (char)c);
-				if (f->seq_len > 5)
-					f->seq_bad = true;
-			} else if (c >= 0x30 && c <= 0x7e) {
-				/* ESC % selects the coding system: ESC % @ leaves UTF-8, after which the
-				 * bytes of UTF-8 text could act as C1 controls */
-				if (f->seq[1] == '%')
-					drop(f, TTYFILTER_DROP_ESC);
-				else if (f->seq_bad)
-					drop(f, TTYFILTER_DROP_OVERLONG);
-				else
-					n += emit_seq(f, out + n, (char)c);
-			} else if (!in_seq_control(f, c, out, &n) && c >= 0x80) {
-				drop(f, TTYFILTER_DROP_ESC);
-				n += ground(f, c, out + n);
-			}
+			n += esc_inter(f, c, out + n);
 			break;
 		case ST_CSI:
 		case ST_CSI_INTER:
-			if (c >= 0x30 && c <= 0x3f) {
-				if (f->state == ST_CSI_INTER) {
-					f->state = ST_CSI_IGNORE; /* a parameter after an intermediate */
-					break;
-				}
-				push(f, (char)c);
-				if (f->seq_len > CSI_PARAMS_MAX)
-					f->seq_bad = true;
-			} else if (c >= 0x20 && c <= 0x2f) {
-				push(f, (char)c);
-				f->state = ST_CSI_INTER;
-				if (f->seq_len > CSI_PARAMS_MAX)
-					f->seq_bad = true;
-			} else if (c >= 0x40 && c <= 0x7e) {
-				if (f->seq_bad)
-					drop(f, TTYFILTER_DROP_OVERLONG);
-				else if (!csi_allowed(f, (char)c))
-					drop(f, TTYFILTER_DROP_CSI);
-				else
-					n += emit_seq(f, out + n, (char)c);
-			} else if (!in_seq_control(f, c, out, &n) && c >= 0x80) {
-				drop(f, TTYFILTER_DROP_CSI);
-				n += ground(f, c, out + n);
-			}
+			n += csi(f, c, out + n);
 			break;
 		case ST_CSI_IGNORE:
-			if (c >= 0x40 && c <= 0x7e)
-				drop(f, TTYFILTER_DROP_CSI);
-			else if (!in_seq_control(f, c, out, &n) && c >= 0x80) {
-				drop(f, TTYFILTER_DROP_CSI);
-				n += ground(f, c, out + n);
-			}
+			n += csi_ignore(f, c, out + n);
 			break;
 		case ST_OSC:
-			if (c == BEL) {
-				n += osc_end(f, out + n, false);
-			} else if (c == ESC) {
-				f->state = ST_OSC_ESC;
-			} else if (c == CAN || c == SUB) {
-				drop(f, TTYFILTER_DROP_OSC);
-			} else {
-				push(f, (char)c); /* anything else, UTF-8 titles too; checked at the end */
-			}
-			break;
 		case ST_OSC_ESC:
-			if (c == '\\') {
-				n += osc_end(f, out + n, true);
-			} else {
-				/* ESC ends the string (the terminal would dispatch it: it never saw it) and
-				 * begins a new sequence with this byte */
-				enum ttyfilter_drop why;
-				(void)osc_allowed(f->seq, f->seq_len, &why);
-				drop(f, why);
-				start_esc(f);
-				i--;
-			}
+			n += osc(f, c, out + n);
 			break;
 		case ST_STR:
-			if (c == ESC)
-				f->state = ST_STR_ESC;
-			else if (c == CAN || c == SUB)
-				drop(f, TTYFILTER_DROP_STRING);
-			break;
 		case ST_STR_ESC:
-			drop(f, TTYFILTER_DROP_STRING);
-			if (c != '\\') {
-				start_esc(f);
-				i--;
-			}
+			n += str(f, c, out + n);
 			break;
 		}
 	}

@@ -14,7 +14,6 @@
 
 #include <json-c/json.h>
 
-#include "cli/resolve.h"
 #include "util/log.h"
 #include "util/util.h"
 #include "git/gitrun.h"

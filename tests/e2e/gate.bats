@@ -51,7 +51,7 @@ start_sandbox() {
 	SUP=$!
 }
 
-@test "gate: its process has Seccomp 2, NoNewPrivs 1, no capabilities and an empty root (control: the supervisor has none of it)" {
+@test "gate: its process has Seccomp 2, NoNewPrivs 1, no capabilities and an empty root; its resolver Seccomp 2 (control: the supervisor has none of it)" {
 	start_sandbox "curl -sS -m 10 -o /dev/null -w '%{http_code}\n' http://svc.test:$PORT/ >before; touch ready
 		while [ ! -e done ]; do sleep 0.05; done"
 	wait_for "$PROJ/ready"
@@ -79,7 +79,9 @@ start_sandbox() {
 	fds=$(for f in /proc/"$gp"/fd/*; do readlink "$f"; done)
 	echo "$fds"
 	! grep -vE '^(socket:|pipe:|anon_inode:\[eventpoll\]|.*/egress\.jsonl$)' <<<"$fds" || false
-	# the resolver keeps the filesystem, but no capability and no new privileges
+	# the resolver keeps the filesystem, but no capability and no new privileges, and has its
+	# own seccomp allowlist (src/net/gate-rules.c)
+	[ "$(status_field "$rp" Seccomp)" = 2 ]
 	[ "$(status_field "$rp" NoNewPrivs)" = 1 ]
 	[ "$(status_field "$rp" CapEff)" = 0000000000000000 ]
 	[ "$(status_field "$rp" CapBnd)" = 0000000000000000 ]

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "net/gate.h"
+#include "net/netplan.h"
 #include "userns-child.h"
 
 static int listen_on(int type, uint16_t *port)
@@ -453,6 +454,19 @@ static bool pending_conn(int lfd, int ms, int *out)
 	return true;
 }
 
+/* Waits for a test's child: exit 0 passes, 77 skips (no user namespace here), anything else
+ * fails. */
+static void child_passed(pid_t pid)
+{
+	int st;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77)
+		skip(); /* no user namespace here */
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* The SNI is checked against the CONNECT host BEFORE the gate dials: a ClientHello naming
  * another host (or none, or not TLS) must leave the allowed server with zero connections (it
  * used to be connected first, then closed empty); the control, the matching SNI, connects and
@@ -462,7 +476,6 @@ static void test_sni_checked_before_dial(void **state)
 	uid_t uid = getuid();
 	gid_t gid = getgid();
 	pid_t pid = fork();
-	int st;
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -532,40 +545,49 @@ static void test_sni_checked_before_dial(void **state)
 		policy_free(&pol);
 		_exit(0);
 	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 77)
-		skip(); /* no user namespace here */
-	assert_int_equal(WEXITSTATUS(st), 0);
+	child_passed(pid);
+}
+
+/* In a test's child: a user namespace with the caller's ids @mapped (else unmapped, where the
+ * gate's own user namespace is refused), a proxy listener on *@port and the gate started on it.
+ * Exits 77 when no user namespace can be made here. */
+static struct gate *confine_child_gate(struct fixture *f, bool mapped, uid_t uid, gid_t gid, uint16_t *port)
+{
+	struct gate *g = NULL;
+	int lfd;
+
+	if (mapped ? enter_userns(uid, gid) < 0 : unshare(CLONE_NEWUSER) < 0)
+		_exit(77);
+	lfd = listen_on(SOCK_STREAM, port);
+	struct gate_config c = { .proxy_fd = lfd, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
+				 .policy = &f->pol, .log_fd = -1 };
+	CHECK(gate_new(&c, &g) == 0 && gate_start(g) == 0);
+	return g;
 }
 
 /* A gate that cannot confine itself never serves: here the caller's ids are unmapped in its user
  * namespace, so the gate's own user namespace is refused (EPERM); the gate exits 77 and
  * gate_reaped() says the sandbox must stop (gate_refused()), and its listener is closed, so a
- * connection is refused. Control: the same start with mapped ids answers the CONNECT. */
+ * connection is refused. A caller without a SIGCHLD loop (a build's RUN step) learns it at
+ * gate_stop() (mode 2): the step then fails with 77. Control: the same start with mapped ids
+ * answers the CONNECT and is refused at no point. */
 static void test_confine_failure_refuses(void **state)
 {
 	struct fixture *f = *state;
 
-	for (int mapped = 0; mapped < 2; mapped++) {
+	for (int mode = 0; mode < 3; mode++) {
+		bool mapped = mode == 1;
 		uid_t uid = getuid();
 		gid_t gid = getgid();
 		pid_t pid = fork();
-		int st;
 
 		assert_true(pid >= 0);
 		if (pid == 0) {
 			char req[256], buf[4096];
 			uint16_t port;
-			struct gate *g;
-			int lfd, fd, w, wst, r = 0;
+			struct gate *g = confine_child_gate(f, mapped, uid, gid, &port);
+			int fd, w, wst, r = 0;
 
-			if (mapped ? enter_userns(uid, gid) < 0 : unshare(CLONE_NEWUSER) < 0)
-				_exit(77);
-			lfd = listen_on(SOCK_STREAM, &port);
-			struct gate_config c = { .proxy_fd = lfd, .transparent_fd = -1, .dns_udp_fd = -1,
-						 .dns_tcp_fd = -1, .policy = &f->pol, .log_fd = -1 };
-			CHECK(gate_new(&c, &g) == 0 && gate_start(g) == 0);
 			if (mapped) {
 				fd = dial(port);
 				snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", f->srv_port);
@@ -574,6 +596,12 @@ static void test_confine_failure_refuses(void **state)
 				CHECK(strstr(buf, " 200 ") != NULL);
 				close(fd);
 				CHECK(!gate_refused(g));
+				gate_stop(g);
+				CHECK(!gate_refused(g));
+			} else if (mode == 2) {
+				/* no wait, no gate_reaped(): gate_stop() reaps the gate itself */
+				gate_stop(g);
+				CHECK(gate_refused(g));
 			} else {
 				/* the gate's exit (its resolver is killed and reaped by gate_free()) */
 				while ((w = wait(&wst)) > 0 && (r = gate_reaped(g, w, wst)) == 0)
@@ -588,12 +616,50 @@ static void test_confine_failure_refuses(void **state)
 			gate_free(g);
 			_exit(0);
 		}
-		assert_int_equal(waitpid(pid, &st, 0), pid);
-		assert_true(WIFEXITED(st));
-		if (WEXITSTATUS(st) == 77)
-			skip(); /* no user namespace here */
-		assert_int_equal(WEXITSTATUS(st), 0);
+		child_passed(pid);
 	}
+}
+
+/* The gate as `aisb run` and a build's RUN step make it from the network plan
+ * (netplan_gate_new()), given its listeners afterwards (gate_listen()): the plan's allowlist and
+ * pins are what it enforces. Control: the allowed CONNECT is relayed (200); attack: another
+ * host is refused (403) and nothing is dialled. */
+static void test_gate_from_plan(void **state)
+{
+	struct fixture *f = *state;
+	char entry[64], pin[] = "svc.test=127.0.0.1", req[256], buf[4096];
+	char *allows[] = { entry, NULL }, *hosts[] = { pin, NULL };
+	struct aisb_settings s = { .net = NET_ALLOW, .net_source = SRC_FLAG, .allows = allows, .add_hosts = hosts };
+	struct net_plan *np = NULL;
+	uint16_t port[4];
+	int lfd[4], log[2], fd;
+	struct gate *g;
+
+	snprintf(entry, sizeof(entry), "svc.test:%u", f->srv_port);
+	assert_int_equal(netplan_resolve(&s, &np), 0);
+	assert_int_equal(pipe2(log, O_CLOEXEC | O_NONBLOCK), 0);
+	assert_int_equal(netplan_gate_new(np, log[1], NULL, NULL, &g), 0);
+	for (int i = 0; i < 4; i++)
+		lfd[i] = listen_on(i == 2 ? SOCK_DGRAM : SOCK_STREAM, &port[i]);
+	assert_true(gate_wake_fd(g) >= 0); /* not started: nothing forked yet */
+	assert_int_equal(gate_listen(g, lfd[0], lfd[1], lfd[2], lfd[3]), 0);
+	assert_int_equal(gate_start(g), 0);
+	for (int allowed = 1; allowed >= 0; allowed--) {
+		fd = dial(port[0]);
+		snprintf(req, sizeof(req), "CONNECT %s:%u HTTP/1.1\r\n\r\n", allowed ? "svc.test" : "other.test",
+			 f->srv_port);
+		assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+		read_head(fd, buf, sizeof(buf));
+		if (!strstr(buf, allowed ? " 200 " : " 403 "))
+			fail_msg("CONNECT %s: %s", allowed ? "svc.test" : "other.test", buf);
+		close(fd);
+	}
+	gate_stop(g);
+	assert_false(gate_refused(g));
+	gate_free(g);
+	netplan_free(np);
+	close(log[0]);
+	close(log[1]);
 }
 
 /* A gate made with gate_new() but not started: its wake fd turns readable at the first
@@ -660,6 +726,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_log_and_summary, setup, teardown),
 		cmocka_unit_test(test_sni_checked_before_dial),
 		cmocka_unit_test_setup_teardown(test_confine_failure_refuses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gate_from_plan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lazy_start_and_log, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

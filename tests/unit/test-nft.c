@@ -2,6 +2,8 @@
 /* test-nft.c — ruleset builder: text rendering, batch parse-back, and a real apply in a private netns */
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
@@ -15,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +31,8 @@
 #include <libnftnl/rule.h>
 #include <libnftnl/table.h>
 
+#include "net/gate.h"
+#include "net/netplan.h"
 #include "net/nft.h"
 #include "util/dl.h"
 
@@ -420,12 +426,29 @@ static int map_root(uid_t uid, gid_t gid)
 	return write_str("/proc/self/gid_map", m);
 }
 
+/* A namespace child's output: status 0 passes, 77 skips (no user namespace here), anything else
+ * fails naming @what. Caller frees. */
+static char *child_output(pid_t pid, int fd, const char *what)
+{
+	int st;
+	char *out = slurp_child(pid, fd, &st);
+
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		free(out);
+		skip();
+	}
+	if (WEXITSTATUS(st) != 0)
+		fail_msg("%s: child status %d: %s", what, WEXITSTATUS(st), out);
+	return out;
+}
+
 /* In a private user+net namespace: install @rs (or nft -f of @text) and list it with nft. */
 static char *install_and_list(const struct nft_ruleset *rs, const char *text, bool debug)
 {
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	int fd, st;
+	int fd;
 	pid_t pid = fork_piped(&fd);
 	char *out;
 
@@ -457,14 +480,7 @@ static char *install_and_list(const struct nft_ruleset *rs, const char *text, bo
 		(void)!write(1, listing, strlen(listing));
 		_exit(0);
 	}
-	out = slurp_child(pid, fd, &st);
-	assert_true(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 77) {
-		free(out);
-		skip();
-	}
-	if (WEXITSTATUS(st) != 0)
-		fail_msg("install_and_list: child status %d: %s", WEXITSTATUS(st), out);
+	out = child_output(pid, fd, "install_and_list");
 	normalize(out);
 	return out;
 }
@@ -518,6 +534,81 @@ static void test_installed_equals_printed(void **state)
 	}
 }
 
+/* Whether lo is up in this netns. */
+static bool lo_is_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool up = fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_UP);
+
+	if (fd >= 0)
+		close(fd);
+	return up;
+}
+
+/* Whether @fd is bound to @addr:@port with socket type @type. */
+static bool bound_to(int fd, int type, const char *addr, uint16_t port)
+{
+	struct sockaddr_in sa;
+	socklen_t l = sizeof(sa);
+	int t = 0;
+	socklen_t tl = sizeof(t);
+	char buf[INET_ADDRSTRLEN];
+
+	return getsockname(fd, (struct sockaddr *)&sa, &l) == 0 && getsockopt(fd, SOL_SOCKET, SO_TYPE, &t, &tl) == 0 &&
+	       t == type && ntohs(sa.sin_port) == port && inet_ntop(AF_INET, &sa.sin_addr, buf, sizeof(buf)) &&
+	       strcmp(buf, addr) == 0;
+}
+
+/* The network stage that init and a build's RUN holder share (netplan_netns_stage()), in a
+ * user+net namespace of its own: without a plan (--net none, a build without --allow) lo comes
+ * up and no listener is opened; with an allowlist the ruleset is installed and the gate's four
+ * listeners are bound where the sandbox's proxy variables and resolv.conf point. */
+static void test_netns_stage(void **state)
+{
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int fd;
+	pid_t pid;
+
+	(void)state;
+	pid = fork_piped(&fd);
+	if (pid == 0) {
+		char *allows[] = { (char *)"example.com", NULL };
+		struct aisb_settings s = { .net = NET_ALLOW, .net_source = SRC_FLAG, .allows = allows };
+		struct net_plan *np = NULL;
+		int fds[NETPLAN_GATE_FDS], r;
+		char err[512] = "";
+
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+			_exit(77);
+		if (map_root(uid, gid) < 0)
+			_exit(7);
+		/* no plan: lo only */
+		if (lo_is_up() || netplan_netns_stage(NULL, fds, err, sizeof(err)) != 0 || !lo_is_up())
+			_exit(10);
+		for (int i = 0; i < NETPLAN_GATE_FDS; i++)
+			if (fds[i] != -1)
+				_exit(11);
+		/* the gate's part */
+		if (netplan_resolve(&s, &np) != 0 || !netplan_has_gate(np))
+			_exit(12);
+		r = netplan_netns_stage(np, fds, err, sizeof(err));
+		if (r != 0) {
+			(void)!write(1, err, strlen(err));
+			_exit(13);
+		}
+		if (!bound_to(fds[0], SOCK_STREAM, "127.0.0.1", GATE_PROXY_PORT) ||
+		    !bound_to(fds[1], SOCK_STREAM, "127.0.0.1", GATE_TRANSPARENT_PORT) ||
+		    !bound_to(fds[2], SOCK_DGRAM, GATE_DNS_ADDR, GATE_DNS_PORT) ||
+		    !bound_to(fds[3], SOCK_STREAM, GATE_DNS_ADDR, GATE_DNS_PORT))
+			_exit(14);
+		netplan_free(np);
+		_exit(0);
+	}
+	free(child_output(pid, fd, "netns stage"));
+}
+
 int main(void)
 {
 	/* aisb loads them explicitly, before any use (util/dl.h) */
@@ -530,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_batch_parse_back),
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_installed_equals_printed),
+		cmocka_unit_test(test_netns_stage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
