@@ -97,7 +97,7 @@ static const struct opt_def opts[] = {
 	{ "proxy", "proxy", OPT_VALUE, OPT_PROXY, "HOST:PORT", "chain allowed connections through an upstream proxy" },
 	{ "rootfs", "rootfs", OPT_VALUE, OPT_ROOTFS, "host", "root filesystem source" },
 	{ "image", "image", OPT_VALUE, OPT_IMAGE, "REF", "run on an OCI image from the store" },
-	{ "ephemeral", "ephemeral", OPT_BOOL, OPT_EPHEMERAL, NULL, "image writes go to a tmpfs" },
+	{ "ephemeral", "ephemeral", OPT_BOOL, OPT_EPHEMERAL, NULL, "image writes go to a tmpfs, also with --keep" },
 	{ "tls-verify", NULL, OPT_BOOL, OPT_TLS_VERIFY, NULL, "--tls-verify=false: --image's registry without TLS checks (as pull)" },
 	{ "cert-dir", NULL, OPT_VALUE, OPT_CERT_DIR, "DIR", "trust DIR/*.crt for --image's registry (as pull)" },
 	{ "authfile", NULL, OPT_LIST, OPT_AUTHFILE, "FILE", "registry credentials for --image, tried first (as pull)" },

@@ -412,16 +412,17 @@ void doctor_check_overlay(const struct doctor_env *e, struct doctor_result *r)
 		    "bind with tmpfs for writable paths");
 		return;
 	}
-	/* The run's upper lives in the state dir: an overlay upper on overlayfs (a container's root
-	 * filesystem) is refused, measured in rootful podman, so probe there too. */
+	/* A kept run's upper lives in the state dir (one that is not kept has a tmpfs upper): an
+	 * overlay upper on overlayfs (a container's root filesystem) is refused, measured in
+	 * rootful podman, so probe there too. */
 	if ((k = overlay_probe_in_state(e)) < 0) {
 		_cleanup_free_ char *state = homedir_aisb(e->get, HOMEDIR_STATE);
 		snprintf(msg, sizeof(msg), "overlay works on a tmpfs, but not with its upper in the state dir '%s' "
-			 "(%s): --image runs read-only there, with tmpfs on the writable paths", state ? state : "?",
-			 strerror(-k));
+			 "(%s): --image --keep runs read-only there, with tmpfs on the writable paths",
+			 state ? state : "?", strerror(-k));
 		set(r, DOCTOR_WARN, "overlay", msg, "point XDG_STATE_HOME at a filesystem that can hold an "
 		    "overlay upper (ext4, xfs, btrfs, tmpfs; not overlayfs), e.g. a volume in a container, or "
-		    "use --ephemeral (upper on tmpfs)");
+		    "use --ephemeral with --keep (upper on tmpfs)");
 		return;
 	}
 	set(r, DOCTOR_OK, "overlay", "overlay with userxattr mounts in a user namespace, with its upper in the "

@@ -398,12 +398,19 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		return r;
 	p->net = p->netp->mode;
 	p->rootfs = s->image ? ROOTFS_IMAGE : ROOTFS_HOST;
-	p->image_ephemeral = s->ephemeral;
-	/* Test hook (documented as such in docs/images.md): force the no-overlay fallback so that
-	 * it is tested on kernels where overlay works. Not a user setting. */
+	/* Only a kept session's upper is on disk: one thrown away at exit is a bounded tmpfs in the
+	 * sandbox's own mount namespace (mount_upper_size(); docs/images.md: its mkdir/rmdir on the
+	 * state dir's journaled disk were most of a cached image run's extra start-up). */
+	p->image_ephemeral = s->ephemeral || !s->keep;
+	/* Test hooks (documented as such in docs/images.md), not user settings: force the
+	 * no-overlay fallback so that it is tested on kernels where overlay works; lower the tmpfs
+	 * upper's bound so that filling it is tested without writing gigabytes. */
 	{
 		const char *t = get("AISB_TEST_NO_OVERLAY");
 		p->image_no_overlay = s->image && t && streq(t, "1");
+		t = get("AISB_TEST_UPPER_SIZE");
+		if (s->image && t && cgroup_parse_size(t, &p->image_upper_max) < 0)
+			return log_error("AISB_TEST_UPPER_SIZE '%s' is not a size", t), AISB_EXIT_POLICY;
 	}
 	if (s->image && !(p->image_ref = strdup(s->image)))
 		return log_error("out of memory"), AISB_EXIT_FAILED;
@@ -532,7 +539,9 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 		fprintf(f, "rootfs:     image %s: %s as overlay lower (userxattr), upper %s; fresh /proc, "
 			   "minimal /dev, tmpfs /tmp /run\n", p->image_ref,
 			p->image_rootfs ? p->image_rootfs : "(not pulled yet: would be pulled)",
-			p->image_ephemeral ? "on a tmpfs (--ephemeral)" : "in the session dir");
+			!p->image_ephemeral ? "in the session dir (kept)"
+			: p->keep ? "on a tmpfs of half the memory limit (--ephemeral)"
+				  : "on a tmpfs of half the memory limit (thrown away at exit)");
 	else
 		fprintf(f, "rootfs:     host: /usr /bin /sbin /lib* /etc /opt read-only; fresh /proc, minimal /dev, "
 			   "tmpfs /tmp /run\n");

@@ -111,8 +111,10 @@ struct aisb_plan {
 	enum rootfs_kind rootfs;
 	char *image_ref;
 	char *image_rootfs;    /* host path of the unpacked image: the overlay's read-only lower */
-	bool image_ephemeral;  /* overlay upper on a tmpfs instead of <session>/overlay/upper */
+	bool image_ephemeral;  /* overlay upper on a tmpfs (not kept, or --ephemeral) instead of
+				* <session>/overlay/upper (--keep) */
 	bool image_no_overlay; /* test hook AISB_TEST_NO_OVERLAY=1: take the read-only fallback */
+	uint64_t image_upper_max; /* test hook AISB_TEST_UPPER_SIZE: lowers the tmpfs upper's bound */
 
 	/* project */
 	char *project_src;     /* NULL with --no-cwd */

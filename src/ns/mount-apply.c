@@ -165,16 +165,19 @@ static int parent_and_name(int rootfd, const char *dst, const char **name)
 	return open_target(rootfd, *parent ? parent : "/", true, false);
 }
 
-/* fsopen + fsconfig + fsmount + move_mount onto @tfd. */
-static int mount_fs(const char *type, const char *data, unsigned attrs, int tfd)
+/* fsopen + fsconfig of the comma-separated options @data + fsmount: a detached mount of a fresh
+ * @type filesystem. Return: the mount fd or -errno. */
+static int fs_detached(const char *type, const char *data, unsigned attrs)
 {
 	_cleanup_close_ int fs = fsopen(type, FSOPEN_CLOEXEC);
-	_cleanup_close_ int mnt = -1;
 	_cleanup_free_ char *opts = data ? strdup(data) : NULL;
 	char *o, *next;
+	int mnt;
 
 	if (fs < 0)
 		return -errno;
+	if (data && !opts)
+		return -ENOMEM;
 	for (o = opts; o && *o; o = next) {
 		char *eq;
 		next = strchr(o, ',');
@@ -191,8 +194,16 @@ static int mount_fs(const char *type, const char *data, unsigned attrs, int tfd)
 	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return -errno;
 	mnt = fsmount(fs, FSMOUNT_CLOEXEC, attrs);
+	return mnt < 0 ? -errno : mnt;
+}
+
+/* A fresh @type filesystem (options @data) attached onto @tfd. */
+static int mount_fs(const char *type, const char *data, unsigned attrs, int tfd)
+{
+	_cleanup_close_ int mnt = fs_detached(type, data, attrs);
+
 	if (mnt < 0)
-		return -errno;
+		return mnt;
 	if (move_mount(mnt, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return -errno;
 	return 0;
@@ -213,24 +224,32 @@ static int overlay_root_create(const struct mount_op *op, bool *unsupported, cha
 	lower = open_source(op->src);
 	if (lower < 0)
 		return fail(err, errlen, lower, "cannot open the image rootfs '%s'", op->src);
-	if (op->data) {
+	if (op->flags & MOP_F_TMPFS_UPPER) {
+		/* A session that is not kept, or --ephemeral: upper and work on a private, bounded
+		 * tmpfs that only this overlay references (never attached anywhere), so the run
+		 * creates and removes nothing on the state dir's disk; a full upper is ENOSPC. */
+		scratch = fs_detached("tmpfs", op->data, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		if (scratch < 0)
+			return fail(err, errlen, scratch, "cannot create the tmpfs for the overlay upper (%s)",
+				    op->data ? op->data : "");
+		/* Attached, on this (private) namespace's /tmp: overlayfs of Linux 6.1 refuses an
+		 * upper in a detached mount (measured in the tests/vm guest: the run fell back to
+		 * read-only; 6.18 accepts it). The lower is open already; the root tmpfs of
+		 * stage_new_root() goes over it, the pivot's detach of the old root takes it away,
+		 * and the overlay keeps its own private clone of it. */
+		if (move_mount(scratch, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return fail(err, errlen, -errno, "cannot attach the tmpfs for the overlay upper");
+		if (mkdirat(scratch, "upper", 0755) < 0 || mkdirat(scratch, "work", 0700) < 0)
+			return fail(err, errlen, -errno, "cannot create the tmpfs overlay upper");
+		upper = openat(scratch, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		work = openat(scratch, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	} else {
 		char *nl;
 		if (!dirs || !(nl = strchr(dirs, '\n')))
 			return fail(err, errlen, -EINVAL, "overlay dirs");
 		*nl = 0;
 		upper = open_source(dirs);
 		work = open_source(nl + 1);
-	} else {
-		/* --ephemeral: upper and work on a private tmpfs that only this overlay references */
-		_cleanup_close_ int tfs = fsopen("tmpfs", FSOPEN_CLOEXEC);
-		if (tfs < 0 || fsconfig(tfs, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
-		    fsconfig(tfs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
-		    (scratch = fsmount(tfs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
-			return fail(err, errlen, -errno, "cannot create the tmpfs for the overlay upper");
-		if (mkdirat(scratch, "upper", 0755) < 0 || mkdirat(scratch, "work", 0700) < 0)
-			return fail(err, errlen, -errno, "cannot create the tmpfs overlay upper");
-		upper = openat(scratch, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		work = openat(scratch, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (upper < 0 || work < 0)
 		return fail(err, errlen, upper < 0 ? upper : work, "cannot open the overlay upper/work dirs");
@@ -245,14 +264,6 @@ static int overlay_root_create(const struct mount_op *op, bool *unsupported, cha
 		*unsupported = errno == ENODEV || errno == EINVAL || errno == EPERM;
 		return fail(err, errlen, -errno, "overlayfs is not available");
 	}
-	/* "volatile" (5.10+): unmounting an overlay syncs its upper's whole filesystem
-	 * (ovl_sync_fs), which on a busy disk is most of an image run's start-up and exit
-	 * (measured under load: 99 ms per `--image ... -- true` against 73 with volatile, 51 on a
-	 * tmpfs upper, 46 on the host root). Skipped only for uppers nobody needs after a crash;
-	 * a kernel without the option (EINVAL) mounts without it: it is speed, not policy. */
-	if ((op->flags & MOP_F_VOLATILE) && fsconfig(fs, FSCONFIG_SET_FLAG, "volatile", NULL, 0) < 0 &&
-	    errno != EINVAL)
-		return fail(err, errlen, -errno, "cannot configure the image overlay");
 	if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lp, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", up, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", wp, 0) < 0 ||
@@ -483,8 +494,8 @@ static int stage_image_root(struct apply *a)
 }
 
 /* Stage: new root. Should: mount a tmpfs on the (now private) /tmp as the new root, with an
- * image's overlay on top of it (its upper the session's dir, the build's, or a directory of the
- * tmpfs below with --ephemeral) or the fallback's mirror of the image in it. Mustn't: open a
+ * image's overlay on top of it (its upper the kept session's dir, the build's, or a directory of
+ * a bounded tmpfs of its own) or the fallback's mirror of the image in it. Mustn't: open a
  * source by name after this (the tmpfs hides whatever was under /tmp). */
 static int stage_new_root(struct apply *a)
 {

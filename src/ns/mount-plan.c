@@ -2,6 +2,7 @@
 /* mount-plan.c — the pure mount planner: a resolved plan and host facts to ordered operations (mounts.h) */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <dirent.h>
 #include <linux/openat2.h>
 #include <pthread.h>
@@ -67,24 +68,50 @@ static int add_git(struct mount_plan *mp, const struct aisb_plan *p, const char 
 	return add(mp, MOP_BIND, src, dst, NULL, flags);
 }
 
+uint64_t mount_upper_size(uint64_t memory_max, uint64_t ram_bytes, uint64_t test_max)
+{
+	/* Half the limit, not all of it: the tmpfs's pages count against memory.max, so an upper
+	 * as large as the limit is never full before the cgroup is, and filling it ended in the
+	 * OOM killer (measured in tests/vm: --memory 64M, a 100M write: dd killed, 137) instead
+	 * of ENOSPC to the writer. */
+	uint64_t n = memory_max / 2;
+
+	if (ram_bytes && (!n || n > ram_bytes / 2))
+		n = ram_bytes / 2;
+	if (!n)
+		n = CGROUP_MEMORY_DEFAULT / 2;
+	if (test_max && test_max < n)
+		n = test_max;
+	return n;
+}
+
 /* The image as the root: its unpacked tree read-only below an overlay whose upper is the
- * session's (or a tmpfs), so nothing written inside reaches the store. Without overlay: the
- * root, /etc and /var become tmpfs mirrors of the image (read-only binds of their entries), so
- * that mount points can be made without writing to the store; /var/tmp is a tmpfs (/tmp, /run
- * and the home are below, as always). Pure. */
+ * session's (--keep) or a bounded tmpfs, so nothing written inside reaches the store. Without
+ * overlay: the root, /etc and /var become tmpfs mirrors of the image (read-only binds of their
+ * entries), so that mount points can be made without writing to the store; /var/tmp is a tmpfs
+ * (/tmp, /run and the home are below, as always). Pure. */
 static int plan_image_root(struct mount_plan *mp, const struct aisb_plan *p, const struct mount_host_facts *f)
 {
-	_cleanup_free_ char *dirs = NULL, *etc = path_join(p->image_rootfs, "etc"),
+	_cleanup_free_ char *data = NULL, *etc = path_join(p->image_rootfs, "etc"),
 			    *var = path_join(p->image_rootfs, "var");
+	unsigned flags = p->image_no_overlay ? MOP_F_NO_OVERLAY : 0;
 	int r;
 
-	if (!etc || !var || (f->overlay_upper && asprintf(&dirs, "%s\n%s", f->overlay_upper, f->overlay_work) < 0))
+	if (!etc || !var)
 		return -ENOMEM;
-	/* A session that is not kept removes its upper at exit: nothing to sync (mount-apply.c).
-	 * Only here: the upper is mounted exactly once, and overlayfs refuses a second volatile
-	 * mount of the same workdir (work/incompat/volatile), as a build's repeated steps would. */
-	if ((r = add(mp, MOP_OVERLAY, p->image_rootfs, "/", dirs,
-		     (p->image_no_overlay ? MOP_F_NO_OVERLAY : 0) | (dirs && !p->keep ? MOP_F_VOLATILE : 0))) < 0 ||
+	if (f->overlay_upper)
+		r = asprintf(&data, "%s\n%s", f->overlay_upper, f->overlay_work);
+	else {
+		/* A tmpfs's pages are charged to the memory cgroup of the process that writes them,
+		 * so where the limit is enforced the upper counts against it; the size bounds it
+		 * where it is not. */
+		r = asprintf(&data, "mode=0755,size=%" PRIu64,
+			     mount_upper_size(p->limits.memory_max, f->ram_bytes, p->image_upper_max));
+		flags |= MOP_F_TMPFS_UPPER;
+	}
+	if (r < 0)
+		return -ENOMEM;
+	if ((r = add(mp, MOP_OVERLAY, p->image_rootfs, "/", data, flags)) < 0 ||
 	    (r = add(mp, MOP_MIRROR, etc, "/etc", NULL, MOP_F_FALLBACK)) < 0 ||
 	    (r = add(mp, MOP_MIRROR, var, "/var", "tmp", MOP_F_FALLBACK)) < 0)
 		return r;

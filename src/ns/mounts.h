@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "core/plan.h"
@@ -28,7 +29,8 @@ enum mount_op_kind {
 	MOP_SYMLINK, /* symlink dst -> src */
 	MOP_MKDIR,   /* directory dst */
 	MOP_OVERLAY, /* the root itself (dst "/", first op only): overlay with lowerdir src, upper and
-		      * work dirs in data ("UPPER\nWORK"), or on a fresh tmpfs when data is NULL. When
+		      * work dirs in data ("UPPER\nWORK"), or, with MOP_F_TMPFS_UPPER, on a fresh
+		      * tmpfs whose options (mode, size) data holds. When
 		      * the overlay cannot be mounted, the fallback: the root is a tmpfs whose entries
 		      * are read-only binds of src's (see MOP_MIRROR), and MOP_F_FALLBACK ops apply */
 	MOP_MIRROR,  /* fallback only: a tmpfs at dst holding read-only binds of the entries of the
@@ -49,9 +51,8 @@ enum {
 				   * (fd number in data, inherited through clone), attributes set */
 	MOP_F_NO_FALLBACK = 1 << 8,/* on MOP_OVERLAY: a kernel that refuses the overlay is an error,
 				   * never the read-only fallback (a build step's root) */
-	MOP_F_VOLATILE = 1 << 9,  /* on MOP_OVERLAY with an on-disk upper: overlayfs's "volatile"
-				   * (no sync of the upper's filesystem): the upper of a session that is
-				   * not kept, thrown away at exit */
+	MOP_F_TMPFS_UPPER = 1 << 9,/* on MOP_OVERLAY: upper and work on a private tmpfs made in the
+				   * sandbox's mount namespace (data: its options), never on disk */
 };
 
 /* The names the image-root fallback leaves out of the root mirror: fresh mounts (proc dev tmp run
@@ -99,8 +100,10 @@ struct mount_host_facts {
 	 * and nothing needs walking or masking. Valid when @idmapped; opt_tree -1 without /opt. */
 	bool idmapped;
 	int etc_tree, opt_tree;
-	/* --image: <session dir>/overlay/{upper,work}, created here; NULL with --ephemeral */
+	/* --image --keep: <session dir>/overlay/{upper,work}, created here; NULL when the upper is
+	 * a tmpfs (a session that is not kept, or --ephemeral) */
 	char *overlay_upper, *overlay_work;
+	uint64_t ram_bytes;        /* the host's RAM (sysinfo), for the tmpfs upper's bound; 0 unknown */
 };
 
 /* Reads the facts for @p from the host. Creates <project>/.git/hooks when .git is a directory
@@ -121,6 +124,20 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f);
  */
 void mount_masks_prefetch(bool try_idmap);
 void mount_host_facts_free(struct mount_host_facts *f);
+
+/**
+ * mount_upper_size() - the size of an image run's tmpfs upper
+ * @memory_max: the run's memory limit in bytes (0: none)
+ * @ram_bytes: the host's RAM (0: unknown)
+ * @test_max: the AISB_TEST_UPPER_SIZE bound (0: none); it can only lower the result
+ *
+ * The smaller of half the memory limit and half the RAM (tmpfs's own default), so a sandbox's
+ * image writes end in ENOSPC before they fill the memory cgroup (whose OOM killer would pick a
+ * process instead) or take the host's memory where no cgroup enforces the limit; with neither
+ * known, half the default memory limit. Pure. Does not log.
+ * Return: bytes, > 0.
+ */
+uint64_t mount_upper_size(uint64_t memory_max, uint64_t ram_bytes, uint64_t test_max);
 
 /* Builds the ordered operations for @p. Pure. Does not log. Return: 0 or -ENOMEM. */
 int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f, struct mount_plan *out);

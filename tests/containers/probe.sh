@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/containers/probe.sh OUTDIR — runs inside a CI-like container (tests/containers/run.sh):
 # aisb doctor, then --net none, --net allow against a server inside the container, --image from
-# an OCI layout, and --net full, each as NAME.out (stdout+stderr) and NAME.rc in OUTDIR.
+# an OCI layout (not kept, and --keep), and --net full, each as NAME.out (stdout+stderr) and NAME.rc in OUTDIR.
 # The checks are made by run.sh on the host; this script only records.
 set -u
 out=$1
@@ -30,5 +30,7 @@ step allow aisb --net allow --allow srv.test:18080 --add-host srv.test=127.0.0.1
 	'curl -sS -m 10 http://srv.test:18080/; curl -sS -m 10 -o /dev/null -w "denied=%{http_code}\n" http://other.test:18080/'
 kill "$srv" 2>/dev/null
 step image aisb --net none --no-cwd --image "oci:$t/bb:latest" -- cat /etc/motd
+# a kept session's upper is on the state dir's filesystem (the container's overlayfs root here)
+step image-keep aisb --net none --no-cwd --keep --image "oci:$t/bb:latest" -- cat /etc/motd
 step full aisb --net full --no-cwd -- true
 exit 0

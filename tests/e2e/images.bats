@@ -544,19 +544,63 @@ image_run_available() {
 	[ ! -e "$root/etc/new" ]
 }
 
-@test "run --image: a session that is not kept mounts its on-disk upper volatile (no sync at exit); a kept one does not" {
+@test "run --image: a session that is not kept writes the image root to a bounded tmpfs, nothing to the state dir's disk; full is ENOSPC inside and the run goes on" {
 	image_run_available
+	export XDG_STATE_HOME=$BATS_TEST_TMPDIR/state
 	mkdir -p "$BATS_TEST_TMPDIR/proj"
 	cd "$BATS_TEST_TMPDIR/proj"
-	run --separate-stderr "$AISB" run --image "oci:$W/bb:v1" -- /bin/sh -c 'grep " / overlay " /proc/self/mounts'
+	# the default bound is half the memory limit (4 GiB), below half the RAM
+	run --separate-stderr "$AISB" run --image "oci:$W/bb:v1" -- /bin/sh -c 'echo $(($(stat -f -c "%b*%S" /)))'
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"fsync=volatile"* ]]
-	# control: a kept session's upper stays on disk after the run, so it is synced as usual
-	run --separate-stderr "$AISB" run --keep --image "oci:$W/bb:v1" -- /bin/sh -c 'grep " / overlay " /proc/self/mounts'
+	ram=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024))
+	want=$((2 << 30))
+	[ "$want" -le $((ram / 2)) ] || want=$((ram / 2 / 4096 * 4096))
+	[ "$output" = "$want" ]
+	# while the sandbox runs, its session dir holds no overlay dirs (the upper is in memory)
+	AISB_TEST_UPPER_SIZE=4M "$AISB" run --image "oci:$W/bb:v1" -- /bin/sh -c '
+		echo small >/small && cat /small
+		dd if=/dev/zero of=/big bs=64k count=128 2>&1; echo "dd=$?"
+		: >ready; while [ ! -e go ]; do sleep 0.05; done' >out.txt 2>&1 &
+	pid=$!
+	for _ in $(seq 200); do [ -e ready ] && break; sleep 0.05; done
+	[ -e ready ]
+	sess=$(ls -d "$XDG_STATE_HOME"/aisb/sessions/*)
+	[ -f "$sess/plan.json" ]
+	[ ! -e "$sess/overlay" ]
+	: >go
+	wait "$pid"
+	cat out.txt
+	grep -qx small out.txt
+	grep -q "No space left on device" out.txt
+	grep -qx "dd=1" out.txt
+	# the host side is fine: the run ended normally, its session dir is gone, the store unchanged
+	[ -z "$(ls -A "$XDG_STATE_HOME/aisb/sessions")" ]
+	root=$(rootfs_of "oci:$W/bb:v1")
+	[ ! -e "$root/big" ] && [ ! -e "$root/small" ]
+	run --separate-stderr "$AISB" run --image "oci:$W/bb:v1" -- /bin/sh -c 'ls /big /small 2>&1; echo next-run'
 	[ "$status" -eq 0 ]
-	[[ "$output" == *" / overlay "* ]]
-	[[ "$output" != *"volatile"* ]]
-	"$AISB" clean --all >/dev/null 2>&1 || true
+	[[ "$output" == *next-run ]]
+	[[ "$output" != */big$'\n'* ]]
+}
+
+@test "run --image --keep: the upper is on disk, not bounded by the tmpfs, synced, and survives the run (control)" {
+	image_run_available
+	export XDG_STATE_HOME=$BATS_TEST_TMPDIR/state
+	mkdir -p "$BATS_TEST_TMPDIR/proj"
+	cd "$BATS_TEST_TMPDIR/proj"
+	run --separate-stderr env AISB_TEST_UPPER_SIZE=4M "$AISB" run --keep --image "oci:$W/bb:v1" -- /bin/sh -c '
+		dd if=/dev/zero of=/big bs=64k count=128 2>/dev/null; echo "dd=$?"
+		grep " / overlay " /proc/self/mounts'
+	[ "$status" -eq 0 ]
+	[[ "$output" == "dd=0"*" / overlay "* ]]
+	[[ "$output" != *volatile* ]]
+	sess=$(sed -n 's/^aisb: session kept: //p' <<<"$stderr")
+	[ -d "$sess" ]
+	[ "$(stat -c %s "$sess/overlay/upper/big")" -eq $((128 * 65536)) ]
+	root=$(rootfs_of "oci:$W/bb:v1")
+	[ ! -e "$root/big" ]
+	"$AISB" clean --all >/dev/null 2>&1
+	[ ! -e "$sess" ]
 }
 
 @test "run --image without overlay (AISB_TEST_NO_OVERLAY=1): read-only root, tmpfs to write, announced once" {

@@ -134,11 +134,12 @@ static void test_mount_plan_image(void **state)
 	assert_true(mount_plan_find(&mp, "/etc/resolv.conf")->flags & MOP_F_OVER_LINK);
 	mount_plan_free(&mp);
 
-	/* --ephemeral: no upper dirs, the overlay gets a tmpfs */
+	/* not kept (or --ephemeral): no upper dirs, the overlay gets a bounded tmpfs */
 	f.overlay_upper = f.overlay_work = NULL;
 	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
 	assert_int_equal(mp.ops[0].kind, MOP_OVERLAY);
-	assert_null(mp.ops[0].data);
+	assert_true(mp.ops[0].flags & MOP_F_TMPFS_UPPER);
+	assert_string_equal(mp.ops[0].data, "mode=0755,size=2147483648");
 	mount_plan_free(&mp);
 }
 

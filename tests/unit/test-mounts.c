@@ -259,6 +259,27 @@ static void test_root_idmapped(void **state)
 	plan_free(&p);
 }
 
+/* The tmpfs upper's bound: half the memory limit, never above half the RAM (tmpfs's own
+ * default), half the default limit when neither is known; the test hook only lowers it. */
+static void test_upper_size(void **state)
+{
+	static const struct {
+		uint64_t mem, ram, test, want;
+	} t[] = {
+		{ 4ULL << 30, 24ULL << 30, 0, 2ULL << 30 },    /* the default limit on a large host */
+		{ 4ULL << 30, 2ULL << 30, 0, 1ULL << 30 },     /* a small host: half its RAM */
+		{ 64 << 20, 2ULL << 30, 0, 32 << 20 },         /* --memory 64M: 32M */
+		{ 0, 16ULL << 30, 0, 8ULL << 30 },             /* --memory max: half the RAM */
+		{ 0, 0, 0, CGROUP_MEMORY_DEFAULT / 2 },        /* nothing known */
+		{ 512ULL << 20, 0, 0, 256ULL << 20 },          /* RAM unknown: half the limit */
+		{ 4ULL << 30, 24ULL << 30, 8 << 20, 8 << 20 }, /* the test hook lowers */
+		{ 8 << 20, 24ULL << 30, 1ULL << 30, 4 << 20 }, /* ... and never raises */
+	};
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(t); i++)
+		assert_int_equal(mount_upper_size(t[i].mem, t[i].ram, t[i].test), t[i].want);
+}
+
 /* An image root: op 0 is the overlay; the no-overlay fallback's ops (tmpfs mirrors of the image's
  * /etc and /var, a tmpfs on /var/tmp) are in the plan, flagged, before anything mounted into them;
  * /tmp, /run and the home are the same ops as with overlay. The test hook sets MOP_F_NO_OVERLAY. */
@@ -307,15 +328,29 @@ static void test_image_fallback(void **state)
 	assert_string_equal(MOUNT_FALLBACK_ROOT_SKIP, "proc,dev,tmp,run,home,etc,var");
 	mount_plan_free(&mp);
 
-	/* the session's upper is thrown away at exit: volatile (no sync); kept, it is not */
+	/* with the kept session's dirs the upper is on disk; without them (a session that is not
+	 * kept, --ephemeral) a tmpfs bounded by half the memory limit, or half the RAM below it */
 	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
-	assert_true(mp.ops[0].flags & MOP_F_VOLATILE);
+	assert_false(mp.ops[0].flags & MOP_F_TMPFS_UPPER);
 	mount_plan_free(&mp);
-	p.keep = true;
+	free(f.overlay_upper);
+	free(f.overlay_work);
+	f.overlay_upper = f.overlay_work = NULL;
+	p.limits.memory_max = 512ULL << 20;
+	f.ram_bytes = 8ULL << 30;
 	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
-	assert_false(mp.ops[0].flags & MOP_F_VOLATILE);
+	assert_true(mp.ops[0].flags & MOP_F_TMPFS_UPPER);
+	assert_string_equal(mp.ops[0].data, "mode=0755,size=268435456");
 	mount_plan_free(&mp);
-	p.keep = false;
+	f.ram_bytes = 256ULL << 20;
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_string_equal(mp.ops[0].data, "mode=0755,size=134217728");
+	mount_plan_free(&mp);
+	p.image_upper_max = 1 << 20; /* AISB_TEST_UPPER_SIZE only lowers it */
+	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_string_equal(mp.ops[0].data, "mode=0755,size=1048576");
+	mount_plan_free(&mp);
+	p.image_upper_max = 0;
 
 	/* the test hook */
 	p.image_no_overlay = true;
@@ -417,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_home_agents_mounts),
 		cmocka_unit_test(test_root_masks),
 		cmocka_unit_test(test_root_idmapped),
+		cmocka_unit_test(test_upper_size),
 		cmocka_unit_test(test_image_fallback),
 		cmocka_unit_test(test_exit_codes),
 		cmocka_unit_test(test_build_step),

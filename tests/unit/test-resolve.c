@@ -317,6 +317,47 @@ static void test_command(void **state)
 	fake_env = NULL;
 }
 
+/* Where an image run's upper goes: a tmpfs unless --keep (--keep --ephemeral: the tmpfs again);
+ * AISB_TEST_UPPER_SIZE is parsed as a size, and a bad one is 78. */
+static void test_image_upper(void **state)
+{
+	static const char *const env[] = { "HOME=/home/x", NULL };
+	static const char *const env_hook[] = { "HOME=/home/x", "AISB_TEST_UPPER_SIZE=4M", NULL };
+	static const char *const env_bad[] = { "HOME=/home/x", "AISB_TEST_UPPER_SIZE=lots", NULL };
+	static const struct {
+		bool keep, ephemeral, tmpfs;
+	} t[] = { { false, false, true }, { true, false, false }, { true, true, true }, { false, true, true } };
+	struct aisb_settings s;
+	struct aisb_plan p = { 0 };
+
+	(void)state;
+	fake_env = env;
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		args_defaults(&s);
+		s.no_cwd = true;
+		s.image = strdup("oci:/nonexistent/layout:v1");
+		s.keep = t[i].keep;
+		s.ephemeral = t[i].ephemeral;
+		assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+		assert_int_equal(p.image_ephemeral, t[i].tmpfs);
+		assert_int_equal(p.image_upper_max, 0);
+		plan_free(&p);
+		settings_free(&s);
+	}
+	args_defaults(&s);
+	s.no_cwd = true;
+	s.image = strdup("oci:/nonexistent/layout:v1");
+	fake_env = env_hook;
+	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(p.image_upper_max, 4 << 20);
+	plan_free(&p);
+	fake_env = env_bad;
+	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	plan_free(&p);
+	settings_free(&s);
+	fake_env = NULL;
+}
+
 /* --harness-from: read-only, relocated below /aisb-host when its path is the sandbox's, its bin
  * first on PATH; never the home. --home NAME picks homes/NAME. */
 static void test_harness_from_and_home(void **state)
@@ -375,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_redaction),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_command),
+		cmocka_unit_test(test_image_upper),
 		cmocka_unit_test(test_harness_from_and_home),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@ uid=$2
 out=/dev/ttyS1
 cgrun=$build/tests/vm/cg-run
 aisb=$build/aisb
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 cg=/sys/fs/cgroup
 n=0
 
@@ -179,6 +180,30 @@ if as_user probe "$aisb" run --no-cwd --ephemeral-home -- true; then
 		sh -c "grep -q 'removed session' /tmp/a-clean.out && [ -z \"\$(ls /tmp/home/.local/state/aisb/sessions)\" ]"
 	[ -z "$(ls /tmp/home/.local/state/aisb/sessions)" ] || dump a-clean
 
+	# --image in a session that is not kept: the writes to the image's tree are a tmpfs whose
+	# pages count against memory.max; its bound (half the limit) makes a write that fills it
+	# ENOSPC inside, not an OOM kill of the sandbox's processes (docs/images.md). Also proves
+	# the overlay mounts on this older kernel (6.1) with the tmpfs upper.
+	if ! "$srcdir/tests/e2e/lib/images/mk-busybox-oci.sh" /tmp/bb v1 >/tmp/mkbb.out 2>/tmp/mkbb.err; then
+		dump mkbb
+	fi
+	chmod -R a+rX /tmp/bb
+	as_user a-img-pull "$aisb" pull -q oci:/tmp/bb:v1
+	# img_dd NAME MIB: dd MIB MiB into the image root under --memory 64M; prints dd=STATUS
+	img_dd() {
+		as_user "$1" "$aisb" run --no-cwd --ephemeral-home --memory 64M --image oci:/tmp/bb:v1 -- \
+			sh -c "dd if=/dev/zero of=/big bs=1M count=$2; echo dd=\$?"
+	}
+	img_dd a-img-ok 8
+	rc=$?
+	check "aisb --image: 8M written to the image root under --memory 64M (control, rc=$rc)" \
+		sh -c "[ $rc = 0 ] && grep -qx dd=0 /tmp/a-img-ok.out"
+	[ $rc = 0 ] || dump a-img-ok
+	img_dd a-img-fill 100
+	rc=$?
+	check "aisb --image: filling the image root under --memory 64M is ENOSPC inside, not an OOM kill (rc=$rc)" \
+		sh -c "[ $rc = 0 ] && grep -qx dd=1 /tmp/a-img-fill.out && grep -q 'No space left' /tmp/a-img-fill.err"
+	[ $rc = 0 ] || dump a-img-fill
 	as_user a-default "$aisb" run --no-cwd --ephemeral-home -- true
 	check "aisb: a default run with cgroups prints no limits warning" sh -c "! grep -q 'not enforced' /tmp/a-default.err"
 	check "aisb: no aisb-* leaf is left" sh -c "! find $cg/deleg -name 'aisb-*' -type d | grep -q ."

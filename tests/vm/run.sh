@@ -67,7 +67,8 @@ ir=$work/initramfs
 mkdir -p "$ir/bin" "$ir/sbin" "$ir/usr/bin" "$ir/usr/sbin" "$ir/proc" "$ir/sys" "$ir/dev" \
 	"$ir/newroot" "$ir/keep" "$ir/mod"
 cp "$bb" "$ir/bin/busybox"
-mods="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci netfs fscache 9pnet 9pnet_virtio 9p"
+# overlay: for guest.sh's --image checks (a user namespace cannot load it)
+mods="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci netfs fscache 9pnet 9pnet_virtio 9p overlay"
 for m in $mods; do
 	f=$(find "/lib/modules/$kver/kernel" -name "$m.ko" -o -name "$m.ko.xz" 2>/dev/null | head -n 1)
 	if [ -z "$f" ]; then
