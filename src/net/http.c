@@ -105,42 +105,15 @@ int http_split_hostport(const char *s, size_t len, char *host, size_t host_size,
 	return 0;
 }
 
-/**
- * http_parse_head() - parse a proxy request head
- * @buf: bytes received so far
- * @len: their count
- * @req: result
- * @status: on error, the HTTP status to answer (400 or 431)
- *
- * Return: the head length (> 0) when complete, HTTP_NEED_MORE (0) when more bytes are needed,
- * -EBADMSG for malformed input, -EMSGSIZE when the head exceeds a bound. Does not log.
- */
-int http_parse_head(const char *buf, size_t len, struct http_request *req, int *status)
+/* The request line "METHOD SP TARGET SP HTTP/1.x" of @buf (the line ends at @line_end): the
+ * method and version into @req, the target in *@target and *@tlen (printable, non-empty). Return: 0
+ * or -EBADMSG. */
+static int parse_request_line(const char *buf, size_t line_end, struct http_request *req, const char **target,
+			      size_t *tlen)
 {
-	size_t end, pos, line_end, n_headers = 0;
-	const char *sp1, *sp2, *target;
-	size_t tlen, mlen;
+	const char *sp1 = memchr(buf, ' ', line_end), *sp2, *v;
+	size_t mlen, vlen;
 
-	memset(req, 0, sizeof(*req));
-	*status = 400;
-	if (memchr(buf, '\0', len))
-		return -EBADMSG;
-	end = head_end(buf, len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX);
-	if (end == 0) {
-		if (len >= HTTP_HEAD_MAX) {
-			*status = 431;
-			return -EMSGSIZE;
-		}
-		/* Reject a garbage request line early instead of waiting for 64 KiB of it. */
-		for (size_t i = 0; i < len && buf[i] != ' '; i++)
-			if (!is_tchar(buf[i]) || i >= sizeof(req->method) - 1)
-				return -EBADMSG;
-		return HTTP_NEED_MORE;
-	}
-
-	/* request line: METHOD SP TARGET SP HTTP/1.x */
-	line_end = (size_t)((const char *)memchr(buf, '\n', end) - buf);
-	sp1 = memchr(buf, ' ', line_end);
 	if (!sp1)
 		return -EBADMSG;
 	mlen = (size_t)(sp1 - buf);
@@ -150,56 +123,79 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req, int *
 		if (!is_tchar(buf[i]))
 			return -EBADMSG;
 	memcpy(req->method, buf, mlen);
-	target = sp1 + 1;
-	sp2 = memchr(target, ' ', line_end - mlen - 1);
+	*target = sp1 + 1;
+	sp2 = memchr(*target, ' ', line_end - mlen - 1);
 	if (!sp2)
 		return -EBADMSG;
-	tlen = (size_t)(sp2 - target);
-	{
-		size_t vlen = line_end - (size_t)(sp2 + 1 - buf);
-		const char *v = sp2 + 1;
-
-		if (vlen > 0 && v[vlen - 1] == '\r')
-			vlen--;
-		if (vlen != 8 || memcmp(v, "HTTP/1.", 7) != 0 || (v[7] != '0' && v[7] != '1'))
-			return -EBADMSG;
-		req->version_minor = (unsigned)(v[7] - '0');
-	}
-	if (tlen == 0)
+	*tlen = (size_t)(sp2 - *target);
+	vlen = line_end - (size_t)(sp2 + 1 - buf);
+	v = sp2 + 1;
+	if (vlen > 0 && v[vlen - 1] == '\r')
+		vlen--;
+	if (vlen != 8 || memcmp(v, "HTTP/1.", 7) != 0 || (v[7] != '0' && v[7] != '1'))
 		return -EBADMSG;
-	for (size_t i = 0; i < tlen; i++)
-		if ((unsigned char)target[i] <= ' ' || target[i] == 0x7f)
+	req->version_minor = (unsigned)(v[7] - '0');
+	if (*tlen == 0)
+		return -EBADMSG;
+	for (size_t i = 0; i < *tlen; i++)
+		if ((unsigned char)(*target)[i] <= ' ' || (*target)[i] == 0x7f)
 			return -EBADMSG;
+	return 0;
+}
+
+/* The target of a CONNECT (authority-form) or of a plain request (absolute http:// form only)
+ * into @req's host, port and path; @buf is the head, for the path's offset. Return: 0 or
+ * -EBADMSG. */
+static int parse_target(const char *buf, const char *target, size_t tlen, struct http_request *req)
+{
+	const char *authority, *slash, *q;
+	size_t alen;
 
 	if (streq(req->method, "CONNECT")) {
 		req->connect = true;
-		if (http_split_hostport(target, tlen, req->host, sizeof(req->host), &req->port, 0) < 0)
-			return -EBADMSG;
-	} else {
-		const char *authority, *slash;
-		size_t alen;
-
-		if (tlen < 8 || strncasecmp(target, "http://", 7) != 0)
-			return -EBADMSG; /* origin-form or https:// (use CONNECT) */
-		authority = target + 7;
-		slash = memchr(authority, '/', tlen - 7);
-		{
-			const char *q = memchr(authority, '?', tlen - 7);
-
-			if (q && (!slash || q < slash))
-				slash = q;
-		}
-		alen = slash ? (size_t)(slash - authority) : tlen - 7;
-		if (memchr(authority, '@', alen))
-			return -EBADMSG; /* userinfo in a proxy request: refuse, never log it */
-		if (http_split_hostport(authority, alen, req->host, sizeof(req->host), &req->port, 80) < 0)
-			return -EBADMSG;
-		req->target_off = slash ? (size_t)(slash - buf) : 0;
-		req->target_len = slash ? tlen - 7 - alen : 0;
+		return http_split_hostport(target, tlen, req->host, sizeof(req->host), &req->port, 0) < 0 ? -EBADMSG : 0;
 	}
+	if (tlen < 8 || strncasecmp(target, "http://", 7) != 0)
+		return -EBADMSG; /* origin-form or https:// (use CONNECT) */
+	authority = target + 7;
+	slash = memchr(authority, '/', tlen - 7);
+	q = memchr(authority, '?', tlen - 7);
+	if (q && (!slash || q < slash))
+		slash = q;
+	alen = slash ? (size_t)(slash - authority) : tlen - 7;
+	if (memchr(authority, '@', alen))
+		return -EBADMSG; /* userinfo in a proxy request: refuse, never log it */
+	if (http_split_hostport(authority, alen, req->host, sizeof(req->host), &req->port, 80) < 0)
+		return -EBADMSG;
+	req->target_off = slash ? (size_t)(slash - buf) : 0;
+	req->target_len = slash ? tlen - 7 - alen : 0;
+	return 0;
+}
 
-	/* header lines: NAME ":" VALUE, no obs-fold */
-	pos = line_end + 1;
+/* A plain request's Host header value [@v, @e) must name the checked host (and port, when it
+ * gives one): otherwise one allowed address could serve another (fronting) name. The value is
+ * compared, never kept or logged. */
+static void check_host_header(const char *v, const char *e, struct http_request *req)
+{
+	char h[HTTP_HOST_MAX + 1];
+	uint16_t hp;
+
+	while (v < e && (*v == ' ' || *v == '\t'))
+		v++;
+	while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	if (http_split_hostport(v, (size_t)(e - v), h, sizeof(h), &hp, req->port) < 0 || !streq(h, req->host) ||
+	    hp != req->port)
+		req->host_mismatch = true;
+}
+
+/* The header lines "NAME: VALUE" from @pos to the empty line before @end (no obs-fold, no bare
+ * CR, token names, at most HTTP_HEADERS_MAX). Return: the number of headers, -EBADMSG, or
+ * -EMSGSIZE with *@status 431. */
+static int parse_headers(const char *buf, size_t pos, size_t end, struct http_request *req, int *status)
+{
+	size_t n_headers = 0;
+
 	while (pos < end) {
 		const char *line = buf + pos, *colon;
 		size_t l = (size_t)((const char *)memchr(line, '\n', end - pos) - line);
@@ -222,25 +218,50 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req, int *
 			*status = 431;
 			return -EMSGSIZE;
 		}
-		if (!req->connect && (size_t)(colon - line) == 4 && strncasecmp(line, "host", 4) == 0) {
-			/* The Host header must name the checked host (and port, when it gives one):
-			 * otherwise one allowed address could serve another (fronting) name. The value is
-			 * compared, never kept or logged. */
-			const char *v = colon + 1, *e = line + content;
-			char h[HTTP_HOST_MAX + 1];
-			uint16_t hp;
-
-			while (v < e && (*v == ' ' || *v == '\t'))
-				v++;
-			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
-				e--;
-			if (http_split_hostport(v, (size_t)(e - v), h, sizeof(h), &hp, req->port) < 0 ||
-			    !streq(h, req->host) || hp != req->port)
-				req->host_mismatch = true;
-		}
+		if (!req->connect && (size_t)(colon - line) == 4 && strncasecmp(line, "host", 4) == 0)
+			check_host_header(colon + 1, line + content, req);
 		pos += l + 1;
 	}
-	req->n_headers = n_headers;
+	return (int)n_headers;
+}
+
+/**
+ * http_parse_head() - parse a proxy request head
+ * @buf: bytes received so far
+ * @len: their count
+ * @req: result
+ * @status: on error, the HTTP status to answer (400 or 431)
+ *
+ * Return: the head length (> 0) when complete, HTTP_NEED_MORE (0) when more bytes are needed,
+ * -EBADMSG for malformed input, -EMSGSIZE when the head exceeds a bound. Does not log.
+ */
+int http_parse_head(const char *buf, size_t len, struct http_request *req, int *status)
+{
+	const char *target;
+	size_t end, line_end, tlen;
+	int r;
+
+	memset(req, 0, sizeof(*req));
+	*status = 400;
+	if (memchr(buf, '\0', len))
+		return -EBADMSG;
+	end = head_end(buf, len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX);
+	if (end == 0) {
+		if (len >= HTTP_HEAD_MAX) {
+			*status = 431;
+			return -EMSGSIZE;
+		}
+		/* Reject a garbage request line early instead of waiting for 64 KiB of it. */
+		for (size_t i = 0; i < len && buf[i] != ' '; i++)
+			if (!is_tchar(buf[i]) || i >= sizeof(req->method) - 1)
+				return -EBADMSG;
+		return HTTP_NEED_MORE;
+	}
+	line_end = (size_t)((const char *)memchr(buf, '\n', end) - buf);
+	if ((r = parse_request_line(buf, line_end, req, &target, &tlen)) < 0 ||
+	    (r = parse_target(buf, target, tlen, req)) < 0 || (r = parse_headers(buf, line_end + 1, end, req, status)) < 0)
+		return r;
+	req->n_headers = (size_t)r;
 	req->head_len = end;
 	*status = 0;
 	return (int)end;
