@@ -69,131 +69,154 @@ static int add_allow_file(struct allow_list *l, const char *path)
  * `aisb -- make` works. An explicit `--net allow` with an empty allowlist is exit 78.
  * Return: 0, or an exit code (78 policy, 125 failure). Logs on failure.
  */
-int netplan_resolve(const struct aisb_settings *s, struct net_plan **out)
+/* Stage: the entries. Should: parse every --allow, --allow-file, --add-host, --allow-host-port,
+ * --publish and --proxy into @n. Return: 0 or the exit code (78 for a bad entry, said). */
+static int netplan_entries(const struct aisb_settings *s, struct net_plan *n)
 {
-	struct net_plan *n = calloc(1, sizeof(*n));
-	bool any_net_flag = s->add_hosts || s->publish || s->allow_host_ports || s->proxy;
-	int r = AISB_EXIT_POLICY;
-
-	if (!n)
-		return AISB_EXIT_FAILED;
-	n->mode = s->net;
 	for (size_t i = 0; s->allows && s->allows[i]; i++)
 		if (allow_list_add(&n->policy.allow, s->allows[i]) < 0)
-			goto fail;
+			return AISB_EXIT_POLICY;
 	for (size_t i = 0; s->allow_files && s->allow_files[i]; i++)
 		if (add_allow_file(&n->policy.allow, s->allow_files[i]) < 0)
-			goto fail;
+			return AISB_EXIT_POLICY;
 	for (size_t i = 0; s->add_hosts && s->add_hosts[i]; i++)
 		if (policy_add_pin(&n->policy, s->add_hosts[i]) < 0)
-			goto fail;
+			return AISB_EXIT_POLICY;
 	for (size_t i = 0; s->allow_host_ports && s->allow_host_ports[i]; i++)
 		if (policy_add_host_port(&n->policy, s->allow_host_ports[i]) < 0)
-			goto fail;
+			return AISB_EXIT_POLICY;
 	n->n_publish = strv_length(s->publish);
-	if (n->n_publish > PASTA_PUBLISH_MAX) {
-		log_error("too many --publish entries (at most %d)", PASTA_PUBLISH_MAX);
-		goto fail;
-	}
-	if (n->n_publish && !(n->publish = calloc(n->n_publish, sizeof(*n->publish)))) {
-		r = AISB_EXIT_FAILED;
-		goto fail;
-	}
+	if (n->n_publish > PASTA_PUBLISH_MAX)
+		return log_error("too many --publish entries (at most %d)", PASTA_PUBLISH_MAX), AISB_EXIT_POLICY;
+	if (n->n_publish && !(n->publish = calloc(n->n_publish, sizeof(*n->publish))))
+		return AISB_EXIT_FAILED;
 	for (size_t i = 0; i < n->n_publish; i++)
 		/* n_publish is strv_length(s->publish), 0 for NULL; the analyzer does not see into util.c.
 		 * NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
 		if (pasta_parse_publish(s->publish[i], &n->publish[i]) < 0)
-			goto fail;
+			return AISB_EXIT_POLICY;
 	if (s->proxy) {
 		char host[ALLOW_NAME_MAX + 1];
 		uint16_t port;
 
-		if (http_split_hostport(s->proxy, strlen(s->proxy), host, sizeof(host), &port, 0) < 0) {
-			log_error("invalid --proxy '%s' (use HOST:PORT)", s->proxy);
-			goto fail;
-		}
-		if (!(n->upstream = strdup(s->proxy))) {
-			r = AISB_EXIT_FAILED;
-			goto fail;
-		}
+		if (http_split_hostport(s->proxy, strlen(s->proxy), host, sizeof(host), &port, 0) < 0)
+			return log_error("invalid --proxy '%s' (use HOST:PORT)", s->proxy), AISB_EXIT_POLICY;
+		if (!(n->upstream = strdup(s->proxy)))
+			return AISB_EXIT_FAILED;
 	}
+	return 0;
+}
+
+/* Stage: allow mode. Should: tell a server-only sandbox (--publish, nothing out) from an empty
+ * allowlist (an error, unless --net allow was only the default: then none), and refuse a
+ * --publish of the gate's own ports (issue 10, escape 5). Return: 0 or 78 (said). */
+static int netplan_allow_mode(const struct aisb_settings *s, struct net_plan *n, bool any_net_flag)
+{
+	if (n->policy.allow.n == 0 && n->policy.n_host_ports == 0 && n->n_publish > 0) {
+		/* A server-only sandbox: --publish brings connections in, nothing goes out (the
+		 * ruleset rejects every other output; the gate allows nothing). */
+		n->ingress_only = true;
+	} else if (n->policy.allow.n == 0 && n->policy.n_host_ports == 0) {
+		if (s->net_source == SRC_DEFAULT && !any_net_flag) {
+			n->mode = NET_NONE;
+			n->defaulted_to_none = true;
+			return 0;
+		}
+		log_error("--net allow with an empty allowlist allows nothing: add --allow ENTRY "
+			  "(or --allow-file FILE), --publish PORTS for a server-only sandbox, or use --net none");
+		return AISB_EXIT_POLICY;
+	}
+	for (size_t i = 0; i < n->n_publish; i++)
+		for (size_t k = 0; k < GATE_PORTS_N; k++)
+			if (n->publish[i].port == gate_ports[k].port) {
+				log_error("--publish '%s': port %u inside the sandbox is %s; published, every "
+					  "local user of the host could use the sandbox's allowlist through it: "
+					  "publish a server on another port", s->publish[i], gate_ports[k].port,
+					  gate_ports[k].what);
+				return AISB_EXIT_POLICY;
+			}
+	n->pasta = n->n_publish > 0 || allow_has_addr_entries(&n->policy.allow);
+	return 0;
+}
+
+/* Stage: the mode. Should: refuse flags the mode ignores, decide whether pasta is needed and
+ * find it. Return: 0 or the exit code (78 said, 125 out of memory). */
+static int netplan_mode(const struct aisb_settings *s, struct net_plan *n)
+{
+	bool any_net_flag = s->add_hosts || s->publish || s->allow_host_ports || s->proxy;
+	int r = 0, k;
 
 	switch (n->mode) {
 	case NET_NONE:
 		if (n->policy.allow.n || any_net_flag) {
 			log_error("--allow, --add-host, --publish, --allow-host-port and --proxy have no effect "
 				  "with --net none; drop them or use --net allow");
-			goto fail;
+			return AISB_EXIT_POLICY;
 		}
 		break;
 	case NET_ALLOW:
-		if (n->policy.allow.n == 0 && n->policy.n_host_ports == 0 && n->n_publish > 0) {
-			/* A server-only sandbox: --publish brings connections in, nothing goes out
-			 * (the ruleset rejects every other output; the gate allows nothing). */
-			n->ingress_only = true;
-		} else if (n->policy.allow.n == 0 && n->policy.n_host_ports == 0) {
-			if (s->net_source == SRC_DEFAULT && !any_net_flag) {
-				n->mode = NET_NONE;
-				n->defaulted_to_none = true;
-				break;
-			}
-			log_error("--net allow with an empty allowlist allows nothing: add --allow ENTRY "
-				  "(or --allow-file FILE), --publish PORTS for a server-only sandbox, or use --net none");
-			goto fail;
-		}
-		for (size_t i = 0; i < n->n_publish; i++)
-			for (size_t k = 0; k < GATE_PORTS_N; k++)
-				if (n->publish[i].port == gate_ports[k].port) {
-					log_error("--publish '%s': port %u inside the sandbox is %s; published, every "
-						  "local user of the host could use the sandbox's allowlist through it: "
-						  "publish a server on another port", s->publish[i], gate_ports[k].port,
-						  gate_ports[k].what);
-					goto fail;
-				}
-		n->pasta = n->n_publish > 0 || allow_has_addr_entries(&n->policy.allow);
+		r = netplan_allow_mode(s, n, any_net_flag);
 		break;
 	case NET_FULL:
 		if (n->policy.allow.n || s->add_hosts || s->allow_host_ports || s->proxy) {
 			log_error("--net full filters nothing: --allow, --add-host, --allow-host-port and --proxy "
 				  "need --net allow");
-			goto fail;
+			return AISB_EXIT_POLICY;
 		}
 		n->pasta = true;
 		break;
 	default:
-		goto fail;
+		return AISB_EXIT_POLICY;
 	}
-	if (n->pasta) {
-		int k = pasta_find(&n->pasta_path);
-
-		if (k == -ENOMEM) {
-			r = AISB_EXIT_FAILED;
-			goto fail;
-		}
-		if (k < 0) {
-			log_error("this policy needs pasta (%s), which is not installed: install the '%s' package",
-				  n->mode == NET_FULL ? "--net full" : n->n_publish ? "--publish" : "IP/CIDR allow entries",
-				  PASTA_PACKAGE);
-			goto fail;
-		}
+	if (r != 0 || !n->pasta)
+		return r;
+	k = pasta_find(&n->pasta_path);
+	if (k == -ENOMEM)
+		return AISB_EXIT_FAILED;
+	if (k < 0) {
+		log_error("this policy needs pasta (%s), which is not installed: install the '%s' package",
+			  n->mode == NET_FULL ? "--net full" : n->n_publish ? "--publish" : "IP/CIDR allow entries",
+			  PASTA_PACKAGE);
+		return AISB_EXIT_POLICY;
 	}
-	if (n->mode == NET_ALLOW) {
-		uint16_t pub[PASTA_PUBLISH_MAX];
-		struct nft_spec spec = { .transparent_port = GATE_TRANSPARENT_PORT, .pasta = n->pasta,
-					 .allow = &n->policy.allow, .published = pub, .n_published = n->n_publish };
+	return 0;
+}
 
-		for (size_t i = 0; i < n->n_publish; i++)
-			pub[i] = n->publish[i].port;
-		if (nft_ruleset_build(&spec, &n->ruleset) < 0) {
-			log_error("the nftables ruleset is too large (at most %d rules)", NFT_RULES_MAX);
-			goto fail;
-		}
+/* Stage: the ruleset of allow mode, built once here and installed by init. Return: 0 or 78. */
+static int netplan_ruleset(struct net_plan *n)
+{
+	uint16_t pub[PASTA_PUBLISH_MAX];
+	struct nft_spec spec = { .transparent_port = GATE_TRANSPARENT_PORT, .pasta = n->pasta,
+				 .allow = &n->policy.allow, .published = pub, .n_published = n->n_publish };
+
+	for (size_t i = 0; i < n->n_publish; i++)
+		pub[i] = n->publish[i].port;
+	if (nft_ruleset_build(&spec, &n->ruleset) < 0) {
+		log_error("the nftables ruleset is too large (at most %d rules)", NFT_RULES_MAX);
+		return AISB_EXIT_POLICY;
+	}
+	return 0;
+}
+
+int netplan_resolve(const struct aisb_settings *s, struct net_plan **out)
+{
+	struct net_plan *n = calloc(1, sizeof(*n));
+	int r;
+
+	if (!n)
+		return AISB_EXIT_FAILED;
+	n->mode = s->net;
+	r = netplan_entries(s, n);
+	if (r == 0)
+		r = netplan_mode(s, n);
+	if (r == 0 && n->mode == NET_ALLOW)
+		r = netplan_ruleset(n);
+	if (r != 0) {
+		netplan_free(n);
+		return r;
 	}
 	*out = n;
 	return 0;
-fail:
-	netplan_free(n);
-	return r;
 }
 
 void netplan_free(struct net_plan *n)
