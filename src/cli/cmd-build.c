@@ -962,7 +962,8 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 					      .base_digest = j.base.digest, .recipe_sha = j.recipe_sha,
 					      .upper = j.upper, .cache_ref = j.cache_ref,
 					      .tag_local = j.tag_local, .base_rootfs_id = j.base.rootfs_id,
-					      .base_size = j.base.size, .tree = TAKE_PTR(j.tree) };
+					      .base_size = j.base.size, .tree = j.tree };
+		j.tree = NULL; /* native_commit() takes it */
 		ex = native_commit(j.s, &c, &j.pin) < 0 ? AISB_EXIT_FAILED : 0;
 	}
 	native_job_done(&j);

@@ -126,7 +126,7 @@ static int netplan_allow_mode(const struct aisb_settings *s, struct net_plan *n,
 			  "(or --allow-file FILE), --publish PORTS for a server-only sandbox, or use --net none");
 		return AISB_EXIT_POLICY;
 	}
-	for (size_t i = 0; i < n->n_publish; i++)
+	for (size_t i = 0; s->publish && i < n->n_publish; i++)
 		for (size_t k = 0; k < GATE_PORTS_N; k++)
 			if (n->publish[i].port == gate_ports[k].port) {
 				log_error("--publish '%s': port %u inside the sandbox is %s; published, every "
