@@ -136,20 +136,24 @@ static int create_etc(struct aisb_plan *p, int session_fd)
 		if (!(p->etc_dir = path_join(p->run_dir, p->session_id)))
 			return -ENOMEM;
 		r = write_etc(fd, p);
-		if (r < 0) {
-			/* nothing half-written stays behind */
-			(void)rm_rf(p->etc_dir);
-			free(p->etc_dir);
-			p->etc_dir = NULL;
-		}
-		return r;
+		if (r >= 0)
+			return 0;
+		/* a full tmpfs (a container's 64 MiB /dev/shm): nothing half-written stays behind, and
+		 * the run goes on with the session dir, as when the run dir cannot be used at all */
+		log_debug_errno(r, "cannot write the generated /etc files to '%s': %m; using the session dir",
+				p->etc_dir);
+		(void)rm_rf(p->etc_dir);
+		free(p->etc_dir);
+		p->etc_dir = NULL;
 	}
 	if (mkdirat(session_fd, "etc", 0700) < 0)
 		return -errno;
 	if (!(p->etc_dir = path_join(p->session_dir, "etc")))
 		return -ENOMEM;
-	fd = openat(session_fd, "etc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : write_etc(fd, p);
+	{
+		_cleanup_close_ int efd = openat(session_fd, "etc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		return efd < 0 ? -errno : write_etc(efd, p);
+	}
 }
 
 char *session_run_dir(env_getter get)

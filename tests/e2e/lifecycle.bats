@@ -301,6 +301,21 @@ etc_dir_of() { sed -n 's/^ *"etc_dir": *"\(.*\)",*$/\1/p' "$XDG_STATE_HOME/aisb/
 	[ "$(etc_dir_of "$id")" = "$XDG_STATE_HOME/aisb/sessions/$id/etc" ]
 	[ -z "$(ls -A "$rt/aisb")" ]
 	"$AISB" clean >/dev/null
+	# a full run dir (a container's small /dev/shm): the run goes on with the session dir and
+	# leaves nothing half-written there (root only: it mounts a tmpfs with room for 4 inodes)
+	if is_root; then
+		mkdir -m 700 "$WORK/rt-full"
+		mount -t tmpfs -o nr_inodes=4,mode=0700 none "$WORK/rt-full"
+		XDG_RUNTIME_DIR=$WORK/rt-full run sb --no-cwd --keep -- grep ^sandbox: /etc/passwd
+		umount_later=$(ls -A "$WORK/rt-full/aisb" 2>&1)
+		umount "$WORK/rt-full"
+		[ "$status" -eq 0 ]
+		[[ "$output" == "sandbox:x:1000:1000:"* ]]
+		[ -z "$umount_later" ]
+		id=$(session_ids)
+		[ "$(etc_dir_of "$id")" = "$XDG_STATE_HOME/aisb/sessions/$id/etc" ]
+		"$AISB" clean >/dev/null
+	fi
 	# nor one that is not on tmpfs (no gain there): the work dir is on the disk
 	mkdir -m 700 "$WORK/rt-disk"
 	XDG_RUNTIME_DIR=$WORK/rt-disk run sb --no-cwd --keep -- true
