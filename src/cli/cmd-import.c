@@ -89,11 +89,14 @@ int cli_workspace_export(const struct workspace_export *e)
 /* Is session @id live (its supervisor still running)? */
 bool cli_session_live(const char *state, const char *id)
 {
-	_cleanup_free_ char *dir = NULL;
+	struct session_info si;
+	int r = sessions_load(state, id, &si);
+	bool live = si.live;
 
-	if (asprintf(&dir, "%s/sessions/%s", state, id) < 0)
-		return true; /* unknown: treat as live, so nothing of it is removed */
-	return session_is_live(dir);
+	sessions_info_done(&si);
+	if (r == -ENOENT)
+		return false;
+	return r < 0 || live; /* unknown: treat as live, so nothing of it is removed */
 }
 
 int cmd_import(int argc, char **argv)

@@ -70,7 +70,19 @@ void sessions_info_done(struct session_info *si)
 	memset(si, 0, sizeof(*si));
 }
 
-int sessions_load(const char *state_dir, const char *id, struct session_info *si)
+/* The run dir's sessions/ (ns/session.h) when this environment's run dir is safe to read
+ * (session_run_dir_open(): the caller's own, 0700, on tmpfs, no symlink), else NULL. Does not
+ * log. */
+static char *run_sessions_dir(void)
+{
+	_cleanup_free_ char *run = session_run_dir(hostenv_get);
+	_cleanup_close_ int fd = run ? session_run_dir_open(run, false) : -1;
+
+	return fd >= 0 ? path_join(run, "sessions") : NULL;
+}
+
+/* Loads session @id from the directory of session dirs @base. */
+static int load_from(const char *base, const char *id, struct session_info *si)
 {
 	_cleanup_close_ int dfd = -1;
 	_cleanup_free_ char *sup = NULL, *init = NULL, *plan = NULL, *cg = NULL;
@@ -79,11 +91,8 @@ int sessions_load(const char *state_dir, const char *id, struct session_info *si
 	unsigned long long start, now;
 
 	memset(si, 0, sizeof(*si));
-	if (!sessions_id_valid(id))
-		return -EINVAL;
 	si->id = strdup(id);
-	if (asprintf(&si->dir, "%s/sessions/%s", state_dir, id) < 0)
-		si->dir = NULL;
+	si->dir = path_join(base, id);
 	if (!si->id || !si->dir) {
 		sessions_info_done(si);
 		return -ENOMEM;
@@ -114,6 +123,22 @@ int sessions_load(const char *state_dir, const char *id, struct session_info *si
 	return 0;
 }
 
+int sessions_load(const char *state_dir, const char *id, struct session_info *si)
+{
+	_cleanup_free_ char *base = NULL, *run = NULL;
+	int r;
+
+	memset(si, 0, sizeof(*si));
+	if (!sessions_id_valid(id))
+		return -EINVAL;
+	if (!(base = path_join(state_dir, "sessions")))
+		return -ENOMEM;
+	r = load_from(base, id, si);
+	if (r != -ENOENT || !(run = run_sessions_dir()))
+		return r;
+	return load_from(run, id, si);
+}
+
 static int cmp_started(const void *a, const void *b)
 {
 	const struct session_info *x = a, *y = b;
@@ -129,43 +154,61 @@ void sessions_list_free(struct session_info *v, size_t n)
 	free(v);
 }
 
+/* Appends the session dirs under @base to *@v (*@cnt of them), skipping ids already there.
+ * Return: 0 or -errno. Does not log. */
+static int list_from(const char *base, struct session_info **v, size_t *cnt)
+{
+	struct dirent *de;
+	DIR *d = opendir(base);
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		struct session_info si, *nv;
+		bool dup = false;
+
+		if (!sessions_id_valid(de->d_name))
+			continue;
+		for (size_t i = 0; i < *cnt && !dup; i++)
+			dup = streq((*v)[i].id, de->d_name);
+		if (dup || load_from(base, de->d_name, &si) < 0)
+			continue;
+		/* Bounded: a state dir with more sessions than this is not listed further. */
+		if (*cnt >= 100000) {
+			sessions_info_done(&si);
+			break;
+		}
+		nv = realloc(*v, (*cnt + 1) * sizeof(**v));
+		if (!nv) {
+			sessions_info_done(&si);
+			closedir(d);
+			return -ENOMEM;
+		}
+		*v = nv;
+		(*v)[(*cnt)++] = si;
+	}
+	closedir(d);
+	return 0;
+}
+
 int sessions_list(const char *state_dir, struct session_info **out, size_t *n)
 {
-	_cleanup_free_ char *dir = path_join(state_dir, "sessions");
+	_cleanup_free_ char *dir = path_join(state_dir, "sessions"), *run = run_sessions_dir();
 	struct session_info *v = NULL;
 	size_t cnt = 0;
-	struct dirent *de;
-	DIR *d;
+	int r;
 
 	*out = NULL;
 	*n = 0;
 	if (!dir)
 		return -ENOMEM;
-	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		struct session_info si, *nv;
-		if (!sessions_id_valid(de->d_name))
-			continue;
-		if (sessions_load(state_dir, de->d_name, &si) < 0)
-			continue;
-		/* Bounded: a state dir with more sessions than this is not listed further. */
-		if (cnt >= 100000) {
-			sessions_info_done(&si);
-			break;
-		}
-		nv = realloc(v, (cnt + 1) * sizeof(*v));
-		if (!nv) {
-			sessions_info_done(&si);
-			closedir(d);
-			sessions_list_free(v, cnt);
-			return -ENOMEM;
-		}
-		v = nv;
-		v[cnt++] = si;
+	r = list_from(dir, &v, &cnt);
+	if (r >= 0 && run)
+		r = list_from(run, &v, &cnt);
+	if (r < 0) {
+		sessions_list_free(v, cnt);
+		return r;
 	}
-	closedir(d);
 	if (cnt)
 		qsort(v, cnt, sizeof(*v), cmp_started);
 	*out = v;

@@ -2,7 +2,7 @@
 /* sessions.h — reading the state dir for ps, inspect, logs and clean.
  *
  * Reads what src/ns/session.h documents: sessions/<id>/{plan.json,supervisor,init,cgroup,
- * egress.jsonl} and sessions.log. A session is live when its supervisor pid still names the same
+ * egress.jsonl} of the state dir and of the run dir, and sessions.log. A session is live when its supervisor pid still names the same
  * process (start time compared, so a reused pid is not mistaken for it). Signals go through a
  * pidfd opened after that check, so the check and the kill name the same process. Nothing here
  * prints a value of the environment: plan.json holds names only.
@@ -20,7 +20,7 @@
 
 struct session_info {
 	char *id;
-	char *dir;               /* state_dir/sessions/<id> */
+	char *dir;               /* <state dir or run dir>/sessions/<id> */
 	bool live;
 	pid_t supervisor;        /* 0 when unknown */
 	unsigned long long supervisor_start;
@@ -37,12 +37,13 @@ char *sessions_state_dir(env_getter get);
 /* Is @id shaped like a session id (lower-case hex, 1..64 chars)? Does not log. */
 bool sessions_id_valid(const char *id);
 
-/* Loads session @id. Return: 0, -ENOENT when there is no such session dir, -EINVAL for a bad id.
- * Does not log. */
+/* Loads session @id from the state dir, else the run dir. Return: 0, -ENOENT when there is no
+ * such session dir, -EINVAL for a bad id. Does not log. */
 int sessions_load(const char *state_dir, const char *id, struct session_info *si);
 void sessions_info_done(struct session_info *si);
 
-/* All session dirs, oldest first. Return: 0 or -errno. Does not log. */
+/* All session dirs of the state dir and the run dir, oldest first. Return: 0 or -errno. Does
+ * not log. */
 int sessions_list(const char *state_dir, struct session_info **out, size_t *n);
 void sessions_list_free(struct session_info *v, size_t n);
 

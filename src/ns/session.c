@@ -88,48 +88,62 @@ static bool dir_is_safe(int fd, bool own)
 	return (st.st_uid == getuid() || st.st_uid == 0) && ((st.st_mode & 0022) == 0 || (st.st_mode & S_ISVTX));
 }
 
-/* Opens <run dir>/<id> (created, 0700) when the run dir is usable: its parent a real directory
- * on tmpfs ($XDG_RUNTIME_DIR, or /dev/shm) where nobody else can replace it, the run dir itself
- * the caller's own, 0700 (one someone else made first, or a symlink, is not used: the run goes
- * on with the session dir, as tmux does with its socket dir). Return: the fd, or -errno (the
- * caller falls back to the session dir). Does not log. */
-static int open_run_etc(const struct aisb_plan *p)
+int session_run_dir_open(const char *run_dir, bool create)
 {
 	_cleanup_free_ char *parent = NULL;
 	_cleanup_close_ int pfd = -1, rfd = -1;
-	const char *slash = p->run_dir ? strrchr(p->run_dir, '/') : NULL;
+	const char *slash = run_dir ? strrchr(run_dir, '/') : NULL;
 	struct statfs sfs;
-	int fd;
 
-	if (!slash || slash == p->run_dir || !slash[1] || !(parent = strndup(p->run_dir, (size_t)(slash - p->run_dir))))
+	if (!slash || slash == run_dir || !slash[1] || !(parent = strndup(run_dir, (size_t)(slash - run_dir))))
 		return -ENOENT;
 	pfd = openat_nofollow(AT_FDCWD, parent, O_RDONLY | O_DIRECTORY, 0);
 	if (pfd < 0)
 		return pfd;
 	if (!dir_is_safe(pfd, false) || fstatfs(pfd, &sfs) < 0 || sfs.f_type != TMPFS_MAGIC)
 		return -EPERM;
-	if (mkdirat(pfd, slash + 1, 0700) < 0 && errno != EEXIST)
+	if (create && mkdirat(pfd, slash + 1, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	rfd = openat(pfd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (rfd < 0)
 		return -errno;
 	if (!dir_is_safe(rfd, true))
 		return -EPERM;
-	if (mkdirat(rfd, p->session_id, 0700) < 0)
+	return TAKE_FD(rfd);
+}
+
+/* Makes <@dfd>/@name (0700) and opens it as O_PATH; -EEXIST when it is there. Does not log. */
+static int make_dir_at(int dfd, const char *name)
+{
+	int fd;
+
+	if (mkdirat(dfd, name, 0700) < 0)
 		return -errno;
-	fd = openat(rfd, p->session_id, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+/* Opens <run dir>/<id> (created, 0700) when the run dir is usable (session_run_dir_open(): one
+ * someone else made first, or a symlink, is not used: the run goes on with the session dir, as
+ * tmux does with its socket dir). Return: the fd, or -errno (the caller falls back to the
+ * session dir). Does not log. */
+static int open_run_etc(const struct aisb_plan *p)
+{
+	_cleanup_close_ int rfd = session_run_dir_open(p->run_dir, true);
+
+	return rfd < 0 ? rfd : make_dir_at(rfd, p->session_id);
 }
 
 /* Stage: the generated /etc files. Should: put them on a tmpfs (open_run_etc()) when there is a
  * safe one, so that a start creates no inode for them on disk (on ext4 every creation searches
  * the inode bitmap and skips recently deleted inodes; perf: a third of aisb's CPU per start went
  * there on a state dir with many sessions behind it, docs/measurements.md), else in
- * <session dir>/etc as before. Fills p->etc_dir. Mustn't: follow a symlink, or use a directory
- * someone else could write. Return: 0 or -errno. Does not log. */
-static int create_etc(struct aisb_plan *p, int session_fd)
+ * <session dir>/etc as before; a session dir that is itself in the run dir holds them. Fills
+ * p->etc_dir. Mustn't: follow a symlink, or use a directory someone else could write. Return: 0
+ * or -errno. Does not log. */
+static int create_etc(struct aisb_plan *p, int session_fd, bool session_in_run)
 {
-	_cleanup_close_ int fd = open_run_etc(p);
+	_cleanup_close_ int fd = session_in_run ? -ENOENT : open_run_etc(p);
 	int r;
 
 	if (fd >= 0) {
@@ -146,13 +160,11 @@ static int create_etc(struct aisb_plan *p, int session_fd)
 		free(p->etc_dir);
 		p->etc_dir = NULL;
 	}
-	if (mkdirat(session_fd, "etc", 0700) < 0)
-		return -errno;
 	if (!(p->etc_dir = path_join(p->session_dir, "etc")))
 		return -ENOMEM;
 	{
-		_cleanup_close_ int efd = openat(session_fd, "etc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		return efd < 0 ? -errno : write_etc(efd, p);
+		_cleanup_close_ int efd = make_dir_at(session_fd, "etc");
+		return efd < 0 ? efd : write_etc(efd, p);
 	}
 }
 
@@ -173,14 +185,114 @@ static void remove_run_etc(const struct aisb_plan *p)
 		(void)rm_rf(p->etc_dir);
 }
 
+/* Whether the session dir may live in the run dir: nothing in it has to outlast the machine's
+ * uptime (not --keep, no kept image upper). A kept session stays on the disk, where it survives a
+ * reboot for inspect and logs. */
+static bool session_fits_run_dir(const struct aisb_plan *p)
+{
+	return p->run_dir && !p->keep && !(p->rootfs == ROOTFS_IMAGE && !p->image_ephemeral);
+}
+
+/* Makes <run dir>/sessions/<id>. Return: an O_PATH fd of it, or -errno. Does not log. */
+static int make_run_session_dir(const struct aisb_plan *p)
+{
+	_cleanup_close_ int rfd = session_run_dir_open(p->run_dir, true), sfd = -1;
+
+	if (rfd < 0)
+		return rfd;
+	if (mkdirat(rfd, "sessions", 0700) < 0 && errno != EEXIST)
+		return -errno;
+	sfd = openat(rfd, "sessions", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0)
+		return -errno;
+	if (!dir_is_safe(sfd, true))
+		return -EPERM;
+	return make_dir_at(sfd, p->session_id);
+}
+
+/* Writes the session's files into @dfd: the generated /etc files, plan.json, supervisor.
+ * Return: 0 or -errno. Does not log. */
+static int fill_session_dir(struct aisb_plan *p, int dfd, bool in_run)
+{
+	_cleanup_free_ char *json = NULL;
+	unsigned long long st = 0;
+	char buf[64];
+	int r, n;
+
+	if ((r = create_etc(p, dfd, in_run)) < 0)
+		return r;
+	if (!(json = plan_to_json(p)))
+		return -ENOMEM;
+	if ((r = write_file_at(dfd, "plan.json", json, strlen(json), 0600)) < 0)
+		return r;
+	(void)proc_starttime(getpid(), &st);
+	n = snprintf(buf, sizeof(buf), "%d %llu\n", (int)getpid(), st);
+	return write_file_at(dfd, "supervisor", buf, (size_t)n, 0600);
+}
+
+/* Removes what make_*session_dir() and fill_session_dir() made. Does not log. */
+static void drop_session_dir(struct aisb_plan *p)
+{
+	remove_run_etc(p);
+	free(p->etc_dir);
+	p->etc_dir = NULL;
+	(void)rm_rf(p->session_dir);
+	free(p->session_dir);
+	p->session_dir = NULL;
+}
+
+/* Stage: the session dir. Should: make it in the run dir (<run dir>/sessions/<id>, a tmpfs of
+ * the caller's own, session_run_dir_open()) when session_fits_run_dir(), else in the state dir's
+ * @sessions, and fill it; a run dir that fails on the way (full: a container's 64 MiB /dev/shm)
+ * leaves nothing behind and the state dir is used. Why: each file made and removed on the disk
+ * per start cost wall time there (ext4 searches its inode bitmap for every new inode; unlinking
+ * a file on a filesystem mounted with "discard" waits for the discard: `perf sched` showed the
+ * supervisor in blkdev_issue_discard at exit, docs/measurements.md). Fills p->session_dir.
+ * Mustn't: follow a symlink, or use a directory someone else could write. Return: 0 or -errno.
+ * Logs on failure. */
+static int session_dir_stage(struct aisb_plan *p, const char *sessions)
+{
+	int r;
+
+	if (session_fits_run_dir(p)) {
+		_cleanup_close_ int dfd = -1;
+
+		if (asprintf(&p->session_dir, "%s/sessions/%s", p->run_dir, p->session_id) < 0) {
+			p->session_dir = NULL;
+			return log_error_errno(-ENOMEM, "cannot create the session dir: %m");
+		}
+		dfd = make_run_session_dir(p);
+		r = dfd < 0 ? dfd : fill_session_dir(p, dfd, true);
+		if (r >= 0)
+			return 0;
+		log_debug_errno(r, "cannot use the run dir for session dir '%s': %m; using the state dir", p->session_dir);
+		if (dfd >= 0)
+			drop_session_dir(p);
+		free(p->session_dir);
+		p->session_dir = NULL;
+	}
+	if (!(p->session_dir = path_join(sessions, p->session_id)))
+		return log_error_errno(-ENOMEM, "cannot create the session dir: %m");
+	{
+		_cleanup_close_ int dfd = -1;
+
+		if (mkdir(p->session_dir, 0700) < 0)
+			return log_error_errno(-errno, "cannot create session dir '%s': %m", p->session_dir);
+		dfd = open(p->session_dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		r = dfd < 0 ? -errno : fill_session_dir(p, dfd, false);
+	}
+	if (r < 0) {
+		log_error_errno(r, "cannot write session dir '%s': %m", p->session_dir);
+		drop_session_dir(p);
+	}
+	return r;
+}
+
 int session_create(struct aisb_plan *p)
 {
 	_cleanup_free_ char *sessions = path_join(p->state_dir, "sessions");
-	_cleanup_free_ char *json = NULL;
-	_cleanup_close_ int dfd = -1;
-	char id[25], buf[64];
-	unsigned long long st = 0;
-	int r, n;
+	char id[25];
+	int r;
 
 	if (!sessions)
 		return -ENOMEM;
@@ -214,36 +326,9 @@ int session_create(struct aisb_plan *p)
 	r = random_hex(id, 6);
 	if (r < 0)
 		return log_error_errno(r, "cannot get random bytes: %m");
-	p->session_id = strdup(id);
-	p->session_dir = path_join(sessions, id);
-	if (!p->session_id || !p->session_dir)
-		return -ENOMEM;
-	if (mkdir(p->session_dir, 0700) < 0)
-		return log_error_errno(-errno, "cannot create session dir '%s': %m", p->session_dir);
-	dfd = open(p->session_dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (dfd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if ((r = create_etc(p, dfd)) < 0)
-		goto fail;
-	json = plan_to_json(p);
-	if (!json) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	if ((r = write_file_at(dfd, "plan.json", json, strlen(json), 0600)) < 0)
-		goto fail;
-	(void)proc_starttime(getpid(), &st);
-	n = snprintf(buf, sizeof(buf), "%d %llu\n", (int)getpid(), st);
-	if ((r = write_file_at(dfd, "supervisor", buf, (size_t)n, 0600)) < 0)
-		goto fail;
-	return 0;
-fail:
-	log_error_errno(r, "cannot write session dir '%s': %m", p->session_dir);
-	remove_run_etc(p);
-	rm_rf(p->session_dir);
-	return r;
+	if (!(p->session_id = strdup(id)))
+		return log_error_errno(-ENOMEM, "cannot create the session dir: %m");
+	return session_dir_stage(p, sessions);
 }
 
 int session_set_init_pid(const struct aisb_plan *p, pid_t pid)
@@ -311,6 +396,34 @@ static void prune_kept_logs(int dfd)
 	free(v);
 }
 
+/* Copies the file @from to <@dfd>/@name through a temporary name, so that a reader never sees
+ * half of it. Return: 0, or -1 with errno set. Does not log. */
+static int copy_log(const char *from, int dfd, const char *name)
+{
+	_cleanup_close_ int in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), out = -1;
+	char tmp[96], buf[65536];
+	ssize_t n = 0;
+	int e;
+
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+	if (in < 0 || (out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		int r = write_full(out, buf, (size_t)n);
+		if (r < 0) {
+			errno = -r;
+			n = -1;
+			break;
+		}
+	}
+	if (n == 0 && renameat(dfd, tmp, dfd, name) == 0)
+		return 0;
+	e = errno;
+	(void)unlinkat(dfd, tmp, 0);
+	errno = e;
+	return -1;
+}
+
 /* Moves the session's egress log to egress/<id>.jsonl, so that the denial summary's "aisb logs
  * ID" still works once the session dir is gone; only the last SESSION_EGRESS_KEEP stay. Logs on
  * failure (a warning: the run itself is over). */
@@ -329,7 +442,8 @@ static void keep_egress_log(const struct aisb_plan *p)
 	if (dfd < 0)
 		goto fail;
 	snprintf(name, sizeof(name), "%s.jsonl", p->session_id);
-	if (renameat(AT_FDCWD, from, dfd, name) < 0)
+	/* a session dir in the run dir is on another filesystem: copy (session.h) */
+	if (renameat(AT_FDCWD, from, dfd, name) < 0 && (errno != EXDEV || copy_log(from, dfd, name) < 0))
 		goto fail;
 	prune_kept_logs(dfd);
 	return;
@@ -380,20 +494,4 @@ int session_finish(const struct aisb_plan *p, int exit_code, long long start_use
 	} else if (p->keep)
 		log_info("session kept: %s", p->session_dir);
 	return r;
-}
-
-bool session_is_live(const char *session_dir)
-{
-	_cleanup_close_ int dfd = open(session_dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	_cleanup_free_ char *buf = NULL;
-	int pid;
-	unsigned long long st, now;
-
-	if (dfd < 0 || read_file_at(dfd, "supervisor", 128, &buf, NULL) < 0)
-		return false;
-	if (sscanf(buf, "%d %llu", &pid, &st) != 2 || pid <= 0)
-		return false;
-	if (proc_starttime(pid, &now) < 0)
-		return false;
-	return now == st;
 }

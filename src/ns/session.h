@@ -1,25 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* session.h — the session directory: what a run leaves for ps/inspect/logs/clean.
  *
- * Layout under the state dir ($XDG_STATE_HOME/aisb, default ~/.local/state/aisb):
- *   sessions/<id>/plan.json     the plan without secret values (plan_to_json)
- *   sessions/<id>/supervisor    "PID STARTTIME\n": the supervisor's pid and its start time
- *                               (field 22 of /proc/PID/stat), so a reused pid is not mistaken
- *                               for a live session
- *   sessions/<id>/init          "PID\n": host pid of the sandbox's init
- *   sessions/<id>/egress.jsonl  egress log (network modes with a gate)
- *   sessions/<id>/etc/          generated passwd, group, hosts, resolv.conf, when the run dir
- *                               below cannot be used
+ * A session dir, sessions/<id>/, is in the run dir (below) when nothing in it has to outlast the
+ * machine's uptime (not --keep, no kept image upper) and the run dir is usable; else, or when the
+ * run dir fills up while it is made, in the state dir ($XDG_STATE_HOME/aisb, default
+ * ~/.local/state/aisb). Why: each file made and removed on the disk per start cost wall time
+ * (ext4's inode bitmap search, a "discard" mount's wait at unlink; docs/measurements.md). It holds:
+ *   plan.json     the plan without secret values (plan_to_json)
+ *   supervisor    "PID STARTTIME\n": the supervisor's pid and its start time (field 22 of
+ *                 /proc/PID/stat), so a reused pid is not mistaken for a live session
+ *   init          "PID\n": host pid of the sandbox's init
+ *   cgroup        the session's cgroup leaf (limits)
+ *   egress.jsonl  egress log (network modes with a gate)
+ *   etc/          generated passwd, group, hosts, resolv.conf, when the session dir is in the
+ *                 run dir, or when the run dir cannot be used at all
  * Under the run dir (session_run_dir(): $XDG_RUNTIME_DIR/aisb, else /dev/shm/aisb-UID; a tmpfs
- * of the caller's own, checked before use):
- *   <id>/                       the generated passwd, group, hosts, resolv.conf, bound read-only
- *                               into the sandbox; removed at exit (also for --keep), by
+ * of the caller's own, checked by session_run_dir_open() before every use, by readers too):
+ *   sessions/<id>/              a session dir, as above
+ *   <id>/                       a session dir on the disk keeps its generated passwd, group, hosts,
+ *                               resolv.conf here; removed at exit (also for --keep), by
  *                               `aisb clean` after a killed supervisor
+ * Under the state dir:
+ *   sessions/<id>/              a session dir, as above
  *   sessions.log                one JSON line per finished run: id, start, end, command, project,
  *                               net, exit, git_quarantined when gitguard found anything (never an
  *                               env value)
- *   egress/<id>.jsonl           the egress log of an ended session (moved there at exit, when
- *                               the session dir is removed); the newest SESSION_EGRESS_KEEP stay
+ *   egress/<id>.jsonl           the egress log of an ended session (moved or copied there at exit,
+ *                               when the session dir is removed); the newest SESSION_EGRESS_KEEP stay
  * The session dir is removed at exit unless --keep; a supervisor killed with SIGKILL leaves it for
  * `aisb clean`.
  */
@@ -38,9 +45,15 @@
  * Does not log. */
 char *session_run_dir(env_getter get);
 
-/* Creates sessions/<id>/ (0700) with plan.json and supervisor, and the generated etc files
- * (in the run dir when it is safe, else sessions/<id>/etc); fills p->session_id,
- * p->session_dir and p->etc_dir. Logs on failure. */
+/* Opens the run dir @run_dir (O_RDONLY|O_DIRECTORY), made 0700 first when @create: only when
+ * its parent is a real directory on tmpfs that nobody else can rename entries of (sticky, or
+ * writable by the caller or root only) and the run dir itself is the caller's own, 0700, not a
+ * symlink. Return: the fd, or -errno (-EPERM: not safe to use). Does not log. */
+int session_run_dir_open(const char *run_dir, bool create);
+
+/* Creates the session dir (0700; in the run dir or the state dir, see above) with plan.json,
+ * supervisor and the generated etc files; fills p->session_id, p->session_dir and p->etc_dir.
+ * Logs on failure. */
 int session_create(struct aisb_plan *p);
 
 /* Records the init pid. Does not log. */
@@ -48,9 +61,5 @@ int session_set_init_pid(const struct aisb_plan *p, pid_t pid);
 
 /* Appends the sessions.log line and removes the session dir unless p->keep. Logs on failure. */
 int session_finish(const struct aisb_plan *p, int exit_code, long long start_usec);
-
-/* Reads "PID STARTTIME" of a session's supervisor and tells whether it is still that process.
- * Does not log. */
-bool session_is_live(const char *session_dir);
 
 #endif

@@ -14,7 +14,7 @@ teardown() {
 # the comm of the first child of the live session's init: "sleep" once the workload exec'd
 workload_is() {
 	local f
-	f=$(echo "$XDG_STATE_HOME"/aisb/sessions/*/init)
+	f=$(session_dir)/init
 	[ -s "$f" ] && [ "$(ps -o comm= --ppid "$(cat "$f")" | head -1)" = "$1" ]
 }
 
@@ -31,7 +31,7 @@ wait_for() {
 	"$AISB" --net none --no-cwd -- sleep 30 >/dev/null 2>&1 3>&- &
 	BG_PIDS=$!
 	wait_for workload_is sleep
-	id=$(ls "$XDG_STATE_HOME/aisb/sessions")
+	id=$(session_ids)
 	run "$AISB" inspect "$id"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -44,7 +44,7 @@ wait_for() {
 	grep -qE '^CapBnd:\s+0+$' "/proc/$w/status"
 	# no start-up cost: the run itself never loads libcap (the supervisor's and init's maps)
 	! grep -q 'libcap\.so' "/proc/$BG_PIDS/maps" || false
-	! grep -q 'libcap\.so' "/proc/$(cat "$XDG_STATE_HOME/aisb/sessions/$id/init")/maps" || false
+	! grep -q 'libcap\.so' "/proc/$(cat "$(session_dir "$id")/init")/maps" || false
 	run "$AISB" inspect --json "$id"
 	[ "$(jq -r .capabilities.none <<<"$output")" = true ]
 	[ "$(jq -r .capabilities.workload_pid <<<"$output")" = "$w" ]
@@ -60,8 +60,8 @@ wait_for() {
 	"$AISB" --net none --no-cwd -- sleep 30 >/dev/null 2>&1 3>&- &
 	BG_PIDS=$!
 	wait_for workload_is sleep
-	id=$(ls "$XDG_STATE_HOME/aisb/sessions")
-	init=$(cat "$XDG_STATE_HOME/aisb/sessions/$id/init")
+	id=$(session_ids)
+	init=$(cat "$(session_dir "$id")/init")
 	grep ^Cap "/proc/$init/status"
 	grep -qE '^CapBnd:\s+0*[1-9a-f]' "/proc/$init/status"
 	run "$AISB" inspect "$id"

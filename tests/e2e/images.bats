@@ -564,7 +564,7 @@ image_run_available() {
 	pid=$!
 	for _ in $(seq 200); do [ -e ready ] && break; sleep 0.05; done
 	[ -e ready ]
-	sess=$(ls -d "$XDG_STATE_HOME"/aisb/sessions/*)
+	sess=$(session_dir)
 	[ -f "$sess/plan.json" ]
 	[ ! -e "$sess/overlay" ]
 	: >go

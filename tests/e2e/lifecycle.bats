@@ -26,7 +26,7 @@ no_pids_with() { [ -z "$(pids_with "$1")" ]; }
 some_session_live() { "$AISB" ps 2>/dev/null | grep -q ' live '; }
 init_has_child() {
 	local f
-	f=$(echo "$XDG_STATE_HOME"/aisb/sessions/*/init)
+	f=$(session_dir)/init
 	[ -s "$f" ] && pgrep -P "$(cat "$f")" >/dev/null
 }
 
@@ -39,8 +39,6 @@ wait_for() {
 	done
 	return 1
 }
-
-session_ids() { ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null; }
 
 @test "limits: an explicit --memory on a host without delegation is refused (78) with the fix" {
 	no_delegation || skip "this host delegates cgroup v2: enforcement is tested, not refusal"
@@ -173,7 +171,7 @@ session_ids() { ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null; }
 	run "$AISB" clean
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"1 live session left running"* ]]
-	[ -d "$XDG_STATE_HOME/aisb/sessions/$id" ]
+	[ -d "$(session_dir "$id")" ]
 
 	run "$AISB" clean --all
 	[ "$status" -eq 0 ]
@@ -257,15 +255,15 @@ session_ids() { ls "$XDG_STATE_HOME/aisb/sessions" 2>/dev/null; }
 	run "$AISB" ps -a
 	[[ "$output" == *"ended"* ]]
 	# the generated /etc files outlived the killed supervisor on the run dir's tmpfs
-	[ -f "/dev/shm/aisb-$(id -u)/$sid/passwd" ]
+	[ -f "$(run_dir)/sessions/$sid/etc/passwd" ]
 	run "$AISB" clean
 	[[ "$output" == *"removed session"* ]]
 	[ -z "$(session_ids)" ]
-	[ ! -e "/dev/shm/aisb-$(id -u)/$sid" ]
+	[ ! -e "$(run_dir)/sessions/$sid" ]
 }
 
 # etc_dir_of ID: the generated /etc files' directory that session ID's plan.json names
-etc_dir_of() { sed -n 's/^ *"etc_dir": *"\(.*\)",*$/\1/p' "$XDG_STATE_HOME/aisb/sessions/$1/plan.json"; }
+etc_dir_of() { sed -n 's/^ *"etc_dir": *"\(.*\)",*$/\1/p' "$(session_dir "$1")/plan.json"; }
 
 @test "lifecycle: the generated /etc files are on the caller's tmpfs run dir, gone at exit; a run dir that is not the caller's own is not used" {
 	local rt id
@@ -325,10 +323,79 @@ etc_dir_of() { sed -n 's/^ *"etc_dir": *"\(.*\)",*$/\1/p' "$XDG_STATE_HOME/aisb/
 	rm -rf "$rt"
 }
 
+@test "lifecycle: a live session's dir is on the caller's tmpfs run dir, gone at exit; a kept one is on the disk; a run dir that is not the caller's own is neither used nor read" {
+	local rd id
+	rd=$(run_dir)
+	"$AISB" --net none --no-cwd -- sh -c 'sleep 30; true' >/dev/null 2>&1 3>&- &
+	BG_PIDS=$!
+	wait_for some_session_live
+	id=$(session_ids)
+	[ -n "$id" ]
+	# on the tmpfs, with its generated /etc files; nothing of it on the disk
+	[ "$(session_dir "$id")" = "$rd/sessions/$id" ]
+	[ "$(stat -f -c %T "$rd/sessions/$id")" = tmpfs ]
+	[ -f "$rd/sessions/$id/plan.json" ] && [ -s "$rd/sessions/$id/supervisor" ] && [ -s "$rd/sessions/$id/init" ]
+	[ -f "$rd/sessions/$id/etc/passwd" ]
+	[ "$(etc_dir_of "$id")" = "$rd/sessions/$id/etc" ]
+	[ "$(stat -c %a "$rd/sessions/$id")" = 700 ]
+	[ -z "$(ls -A "$XDG_STATE_HOME/aisb/sessions")" ]
+	# the readers find it there
+	run "$AISB" ps
+	[[ "$output" == *"$id"*"live"* ]]
+	run "$AISB" inspect "$id" --json
+	[ "$(jq -r .state <<<"$output")" = live ]
+	kill "$BG_PIDS"
+	wait "$BG_PIDS" || true
+	BG_PIDS=
+	# gone at exit, its line in sessions.log on the disk
+	[ ! -e "$rd/sessions/$id" ]
+	grep -q "\"id\":\"$id\"" "$XDG_STATE_HOME/aisb/sessions.log"
+	# a kept session is on the disk (it outlives a reboot), its /etc files on the tmpfs only while it runs
+	run sb --no-cwd --keep -- true
+	[ "$status" -eq 0 ]
+	id=$(session_ids)
+	[ "$(session_dir "$id")" = "$XDG_STATE_HOME/aisb/sessions/$id" ]
+	[ -z "$(ls -A "$rd/sessions")" ]
+	"$AISB" clean >/dev/null
+	[ -z "$(session_ids)" ]
+	# attack: the run dir replaced by a symlink to a directory holding a forged live session
+	# (another supervisor's pid and start time): the run does not use it, ps does not list it
+	mkdir -p "$WORK/forged/sessions/aaaaaaaaaaaa"
+	echo '{"net":"none"}' >"$WORK/forged/sessions/aaaaaaaaaaaa/plan.json"
+	echo "$$ $(awk '{print $22}' /proc/$$/stat)" >"$WORK/forged/sessions/aaaaaaaaaaaa/supervisor"
+	rm -rf "$rd"
+	ln -s "$WORK/forged" "$rd"
+	run "$AISB" ps -a
+	[[ "$output" != *aaaaaaaaaaaa* ]]
+	run sb --no-cwd -- sh -c 'grep -c ^sandbox: /etc/passwd'
+	[ "$status" -eq 0 ]
+	[ "$output" = 1 ]
+	[ "$(ls "$WORK/forged/sessions")" = aaaaaaaaaaaa ]
+	[ -z "$(ls -A "$XDG_STATE_HOME/aisb/sessions")" ]
+	# control: the same forged dir as the caller's own 0700 run dir is listed (and is live)
+	rm "$rd"
+	mv "$WORK/forged" "$rd"
+	chmod 700 "$rd"
+	run "$AISB" ps
+	[[ "$output" == *aaaaaaaaaaaa*live* ]]
+	# a run dir others may enter (0755): neither listed nor used; the session goes to the disk
+	chmod 755 "$rd"
+	run "$AISB" ps -a
+	[[ "$output" != *aaaaaaaaaaaa* ]]
+	"$AISB" --net none --no-cwd -- sh -c 'sleep 30; true' >/dev/null 2>&1 3>&- &
+	BG_PIDS=$!
+	wait_for some_session_live
+	id=$(ls "$XDG_STATE_HOME/aisb/sessions")
+	[ -n "$id" ]
+	[ "$(ls "$rd/sessions")" = aaaaaaaaaaaa ]
+	kill "$BG_PIDS"
+	wait "$BG_PIDS" || true
+	BG_PIDS=
+	[ -z "$(ls -A "$XDG_STATE_HOME/aisb/sessions")" ]
+}
+
 @test "lifecycle: SIGKILL of the supervisor during startup leaves nothing, at any moment" {
 	local tok d
-	XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/aisb-e2e-rt.XXXXXX)
-	export XDG_RUNTIME_DIR
 	for d in 0 0.002 0.005 0.01 0.02 0.05 0.1; do
 		tok=lc-start-$$-${d/./}
 		"$AISB" --net none --no-cwd -- sh -c 'sleep 60; true' "$tok" >/dev/null 2>&1 3>&- &
@@ -343,8 +410,9 @@ etc_dir_of() { sed -n 's/^ *"etc_dir": *"\(.*\)",*$/\1/p' "$XDG_STATE_HOME/aisb/
 	run "$AISB" clean
 	[ "$status" -eq 0 ]
 	[ -z "$(session_ids)" ]
-	# nor anything in the run dir (this test's own: other tests share /dev/shm/aisb-UID)
-	[ -z "$(ls -A "$XDG_RUNTIME_DIR/aisb" 2>/dev/null)" ]
+	# nor anything in the run dir (this test's own, lib/common.bash) but the empty sessions/
+	[ -z "$(ls -A "$XDG_RUNTIME_DIR/aisb" 2>/dev/null | grep -vx sessions)" ]
+	[ -z "$(ls -A "$XDG_RUNTIME_DIR/aisb/sessions" 2>/dev/null)" ]
 }
 
 @test "lifecycle: SIGKILL of a --net full supervisor leaves no pasta" {

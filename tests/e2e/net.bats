@@ -36,7 +36,7 @@ start_server() {
 	SRV_PORT=$port
 }
 
-egress_log() { cat "$XDG_STATE_HOME"/aisb/sessions/*/egress.jsonl 2>/dev/null; }
+egress_log() { local d; for d in $(session_dirs); do cat "$d/egress.jsonl" 2>/dev/null; done; }
 
 # gate ARGS... -- CMD: aisb in allow mode with svc.test pinned to the host's loopback.
 gate() { "$AISB" --keep --add-host svc.test=127.0.0.1 --add-host other.test=127.0.0.1 "$@"; }

@@ -106,7 +106,7 @@ EOS
 	[[ "$output" != *"see the egress log"* ]]
 	id=$(grep -o 'every connection: aisb logs [0-9a-f]*' <<<"$output" | awk '{print $NF}')
 	[ -n "$id" ]
-	[ ! -e "$XDG_STATE_HOME/aisb/sessions/$id" ]
+	[ -z "$(session_dirs)" ]
 	[ "$(stat -c %a "$XDG_STATE_HOME/aisb/egress")" = 700 ]
 	run "$AISB" logs "$id"
 	echo "$output"

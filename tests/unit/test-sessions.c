@@ -154,12 +154,71 @@ static void test_list_live_ended_remove(void **s)
 	sessions_info_done(&si);
 }
 
+/* Live session dirs in the run dir (ns/session.h) are listed and loaded next to the state
+ * dir's; a run dir that is not the caller's own 0700 directory is not read at all. */
+static void test_run_dir_sessions(void **st)
+{
+	char rt[64], sup[64], run[96];
+	struct session_info *v = NULL, si;
+	size_t n = 0;
+	(void)st;
+
+	snprintf(rt, sizeof(rt), "/dev/shm/aisb-sesstest-XXXXXX");
+	assert_non_null(mkdtemp(rt));
+	snprintf(run, sizeof(run), "%s/aisb", rt);
+	assert_int_equal(setenv("XDG_RUNTIME_DIR", rt, 1), 0);
+	snprintf(sup, sizeof(sup), "%d %llu\n", (int)getpid(), my_start());
+	put("sessions/aaaaaaaaaaaa/supervisor", sup);
+	{
+		_cleanup_free_ char *d = path_join(run, "sessions/cccccccccccc"), *f = path_join(d, "supervisor"),
+				    *dup = path_join(run, "sessions/aaaaaaaaaaaa");
+		assert_int_equal(mkdir_p(d, 0700), 0);
+		assert_int_equal(mkdir_p(dup, 0700), 0);
+		assert_int_equal(write_file_at(AT_FDCWD, f, sup, strlen(sup), 0600), 0);
+	}
+	assert_int_equal(sessions_list(state, &v, &n), 0);
+	assert_int_equal(n, 2); /* aaaa once: the state dir's copy */
+	sessions_list_free(v, n);
+	assert_int_equal(sessions_load(state, "cccccccccccc", &si), 0);
+	assert_true(si.live);
+	assert_true(strncmp(si.dir, run, strlen(run)) == 0);
+	sessions_info_done(&si);
+	assert_int_equal(sessions_load(state, "aaaaaaaaaaaa", &si), 0);
+	assert_true(strncmp(si.dir, state, strlen(state)) == 0);
+	sessions_info_done(&si);
+
+	/* a run dir others may enter is not read; nor a symlink to one that would be fine */
+	assert_int_equal(chmod(run, 0755), 0);
+	assert_int_equal(sessions_list(state, &v, &n), 0);
+	assert_int_equal(n, 1);
+	sessions_list_free(v, n);
+	assert_int_equal(sessions_load(state, "cccccccccccc", &si), -ENOENT);
+	assert_int_equal(chmod(run, 0700), 0);
+	{
+		char moved[112];
+		snprintf(moved, sizeof(moved), "%s/real", rt);
+		assert_int_equal(rename(run, moved), 0);
+		assert_int_equal(symlink(moved, run), 0);
+		assert_int_equal(sessions_load(state, "cccccccccccc", &si), -ENOENT);
+		assert_int_equal(unlink(run), 0);
+		assert_int_equal(rename(moved, run), 0);
+	}
+	/* control: the same dir, the caller's own 0700 again, is read */
+	assert_int_equal(sessions_load(state, "cccccccccccc", &si), 0);
+	sessions_info_done(&si);
+	assert_int_equal(setenv("XDG_RUNTIME_DIR", "/nonexistent-aisb-test", 1), 0);
+	rm_rf(rt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_state_dir, setup, teardown),
 		cmocka_unit_test(test_ids_and_age),
 		cmocka_unit_test_setup_teardown(test_list_live_ended_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_dir_sessions, setup, teardown),
 	};
+	/* the caller's real run dir (live sessions of this user) is never listed by these tests */
+	setenv("XDG_RUNTIME_DIR", "/nonexistent-aisb-test", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,9 @@ common_setup() {
 	PROJ="$WORK/proj"
 	mkdir -p "$PROJ"
 	export XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" XDG_CACHE_HOME="$WORK/cache"
-	unset XDG_RUNTIME_DIR
+	# a run dir of this test's own (live session dirs go there, src/ns/session.h): every test
+	# lists only its own sessions, also while other suites of the same user run
+	XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/aisb-e2e-rt.XXXXXX) && export XDG_RUNTIME_DIR
 	# Hosts without delegated cgroup v2 (this one) warn on every run that the default limits are
 	# not enforced; the suites acknowledge it once in config, as a user would, so that output
 	# comparisons stay exact. tests/e2e/lifecycle.bats checks the warning itself.
@@ -25,6 +27,30 @@ common_setup() {
 common_teardown() {
 	cd / || true
 	[ -n "${WORK:-}" ] && rm -rf "$WORK"
+	case ${XDG_RUNTIME_DIR:-} in /dev/shm/aisb-e2e-rt.*) rm -rf "$XDG_RUNTIME_DIR" ;; esac
+}
+
+# run_dir: aisb's run dir in this environment (src/ns/session.h).
+run_dir() {
+	if [ -n "${XDG_RUNTIME_DIR:-}" ]; then echo "$XDG_RUNTIME_DIR/aisb"; else echo "/dev/shm/aisb-$(id -u)"; fi
+}
+
+# session_dirs: this test's session dirs, in the state dir (--keep) and the run dir, one per line.
+session_dirs() {
+	local d
+	for d in "$XDG_STATE_HOME"/aisb/sessions/* "$(run_dir)"/sessions/*; do
+		[ -d "$d" ] && echo "$d"
+	done
+	return 0
+}
+
+# session_ids: their ids.
+session_ids() { session_dirs | sed 's,.*/,,'; }
+
+# session_dir [ID]: session ID's dir (the first one without ID), wherever it is; fails when none.
+session_dir() {
+	local d
+	d=$(session_dirs | grep -m1 -- "/${1:-}[^/]*\$") && echo "$d"
 }
 
 # require_feature NAME CMD...: skip (or fail under AISB_MUST_WORK=1) when CMD fails.
