@@ -170,7 +170,7 @@ static int list_from(const char *base, struct session_info **v, size_t *cnt)
 		if (!sessions_id_valid(de->d_name))
 			continue;
 		for (size_t i = 0; i < *cnt && !dup; i++)
-			dup = streq((*v)[i].id, de->d_name);
+			dup = (*v)[i].id && streq((*v)[i].id, de->d_name);
 		if (dup || load_from(base, de->d_name, &si) < 0)
 			continue;
 		/* Bounded: a state dir with more sessions than this is not listed further. */
