@@ -5,6 +5,7 @@
 # install` of a C toolchain from the host's Debian mirror (aisb: through its gate, with the
 # mirror allowed; podman: --network host), a COPY of a generated C source tree and a RUN that
 # compiles and runs it. Interleaved in each round, each with a fresh store:
+#   floor  the work with no builder (run_floor_cold below: untar + a chroot), the yardstick
 #   cold   pull of the base from the registry + the build (aisb pull + aisb build; podman pull +
 #          podman build): every step runs, apt downloads from the mirror each time
 #   hit    the same build again on the warm store: a cache hit (aisb: the tag is in the store,
@@ -102,6 +103,27 @@ run_podman_cold() {
 		"${P[@]}" build -q --pull=never --network host -f "$ctx/Containerfile" -t localhost/bench "$ctx"
 }
 run_podman_hit() { "${P[@]}" build -q --pull=never --network host -f "$ctx/Containerfile" -t localhost/bench "$ctx"; }
+# floor: the build's own work with no builder around it, a yardstick like bench/gate.sh's
+# relay-floor: the base layout's layers untarred from the local disk (no registry, no digest),
+# the context copied, both RUN lines in a plain chroot on the host's network (a mount namespace
+# only for /proc and /dev; no isolation, no layer, no image). No builder can be faster than
+# this, so podman_cold / floor_cold is the most any builder could be ahead of podman.
+layers=$(python3 -c 'import json, sys
+L = sys.argv[1]
+m = json.load(open(L + "/index.json"))["manifests"][0]["digest"].split(":")[1]
+for l in json.load(open(L + "/blobs/sha256/" + m))["layers"]: print(l["digest"].split(":")[1])' "$layout")
+run_floor_cold() {
+	local root=$work/floor d
+	rm -rf "$root"
+	mkdir -p "$root"
+	for d in $layers; do tar -xf "$layout/blobs/sha256/$d" -C "$root" || return 1; done
+	cp /etc/resolv.conf "$root/etc/resolv.conf"
+	cp -a "$ctx/src" "$root/src"
+	sed -n 's/^RUN //p' "$ctx/Containerfile" >"$root/steps.sh"
+	# shellcheck disable=SC2016 # expanded by the inner shell, from its $1
+	unshare -m --propagation private sh -ec 'mount -t proc proc "$1/proc"; mount --rbind /dev "$1/dev"
+		chroot "$1" /bin/sh -ec ". /steps.sh"' sh "$root"
+}
 
 declare -A samples loads cpus
 # CPU seconds (user + sys) of this shell's waited-for children so far, from `times` run in this
@@ -124,6 +146,8 @@ sample() { # name
 }
 for round in $(seq "$N"); do
 	echo "# round $round"
+	sample floor_cold
+	rm -rf "$work/floor"
 	# alternate which tool goes first, so that neither always meets the other's writeback
 	tools="aisb podman"
 	[ $((round % 2)) -eq 0 ] && tools="podman aisb"
@@ -149,7 +173,7 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[i
 declare -A med cmed
 echo
 printf '%-12s %11s %11s %8s %12s\n' column "median s" "median cpu" samples "load (min-max)"
-for c in aisb_cold podman_cold aisb_hit podman_hit; do
+for c in floor_cold aisb_cold podman_cold aisb_hit podman_hit; do
 	med[$c]=$(median <<<"${samples[$c]}")
 	cmed[$c]=$(median <<<"${cpus[$c]}")
 	printf '%-12s %11.4f %11.3f %8d %12s\n' "$c" "$(echo "${med[$c]} / 1000000" | bc -l)" "${cmed[$c]}" \
@@ -159,6 +183,10 @@ done
 echo
 printf '%-40s %8.2f   (target >= 2)\n' "podman_cold / aisb_cold (aisb faster by)" "$(echo "${med[podman_cold]} / ${med[aisb_cold]}" | bc -l)"
 printf '%-40s %8.2f\n' "the same in CPU time (user+sys)" "$(echo "${cmed[podman_cold]} / ${cmed[aisb_cold]}" | bc -l)"
+printf '%-40s %8.2f   (the most any builder could be ahead of podman here)\n' "podman_cold / floor_cold" \
+	"$(echo "${med[podman_cold]} / ${med[floor_cold]}" | bc -l)"
+printf '%-40s %8.2f   (CPU %.2f: what aisb adds to the work itself)\n' "aisb_cold / floor_cold" \
+	"$(echo "${med[aisb_cold]} / ${med[floor_cold]}" | bc -l)" "$(echo "${cmed[aisb_cold]} / ${cmed[floor_cold]}" | bc -l)"
 # per round: the two cold builds of a round ran back to back, so their ratio saw the same load
 ratios=$(paste -d' ' <(tr ' ' '\n' <<<"${samples[podman_cold]}" | grep -v '^$') \
 	<(tr ' ' '\n' <<<"${samples[aisb_cold]}" | grep -v '^$') | awk '{ printf "%.2f ", $1 / $2 }')
