@@ -8,6 +8,8 @@
 # rounds (so load from other work hits every column alike), with a fresh store each time:
 #   tar_gz         tar -xzf of the gzip layer (the floor: gzip and tar run as two processes)
 #   tar_zst        tar --zstd -xf of the zstd layer
+#   curl_tar_zst   curl of the zstd blob from the registry | tee FILE FIFO(sha256sum) | tar --zstd -x:
+#                  the registry pull's work by tools, the floor for aisb_reg_zst
 #   aisb_oci       aisb pull oci:DIR (gzip): import + verify + unpack
 #   aisb_oci_zst   the same, zstd layer
 #   aisb_reg       aisb pull 127.0.0.1:PORT/... (gzip): download + verify + unpack
@@ -58,6 +60,10 @@ REGISTRY_AUTH_FILE=$work/auth.json skopeo copy -q --dest-tls-verify=false "oci:$
 REGISTRY_AUTH_FILE=$work/auth.json skopeo copy -q --dest-tls-verify=false "oci:$work/ocizst:bench" \
 	"docker://127.0.0.1:$port/benchzst:1"
 rmstore() { chmod -R u+rwx "$work/c" 2>/dev/null || true; rm -rf "$work/c"; }
+# the zstd layer's blob as the registry serves it (skopeo may have rewritten the manifest)
+zst_digest=$(curl -sSf -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+	-H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+	"http://127.0.0.1:$port/v2/benchzst/manifests/1" | $PY -c 'import json, sys; print(json.load(sys.stdin)["layers"][0]["digest"])')
 
 run_tar_gz() { rm -rf "$work/x"; mkdir "$work/x"; tar -xzf "$work/layer.tar.gz" -C "$work/x"; }
 run_tar_zst() { rm -rf "$work/x"; mkdir "$work/x"; tar --zstd -xf "$work/layer.tar.zst" -C "$work/x"; }
@@ -68,13 +74,26 @@ run_aisb_reg_zst() { rmstore; XDG_CACHE_HOME=$work/c "${1:-$AISB}" pull -q --tls
 run_before_oci_zst() { rmstore; XDG_CACHE_HOME=$work/c "$BEFORE" pull -q "oci:$work/ocizst:bench"; }
 run_before_oci() { run_aisb_oci "$BEFORE"; }
 run_before_reg() { run_aisb_reg "$BEFORE"; }
+# the registry floor: a registry pull's work done by tools in one pipeline, each its own
+# process: the blob downloaded (curl), stored and digested (tee into a file and into sha256sum),
+# decompressed and unpacked (tar --zstd), with no verification before use and no store
+run_curl_tar_zst() {
+	rm -rf "$work/x" "$work/blob" "$work/fifo"
+	mkdir "$work/x"
+	mkfifo "$work/fifo"
+	sha256sum <"$work/fifo" >"$work/blob.sha" &
+	local sp=$!
+	curl -sSf "http://127.0.0.1:$port/v2/benchzst/blobs/$zst_digest" | tee "$work/blob" "$work/fifo" |
+		tar --zstd -xf - -C "$work/x" || return 1
+	wait "$sp" && [ "sha256:$(cut -d' ' -f1 "$work/blob.sha")" = "$zst_digest" ]
+}
 run_skopeo_umoci() {
 	rm -rf "$work/sk" "$work/bundle"
 	REGISTRY_AUTH_FILE=$work/auth.json skopeo copy -q --src-tls-verify=false "docker://127.0.0.1:$port/bench:1" \
 		"oci:$work/sk:bench" && umoci unpack --rootless --image "$work/sk:bench" "$work/bundle"
 }
 
-read -ra cols <<<"${ONLY:-tar_gz tar_zst aisb_oci aisb_oci_zst aisb_reg aisb_reg_zst skopeo_umoci}"
+read -ra cols <<<"${ONLY:-tar_gz tar_zst curl_tar_zst aisb_oci aisb_oci_zst aisb_reg aisb_reg_zst skopeo_umoci}"
 [ -n "$BEFORE" ] && [ -z "${ONLY:-}" ] && cols+=(before_oci before_reg before_oci_zst)
 declare -A samples loads cpus
 TIMEFORMAT='%U %S'
@@ -119,6 +138,8 @@ ratio "skopeo_umoci / aisb_reg (aisb faster by)" skopeo_umoci aisb_reg ">= 2"
 ratio "aisb_oci / tar_gz (unpack from a layout)" aisb_oci tar_gz "<= 1.0"
 ratio "aisb_oci_zst / tar_zst (zstd)" aisb_oci_zst tar_zst "<= 1.0"
 ratio "aisb_reg_zst / tar_zst (zstd, registry)" aisb_reg_zst tar_zst "<= 1.0"
+ratio "aisb_reg_zst / curl_tar_zst (registry floor)" aisb_reg_zst curl_tar_zst "-"
+ratio "curl_tar_zst / tar_zst (what the registry adds)" curl_tar_zst tar_zst "-"
 ratio "before_oci_zst / aisb_oci_zst (speed-up)" before_oci_zst aisb_oci_zst "-"
 ratio "before_reg / aisb_reg (speed-up)" before_reg aisb_reg "-"
 ratio "before_oci / aisb_oci (speed-up)" before_oci aisb_oci "-"
