@@ -70,15 +70,45 @@ void sessions_info_done(struct session_info *si)
 	memset(si, 0, sizeof(*si));
 }
 
-/* The run dir's sessions/ (ns/session.h) when this environment's run dir is safe to read
- * (session_run_dir_open(): the caller's own, 0700, on tmpfs, no symlink), else NULL. Does not
- * log. */
-static char *run_sessions_dir(void)
-{
-	_cleanup_free_ char *run = session_run_dir(hostenv_get);
-	_cleanup_close_ int fd = run ? session_run_dir_open(run, false) : -1;
+#define RUN_DIRS_MAX 3
 
-	return fd >= 0 ? path_join(run, "sessions") : NULL;
+/* The run dirs' sessions/ (ns/session.h) that are safe to read (session_run_dir_open(): the
+ * caller's own, 0700, on tmpfs, no symlink): this environment's run dir, and the two a session
+ * started from another environment used (systemd's $XDG_RUNTIME_DIR, /run/user/UID, and the
+ * fallback /dev/shm/aisb-UID), so that `aisb ps` in a shell without XDG_RUNTIME_DIR still lists a
+ * session started in one with it. Fills @out (freed by the caller) with distinct paths; returns
+ * how many. Does not log. */
+static size_t run_sessions_dirs(char *out[RUN_DIRS_MAX])
+{
+	char *cand[RUN_DIRS_MAX] = { session_run_dir(hostenv_get), NULL, NULL };
+	size_t n = 0;
+
+	if (asprintf(&cand[1], "/run/user/%u/aisb", (unsigned)getuid()) < 0)
+		cand[1] = NULL;
+	if (asprintf(&cand[2], "/dev/shm/aisb-%u", (unsigned)getuid()) < 0)
+		cand[2] = NULL;
+	for (size_t i = 0; i < RUN_DIRS_MAX; i++) {
+		bool seen = false;
+		int fd;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = cand[i] && cand[j] && streq(cand[i], cand[j]);
+		fd = cand[i] && !seen ? session_run_dir_open(cand[i], false) : -1;
+		if (fd >= 0) {
+			close(fd);
+			if ((out[n] = path_join(cand[i], "sessions")))
+				n++;
+		}
+	}
+	for (size_t i = 0; i < RUN_DIRS_MAX; i++)
+		free(cand[i]);
+	return n;
+}
+
+static void free_dirs(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
 }
 
 /* Loads session @id from the directory of session dirs @base. */
@@ -125,7 +155,9 @@ static int load_from(const char *base, const char *id, struct session_info *si)
 
 int sessions_load(const char *state_dir, const char *id, struct session_info *si)
 {
-	_cleanup_free_ char *base = NULL, *run = NULL;
+	_cleanup_free_ char *base = NULL;
+	char *run[RUN_DIRS_MAX];
+	size_t nrun;
 	int r;
 
 	memset(si, 0, sizeof(*si));
@@ -134,9 +166,13 @@ int sessions_load(const char *state_dir, const char *id, struct session_info *si
 	if (!(base = path_join(state_dir, "sessions")))
 		return -ENOMEM;
 	r = load_from(base, id, si);
-	if (r != -ENOENT || !(run = run_sessions_dir()))
+	if (r != -ENOENT)
 		return r;
-	return load_from(run, id, si);
+	nrun = run_sessions_dirs(run);
+	for (size_t i = 0; i < nrun && r == -ENOENT; i++)
+		r = load_from(run[i], id, si);
+	free_dirs(run, nrun);
+	return r;
 }
 
 static int cmp_started(const void *a, const void *b)
@@ -193,9 +229,10 @@ static int list_from(const char *base, struct session_info **v, size_t *cnt)
 
 int sessions_list(const char *state_dir, struct session_info **out, size_t *n)
 {
-	_cleanup_free_ char *dir = path_join(state_dir, "sessions"), *run = run_sessions_dir();
+	_cleanup_free_ char *dir = path_join(state_dir, "sessions");
 	struct session_info *v = NULL;
-	size_t cnt = 0;
+	char *run[RUN_DIRS_MAX];
+	size_t cnt = 0, nrun;
 	int r;
 
 	*out = NULL;
@@ -203,8 +240,10 @@ int sessions_list(const char *state_dir, struct session_info **out, size_t *n)
 	if (!dir)
 		return -ENOMEM;
 	r = list_from(dir, &v, &cnt);
-	if (r >= 0 && run)
-		r = list_from(run, &v, &cnt);
+	nrun = run_sessions_dirs(run);
+	for (size_t i = 0; i < nrun && r >= 0; i++)
+		r = list_from(run[i], &v, &cnt);
+	free_dirs(run, nrun);
 	if (r < 0) {
 		sessions_list_free(v, cnt);
 		return r;

@@ -2,7 +2,8 @@
 /* sessions.h — reading the state dir for ps, inspect, logs and clean.
  *
  * Reads what src/ns/session.h documents: sessions/<id>/{plan.json,supervisor,init,cgroup,
- * egress.jsonl} of the state dir and of the run dir, and sessions.log. A session is live when its supervisor pid still names the same
+ * egress.jsonl} of the state dir and of the run dirs (this environment's, /run/user/UID/aisb,
+ * /dev/shm/aisb-UID; each only when session_run_dir_open() finds it safe), and sessions.log. A session is live when its supervisor pid still names the same
  * process (start time compared, so a reused pid is not mistaken for it). Signals go through a
  * pidfd opened after that check, so the check and the kill name the same process. Nothing here
  * prints a value of the environment: plan.json holds names only.

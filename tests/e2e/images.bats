@@ -44,7 +44,9 @@ setup() {
 	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/cache
 	export HOME=$BATS_TEST_TMPDIR/home
 	mkdir -p "$HOME"
-	unset AISB_BASE_TTL_DAYS REGISTRY_AUTH_FILE XDG_RUNTIME_DIR
+	# (a private run dir has no containers/auth.json: no credentials from the caller's)
+	unset AISB_BASE_TTL_DAYS REGISTRY_AUTH_FILE
+	private_run_dir
 	STORE=$XDG_CACHE_HOME/aisb
 }
 
@@ -54,7 +56,7 @@ teardown() {
 	for f in "$BATS_TEST_TMPDIR"/proxy-*.pid; do
 		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
 	done
-	true
+	private_run_dir_done
 }
 
 plain() { cat "$W/plain/port"; }

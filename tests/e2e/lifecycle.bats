@@ -392,6 +392,23 @@ etc_dir_of() { sed -n 's/^ *"etc_dir": *"\(.*\)",*$/\1/p' "$(session_dir "$1")/p
 	wait "$BG_PIDS" || true
 	BG_PIDS=
 	[ -z "$(ls -A "$XDG_STATE_HOME/aisb/sessions")" ]
+	# a session started where XDG_RUNTIME_DIR is unset (sudo, cron: /dev/shm/aisb-UID) is listed
+	# and inspected from a shell that has it set (not `clean --all`: it would stop this user's
+	# other sessions there too)
+	env -u XDG_RUNTIME_DIR "$AISB" --net none --no-cwd -- sh -c 'sleep 30; true' lc-other-env >/dev/null 2>&1 3>&- &
+	BG_PIDS=$!
+	wait_for some_session_live
+	id=$(ls "/dev/shm/aisb-$(id -u)/sessions" | while read -r i; do
+		grep -q lc-other-env "/dev/shm/aisb-$(id -u)/sessions/$i/plan.json" 2>/dev/null && echo "$i"; done)
+	[ -n "$id" ]
+	run "$AISB" ps
+	[[ "$output" == *"$id"*live* ]]
+	run "$AISB" inspect "$id" --json
+	[ "$(jq -r .state <<<"$output")" = live ]
+	kill "$BG_PIDS"
+	wait "$BG_PIDS" || true
+	BG_PIDS=
+	[ ! -e "/dev/shm/aisb-$(id -u)/sessions/$id" ]
 }
 
 @test "lifecycle: SIGKILL of the supervisor during startup leaves nothing, at any moment" {

@@ -25,14 +25,16 @@ setup() {
 	require_feature openssl command -v openssl
 	export HOME=$BATS_TEST_TMPDIR/home
 	mkdir -p "$HOME"
-	unset AISB_BASE_TTL_DAYS REGISTRY_AUTH_FILE XDG_RUNTIME_DIR
+	# (a private run dir has no containers/auth.json: no credentials from the caller's)
+	unset AISB_BASE_TTL_DAYS REGISTRY_AUTH_FILE
+	private_run_dir
 	FR=$BATS_TEST_TMPDIR/fr
 	N=0
 }
 
 teardown() {
 	[ -f "$BATS_TEST_TMPDIR/fr.pid" ] && kill "$(cat "$BATS_TEST_TMPDIR/fr.pid")" 2>/dev/null
-	true
+	private_run_dir_done
 }
 
 # start_fake VAR=VALUE...: (re)start the fake registry with these FR_* settings.

@@ -11,9 +11,7 @@ common_setup() {
 	PROJ="$WORK/proj"
 	mkdir -p "$PROJ"
 	export XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" XDG_CACHE_HOME="$WORK/cache"
-	# a run dir of this test's own (live session dirs go there, src/ns/session.h): every test
-	# lists only its own sessions, also while other suites of the same user run
-	XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/aisb-e2e-rt.XXXXXX) && export XDG_RUNTIME_DIR
+	private_run_dir
 	# Hosts without delegated cgroup v2 (this one) warn on every run that the default limits are
 	# not enforced; the suites acknowledge it once in config, as a user would, so that output
 	# comparisons stay exact. tests/e2e/lifecycle.bats checks the warning itself.
@@ -27,7 +25,17 @@ common_setup() {
 common_teardown() {
 	cd / || true
 	[ -n "${WORK:-}" ] && rm -rf "$WORK"
+	private_run_dir_done
+}
+
+# private_run_dir: a run dir of this test's own on tmpfs (live session dirs go there,
+# src/ns/session.h), so that the test's sessions never land in the shared /dev/shm/aisb-UID;
+# private_run_dir_done removes it. (aisb ps/clean also read /run/user/UID/aisb and
+# /dev/shm/aisb-UID: a live session of this user there shows in them.)
+private_run_dir() { XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/aisb-e2e-rt.XXXXXX) && export XDG_RUNTIME_DIR; }
+private_run_dir_done() {
 	case ${XDG_RUNTIME_DIR:-} in /dev/shm/aisb-e2e-rt.*) rm -rf "$XDG_RUNTIME_DIR" ;; esac
+	return 0
 }
 
 # run_dir: aisb's run dir in this environment (src/ns/session.h).
