@@ -323,6 +323,21 @@ etc_dir_of() { sed -n 's/^ *"etc_dir": *"\(.*\)",*$/\1/p' "$(session_dir "$1")/p
 	rm -rf "$rt"
 }
 
+# listed_live ID: aisb ps lists session ID as live, and inspect agrees.
+listed_live() {
+	run "$AISB" ps
+	[[ "$output" == *"$1"*live* ]] || return 1
+	run "$AISB" inspect "$1" --json
+	[ "$(jq -r .state <<<"$output")" = live ]
+}
+
+# stop_bg: kill the background aisb and reap it.
+stop_bg() {
+	kill "$BG_PIDS"
+	wait "$BG_PIDS" || true
+	BG_PIDS=
+}
+
 @test "lifecycle: a live session's dir is on the caller's tmpfs run dir, gone at exit; a kept one is on the disk; a run dir that is not the caller's own is neither used nor read" {
 	local rd id
 	rd=$(run_dir)
@@ -340,13 +355,8 @@ etc_dir_of() { sed -n 's/^ *"etc_dir": *"\(.*\)",*$/\1/p' "$(session_dir "$1")/p
 	[ "$(stat -c %a "$rd/sessions/$id")" = 700 ]
 	[ -z "$(ls -A "$XDG_STATE_HOME/aisb/sessions")" ]
 	# the readers find it there
-	run "$AISB" ps
-	[[ "$output" == *"$id"*"live"* ]]
-	run "$AISB" inspect "$id" --json
-	[ "$(jq -r .state <<<"$output")" = live ]
-	kill "$BG_PIDS"
-	wait "$BG_PIDS" || true
-	BG_PIDS=
+	listed_live "$id"
+	stop_bg
 	# gone at exit, its line in sessions.log on the disk
 	[ ! -e "$rd/sessions/$id" ]
 	grep -q "\"id\":\"$id\"" "$XDG_STATE_HOME/aisb/sessions.log"
@@ -388,9 +398,7 @@ etc_dir_of() { sed -n 's/^ *"etc_dir": *"\(.*\)",*$/\1/p' "$(session_dir "$1")/p
 	id=$(ls "$XDG_STATE_HOME/aisb/sessions")
 	[ -n "$id" ]
 	[ "$(ls "$rd/sessions")" = aaaaaaaaaaaa ]
-	kill "$BG_PIDS"
-	wait "$BG_PIDS" || true
-	BG_PIDS=
+	stop_bg
 	[ -z "$(ls -A "$XDG_STATE_HOME/aisb/sessions")" ]
 	# a session started where XDG_RUNTIME_DIR is unset (sudo, cron: /dev/shm/aisb-UID) is listed
 	# and inspected from a shell that has it set (not `clean --all`: it would stop this user's
@@ -401,13 +409,8 @@ etc_dir_of() { sed -n 's/^ *"etc_dir": *"\(.*\)",*$/\1/p' "$(session_dir "$1")/p
 	id=$(ls "/dev/shm/aisb-$(id -u)/sessions" | while read -r i; do
 		grep -q lc-other-env "/dev/shm/aisb-$(id -u)/sessions/$i/plan.json" 2>/dev/null && echo "$i"; done)
 	[ -n "$id" ]
-	run "$AISB" ps
-	[[ "$output" == *"$id"*live* ]]
-	run "$AISB" inspect "$id" --json
-	[ "$(jq -r .state <<<"$output")" = live ]
-	kill "$BG_PIDS"
-	wait "$BG_PIDS" || true
-	BG_PIDS=
+	listed_live "$id"
+	stop_bg
 	[ ! -e "/dev/shm/aisb-$(id -u)/sessions/$id" ]
 }
 
