@@ -305,14 +305,24 @@ etc_dir_of() { sed -n 's/^ *"etc_dir": *"\(.*\)",*$/\1/p' "$(session_dir "$1")/p
 		mkdir -m 700 "$WORK/rt-full"
 		mount -t tmpfs -o nr_inodes=4,mode=0700 none "$WORK/rt-full"
 		XDG_RUNTIME_DIR=$WORK/rt-full run sb --no-cwd --keep -- grep ^sandbox: /etc/passwd
-		umount_later=$(ls -A "$WORK/rt-full/aisb" 2>&1)
-		umount "$WORK/rt-full"
-		[ "$status" -eq 0 ]
-		[[ "$output" == "sandbox:x:1000:1000:"* ]]
-		[ -z "$umount_later" ]
+		local kept_status=$status kept_output=$output kept_left kept_etc
+		kept_left=$(ls -A "$WORK/rt-full/aisb" 2>&1)
 		id=$(session_ids)
-		[ "$(etc_dir_of "$id")" = "$XDG_STATE_HOME/aisb/sessions/$id/etc" ]
+		kept_etc=$(etc_dir_of "$id")
 		"$AISB" clean >/dev/null
+		# the same for a session dir that fills the run dir (not kept: it is made there first)
+		XDG_RUNTIME_DIR=$WORK/rt-full run sb --no-cwd -- grep ^sandbox: /etc/passwd
+		local full_status=$status full_output=$output full_left
+		full_left=$(ls -A "$WORK/rt-full/aisb/sessions" 2>&1)
+		umount "$WORK/rt-full"
+		[ "$kept_status" -eq 0 ]
+		[[ "$kept_output" == "sandbox:x:1000:1000:"* ]]
+		[ -z "$kept_left" ]
+		[ "$kept_etc" = "$XDG_STATE_HOME/aisb/sessions/$id/etc" ]
+		[ "$full_status" -eq 0 ]
+		[[ "$full_output" == "sandbox:x:1000:1000:"* ]]
+		[ -z "$full_left" ]
+		[ -z "$(session_ids)" ]
 	fi
 	# nor one that is not on tmpfs (no gain there): the work dir is on the disk
 	mkdir -m 700 "$WORK/rt-disk"
