@@ -468,6 +468,27 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[ ! -e "$XDG_STATE_HOME/aisb/workspaces/$refused" ]
 }
 
+@test "workspace: while its run is live, import is refused and clean --discard keeps the workspace; once the run ended (control) its commit is imported" {
+	sb --workspace clone -- sh -c 'git commit -q --allow-empty -m inside && sleep 6' >"$WORK/out" 2>&1 3>&- &
+	local bg=$! id _
+	for _ in $(seq 100); do
+		id=$(ws_ids)
+		[ -n "$id" ] && "$AISB" ps 2>/dev/null | grep -q "^$id .* live " && break
+		sleep 0.1
+	done
+	[ -n "$id" ]
+	run "$AISB" import "$id"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"session $id is still running"* ]]
+	run "$AISB" clean --discard
+	[ "$status" -eq 0 ]
+	[ -d "$XDG_STATE_HOME/aisb/workspaces/$id/repo/.git" ]
+	[ -z "$(imported)" ]
+	wait "$bg"
+	cat "$WORK/out"
+	[ "$(imported)" = "aisb/$id" ]
+}
+
 @test "workspace: refused before start: not a repository, --target current on a detached HEAD, a project policy undoing clone" {
 	mkdir "$WORK/plain"
 	cd "$WORK/plain"
