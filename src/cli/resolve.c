@@ -573,7 +573,11 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 		p->allow_ptrace ? " (ptrace allowed)" : "");
 	for (size_t i = 0; i < p->n_env; i++)
 		fprintf(f, "env:        %s=%s\n", p->env[i].name, p->env[i].secret ? "<redacted>" : p->env[i].value);
-	fprintf(f, "state:      %s/sessions/<id> (%s at exit)\n", p->state_dir, p->keep ? "kept" : "removed");
+	if (session_fits_run_dir(p))
+		fprintf(f, "state:      %s/sessions/<id> on tmpfs (else %s/sessions/<id>; removed at exit)\n", p->run_dir,
+			p->state_dir);
+	else
+		fprintf(f, "state:      %s/sessions/<id> (%s at exit)\n", p->state_dir, p->keep ? "kept" : "removed");
 }
 
 void plan_print_policy(const struct aisb_plan *p, FILE *f)

@@ -185,10 +185,7 @@ static void remove_run_etc(const struct aisb_plan *p)
 		(void)rm_rf(p->etc_dir);
 }
 
-/* Whether the session dir may live in the run dir: nothing in it has to outlast the machine's
- * uptime (not --keep, no kept image upper). A kept session stays on the disk, where it survives a
- * reboot for inspect and logs. */
-static bool session_fits_run_dir(const struct aisb_plan *p)
+bool session_fits_run_dir(const struct aisb_plan *p)
 {
 	return p->run_dir && !p->keep && !(p->rootfs == ROOTFS_IMAGE && !p->image_ephemeral);
 }

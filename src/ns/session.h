@@ -51,6 +51,11 @@ char *session_run_dir(env_getter get);
  * symlink. Return: the fd, or -errno (-EPERM: not safe to use). Does not log. */
 int session_run_dir_open(const char *run_dir, bool create);
 
+/* Whether the session dir goes to the run dir (when that is usable): nothing in it has to
+ * outlast the machine's uptime (not --keep, no kept image upper). A kept session stays on the
+ * disk, where it survives a reboot for inspect and logs. Does not log. */
+bool session_fits_run_dir(const struct aisb_plan *p);
+
 /* Creates the session dir (0700; in the run dir or the state dir, see above) with plan.json,
  * supervisor and the generated etc files; fills p->session_id, p->session_dir and p->etc_dir.
  * Logs on failure. */

@@ -351,6 +351,11 @@ stop_bg() {
 @test "lifecycle: a live session's dir is on the caller's tmpfs run dir, gone at exit; a kept one is on the disk; a run dir that is not the caller's own is neither used nor read" {
 	local rd id
 	rd=$(run_dir)
+	# the preview says where each goes
+	run sb --no-cwd --dry-run -- true
+	[[ "$output" == *"state:      $rd/sessions/<id> on tmpfs (else $XDG_STATE_HOME/aisb/sessions/<id>; removed at exit)"* ]]
+	run sb --no-cwd --keep --dry-run -- true
+	[[ "$output" == *"state:      $XDG_STATE_HOME/aisb/sessions/<id> (kept at exit)"* ]]
 	"$AISB" --net none --no-cwd -- sh -c 'sleep 30; true' >/dev/null 2>&1 3>&- &
 	BG_PIDS=$!
 	wait_for some_session_live
