@@ -226,8 +226,9 @@ static int overlay_root_create(const struct mount_op *op, bool *unsupported, cha
 		return fail(err, errlen, lower, "cannot open the image rootfs '%s'", op->src);
 	if (op->flags & MOP_F_TMPFS_UPPER) {
 		/* A session that is not kept, or --ephemeral: upper and work on a private, bounded
-		 * tmpfs that only this overlay references (never attached anywhere), so the run
-		 * creates and removes nothing on the state dir's disk; a full upper is ENOSPC. */
+		 * tmpfs that only this overlay references (attached only on this namespace's /tmp,
+		 * below), so the run creates and removes nothing on the state dir's disk; a full
+		 * upper is ENOSPC. */
 		scratch = fs_detached("tmpfs", op->data, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 		if (scratch < 0)
 			return fail(err, errlen, scratch, "cannot create the tmpfs for the overlay upper (%s)",
@@ -259,6 +260,10 @@ static int overlay_root_create(const struct mount_op *op, bool *unsupported, cha
 	/* The kernel's refusals that mean "no unprivileged overlay with userxattr here" (no
 	 * overlayfs: ENODEV; an unknown userxattr option: EINVAL; not mountable in a user
 	 * namespace: EPERM) select the fallback; anything else is an error. */
+	if (op->flags & MOP_F_NO_OVERLAY) { /* the test hook: the kernel's refusal, at the point it comes */
+		*unsupported = true;
+		return fail(err, errlen, -EOPNOTSUPP, "overlayfs refused (AISB_TEST_NO_OVERLAY)");
+	}
 	fs = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fs < 0) {
 		*unsupported = errno == ENODEV || errno == EINVAL || errno == EPERM;
@@ -467,28 +472,26 @@ static int stage_sources(struct apply *a)
 }
 
 /* Stage: image root. Should: make the image's overlay as a detached mount; where the kernel
- * refuses an unprivileged overlay (or MOP_F_NO_OVERLAY asks for it), open the image for the
- * read-only fallback instead, unless MOP_F_NO_FALLBACK makes that refusal an error (a build
+ * refuses an unprivileged overlay (or MOP_F_NO_OVERLAY says it did), use the image for the
+ * read-only fallback instead (opened before the overlay is tried), unless MOP_F_NO_FALLBACK makes that refusal an error (a build
  * step writes into its upper or not at all). Mustn't: take the fallback for any other error. */
 static int stage_image_root(struct apply *a)
 {
 	const struct mount_op *op0 = &a->mp->ops[0];
-	bool unsupported = false;
+	bool unsupported = false, may_fall_back = !(op0->flags & MOP_F_NO_FALLBACK);
+	/* opened before the overlay is tried: a tmpfs upper is attached on /tmp on the way
+	 * (overlay_root_create()), and would hide an image under /tmp from a second open by name */
+	_cleanup_close_ int p = may_fall_back ? open_source(op0->src) : -ENOENT;
 
-	if (op0->flags & MOP_F_NO_OVERLAY)
-		a->fallback = true;
-	else if ((a->overlay = overlay_root_create(op0, &unsupported, a->err, a->errlen)) < 0) {
-		if (!unsupported || (op0->flags & MOP_F_NO_FALLBACK))
+	if (may_fall_back && p < 0)
+		return fail(a->err, a->errlen, p, "cannot open the image rootfs '%s'", op0->src);
+	if ((a->overlay = overlay_root_create(op0, &unsupported, a->err, a->errlen)) < 0) {
+		if (!unsupported || !may_fall_back)
 			return a->overlay;
 		a->fallback = true;
 		a->err[0] = 0;
-	}
-	if (a->fallback) {
-		_cleanup_close_ int p = open_source(op0->src);
-		if (p >= 0 && (a->imagefd = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-			p = -errno;
-		if (p < 0)
-			return fail(a->err, a->errlen, p, "cannot open the image rootfs '%s'", op0->src);
+		if ((a->imagefd = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return fail(a->err, a->errlen, -errno, "cannot open the image rootfs '%s'", op0->src);
 	}
 	return 0;
 }

@@ -631,6 +631,17 @@ p" ]
 	root=$(rootfs_of "oci:$W/bb:v1")
 	[ "$(cat "$root/etc/motd")" = "hello from the image" ]
 	[ ! -e "$root/new" ] && [ ! -e "$root/tmp/t" ] && [ ! -e "$root/var/tmp/v" ]
+	# the same fallback with the store under /tmp (a HOME or XDG_CACHE_HOME there, common in CI):
+	# the hook refuses where the kernel would, after the upper's tmpfs went onto /tmp, and the
+	# image is still found (it was opened before)
+	local tmpstore
+	tmpstore=$(mktemp -d /tmp/aisb-e2e-store.XXXXXX)
+	run --separate-stderr env AISB_TEST_NO_OVERLAY=1 XDG_CACHE_HOME="$tmpstore" "$AISB" run --image "oci:$W/bb:v1" \
+		-- /bin/sh -c 'cat /etc/motd; echo x >/new 2>/dev/null && echo WROTE-ROOT; true'
+	rm -rf "$tmpstore"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image" ]
 	# control: without the hook the overlay is used, / is writable and nothing is announced
 	run --separate-stderr "$AISB" run --image "oci:$W/bb:v1" -- /bin/sh -c 'echo x >/new && echo WROTE-ROOT'
 	[ "$status" -eq 0 ]
