@@ -17,6 +17,7 @@
 #include "cli/home.h"
 #include "cli/resolve.h"
 #include "ns/limits.h"
+#include "ns/mounts.h"
 #include "ns/session.h"
 #include "net/gate.h"
 #include "net/netplan.h"
@@ -402,6 +403,12 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	 * sandbox's own mount namespace (mount_upper_size(); docs/images.md: its mkdir/rmdir on the
 	 * state dir's journaled disk were most of a cached image run's extra start-up). */
 	p->image_ephemeral = s->ephemeral || !s->keep;
+	/* ... where tmpfs keeps the overlay's user.* xattrs (Linux 6.6+). Before that a tmpfs upper
+	 * breaks the image (removing one of its directories is EIO), so a session that is not kept
+	 * has its upper in its session dir on the disk again, removed at exit; an explicit
+	 * --ephemeral keeps the tmpfs upper (docs/images.md). */
+	if (s->image && !s->ephemeral && !s->keep && !mount_tmpfs_has_user_xattr())
+		p->image_ephemeral = false;
 	/* Test hooks (documented as such in docs/images.md), not user settings: force the
 	 * no-overlay fallback so that it is tested on kernels where overlay works; lower the tmpfs
 	 * upper's bound so that filling it is tested without writing gigabytes. */
@@ -539,7 +546,9 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 		fprintf(f, "rootfs:     image %s: %s as overlay lower (userxattr), upper %s; fresh /proc, "
 			   "minimal /dev, tmpfs /tmp /run\n", p->image_ref,
 			p->image_rootfs ? p->image_rootfs : "(not pulled yet: would be pulled)",
-			!p->image_ephemeral ? "in the session dir (kept)"
+			!p->image_ephemeral ? (p->keep ? "in the session dir (kept)"
+						       : "in the session dir (this kernel's tmpfs has no user xattrs; "
+							 "removed at exit)")
 			: p->keep ? "on a tmpfs of half the memory limit (--ephemeral)"
 				  : "on a tmpfs of half the memory limit (thrown away at exit)");
 	else

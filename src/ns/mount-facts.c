@@ -15,7 +15,10 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/statfs.h>
 #include <sys/sysinfo.h>
+#include <sys/xattr.h>
+#include <linux/magic.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,6 +178,15 @@ static int host_system_facts(struct mount_host_facts *f)
 	f->has_opt = lstat("/opt", &st) == 0 && S_ISDIR(st.st_mode);
 	f->resolv_is_link = lstat("/etc/resolv.conf", &st) == 0 && S_ISLNK(st.st_mode);
 	return 0;
+}
+
+bool mount_tmpfs_has_user_xattr(void)
+{
+	_cleanup_close_ int fd = open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	struct statfs sfs;
+
+	return fd >= 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC &&
+	       fsetxattr(fd, "user.aisb.probe", "1", 1, 0) == 0;
 }
 
 int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)

@@ -110,6 +110,12 @@ struct mount_host_facts {
  * without it, so that the read-only bind has something to cover. Logs on failure. */
 int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f);
 
+/* Whether this kernel's tmpfs keeps user.* xattrs (Linux 6.6+), which an overlay upper on tmpfs
+ * needs with userxattr: without them the overlay mounts, but removing a directory of the image
+ * fails with EIO (measured in the tests/vm guest, 6.1). Probed on an unnamed file in /dev/shm;
+ * false when that cannot be told. Does not log. */
+bool mount_tmpfs_has_user_xattr(void);
+
 /**
  * mount_masks_prefetch() - prepare the hiding of root-only entries under /etc and /opt early
  * @try_idmap: whether the idmapped trees may be tried (false: the AISB_TEST_NO_IDMAP test hook)
