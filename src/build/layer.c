@@ -48,16 +48,24 @@ char *layer_whiteout_path(const char *path)
 	return r;
 }
 
-/* Files of the upper with more than one name: (dev, ino) → the layer path of the first name. */
+/* Files of the upper with more than one name: (dev, ino) → the layer path of the first name and
+ * its mode as the recipe left it (tree_file() then clears setuid/setgid on the shared inode, which
+ * later names must not see: the layer's bytes may not depend on whether the tree is made). */
 struct link_slot {
 	dev_t dev;
 	ino_t ino;
+	mode_t mode;
 	char *path;
 };
+
+/* The names' bytes are bounded like the unpacker's path set (rootfs/unpack.c): a hostile RUN
+ * step's upper can make up to LAYER_MAX_ENTRIES names of up to UNPACK_PATH_MAX bytes. */
+#define LAYER_LINKS_MAX_BYTES (256ULL << 20)
 
 struct links {
 	struct link_slot *slot;
 	size_t cap, n;
+	uint64_t bytes;
 };
 
 static size_t link_hash(dev_t dev, ino_t ino, size_t cap)
@@ -77,10 +85,15 @@ static struct link_slot *links_find(struct links *l, dev_t dev, ino_t ino)
 	}
 }
 
-/* Adds @path for (dev, ino), which links_find() did not have. Bounded by the layer's entries. */
-static int links_add(struct links *l, dev_t dev, ino_t ino, const char *path)
+/* Adds @path and @mode for (dev, ino), which links_find() did not have. Return: 0, -ENOMEM, or
+ * -EFBIG past LAYER_LINKS_MAX_BYTES. */
+static int links_add(struct links *l, dev_t dev, ino_t ino, mode_t mode, const char *path)
 {
 	struct link_slot *sl;
+	uint64_t need = strlen(path) + 1 + sizeof(*sl);
+
+	if (l->bytes + need > LAYER_LINKS_MAX_BYTES)
+		return -EFBIG;
 
 	if ((l->n + 1) * 2 > l->cap) {
 		struct links g = { .cap = l->cap ? l->cap * 2 : 256, .n = l->n };
@@ -99,7 +112,9 @@ static int links_add(struct links *l, dev_t dev, ino_t ino, const char *path)
 		return -ENOMEM;
 	sl->dev = dev;
 	sl->ino = ino;
+	sl->mode = mode;
 	l->n++;
+	l->bytes += need;
 	return 0;
 }
 
@@ -368,7 +383,10 @@ static int put_file(struct writer *w, int dfd, int tdir, const char *name, const
 	if (now.st_nlink > 1) {
 		sl = links_find(&w->links, now.st_dev, now.st_ino);
 		if (sl && sl->path) {
-			r = put_header(w, path, st, AE_IFREG, NULL, sl->path, 0, true);
+			struct stat first = *st;
+
+			first.st_mode = (st->st_mode & S_IFMT) | (sl->mode & 07777);
+			r = put_header(w, path, &first, AE_IFREG, NULL, sl->path, 0, true);
 			if (r >= 0 && w->tree && (r = tree_hardlink(w, tdir, name, sl->path)) < 0) {
 				tree_fail(w, r, path);
 				r = 0;
@@ -376,7 +394,10 @@ static int put_file(struct writer *w, int dfd, int tdir, const char *name, const
 			w->res->sum.hardlinks++;
 			return r;
 		}
-		if ((r = links_add(&w->links, now.st_dev, now.st_ino, path)) < 0)
+		if ((r = links_add(&w->links, now.st_dev, now.st_ino, st->st_mode, path)) == -EFBIG)
+			return log_error_errno(r, "The build made more hard-linked files than a layer can hold "
+					       "(their names take over %llu MiB)", LAYER_LINKS_MAX_BYTES >> 20);
+		if (r < 0)
 			return log_error_errno(r, "%m");
 	}
 	r = put_header(w, path, st, AE_IFREG, NULL, NULL, st->st_size, true);
@@ -475,6 +496,12 @@ static int walk(struct writer *w, int dfd, int tdfd, const char *rel, unsigned d
 
 		if (asprintf(&path, "%s%s%s", rel, *rel ? "/" : "", names[i]) < 0) {
 			r = log_error_errno(-ENOMEM, "%m");
+			break;
+		}
+		/* the unpacker refuses it (ENAMETOOLONG); refused here before anything holds it */
+		if (strlen(path) > UNPACK_PATH_MAX) {
+			r = log_error_errno(-EFBIG, "The build created a path longer than %d bytes ('%.80s...')",
+					    UNPACK_PATH_MAX, path);
 			break;
 		}
 		if (fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {

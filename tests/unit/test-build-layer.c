@@ -588,6 +588,85 @@ static void test_tree_beyond_unpack_limits(void **state)
 	rm_rf(base);
 }
 
+/* The layer's bytes do not depend on whether the tree is made: making it clears setuid on the
+ * upper's inode, which a file's second name shares; its hardlink entry keeps the mode the recipe
+ * made (control: the same upper without a tree first, then with one: one digest). */
+static void test_layer_same_with_tree(void **state)
+{
+	_cleanup_free_ char *upper = NULL, *tree = NULL, *lfile = NULL, *a = NULL, *b = NULL;
+	struct unpack_limits lim;
+	struct layer_result r1, r2;
+	int ufd, tfd, ofd;
+	struct stat st;
+
+	strcpy(base, "/tmp/aisb-test-layer-XXXXXX");
+	assert_non_null(mkdtemp(base));
+	assert_int_equal(mk("upper/su", "x\n", 04755), 0);
+	assert_int_equal(mk("tree/keep", "k\n", 0644), 0);
+	upper = path_join(base, "upper");
+	tree = path_join(base, "tree");
+	lfile = path_join(base, "layer.tar");
+	a = path_join(upper, "su");
+	b = path_join(upper, "tu");
+	assert_int_equal(chmod(a, 04755), 0);
+	assert_int_equal(link(a, b), 0);
+	ufd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	tfd = open(tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	unpack_limits_default(&lim);
+	for (int i = 0; i < 2; i++) {
+		struct layer_out out = { .write = fd_sink, .ud = &ofd, .digest = true, .tree_fd = i ? tfd : -1, .lim = &lim };
+		ofd = open(lfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		assert_int_equal(layer_write_out(ufd, &out, i ? &r2 : &r1), 0);
+		close(ofd);
+	}
+	assert_true(r2.tree_done);
+	assert_int_equal(stat(a, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755); /* the tree took the inode, without setuid */
+	assert_string_equal(r1.digest, r2.digest);
+	close(ufd);
+	close(tfd);
+	rm_rf(base);
+}
+
+/* A path longer than the unpacker takes (UNPACK_PATH_MAX) is refused while the layer is
+ * written, before its name is held anywhere; control: one level less is a layer. */
+static void test_path_too_long(void **state)
+{
+	_cleanup_free_ char *upper = NULL, *lfile = NULL;
+	char name[251];
+	struct layer_result res;
+	int ufd, ofd, dfd;
+
+	strcpy(base, "/tmp/aisb-test-layer-XXXXXX");
+	assert_non_null(mkdtemp(base));
+	upper = path_join(base, "upper");
+	lfile = path_join(base, "layer.tar");
+	assert_int_equal(mkdir(upper, 0755), 0);
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	dfd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* 16 levels of 250 bytes and their slashes: 4015 bytes, within the bound */
+	for (int i = 0; i < 16; i++) {
+		int nfd;
+		assert_int_equal(mkdirat(dfd, name, 0755), 0);
+		nfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(dfd);
+		dfd = nfd;
+	}
+	ufd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ofd = open(lfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_int_equal(layer_write(ufd, ofd, &res), 0);
+	close(ofd);
+	/* a 17th level: 4266 bytes */
+	assert_int_equal(mkdirat(dfd, name, 0755), 0);
+	ofd = open(lfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_int_equal(layer_write(ufd, ofd, &res), -EFBIG);
+	close(ofd);
+	close(dfd);
+	close(ufd);
+	rm_rf(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -597,6 +676,8 @@ int main(void)
 		cmocka_unit_test(test_empty_dirs),
 		cmocka_unit_test(test_tree_is_the_unpacked_layer),
 		cmocka_unit_test(test_tree_beyond_unpack_limits),
+		cmocka_unit_test(test_layer_same_with_tree),
+		cmocka_unit_test(test_path_too_long),
 	};
 	log_set_quiet(true);
 	return cmocka_run_group_tests(tests, NULL, NULL);
