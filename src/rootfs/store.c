@@ -767,8 +767,9 @@ static int tree_reap(struct store_tree *t, bool kill_it)
 			t->r = -errno;
 			goto out;
 		}
-	/* the child exits with the errno of a failed link (EMLINK, EXDEV...), 0 when done */
-	t->r = WIFEXITED(st) ? -WEXITSTATUS(st) : -EINTR;
+	/* the child exits with the errno of a failed link (EMLINK, EXDEV...), 0 when done; killed
+	 * (the OOM killer): -ECHILD */
+	t->r = WIFEXITED(st) ? -WEXITSTATUS(st) : -ECHILD;
 out:
 	t->pid = 0;
 	return t->r;

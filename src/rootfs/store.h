@@ -140,7 +140,8 @@ struct store_tree;
 int store_tree_begin(struct store *s, const char *base_rootfs_id, const struct unpack_limits *lim, bool in_child,
 		     struct store_tree **out);
 /* Waits until the copy of the base is complete. Return: 0, or store_tree_begin()'s errors for
- * the copy (then the tree is unusable: abort it). Logs what store_tree_begin() logs. */
+ * the copy, -ECHILD when the linking child was killed (then the tree is unusable: abort it and
+ * unpack the layers instead). Logs what store_tree_begin() logs. */
 int store_tree_ready(struct store_tree *t);
 /* The tree's directory. */
 int store_tree_fd(const struct store_tree *t);
