@@ -185,21 +185,39 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A CONNECT tunnel to the echo server through the gate (@headers: extra header lines, each
+ * ending in CRLF), its 200 read. Return: the client fd. */
+static int tunnel_open(const struct fixture *f, const char *headers)
+{
+	char req[256], buf[4096];
+	int fd = dial(f->proxy_port);
+
+	snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n%s\r\n", f->srv_port, headers);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_head(fd, buf, sizeof(buf));
+	assert_string_equal(buf, "HTTP/1.1 200 Connection established\r\n\r\n");
+	return fd;
+}
+
+/* @word through tunnel @fd and back (the write side shut, so the echo ends); closes @fd. */
+static void tunnel_echo(int fd, const char *word)
+{
+	char buf[4096];
+
+	assert_int_equal(write(fd, word, strlen(word)), (ssize_t)strlen(word));
+	shutdown(fd, SHUT_WR);
+	read_all(fd, buf, sizeof(buf));
+	assert_string_equal(buf, word);
+	close(fd);
+}
+
 static void test_connect_allowed_and_denied(void **state)
 {
 	struct fixture *f = *state;
 	char req[256], buf[4096];
-	int fd = dial(f->proxy_port);
+	int fd;
 
-	snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\nHost: svc.test\r\n\r\n", f->srv_port);
-	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
-	read_head(fd, buf, sizeof(buf));
-	assert_string_equal(buf, "HTTP/1.1 200 Connection established\r\n\r\n");
-	assert_int_equal(write(fd, "ping", 4), 4);
-	shutdown(fd, SHUT_WR);
-	read_all(fd, buf, sizeof(buf));
-	assert_string_equal(buf, "ping");
-	close(fd);
+	tunnel_echo(tunnel_open(f, "Host: svc.test\r\n"), "ping");
 
 	/* control above, refusal here: a name off the list */
 	fd = dial(f->proxy_port);
@@ -238,19 +256,68 @@ static void test_refused_dial_is_502(void **state)
 		assert_non_null(strstr(buf, "cannot connect to closed.test"));
 		close(fd);
 	}
-	{
-		int fd = dial(f->proxy_port);
+	tunnel_echo(tunnel_open(f, ""), "pong");
+}
 
-		snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", f->srv_port);
-		assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
-		read_head(fd, buf, sizeof(buf));
-		assert_string_equal(buf, "HTTP/1.1 200 Connection established\r\n\r\n");
-		assert_int_equal(write(fd, "pong", 4), 4);
-		shutdown(fd, SHUT_WR);
-		read_all(fd, buf, sizeof(buf));
-		assert_string_equal(buf, "pong");
-		close(fd);
+/* Writes @n bytes of the pattern (offset % 251) to @fd, then shuts its write side. */
+struct pump {
+	int fd;
+	size_t n;
+};
+
+static void *pump_out(void *arg)
+{
+	const struct pump *p = arg;
+	unsigned char buf[65536];
+	size_t off = 0;
+
+	while (off < p->n) {
+		size_t k = p->n - off < sizeof(buf) ? p->n - off : sizeof(buf);
+		ssize_t w;
+
+		for (size_t i = 0; i < k; i++)
+			buf[i] = (unsigned char)((off + i) % 251);
+		w = write(p->fd, buf, k);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
 	}
+	shutdown(p->fd, SHUT_WR);
+	return NULL;
+}
+
+/* Back-pressure both ways through a tunnel: 8 MiB up to the echo server while the client does
+ * not read at first, so every buffer on the way fills and each direction of the relay stops and
+ * must be resumed by the other side's EPOLLOUT; then all of it comes back, in order, and the
+ * half-close reaches the server. A relay that lost a direction's wake-up stalls (poll timeout). */
+static void test_tunnel_backpressure(void **state)
+{
+	struct fixture *f = *state;
+	const size_t total = (size_t)8 << 20;
+	struct pump p = { .fd = tunnel_open(f, ""), .n = total };
+	char buf[16384];
+	size_t got = 0;
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, pump_out, &p), 0);
+	usleep(300 * 1000);
+	for (;;) {
+		struct pollfd pfd = { .fd = p.fd, .events = POLLIN };
+		ssize_t k;
+
+		assert_int_equal(poll(&pfd, 1, 10000), 1); /* a stall fails here */
+		k = read(p.fd, buf, sizeof(buf));
+		assert_true(k >= 0);
+		if (k == 0)
+			break;
+		for (ssize_t i = 0; i < k; i++)
+			if ((unsigned char)buf[i] != (unsigned char)((got + (size_t)i) % 251))
+				fail_msg("byte %zu differs", got + (size_t)i);
+		got += (size_t)k;
+	}
+	pthread_join(t, NULL);
+	assert_int_equal(got, total);
+	close(p.fd);
 }
 
 static void test_http_forward(void **state)
@@ -303,21 +370,12 @@ static void test_rebinding_and_errors(void **state)
 static void test_slow_client_does_not_stall(void **state)
 {
 	struct fixture *f = *state;
-	char req[256], buf[4096];
-	int slow = dial(f->proxy_port), fd;
+	char buf[4096];
+	int slow = dial(f->proxy_port);
 
 	assert_int_equal(write(slow, "CONNECT svc.te", 14), 14);
 	/* a good connection in parallel completes */
-	fd = dial(f->proxy_port);
-	snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", f->srv_port);
-	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
-	read_head(fd, buf, sizeof(buf));
-	assert_non_null(strstr(buf, "200"));
-	assert_int_equal(write(fd, "x", 1), 1);
-	shutdown(fd, SHUT_WR);
-	read_all(fd, buf, sizeof(buf));
-	assert_string_equal(buf, "x");
-	close(fd);
+	tunnel_echo(tunnel_open(f, ""), "x");
 	/* the slow one gets its 408 after the head timeout (600 ms here) */
 	read_all(slow, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "HTTP/1.1 408"));
@@ -719,6 +777,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_connect_allowed_and_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_dial_is_502, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tunnel_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_forward, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rebinding_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_client_does_not_stall, setup, teardown),
