@@ -27,9 +27,11 @@
 #include <stdio.h>
 #include <time.h>
 
-/* Bounds: the walk gives up (and says so) beyond these. */
+/* Bounds. A directory beyond one of them is not judged: it is moved whole out of git's reach and
+ * named (an "unjudged" finding), and only it: every sibling is still judged (issue 21). */
 #define GITGUARD_MAX_DEPTH 256
-#define GITGUARD_MAX_ENTRIES 2000000
+#define GITGUARD_MAX_ENTRIES 2000000     /* in all; after it every directory not yet walked is unjudged */
+#define GITGUARD_MAX_DIR_ENTRIES 1000000 /* in one directory */
 #define GITGUARD_MAX_CONFIG (1u << 20)   /* a bigger config that changed is quarantined unread */
 #define GITGUARD_MAX_GITDIRS 4096        /* gitdirs inspected per root */
 #define GITGUARD_MAX_INCLUDE_DEPTH 10    /* git's own include depth limit */
@@ -117,16 +119,20 @@ struct gitguard_finding {
 	char *moved_to;  /* where it is now, NULL when it was left in place */
 	char *reason;    /* what it would have made git do */
 	int err;         /* < 0: moving it failed (-errno) */
+	bool unjudged;   /* a directory that could not be checked (a bound, unreadable, an error):
+			  * moved whole, since anything could be inside */
 };
 
 struct gitguard_report {
 	struct gitguard_finding *v;
 	size_t n;
-	size_t lost;       /* findings dealt with but not listed (no memory for the list) */
-	bool incomplete;   /* a bound was hit: not every directory was looked at */
-	char *stopped_at;  /* where (host path), when incomplete */
-	size_t n_unreadable;  /* directories that could not be opened (EACCES) */
-	char *unreadable;     /* the first of them */
+	size_t lost;         /* findings dealt with but not listed (no memory for the list) */
+	size_t n_unjudged;   /* of v: directories that could not be checked */
+	size_t n_opened;     /* unreadable directories of the caller's made readable for the walk
+			      * and put back (checked like any other) */
+	bool incomplete;     /* something could not be checked: n_unjudged > 0, lost > 0, or the
+			      * root itself (then root_err) */
+	int root_err;        /* < 0: the root could not be opened or walked at all */
 };
 
 struct gitguard_options {
@@ -135,6 +141,7 @@ struct gitguard_options {
 	struct timespec since;       /* when the run started (CLOCK_REALTIME) */
 	const char *quarantine;      /* directory to move findings into (created 0700); NULL: report only */
 	const char *home;            /* for `~/` in include paths; NULL: the caller's (getpwuid) */
+	size_t max_entries;          /* 0: GITGUARD_MAX_ENTRIES (tests set a small one) */
 };
 
 /**
@@ -142,9 +149,15 @@ struct gitguard_options {
  * @o: what to check and where to put what is found
  * @rep: findings are appended here (free with gitguard_report_free())
  *
+ * A directory that cannot be judged (deeper than GITGUARD_MAX_DEPTH, more entries than the
+ * bounds, unreadable and not the caller's to open up, a read error) is itself a finding: moved
+ * whole (into the quarantine, else renamed in place to NAME.aisb-unchecked with mode 000), and
+ * only it; its siblings are judged as usual. A directory of the caller's that it cannot read is
+ * made readable for the walk and its mode put back. `.git` is walked before its siblings.
+ *
  * Does not run git. Does not log: the caller prints @rep (gitguard_report_print()).
  * Return: 0 (findings, including failed moves, are in @rep), or -errno when the root itself
- * could not be opened.
+ * could not be opened (also in @rep->root_err, with @rep->incomplete).
  */
 int gitguard_check(const struct gitguard_options *o, struct gitguard_report *rep);
 

@@ -459,6 +459,115 @@ static void test_nofollow(void **state)
 	assert_int_equal(rm_rf(dir), 0);
 }
 
+
+/* Issue 21: a bound, an unreadable directory or an error skips only the directory that hit it;
+ * every sibling is judged; what was not judged is moved whole and named. */
+static void test_walk_bounds(void **state)
+{
+	char q[300], root[200], path[4096];
+	struct gitguard_report rep = { 0 };
+	struct gitguard_options o = { .quarantine = q };
+	size_t len;
+	(void)state;
+
+	make_root(root, sizeof(root), q, sizeof(q));
+	o.root = root;
+	o.since.tv_sec = time(NULL) - 5;
+
+	/* a chain deeper than the bound (its first directory may come first in getdents order) */
+	len = (size_t)snprintf(path, sizeof(path), "%s", root);
+	for (int i = 0; i < GITGUARD_MAX_DEPTH + 2; i++) {
+		len += (size_t)snprintf(path + len, sizeof(path) - len, "/%c", i ? 'd' : 'a');
+		assert_int_equal(mkdir_p(path, 0755), 0);
+	}
+	put(".git/commondir", "../evil\n");
+	put("evil/config", "[core]\n\tfsmonitor = evil\n");
+	put("zz/.git", "gitdir: ../evil\n");
+	/* x made unreadable (0311), with a repository the user's git enters through the search bit */
+	put("x/zsub/.git/config", "[core]\n\tfsmonitor = evil\n");
+	snprintf(path, sizeof(path), "%s/x", root);
+	assert_int_equal(chmod(path, 0311), 0);
+
+	assert_int_equal(gitguard_check(&o, &rep), 0);
+	assert_non_null(find(&rep, ".git/commondir"));
+	assert_non_null(find(&rep, "evil/config"));
+	assert_non_null(find(&rep, "zz/.git"));
+	assert_non_null(find(&rep, "x/zsub/.git/config"));
+	assert_true(rep.incomplete);
+	assert_int_equal(rep.n_unjudged, 1);
+	if (geteuid() != 0)
+		assert_int_equal(rep.n_opened, 1);
+	{
+		struct stat st;
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0311);   /* put back */
+	}
+	{
+		/* the one unjudged: the directory at the bound, moved whole; its parents stay */
+		const struct gitguard_finding *f = NULL;
+		for (size_t i = 0; i < rep.n; i++)
+			if (rep.v[i].unjudged)
+				f = &rep.v[i];
+		assert_non_null(f);
+		assert_non_null(f->moved_to);
+		assert_non_null(strstr(f->reason, "levels"));
+		assert_int_equal(strlen(f->path), strlen(root) + 2 * (GITGUARD_MAX_DEPTH + 1));
+	}
+	{
+		char *buf = NULL;
+		size_t blen = 0;
+		FILE *f = open_memstream(&buf, &blen);
+		gitguard_report_print(&rep, q, f);
+		fclose(f);
+		assert_non_null(strstr(buf, "1 directory could not be checked for planted git files"));
+		free(buf);
+	}
+	gitguard_report_free(&rep);
+	assert_int_equal(chmod(path, 0755), 0);
+
+	/* the entries bound: what was not walked when it was reached is moved; .git is walked first
+	 * (the root then holds .git evil zz x flood later: 6 entries, .git one more) */
+	snprintf(path, sizeof(path), "%s/a", root);
+	assert_int_equal(rm_rf(path), 0);
+	put("flood/a", "x");
+	put("flood/b", "x");
+	put("flood/c", "x");
+	put("later/.git", "gitdir: ../evil2\n");
+	put(".git/config.worktree", "[core]\n\tfsmonitor = evil\n");
+	o.max_entries = 8;
+	assert_int_equal(gitguard_check(&o, &rep), 0);
+	assert_non_null(find(&rep, ".git/config.worktree"));
+	assert_true(rep.incomplete);
+	assert_true(rep.n_unjudged >= 1);
+	assert_false(exists("later/.git"));
+	assert_false(exists("flood"));
+	gitguard_report_free(&rep);
+
+	*strrchr(root, '/') = 0;
+	(void)rm_rf(root);
+}
+
+/* Issue 21: every command printed for pasting is one shell word, whatever the path's bytes. */
+static void test_print_quoting(void **state)
+{
+	struct gitguard_finding v[] = {
+		{ .path = (char *)"/p/q';id>F;'/.git/config", .moved_to = (char *)"/q/it's", .reason = (char *)"r" },
+		{ .path = (char *)"/p/a\nb$(id)\001/.git", .moved_to = (char *)"/q/x", .reason = (char *)"r" },
+	};
+	struct gitguard_report rep = { .v = v, .n = 2 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	(void)state;
+
+	gitguard_report_print(&rep, NULL, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "mv '/q/it'\\''s' '/p/q'\\'';id>F;'\\''/.git/config')"));
+	assert_non_null(strstr(buf, "mv '/q/x' $'/p/a\\x0ab$(id)\\x01/.git')"));
+	assert_null(strchr(buf, '\001'));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +579,8 @@ int main(void)
 		cmocka_unit_test(test_path_below),
 		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_walk_staged),
+		cmocka_unit_test(test_walk_bounds),
+		cmocka_unit_test(test_print_quoting),
 		cmocka_unit_test(test_check_file),
 		cmocka_unit_test(test_nofollow),
 	};
