@@ -16,6 +16,7 @@
 #include "cli/capview.h"
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
+#include "git/gitguard.h"
 #include "ns/cgroup.h"
 #include "ns/session.h"
 #include "util/dl.h"
@@ -44,20 +45,8 @@ bool sessions_id_valid(const char *id)
 /* Field 22 of /proc/PID/stat (start time in ticks). */
 static int proc_start(pid_t pid, unsigned long long *out)
 {
-	char path[64];
-	_cleanup_free_ char *buf = NULL;
-	char *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0)
-		return -ESRCH;
-	p = strrchr(buf, ')');
-	for (int field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return -EINVAL;
-	*out = strtoull(p + 1, NULL, 10);
-	return 0;
+	int r = proc_start_time(pid, out);
+	return r == -ENOENT ? -ESRCH : r;
 }
 
 void sessions_info_done(struct session_info *si)
@@ -544,4 +533,19 @@ int session_inspect(const char *id, bool json)
 	}
 	sessions_info_done(&si);
 	return 0;
+}
+
+int sessions_pending_checks(bool preview)
+{
+	_cleanup_free_ char *state = sessions_state_dir(hostenv_get), *dir = NULL;
+	struct gitguard_verdict v = { 0 };
+	int r;
+
+	if (!state || !(dir = path_join(state, "pending")))
+		return 0;
+	r = gitguard_pending_run(dir, stderr, preview, &v);
+	if (r < 0)
+		log_warn_errno(r, "cannot run the pending git checks in '%s': %m; a session may have ended without "
+			       "checking what it wrote for git", dir);
+	return r;
 }

@@ -59,6 +59,11 @@ int sessions_stop(const struct session_info *si, int grace_ms);
  * too), then the dir. Refuses a live one (-EBUSY). Return: 0 or -errno. Does not log. */
 int sessions_remove(const struct session_info *si);
 
+/* Runs the git checks that killed supervisors left pending (git/gitguard.h), as the first step
+ * of every aisb command (issue 21): each says so on stderr, with what it found. @preview: only
+ * say that one is pending. Return: the number run, or -errno. Logs. */
+int sessions_pending_checks(bool preview);
+
 /* Prints the sessions.log lines of @id to @f. Return: the number of lines. Does not log. */
 int sessions_print_log_lines(const char *state_dir, const char *id, FILE *f);
 

@@ -187,6 +187,66 @@ void gitguard_report_free(struct gitguard_report *rep);
 size_t gitguard_report_print(const struct gitguard_report *rep, const char *quarantine, FILE *f);
 
 /*
+ * Jobs (gitguard-job.c): one run's check as a value. The supervisor records it on disk before
+ * the workload starts (gitguard_job_record()), runs it after the sandbox is gone
+ * (gitguard_job_run()) and only then forgets it; a record whose owner is gone is a check that
+ * never ran, and every later aisb command runs it (gitguard_pending_run()) with the run's
+ * original start time, so a SIGKILLed supervisor cannot make what its sandbox planted pass.
+ */
+struct gitguard_root {
+	char *root;          /* host path (absolute, canonical) */
+	bool is_file;        /* a single file mounted read-write: judged as git config */
+	char **pinned;       /* root-relative read-only paths, NULL-terminated; may be NULL */
+	char *quarantine;    /* NULL: report only (--writable-git) */
+};
+
+struct gitguard_job {
+	char *id;                    /* the session id: names the record */
+	struct timespec since;       /* when the run started */
+	pid_t owner;                 /* the supervisor, and its start time (proc_start_time()) */
+	unsigned long long owner_start;
+	struct gitguard_root *roots;
+	size_t n;
+};
+
+struct gitguard_verdict {
+	size_t found;     /* findings (planted files and unjudged directories) */
+	size_t unjudged;  /* directories that could not be checked (moved whole) */
+	size_t failed;    /* findings that could not be moved */
+	bool incomplete;  /* anything could not be checked, or a pending check was only announced */
+};
+
+/* Adds a root to @j; takes @pinned. Return: 0 or -ENOMEM. Does not log. */
+int gitguard_job_add(struct gitguard_job *j, const char *root, bool is_file, char **pinned, const char *quarantine);
+void gitguard_job_free(struct gitguard_job *j);
+
+/**
+ * gitguard_job_run() - check every root of @j, print the findings to @f, add them to @v
+ * Return: 0. Logs (to @f).
+ */
+int gitguard_job_run(const struct gitguard_job *j, FILE *f, struct gitguard_verdict *v);
+
+/**
+ * gitguard_job_record() - write @j to @dir/<id>.json (0600, atomically; @dir made 0700)
+ * gitguard_job_forget() - remove it, once the check ran
+ * Return: 0 or -errno. Do not log.
+ */
+int gitguard_job_record(const struct gitguard_job *j, const char *dir);
+int gitguard_job_forget(const struct gitguard_job *j, const char *dir);
+
+/**
+ * gitguard_pending_run() - run every recorded check in @dir whose owner is gone
+ * @dir: the records' directory (<state dir>/pending)
+ * @f: where the header and findings go (stderr)
+ * @preview: only say that a check is pending (a --dry-run writes nothing)
+ * @v: accumulates what was found
+ *
+ * One checker per record at a time (flock); a record is removed after its check ran.
+ * Return: the number of checks run (or announced), or -errno. Logs (to @f).
+ */
+int gitguard_pending_run(const char *dir, FILE *f, bool preview, struct gitguard_verdict *v);
+
+/*
  * Snapshots (gitguard-snapshot.c): the exact state of what makes a host git run something or
  * talk to somewhere, taken before a sandbox runs and compared afterwards. gitguard_check()
  * judges what changed during one run by ctime and moves it away; a snapshot is for a caller that

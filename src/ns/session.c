@@ -20,29 +20,6 @@
 #include "util/log.h"
 #include "util/util.h"
 
-/* Field 22 of /proc/PID/stat: start time in clock ticks since boot. Does not log. */
-static int proc_starttime(pid_t pid, unsigned long long *out)
-{
-	char path[64];
-	_cleanup_free_ char *buf = NULL;
-	char *p;
-	int r;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	r = read_file_at(AT_FDCWD, path, 4096, &buf, NULL);
-	if (r < 0)
-		return r;
-	p = strrchr(buf, ')'); /* comm may contain spaces and parens */
-	if (!p)
-		return -EINVAL;
-	/* after ") " comes field 3; skip to field 22 */
-	for (int field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return -EINVAL;
-	*out = strtoull(p + 1, NULL, 10);
-	return 0;
-}
 
 /* Writes the generated passwd, group, hosts and resolv.conf into the directory @dirfd. */
 static int write_etc(int dirfd, const struct aisb_plan *p)
@@ -222,7 +199,7 @@ static int fill_session_dir(struct aisb_plan *p, int dfd, bool in_run)
 		return -ENOMEM;
 	if ((r = write_file_at(dfd, "plan.json", json, strlen(json), 0600)) < 0)
 		return r;
-	(void)proc_starttime(getpid(), &st);
+	(void)proc_start_time(getpid(), &st);
 	n = snprintf(buf, sizeof(buf), "%d %llu\n", (int)getpid(), st);
 	return write_file_at(dfd, "supervisor", buf, (size_t)n, 0600);
 }

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* gitguard-job.c — one run's git check as a value: run it, and record it on disk before the
+ * workload starts so that a check cut short (a SIGKILLed supervisor, the OOM killer, a CI job's
+ * timeout) is run by the next aisb command instead of being forgotten (issue 21).
+ *
+ * The record is <dir>/<id>.json, 0600, written to a temporary name and renamed into place (a
+ * reader never sees half of it): {"id", "since": [sec, nsec], "owner": [pid, start time],
+ * "roots": [{"root", "file", "pinned": [...], "quarantine"}]}. It holds host paths the caller
+ * chose (the project, its --mounts), never anything of the sandbox's and never an env value.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "git/gitguard.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#define RECORD_MAX (1u << 20)
+
+void gitguard_job_free(struct gitguard_job *j)
+{
+	for (size_t i = 0; i < j->n; i++) {
+		free(j->roots[i].root);
+		strv_free(j->roots[i].pinned);
+		free(j->roots[i].quarantine);
+	}
+	free(j->roots);
+	free(j->id);
+	*j = (struct gitguard_job){ 0 };
+}
+
+int gitguard_job_add(struct gitguard_job *j, const char *root, bool is_file, char **pinned, const char *quarantine)
+{
+	struct gitguard_root *v = realloc(j->roots, (j->n + 1) * sizeof(*v));
+
+	if (!v) {
+		strv_free(pinned);
+		return -ENOMEM;
+	}
+	j->roots = v;
+	v[j->n] = (struct gitguard_root){ .root = strdup(root), .is_file = is_file, .pinned = pinned,
+					  .quarantine = quarantine ? strdup(quarantine) : NULL };
+	if (!v[j->n].root || (quarantine && !v[j->n].quarantine)) {
+		free(v[j->n].root);
+		free(v[j->n].quarantine);
+		strv_free(pinned);
+		return -ENOMEM;
+	}
+	j->n++;
+	return 0;
+}
+
+int gitguard_job_run(const struct gitguard_job *j, FILE *f, struct gitguard_verdict *v)
+{
+	for (size_t i = 0; i < j->n; i++) {
+		const struct gitguard_root *rt = &j->roots[i];
+		struct gitguard_options o = { .root = rt->root, .pinned = rt->pinned, .since = j->since,
+					      .quarantine = rt->quarantine };
+		struct gitguard_report rep = { 0 };
+		int r = rt->is_file ? gitguard_check_file(&o, &rep) : gitguard_check(&o, &rep);
+
+		if (r < 0) {
+			fputs("aisb: WARNING: cannot check '", f);
+			fputs(rt->root, f);
+			fprintf(f, "' for files the sandbox planted for git: %s; run git there only after checking its "
+				   ".git yourself\n", strerror(-r));
+			v->incomplete = true;
+		}
+		v->found += gitguard_report_print(&rep, o.quarantine, f);
+		v->unjudged += rep.n_unjudged;
+		v->incomplete |= rep.incomplete;
+		for (size_t k = 0; k < rep.n; k++)
+			v->failed += rep.v[k].err < 0;
+		gitguard_report_free(&rep);
+	}
+	return 0;
+}
+
+static json_object *job_to_json(const struct gitguard_job *j)
+{
+	json_object *o = json_object_new_object(), *roots = json_object_new_array(), *a, *b;
+
+	json_object_object_add(o, "id", json_object_new_string(j->id));
+	a = json_object_new_array();
+	json_object_array_add(a, json_object_new_int64((int64_t)j->since.tv_sec));
+	json_object_array_add(a, json_object_new_int64((int64_t)j->since.tv_nsec));
+	json_object_object_add(o, "since", a);
+	b = json_object_new_array();
+	json_object_array_add(b, json_object_new_int64((int64_t)j->owner));
+	json_object_array_add(b, json_object_new_uint64(j->owner_start));
+	json_object_object_add(o, "owner", b);
+	for (size_t i = 0; i < j->n; i++) {
+		json_object *r = json_object_new_object(), *pins = json_object_new_array();
+		json_object_object_add(r, "root", json_object_new_string(j->roots[i].root));
+		json_object_object_add(r, "file", json_object_new_boolean(j->roots[i].is_file));
+		for (size_t k = 0; j->roots[i].pinned && j->roots[i].pinned[k]; k++)
+			json_object_array_add(pins, json_object_new_string(j->roots[i].pinned[k]));
+		json_object_object_add(r, "pinned", pins);
+		json_object_object_add(r, "quarantine",
+				       j->roots[i].quarantine ? json_object_new_string(j->roots[i].quarantine) : NULL);
+		json_object_array_add(roots, r);
+	}
+	json_object_object_add(o, "roots", roots);
+	return o;
+}
+
+static const char *str_of(json_object *o, const char *key)
+{
+	json_object *v;
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : NULL;
+}
+
+static int job_from_json(json_object *o, struct gitguard_job *j)
+{
+	json_object *since, *owner, *roots;
+	const char *id = str_of(o, "id");
+
+	if (!id || !json_object_object_get_ex(o, "since", &since) || json_object_array_length(since) != 2 ||
+	    !json_object_object_get_ex(o, "owner", &owner) || json_object_array_length(owner) != 2 ||
+	    !json_object_object_get_ex(o, "roots", &roots) || !json_object_is_type(roots, json_type_array))
+		return -EINVAL;
+	if (!(j->id = strdup(id)))
+		return -ENOMEM;
+	j->since.tv_sec = (time_t)json_object_get_int64(json_object_array_get_idx(since, 0));
+	j->since.tv_nsec = (long)json_object_get_int64(json_object_array_get_idx(since, 1));
+	j->owner = (pid_t)json_object_get_int64(json_object_array_get_idx(owner, 0));
+	j->owner_start = json_object_get_uint64(json_object_array_get_idx(owner, 1));
+	for (size_t i = 0; i < json_object_array_length(roots); i++) {
+		json_object *r = json_object_array_get_idx(roots, i), *pins, *file;
+		const char *root = str_of(r, "root");
+		char **pinned = NULL;
+		int e;
+		if (!root || !path_is_absolute(root))
+			return -EINVAL;
+		if (json_object_object_get_ex(r, "pinned", &pins) && json_object_is_type(pins, json_type_array))
+			for (size_t k = 0; k < json_object_array_length(pins); k++) {
+				const char *pk = json_object_get_string(json_object_array_get_idx(pins, k));
+				if (pk && strv_push(&pinned, pk) < 0) {
+					strv_free(pinned);
+					return -ENOMEM;
+				}
+			}
+		e = gitguard_job_add(j, root, json_object_object_get_ex(r, "file", &file) && json_object_get_boolean(file),
+				     pinned, str_of(r, "quarantine"));
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
+int gitguard_job_record(const struct gitguard_job *j, const char *dir)
+{
+	_cleanup_free_ char *tmp = NULL, *name = NULL;
+	_cleanup_close_ int dfd = -1;
+	json_object *o;
+	const char *text;
+	int r;
+
+	r = mkdir_p(dir, 0700);
+	if (r < 0)
+		return r;
+	dfd = openat_nofollow(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY, 0);
+	if (dfd < 0)
+		return dfd;
+	if (asprintf(&tmp, ".%s.tmp", j->id) < 0 || asprintf(&name, "%s.json", j->id) < 0)
+		return -ENOMEM;
+	o = job_to_json(j);
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	r = text ? write_file_at(dfd, tmp, text, strlen(text), 0600) : -ENOMEM;
+	json_object_put(o);
+	if (r < 0) {
+		(void)unlinkat(dfd, tmp, 0);
+		return r;
+	}
+	if (renameat(dfd, tmp, dfd, name) < 0) {
+		r = -errno;
+		(void)unlinkat(dfd, tmp, 0);
+		return r;
+	}
+	return 0;
+}
+
+int gitguard_job_forget(const struct gitguard_job *j, const char *dir)
+{
+	_cleanup_free_ char *path = NULL;
+
+	if (asprintf(&path, "%s/%s.json", dir, j->id) < 0)
+		return -ENOMEM;
+	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+/* Runs one record of @dfd when its owner is gone. Return: 1 when it ran, 0 when skipped, or
+ * -errno. Logs (its header and findings go to @f). */
+static int run_record(int dfd, const char *name, FILE *f, bool preview, struct gitguard_verdict *v)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -1;
+	struct gitguard_job j = { 0 };
+	json_object *o;
+	struct stat st;
+	char when[64];
+	size_t len = 0;
+	int r;
+
+	fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	/* one checker at a time; a record the other one finished is unlinked by then */
+	if (flock(fd, LOCK_EX) < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_nlink == 0 || !S_ISREG(st.st_mode))
+		return 0;
+	{
+		char fdpath[64];
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+		r = read_file_at(AT_FDCWD, fdpath, RECORD_MAX, &text, &len);
+	}
+	o = r < 0 ? NULL : json_tokener_parse(text ? text : "");
+	r = o ? job_from_json(o, &j) : -EINVAL;
+	if (o)
+		json_object_put(o);
+	if (r < 0) {
+		gitguard_job_free(&j);
+		fprintf(f, "aisb: WARNING: the record of a git check that never ran, '%s', cannot be read (%s): a "
+			   "session ended without checking what it wrote for git; run git in its project only after "
+			   "checking its .git yourself, then remove the record\n", name, strerror(-r));
+		v->incomplete = true;
+		return -EINVAL;
+	}
+	if (proc_is(j.owner, j.owner_start)) {
+		gitguard_job_free(&j);
+		return 0; /* live: its own supervisor runs it */
+	}
+	{
+		struct tm tm;
+		time_t t = j.since.tv_sec;
+		if (!localtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm))
+			snprintf(when, sizeof(when), "@%lld", (long long)t);
+	}
+	if (preview) {
+		fprintf(f, "aisb: session %s ended without its check for planted git files; the next aisb command that "
+			   "is not a preview runs it\n", j.id);
+		v->incomplete = true;
+		gitguard_job_free(&j);
+		return 1;
+	}
+	fprintf(f, "aisb: session %s ended without its check for planted git files (its aisb was killed); checking "
+		   "now what it changed since it started (%s):\n", j.id, when);
+	{
+		struct gitguard_verdict one = { 0 };
+		gitguard_job_run(&j, f, &one);
+		if (!one.found && !one.incomplete)
+			fputs("aisb:   nothing planted for git\n", f);
+		v->found += one.found;
+		v->unjudged += one.unjudged;
+		v->failed += one.failed;
+		v->incomplete |= one.incomplete;
+	}
+	/* done: removed while locked, so a second checker waiting on the lock skips it */
+	r = unlinkat(dfd, name, 0) < 0 ? -errno : 1;
+	gitguard_job_free(&j);
+	return r;
+}
+
+int gitguard_pending_run(const char *dir, FILE *f, bool preview, struct gitguard_verdict *v)
+{
+	_cleanup_close_ int dfd = -1;
+	struct dirent *de;
+	int n = 0, err = 0;
+	DIR *d;
+
+	dfd = openat_nofollow(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY, 0);
+	if (dfd < 0)
+		return dfd == -ENOENT ? 0 : dfd;
+	{
+		int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+		if (dup < 0 || !(d = fdopendir(dup))) {
+			if (dup >= 0)
+				close(dup);
+			return -errno;
+		}
+	}
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		int r;
+		if (de->d_name[0] == '.' || l <= 5 || !streq(de->d_name + l - 5, ".json"))
+			continue;
+		r = run_record(dfd, de->d_name, f, preview, v);
+		if (r > 0)
+			n++;
+		else if (r < 0 && !err)
+			err = r;
+	}
+	closedir(d);
+	return err < 0 && !n ? err : n;
+}
