@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,6 +101,10 @@ static json_object *job_to_json(const struct gitguard_job *j)
 	json_object_array_add(b, json_object_new_int64((int64_t)j->owner));
 	json_object_array_add(b, json_object_new_uint64(j->owner_start));
 	json_object_object_add(o, "owner", b);
+	b = json_object_new_array();
+	json_object_array_add(b, json_object_new_int64((int64_t)j->init));
+	json_object_array_add(b, json_object_new_uint64(j->init_start));
+	json_object_object_add(o, "init", b);
 	for (size_t i = 0; i < j->n; i++) {
 		json_object *r = json_object_new_object(), *pins = json_object_new_array();
 		json_object_object_add(r, "root", json_object_new_string(j->roots[i].root));
@@ -137,6 +143,13 @@ static int job_from_json(json_object *o, struct gitguard_job *j)
 	j->since.tv_nsec = (long)json_object_get_int64(json_object_array_get_idx(since, 1));
 	j->owner = (pid_t)json_object_get_int64(json_object_array_get_idx(owner, 0));
 	j->owner_start = json_object_get_uint64(json_object_array_get_idx(owner, 1));
+	{
+		json_object *init;
+		if (json_object_object_get_ex(o, "init", &init) && json_object_array_length(init) == 2) {
+			j->init = (pid_t)json_object_get_int64(json_object_array_get_idx(init, 0));
+			j->init_start = json_object_get_uint64(json_object_array_get_idx(init, 1));
+		}
+	}
 	for (size_t i = 0; i < json_object_array_length(roots); i++) {
 		json_object *r = json_object_array_get_idx(roots, i), *pins, *file;
 		const char *root = str_of(r, "root");
@@ -201,6 +214,47 @@ int gitguard_job_forget(const struct gitguard_job *j, const char *dir)
 	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 }
 
+/* The state of process @pid (field 3 of /proc/PID/stat), 0 when there is none, or another
+ * process has the pid now. */
+static char proc_state(pid_t pid, unsigned long long start)
+{
+	_cleanup_free_ char *buf = NULL;
+	char path[64], *p;
+
+	if (pid <= 0 || !proc_is(pid, start))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0 || !(p = strrchr(buf, ')')) || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+/* Ends the sandbox whose init is @pid (SIGKILL kills its pid namespace) and waits, up to 10 s,
+ * for it to be gone. Return: 0, or -EBUSY when it still runs. */
+static int sandbox_gone(pid_t pid, unsigned long long start)
+{
+	char st = proc_state(pid, start);
+
+	if (!st || st == 'Z' || st == 'X')
+		return 0;
+	{
+		int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (fd >= 0) {
+			if (proc_is(pid, start))
+				(void)syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+			close(fd);
+		}
+	}
+	for (int i = 0; i < 500; i++) {
+		struct timespec ts = { 0, 20L * 1000 * 1000 };
+		st = proc_state(pid, start);
+		if (!st || st == 'Z' || st == 'X')
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return -EBUSY;
+}
+
 /* Runs one record of @dfd when its owner is gone. Return: 1 when it ran, 0 when skipped, or
  * -errno. Logs (its header and findings go to @f). */
 static int run_record(int dfd, const char *name, FILE *f, bool preview, struct gitguard_verdict *v)
@@ -242,6 +296,17 @@ static int run_record(int dfd, const char *name, FILE *f, bool preview, struct g
 	if (proc_is(j.owner, j.owner_start)) {
 		gitguard_job_free(&j);
 		return 0; /* live: its own supervisor runs it */
+	}
+	/* The supervisor is gone; its sandbox dies with it (PDEATHSIG), but not at once: a check
+	 * made while the workload still writes could miss what it writes next. init exits only
+	 * after every process of its pid namespace is gone, so the check waits for that. */
+	if (!preview && sandbox_gone(j.init, j.init_start) < 0) {
+		fprintf(f, "aisb: WARNING: session %s's aisb is gone but its sandbox (pid %d) still runs: what it wrote "
+			   "for git is not checked yet; do not run git in its project until it has ended\n", j.id,
+			(int)j.init);
+		v->incomplete = true;
+		gitguard_job_free(&j);
+		return 0;
 	}
 	{
 		struct tm tm;

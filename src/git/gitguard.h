@@ -205,6 +205,8 @@ struct gitguard_job {
 	struct timespec since;       /* when the run started */
 	pid_t owner;                 /* the supervisor, and its start time (proc_start_time()) */
 	unsigned long long owner_start;
+	pid_t init;                  /* the sandbox's init (host pid) and its start time: a check */
+	unsigned long long init_start; /* runs only once it is gone, with its whole pid namespace */
 	struct gitguard_root *roots;
 	size_t n;
 };

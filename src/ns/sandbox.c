@@ -578,7 +578,7 @@ struct run {
 	pid_t pid;                          /* init's */
 };
 
-/* Stage: the pending check, on the host before the sandbox exists. Should: record this run's
+/* Stage: the pending check, on the host, init cloned but waiting for its maps. Should: record this run's
  * git check on disk (<state>/pending/<id>.json), so that a supervisor killed before it ran the
  * check (SIGKILL, the OOM killer, a job timeout) does not let what the sandbox wrote pass: the
  * next aisb command runs it (issue 21). Mustn't: start a run whose check could be forgotten.
@@ -590,6 +590,8 @@ static int pending_stage(struct run *r)
 
 	if (guard_job(r->p, &r->mp, &r->since, &r->job) < 0)
 		return log_error("out of memory"), AISB_EXIT_FAILED;
+	r->job.init = r->pid;
+	(void)proc_start_time(r->pid, &r->job.init_start);
 	if (!r->job.n)
 		return 0;
 	if (!(dir = path_join(r->p->state_dir, "pending")))
@@ -775,8 +777,6 @@ int sandbox_run(struct aisb_plan *p)
 	if (session_create(p) < 0)
 		return AISB_EXIT_FAILED;
 	code = session_stage(&r);
-	if (code == 0)
-		code = pending_stage(&r);
 	if (code != 0)
 		goto finish;
 	terminal_stage(&r.tty_mask, &r.ws_fd, &r.out_fd, &r.go.ws);
@@ -796,7 +796,10 @@ int sandbox_run(struct aisb_plan *p)
 	r.err_fds[1] = -1;
 	(void)session_set_init_pid(p, r.pid);
 
-	code = launch_stage(&r);
+	/* recorded while init still waits for its maps: nothing of the sandbox has run yet */
+	code = pending_stage(&r);
+	if (code == 0)
+		code = launch_stage(&r);
 	if (code == 0)
 		code = relay_stage(&r); /* init reaped */
 	else
@@ -809,8 +812,6 @@ finish:
 	mount_plan_free(&r.mp);
 	mount_host_facts_free(&r.facts);
 	free(r.egress_path);
-	if (r.recorded && !r.cloned)
-		git_guard(&r); /* nothing ran: the record goes */
 	gitguard_job_free(&r.job);
 	session_finish(p, code, start);
 	return code;
