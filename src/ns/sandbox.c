@@ -171,6 +171,18 @@ static void report_tty_drops(const struct ttyfilter *tf)
 
 /* ---- the run loop ------------------------------------------------------------------------ */
 
+/* An interactive sandbox whose terminal hung up (closed window, dropped ssh) gets SIGHUP and
+ * this long to end; then it is killed. Nobody can use it any more, and while it runs what it
+ * wrote for git is not checked: a host git in another terminal could run it (issue 21). */
+#define HANGUP_GRACE_MS 3000
+
+static long long mono_usec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* Relays the pty (when @master >= 0; its output through @tf) and forwards signals until init
  * exits. Return: init's wait status. Does not log. */
 static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, int ws_fd, struct gate *gate,
@@ -179,6 +191,7 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 	bool gate_idle = gate != NULL; /* started at its first connection or query */
 	struct buf to_master = { .len = 0 }, to_out = { .len = 0 };
 	bool in_open = in_fd >= 0, master_open = master >= 0;
+	long long hup_at = 0; /* the terminal hung up then (usec): see hangup() */
 	int status = 0;
 	bool exited = false;
 
@@ -223,10 +236,23 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 			 * terminal that stopped reading */
 			if (poll(pf, (nfds_t)n, 2000) <= 0)
 				break;
-		} else if (poll(pf, (nfds_t)n, -1) < 0) {
-			if (errno == EINTR)
+		} else {
+			int timeout = -1, k;
+			if (hup_at > 0) {
+				long long left = hup_at + HANGUP_GRACE_MS * 1000LL - mono_usec();
+				timeout = left > 0 ? (int)(left / 1000) + 1 : 0;
+			}
+			k = poll(pf, (nfds_t)n, timeout);
+			if (k < 0 && errno == EINTR)
 				continue;
-			break;
+			if (k < 0)
+				break;
+			if (k == 0 && hup_at > 0) {
+				/* the sandbox outlived its terminal: ended, so that its git check runs */
+				kill(init_pid, SIGKILL);
+				hup_at = -1;
+				continue;
+			}
 		}
 		if (pf[i_sig].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -247,8 +273,11 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 					struct winsize ws;
 					if (master_open && ws_fd >= 0 && ioctl(ws_fd, TIOCGWINSZ, &ws) == 0)
 						(void)ioctl(master, TIOCSWINSZ, &ws);
-				} else if (!exited)
+				} else if (!exited) {
 					kill(init_pid, (int)si.ssi_signo);
+					if (si.ssi_signo == SIGHUP && in_fd >= 0 && !hup_at)
+						hup_at = mono_usec();
+				}
 			}
 		}
 		if (i_gate >= 0 && (pf[i_gate].revents & POLLIN)) {
@@ -258,8 +287,14 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 				kill(init_pid, SIGKILL);
 		}
 		if (i_in >= 0 && (pf[i_in].revents & (POLLIN | POLLHUP | POLLERR)))
-			if (fill(in_fd, &to_master) < 0)
+			if (fill(in_fd, &to_master) < 0) {
 				in_open = false;
+				/* EOF or EIO on the host terminal: it hung up (in raw mode ^D is a byte) */
+				if (!exited && !hup_at) {
+					kill(init_pid, SIGHUP);
+					hup_at = mono_usec();
+				}
+			}
 		if (i_m >= 0 && (pf[i_m].revents & POLLOUT))
 			if (drain(master, &to_master) < 0)
 				to_master.len = 0;
