@@ -137,12 +137,12 @@ start_planter() {
 	BG_PIDS=
 	grep -q "'$PROJ/sub/.git/config': sets core.fsmonitor" "$WORK/bg.out"
 	[ "$(host_git "$PROJ/sub")" = CLEAN ]
-	[ -z "$(ls -A "$XDG_STATE_HOME/aisb/pending")" ]
+	[ -z "$(ls "$XDG_STATE_HOME/aisb/pending")" ]
 }
 
 @test "gitguard-cut: a SIGKILLed aisb leaves its check pending; the next aisb command runs it before anything else" {
 	start_planter
-	[ -n "$(ls -A "$XDG_STATE_HOME/aisb/pending")" ]
+	[ -n "$(ls "$XDG_STATE_HOME/aisb/pending")" ]
 	kill -9 "$BG_PIDS"
 	wait "$BG_PIDS" || true
 	BG_PIDS=
@@ -151,7 +151,7 @@ start_planter() {
 	[[ "$output" == *"ended without its check for planted git files (its aisb was killed); checking now"* ]]
 	[[ "$output" == *"'$PROJ/sub/.git/config': sets core.fsmonitor"* ]]
 	[ "$(host_git "$PROJ/sub")" = CLEAN ]
-	[ -z "$(ls -A "$XDG_STATE_HOME/aisb/pending")" ]
+	[ -z "$(ls "$XDG_STATE_HOME/aisb/pending")" ]
 	# said once: the next command has nothing pending
 	run "$AISB" ps
 	[[ "$output" != *"ended without its check"* ]]
@@ -196,7 +196,7 @@ start_planter() {
 		out=$("$AISB" ps 2>&1)
 		# every planted repository, entered the way a user would
 		[ "$(host_git "$PROJ"/r*)" = CLEAN ] || { echo "iteration $i (after $d s): RAN; aisb said: $out"; false; }
-		[ -z "$(ls -A "$XDG_STATE_HOME/aisb/pending" 2>/dev/null)" ]
+		[ -z "$(ls "$XDG_STATE_HOME/aisb/pending" 2>/dev/null)" ]
 		rm -rf "$PROJ"/r*
 	done
 }

@@ -329,10 +329,10 @@ TTY_PROBE='printf "A\033]52;c;%s\007B\033]2;spoofed-title\033\\\\C\033]8;;https:
 	# the window closes
 	tmx kill-server
 	for _ in $(seq 300); do
-		[ -z "$(ls -A "$XDG_STATE_HOME/aisb/pending" 2>/dev/null)" ] && ! "$AISB" ps 2>&1 | grep -q "^$id .*live" && break
+		[ -z "$(ls "$XDG_STATE_HOME/aisb/pending" 2>/dev/null)" ] && ! "$AISB" ps 2>&1 | grep -q "^$id .*live" && break
 		sleep 0.1
 	done
-	[ -z "$(ls -A "$XDG_STATE_HOME/aisb/pending")" ]
+	[ -z "$(ls "$XDG_STATE_HOME/aisb/pending")" ]
 	run "$AISB" ps
 	[[ "$output" != *"$id"*live* ]]
 	[ ! -e sub/.git/config ]

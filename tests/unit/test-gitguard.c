@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "git/gitguard.h"
@@ -568,6 +569,97 @@ static void test_print_quoting(void **state)
 	free(buf);
 }
 
+
+/* Issue 21: a recorded check whose owner is gone runs from its record; a live owner's is left;
+ * the record's file is reused (no block freed), never read under another session's name. */
+static void test_pending(void **state)
+{
+	char q[300], root[200], dir[400], path[600];
+	struct gitguard_job j = { 0 };
+	struct gitguard_verdict v = { 0 };
+	FILE *f;
+	char *buf = NULL;
+	size_t len = 0;
+	pid_t dead;
+	struct stat st;
+	(void)state;
+
+	make_root(root, sizeof(root), q, sizeof(q));
+	snprintf(dir, sizeof(dir), "%s/../pending", root);
+	put(".git/HEAD", "ref: refs/heads/main\n");
+	j.id = strdup("0123abcd");
+	j.since.tv_sec = time(NULL) - 5;
+	assert_int_equal(gitguard_job_add(&j, root, false, NULL, q), 0);
+
+	/* owned by this live process: recorded, not run by another checker */
+	j.owner = getpid();
+	assert_int_equal(proc_start_time(getpid(), &j.owner_start), 0);
+	assert_int_equal(gitguard_job_record(&j, dir), 0);
+	put("sub/.git", "gitdir: ../evil\n");
+	f = open_memstream(&buf, &len);
+	assert_int_equal(gitguard_pending_run(dir, f, false, &v), 0);
+	fclose(f);
+	free(buf);
+	buf = NULL;
+	assert_true(exists("sub/.git"));
+
+	/* owned by a process that is gone: run, said, retired */
+	dead = fork();
+	assert_true(dead >= 0);
+	if (dead == 0)
+		_exit(0);
+	assert_int_equal(waitpid(dead, NULL, 0), dead);
+	j.owner = dead;
+	assert_int_equal(gitguard_job_record(&j, dir), 0);
+	snprintf(path, sizeof(path), "%s/0123abcd.json", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size % 4096, 0);  /* padded to whole blocks */
+	assert_int_equal(st.st_mode & 0777, 0600);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(gitguard_pending_run(dir, f, false, &v), 1);
+	fclose(f);
+	assert_non_null(strstr(buf, "session 0123abcd ended without its check"));
+	assert_non_null(strstr(buf, "sub/.git"));
+	free(buf);
+	buf = NULL;
+	assert_false(exists("sub/.git"));
+	assert_true(v.found >= 1);
+	assert_int_equal(stat(path, &st), -1);
+	snprintf(path, sizeof(path), "%s/.spare-0123abcd", dir);
+	assert_int_equal(stat(path, &st), 0);   /* kept for the next record */
+
+	/* the spare is reused: the next record takes it */
+	free(j.id);
+	j.id = strdup("4567ef");
+	assert_int_equal(gitguard_job_record(&j, dir), 0);
+	assert_int_equal(stat(path, &st), -1);
+	snprintf(path, sizeof(path), "%s/4567ef.json", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(gitguard_job_forget(&j, dir), 0);
+	assert_int_equal(stat(path, &st), -1);
+
+	/* a record under another session's name is not run */
+	{
+		char other[600];
+		free(j.id);
+		j.id = strdup("89ab");
+		assert_int_equal(gitguard_job_record(&j, dir), 0);
+		snprintf(path, sizeof(path), "%s/89ab.json", dir);
+		snprintf(other, sizeof(other), "%s/cdef.json", dir);
+		assert_int_equal(rename(path, other), 0);
+		put("sub2/.git", "gitdir: ../evil\n");
+		f = open_memstream(&buf, &len);
+		(void)gitguard_pending_run(dir, f, false, &v);
+		fclose(f);
+		assert_non_null(strstr(buf, "cannot be read"));
+		free(buf);
+		assert_true(exists("sub2/.git"));
+	}
+	gitguard_job_free(&j);
+	*strrchr(root, '/') = 0;
+	(void)rm_rf(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -581,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_walk_staged),
 		cmocka_unit_test(test_walk_bounds),
 		cmocka_unit_test(test_print_quoting),
+		cmocka_unit_test(test_pending),
 		cmocka_unit_test(test_check_file),
 		cmocka_unit_test(test_nofollow),
 	};
