@@ -29,6 +29,12 @@
 
 #define RECORD_MAX (1u << 20)
 
+unsigned long long gitguard_pidns(void)
+{
+	struct stat st;
+	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
 void gitguard_job_free(struct gitguard_job *j)
 {
 	for (size_t i = 0; i < j->n; i++) {
@@ -105,6 +111,7 @@ static json_object *job_to_json(const struct gitguard_job *j)
 	json_object_array_add(b, json_object_new_int64((int64_t)j->init));
 	json_object_array_add(b, json_object_new_uint64(j->init_start));
 	json_object_object_add(o, "init", b);
+	json_object_object_add(o, "pidns", json_object_new_uint64(j->pidns));
 	for (size_t i = 0; i < j->n; i++) {
 		json_object *r = json_object_new_object(), *pins = json_object_new_array();
 		json_object_object_add(r, "root", json_object_new_string(j->roots[i].root));
@@ -144,7 +151,9 @@ static int job_from_json(json_object *o, struct gitguard_job *j)
 	j->owner = (pid_t)json_object_get_int64(json_object_array_get_idx(owner, 0));
 	j->owner_start = json_object_get_uint64(json_object_array_get_idx(owner, 1));
 	{
-		json_object *init;
+		json_object *init, *ns;
+		if (json_object_object_get_ex(o, "pidns", &ns))
+			j->pidns = json_object_get_uint64(ns);
 		if (json_object_object_get_ex(o, "init", &init) && json_object_array_length(init) == 2) {
 			j->init = (pid_t)json_object_get_int64(json_object_array_get_idx(init, 0));
 			j->init_start = json_object_get_uint64(json_object_array_get_idx(init, 1));
@@ -376,9 +385,13 @@ static int run_record(int dfd, const char *name, FILE *f, bool preview, struct g
 		v->incomplete = true;
 		return -EINVAL;
 	}
-	if (proc_is(j.owner, j.owner_start)) {
+	/* Live: its own supervisor runs it. Recorded in another pid namespace (a container that
+	 * shares this state dir), or without a start time, liveness cannot be told from here: left
+	 * to an aisb there, never run against a sandbox that may still be writing. */
+	if (proc_is(j.owner, j.owner_start) || !j.owner_start || !j.pidns || j.pidns != gitguard_pidns() ||
+	    (j.init > 0 && !j.init_start)) {
 		gitguard_job_free(&j);
-		return 0; /* live: its own supervisor runs it */
+		return 0;
 	}
 	/* The supervisor is gone; its sandbox dies with it (PDEATHSIG), but not at once: a check
 	 * made while the workload still writes could miss what it writes next. init exits only

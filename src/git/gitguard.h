@@ -207,6 +207,7 @@ struct gitguard_job {
 	unsigned long long owner_start;
 	pid_t init;                  /* the sandbox's init (host pid) and its start time: a check */
 	unsigned long long init_start; /* runs only once it is gone, with its whole pid namespace */
+	unsigned long long pidns;    /* inode of the pid namespace those pids are in (gitguard_pidns()) */
 	struct gitguard_root *roots;
 	size_t n;
 };
@@ -217,6 +218,9 @@ struct gitguard_verdict {
 	size_t failed;    /* findings that could not be moved */
 	bool incomplete;  /* anything could not be checked, or a pending check was only announced */
 };
+
+/* The inode of this process's pid namespace, 0 when unknown. Does not log. */
+unsigned long long gitguard_pidns(void);
 
 /* Adds a root to @j; takes @pinned. Return: 0 or -ENOMEM. Does not log. */
 int gitguard_job_add(struct gitguard_job *j, const char *root, bool is_file, char **pinned, const char *quarantine);

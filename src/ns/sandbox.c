@@ -395,7 +395,7 @@ static int guard_job(const struct aisb_plan *p, const struct mount_plan *mp, con
 {
 	_cleanup_free_ char *qbase = NULL;
 
-	*j = (struct gitguard_job){ .since = *since, .owner = getpid() };
+	*j = (struct gitguard_job){ .since = *since, .owner = getpid(), .pidns = gitguard_pidns() };
 	(void)proc_start_time(getpid(), &j->owner_start);
 	if (!(j->id = strdup(p->session_id)) || asprintf(&qbase, "%s/quarantine/%s", p->state_dir, p->session_id) < 0)
 		return -ENOMEM;

@@ -589,6 +589,7 @@ static void test_pending(void **state)
 	put(".git/HEAD", "ref: refs/heads/main\n");
 	j.id = strdup("0123abcd");
 	j.since.tv_sec = time(NULL) - 5;
+	j.pidns = gitguard_pidns();
 	assert_int_equal(gitguard_job_add(&j, root, false, NULL, q), 0);
 
 	/* owned by this live process: recorded, not run by another checker */
@@ -610,6 +611,16 @@ static void test_pending(void **state)
 		_exit(0);
 	assert_int_equal(waitpid(dead, NULL, 0), dead);
 	j.owner = dead;
+	/* recorded in another pid namespace: not judged from here */
+	j.pidns++;
+	assert_int_equal(gitguard_job_record(&j, dir), 0);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(gitguard_pending_run(dir, f, false, &v), 0);
+	fclose(f);
+	free(buf);
+	buf = NULL;
+	assert_true(exists("sub/.git"));
+	j.pidns--;
 	assert_int_equal(gitguard_job_record(&j, dir), 0);
 	snprintf(path, sizeof(path), "%s/0123abcd.json", dir);
 	assert_int_equal(stat(path, &st), 0);
