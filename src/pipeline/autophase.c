@@ -560,8 +560,8 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 		execv(a->o->self, argv);
 		_exit(AISB_EXIT_NOEXEC);
 	}
-	close(vw);
-	vw = -1;
+	/* only the unit holds the write end now: EOF once it and its helpers are gone */
+	close(TAKE_FD(vw));
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	sigaction(SIGINT, &old_int, NULL);

@@ -508,6 +508,8 @@ int proc_start_time(pid_t pid, unsigned long long *out)
 	r = read_file_at(AT_FDCWD, path, 4096, &buf, NULL);
 	if (r < 0)
 		return r;
+	if (!buf)
+		return -EINVAL;
 	p = strrchr(buf, ')'); /* comm may contain spaces and parens */
 	/* after ") " comes field 3; skip to field 22 */
 	for (int field = 2; field < 22 && p; field++)

@@ -146,7 +146,7 @@ start_planter() {
 	kill -9 "$BG_PIDS"
 	wait "$BG_PIDS" || true
 	BG_PIDS=
-	! grep -q "moved out of the way" "$WORK/bg.out"
+	[ "$(grep -c 'moved out of the way' "$WORK/bg.out")" -eq 0 ]
 	run "$AISB" ps
 	[[ "$output" == *"ended without its check for planted git files (its aisb was killed); checking now"* ]]
 	[[ "$output" == *"'$PROJ/sub/.git/config': sets core.fsmonitor"* ]]
