@@ -251,6 +251,7 @@ struct record {
 	unsigned port;
 	const struct net_addr *addr;
 	bool allowed;
+	bool note;              /* the log's own note (kind "log", decision "note") */
 	const char *rule, *reason;
 	uint64_t bytes_out, bytes_in;
 	long long dur_ms;
@@ -284,7 +285,8 @@ static size_t record_format(const struct record *r, char *line)
 	json_str(line, &n, r->host, 1024);
 	n += (size_t)snprintf(line + n, size - n, ",\"port\":%u,\"addr\":", r->port);
 	json_str(line, &n, a, 64);
-	n += (size_t)snprintf(line + n, size - n, ",\"decision\":\"%s\",\"rule\":", r->allowed ? "allow" : "deny");
+	n += (size_t)snprintf(line + n, size - n, ",\"decision\":\"%s\",\"rule\":",
+			      r->note ? "note" : r->allowed ? "allow" : "deny");
 	json_str(line, &n, r->rule ? r->rule : "", 512);
 	n += (size_t)snprintf(line + n, size - n, ",\"reason\":");
 	json_str(line, &n, r->reason ? r->reason : "", 1536);
@@ -319,7 +321,7 @@ static bool log_put(struct gate *g, const char *line, size_t n, enum log_class c
 		g->log_dropped++;
 		if (!g->log_full_noted) {
 			char note[LOG_LINE_MAX], reason[256];
-			struct record r = { .kind = "log", .host = "", .reason = reason };
+			struct record r = { .kind = "log", .note = true, .host = "", .reason = reason };
 
 			g->log_full_noted = true;
 			snprintf(reason, sizeof(reason), "the egress log reached its bound for denials and errors "
@@ -1611,7 +1613,7 @@ static _Noreturn void gate_exit(struct gate *g)
 		agg_flush(g, &g->agg[i], 0);
 	if (g->log_dropped && log_ready(g) == 0) {
 		char line[LOG_LINE_MAX];
-		struct record r = { .kind = "log", .host = "", .dropped = g->log_dropped,
+		struct record r = { .kind = "log", .note = true, .host = "", .dropped = g->log_dropped,
 				    .reason = "records of denials and errors dropped at the egress log's bound" };
 
 		(void)log_put(g, line, record_format(&r, line), LOG_NOTE);
