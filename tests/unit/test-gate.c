@@ -787,7 +787,17 @@ struct ffix {
 	char path[64];
 };
 
+static void ffix_start_cfg(struct fixture *f, struct ffix *x, const struct gate_config *extra);
+
 static void ffix_start(struct fixture *f, struct ffix *x, uint64_t log_max, unsigned max_conns)
+{
+	struct gate_config c = { .log_max = log_max, .max_conns = max_conns };
+
+	ffix_start_cfg(f, x, &c);
+}
+
+/* @extra: log_max, max_conns, upstream and the timeouts taken from it. */
+static void ffix_start_cfg(struct fixture *f, struct ffix *x, const struct gate_config *extra)
 {
 	char entry[64];
 	int wfd;
@@ -811,8 +821,10 @@ static void ffix_start(struct fixture *f, struct ffix *x, uint64_t log_max, unsi
 	x->dnst_fd = listen_on(SOCK_STREAM, &x->dnst_port);
 	x->trans_fd = listen_on(SOCK_STREAM, &x->trans_port);
 	struct gate_config c = { .proxy_fd = x->proxy_fd, .transparent_fd = x->trans_fd, .dns_udp_fd = x->dns_fd,
-				 .dns_tcp_fd = x->dnst_fd, .policy = &f->pol, .log_fd = wfd, .log_max = log_max,
-				 .max_conns = max_conns };
+				 .dns_tcp_fd = x->dnst_fd, .policy = &f->pol, .log_fd = wfd, .log_max = extra->log_max,
+				 .max_conns = extra->max_conns, .upstream = extra->upstream,
+				 .head_timeout_ms = extra->head_timeout_ms, .idle_timeout_ms = extra->idle_timeout_ms,
+				 .connect_timeout_ms = extra->connect_timeout_ms };
 	assert_int_equal(gate_new(&c, &x->g), 0);
 	assert_int_equal(gate_start(x->g), 0);
 }
@@ -1224,6 +1236,103 @@ static void test_stress(void **state)
 	free(log);
 }
 
+/* The paths the stress test does not reach, also under the filter: the sweep's timeouts (a head,
+ * a ClientHello and an idle tunnel) and --proxy (the upstream's CONNECT, its 200 and bytes after
+ * it, its refusal, its silence). The upstream is "hold.test"'s listener, answered by the test. */
+static void test_timeouts_and_upstream(void **state)
+{
+	struct fixture *f = *state;
+	char buf[4096], up[64], *sum, *log;
+	size_t ll, lines, allowed;
+	struct ffix x;
+	int fd, s;
+
+	/* timeouts: 300 ms for heads, ClientHellos and connects, 500 ms idle */
+	{
+		struct gate_config c = { .head_timeout_ms = 300, .idle_timeout_ms = 500, .connect_timeout_ms = 300 };
+
+		assert_int_equal(allow_list_add(&f->pol.allow, "hello.test"), 0); /* 443 and 80 */
+		assert_int_equal(policy_add_pin(&f->pol, "hello.test=127.0.0.1"), 0);
+		ffix_start_cfg(f, &x, &c);
+	}
+	fd = dial(x.proxy_port);
+	assert_int_equal(write(fd, "CONNECT hold", 12), 12);
+	read_all(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "408"));
+	close(fd);
+	fd = ffix_connect(&x, "hello.test", 443, buf, sizeof(buf)); /* 200 first, then the ClientHello wait */
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), -1); /* reset: no ClientHello in time */
+	close(fd);
+	fd = ffix_connect(&x, "hold.test", x.hold_port, buf, sizeof(buf));
+	assert_true(fd >= 0);
+	s = accept4(x.hold_fd, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(s >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 0); /* the idle tunnel is closed by the gate */
+	close(fd);
+	close(s);
+	sum = ffix_stop(&x, &log, &ll);
+	allowed = log_check_lines(log, &lines);
+	assert_int_equal(allowed, 1);
+	assert_non_null(strstr(log, "\"reason\":\"no complete request head in time\""));
+	assert_non_null(strstr(log, "\"reason\":\"no TLS ClientHello in time\""));
+	assert_non_null(strstr(log, "\"decision\":\"allow\",\"rule\":\"hold.test:"));
+	assert_non_null(strstr(log, "\"reason\":\"idle timeout\""));
+	free(sum);
+	free(log);
+
+	/* --proxy: the hold listener plays the upstream */
+	{
+		uint16_t up_port;
+		int up_fd = listen_on(SOCK_STREAM, &up_port);
+		struct gate_config c = { .upstream = up, .connect_timeout_ms = 300 };
+		char head[512];
+
+		snprintf(up, sizeof(up), "127.0.0.1:%u", up_port);
+		ffix_start_cfg(f, &x, &c);
+		for (int i = 0; i < 3; i++) {
+			char req[256];
+
+			fd = dial(x.proxy_port);
+			snprintf(req, sizeof(req), "CONNECT svc.test:%u HTTP/1.1\r\n\r\n", f->srv_port);
+			assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+			s = accept4(up_fd, NULL, NULL, SOCK_CLOEXEC);
+			assert_true(s >= 0);
+			read_head(s, head, sizeof(head));
+			/* the checked pin, by address */
+			snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n", f->srv_port);
+			assert_non_null(strstr(head, req));
+			if (i == 0) { /* accepted, with the first bytes of the tunnel in the same write */
+				assert_int_equal(write(s, "HTTP/1.1 200 OK\r\n\r\nearly", 24), 24);
+				read_head(fd, buf, sizeof(buf));
+				assert_string_equal(buf, "HTTP/1.1 200 Connection established\r\n\r\n");
+				assert_int_equal(read(fd, buf, 5), 5);
+				assert_memory_equal(buf, "early", 5);
+				assert_int_equal(write(fd, "back", 4), 4);
+				assert_int_equal(read(s, buf, 4), 4);
+				assert_memory_equal(buf, "back", 4);
+			} else if (i == 1) { /* refused by the upstream */
+				assert_int_equal(write(s, "HTTP/1.1 403 Forbidden\r\n\r\n", 26), 26);
+				read_all(fd, buf, sizeof(buf));
+				assert_non_null(strstr(buf, "502"));
+				assert_non_null(strstr(buf, "upstream proxy refused the tunnel (status 403)"));
+			} else { /* silent */
+				read_all(fd, buf, sizeof(buf));
+				assert_non_null(strstr(buf, "504"));
+			}
+			close(fd);
+			close(s);
+		}
+		sum = ffix_stop(&x, &log, &ll);
+		close(up_fd);
+		allowed = log_check_lines(log, &lines);
+		assert_int_equal(allowed, 3); /* allowed by the policy, each with its outcome */
+		assert_non_null(strstr(log, "upstream proxy did not answer in time"));
+		free(sum);
+		free(log);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1243,6 +1352,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_log_bound_flood, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_full_refuses_allowed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stress, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeouts_and_upstream, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
