@@ -47,7 +47,7 @@
  * its decision until its record is written; denials and errors may fill the log only up to
  * LOG_DENY_SHARE of the bound, so that a flood of them leaves a quarter for the allowed; the
  * last LOG_NOTES bytes are for the two notes (the bound reached, the records dropped). */
-#define LOG_LINE_MAX 4096
+#define LOG_LINE_MAX ((uint64_t)4096)
 #define LOG_NOTES (2 * LOG_LINE_MAX)
 #define LOG_MIN ((uint64_t)64 << 10)
 #define LOG_DENY_SHARE(max) ((max) - (max) / 4 - LOG_NOTES)
