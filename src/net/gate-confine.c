@@ -147,8 +147,9 @@ static int set_limit(int res, rlim_t v, const char *what)
  * 1 GiB of address space is far above need and still bounds a runaway. ASan reserves terabytes
  * of shadow address space, so sanitizer builds go without it. */
 #define GATE_AS_MAX ((rlim_t)1 << 30)
-/* The egress log is the only file it writes (through the fd the supervisor opened): ~300 bytes a
- * connection, so 1 GiB is millions of connections, and bounds the disk a runaway could fill. */
+/* The egress log is the only file it writes (through the fd the supervisor opened): ~250 bytes a
+ * connection. The gate stops at the log's own bound (GATE_LOG_MAX, 64 MiB by default: gate.c's
+ * log_put()); this limit is the backstop for a gate that went wrong, never reached otherwise. */
 #define GATE_FSIZE_MAX ((rlim_t)1 << 30)
 
 /* Stage: resource limits. Should: no new processes or threads (NPROC 0), no core dump (it holds

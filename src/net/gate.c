@@ -1573,7 +1573,10 @@ static void summary_format(struct gate *g, struct gate_summary_msg *m)
 		return;
 	denied_sort(g->denied, g->n_denied);
 #define PUT(...) (n += (size_t)snprintf(m->text + n, n < size ? size - n : 0, __VA_ARGS__), n = n < size ? n : size - 1)
-	PUT("aisb: network: denied %u request(s)%s", g->total_denied, g->n_denied ? ":" : "");
+	if (g->total_denied)
+		PUT("aisb: network: denied %u request(s)%s", g->total_denied, g->n_denied ? ":" : "");
+	else
+		PUT("aisb: network: nothing denied");
 	shown = g->n_denied < 5 ? g->n_denied : 5;
 	for (size_t i = 0; i < shown; i++)
 		PUT("%s %s (%ux%s%s)", i ? "," : "", g->denied[i].dest, g->denied[i].count,
@@ -2097,7 +2100,8 @@ static void put_sanitized(FILE *f, const char *s)
 }
 
 /**
- * gate_summary() - one stderr line with the top denied destinations, if anything was denied
+ * gate_summary() - one stderr line with the top denied destinations, if anything was denied or
+ * records were dropped at the egress log's bound
  * @g: a stopped gate
  * @f: output (stderr)
  *

@@ -12,8 +12,9 @@
  * connections) relays with splice(2) through pipes; host-side name resolution is done by a
  * resolver helper process (net/resolver.h), so a slow DNS answer never stalls other connections.
  * Every connection and DNS denial is one JSON line in the egress log, which the supervisor opens
- * for it; at the end the gate hands the supervisor its summary, which gate_summary() prints: the
- * top denials with the flag that would allow each.
+ * for it, bounded (GATE_LOG_MAX) without ever dropping an allowed connection's record; at the end
+ * the gate hands the supervisor its summary, which gate_summary() prints: the top denials with
+ * the flag that would allow each, and the records dropped at the bound.
  */
 #ifndef AISB_NET_GATE_H
 #define AISB_NET_GATE_H
