@@ -241,3 +241,108 @@ print(urllib.request.urlopen("http://svc.test:" + sys.argv[2] + "/", timeout=10)
 	[ "$(ls "$XDG_STATE_HOME/aisb/egress" | grep -c '^small')" -eq 3 ]
 	[ "$(ls "$XDG_STATE_HOME/aisb/egress" | wc -l)" -eq 6 ]
 }
+
+@test "gate: stress through the real binary: 30 tunnels held open while 2,000 distinct CONNECT and 5,000 DNS denials, pipelined requests and DNS over TCP go by, then every tunnel relays and the summary comes from the gate" {
+	run "$AISB" --keep --add-host svc.test=127.0.0.1 --allow "svc.test:$PORT" -- python3 -c '
+import socket, struct, sys
+port = int(sys.argv[1])
+def proxy():
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=20)
+    return s
+def head(s):
+    b = b""
+    while b"\r\n\r\n" not in b:
+        k = s.recv(1)
+        if not k:
+            break
+        b += k
+    return b
+def connect(host, p):
+    s = proxy()
+    s.sendall(b"CONNECT %s:%d HTTP/1.1\r\n\r\n" % (host.encode(), p))
+    return s, head(s)
+def q(i, name):
+    m = struct.pack(">HHHHHH", i & 0xffff, 0x100, 1, 0, 0, 0)
+    for label in name.split(b"."):
+        m += bytes([len(label)]) + label
+    return m + b"\0\0\1\0\1"
+tunnels = []
+for i in range(30):  # HTTP/1.1 keep-alive through a CONNECT tunnel: held open, used twice
+    s, h = connect("svc.test", port)
+    assert h.startswith(b"HTTP/1.1 200"), h
+    tunnels.append(s)
+for i in range(2000):
+    s, h = connect("scan%d.test" % i, 443)
+    assert b" 403 " in h, h
+    s.close()
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.settimeout(20)
+u.connect(("127.0.0.53", 53))
+for i in range(5000):
+    u.send(q(i, b"d%d.flood.test" % i))
+    assert u.recv(512)[3] & 0xf == 3
+t = socket.create_connection(("127.0.0.53", 53), timeout=20)  # pipelined DNS over TCP
+t.sendall(b"".join(struct.pack(">H", len(q(i, b"t%d.test" % i))) + q(i, b"t%d.test" % i) for i in range(100)))
+got = b""
+n = 0
+while n < 100:
+    got += t.recv(65536)
+    while len(got) >= 2 and len(got) >= 2 + struct.unpack(">H", got[:2])[0]:
+        l = 2 + struct.unpack(">H", got[:2])[0]
+        assert got[5] & 0xf == 3
+        got = got[l:]
+        n += 1
+s = proxy()  # pipelined plain HTTP requests on one connection
+s.sendall(b"".join(b"GET http://svc.test:%d/ HTTP/1.1\r\nHost: svc.test:%d\r\n\r\n" % (port, port) for _ in range(5)))
+assert head(s).startswith(b"HTTP/1.0 200"), "pipelined"
+s.close()
+for s in tunnels:
+    s.sendall(b"GET / HTTP/1.1\r\nHost: svc.test\r\nConnection: close\r\n\r\n")
+    r = b""
+    while True:
+        k = s.recv(65536)
+        if not k:
+            break
+        r += k
+    assert r.startswith(b"HTTP/1.0 200") and b"hello from the host" in r, r[:100]
+print("stress ok")
+' "$PORT"
+	echo "$output" | cut -c1-400
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "stress ok" ]
+	[[ "$output" == *"aisb: network: denied 7100 request(s): "* ]]
+	[[ "$output" != *seccomp* ]] && [[ "$output" != *"the gate (pid"* ]]
+	local log
+	log=$(kept_egress)
+	[ "$(grep -c '"decision":"allow"' "$log")" -eq 31 ]
+}
+
+@test "gate: at the default bound, a flood of 250,000 distinct denied names stops the log at 48 MiB of denials; the allowed request after it is logged" {
+	require_feature "jq" command -v jq
+	run "$AISB" --keep --add-host svc.test=127.0.0.1 --allow "svc.test:$PORT" -- python3 -c '
+import socket, struct, sys, urllib.request
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(20)
+s.connect(("127.0.0.53", 53))
+for i in range(250000):
+    q = struct.pack(">HHHHHH", i & 0xffff, 0x100, 1, 0, 0, 0)
+    for label in (b"flood%d" % i, b"denied", b"test"):
+        q += bytes([len(label)]) + label
+    s.send(q + b"\0\0\1\0\1")
+    s.recv(512)
+print(urllib.request.urlopen("http://svc.test:" + sys.argv[1] + "/", timeout=20).status)
+' "$PORT"
+	echo "$output" | tail -c 600
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 200 ]
+	local log size
+	log=$(kept_egress)
+	size=$(stat -c %s "$log")
+	echo "log: $size bytes"
+	# the denials' share: 64 MiB - 16 MiB - 8 KiB
+	[ "$size" -le $((64 << 20)) ] && [ "$size" -ge $((40 << 20)) ]
+	jq -e . "$log" >/dev/null
+	grep -q '"kind":"http","method":"GET","host":"svc.test".*"decision":"allow"' "$log"
+	tail -1 "$log" | grep -q '"records_dropped":[1-9]'
+	[[ "$output" == *"dropped at the egress log's bound (64 MiB; every allowed connection is logged)"* ]]
+}
