@@ -1698,8 +1698,9 @@ static _Noreturn void gate_child(struct gate *g, pid_t parent, const struct secc
 	 * filter: an allocation this large is an mmap, and under ASan also a madvise(2), which the
 	 * filter kills (measured: SIGSYS at the first denial of the --enable-sanitizers unit run). */
 	g->agg = calloc(AGG_SLOTS, sizeof(*g->agg));
-	/* Stage: confinement, before the first byte from the sandbox is read (gate-confine.h). */
-	if (gate_confine(parent, prog, keep, ELEMENTSOF(keep)) < 0)
+	/* Stage: confinement, before the first byte from the sandbox is read (gate-confine.h). The
+	 * log's bound as RLIMIT_FSIZE too: log_put() never reaches it (one record of slack). */
+	if (gate_confine(parent, prog, keep, ELEMENTSOF(keep), g->log_size + g->cfg.log_max + LOG_LINE_MAX) < 0)
 		_exit(GATE_EXIT_CONFINE);
 	g->cfg.proxy_fd = keep[0], g->cfg.transparent_fd = keep[1], g->cfg.dns_udp_fd = keep[2];
 	g->cfg.dns_tcp_fd = keep[3], g->cfg.log_fd = keep[4], g->ctl_fd = keep[5], g->res_fd = keep[6];

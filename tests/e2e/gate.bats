@@ -68,6 +68,8 @@ start_sandbox() {
 	[ "$(status_field "$gp" CapBnd)" = 0000000000000000 ]
 	grep -E '^Max processes +0 +0 ' "/proc/$gp/limits"
 	grep -E '^Max core file size +0 +0 ' "/proc/$gp/limits"
+	# the egress log's bound (64 MiB and one record, from an empty log), held by the kernel too
+	grep -E '^Max file size +67112960 +67112960 ' "/proc/$gp/limits"
 	# no host file by name: its root is an empty directory (or, where the kernel hides it, not
 	# accessible at all)
 	local listing
