@@ -427,6 +427,10 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		t = get("AISB_TEST_UPPER_SIZE");
 		if (s->image && t && cgroup_parse_size(t, &p->image_upper_max) < 0)
 			return log_error("AISB_TEST_UPPER_SIZE '%s' is not a size", t), AISB_EXIT_POLICY;
+		/* lower the egress log's bound (docs/networking.md), so that a flood reaches it fast */
+		t = get("AISB_TEST_EGRESS_LOG_MAX");
+		if (t && cgroup_parse_size(t, &p->netp->egress_log_max) < 0)
+			return log_error("AISB_TEST_EGRESS_LOG_MAX '%s' is not a size", t), AISB_EXIT_POLICY;
 	}
 	if (s->image && !(p->image_ref = strdup(s->image)))
 		return log_error("out of memory"), AISB_EXIT_FAILED;

@@ -318,6 +318,7 @@ int session_set_init_pid(const struct aisb_plan *p, pid_t pid)
 struct kept_log {
 	char name[80];
 	struct timespec mtime;
+	long long size;
 };
 
 static int kept_cmp(const void *a, const void *b)
@@ -331,7 +332,8 @@ static int kept_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Keeps the newest SESSION_EGRESS_KEEP logs in @dfd (egress/), removes the rest. Does not log. */
+/* Keeps the newest SESSION_EGRESS_KEEP logs in @dfd (egress/) as far as they fit
+ * SESSION_EGRESS_KEEP_BYTES (the newest always), removes the rest. Does not log. */
 static void prune_kept_logs(int dfd)
 {
 	struct kept_log *v = NULL;
@@ -359,13 +361,19 @@ static void prune_kept_logs(int dfd)
 			v = nv;
 		}
 		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+		v[n].size = (long long)st.st_size;
 		v[n++].mtime = st.st_mtim;
 	}
 	closedir(d);
-	if (n > SESSION_EGRESS_KEEP) {
+	if (n > 1) {
+		long long total = 0;
+
 		qsort(v, n, sizeof(*v), kept_cmp);
-		for (size_t i = SESSION_EGRESS_KEEP; i < n; i++)
-			(void)unlinkat(dfd, v[i].name, 0);
+		for (size_t i = 0; i < n; i++) {
+			total += v[i].size;
+			if (i > 0 && (i >= SESSION_EGRESS_KEEP || total > SESSION_EGRESS_KEEP_BYTES))
+				(void)unlinkat(dfd, v[i].name, 0);
+		}
 	}
 	free(v);
 }
