@@ -11,6 +11,7 @@
 #include "cli/trust.h"
 #include "net/allow.h"
 #include "util/log.h"
+#include "util/strbuf.h"
 #include "util/util.h"
 
 static const char *const state_words[TRUST_STATE_MAX] = {
@@ -194,8 +195,10 @@ int cmd_trust(int argc, char **argv)
 			r = AISB_EXIT_FAILED;
 		} else
 			printf("trusted; any change to .aisb/ needs 'aisb trust' again\n");
-	} else if (show && st != TRUST_TRUSTED)
-		printf("approve with: aisb trust%s%s\n", streq(dir, ".") ? "" : " ", streq(dir, ".") ? "" : dir);
+	} else if (show && st != TRUST_TRUSTED) {
+		_cleanup_free_ char *w = streq(dir, ".") ? NULL : shell_word(dir);
+		printf("approve with: aisb trust%s%s\n", w ? " " : "", w ? w : "");
+	}
 	settings_free(&s);
 	trust_policy_done(&pp);
 	return r;

@@ -24,6 +24,7 @@
 #include "rootfs/ref.h"
 #include "util/homedir.h"
 #include "util/log.h"
+#include "util/strbuf.h"
 #include "util/util.h"
 #include "workspace/workspace.h"
 
@@ -130,9 +131,11 @@ static int env_file_load(struct aisb_plan *p, const char *path)
 		return log_error_errno(-errno, "cannot stat --env-file '%s': %m", path);
 	if (!S_ISREG(st.st_mode))
 		return log_error("--env-file '%s' is not a regular file", path);
-	if (st.st_mode & 077)
+	if (st.st_mode & 077) {
+		_cleanup_free_ char *w = shell_word(path);
 		return log_error("--env-file '%s' has mode %04o; it holds secrets, so it must be 0600 "
-				 "(chmod 600 '%s')", path, (unsigned)(st.st_mode & 07777), path);
+				 "(chmod 600 %s)", path, (unsigned)(st.st_mode & 07777), w ? w : "FILE");
+	}
 	if (st.st_uid != getuid())
 		return log_error("--env-file '%s' is not owned by you (uid %u)", path, (unsigned)getuid());
 	/* Read through the fd we checked, never by name again. */

@@ -830,32 +830,12 @@ static void write_manifest(const struct gitguard_report *rep, const char *quaran
 
 #define PRINT_MAX 20 /* findings listed in the message; all of them are in MANIFEST */
 
-/* A path as one word for the user's shell (bash, zsh, ksh, dash 0.5.12+): '...' with each ' as
- * '\'' when every byte is printable ASCII, else $'...' with every other byte as \xNN, so that no
- * quote, ;, $(), newline or control byte in a name the sandbox chose can run anything or drive
- * the terminal when the line is pasted (issue 21). */
+/* A path as one word for the user's shell (strbuf.h: shell_word()); "''" if out of memory, so that
+ * the line stays a command that does nothing rather than one that does something else. */
 static void put_word(FILE *f, const char *s)
 {
-	bool plain = true;
-	for (const unsigned char *c = (const unsigned char *)(s ? s : "?"); *c; c++)
-		plain &= *c >= 0x20 && *c < 0x7f;
-	if (plain) {
-		fputc('\'', f);
-		for (const char *c = s ? s : "?"; *c; c++)
-			if (*c == '\'')
-				fputs("'\\''", f);
-			else
-				fputc(*c, f);
-		fputc('\'', f);
-		return;
-	}
-	fputs("$'", f);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-		if (*c < 0x20 || *c >= 0x7f || *c == '\\' || *c == '\'')
-			fprintf(f, "\\x%02x", *c);
-		else
-			fputc(*c, f);
-	fputc('\'', f);
+	_cleanup_free_ char *w = shell_word(s ? s : "?");
+	fputs(w ? w : "''", f);
 }
 
 size_t gitguard_report_print(const struct gitguard_report *rep, const char *quarantine, FILE *f)

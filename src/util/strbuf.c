@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,4 +54,31 @@ int strbuf_printf(struct strbuf *b, const char *fmt, ...)
 	r = strbuf_put(b, s, (size_t)n);
 	free(s);
 	return r;
+}
+
+char *shell_word(const char *s)
+{
+	struct strbuf b = { 0 };
+	bool plain = true;
+	int r = 0;
+
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		plain &= *c >= 0x20 && *c < 0x7f;
+	if (plain) {
+		r |= strbuf_putc(&b, '\'');
+		for (const char *c = s; *c && r >= 0; c++)
+			r |= *c == '\'' ? strbuf_puts(&b, "'\\''") : strbuf_putc(&b, *c);
+		r |= strbuf_putc(&b, '\'');
+	} else {
+		r |= strbuf_puts(&b, "$'");
+		for (const unsigned char *c = (const unsigned char *)s; *c && r >= 0; c++)
+			r |= (*c < 0x20 || *c >= 0x7f || *c == '\\' || *c == '\'') ? strbuf_printf(&b, "\\x%02x", *c)
+										: strbuf_putc(&b, (char)*c);
+		r |= strbuf_putc(&b, '\'');
+	}
+	if (r < 0) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
 }

@@ -23,4 +23,11 @@ int strbuf_putc(struct strbuf *b, char c);
 int strbuf_puts(struct strbuf *b, const char *s);
 int strbuf_printf(struct strbuf *b, const char *fmt, ...) _printf_(2, 3);
 
+/* @s as one word for the user's shell (bash, zsh, ksh, dash 0.5.12+), for every command aisb
+ * prints for pasting: '...' with each ' as '\'' when every byte is printable ASCII, else $'...'
+ * with every other byte, ' and \ as \xNN, so that no quote, ;, $(), backquote, newline or control
+ * byte in a path can run anything or drive the terminal (issue 21). Return: malloc'd, NULL on
+ * ENOMEM. Does not log. */
+char *shell_word(const char *s);
+
 #endif
