@@ -262,3 +262,18 @@ start_planter() {
 	# and the inspect line is one word too
 	[[ "$output" == *"inspect with: ls -laR '$XDG_STATE_HOME/aisb/quarantine/"* ]]
 }
+
+@test "gitguard-cut: the OOM killer's pick is the sandbox (oom_score_adj 1000), not its aisb, which keeps the caller's" {
+	local mine
+	mine=$(cat /proc/self/oom_score_adj)
+	"$AISB" --net none -- sh -c 'cat /proc/self/oom_score_adj >oom; sh -c "cat /proc/self/oom_score_adj" >oom2; touch .ready; while :; do sleep 1; done' \
+		>/dev/null 2>&1 3>&- &
+	BG_PIDS=$!
+	wait_until test -e "$PROJ/.ready"
+	[ "$(cat oom)" = 1000 ]
+	[ "$(cat oom2)" = 1000 ]       # inherited by what the workload starts
+	[ "$(cat "/proc/$BG_PIDS/oom_score_adj")" = "$mine" ]
+	kill "$BG_PIDS"
+	wait "$BG_PIDS" || true
+	BG_PIDS=
+}
