@@ -1,11 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* main.c — aisb entry point: pick the subcommand, default to `run` */
+#include <stdbool.h>
 #include <string.h>
 
 #include "cli/commands.h"
 #include "cli/complete.h"
 #include "cli/sessions.h"
 #include "util/log.h"
+
+/* A preview (--dry-run, --status, --print-*) writes nothing: a pending check is only announced. */
+static bool is_preview(int argc, char **argv)
+{
+	for (int i = 1; i < argc && !streq(argv[i], "--"); i++)
+		if (streq(argv[i], "--dry-run") || streq(argv[i], "--status") || strncmp(argv[i], "--print-", 8) == 0)
+			return true;
+	return false;
+}
 
 int main(int argc, char **argv)
 {
@@ -21,7 +31,7 @@ int main(int argc, char **argv)
 	/* a git check that a killed aisb left pending runs before anything else (issue 21); `run`
 	 * runs it once its flags are known (a preview only announces it) */
 	if (c && c->run != cmd_run)
-		(void)sessions_pending_checks(false);
+		(void)sessions_pending_checks(is_preview(argc, argv));
 	if (c)
 		return c->run(argc - 1, argv + 1);
 	return cmd_run(argc, argv);
