@@ -109,6 +109,14 @@ struct conn {
 	bool answered;          /* the CONNECT's 200 is queued or sent: errors are resets from now on */
 	struct job *job;
 
+	/* A plain (absolute-form) request: the gate forwards its head and exactly its body, framed
+	 * here, and no byte after it (issue 22: a pipelined request or smuggled bytes behind a
+	 * checked head reached the upstream unchecked). */
+	bool framed;
+	bool req_done;          /* the body is complete: what the client sends now is dropped */
+	struct http_body_framer body;
+	uint64_t dropped;       /* client bytes after the request, not forwarded */
+
 	int p_cu[2], p_uc[2];
 	size_t q_cu, q_uc;
 	bool grown_cu, grown_uc;
@@ -395,12 +403,21 @@ static void log_conn(struct conn *c, bool allowed, const char *reason)
 		   allowed, c->d.rule, reason, c->bytes_out, c->bytes_in, now_ms() - c->t_start);
 }
 
+/* Whether the client can still get an HTTP answer from the gate: a proxy request before the
+ * relay, or a plain request whose server has sent the client nothing yet. */
+static bool can_answer(const struct conn *c)
+{
+	if (c->kind != K_PROXY || c->answered)
+		return false;
+	return c->st != CS_RELAY || (c->framed && c->bytes_in == 0 && c->q_uc == 0 && c->to_c.len == 0);
+}
+
 /* Deny: log, remember for the summary, answer 403 (HTTP) or reset (TCP), close. */
 static void deny(struct conn *c, const char *reason, const char *suggest)
 {
 	log_conn(c, false, reason);
 	note_denial(c->g, c->d.host[0] ? c->d.host : "(unknown)", c->d.port, suggest);
-	if (c->kind == K_PROXY && !c->answered && c->st != CS_RELAY) {
+	if (can_answer(c)) {
 		char resp[1024];
 		int n = http_error_response(403, reason, resp, sizeof(resp));
 
@@ -419,7 +436,7 @@ static void fail(struct conn *c, int status, const char *reason)
 		log_conn(c, c->d.step == POLICY_DIAL, reason);
 	else
 		egress_log(c->g, c->kind_name, NULL, "", 0, NULL, false, NULL, reason, 0, 0, now_ms() - c->t_start);
-	if (c->kind == K_PROXY && !c->answered && c->st != CS_RELAY) {
+	if (can_answer(c)) {
 		char resp[1024];
 		int n = http_error_response(status, reason, resp, sizeof(resp));
 
@@ -858,7 +875,7 @@ static void on_head(struct conn *c)
 	if (r == HTTP_NEED_MORE)
 		return conn_update(c);
 	if (r < 0)
-		return fail(c, status, status == 431 ? "request head too large" : "malformed request");
+		return fail(c, status, status == 431 ? "request head too large" : req.bad ? req.bad : "malformed request");
 	snprintf(c->method, sizeof(c->method), "%s", req.method);
 	c->connect_req = req.connect;
 	if (req.host_mismatch) {
@@ -866,19 +883,33 @@ static void on_head(struct conn *c)
 		c->d.port = req.port;
 		return deny(c, "the Host header names another host than the request target", NULL);
 	}
-	if (!req.connect && http_rewrite_origin(c->in, &req, &c->fwd, &c->fwd_len) < 0)
-		return fail(c, 503, "out of memory");
-	/* keep what followed the head: a body for HTTP, maybe a ClientHello for CONNECT */
-	if (c->fwd && c->in_len > req.head_len) {
-		char *p = realloc(c->fwd, c->fwd_len + c->in_len - req.head_len);
+	if (!req.connect) {
+		size_t extra = c->in_len - req.head_len, used = 0;
+		int fr;
 
-		if (!p)
+		if (http_rewrite_origin(c->in, &req, &c->fwd, &c->fwd_len) < 0)
 			return fail(c, 503, "out of memory");
-		memcpy(p + c->fwd_len, c->in + req.head_len, c->in_len - req.head_len);
-		c->fwd = p;
-		c->fwd_len += c->in_len - req.head_len;
+		/* of what followed the head, only the body's bytes go with it; the rest (a pipelined
+		 * request) is dropped, and a malformed chunked body is refused before any dial */
+		c->framed = true;
+		http_body_init(&c->body, &req);
+		fr = http_body_feed(&c->body, c->in + req.head_len, extra, &used);
+		if (fr < 0)
+			return fail(c, 400, c->body.bad);
+		c->req_done = fr == 1;
+		c->dropped = extra - used;
+		if (used) {
+			char *p = realloc(c->fwd, c->fwd_len + used);
+
+			if (!p)
+				return fail(c, 503, "out of memory");
+			memcpy(p + c->fwd_len, c->in + req.head_len, used);
+			c->fwd = p;
+			c->fwd_len += used;
+		}
 		c->in_len = req.head_len;
 	}
+	/* a CONNECT keeps what followed its head: maybe a ClientHello */
 	memmove(c->in, c->in + req.head_len, c->in_len - req.head_len);
 	c->in_len -= req.head_len;
 	in_release(c);
@@ -962,6 +993,66 @@ static int pump(int src, int pw, int pr, int dst, size_t *q, bool *eof, bool *do
 	return 0;
 }
 
+/* Stage: the client-to-server direction of a plain request. Should: forward exactly the bytes
+ * of the request's body (http_body_feed()), then read and drop whatever the client sends (read,
+ * so that closing never resets the answer away), and pass the client's EOF on. Mustn't: forward
+ * one byte after the body's end: the head it belongs to was never checked. Userspace copies,
+ * not splice: only the framer knows where the body ends (plain HTTP uploads only; CONNECT
+ * tunnels keep the splice path). Return: 0, -EBADMSG (c->body.bad says why), -1 when closed. */
+static int frame_pump(struct conn *c)
+{
+	char tmp[16384];
+
+	for (int round = 0; round < 16; round++) { /* then back to epoll, like pump() */
+		size_t used = 0;
+		ssize_t k;
+		int r;
+
+		k = recv(c->cfd, tmp, sizeof(tmp), 0);
+		if (k < 0)
+			return errno == EAGAIN ? 0 : -1;
+		if (k == 0) {
+			c->eof_c = true;
+			if (!c->done_cu) {
+				shutdown(c->ufd, SHUT_WR);
+				c->done_cu = true;
+			}
+			return 0;
+		}
+		if (c->req_done) {
+			c->dropped += (uint64_t)k;
+			continue;
+		}
+		r = http_body_feed(&c->body, tmp, (size_t)k, &used);
+		if (r < 0)
+			return -EBADMSG;
+		c->req_done = r == 1;
+		c->dropped += (uint64_t)k - used;
+		if (!used)
+			continue;
+		if (buf_set(&c->to_u, tmp, used) < 0)
+			return -1;
+		r = buf_flush(c->ufd, &c->to_u);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return 0; /* the rest waits in to_u for EPOLLOUT */
+		c->bytes_out += c->to_u.len;
+		c->to_u.len = c->to_u.off = 0;
+	}
+	return 0;
+}
+
+/* A chunked body broke the rules half-way: the server got a body it cannot finish, so it gets
+ * a reset (a FIN could look like an end), and the client a 400 when it has seen no answer yet. */
+static void body_refused(struct conn *c)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	(void)setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	fail(c, 400, c->body.bad);
+}
+
 /* @cu, @uc: which directions to pump (the event said the client side, resp. the server side,
  * can move); the queued to_u/to_c bytes are flushed either way. An event on one direction used to
  * pump both, one splice that returned EAGAIN per wake-up of a one-way transfer. */
@@ -983,8 +1074,17 @@ static void relay(struct conn *c, bool cu, bool uc)
 	if (r > 0) {
 		c->bytes_out += c->to_u.len;
 		c->to_u.len = c->to_u.off = 0;
-		if (cu && pump(c->cfd, c->p_cu[1], c->p_cu[0], c->ufd, &c->q_cu, &c->eof_c, &c->done_cu, &c->grown_cu, &c->bytes_out) < 0)
+		if (cu && c->framed) {
+			int fr = frame_pump(c);
+
+			if (fr == -EBADMSG)
+				return body_refused(c);
+			if (fr < 0)
+				goto closed;
+		} else if (cu && pump(c->cfd, c->p_cu[1], c->p_cu[0], c->ufd, &c->q_cu, &c->eof_c, &c->done_cu, &c->grown_cu,
+				      &c->bytes_out) < 0) {
 			goto closed;
+		}
 	}
 	r = buf_flush(c->cfd, &c->to_c);
 	if (r < 0)
@@ -1002,7 +1102,7 @@ static void relay(struct conn *c, bool cu, bool uc)
 	conn_update(c);
 	return;
 closed:
-	log_conn(c, true, NULL);
+	log_conn(c, true, c->dropped ? "bytes the client sent after its request were not forwarded (one request per connection)" : NULL);
 	conn_free(c);
 }
 

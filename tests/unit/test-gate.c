@@ -337,6 +337,62 @@ static void test_http_forward(void **state)
 	close(fd);
 }
 
+/* Issue 22: only the checked request reaches the server. The server echoes what it got: a
+ * pipelined request behind a GET, bytes behind a Content-Length or chunked body, a chunked body
+ * broken half-way never reach it; ambiguous framing is a 400 before any dial. Controls: the
+ * request itself, and each body, arrive whole. */
+static void test_http_one_request(void **state)
+{
+	struct fixture *f = *state;
+	static const char evil[] = "GET http://evil.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n";
+	static const struct {
+		const char *headers, *body;
+		const char *expect;  /* in the echo */
+	} t[] = {
+		{ "", "", "GET / HTTP/1.1\r\n" },
+		{ "Content-Length: 5\r\n", "hello", "\r\n\r\nhello" },
+		{ "Transfer-Encoding: chunked\r\n", "5\r\nhello\r\n0\r\n\r\n", "\r\n\r\n5\r\nhello\r\n0\r\n\r\n" },
+	};
+	char req[512], buf[4096];
+	int fd;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int n = snprintf(req, sizeof(req), "%s http://svc.test:%u/ HTTP/1.1\r\nHost: svc.test:%u\r\n%s\r\n%s%s",
+				 t[i].headers[0] ? "POST" : "GET", f->srv_port, f->srv_port, t[i].headers, t[i].body, evil);
+
+		fd = dial(f->proxy_port);
+		assert_int_equal(write(fd, req, (size_t)n), n); /* one write: the gate reads it whole */
+		shutdown(fd, SHUT_WR);
+		read_all(fd, buf, sizeof(buf));
+		if (!strstr(buf, t[i].expect) || strstr(buf, "evil"))
+			fail_msg("case %zu: the server saw '%s'", i, buf);
+		close(fd);
+	}
+
+	/* ambiguous framing: 400 with the reason, nothing dialled */
+	fd = dial(f->proxy_port);
+	snprintf(req, sizeof(req), "POST http://svc.test:%u/ HTTP/1.1\r\nContent-Length: 5\r\n"
+		 "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n%s", f->srv_port, evil);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_all(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 400 Bad Request"));
+	assert_non_null(strstr(buf, "both Content-Length and Transfer-Encoding"));
+	assert_null(strstr(buf, "evil"));
+	close(fd);
+
+	/* a chunked body that breaks the rules once the server has answered: reset, the chunk
+	 * never forwarded (control: its head was) */
+	fd = dial(f->proxy_port);
+	snprintf(req, sizeof(req), "POST http://svc.test:%u/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", f->srv_port);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_head(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "POST / HTTP/1.1\r\n"));
+	assert_int_equal(write(fd, "5;x=1\r\nhello\r\n0\r\n\r\n", 20), 20);
+	read_all(fd, buf, sizeof(buf));
+	assert_null(strstr(buf, "hello"));
+	close(fd);
+}
+
 static void test_rebinding_and_errors(void **state)
 {
 	struct fixture *f = *state;
@@ -779,6 +835,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused_dial_is_502, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tunnel_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_forward, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_one_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rebinding_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_client_does_not_stall, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dns_stub, setup, teardown),
