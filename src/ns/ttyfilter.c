@@ -325,7 +325,7 @@ static bool csi_params_ok(const char *p, const char *e, enum csi_check check)
  * pass the rule's check. */
 static bool csi_allowed(const struct ttyfilter *f, char fin)
 {
-	const char *p = f->seq + 2, *end = f->seq + f->seq_len, *pe = p;
+	const char *p = f->seq + 2, *end = f->seq + f->seq_len, *pe;
 	char prefix = 0, inter = 0;
 
 	if (p < end && *p >= '<' && *p <= '?')
