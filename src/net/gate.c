@@ -116,6 +116,9 @@ struct conn {
 	bool req_done;          /* the body is complete: what the client sends now is dropped */
 	struct http_body_framer body;
 	uint64_t dropped;       /* client bytes after the request, not forwarded */
+	char *rhead;            /* the server's answer head(s) until the final one is passed */
+	size_t rhead_len;
+	bool resp_passed;       /* the final answer head went to the client: splice the rest */
 
 	int p_cu[2], p_uc[2];
 	size_t q_cu, q_uc;
@@ -326,7 +329,8 @@ static void conn_free(struct conn *c)
 	free(c->to_c.p);
 	free(c->fwd);
 	free(c->uhead);
-	c->in = c->to_u.p = c->to_c.p = c->fwd = c->uhead = NULL;
+	free(c->rhead);
+	c->in = c->to_u.p = c->to_c.p = c->fwd = c->uhead = c->rhead = NULL;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -1043,6 +1047,125 @@ static int frame_pump(struct conn *c)
 	return 0;
 }
 
+static bool is_hop_header(const char *line, size_t len)
+{
+	static const char *const names[] = { "connection", "keep-alive", "proxy-connection" };
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		size_t n = strlen(names[i]);
+
+		if (len > n && line[n] == ':' && strncasecmp(line, names[i], n) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The length of the answer head at @b (incl. its empty line: CRLF CRLF, or bare LFs), or 0. */
+static size_t answer_head_end(const char *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (b[i] != '\n')
+			continue;
+		if (i + 1 < len && b[i + 1] == '\n')
+			return i + 2;
+		if (i + 2 < len && b[i + 1] == '\r' && b[i + 2] == '\n')
+			return i + 3;
+	}
+	return 0;
+}
+
+/* The answer head [@h, @h + @len) of a plain request, queued for the client: 1xx interim answers
+ * as they are, the final one with its Connection and Keep-Alive lines replaced by
+ * "Connection: close", so the client never sends a next request on a connection the gate will
+ * forward nothing more on (RFC 9112 9.6). Return: 1 for the final head, 0 for an interim one,
+ * -EBADMSG when it is not an HTTP/1.x status head, -ENOMEM. */
+static int queue_answer_head(struct conn *c, const char *h, size_t len)
+{
+	size_t pos;
+	int r;
+
+	if (len < 12 || memcmp(h, "HTTP/1.", 7) != 0 || h[8] != ' ' || h[9] < '1' || h[9] > '5' || h[10] < '0' ||
+	    h[10] > '9' || h[11] < '0' || h[11] > '9')
+		return -EBADMSG;
+	if (h[9] == '1' && !(h[10] == '0' && h[11] == '1')) { /* 1xx but 101: another head follows */
+		c->bytes_in += len;
+		return buf_append(&c->to_c, h, len) < 0 ? -ENOMEM : 0;
+	}
+	pos = (size_t)((const char *)memchr(h, '\n', len) - h) + 1;
+	if ((r = buf_append(&c->to_c, h, pos)) < 0)
+		return -ENOMEM;
+	while (pos < len) {
+		const char *line = h + pos;
+		size_t l = (size_t)((const char *)memchr(line, '\n', len - pos) - line) + 1;
+		size_t content = l - 1 - (l >= 2 && line[l - 2] == '\r');
+
+		pos += l;
+		if (content == 0)
+			break;
+		if (!is_hop_header(line, content) && buf_append(&c->to_c, line, l) < 0)
+			return -ENOMEM;
+	}
+	if (buf_append(&c->to_c, "Connection: close\r\n\r\n", 21) < 0)
+		return -ENOMEM;
+	c->bytes_in += len;
+	return 1;
+}
+
+/* Stage: the server-to-client direction of a plain request, until its final answer head.
+ * Should: read the head(s) (at most UPSTREAM_HEAD_MAX), queue them through
+ * queue_answer_head(), then the body bytes read with them, and leave the rest to pump().
+ * Mustn't: pass anything that is not an HTTP/1.x answer (502 while the client has seen
+ * nothing). Return: 0, or -1 when the connection was closed here. */
+static int answer_head(struct conn *c)
+{
+	for (;;) {
+		ssize_t k;
+		size_t used;
+		int r;
+
+		if (!c->rhead && !(c->rhead = malloc(UPSTREAM_HEAD_MAX))) {
+			fail(c, 503, "out of memory");
+			return -1;
+		}
+		/* complete heads already read go first (an interim 100 and the final answer) */
+		if ((used = answer_head_end(c->rhead, c->rhead_len))) {
+			r = queue_answer_head(c, c->rhead, used);
+			if (r == -ENOMEM || r == -EBADMSG) {
+				fail(c, 502, r == -ENOMEM ? "out of memory" : "the server's answer is not an HTTP/1.x response");
+				return -1;
+			}
+			memmove(c->rhead, c->rhead + used, c->rhead_len - used);
+			c->rhead_len -= used;
+			if (r == 1) {
+				/* the body bytes read with the head follow it; the rest is spliced */
+				if (c->rhead_len && buf_append(&c->to_c, c->rhead, c->rhead_len) < 0) {
+					fail(c, 503, "out of memory");
+					return -1;
+				}
+				c->bytes_in += c->rhead_len;
+				free(c->rhead);
+				c->rhead = NULL;
+				c->rhead_len = 0;
+				c->resp_passed = true;
+				return 0;
+			}
+			continue;
+		}
+		if (c->rhead_len >= UPSTREAM_HEAD_MAX) {
+			fail(c, 502, "the server's answer head is too large");
+			return -1;
+		}
+		k = recv(c->ufd, c->rhead + c->rhead_len, UPSTREAM_HEAD_MAX - c->rhead_len, 0);
+		if (k < 0 && errno == EAGAIN)
+			return 0;
+		if (k <= 0) {
+			fail(c, 502, "the server closed the connection without an answer");
+			return -1;
+		}
+		c->rhead_len += (size_t)k;
+	}
+}
+
 /* A chunked body broke the rules half-way: the server got a body it cannot finish, so it gets
  * a reset (a FIN could look like an end), and the client a 400 when it has seen no answer yet. */
 static void body_refused(struct conn *c)
@@ -1091,8 +1214,15 @@ static void relay(struct conn *c, bool cu, bool uc)
 		goto closed;
 	if (r > 0) {
 		c->to_c.len = c->to_c.off = 0;
-		if (uc && pump(c->ufd, c->p_uc[1], c->p_uc[0], c->cfd, &c->q_uc, &c->eof_u, &c->done_uc, &c->grown_uc, &c->bytes_in) < 0)
+		if (uc && c->framed && !c->resp_passed) {
+			if (answer_head(c) < 0)
+				return;
+			if (c->to_c.len) /* the head is queued: flush it, then splice */
+				return relay(c, false, c->resp_passed);
+		} else if (uc && pump(c->ufd, c->p_uc[1], c->p_uc[0], c->cfd, &c->q_uc, &c->eof_u, &c->done_uc, &c->grown_uc,
+				      &c->bytes_in) < 0) {
 			goto closed;
+		}
 	}
 	if (c->done_cu && c->done_uc)
 		goto closed;

@@ -51,6 +51,8 @@ egress() { cat "$XDG_STATE_HOME"/aisb/sessions/*/egress.jsonl; }
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"HTTP/1.1 200 OK"*"seen svc.test:$PORT"* ]]
 	[ "$(cat "$REC_LOG")" = "GET /first host=svc.test:$PORT body=0" ]
+	# the client is told that the connection ends with this answer (the server did not say so)
+	[[ "$output" == *$'Connection: close\r\n'* ]]
 	# the attack: a second request (another Host) in the same write, on the kept-alive connection
 	: >"$REC_LOG"
 	send "$first$EVIL"
@@ -116,4 +118,19 @@ POST /te host=svc.test:$PORT body=5" ]
 	send "GET http://[svc.test]:$PORT/ HTTP/1.1\r\n$H\r\n\r\n"
 	[[ "$output" == "HTTP/1.1 400 Bad Request"*"brackets are for IPv6 addresses only"* ]]
 	[ ! -s "$REC_LOG" ]
+}
+
+@test "smuggle: a client that keeps connections alive gets every answer, one connection each (control for one request per connection)" {
+	require_feature "curl" command -v curl
+	# curl would reuse the connection for the second URL; the answer's Connection: close (added
+	# by the gate: the recorder never closes) makes it open a second one, which is checked too
+	run "$AISB" --add-host svc.test=127.0.0.1 --allow "svc.test:$PORT" -- \
+		curl -sS -m 30 -w '%{http_code} %{num_connects}\n' -o /dev/null "http://svc.test:$PORT/a" -o /dev/null "http://svc.test:$PORT/b"
+	echo "$output"
+	cat "$REC_LOG"
+	[ "$status" -eq 0 ]
+	[ "$output" = "200 1
+200 1" ]
+	[ "$(cat "$REC_LOG")" = "GET /a host=svc.test:$PORT body=0
+GET /b host=svc.test:$PORT body=0" ]
 }

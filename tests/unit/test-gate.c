@@ -90,7 +90,9 @@ static size_t read_head(int fd, char *buf, size_t n)
 	return got;
 }
 
-/* The local server: "GET" gets its request line echoed in a response; anything else is echoed. */
+/* The local server: "GET" gets its request echoed in a response ("GET /interim" a 100 and a
+ * kept-alive 200, "GET /garbage" no HTTP at all); "POST" a response head, then its bytes
+ * echoed; anything else is echoed. */
 static void *server(void *arg)
 {
 	int lfd = *(int *)arg;
@@ -103,7 +105,14 @@ static void *server(void *arg)
 		if (fd < 0)
 			return NULL;
 		k = read(fd, buf, sizeof(buf) - 1);
-		if (k > 0 && strncmp(buf, "GET ", 4) == 0) {
+		if (k > 0 && strncmp(buf, "GET /interim ", 13) == 0) {
+			static const char a[] = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nConnection: keep-alive\r\n"
+						"Keep-Alive: timeout=5\r\nContent-Length: 2\r\n\r\nok";
+
+			(void)!write(fd, a, sizeof(a) - 1);
+		} else if (k > 0 && strncmp(buf, "GET /garbage ", 13) == 0) {
+			(void)!write(fd, "SSH-2.0-OpenSSH\r\n\r\n", 19);
+		} else if (k > 0 && strncmp(buf, "GET ", 4) == 0) {
 			char out[4200];
 			int n;
 
@@ -111,6 +120,8 @@ static void *server(void *arg)
 			n = snprintf(out, sizeof(out), "HTTP/1.0 200 OK\r\n\r\n%s", buf);
 			(void)!write(fd, out, (size_t)n);
 		} else {
+			if (k > 0 && strncmp(buf, "POST ", 5) == 0)
+				(void)!write(fd, "HTTP/1.0 200 OK\r\n\r\n", 19);
 			while (k > 0) {
 				(void)!write(fd, buf, (size_t)k);
 				k = read(fd, buf, sizeof(buf));
@@ -330,7 +341,7 @@ static void test_http_forward(void **state)
 		 "Proxy-Authorization: Basic c2VjcmV0\r\n\r\n", f->srv_port);
 	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
 	read_all(fd, buf, sizeof(buf));
-	assert_non_null(strstr(buf, "HTTP/1.0 200 OK"));
+	assert_non_null(strstr(buf, "HTTP/1.0 200 OK\r\nConnection: close\r\n\r\n"));
 	assert_non_null(strstr(buf, "GET /secret-path?q=1 HTTP/1.1\r\n"));
 	assert_null(strstr(buf, "Proxy-Authorization"));
 	assert_non_null(strstr(buf, "Connection: close"));
@@ -386,10 +397,37 @@ static void test_http_one_request(void **state)
 	snprintf(req, sizeof(req), "POST http://svc.test:%u/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", f->srv_port);
 	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
 	read_head(fd, buf, sizeof(buf));
+	assert_string_equal(buf, "HTTP/1.0 200 OK\r\nConnection: close\r\n\r\n");
+	read_head(fd, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "POST / HTTP/1.1\r\n"));
 	assert_int_equal(write(fd, "5;x=1\r\nhello\r\n0\r\n\r\n", 20), 20);
 	read_all(fd, buf, sizeof(buf));
 	assert_null(strstr(buf, "hello"));
+	close(fd);
+}
+
+/* The client is told the connection closes after the answer: the final head's Connection and
+ * Keep-Alive become "Connection: close", an interim 100 passes as it is; a server that does not
+ * speak HTTP is a 502 (control: test_http_forward's plain answer gets the same header). */
+static void test_http_answer_closes(void **state)
+{
+	struct fixture *f = *state;
+	char req[256], buf[4096];
+	int fd = dial(f->proxy_port);
+
+	snprintf(req, sizeof(req), "GET http://svc.test:%u/interim HTTP/1.1\r\nHost: svc.test\r\n\r\n", f->srv_port);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_all(fd, buf, sizeof(buf));
+	assert_string_equal(buf, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+			   "Connection: close\r\n\r\nok");
+	close(fd);
+
+	fd = dial(f->proxy_port);
+	snprintf(req, sizeof(req), "GET http://svc.test:%u/garbage HTTP/1.1\r\nHost: svc.test\r\n\r\n", f->srv_port);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_all(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 502 Bad Gateway"));
+	assert_null(strstr(buf, "SSH-2.0"));
 	close(fd);
 }
 
@@ -836,6 +874,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tunnel_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_forward, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_one_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_answer_closes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rebinding_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_client_does_not_stall, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dns_stub, setup, teardown),
