@@ -1082,7 +1082,6 @@ static size_t answer_head_end(const char *b, size_t len)
 static int queue_answer_head(struct conn *c, const char *h, size_t len)
 {
 	size_t pos;
-	int r;
 
 	if (len < 12 || memcmp(h, "HTTP/1.", 7) != 0 || h[8] != ' ' || h[9] < '1' || h[9] > '5' || h[10] < '0' ||
 	    h[10] > '9' || h[11] < '0' || h[11] > '9')
@@ -1092,7 +1091,7 @@ static int queue_answer_head(struct conn *c, const char *h, size_t len)
 		return buf_append(&c->to_c, h, len) < 0 ? -ENOMEM : 0;
 	}
 	pos = (size_t)((const char *)memchr(h, '\n', len) - h) + 1;
-	if ((r = buf_append(&c->to_c, h, pos)) < 0)
+	if (buf_append(&c->to_c, h, pos) < 0)
 		return -ENOMEM;
 	while (pos < len) {
 		const char *line = h + pos;
@@ -1123,9 +1122,12 @@ static int answer_head(struct conn *c)
 		size_t used;
 		int r;
 
-		if (!c->rhead && !(c->rhead = malloc(UPSTREAM_HEAD_MAX))) {
-			fail(c, 503, "out of memory");
-			return -1;
+		if (!c->rhead) {
+			if (!(c->rhead = malloc(UPSTREAM_HEAD_MAX))) {
+				fail(c, 503, "out of memory");
+				return -1;
+			}
+			c->rhead_len = 0;
 		}
 		/* complete heads already read go first (an interim 100 and the final answer) */
 		if ((used = answer_head_end(c->rhead, c->rhead_len))) {
