@@ -149,6 +149,13 @@ struct csi_rule {
 };
 
 static const struct csi_rule csi_rules[] = {
+	/* the most frequent first: csi_allowed() scans the table. A CSI-dense stream (1.6 M
+	 * truecolour SGR, CUP and EL in 16.8 MB; five runs each at load 8) took 0.07-0.09 s of
+	 * CPU with the table in ECMA-48 order, 0.05-0.07 s with these first, 0.04-0.05 s before
+	 * the allowlist; plain text is unchanged (the ground fast path never gets here) */
+	{ 0, 0, 'm', CK_SGR },  /* SGR */
+	{ 0, 0, 'H', CK_ANY },  /* CUP */
+	{ 0, 0, 'K', CK_ONE },  /* EL */
 	/* editing and cursor movement (ECMA-48) */
 	{ 0, 0, '@', CK_ONE },  /* ICH */
 	{ 0, 0, 'A', CK_ONE },  /* CUU */
@@ -158,10 +165,8 @@ static const struct csi_rule csi_rules[] = {
 	{ 0, 0, 'E', CK_ONE },  /* CNL */
 	{ 0, 0, 'F', CK_ONE },  /* CPL */
 	{ 0, 0, 'G', CK_ONE },  /* CHA */
-	{ 0, 0, 'H', CK_ANY },  /* CUP */
 	{ 0, 0, 'I', CK_ONE },  /* CHT */
 	{ 0, 0, 'J', CK_ONE },  /* ED, incl. 3 (scrollback) */
-	{ 0, 0, 'K', CK_ONE },  /* EL */
 	{ 0, 0, 'L', CK_ONE },  /* IL */
 	{ 0, 0, 'M', CK_ONE },  /* DL */
 	{ 0, 0, 'P', CK_ONE },  /* DCH */
@@ -176,7 +181,6 @@ static const struct csi_rule csi_rules[] = {
 	{ 0, 0, 'e', CK_ONE },  /* VPR */
 	{ 0, 0, 'f', CK_ANY },  /* HVP */
 	{ 0, 0, 'g', CK_ONE },  /* TBC */
-	{ 0, 0, 'm', CK_SGR },  /* SGR */
 	{ 0, 0, 'r', CK_ANY },  /* DECSTBM */
 	{ 0, 0, 's', CK_ANY },  /* SCOSC, DECSLRM */
 	{ 0, 0, 'u', CK_NONE }, /* SCORC */
