@@ -713,10 +713,17 @@ static void connected(struct conn *c)
 	if (c->uhead) {
 		/* bytes the upstream sent after its answer head belong to the client */
 		char *end = strstr(c->uhead, "\r\n\r\n");
-		size_t used = (size_t)(end + 4 - c->uhead);
+		size_t used = (size_t)(end + 4 - c->uhead), more = c->uhead_len - used;
 
-		if (c->uhead_len > used && buf_append(&c->to_c, c->uhead + used, c->uhead_len - used) < 0)
+		/* a plain request's answer starts there: answer_head() reads it from rhead */
+		if (more && c->framed) {
+			if (!(c->rhead = malloc(UPSTREAM_HEAD_MAX)))
+				return fail(c, 503, "out of memory");
+			memcpy(c->rhead, c->uhead + used, more); /* more < UPSTREAM_HEAD_MAX */
+			c->rhead_len = more;
+		} else if (more && buf_append(&c->to_c, c->uhead + used, more) < 0) {
 			return fail(c, 503, "out of memory");
+		}
 	}
 	if (c->fwd) {
 		free(c->to_u.p);
