@@ -271,9 +271,11 @@ static int check_framing_header(const char *line, size_t nlen, const char *v, co
 {
 	bool u = false;
 
+	if ((name_is(line, nlen, "content-length", &u) || name_is(line, nlen, "transfer-encoding", &u)) && u) {
+		req->bad = "ambiguous request framing: a framing header spelled with '_'";
+		return -EBADMSG;
+	}
 	if (name_is(line, nlen, "content-length", &u)) {
-		if (u)
-			goto underscore;
 		if (*seen & SEEN_CL) {
 			req->bad = "ambiguous request framing: more than one Content-Length";
 			return -EBADMSG;
@@ -282,8 +284,6 @@ static int check_framing_header(const char *line, size_t nlen, const char *v, co
 		return parse_content_length(v, e, req);
 	}
 	if (name_is(line, nlen, "transfer-encoding", &u)) {
-		if (u)
-			goto underscore;
 		if (*seen & SEEN_TE) {
 			req->bad = "ambiguous request framing: more than one Transfer-Encoding";
 			return -EBADMSG;
@@ -307,9 +307,6 @@ static int check_framing_header(const char *line, size_t nlen, const char *v, co
 		*seen |= SEEN_HOST;
 	}
 	return 0;
-underscore:
-	req->bad = "ambiguous request framing: a framing header spelled with '_'";
-	return -EBADMSG;
 }
 
 /* The header lines "NAME: VALUE" from @pos to the empty line before @end (no obs-fold, no bare
