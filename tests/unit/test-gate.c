@@ -391,6 +391,24 @@ static void test_http_one_request(void **state)
 	assert_null(strstr(buf, "evil"));
 	close(fd);
 
+	/* the same when the body and what follows it come after the head is relayed (the relay's
+	 * framer, not the head's): both bodies reach the server, the request behind them does not */
+	for (int chunked = 0; chunked < 2; chunked++) {
+		fd = dial(f->proxy_port);
+		snprintf(req, sizeof(req), "POST http://svc.test:%u/ HTTP/1.1\r\n%s\r\n", f->srv_port,
+			 chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: 5\r\n");
+		assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+		read_head(fd, buf, sizeof(buf)); /* the server's answer head: the request was relayed */
+		read_head(fd, buf, sizeof(buf)); /* its echo of the request head */
+		snprintf(req, sizeof(req), "%s%s", chunked ? "5\r\nhello\r\n0\r\n\r\n" : "hello", evil);
+		assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+		shutdown(fd, SHUT_WR);
+		read_all(fd, buf, sizeof(buf));
+		if (!strstr(buf, "hello") || strstr(buf, "evil"))
+			fail_msg("chunked=%d: the server saw '%s'", chunked, buf);
+		close(fd);
+	}
+
 	/* a chunked body that breaks the rules once the server has answered: reset, the chunk
 	 * never forwarded (control: its head was) */
 	fd = dial(f->proxy_port);
