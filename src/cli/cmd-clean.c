@@ -148,6 +148,8 @@ int cmd_clean(int argc, char **argv)
 			}
 			printf("stopped session %s\n", s->id);
 			s->live = false;
+			/* a supervisor that had to be SIGKILLed left its git check pending */
+			(void)sessions_pending_checks(false);
 		}
 		if (s->live) {
 			live++;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* cmd-ps.c — `aisb ps [-a] [--json]`: live sessions (with -a also ended ones that were kept) */
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 
@@ -10,6 +11,14 @@
 #include "cli/sessions.h"
 #include "util/log.h"
 #include "workspace/workspace.h"
+
+/* Whether session @id has its git check still ahead (git/gitguard.h: <state>/pending/<id>.json). */
+static bool git_unchecked(const char *state, const char *id)
+{
+	_cleanup_free_ char *path = NULL;
+	struct stat st;
+	return asprintf(&path, "%s/pending/%s.json", state, id) >= 0 && lstat(path, &st) == 0;
+}
 
 static const char *jstr(json_object *o, const char *key, const char *dflt)
 {
@@ -26,7 +35,8 @@ int cmd_ps(int argc, char **argv)
 	bool all = false, json = false;
 	time_t now = time(NULL);
 	json_object *arr = NULL;
-	size_t n = 0;
+	size_t n = 0, n_unchecked = 0;
+	bool unchecked;
 	int r;
 
 	for (int i = 1; i < argc; i++) {
@@ -59,6 +69,9 @@ int cmd_ps(int argc, char **argv)
 		if (!s->live && !all)
 			continue;
 		sessions_format_age((long long)now - s->started, age, sizeof(age));
+		unchecked = s->live && git_unchecked(state, s->id);
+		if (unchecked)
+			n_unchecked++;
 		if (json) {
 			json_object *o = json_object_new_object();
 			json_object_object_add(o, "id", json_object_new_string(s->id));
@@ -67,6 +80,8 @@ int cmd_ps(int argc, char **argv)
 			json_object_object_add(o, "rootfs", json_object_new_string(rootfs));
 			json_object_object_add(o, "net", json_object_new_string(jstr(s->plan, "net", "?")));
 			json_object_object_add(o, "started", json_object_new_int64(s->started));
+			/* "pending": what the sandbox writes is checked for git only when it ends */
+			json_object_object_add(o, "git_check", unchecked ? json_object_new_string("pending") : NULL);
 			json_object_object_add(o, "project", jstr(s->plan, "project", NULL) ?
 					       json_object_new_string(jstr(s->plan, "project", NULL)) : NULL);
 			{
@@ -85,6 +100,12 @@ int cmd_ps(int argc, char **argv)
 	}
 	if (!json)
 		workspace_print_table(state, cli_session_live, stdout);
+	/* the window that remains (docs/threat-model.md, "While a session is live") */
+	if (n_unchecked && !json)
+		fprintf(stderr, "aisb: git check pending for %zu live session%s: what a live sandbox writes in its "
+				"project is checked for planted git files only when it ends, and until then a host git there "
+				"can run it; wait for the session to end (or end it: aisb clean --all) before you run git "
+				"there\n", n_unchecked, n_unchecked == 1 ? "" : "s");
 	if (json) {
 		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(arr);

@@ -161,6 +161,8 @@ int cmd_run(int argc, char **argv)
 		if (r != 0)
 			goto out;
 	}
+	/* a git check that a killed aisb left pending runs before this run starts (issue 21) */
+	(void)sessions_pending_checks(s.dry_run || s.print_policy || s.print_ruleset);
 	if (s.dry_run || s.print_policy || s.print_ruleset) {
 		if (s.dry_run)
 			plan_print(&p, stdout);

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/complete.h"
+#include "cli/sessions.h"
 #include "util/log.h"
 
 int main(int argc, char **argv)
@@ -17,6 +18,10 @@ int main(int argc, char **argv)
 		return cmd_complete(argc - 1, argv + 1);
 	if (argc > 1)
 		c = cli_command_find(argv[1]);
+	/* a git check that a killed aisb left pending runs before anything else (issue 21); `run`
+	 * runs it once its flags are known (a preview only announces it) */
+	if (c && c->run != cmd_run)
+		(void)sessions_pending_checks(false);
 	if (c)
 		return c->run(argc - 1, argv + 1);
 	return cmd_run(argc, argv);

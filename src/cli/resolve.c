@@ -415,9 +415,22 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	{
 		const char *t = get("AISB_TEST_NO_OVERLAY");
 		p->image_no_overlay = s->image && t && streq(t, "1");
+		/* internal, set by aisb autophase for its units (pipeline/autophase.c): where the git
+		 * check's verdict goes; an fd that is not open is ignored, and then autophase, which
+		 * reads no verdict, refuses to deliver */
+		t = get("AISB_GUARD_VERDICT_FD");
+		if (t) {
+			unsigned long long fd;
+			if (parse_u64(t, &fd) == 0 && fd > 2 && fd < 1024 && fcntl((int)fd, F_SETFD, FD_CLOEXEC) == 0)
+				p->guard_verdict_fd = (int)fd;
+		}
 		t = get("AISB_TEST_UPPER_SIZE");
 		if (s->image && t && cgroup_parse_size(t, &p->image_upper_max) < 0)
 			return log_error("AISB_TEST_UPPER_SIZE '%s' is not a size", t), AISB_EXIT_POLICY;
+		/* lower the egress log's bound (docs/networking.md), so that a flood reaches it fast */
+		t = get("AISB_TEST_EGRESS_LOG_MAX");
+		if (t && cgroup_parse_size(t, &p->netp->egress_log_max) < 0)
+			return log_error("AISB_TEST_EGRESS_LOG_MAX '%s' is not a size", t), AISB_EXIT_POLICY;
 	}
 	if (s->image && !(p->image_ref = strdup(s->image)))
 		return log_error("out of memory"), AISB_EXIT_FAILED;

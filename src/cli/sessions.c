@@ -16,6 +16,7 @@
 #include "cli/capview.h"
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
+#include "git/gitguard.h"
 #include "ns/cgroup.h"
 #include "ns/session.h"
 #include "util/dl.h"
@@ -44,20 +45,8 @@ bool sessions_id_valid(const char *id)
 /* Field 22 of /proc/PID/stat (start time in ticks). */
 static int proc_start(pid_t pid, unsigned long long *out)
 {
-	char path[64];
-	_cleanup_free_ char *buf = NULL;
-	char *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0)
-		return -ESRCH;
-	p = strrchr(buf, ')');
-	for (int field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return -EINVAL;
-	*out = strtoull(p + 1, NULL, 10);
-	return 0;
+	int r = proc_start_time(pid, out);
+	return r == -ENOENT ? -ESRCH : r;
 }
 
 void sessions_info_done(struct session_info *si)
@@ -284,9 +273,44 @@ static int pidfd_checked(pid_t pid, unsigned long long start)
 	return fd;
 }
 
+/* Waits up to @ms for the supervisor to exit. Return: true when it did. */
+static bool supervisor_gone(const struct session_info *si, int ms)
+{
+	for (int waited = 0; waited < ms; waited += 20) {
+		struct timespec ts = { 0, 20L * 1000 * 1000 };
+		if (!proc_is(si->supervisor, si->supervisor_start))
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return !proc_is(si->supervisor, si->supervisor_start);
+}
+
+/* The sandbox's init, when it is still the supervisor's child: a pidfd, or -errno. */
+static int init_pidfd(const struct session_info *si)
+{
+	char path[64];
+	_cleanup_free_ char *buf = NULL;
+	int fd, ppid = 0;
+	char *p;
+
+	if (si->init <= 0)
+		return -ESRCH;
+	fd = (int)syscall(SYS_pidfd_open, si->init, 0);
+	if (fd < 0)
+		return -errno;
+	/* checked after the pidfd is open: the pid cannot be reused under it from here on */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)si->init);
+	if (read_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0 || !(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %d", &ppid) != 1 || ppid != si->supervisor) {
+		close(fd);
+		return -ESRCH;
+	}
+	return fd;
+}
+
 int sessions_stop(const struct session_info *si, int grace_ms)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = -1, ifd = -1;
 
 	if (!si->live || si->supervisor <= 0)
 		return -ESRCH;
@@ -295,24 +319,18 @@ int sessions_stop(const struct session_info *si, int grace_ms)
 		return fd;
 	if (syscall(SYS_pidfd_send_signal, fd, SIGTERM, NULL, 0) < 0)
 		return errno == ESRCH ? 0 : -errno;
-	for (int waited = 0; waited < grace_ms; waited += 20) {
-		struct timespec ts = { 0, 20L * 1000 * 1000 };
-		unsigned long long now;
-		if (proc_start(si->supervisor, &now) < 0 || now != si->supervisor_start)
-			return 0;
-		nanosleep(&ts, NULL);
-	}
-	/* The supervisor ignored SIGTERM: SIGKILL; init dies with it (PDEATHSIG), the watchdog
-	 * removes the cgroup leaf. */
+	if (supervisor_gone(si, grace_ms))
+		return 0;
+	/* The sandbox ignored SIGTERM: end the sandbox, not its supervisor, so that the supervisor
+	 * still checks what it wrote for git (issue 21). SIGKILL to init kills its pid namespace. */
+	ifd = init_pidfd(si);
+	if (ifd >= 0 && syscall(SYS_pidfd_send_signal, ifd, SIGKILL, NULL, 0) == 0 &&
+	    supervisor_gone(si, SESSIONS_CHECK_WAIT_MS))
+		return 0;
+	/* The supervisor itself does not end: SIGKILL; its check stays pending on disk and the
+	 * caller runs it (sessions_pending_checks()). */
 	(void)syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
-	for (int i = 0; i < 250; i++) {
-		struct timespec ts = { 0, 20L * 1000 * 1000 };
-		unsigned long long now;
-		if (proc_start(si->supervisor, &now) < 0 || now != si->supervisor_start)
-			return 0;
-		nanosleep(&ts, NULL);
-	}
-	return -ETIMEDOUT;
+	return supervisor_gone(si, 5000) ? 0 : -ETIMEDOUT;
 }
 
 /* Whether @dir looks like a run dir entry aisb made for session @id: ".../aisb/<id>" or
@@ -544,4 +562,19 @@ int session_inspect(const char *id, bool json)
 	}
 	sessions_info_done(&si);
 	return 0;
+}
+
+int sessions_pending_checks(bool preview)
+{
+	_cleanup_free_ char *state = sessions_state_dir(hostenv_get), *dir = NULL;
+	struct gitguard_verdict v = { 0 };
+	int r;
+
+	if (!state || !(dir = path_join(state, "pending")))
+		return 0;
+	r = gitguard_pending_run(dir, stderr, preview, &v);
+	if (r < 0)
+		log_warn_errno(r, "cannot run the pending git checks in '%s': %m; a session may have ended without "
+			       "checking what it wrote for git", dir);
+	return r;
 }

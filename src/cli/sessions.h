@@ -51,13 +51,25 @@ void sessions_list_free(struct session_info *v, size_t n);
 /* Formats an age in seconds as "42s", "5m", "3h", "2d". Does not log. */
 void sessions_format_age(long long secs, char *buf, size_t n);
 
-/* Stops a live session: SIGTERM to the supervisor (it forwards to the sandbox), then SIGKILL
- * after @grace_ms. Return: 0, -ESRCH when it was not live. Does not log. */
+/* How long sessions_stop() waits for a supervisor to check what its sandbox wrote for git after
+ * the sandbox was killed (a walk of a large tree takes seconds). */
+#define SESSIONS_CHECK_WAIT_MS 120000
+
+/* Stops a live session: SIGTERM to the supervisor (it forwards to the sandbox); after
+ * @grace_ms, SIGKILL to the sandbox's init, so that the supervisor still runs its git check
+ * (waited for up to SESSIONS_CHECK_WAIT_MS); only a supervisor that does not end then is
+ * SIGKILLed, and its check stays pending (sessions_pending_checks()). Return: 0, -ESRCH when
+ * it was not live. Does not log. */
 int sessions_stop(const struct session_info *si, int grace_ms);
 
 /* Removes an ended session: a leftover cgroup leaf (SIGKILLed supervisor whose watchdog died
  * too), then the dir. Refuses a live one (-EBUSY). Return: 0 or -errno. Does not log. */
 int sessions_remove(const struct session_info *si);
+
+/* Runs the git checks that killed supervisors left pending (git/gitguard.h), as the first step
+ * of every aisb command (issue 21): each says so on stderr, with what it found. @preview: only
+ * say that one is pending. Return: the number run, or -errno. Logs. */
+int sessions_pending_checks(bool preview);
 
 /* Prints the sessions.log lines of @id to @f. Return: the number of lines. Does not log. */
 int sessions_print_log_lines(const char *state_dir, const char *id, FILE *f);

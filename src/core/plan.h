@@ -161,6 +161,8 @@ struct aisb_plan {
 	char *run_dir;         /* a tmpfs for the session's throw-away files: $XDG_RUNTIME_DIR/aisb,
 				* else /dev/shm/aisb-UID; NULL: none (ns/session.h) */
 	char *etc_dir;         /* where session_create() wrote the generated /etc files */
+	int guard_verdict_fd;  /* > 2: aisb autophase's pipe for the git check's verdict (internal
+				* AISB_GUARD_VERDICT_FD; written at the end, nothing when the check never ran) */
 	/* results of the run, for sessions.log */
 	size_t git_quarantined; /* files gitguard moved (or, with --writable-git, named) after it */
 };

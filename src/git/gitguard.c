@@ -47,7 +47,9 @@ static const char *const hook_names[] = {
 	"p4-pre-submit", "post-index-change",
 };
 
-#define MAX_EXTRA 256            /* include targets and hooksPath dirs judged after the walk */
+#define GG_STR_(x) #x
+#define GG_STR(x) GG_STR_(x)
+#define MAX_EXTRA 4096           /* include targets and hooksPath dirs judged after the walk */
 #define MAX_QUARANTINE_COPY (64u << 20)
 
 struct gg {
@@ -55,6 +57,9 @@ struct gg {
 	struct gitguard_report *rep;
 	int rootfd, qfd;
 	size_t entries;
+	bool exhausted;     /* GITGUARD_MAX_ENTRIES reached: every directory not walked yet is unjudged */
+	bool unjudged_name; /* quarantine(): the in-place fallback name is NAME.aisb-unchecked */
+	size_t extra_dropped;
 	char **includes;  /* root-relative config files to judge after the walk */
 	char **hookdirs;  /* root-relative hooks directories (core.hooksPath) */
 	char buf[64 * 1024] __attribute__((aligned(8))); /* getdents64, reused per directory */
@@ -207,7 +212,7 @@ static void quarantine(struct gg *g, int dirfd, const char *name, const char *re
 	} else
 		r = qdir;
 	/* last resort: a name git does not read, in the same directory */
-	snprintf(name2, sizeof(name2), "%.200s.aisb-quarantined", name);
+	snprintf(name2, sizeof(name2), "%.200s.%s", name, g->unjudged_name ? "aisb-unchecked" : "aisb-quarantined");
 	if (renameat(dirfd, name, dirfd, name2) == 0) {
 		_cleanup_free_ char *dir = NULL;
 		const char *slash = strrchr(rel, '/');
@@ -328,8 +333,11 @@ struct cfg_scan {
 static void add_extra(struct gg *g, char ***list, const char *dirrel, const char *path)
 {
 	_cleanup_free_ char *expanded = NULL, *below = NULL;
-	if (strv_length(*list) >= MAX_EXTRA)
+	if (strv_length(*list) >= MAX_EXTRA) {
+		g->rep->incomplete = true; /* an include not judged: said, never silently */
+		g->extra_dropped++;
 		return;
+	}
 	if (strncmp(path, "~/", 2) == 0) {
 		/* looked up only here: NSS costs a measurable part of a short run */
 		const struct passwd *pw = g->o->home ? NULL : getpwuid(getuid());
@@ -386,8 +394,12 @@ static void judge_config(struct gg *g, int dirfd, const char *name, const char *
 			finding(g, dirfd, name, rel, "%s: larger than git config ever is, not read", "config");
 		return;
 	}
-	if (r < 0)
+	if (r < 0) {
+		/* unreadable is not unchecked: a git that can read it (root's) would run it */
+		if (judge)
+			finding(g, dirfd, name, rel, "%s: could not be read to check it", name);
 		return;
+	}
 	/* <worktree>/.git/config: hooksPath is relative to <worktree> */
 	{
 		const char *slash = strrchr(dirrel, '/');
@@ -467,20 +479,85 @@ struct dirent64_raw {
 	char d_name[];
 };
 
-/* Walks the directory @dfd (an O_RDONLY fd, taken over): judges its entries, then descends. */
-static void walk(struct gg *g, int dfd, const char *rel, const char *dirname, bool dir_fresh, unsigned depth)
+/* A directory that could not be judged (issue 21: "no subtree hides another"): anything could
+ * be inside, so it goes whole where git does not look, like a planted file: into the quarantine,
+ * else (another filesystem) renamed in place to NAME.aisb-unchecked and made mode 000 when it is
+ * the caller's, so that neither a gitlink in the index nor a plain `cd` finds a repository in it.
+ * Its siblings are judged as usual; only it is named. */
+static void unjudged(struct gg *g, int dirfd, const char *name, const char *rel, const char *why)
+{
+	struct gitguard_finding *f;
+	char name2[NAME_MAX + 1];
+
+	g->unjudged_name = true;
+	f = finding(g, dirfd, name, rel, "%s", why);
+	g->unjudged_name = false;
+	if (!f) {
+		g->rep->incomplete = true;
+		return;
+	}
+	f->unjudged = true;
+	g->rep->n_unjudged++;
+	g->rep->incomplete = true;
+	if (f->moved_to && g->o->quarantine && !path_startswith(f->moved_to, g->o->quarantine)) {
+		/* renamed in place: shut it too */
+		struct stat st;
+		snprintf(name2, sizeof(name2), "%.200s.aisb-unchecked", name);
+		if (fstatat(dirfd, name2, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+		    fchmodat(dirfd, name2, 0, 0) < 0)
+			f->err = -errno; /* moved, but open: said with the finding */
+	}
+}
+
+/* Opens subdirectory @name of @fd that the sandbox made unreadable (EACCES), when it is the
+ * caller's: its mode gains u+rx for the walk (*@mode_back: what to put back, through *@pfd).
+ * Return: the O_RDONLY fd, or -errno. Does not log. */
+static int open_unreadable(int fd, const char *name, int *pfd, mode_t *mode_back)
+{
+	char fdpath[64];
+	struct stat st;
+	int cfd;
+
+	*pfd = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*pfd < 0)
+		return -errno;
+	if (fstat(*pfd, &st) < 0)
+		return -errno;
+	if (st.st_uid != geteuid())
+		return -EACCES;
+	/* chmod through the O_PATH fd (fchmod refuses one): the name is not resolved again */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", *pfd);
+	if (chmod(fdpath, (st.st_mode & 07777) | 0500) < 0)
+		return -errno;
+	*mode_back = st.st_mode & 07777;
+	cfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (cfd < 0) {
+		int e = -errno;
+		(void)chmod(fdpath, *mode_back);
+		return e;
+	}
+	return cfd;
+}
+
+static void mode_back(int pfd, mode_t mode)
+{
+	char fdpath[64];
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", pfd);
+	(void)chmod(fdpath, mode);
+}
+
+/* Walks the directory @dfd (an O_RDONLY fd, taken over): judges its entries, then descends,
+ * `.git` first. Return: NULL when every entry was judged (a subdirectory that could not be is
+ * already dealt with here), else why this directory could not be judged: the caller moves it. */
+static const char *walk(struct gg *g, int dfd, const char *rel, const char *dirname, bool dir_fresh, unsigned depth)
 {
 	_cleanup_strv_free_ char **subdirs = NULL;
 	_cleanup_close_ int fd = dfd;
+	size_t here = 0;
 	long n;
 
-	if (g->rep->incomplete || depth > GITGUARD_MAX_DEPTH) {
-		if (!g->rep->incomplete) {
-			g->rep->incomplete = true;
-			g->rep->stopped_at = host_path(g, rel);
-		}
-		return;
-	}
+	if (g->exhausted)
+		return "not checked: the check's bound of " GG_STR(GITGUARD_MAX_ENTRIES) " entries was reached before it";
 	while ((n = syscall(SYS_getdents64, fd, g->buf, sizeof(g->buf))) > 0) {
 		for (long off = 0; off < n;) {
 			struct dirent64_raw *de = (struct dirent64_raw *)(void *)(g->buf + off);
@@ -488,39 +565,75 @@ static void walk(struct gg *g, int dfd, const char *rel, const char *dirname, bo
 			off += de->d_reclen;
 			if (streq(de->d_name, ".") || streq(de->d_name, ".."))
 				continue;
-			if (++g->entries > GITGUARD_MAX_ENTRIES) {
-				g->rep->incomplete = true;
-				g->rep->stopped_at = host_path(g, rel);
-				return;
+			if (++g->entries > (g->o->max_entries ? g->o->max_entries : GITGUARD_MAX_ENTRIES)) {
+				g->exhausted = true;
+				return "not checked whole: the check's bound of " GG_STR(GITGUARD_MAX_ENTRIES)
+				       " entries was reached in it";
 			}
+			if (++here > GITGUARD_MAX_DIR_ENTRIES)
+				return "not checked: more than " GG_STR(GITGUARD_MAX_DIR_ENTRIES) " entries in one directory";
 			if (type == DT_UNKNOWN) {
 				struct stat st;
 				if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-					continue;
+					return "not checked: an entry in it could not be examined";
 				type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
 			}
 			judge_entry(g, fd, rel, dirname, de->d_name, type, dir_fresh);
 			if (type == DT_DIR && strv_push(&subdirs, de->d_name) < 0)
-				return;
+				return "not checked: out of memory";
 		}
 	}
+	if (n < 0)
+		return "not checked: it could not be read to the end";
+	/* `.git` first: a flood elsewhere must not leave the repository itself unwalked */
+	for (size_t i = 0; subdirs && subdirs[i]; i++)
+		if (streq(subdirs[i], ".git")) {
+			char *t = subdirs[i];
+			subdirs[i] = subdirs[0];
+			subdirs[0] = t;
+			break;
+		}
 	for (size_t i = 0; subdirs && subdirs[i]; i++) {
 		_cleanup_free_ char *child = rel_join(rel, subdirs[i]);
-		int cfd = child ? openat(fd, subdirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		_cleanup_close_ int pfd = -1;
+		const char *why = NULL;
+		mode_t back = 0;
+		int cfd;
+
+		if (!child) {
+			g->rep->incomplete = true;
+			g->rep->lost++;
+			continue;
+		}
+		if (depth + 1 > GITGUARD_MAX_DEPTH) {
+			unjudged(g, fd, subdirs[i], child, "not checked: more than " GG_STR(GITGUARD_MAX_DEPTH)
+				 " levels below the project");
+			continue;
+		}
+		cfd = openat(fd, subdirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0 && (errno == EACCES || errno == EPERM)) {
+			/* made unreadable inside, where the user's git may still enter through the
+			 * search bit: opened up for the walk, its mode put back after */
+			cfd = open_unreadable(fd, subdirs[i], &pfd, &back);
+			if (cfd >= 0)
+				g->rep->n_opened++;
+			else
+				why = "not checked: a directory that cannot be read (and is not yours to open up)";
+		} else if (cfd < 0 && errno != ENOENT)
+			why = "not checked: it could not be opened";
 		if (cfd >= 0) {
 			bool fresh = false;
 			struct stat st;
 			if ((streq(subdirs[i], "hooks") || streq(subdirs[i], "info")) && fstat(cfd, &st) == 0)
 				fresh = is_fresh(g, &st) && !is_pinned(g, child);
-			walk(g, cfd, child, subdirs[i], fresh, depth + 1);
+			why = walk(g, cfd, child, subdirs[i], fresh, depth + 1);
 		}
-		else if (child && (errno == EACCES || errno == EPERM)) {
-			/* a directory the sandbox made unreadable can hide a repository until the user
-			 * opens it up: said, since it cannot be checked */
-			if (!g->rep->n_unreadable++)
-				g->rep->unreadable = host_path(g, child);
-		}
+		if (pfd >= 0)
+			mode_back(pfd, back);
+		if (why)
+			unjudged(g, fd, subdirs[i], child, why);
 	}
+	return NULL;
 }
 
 /* Splits root-relative @rel into its parent (opened without following links) and name. */
@@ -628,11 +741,17 @@ int gitguard_check(const struct gitguard_options *o, struct gitguard_report *rep
 	g->rep = rep;
 	g->qfd = -1;
 	g->rootfd = openat_nofollow(AT_FDCWD, o->root, O_RDONLY | O_DIRECTORY, 0);
-	if (g->rootfd < 0)
+	if (g->rootfd < 0) {
+		rep->incomplete = true;
+		rep->root_err = g->rootfd;
 		return g->rootfd;
+	}
 	fd = fcntl(g->rootfd, F_DUPFD_CLOEXEC, 3);
-	if (fd >= 0)
-		walk(g, fd, "", "", false, 0);
+	if (fd < 0 || walk(g, fd, "", "", false, 0)) {
+		/* the root itself: nothing to move it to, so the report says not to run git there */
+		rep->incomplete = true;
+		rep->root_err = fd < 0 ? -errno : -EIO;
+	}
 	judge_extras(g);
 	gg_done(g);
 	return 0;
@@ -670,8 +789,6 @@ void gitguard_report_free(struct gitguard_report *rep)
 		free(rep->v[i].reason);
 	}
 	free(rep->v);
-	free(rep->stopped_at);
-	free(rep->unreadable);
 	*rep = (struct gitguard_report){ 0 };
 }
 
@@ -713,18 +830,57 @@ static void write_manifest(const struct gitguard_report *rep, const char *quaran
 
 #define PRINT_MAX 20 /* findings listed in the message; all of them are in MANIFEST */
 
+/* A path as one word for the user's shell (bash, zsh, ksh, dash 0.5.12+): '...' with each ' as
+ * '\'' when every byte is printable ASCII, else $'...' with every other byte as \xNN, so that no
+ * quote, ;, $(), newline or control byte in a name the sandbox chose can run anything or drive
+ * the terminal when the line is pasted (issue 21). */
+static void put_word(FILE *f, const char *s)
+{
+	bool plain = true;
+	for (const unsigned char *c = (const unsigned char *)(s ? s : "?"); *c; c++)
+		plain &= *c >= 0x20 && *c < 0x7f;
+	if (plain) {
+		fputc('\'', f);
+		for (const char *c = s ? s : "?"; *c; c++)
+			if (*c == '\'')
+				fputs("'\\''", f);
+			else
+				fputc(*c, f);
+		fputc('\'', f);
+		return;
+	}
+	fputs("$'", f);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c < 0x20 || *c >= 0x7f || *c == '\\' || *c == '\'')
+			fprintf(f, "\\x%02x", *c);
+		else
+			fputc(*c, f);
+	fputc('\'', f);
+}
+
 size_t gitguard_report_print(const struct gitguard_report *rep, const char *quarantine, FILE *f)
 {
+	size_t planted = rep->n - rep->n_unjudged, shown = 0;
 	bool moved = false;
+
 	for (size_t i = 0; i < rep->n; i++)
 		moved |= rep->v[i].moved_to != NULL;
-	if (rep->n) {
+	if (planted)
 		fprintf(f, "aisb: the sandbox changed %zu file%s that decide what git on this machine runs; "
-			   "%s before any git could use %s:\n", rep->n, rep->n == 1 ? "" : "s",
+			   "%s before any git could use %s:\n", planted, planted == 1 ? "" : "s",
 			quarantine ? "moved out of the way" : "LEFT IN PLACE (--writable-git)",
-			rep->n == 1 ? "it" : "them");
-		for (size_t i = 0; i < rep->n && i < PRINT_MAX; i++) {
+			planted == 1 ? "it" : "them");
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && rep->n_unjudged)
+			fprintf(f, "aisb: %zu director%s could not be checked for planted git files, so %s %s:\n",
+				rep->n_unjudged, rep->n_unjudged == 1 ? "y" : "ies",
+				rep->n_unjudged == 1 ? "it was" : "they were",
+				quarantine ? "moved whole out of git's reach" : "LEFT IN PLACE (--writable-git): "
+				"do not run git in or below them");
+		for (size_t i = 0; i < rep->n; i++) {
 			const struct gitguard_finding *x = &rep->v[i];
+			if (x->unjudged != (pass == 1) || shown++ >= PRINT_MAX)
+				continue;
 			fputs("aisb:   '", f);
 			put_path(f, x->path);
 			fputs("': ", f);
@@ -733,42 +889,38 @@ size_t gitguard_report_print(const struct gitguard_report *rep, const char *quar
 			if (x->moved_to) {
 				fputs("aisb:       now '", f);
 				put_path(f, x->moved_to);
-				fputs("' (restore, only if you trust it: mv '", f);
-				put_path(f, x->moved_to);
-				fputs("' '", f);
-				put_path(f, x->path);
-				fputs("')\n", f);
+				fputs("' (restore, only if you trust it: mv ", f);
+				put_word(f, x->moved_to);
+				fputc(' ', f);
+				put_word(f, x->path);
+				fputs(")\n", f);
 			} else if (x->err < 0)
 				fprintf(f, "aisb:       COULD NOT BE MOVED (%s): remove it before you run git there\n",
 					strerror(-x->err));
 		}
-		if (quarantine && moved) {
-			write_manifest(rep, quarantine);
-			if (rep->n > PRINT_MAX)
-				fprintf(f, "aisb:   ... and %zu more\n", rep->n - PRINT_MAX);
-			fputs("aisb: the full list is in '", f);
-			put_path(f, quarantine);
-			fputs("/MANIFEST'; inspect with: ls -laR '", f);
-			put_path(f, quarantine);
-			fputs("'\n", f);
-		} else if (rep->n > PRINT_MAX)
-			fprintf(f, "aisb:   ... and %zu more\n", rep->n - PRINT_MAX);
+	}
+	if (rep->n > PRINT_MAX)
+		fprintf(f, "aisb:   ... and %zu more\n", rep->n - PRINT_MAX);
+	if (quarantine && moved) {
+		write_manifest(rep, quarantine);
+		fputs("aisb: the full list is in '", f);
+		put_path(f, quarantine);
+		fputs("/MANIFEST'; inspect with: ls -laR ", f);
+		put_word(f, quarantine);
+		fputc('\n', f);
 	}
 	if (rep->lost)
-		fprintf(f, "aisb: warning: %zu more finding%s could not be listed (out of memory)\n", rep->lost,
-			rep->lost == 1 ? "" : "s");
-	if (rep->incomplete) {
-		fputs("aisb: warning: the check for planted git files stopped at '", f);
-		put_path(f, rep->stopped_at);
-		fprintf(f, "' (more than %u levels or %u entries); run git below it only after checking it "
-			   "yourself\n", (unsigned)GITGUARD_MAX_DEPTH, (unsigned)GITGUARD_MAX_ENTRIES);
-	}
-	if (rep->n_unreadable) {
-		fprintf(f, "aisb: warning: %zu director%s below the project could not be read to check for "
-			   "planted git files (first: '", rep->n_unreadable, rep->n_unreadable == 1 ? "y" : "ies");
-		put_path(f, rep->unreadable);
-		fprintf(f, "'); if you make %s readable, check %s before you run git there\n",
-			rep->n_unreadable == 1 ? "it" : "them", rep->n_unreadable == 1 ? "it" : "them");
-	}
+		fprintf(f, "aisb: warning: %zu more finding%s could not be listed (out of memory); run git there only "
+			   "after checking it yourself\n", rep->lost, rep->lost == 1 ? "" : "s");
+	if (rep->root_err < 0)
+		fprintf(f, "aisb: WARNING: the tree could not be checked for planted git files at all (%s): do not run "
+			   "git in it before you have checked its .git yourself\n", strerror(-rep->root_err));
+	else if (rep->incomplete && !rep->n_unjudged && !rep->lost)
+		fputs("aisb: WARNING: some files that git's configs include could not be checked (more than "
+		      GG_STR(MAX_EXTRA) "); run git there only after checking its .git yourself\n", f);
+	if (rep->n_opened)
+		fprintf(f, "aisb: %zu director%s made unreadable inside %s opened up to be checked, and %s mode put "
+			   "back\n", rep->n_opened, rep->n_opened == 1 ? "y" : "ies", rep->n_opened == 1 ? "was" : "were",
+			rep->n_opened == 1 ? "its" : "their");
 	return rep->n;
 }

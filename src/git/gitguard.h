@@ -27,9 +27,11 @@
 #include <stdio.h>
 #include <time.h>
 
-/* Bounds: the walk gives up (and says so) beyond these. */
+/* Bounds. A directory beyond one of them is not judged: it is moved whole out of git's reach and
+ * named (an "unjudged" finding), and only it: every sibling is still judged (issue 21). */
 #define GITGUARD_MAX_DEPTH 256
-#define GITGUARD_MAX_ENTRIES 2000000
+#define GITGUARD_MAX_ENTRIES 2000000     /* in all; after it every directory not yet walked is unjudged */
+#define GITGUARD_MAX_DIR_ENTRIES 1000000 /* in one directory */
 #define GITGUARD_MAX_CONFIG (1u << 20)   /* a bigger config that changed is quarantined unread */
 #define GITGUARD_MAX_GITDIRS 4096        /* gitdirs inspected per root */
 #define GITGUARD_MAX_INCLUDE_DEPTH 10    /* git's own include depth limit */
@@ -117,16 +119,20 @@ struct gitguard_finding {
 	char *moved_to;  /* where it is now, NULL when it was left in place */
 	char *reason;    /* what it would have made git do */
 	int err;         /* < 0: moving it failed (-errno) */
+	bool unjudged;   /* a directory that could not be checked (a bound, unreadable, an error):
+			  * moved whole, since anything could be inside */
 };
 
 struct gitguard_report {
 	struct gitguard_finding *v;
 	size_t n;
-	size_t lost;       /* findings dealt with but not listed (no memory for the list) */
-	bool incomplete;   /* a bound was hit: not every directory was looked at */
-	char *stopped_at;  /* where (host path), when incomplete */
-	size_t n_unreadable;  /* directories that could not be opened (EACCES) */
-	char *unreadable;     /* the first of them */
+	size_t lost;         /* findings dealt with but not listed (no memory for the list) */
+	size_t n_unjudged;   /* of v: directories that could not be checked */
+	size_t n_opened;     /* unreadable directories of the caller's made readable for the walk
+			      * and put back (checked like any other) */
+	bool incomplete;     /* something could not be checked: n_unjudged > 0, lost > 0, or the
+			      * root itself (then root_err) */
+	int root_err;        /* < 0: the root could not be opened or walked at all */
 };
 
 struct gitguard_options {
@@ -135,6 +141,7 @@ struct gitguard_options {
 	struct timespec since;       /* when the run started (CLOCK_REALTIME) */
 	const char *quarantine;      /* directory to move findings into (created 0700); NULL: report only */
 	const char *home;            /* for `~/` in include paths; NULL: the caller's (getpwuid) */
+	size_t max_entries;          /* 0: GITGUARD_MAX_ENTRIES (tests set a small one) */
 };
 
 /**
@@ -142,9 +149,15 @@ struct gitguard_options {
  * @o: what to check and where to put what is found
  * @rep: findings are appended here (free with gitguard_report_free())
  *
+ * A directory that cannot be judged (deeper than GITGUARD_MAX_DEPTH, more entries than the
+ * bounds, unreadable and not the caller's to open up, a read error) is itself a finding: moved
+ * whole (into the quarantine, else renamed in place to NAME.aisb-unchecked with mode 000), and
+ * only it; its siblings are judged as usual. A directory of the caller's that it cannot read is
+ * made readable for the walk and its mode put back. `.git` is walked before its siblings.
+ *
  * Does not run git. Does not log: the caller prints @rep (gitguard_report_print()).
  * Return: 0 (findings, including failed moves, are in @rep), or -errno when the root itself
- * could not be opened.
+ * could not be opened (also in @rep->root_err, with @rep->incomplete).
  */
 int gitguard_check(const struct gitguard_options *o, struct gitguard_report *rep);
 
@@ -172,6 +185,72 @@ void gitguard_report_free(struct gitguard_report *rep);
  * Does not log otherwise. Return: the number of findings.
  */
 size_t gitguard_report_print(const struct gitguard_report *rep, const char *quarantine, FILE *f);
+
+/*
+ * Jobs (gitguard-job.c): one run's check as a value. The supervisor records it on disk before
+ * the workload starts (gitguard_job_record()), runs it after the sandbox is gone
+ * (gitguard_job_run()) and only then forgets it; a record whose owner is gone is a check that
+ * never ran, and every later aisb command runs it (gitguard_pending_run()) with the run's
+ * original start time, so a SIGKILLed supervisor cannot make what its sandbox planted pass.
+ */
+struct gitguard_root {
+	char *root;          /* host path (absolute, canonical) */
+	bool is_file;        /* a single file mounted read-write: judged as git config */
+	char **pinned;       /* root-relative read-only paths, NULL-terminated; may be NULL */
+	char *quarantine;    /* NULL: report only (--writable-git) */
+};
+
+struct gitguard_job {
+	char *id;                    /* the session id: names the record */
+	struct timespec since;       /* when the run started */
+	pid_t owner;                 /* the supervisor, and its start time (proc_start_time()) */
+	unsigned long long owner_start;
+	pid_t init;                  /* the sandbox's init (host pid) and its start time: a check */
+	unsigned long long init_start; /* runs only once it is gone, with its whole pid namespace */
+	unsigned long long pidns;    /* inode of the pid namespace those pids are in (gitguard_pidns()) */
+	struct gitguard_root *roots;
+	size_t n;
+};
+
+struct gitguard_verdict {
+	size_t found;     /* findings (planted files and unjudged directories) */
+	size_t unjudged;  /* directories that could not be checked (moved whole) */
+	size_t failed;    /* findings that could not be moved */
+	bool incomplete;  /* anything could not be checked, or a pending check was only announced */
+};
+
+/* The inode of this process's pid namespace, 0 when unknown. Does not log. */
+unsigned long long gitguard_pidns(void);
+
+/* Adds a root to @j; takes @pinned. Return: 0 or -ENOMEM. Does not log. */
+int gitguard_job_add(struct gitguard_job *j, const char *root, bool is_file, char **pinned, const char *quarantine);
+void gitguard_job_free(struct gitguard_job *j);
+
+/**
+ * gitguard_job_run() - check every root of @j, print the findings to @f, add them to @v
+ * Return: 0. Logs (to @f).
+ */
+int gitguard_job_run(const struct gitguard_job *j, FILE *f, struct gitguard_verdict *v);
+
+/**
+ * gitguard_job_record() - write @j to @dir/<id>.json (0600, atomically; @dir made 0700)
+ * gitguard_job_forget() - remove it, once the check ran
+ * Return: 0 or -errno. Do not log.
+ */
+int gitguard_job_record(const struct gitguard_job *j, const char *dir);
+int gitguard_job_forget(const struct gitguard_job *j, const char *dir);
+
+/**
+ * gitguard_pending_run() - run every recorded check in @dir whose owner is gone
+ * @dir: the records' directory (<state dir>/pending)
+ * @f: where the header and findings go (stderr)
+ * @preview: only say that a check is pending (a --dry-run writes nothing)
+ * @v: accumulates what was found
+ *
+ * One checker per record at a time (flock); a record is removed after its check ran.
+ * Return: the number of checks run (or announced), or -errno. Logs (to @f).
+ */
+int gitguard_pending_run(const char *dir, FILE *f, bool preview, struct gitguard_verdict *v);
 
 /*
  * Snapshots (gitguard-snapshot.c): the exact state of what makes a host git run something or

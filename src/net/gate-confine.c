@@ -147,15 +147,17 @@ static int set_limit(int res, rlim_t v, const char *what)
  * 1 GiB of address space is far above need and still bounds a runaway. ASan reserves terabytes
  * of shadow address space, so sanitizer builds go without it. */
 #define GATE_AS_MAX ((rlim_t)1 << 30)
-/* The egress log is the only file it writes (through the fd the supervisor opened): ~300 bytes a
- * connection, so 1 GiB is millions of connections, and bounds the disk a runaway could fill. */
+/* The egress log is the only file it writes (through the fd the supervisor opened): ~250 bytes a
+ * connection. The gate stops at the log's own bound (GATE_LOG_MAX, 64 MiB by default: gate.c's
+ * log_put()) and passes that (plus one record) as @fsize, so that the kernel holds the bound
+ * too, for a gate that went wrong; this is the most without one. */
 #define GATE_FSIZE_MAX ((rlim_t)1 << 30)
 
 /* Stage: resource limits. Should: no new processes or threads (NPROC 0), no core dump (it holds
  * the policy and sandbox traffic), bounded file writes and memory, no locked memory or message
  * queues, and the fd limit fixed at the level gate_new() sized the connection cap to. Mustn't:
  * leave a limit it could raise again (soft = hard). */
-static int confine_rlimits(void)
+static int confine_rlimits(uint64_t fsize)
 {
 	struct rlimit rl;
 
@@ -163,7 +165,7 @@ static int confine_rlimits(void)
 		return log_error_errno(-errno, "gate: cannot read RLIMIT_NOFILE: %m");
 	if (set_limit(RLIMIT_NOFILE, rl.rlim_cur, "RLIMIT_NOFILE") < 0 ||
 	    set_limit(RLIMIT_NPROC, 0, "RLIMIT_NPROC") < 0 || set_limit(RLIMIT_CORE, 0, "RLIMIT_CORE") < 0 ||
-	    set_limit(RLIMIT_FSIZE, GATE_FSIZE_MAX, "RLIMIT_FSIZE") < 0 ||
+	    set_limit(RLIMIT_FSIZE, fsize && fsize < GATE_FSIZE_MAX ? (rlim_t)fsize : GATE_FSIZE_MAX, "RLIMIT_FSIZE") < 0 ||
 	    set_limit(RLIMIT_MEMLOCK, 0, "RLIMIT_MEMLOCK") < 0 || set_limit(RLIMIT_MSGQUEUE, 0, "RLIMIT_MSGQUEUE") < 0)
 		return -EPERM;
 #ifndef GATE_SANITIZED
@@ -179,7 +181,7 @@ int gate_seccomp_compile(struct seccomp_prog *out)
 	return 0;
 }
 
-int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_t n_keep)
+int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_t n_keep, uint64_t fsize)
 {
 	int r;
 
@@ -195,7 +197,7 @@ int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_
 	if (r >= 0)
 		r = confine_caps("gate");
 	if (r >= 0)
-		r = confine_rlimits();
+		r = confine_rlimits(fsize);
 	if (r >= 0)
 		r = confine_fds(keep, n_keep, "gate");
 	if (r < 0)

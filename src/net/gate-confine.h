@@ -15,6 +15,7 @@
 #define AISB_NET_GATE_CONFINE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "ns/seccomp.h"
@@ -67,13 +68,14 @@ int gate_seccomp_compile(struct seccomp_prog *out);
  * @prog: gate_seccomp_compile()'s program, loaded as the last step
  * @keep: the fds the gate goes on using; every other fd is closed (0-2 become /dev/null)
  * @n_keep: how many
+ * @fsize: RLIMIT_FSIZE, the furthest offset it may write a file to (its egress log); 0: 1 GiB
  *
  * Stages, in order: the parent's death kills it; signals blocked; an empty root; no capabilities; resource limits; fds closed; no_new_privs and the filter loaded.
  * After it returned, the process can only use the fds it kept.
  * Return: 0, or -errno. Logs on failure (to the supervisor's stderr: nothing of the sandbox has
  * been read yet); afterwards the log is silenced.
  */
-int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_t n_keep);
+int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_t n_keep, uint64_t fsize);
 
 /**
  * resolver_confine() - drop what the resolver helper does not need

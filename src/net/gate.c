@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* gate.c — the egress gate's event loop, resolver pool, relay and egress log */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -15,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +42,21 @@
 #define DNS_TCP_BUF (2 + 4096)
 #define PIPE_CHUNK (1 << 20) /* pipes are grown to this when the pipe-user quota allows */
 #define DENIED_MAX 64
+/* The egress log's bound (gate_config.log_max): one record is at most LOG_LINE_MAX bytes (its
+ * strings are cut to fit, never the line). An allowed connection holds LOG_LINE_MAX of room from
+ * its decision until its record is written; denials and errors may fill the log only up to
+ * LOG_DENY_SHARE of the bound, so that a flood of them leaves a quarter for the allowed; the
+ * last LOG_NOTES bytes are for the two notes (the bound reached, the records dropped). */
+#define LOG_LINE_MAX ((uint64_t)4096)
+#define LOG_NOTES (2 * LOG_LINE_MAX)
+#define LOG_MIN ((uint64_t)64 << 10)
+#define LOG_DENY_SHARE(max) ((max) - (max) / 4 - LOG_NOTES)
+/* Repeated denials (same kind, method, host, port and reason) are aggregated: the first is a
+ * record, the next ones are counted in a slot of this table and written as one record with
+ * "repeated":N when the slot is taken by another denial, AGG_FLUSH_MS after the last such
+ * record, and at the end. */
+#define AGG_SLOTS 1024
+#define AGG_FLUSH_MS 60000
 #define SWEEP_MS 200
 #define SUMMARY_MAX 4096       /* the summary line the gate hands the supervisor at exit */
 #define STOP_WAIT_MS 3000      /* for the gate's summary after the stop message */
@@ -107,6 +124,7 @@ struct conn {
 	const char *kind_name;
 	bool connect_req, check_sni, via_upstream;
 	bool answered;          /* the CONNECT's 200 is queued or sent: errors are resets from now on */
+	bool log_held;          /* allowed: LOG_LINE_MAX of the log is held for its record */
 	struct job *job;
 
 	/* A plain (absolute-form) request: the gate forwards its head and exactly its body, framed
@@ -135,9 +153,22 @@ struct denied {
 	unsigned count;
 };
 
+/* A denial that was logged, and how often it came again since (agg_*). */
+struct agg {
+	uint64_t key;           /* 0: free */
+	uint64_t repeats;
+	long long t_flush;
+	char kind[12];
+	char method[16];
+	char host[ALLOW_NAME_MAX + 1];
+	unsigned port;
+	char reason[ALLOW_NAME_MAX * 2 + 96];
+};
+
 /* The summary the gate sends the supervisor when it stops. */
 struct gate_summary_msg {
 	uint32_t total_denied;
+	uint64_t log_dropped;
 	char text[SUMMARY_MAX];
 };
 
@@ -165,6 +196,12 @@ struct gate {
 	size_t n_denied;
 	unsigned total_denied;
 	long long next_sweep;
+	/* the egress log's bound (gate side) */
+	uint64_t log_size;      /* bytes in the log: its size at the start, then what was written */
+	uint64_t log_held;      /* room held for the records of allowed connections not yet logged */
+	uint64_t log_dropped;   /* denial and error records not written: over their share */
+	bool log_full_noted;
+	struct agg *agg;        /* AGG_SLOTS, allocated before the filter (gate_child()) */
 };
 
 static long long now_ms(void)
@@ -177,24 +214,27 @@ static long long now_ms(void)
 
 /* ---- egress log --------------------------------------------------------------------------- */
 
-static void json_str(char *out, size_t size, size_t *n, const char *s)
+/* Appends @s as a JSON string of at most @cap bytes (cut, escapes included). The caps of a
+ * record's strings add up to less than LOG_LINE_MAX (record_format()), so a record
+ * is never cut mid-JSON, however long the names the sandbox sends. */
+static void json_str(char *out, size_t *n, const char *s, size_t cap)
 {
-	if (*n < size)
-		out[(*n)++] = '"';
-	for (; s && *s && *n + 8 < size; s++) {
+	size_t start = *n;
+
+	out[(*n)++] = '"';
+	for (; s && *s && *n - start + 8 < cap; s++) {
 		unsigned char ch = (unsigned char)*s;
 
 		if (ch == '"' || ch == '\\') {
 			out[(*n)++] = '\\';
 			out[(*n)++] = (char)ch;
 		} else if (ch < 0x20 || ch >= 0x7f) {
-			*n += (size_t)snprintf(out + *n, size - *n, "\\u%04x", ch);
+			*n += (size_t)snprintf(out + *n, 8, "\\u%04x", ch);
 		} else {
 			out[(*n)++] = (char)ch;
 		}
 	}
-	if (*n < size)
-		out[(*n)++] = '"';
+	out[(*n)++] = '"';
 }
 
 /* The egress log is created with the first line (a run that never touches the network pays
@@ -203,10 +243,10 @@ static void json_str(char *out, size_t size, size_t *n, const char *s)
  * Return: 0 (open), 1 (no log configured), -errno. Does not log. */
 static int log_ready(struct gate *g)
 {
+	if (g->log_broken)
+		return -EROFS;  /* gate_start() could not create it, or a write failed */
 	if (g->cfg.log_fd >= 0)
 		return 0;
-	if (g->log_broken)
-		return -EROFS;  /* the confined gate opens no file: gate_start() tried */
 	if (!g->cfg.log_path)
 		return 1;       /* no egress log configured */
 	g->cfg.log_fd = open(g->cfg.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -216,41 +256,193 @@ static int log_ready(struct gate *g)
 	return 0;
 }
 
-static void egress_log(struct gate *g, const char *kind, const char *method, const char *host, unsigned port,
-		       const struct net_addr *addr, bool allowed, const char *rule, const char *reason,
-		       uint64_t out_bytes, uint64_t in_bytes, long long dur_ms)
+/* One record of the egress log (design 6): never a path, a query or a header value. */
+struct record {
+	const char *kind, *method, *host;
+	unsigned port;
+	const struct net_addr *addr;
+	bool allowed;
+	bool note;              /* the log's own note (kind "log", decision "note") */
+	const char *rule, *reason;
+	uint64_t bytes_out, bytes_in;
+	long long dur_ms;
+	uint64_t repeated;      /* an aggregate of repeated denials (struct agg); 0: not one */
+	uint64_t dropped;       /* the last note: records not written */
+};
+
+/* Formats @r as one JSON line of at most LOG_LINE_MAX bytes: the time and keys (~200 bytes),
+ * the strings' caps (kind 32, method 64, host 1024, addr 64, rule 512, reason 1536) and the
+ * numbers (~160) stay below it. Return: its length. Does not log. */
+static size_t record_format(const struct record *r, char *line)
 {
-	char line[2048], ts[64], a[ADDR_STRLEN] = "";
+	const size_t size = LOG_LINE_MAX;
+	char ts[64], a[ADDR_STRLEN] = "";
 	struct timespec now;
 	struct tm tm;
 	size_t n = 0;
 
-	if (log_ready(g) != 0)
-		return;
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	if (addr)
-		addr_format(addr, a, sizeof(a));
-	n += (size_t)snprintf(line + n, sizeof(line) - n, "{\"time\":\"%s.%03ldZ\",\"kind\":", ts, now.tv_nsec / 1000000);
-	json_str(line, sizeof(line), &n, kind);
-	if (method) {
-		n += (size_t)snprintf(line + n, sizeof(line) - n, ",\"method\":");
-		json_str(line, sizeof(line), &n, method);
+	if (r->addr)
+		addr_format(r->addr, a, sizeof(a));
+	n += (size_t)snprintf(line + n, size - n, "{\"time\":\"%s.%03ldZ\",\"kind\":", ts, now.tv_nsec / 1000000);
+	json_str(line, &n, r->kind, 32);
+	if (r->method) {
+		n += (size_t)snprintf(line + n, size - n, ",\"method\":");
+		json_str(line, &n, r->method, 64);
 	}
-	n += (size_t)snprintf(line + n, sizeof(line) - n, ",\"host\":");
-	json_str(line, sizeof(line), &n, host);
-	n += (size_t)snprintf(line + n, sizeof(line) - n, ",\"port\":%u,\"addr\":", port);
-	json_str(line, sizeof(line), &n, a);
-	n += (size_t)snprintf(line + n, sizeof(line) - n, ",\"decision\":\"%s\",\"rule\":", allowed ? "allow" : "deny");
-	json_str(line, sizeof(line), &n, rule ? rule : "");
-	n += (size_t)snprintf(line + n, sizeof(line) - n, ",\"reason\":");
-	json_str(line, sizeof(line), &n, reason ? reason : "");
-	n += (size_t)snprintf(line + n, sizeof(line) - n,
-			      ",\"bytes_out\":%llu,\"bytes_in\":%llu,\"duration_ms\":%lld}\n",
-			      (unsigned long long)out_bytes, (unsigned long long)in_bytes, dur_ms);
-	if (n < sizeof(line))
-		(void)write_full(g->cfg.log_fd, line, n);
+	n += (size_t)snprintf(line + n, size - n, ",\"host\":");
+	json_str(line, &n, r->host, 1024);
+	n += (size_t)snprintf(line + n, size - n, ",\"port\":%u,\"addr\":", r->port);
+	json_str(line, &n, a, 64);
+	n += (size_t)snprintf(line + n, size - n, ",\"decision\":\"%s\",\"rule\":",
+			      r->note ? "note" : r->allowed ? "allow" : "deny");
+	json_str(line, &n, r->rule ? r->rule : "", 512);
+	n += (size_t)snprintf(line + n, size - n, ",\"reason\":");
+	json_str(line, &n, r->reason ? r->reason : "", 1536);
+	n += (size_t)snprintf(line + n, size - n, ",\"bytes_out\":%llu,\"bytes_in\":%llu,\"duration_ms\":%lld",
+			      (unsigned long long)r->bytes_out, (unsigned long long)r->bytes_in, r->dur_ms);
+	if (r->repeated)
+		n += (size_t)snprintf(line + n, size - n, ",\"repeated\":%llu", (unsigned long long)r->repeated);
+	if (r->dropped)
+		n += (size_t)snprintf(line + n, size - n, ",\"records_dropped\":%llu", (unsigned long long)r->dropped);
+	n += (size_t)snprintf(line + n, size - n, "}\n");
+	assert(n < size);
+	return n;
+}
+
+/* What a record may use of the log's bound. */
+enum log_class {
+	LOG_HELD,               /* an allowed connection's, from the room it holds (log_hold()) */
+	LOG_SHARED,             /* a denial's or an error's: up to LOG_DENY_SHARE */
+	LOG_NOTE,               /* the two notes: from the last LOG_NOTES */
+};
+
+/* Appends one line, or counts it as dropped. A failed write (the disk full) breaks the log:
+ * allowed connections are refused from then on (decided()), never relayed unlogged. Return:
+ * true when written. Does not log. */
+static bool log_put(struct gate *g, const char *line, size_t n, enum log_class cls)
+{
+	const uint64_t max = g->cfg.log_max;
+
+	if (cls == LOG_HELD) {
+		g->log_held -= LOG_LINE_MAX;
+	} else if (cls == LOG_SHARED && g->log_size + g->log_held + n > LOG_DENY_SHARE(max)) {
+		g->log_dropped++;
+		if (!g->log_full_noted) {
+			char note[LOG_LINE_MAX], reason[256];
+			struct record r = { .kind = "log", .note = true, .host = "", .reason = reason };
+
+			g->log_full_noted = true;
+			snprintf(reason, sizeof(reason), "the egress log reached its bound for denials and errors "
+				 "(%llu of %llu bytes): further ones are counted, not written; allowed connections "
+				 "are still logged", (unsigned long long)g->log_size, (unsigned long long)max);
+			(void)log_put(g, note, record_format(&r, note), LOG_NOTE);
+		}
+		return false;
+	} else if (cls == LOG_NOTE && g->log_size + g->log_held + n > max) {
+		return false;   /* cannot happen: the notes' room is kept free */
+	}
+	if (write_full(g->cfg.log_fd, line, n) < 0) {
+		g->log_broken = true;
+		return false;
+	}
+	g->log_size += n;
+	return true;
+}
+
+/* Writes @r if a log is open (class @cls). Does not log. */
+static void egress_log(struct gate *g, const struct record *r, enum log_class cls)
+{
+	char line[LOG_LINE_MAX];
+
+	if (log_ready(g) != 0) {
+		if (cls == LOG_HELD)
+			g->log_held -= LOG_LINE_MAX;
+		return;
+	}
+	(void)log_put(g, line, record_format(r, line), cls);
+}
+
+/* Holds LOG_LINE_MAX of the log for an allowed connection's record, so that no flood of denials
+ * can take its place. Return: false when the log has no room for it (the connection is refused).
+ * Does not log. */
+static bool log_hold(struct conn *c)
+{
+	struct gate *g = c->g;
+
+	if (c->log_held)
+		return true;
+	if (log_ready(g) == 1)
+		return true;    /* no log configured (unit tests of other modules) */
+	if (g->log_size + g->log_held + LOG_LINE_MAX > g->cfg.log_max - LOG_NOTES)
+		return false;
+	g->log_held += LOG_LINE_MAX;
+	c->log_held = true;
+	return true;
+}
+
+/* FNV-1a over one field (and its terminating NUL, so that fields cannot run into each other). */
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	do {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	} while (*s++);
+	return h;
+}
+
+static void agg_flush(struct gate *g, struct agg *a, long long now)
+{
+	struct record r = { .kind = a->kind, .method = a->method[0] ? a->method : NULL, .host = a->host,
+			    .port = a->port, .reason = a->reason, .repeated = a->repeats };
+
+	if (!a->repeats)
+		return;
+	egress_log(g, &r, LOG_SHARED);
+	a->repeats = 0;
+	a->t_flush = now;
+}
+
+/* A denial record, aggregated with the same denial logged before it (struct agg). Does not log. */
+static void log_denial(struct gate *g, const struct record *r)
+{
+	uint64_t key = 0xcbf29ce484222325ULL;
+	long long now = now_ms();
+	struct agg *a;
+	char port[16];
+
+	snprintf(port, sizeof(port), "%u", r->port);
+	key = hash_str(hash_str(hash_str(hash_str(hash_str(key, r->kind), r->method ? r->method : ""), r->host),
+				port), r->reason ? r->reason : "");
+	key |= 1; /* never 0, the free slot */
+	if (!g->agg) /* gate_child() could not allocate it: every denial is a record */
+		return egress_log(g, r, LOG_SHARED);
+	a = &g->agg[(key >> 1) % AGG_SLOTS];
+	if (a->key == key && streq(a->kind, r->kind) && streq(a->method, r->method ? r->method : "") &&
+	    streq(a->host, r->host) && a->port == r->port && streq(a->reason, r->reason ? r->reason : "")) {
+		a->repeats++;
+		if (now - a->t_flush >= AGG_FLUSH_MS)
+			agg_flush(g, a, now);
+		return;
+	}
+	agg_flush(g, a, now);
+	egress_log(g, r, LOG_SHARED);
+	/* a denial whose fields do not fit the slot is logged each time, never merged with another */
+	if (strlen(r->kind) >= sizeof(a->kind) || (r->method && strlen(r->method) >= sizeof(a->method)) ||
+	    strlen(r->host) >= sizeof(a->host) || (r->reason && strlen(r->reason) >= sizeof(a->reason))) {
+		a->key = 0;
+		return;
+	}
+	a->key = key;
+	a->repeats = 0;
+	a->t_flush = now;
+	a->port = r->port;
+	snprintf(a->kind, sizeof(a->kind), "%s", r->kind);
+	snprintf(a->method, sizeof(a->method), "%s", r->method ? r->method : "");
+	snprintf(a->host, sizeof(a->host), "%s", r->host);
+	snprintf(a->reason, sizeof(a->reason), "%s", r->reason ? r->reason : "");
 }
 
 static void note_denial(struct gate *g, const char *host, unsigned port, const char *suggest)
@@ -306,10 +498,14 @@ static void set_nonblock(int fd)
 
 /* ---- connection lifecycle ----------------------------------------------------------------- */
 
+static void log_conn(struct conn *c, bool allowed, const char *reason);
+
 static void conn_free(struct conn *c)
 {
 	struct gate *g = c->g;
 
+	if (c->log_held) /* an allowed connection is never closed unrecorded */
+		log_conn(c, true, "closed by the gate");
 	if (c->job)
 		c->job->conn = NULL;
 	if (c->cfd >= 0)
@@ -400,11 +596,23 @@ static void lingering_close(struct conn *c)
 	conn_free(c);
 }
 
+static void conn_record(const struct conn *c, bool allowed, const char *reason, struct record *r)
+{
+	*r = (struct record){ .kind = c->connect_req ? "connect" : c->kind == K_TRANS ? "transparent" : "http",
+			      .method = c->kind == K_PROXY ? c->method : NULL, .host = c->d.host, .port = c->d.port,
+			      .addr = c->has_dialed ? &c->dialed : NULL, .allowed = allowed, .rule = c->d.rule,
+			      .reason = reason, .bytes_out = c->bytes_out, .bytes_in = c->bytes_in,
+			      .dur_ms = now_ms() - c->t_start };
+}
+
+/* The connection's record: from the room it holds if it was allowed (log_hold()). */
 static void log_conn(struct conn *c, bool allowed, const char *reason)
 {
-	egress_log(c->g, c->connect_req ? "connect" : c->kind == K_TRANS ? "transparent" : "http",
-		   c->kind == K_PROXY ? c->method : NULL, c->d.host, c->d.port, c->has_dialed ? &c->dialed : NULL,
-		   allowed, c->d.rule, reason, c->bytes_out, c->bytes_in, now_ms() - c->t_start);
+	struct record r;
+
+	conn_record(c, allowed, reason, &r);
+	egress_log(c->g, &r, c->log_held ? LOG_HELD : LOG_SHARED);
+	c->log_held = false;
 }
 
 /* Whether the client can still get an HTTP answer from the gate: a proxy request before the
@@ -416,10 +624,19 @@ static bool can_answer(const struct conn *c)
 	return c->st != CS_RELAY || (c->framed && c->bytes_in == 0 && c->q_uc == 0 && c->to_c.len == 0);
 }
 
-/* Deny: log, remember for the summary, answer 403 (HTTP) or reset (TCP), close. */
+/* Deny: log (aggregated with the same denial before), remember for the summary, answer 403
+ * (HTTP) or reset (TCP), close. */
 static void deny(struct conn *c, const char *reason, const char *suggest)
 {
-	log_conn(c, false, reason);
+	struct record r;
+
+	if (c->log_held) {      /* allowed first, then denied (the TLS server name) */
+		c->g->log_held -= LOG_LINE_MAX;
+		c->log_held = false;
+	}
+	conn_record(c, false, reason, &r);
+	r.dur_ms = 0; /* the same denial aggregates whatever it took */
+	log_denial(c->g, &r);
 	note_denial(c->g, c->d.host[0] ? c->d.host : "(unknown)", c->d.port, suggest);
 	if (can_answer(c)) {
 		char resp[1024];
@@ -436,10 +653,13 @@ static void deny(struct conn *c, const char *reason, const char *suggest)
 /* An error that is not a policy decision (bad request, upstream failure, timeout). */
 static void fail(struct conn *c, int status, const char *reason)
 {
-	if (c->d.host[0])
+	if (c->d.host[0]) {
 		log_conn(c, c->d.step == POLICY_DIAL, reason);
-	else
-		egress_log(c->g, c->kind_name, NULL, "", 0, NULL, false, NULL, reason, 0, 0, now_ms() - c->t_start);
+	} else {
+		struct record r = { .kind = c->kind_name, .host = "", .reason = reason, .dur_ms = now_ms() - c->t_start };
+
+		egress_log(c->g, &r, LOG_SHARED);
+	}
 	if (can_answer(c)) {
 		char resp[1024];
 		int n = http_error_response(status, reason, resp, sizeof(resp));
@@ -508,6 +728,12 @@ static void decided(struct conn *c)
 	}
 	if (log_ready(c->g) < 0) {
 		fail(c, 503, "the egress log cannot be written");
+		return;
+	}
+	/* its record's room, held until it is written: a flood of denials cannot take it */
+	if (!log_hold(c)) {
+		c->d.step = POLICY_DENY;
+		fail(c, 503, "the egress log is full (its bound is reached): no more connections are made");
 		return;
 	}
 	c->check_sni = c->d.port == 443 && !c->d.is_literal && !c->d.host_internal;
@@ -877,9 +1103,12 @@ static void on_head(struct conn *c)
 		return fail(c, 503, "out of memory");
 	r = http_parse_head(c->in, c->in_len, &req, &status);
 	if (r == HTTP_NEED_MORE && rr < 0) {
-		if (c->in_len)
-			egress_log(c->g, "proxy", NULL, "", 0, NULL, false, NULL, "client closed before a complete request",
-				   0, 0, now_ms() - c->t_start);
+		if (c->in_len) {
+			struct record rec = { .kind = "proxy", .host = "", .reason = "client closed before a complete request",
+					      .dur_ms = now_ms() - c->t_start };
+
+			egress_log(c->g, &rec, LOG_SHARED);
+		}
 		conn_free(c);
 		return;
 	}
@@ -1264,7 +1493,9 @@ static int dns_answer(struct gate *g, const uint8_t *msg, size_t len, uint8_t *o
 
 		snprintf(reason, sizeof(reason), "%s is not in the allowlist", q.name);
 		snprintf(suggest, sizeof(suggest), "--allow %s", q.name);
-		egress_log(g, kind, NULL, q.name, 0, NULL, false, NULL, reason, 0, 0, 0);
+		struct record rec = { .kind = kind, .host = q.name, .reason = reason };
+
+		log_denial(g, &rec);
 		if (q.name[0])
 			note_denial(g, q.name, 53, suggest);
 		return dns_build_response(&q, DNS_RCODE_NXDOMAIN, NULL, out, size);
@@ -1459,8 +1690,10 @@ static void on_accept(struct gate *g, enum htype type)
 
 			if (type == H_PROXY)
 				(void)!write(fd, busy, sizeof(busy) - 1);
-			egress_log(g, type == H_PROXY ? "proxy" : "transparent", NULL, "", 0, NULL, false, NULL,
-				   "too many concurrent connections", 0, 0, 0);
+			struct record r = { .kind = type == H_PROXY ? "proxy" : "transparent", .host = "",
+					    .reason = "too many concurrent connections" };
+
+			log_denial(g, &r);
 			close(fd);
 			continue;
 		}
@@ -1481,17 +1714,22 @@ static void on_accept(struct gate *g, enum htype type)
 			c->st = CS_DNS;
 			conn_update(c);
 		} else {
-			struct sockaddr_in od;
+			struct sockaddr_in od = { 0 };
 			socklen_t ol = sizeof(od);
 			const char *name = NULL;
+			bool known;
 			char a[ADDR_STRLEN];
 
 			c->st = CS_HEAD;
-			if (getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &od, &ol) == 0 && od.sin_family == AF_INET)
+			/* without a nat redirect (a direct connection to the listener) there is no
+			 * original destination: ENOENT, and @od stays zero */
+			known = getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &od, &ol) == 0 && ol == sizeof(od) &&
+				od.sin_family == AF_INET;
+			if (known)
 				name = dns_pool_name(&g->pool, (const uint8_t *)&od.sin_addr);
 			if (!name) {
 				inet_ntop(AF_INET, &od.sin_addr, a, sizeof(a));
-				snprintf(c->d.host, sizeof(c->d.host), "%s", ol == sizeof(od) ? a : "(unknown)");
+				snprintf(c->d.host, sizeof(c->d.host), "%s", known ? a : "(unknown)");
 				c->d.port = ntohs(od.sin_port);
 				deny(c, "transparent connection to an address the DNS stub never handed out", NULL);
 				continue;
@@ -1545,11 +1783,20 @@ static void sweep(struct gate *g, long long now)
 
 /* ---- the gate process -------------------------------------------------------------------- */
 
-static int denied_cmp(const void *a, const void *b)
+/* Most denied first, in place (stable). Not qsort(3): from 27 entries glibc's qsort sorts by
+ * merging into a buffer it sizes with sysconf(_SC_PHYS_PAGES), i.e. sysinfo(2), which is not on
+ * the gate's allowlist (issue 22: 27 distinct denials killed the gate at its exit). An insertion
+ * sort of at most DENIED_MAX entries allocates nothing and makes no system call. */
+static void denied_sort(struct denied *v, size_t n)
 {
-	const struct denied *x = a, *y = b;
+	for (size_t i = 1; i < n; i++) {
+		struct denied t = v[i];
+		size_t j = i;
 
-	return x->count == y->count ? 0 : x->count < y->count ? 1 : -1;
+		for (; j > 0 && v[j - 1].count < t.count; j--)
+			v[j] = v[j - 1];
+		v[j] = t;
+	}
 }
 
 /* The summary line (design 6: the top denied destinations with the flag that would allow each),
@@ -1559,13 +1806,16 @@ static void summary_format(struct gate *g, struct gate_summary_msg *m)
 	size_t shown, n = 0, size = sizeof(m->text);
 
 	m->total_denied = g->total_denied;
+	m->log_dropped = g->log_dropped;
 	m->text[0] = '\0';
-	if (!g->total_denied)
+	if (!g->total_denied && !g->log_dropped)
 		return;
-	if (g->n_denied)
-		qsort(g->denied, g->n_denied, sizeof(g->denied[0]), denied_cmp);
+	denied_sort(g->denied, g->n_denied);
 #define PUT(...) (n += (size_t)snprintf(m->text + n, n < size ? size - n : 0, __VA_ARGS__), n = n < size ? n : size - 1)
-	PUT("aisb: network: denied %u request(s):", g->total_denied);
+	if (g->total_denied)
+		PUT("aisb: network: denied %u request(s)%s", g->total_denied, g->n_denied ? ":" : "");
+	else
+		PUT("aisb: network: nothing denied");
 	shown = g->n_denied < 5 ? g->n_denied : 5;
 	for (size_t i = 0; i < shown; i++)
 		PUT("%s %s (%ux%s%s)", i ? "," : "", g->denied[i].dest, g->denied[i].count,
@@ -1577,6 +1827,11 @@ static void summary_format(struct gate *g, struct gate_summary_msg *m)
 		PUT("; every connection: %s", g->cfg.log_hint);
 	else if (g->n_denied > shown)
 		PUT(" (see the egress log)");
+	if (g->log_dropped)
+		PUT("; %llu record(s) of denials and errors dropped at the egress log's bound (%llu %s; every "
+		    "allowed connection is logged)", (unsigned long long)g->log_dropped,
+		    (unsigned long long)(g->cfg.log_max >= (1 << 20) ? g->cfg.log_max >> 20 : g->cfg.log_max >> 10),
+		    g->cfg.log_max >= (1 << 20) ? "MiB" : "KiB");
 #undef PUT
 }
 
@@ -1590,11 +1845,21 @@ static _Noreturn void gate_exit(struct gate *g)
 	while (g->conns) {
 		struct conn *c = g->conns;
 
-		if (c->st == CS_RELAY)
+		if (c->st == CS_RELAY || c->log_held)
 			log_conn(c, true, "sandbox exited");
 		conn_free(c);
 	}
 	reap_dead(g);
+	/* the denials counted since their last record, then what could not be written */
+	for (size_t i = 0; g->agg && i < AGG_SLOTS; i++)
+		agg_flush(g, &g->agg[i], 0);
+	if (g->log_dropped && log_ready(g) == 0) {
+		char line[LOG_LINE_MAX];
+		struct record r = { .kind = "log", .note = true, .host = "", .dropped = g->log_dropped,
+				    .reason = "records of denials and errors dropped at the egress log's bound" };
+
+		(void)log_put(g, line, record_format(&r, line), LOG_NOTE);
+	}
 	summary_format(g, &m);
 	/* Read the stop message first: a unix socket closed with unread data resets its peer, and
 	 * the supervisor's recv of the summary then fails with ECONNRESET (measured: 1 run in 4 of
@@ -1668,8 +1933,13 @@ static _Noreturn void gate_child(struct gate *g, pid_t parent, const struct secc
 	int keep[] = { g->cfg.proxy_fd, g->cfg.transparent_fd, g->cfg.dns_udp_fd, g->cfg.dns_tcp_fd,
 		       g->cfg.log_fd, g->ctl_fd, g->res_fd, g->ep };
 
-	/* Stage: confinement, before the first byte from the sandbox is read (gate-confine.h). */
-	if (gate_confine(parent, prog, keep, ELEMENTSOF(keep)) < 0)
+	/* The aggregation table (~0.9 MiB, its pages touched only as slots are used), before the
+	 * filter: an allocation this large is an mmap, and under ASan also a madvise(2), which the
+	 * filter kills (measured: SIGSYS at the first denial of the --enable-sanitizers unit run). */
+	g->agg = calloc(AGG_SLOTS, sizeof(*g->agg));
+	/* Stage: confinement, before the first byte from the sandbox is read (gate-confine.h). The
+	 * log's bound as RLIMIT_FSIZE too: log_put() never reaches it (one record of slack). */
+	if (gate_confine(parent, prog, keep, ELEMENTSOF(keep), g->log_size + g->cfg.log_max + LOG_LINE_MAX) < 0)
 		_exit(GATE_EXIT_CONFINE);
 	g->cfg.proxy_fd = keep[0], g->cfg.transparent_fd = keep[1], g->cfg.dns_udp_fd = keep[2];
 	g->cfg.dns_tcp_fd = keep[3], g->cfg.log_fd = keep[4], g->ctl_fd = keep[5], g->res_fd = keep[6];
@@ -1742,6 +2012,10 @@ int gate_new(const struct gate_config *c, struct gate **out)
 		g->cfg.idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
 	if (!g->cfg.max_conns)
 		g->cfg.max_conns = DEFAULT_MAX_CONNS;
+	if (!g->cfg.log_max)
+		g->cfg.log_max = GATE_LOG_MAX;
+	if (g->cfg.log_max < LOG_MIN)
+		g->cfg.log_max = LOG_MIN;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		if (rl.rlim_cur < rl.rlim_max) {
 			rl.rlim_cur = rl.rlim_max;
@@ -1825,6 +2099,16 @@ static void open_log(struct gate *g)
 		g->own_log_fd = true;
 }
 
+/* Supervisor side: what the log holds already (a caller's fd may have lines; a pipe counts 0),
+ * so that the bound is on the file. Does not log. */
+static void measure_log(struct gate *g)
+{
+	struct stat st;
+
+	if (g->cfg.log_fd >= 0 && fstat(g->cfg.log_fd, &st) == 0 && S_ISREG(st.st_mode))
+		g->log_size = (uint64_t)st.st_size;
+}
+
 /* Supervisor side: the resolver helper, serving @fd (the gate holds the other end). Return: 0 or
  * -errno. Logs on failure. */
 static int start_resolver(struct gate *g, pid_t self, int fd)
@@ -1864,6 +2148,7 @@ int gate_start(struct gate *g)
 	if (g->started)
 		return 0;
 	open_log(g);
+	measure_log(g);
 	r = gate_seccomp_compile(&prog);
 	if (r < 0)
 		return r;
@@ -2059,7 +2344,8 @@ static void put_sanitized(FILE *f, const char *s)
 }
 
 /**
- * gate_summary() - one stderr line with the top denied destinations, if anything was denied
+ * gate_summary() - one stderr line with the top denied destinations, if anything was denied or
+ * records were dropped at the egress log's bound
  * @g: a stopped gate
  * @f: output (stderr)
  *
@@ -2068,7 +2354,7 @@ static void put_sanitized(FILE *f, const char *s)
  */
 int gate_summary(struct gate *g, FILE *f)
 {
-	if (!g || !g->summary || !g->summary->total_denied || !g->summary->text[0])
+	if (!g || !g->summary || !g->summary->text[0])
 		return 0;
 	put_sanitized(f, g->summary->text);
 	fputc('\n', f);
@@ -2099,6 +2385,7 @@ void gate_free(struct gate *g)
 	if (g->own_log_fd)
 		close(g->cfg.log_fd);
 	free(g->denied);
+	free(g->agg);
 	free(g->summary);
 	free(g);
 }

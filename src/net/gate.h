@@ -12,8 +12,9 @@
  * connections) relays with splice(2) through pipes; host-side name resolution is done by a
  * resolver helper process (net/resolver.h), so a slow DNS answer never stalls other connections.
  * Every connection and DNS denial is one JSON line in the egress log, which the supervisor opens
- * for it; at the end the gate hands the supervisor its summary, which gate_summary() prints: the
- * top denials with the flag that would allow each.
+ * for it, bounded (GATE_LOG_MAX) without ever dropping an allowed connection's record; at the end
+ * the gate hands the supervisor its summary, which gate_summary() prints: the top denials with
+ * the flag that would allow each, and the records dropped at the bound.
  */
 #ifndef AISB_NET_GATE_H
 #define AISB_NET_GATE_H
@@ -29,6 +30,12 @@
 #define GATE_TRANSPARENT_PORT 3129
 #define GATE_DNS_ADDR "127.0.0.53"
 #define GATE_DNS_PORT 53
+
+/* The egress log's bound per session, however long a flood lasts (docs/networking.md, "Egress
+ * log"): a quarter of it is kept for the records of allowed connections, which are never
+ * dropped (one that finds no room is refused instead), denials beyond their share are counted
+ * and the count is written at the end. */
+#define GATE_LOG_MAX ((uint64_t)64 << 20)
 
 /* The gate's own ports inside the sandbox, with what listens there: never publishable. */
 struct gate_port {
@@ -50,6 +57,7 @@ struct gate_config {
 				* no log); if it cannot be, allowed connections are refused (503) */
 	const char *log_hint;  /* how to read the log after exit ("aisb logs ID"), named in the
 				* summary; NULL: "the egress log" (the caller keeps it alive) */
+	uint64_t log_max;      /* the egress log's bound in bytes (0: GATE_LOG_MAX; at least 64 KiB) */
 	unsigned max_conns;    /* 0: default */
 	unsigned head_timeout_ms, connect_timeout_ms, idle_timeout_ms; /* 0: defaults */
 };

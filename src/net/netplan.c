@@ -453,7 +453,7 @@ int netplan_gate_new(const struct net_plan *n, int log_fd, const char *log_path,
 {
 	const struct gate_config c = { .proxy_fd = -1, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
 				       .policy = &n->policy, .upstream = n->upstream, .log_fd = log_fd,
-				       .log_path = log_path, .log_hint = log_hint };
+				       .log_path = log_path, .log_hint = log_hint, .log_max = n->egress_log_max };
 
 	return gate_new(&c, out);
 }

@@ -31,6 +31,7 @@ struct net_plan {
 	bool defaulted_to_none;       /* the default mode with an empty allowlist: nothing to allow */
 	bool ingress_only;            /* --publish without allow entries: a server-only sandbox */
 	struct nft_ruleset ruleset;   /* allow mode only */
+	uint64_t egress_log_max;      /* the gate's egress log bound (0: GATE_LOG_MAX); a test hook */
 };
 
 int netplan_resolve(const struct aisb_settings *s, struct net_plan **out);

@@ -358,6 +358,19 @@ _Noreturn void init_main(const struct init_args *a)
 	if (read_full(a->sync_fd, &go, sizeof(go)) != sizeof(go) || go.magic != SYNC_MAGIC)
 		_exit(AISB_EXIT_FAILED); /* supervisor gone before the maps were written */
 
+	/* The OOM killer takes the sandbox, not its supervisor, which still has to check what the
+	 * sandbox wrote for git (issue 21): raising one's own score needs no privilege, and the
+	 * workload inherits it. A workload may lower it back to 0 (the floor of an unprivileged
+	 * caller), where the largest process, which is its own, is still the one picked; and a
+	 * supervisor killed anyway leaves its check pending for the next aisb command. */
+	{
+		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "1000", 4) != 4)
+			log_debug_errno(-errno, "init: cannot raise the sandbox's oom_score_adj: %m");
+		if (fd >= 0)
+			close(fd);
+	}
+
 	/* The UTS name is cosmetic, not a security property: the new UTS namespace already keeps
 	 * the host's name unchanged whatever happens here. Container engines' seccomp profiles
 	 * (podman's and Docker's default) deny sethostname without CAP_SYS_ADMIN in the container,

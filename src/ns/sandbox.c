@@ -171,6 +171,18 @@ static void report_tty_drops(const struct ttyfilter *tf)
 
 /* ---- the run loop ------------------------------------------------------------------------ */
 
+/* An interactive sandbox whose terminal hung up (closed window, dropped ssh) gets SIGHUP and
+ * this long to end; then it is killed. Nobody can use it any more, and while it runs what it
+ * wrote for git is not checked: a host git in another terminal could run it (issue 21). */
+#define HANGUP_GRACE_MS 3000
+
+static long long mono_usec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* Relays the pty (when @master >= 0; its output through @tf) and forwards signals until init
  * exits. Return: init's wait status. Does not log. */
 static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, int ws_fd, struct gate *gate,
@@ -179,6 +191,7 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 	bool gate_idle = gate != NULL; /* started at its first connection or query */
 	struct buf to_master = { .len = 0 }, to_out = { .len = 0 };
 	bool in_open = in_fd >= 0, master_open = master >= 0;
+	long long hup_at = 0; /* the terminal hung up then (usec): see hangup() */
 	int status = 0;
 	bool exited = false;
 
@@ -223,10 +236,23 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 			 * terminal that stopped reading */
 			if (poll(pf, (nfds_t)n, 2000) <= 0)
 				break;
-		} else if (poll(pf, (nfds_t)n, -1) < 0) {
-			if (errno == EINTR)
+		} else {
+			int timeout = -1, k;
+			if (hup_at > 0) {
+				long long left = hup_at + HANGUP_GRACE_MS * 1000LL - mono_usec();
+				timeout = left > 0 ? (int)(left / 1000) + 1 : 0;
+			}
+			k = poll(pf, (nfds_t)n, timeout);
+			if (k < 0 && errno == EINTR)
 				continue;
-			break;
+			if (k < 0)
+				break;
+			if (k == 0 && hup_at > 0) {
+				/* the sandbox outlived its terminal: ended, so that its git check runs */
+				kill(init_pid, SIGKILL);
+				hup_at = -1;
+				continue;
+			}
 		}
 		if (pf[i_sig].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -247,8 +273,11 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 					struct winsize ws;
 					if (master_open && ws_fd >= 0 && ioctl(ws_fd, TIOCGWINSZ, &ws) == 0)
 						(void)ioctl(master, TIOCSWINSZ, &ws);
-				} else if (!exited)
+				} else if (!exited) {
 					kill(init_pid, (int)si.ssi_signo);
+					if (si.ssi_signo == SIGHUP && in_fd >= 0 && !hup_at)
+						hup_at = mono_usec();
+				}
 			}
 		}
 		if (i_gate >= 0 && (pf[i_gate].revents & POLLIN)) {
@@ -258,8 +287,14 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 				kill(init_pid, SIGKILL);
 		}
 		if (i_in >= 0 && (pf[i_in].revents & (POLLIN | POLLHUP | POLLERR)))
-			if (fill(in_fd, &to_master) < 0)
+			if (fill(in_fd, &to_master) < 0) {
 				in_open = false;
+				/* EOF or EIO on the host terminal: it hung up (in raw mode ^D is a byte) */
+				if (!exited && !hup_at) {
+					kill(init_pid, SIGHUP);
+					hup_at = mono_usec();
+				}
+			}
 		if (i_m >= 0 && (pf[i_m].revents & POLLOUT))
 			if (drain(master, &to_master) < 0)
 				to_master.len = 0;
@@ -350,47 +385,42 @@ static char **pinned_below(const struct mount_plan *mp, const char *root)
 	return v;
 }
 
-/* After the workload: every tree the sandbox could write and a host git may run in (the project,
- * read-write --mounts; a file --mount is judged as git config) is checked for files that would
- * make git run what the sandbox wrote (gitguard.h); they are moved into
- * <state>/quarantine/<session>/ and named in one message, the last of the exit summary. With
- * --writable-git they are only named. Logs (that message). */
-static void git_guard(struct aisb_plan *p, const struct mount_plan *mp, const struct timespec *since)
+/* The git check of this run (gitguard.h): every tree the sandbox could write and a host git may
+ * run in (the project, read-write --mounts; a file --mount is judged as git config); findings go
+ * into <state>/quarantine/<session>/ (with --writable-git they are only named). Empty when there
+ * is nothing to check (a clone workspace is the sandbox's own: no host git runs there,
+ * workspace.h). Return: 0 or -ENOMEM. Does not log. */
+static int guard_job(const struct aisb_plan *p, const struct mount_plan *mp, const struct timespec *since,
+		     struct gitguard_job *j)
 {
-	struct gitguard_report rep = { 0 };
 	_cleanup_free_ char *qbase = NULL;
-	int r;
 
-	if (asprintf(&qbase, "%s/quarantine/%s", p->state_dir, p->session_id) < 0)
-		return;
+	*j = (struct gitguard_job){ .since = *since, .owner = getpid(), .pidns = gitguard_pidns() };
+	(void)proc_start_time(getpid(), &j->owner_start);
+	if (!(j->id = strdup(p->session_id)) || asprintf(&qbase, "%s/quarantine/%s", p->state_dir, p->session_id) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i <= p->n_mounts; i++) {
-		_cleanup_strv_free_ char **pinned = NULL;
 		_cleanup_free_ char *q = NULL;
-		struct gitguard_options o = { .since = *since };
+		char **pinned = NULL;
+		const char *root;
+		bool is_file = false;
 		if (i == 0) {
-			/* a clone workspace is the sandbox's own: no host git runs there (workspace.h) */
 			if (!p->project_src || p->project_ro || p->workspace)
 				continue;
-			o.root = p->project_src;
+			root = p->project_src;
 			pinned = pinned_below(mp, p->project_dst);
 		} else {
 			const struct plan_mount *m = &p->mounts[i - 1];
 			if (m->ro)
 				continue;
-			o.root = m->src;
+			root = m->src;
+			is_file = !m->is_dir;
 		}
-		o.pinned = pinned;
-		if ((i == 0 ? asprintf(&q, "%s/project", qbase) : asprintf(&q, "%s/mount-%zu", qbase, i)) < 0)
-			return;
-		o.quarantine = p->writable_git ? NULL : q;
-		/* a single file mounted read-write (a ~/.gitconfig?) is judged as git config */
-		r = i > 0 && !p->mounts[i - 1].is_dir ? gitguard_check_file(&o, &rep) : gitguard_check(&o, &rep);
-		if (r < 0)
-			log_warn_errno(r, "cannot check '%s' for files the sandbox planted for git: %m; run git "
-				       "there only after checking its .git yourself", o.root);
-		p->git_quarantined += gitguard_report_print(&rep, o.quarantine, stderr);
-		gitguard_report_free(&rep);
+		if ((i == 0 ? asprintf(&q, "%s/project", qbase) : asprintf(&q, "%s/mount-%zu", qbase, i)) < 0 ||
+		    gitguard_job_add(j, root, is_file, pinned, p->writable_git ? NULL : q) < 0)
+			return -ENOMEM;
 	}
+	return 0;
 }
 
 /* Logs a stage's failure report (the errno's text is added here: the workload cannot format
@@ -577,9 +607,59 @@ struct run {
 	struct gate *gate;
 	unsigned tty_mask;
 	struct timespec since;              /* gitguard judges what changed after it */
+	struct gitguard_job job;            /* this run's git check, recorded before the clone */
+	bool recorded;
 	bool cloned;
 	pid_t pid;                          /* init's */
 };
+
+/* Stage: the pending check, on the host, init cloned but waiting for its maps. Should: record this run's
+ * git check on disk (<state>/pending/<id>.json), so that a supervisor killed before it ran the
+ * check (SIGKILL, the OOM killer, a job timeout) does not let what the sandbox wrote pass: the
+ * next aisb command runs it (issue 21). Mustn't: start a run whose check could be forgotten.
+ * Return: 0 or 125. Logs on failure. */
+static int pending_stage(struct run *r)
+{
+	_cleanup_free_ char *dir = NULL;
+	int e;
+
+	if (guard_job(r->p, &r->mp, &r->since, &r->job) < 0)
+		return log_error("out of memory"), AISB_EXIT_FAILED;
+	r->job.init = r->pid;
+	(void)proc_start_time(r->pid, &r->job.init_start);
+	if (!r->job.n)
+		return 0;
+	if (!(dir = path_join(r->p->state_dir, "pending")))
+		return log_error("out of memory"), AISB_EXIT_FAILED;
+	e = gitguard_job_record(&r->job, dir);
+	if (e < 0)
+		return log_error_errno(e, "cannot record the git check of this run in '%s': %m (it must survive a killed "
+				       "aisb; make the state dir writable, or set XDG_STATE_HOME)", dir),
+		       AISB_EXIT_FAILED;
+	r->recorded = true;
+	return 0;
+}
+
+/* After the workload: the recorded check runs (its message is the last of the exit summary),
+ * then the record goes; aisb autophase gets the verdict. Logs (the findings). */
+static void git_guard(struct run *r)
+{
+	_cleanup_free_ char *dir = path_join(r->p->state_dir, "pending");
+	struct gitguard_verdict v = { 0 };
+
+	if (r->cloned && r->job.n)
+		(void)gitguard_job_run(&r->job, stderr, &v);
+	r->p->git_quarantined += v.found;
+	if (r->recorded && dir)
+		(void)gitguard_job_forget(&r->job, dir);
+	if (r->p->guard_verdict_fd > 2) {
+		(void)dprintf(r->p->guard_verdict_fd, "found=%zu unjudged=%zu failed=%zu incomplete=%d\n", v.found,
+			      v.unjudged, v.failed, v.incomplete ? 1 : 0);
+		close(r->p->guard_verdict_fd);
+		r->p->guard_verdict_fd = 0;
+	}
+}
+
 
 /* Stage: admission, before anything exists. Should: refuse an environment above the
  * workload's bound (it is built in init, without allocation) and warn that --net full is
@@ -712,8 +792,7 @@ static void teardown_stage(struct run *r)
 		if (r->gate_fds[i] >= 0)
 			close(r->gate_fds[i]);
 	pasta_stop(&r->pasta);
-	if (r->cloned)
-		git_guard(r->p, &r->mp, &r->since);
+	git_guard(r);
 }
 
 int sandbox_run(struct aisb_plan *p)
@@ -752,7 +831,10 @@ int sandbox_run(struct aisb_plan *p)
 	r.err_fds[1] = -1;
 	(void)session_set_init_pid(p, r.pid);
 
-	code = launch_stage(&r);
+	/* recorded while init still waits for its maps: nothing of the sandbox has run yet */
+	code = pending_stage(&r);
+	if (code == 0)
+		code = launch_stage(&r);
 	if (code == 0)
 		code = relay_stage(&r); /* init reaped */
 	else
@@ -765,6 +847,7 @@ finish:
 	mount_plan_free(&r.mp);
 	mount_host_facts_free(&r.facts);
 	free(r.egress_path);
+	gitguard_job_free(&r.job);
 	session_finish(p, code, start);
 	return code;
 }

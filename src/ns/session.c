@@ -20,29 +20,6 @@
 #include "util/log.h"
 #include "util/util.h"
 
-/* Field 22 of /proc/PID/stat: start time in clock ticks since boot. Does not log. */
-static int proc_starttime(pid_t pid, unsigned long long *out)
-{
-	char path[64];
-	_cleanup_free_ char *buf = NULL;
-	char *p;
-	int r;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	r = read_file_at(AT_FDCWD, path, 4096, &buf, NULL);
-	if (r < 0)
-		return r;
-	p = strrchr(buf, ')'); /* comm may contain spaces and parens */
-	if (!p)
-		return -EINVAL;
-	/* after ") " comes field 3; skip to field 22 */
-	for (int field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return -EINVAL;
-	*out = strtoull(p + 1, NULL, 10);
-	return 0;
-}
 
 /* Writes the generated passwd, group, hosts and resolv.conf into the directory @dirfd. */
 static int write_etc(int dirfd, const struct aisb_plan *p)
@@ -222,7 +199,7 @@ static int fill_session_dir(struct aisb_plan *p, int dfd, bool in_run)
 		return -ENOMEM;
 	if ((r = write_file_at(dfd, "plan.json", json, strlen(json), 0600)) < 0)
 		return r;
-	(void)proc_starttime(getpid(), &st);
+	(void)proc_start_time(getpid(), &st);
 	n = snprintf(buf, sizeof(buf), "%d %llu\n", (int)getpid(), st);
 	return write_file_at(dfd, "supervisor", buf, (size_t)n, 0600);
 }
@@ -341,6 +318,7 @@ int session_set_init_pid(const struct aisb_plan *p, pid_t pid)
 struct kept_log {
 	char name[80];
 	struct timespec mtime;
+	long long size;
 };
 
 static int kept_cmp(const void *a, const void *b)
@@ -354,7 +332,8 @@ static int kept_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Keeps the newest SESSION_EGRESS_KEEP logs in @dfd (egress/), removes the rest. Does not log. */
+/* Keeps the newest SESSION_EGRESS_KEEP logs in @dfd (egress/) as far as they fit
+ * SESSION_EGRESS_KEEP_BYTES (the newest always), removes the rest. Does not log. */
 static void prune_kept_logs(int dfd)
 {
 	struct kept_log *v = NULL;
@@ -382,13 +361,19 @@ static void prune_kept_logs(int dfd)
 			v = nv;
 		}
 		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+		v[n].size = (long long)st.st_size;
 		v[n++].mtime = st.st_mtim;
 	}
 	closedir(d);
-	if (n > SESSION_EGRESS_KEEP) {
+	if (n > 1) {
+		long long total = 0;
+
 		qsort(v, n, sizeof(*v), kept_cmp);
-		for (size_t i = SESSION_EGRESS_KEEP; i < n; i++)
-			(void)unlinkat(dfd, v[i].name, 0);
+		for (size_t i = 0; i < n; i++) {
+			total += v[i].size;
+			if (i > 0 && (i >= SESSION_EGRESS_KEEP || total > SESSION_EGRESS_KEEP_BYTES))
+				(void)unlinkat(dfd, v[i].name, 0);
+		}
 	}
 	free(v);
 }

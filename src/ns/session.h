@@ -26,7 +26,8 @@
  *                               net, exit, git_quarantined when gitguard found anything (never an
  *                               env value)
  *   egress/<id>.jsonl           the egress log of an ended session (moved or copied there at exit,
- *                               when the session dir is removed); the newest SESSION_EGRESS_KEEP stay
+ *                               when the session dir is removed); the newest SESSION_EGRESS_KEEP stay,
+ *                               as far as they fit SESSION_EGRESS_KEEP_BYTES in all
  * The session dir is removed at exit unless --keep; a supervisor killed with SIGKILL leaves it for
  * `aisb clean`.
  */
@@ -39,6 +40,10 @@
 #include "core/plan.h"
 
 #define SESSION_EGRESS_KEEP 20
+/* The kept egress logs' bound in all: each is bounded by the gate (GATE_LOG_MAX, 64 MiB by
+ * default), and 20 of them full would be 1.25 GiB of a flood's denials on the disk. The newest
+ * log stays whatever its size; older ones go once the newer ones fill this. */
+#define SESSION_EGRESS_KEEP_BYTES ((long long)256 << 20)
 
 /* The run dir for @get's environment: $XDG_RUNTIME_DIR/aisb when XDG_RUNTIME_DIR is absolute,
  * else /dev/shm/aisb-UID. Only a path: session_create() checks it before use. NULL on ENOMEM.

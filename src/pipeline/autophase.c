@@ -486,8 +486,29 @@ static void print_report(struct ap *a, bool plan)
  * (docs/agents.md; a `--` command bridges nothing). stdin @in_fd, stdout and stderr the
  * command's. Return: the run's exit status (128+N for signal N) or an exit code. Logs on failure
  * to start it. */
-static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in_fd, bool harness)
+/* The git check's verdict of one unit's run (AISB_GUARD_VERDICT_FD, ns/sandbox.c). */
+struct unit_verdict {
+	bool got;                 /* false: the check never ran (aisb was killed): pending */
+	unsigned long found, unjudged, failed, incomplete;
+};
+
+static void parse_verdict(int fd, struct unit_verdict *v)
 {
+	char buf[256];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	v->got = sscanf(buf, "found=%lu unjudged=%lu failed=%lu incomplete=%lu", &v->found, &v->unjudged, &v->failed,
+			&v->incomplete) == 4;
+}
+
+static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in_fd, bool harness,
+		       struct unit_verdict *verdict)
+{
+	_cleanup_close_ int vr = -1, vw = -1;
+	int vfds[2];
 	_cleanup_strv_free_ char **argv = NULL;
 	_cleanup_free_ char *e1 = NULL, *e2 = NULL;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
@@ -511,6 +532,11 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 	for (size_t i = harness ? 1 : 0; cmd[i]; i++)
 		if (strv_push(&argv, cmd[i]) < 0)
 			return AISB_EXIT_FAILED;
+	/* the verdict pipe: read after the unit ended, whatever still holds its write end */
+	if (pipe2(vfds, O_CLOEXEC | O_NONBLOCK) < 0)
+		return log_error_errno(-errno, "autophase: cannot make a pipe: %m"), AISB_EXIT_FAILED;
+	vr = vfds[0];
+	vw = vfds[1];
 	fflush(NULL);
 	/* like system(3): ^C reaches the unit (same process group), and the driver, which must not
 	 * die half-way, sees its exit status instead */
@@ -528,13 +554,20 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 		signal(SIGQUIT, SIG_DFL);
 		if (dup2(in_fd, 0) < 0 || chdir(a->top) < 0)
 			_exit(AISB_EXIT_FAILED);
+		/* fd 3, without O_CLOEXEC, named to aisb by AISB_GUARD_VERDICT_FD (cli/resolve.c) */
+		if ((vw == 3 ? fcntl(3, F_SETFD, 0) : dup2(vw, 3)) < 0 || setenv("AISB_GUARD_VERDICT_FD", "3", 1) < 0)
+			_exit(AISB_EXIT_FAILED);
 		execv(a->o->self, argv);
 		_exit(AISB_EXIT_NOEXEC);
 	}
+	/* only the unit holds the write end now: EOF once it and its helpers are gone */
+	close(TAKE_FD(vw));
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
+	*verdict = (struct unit_verdict){ 0 };
+	parse_verdict(vr, verdict);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -603,6 +636,7 @@ static int run_unit(struct ap *a, const char *phase)
 	_cleanup_free_ char *rel = NULL, *path = NULL;
 	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher), **vcmd = NULL, **before = NULL, **after = NULL;
 	_cleanup_close_ int fd = -1, devnull = -1;
+	struct unit_verdict v1 = { 0 }, v2 = { 0 };
 	int st;
 
 	if (!cmd || asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 || !(path = path_join(a->top, rel)) ||
@@ -619,7 +653,7 @@ static int run_unit(struct ap *a, const char *phase)
 	}
 	before = quarantines(a);
 	log_info("phase %s: agent (%s) in a sandbox", phase, source_words[a->lsrc]);
-	st = run_sandbox(a, phase, cmd, fd, autophase_is_harness(cmd[0]));
+	st = run_sandbox(a, phase, cmd, fd, autophase_is_harness(cmd[0]), &v1);
 	if (st != 0) {
 		log_error("phase %s: the agent exited %d; nothing of it is delivered (its changes stay in the work tree "
 			  "for you to inspect)", phase, st);
@@ -629,11 +663,30 @@ static int run_unit(struct ap *a, const char *phase)
 	if (devnull < 0)
 		return AISB_EXIT_FAILED;
 	log_info("phase %s: %s in a sandbox", phase, AUTOPHASE_VALIDATE);
-	st = run_sandbox(a, phase, vcmd, devnull, false);
+	st = run_sandbox(a, phase, vcmd, devnull, false, &v2);
 	if (st != 0) {
 		log_error("phase %s: %s exited %d; nothing of it is delivered (its changes stay in the work tree for "
 			  "you to inspect)", phase, AUTOPHASE_VALIDATE, st);
 		return unit_code(st);
+	}
+	/* A check that never ran, or could not judge everything, vouches for nothing: no delivery,
+	 * --trust-git-changes or not (issue 21) */
+	for (int k = 0; k < 2; k++) {
+		const struct unit_verdict *v = k ? &v2 : &v1;
+		const char *who = k ? AUTOPHASE_VALIDATE : "agent";
+		if (!v->got)
+			return log_error("phase %s: refusing to deliver: the check for planted git files of the %s's run "
+					 "never reported (aisb was cut short); the phase's work stays in the work tree. The "
+					 "next aisb command runs the pending check; inspect its findings before you rerun",
+					 phase, who),
+			       AISB_EXIT_POLICY;
+		if (v->incomplete || v->unjudged || v->failed)
+			return log_error("phase %s: refusing to deliver: the check for planted git files of the %s's run "
+					 "could not vouch for everything (%lu director%s not checked, %lu file%s not moved; "
+					 "named above); the phase's work stays in the work tree. Make them checkable and rerun",
+					 phase, who, v->unjudged, v->unjudged == 1 ? "y" : "ies", v->failed,
+					 v->failed == 1 ? "" : "s"),
+			       AISB_EXIT_POLICY;
 	}
 	/* gitguard's verdict on the unit's runs: what it moved away was planted for git */
 	after = quarantines(a);

@@ -496,3 +496,32 @@ int path_resolve_trusted(const char *path, char **out, char **bad_link)
 	*out = join_components(done, strv_length(done));
 	return *out ? 0 : -ENOMEM;
 }
+
+int proc_start_time(pid_t pid, unsigned long long *out)
+{
+	char path[64];
+	_cleanup_free_ char *buf = NULL;
+	char *p;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	r = read_file_at(AT_FDCWD, path, 4096, &buf, NULL);
+	if (r < 0)
+		return r;
+	if (!buf)
+		return -EINVAL;
+	p = strrchr(buf, ')'); /* comm may contain spaces and parens */
+	/* after ") " comes field 3; skip to field 22 */
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -EINVAL;
+	*out = strtoull(p + 1, NULL, 10);
+	return 0;
+}
+
+bool proc_is(pid_t pid, unsigned long long start)
+{
+	unsigned long long now;
+	return pid > 0 && proc_start_time(pid, &now) == 0 && now == start;
+}

@@ -68,4 +68,12 @@ int random_hex(char *buf, size_t nbytes);
 /* Parse a non-negative decimal integer; -EINVAL on garbage or overflow. */
 int parse_u64(const char *s, unsigned long long *out);
 
+/* Field 22 of /proc/PID/stat: the start time in clock ticks since boot, which tells a live
+ * process from a later one that reuses its pid. Return: 0, -ESRCH/-ENOENT when there is no such
+ * process, -EINVAL. Does not log. */
+int proc_start_time(pid_t pid, unsigned long long *out);
+
+/* Whether process @pid is alive and started at @start (proc_start_time()). Does not log. */
+bool proc_is(pid_t pid, unsigned long long start);
+
 #endif

@@ -118,15 +118,18 @@ EVIL_CFG='printf "[core]\n\tfsmonitor = \"touch %s\"\n" "$MARK"'
 	[ "$(host_git)" = RAN ]
 }
 
-@test "gitguard: a directory made unreadable inside is named as unchecked" {
-	is_root && skip "root reads every directory: nothing is left unchecked"
-	inside 'mkdir -p hide/r && git init -q hide/r && chmod 000 hide && echo HID'
+@test "gitguard: a directory made unreadable inside is opened up, checked and its mode put back" {
+	is_root && skip "root reads every directory: nothing needs opening up (gitguard-cut.bats runs the 0311 attack as root too)"
+	inside 'mkdir -p hide/r && git init -q hide/r && '"$EVIL_CFG"' >>hide/r/.git/config && chmod 000 hide && echo HID'
 	[[ "$output" == *HID* ]]
-	[[ "$output" == *"could not be read to check for planted git files (first: '$PROJ/hide')"* ]]
+	[[ "$output" == *"1 directory made unreadable inside was opened up to be checked, and its mode put back"* ]]
+	[[ "$output" == *"'$PROJ/hide/r/.git/config': sets core.fsmonitor"* ]]
+	[ "$(stat -c %a hide)" = 0 ]
 	chmod 755 hide
+	[ "$(host_git "$PROJ/hide/r")" = CLEAN ]
 	# control: readable, the same tree gives no message
 	inside 'true'
-	[[ "$output" != *"could not be read"* ]]
+	[[ "$output" != *"opened up"* ]]
 }
 
 @test "gitguard: an embedded repository added as a gitlink never reaches host git" {

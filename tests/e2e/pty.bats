@@ -300,6 +300,47 @@ TTY_PROBE='printf "A\033]52;c;%s\007B\033]2;spoofed-title\033\\\\C\033]8;;https:
 	[ "$(tmx display -p -t e2e '#{pane_title}')" = spoofed-title ]
 }
 
+@test "pty: a sandbox that ignores SIGHUP is ended when its terminal closes, so that its git check runs (issue 21)" {
+	require_feature tmux command -v tmux
+	require_feature git command -v git
+	local mark="$WORK/pwned" _
+	git init -q .
+	git -c user.name=t -c user.email=t@e commit -q --allow-empty -m init
+	# the workload plants a repository whose config runs a command on `git status`, then
+	# ignores the hangup and keeps running
+	{
+		echo "trap '' HUP TERM"
+		echo "git init -q sub && printf '[core]\\n\\tfsmonitor = \"touch $mark\"\\n' >>sub/.git/config"
+		echo "touch .ready"
+		echo "while :; do sleep 1; done"
+	} >plant.sh
+	tmux_start
+	tmux_run "$(aisb_cmd) -- sh plant.sh"
+	wait_for_file "$PROJ/.ready"
+	grep -q fsmonitor sub/.git/config
+	# control: while its terminal is open it runs, with its check still ahead (said by ps)
+	# (ps also lists this user's sessions of other tests in the shared run dirs: by id here)
+	local id
+	id=$(ls "$XDG_STATE_HOME/aisb/pending")
+	id=${id%.json}
+	run "$AISB" ps
+	[[ "$output" == *"$id"*live*"$PROJ"* ]]
+	[[ "$output" == *"git check pending for"* ]]
+	# the window closes
+	tmx kill-server
+	for _ in $(seq 300); do
+		[ -z "$(ls "$XDG_STATE_HOME/aisb/pending" 2>/dev/null)" ] && ! "$AISB" ps 2>&1 | grep -q "^$id .*live" && break
+		sleep 0.1
+	done
+	[ -z "$(ls "$XDG_STATE_HOME/aisb/pending")" ]
+	run "$AISB" ps
+	[[ "$output" != *"$id"*live* ]]
+	[ ! -e sub/.git/config ]
+	ls "$XDG_STATE_HOME"/aisb/quarantine/*/project/sub/.git/config
+	(cd sub && git status) >/dev/null 2>&1 || true
+	[ ! -e "$mark" ]
+}
+
 # The sandbox asks the terminal for a checksum of a screen rectangle (DECRQCRA), then for its
 # status (DSR 5), and records what comes back until the status answer: a terminal that answers
 # DECRQCRA (xterm, WezTerm; here lib/fake-terminal.py) would hand it the screen, a cell at a time.

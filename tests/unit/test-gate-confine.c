@@ -227,7 +227,7 @@ static int confined_child(enum probe p, char *got, bool check_proc)
 		int keep[] = { c2p[1], p2c[0] };
 		char cmd;
 
-		if (gate_confine(parent, &prog, keep, ELEMENTSOF(keep)) < 0)
+		if (gate_confine(parent, &prog, keep, ELEMENTSOF(keep), 0) < 0)
 			_exit(GATE_EXIT_CONFINE);
 		if (write(keep[0], "R", 1) != 1 || recv(keep[1], &cmd, 1, 0) != 1)
 			_exit(1);

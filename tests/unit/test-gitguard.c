@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "git/gitguard.h"
@@ -459,6 +460,217 @@ static void test_nofollow(void **state)
 	assert_int_equal(rm_rf(dir), 0);
 }
 
+
+/* Issue 21: a bound, an unreadable directory or an error skips only the directory that hit it;
+ * every sibling is judged; what was not judged is moved whole and named. */
+static void test_walk_bounds(void **state)
+{
+	char q[300], root[200], path[4096];
+	struct gitguard_report rep = { 0 };
+	struct gitguard_options o = { .quarantine = q };
+	size_t len;
+	(void)state;
+
+	make_root(root, sizeof(root), q, sizeof(q));
+	o.root = root;
+	o.since.tv_sec = time(NULL) - 5;
+
+	/* a chain deeper than the bound (its first directory may come first in getdents order) */
+	len = (size_t)snprintf(path, sizeof(path), "%s", root);
+	for (int i = 0; i < GITGUARD_MAX_DEPTH + 2; i++) {
+		len += (size_t)snprintf(path + len, sizeof(path) - len, "/%c", i ? 'd' : 'a');
+		assert_int_equal(mkdir_p(path, 0755), 0);
+	}
+	put(".git/commondir", "../evil\n");
+	put("evil/config", "[core]\n\tfsmonitor = evil\n");
+	put("zz/.git", "gitdir: ../evil\n");
+	/* x made unreadable (0311), with a repository the user's git enters through the search bit */
+	put("x/zsub/.git/config", "[core]\n\tfsmonitor = evil\n");
+	snprintf(path, sizeof(path), "%s/x", root);
+	assert_int_equal(chmod(path, 0311), 0);
+
+	assert_int_equal(gitguard_check(&o, &rep), 0);
+	assert_non_null(find(&rep, ".git/commondir"));
+	assert_non_null(find(&rep, "evil/config"));
+	assert_non_null(find(&rep, "zz/.git"));
+	assert_non_null(find(&rep, "x/zsub/.git/config"));
+	assert_true(rep.incomplete);
+	assert_int_equal(rep.n_unjudged, 1);
+	if (geteuid() != 0)
+		assert_int_equal(rep.n_opened, 1);
+	{
+		struct stat st;
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0311);   /* put back */
+	}
+	{
+		/* the one unjudged: the directory at the bound, moved whole; its parents stay */
+		const struct gitguard_finding *f = NULL;
+		for (size_t i = 0; i < rep.n; i++)
+			if (rep.v[i].unjudged)
+				f = &rep.v[i];
+		assert_non_null(f);
+		assert_non_null(f->moved_to);
+		assert_non_null(strstr(f->reason, "levels"));
+		assert_int_equal(strlen(f->path), strlen(root) + 2 * (GITGUARD_MAX_DEPTH + 1));
+	}
+	{
+		char *buf = NULL;
+		size_t blen = 0;
+		FILE *f = open_memstream(&buf, &blen);
+		gitguard_report_print(&rep, q, f);
+		fclose(f);
+		assert_non_null(strstr(buf, "1 directory could not be checked for planted git files"));
+		free(buf);
+	}
+	gitguard_report_free(&rep);
+	assert_int_equal(chmod(path, 0755), 0);
+
+	/* the entries bound: what was not walked when it was reached is moved; .git is walked first
+	 * (the root then holds .git evil zz x flood later: 6 entries, .git one more) */
+	snprintf(path, sizeof(path), "%s/a", root);
+	assert_int_equal(rm_rf(path), 0);
+	put("flood/a", "x");
+	put("flood/b", "x");
+	put("flood/c", "x");
+	put("later/.git", "gitdir: ../evil2\n");
+	put(".git/config.worktree", "[core]\n\tfsmonitor = evil\n");
+	o.max_entries = 8;
+	assert_int_equal(gitguard_check(&o, &rep), 0);
+	assert_non_null(find(&rep, ".git/config.worktree"));
+	assert_true(rep.incomplete);
+	assert_true(rep.n_unjudged >= 1);
+	assert_false(exists("later/.git"));
+	assert_false(exists("flood"));
+	gitguard_report_free(&rep);
+
+	*strrchr(root, '/') = 0;
+	(void)rm_rf(root);
+}
+
+/* Issue 21: every command printed for pasting is one shell word, whatever the path's bytes. */
+static void test_print_quoting(void **state)
+{
+	struct gitguard_finding v[] = {
+		{ .path = (char *)"/p/q';id>F;'/.git/config", .moved_to = (char *)"/q/it's", .reason = (char *)"r" },
+		{ .path = (char *)"/p/a\nb$(id)\001/.git", .moved_to = (char *)"/q/x", .reason = (char *)"r" },
+	};
+	struct gitguard_report rep = { .v = v, .n = 2 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	(void)state;
+
+	gitguard_report_print(&rep, NULL, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "mv '/q/it'\\''s' '/p/q'\\'';id>F;'\\''/.git/config')"));
+	assert_non_null(strstr(buf, "mv '/q/x' $'/p/a\\x0ab$(id)\\x01/.git')"));
+	assert_null(strchr(buf, '\001'));
+	free(buf);
+}
+
+
+/* Issue 21: a recorded check whose owner is gone runs from its record; a live owner's is left;
+ * the record's file is reused (no block freed), never read under another session's name. */
+static void test_pending(void **state)
+{
+	char q[300], root[200], dir[400], path[600];
+	struct gitguard_job j = { 0 };
+	struct gitguard_verdict v = { 0 };
+	FILE *f;
+	char *buf = NULL;
+	size_t len = 0;
+	pid_t dead;
+	struct stat st;
+	(void)state;
+
+	make_root(root, sizeof(root), q, sizeof(q));
+	snprintf(dir, sizeof(dir), "%s/../pending", root);
+	put(".git/HEAD", "ref: refs/heads/main\n");
+	j.id = strdup("0123abcd");
+	j.since.tv_sec = time(NULL) - 5;
+	j.pidns = gitguard_pidns();
+	assert_int_equal(gitguard_job_add(&j, root, false, NULL, q), 0);
+
+	/* owned by this live process: recorded, not run by another checker */
+	j.owner = getpid();
+	assert_int_equal(proc_start_time(getpid(), &j.owner_start), 0);
+	assert_int_equal(gitguard_job_record(&j, dir), 0);
+	put("sub/.git", "gitdir: ../evil\n");
+	f = open_memstream(&buf, &len);
+	assert_int_equal(gitguard_pending_run(dir, f, false, &v), 0);
+	fclose(f);
+	free(buf);
+	buf = NULL;
+	assert_true(exists("sub/.git"));
+
+	/* owned by a process that is gone: run, said, retired */
+	dead = fork();
+	assert_true(dead >= 0);
+	if (dead == 0)
+		_exit(0);
+	assert_int_equal(waitpid(dead, NULL, 0), dead);
+	j.owner = dead;
+	/* recorded in another pid namespace: not judged from here */
+	j.pidns++;
+	assert_int_equal(gitguard_job_record(&j, dir), 0);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(gitguard_pending_run(dir, f, false, &v), 0);
+	fclose(f);
+	free(buf);
+	buf = NULL;
+	assert_true(exists("sub/.git"));
+	j.pidns--;
+	assert_int_equal(gitguard_job_record(&j, dir), 0);
+	snprintf(path, sizeof(path), "%s/0123abcd.json", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size % 4096, 0);  /* padded to whole blocks */
+	assert_int_equal(st.st_mode & 0777, 0600);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(gitguard_pending_run(dir, f, false, &v), 1);
+	fclose(f);
+	assert_non_null(strstr(buf, "session 0123abcd ended without its check"));
+	assert_non_null(strstr(buf, "sub/.git"));
+	free(buf);
+	buf = NULL;
+	assert_false(exists("sub/.git"));
+	assert_true(v.found >= 1);
+	assert_int_equal(stat(path, &st), -1);
+	snprintf(path, sizeof(path), "%s/.spare-0123abcd", dir);
+	assert_int_equal(stat(path, &st), 0);   /* kept for the next record */
+
+	/* the spare is reused: the next record takes it */
+	free(j.id);
+	j.id = strdup("4567ef");
+	assert_int_equal(gitguard_job_record(&j, dir), 0);
+	assert_int_equal(stat(path, &st), -1);
+	snprintf(path, sizeof(path), "%s/4567ef.json", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(gitguard_job_forget(&j, dir), 0);
+	assert_int_equal(stat(path, &st), -1);
+
+	/* a record under another session's name is not run */
+	{
+		char other[600];
+		free(j.id);
+		j.id = strdup("89ab");
+		assert_int_equal(gitguard_job_record(&j, dir), 0);
+		snprintf(path, sizeof(path), "%s/89ab.json", dir);
+		snprintf(other, sizeof(other), "%s/cdef.json", dir);
+		assert_int_equal(rename(path, other), 0);
+		put("sub2/.git", "gitdir: ../evil\n");
+		f = open_memstream(&buf, &len);
+		(void)gitguard_pending_run(dir, f, false, &v);
+		fclose(f);
+		assert_non_null(strstr(buf, "cannot be read"));
+		free(buf);
+		assert_true(exists("sub2/.git"));
+	}
+	gitguard_job_free(&j);
+	*strrchr(root, '/') = 0;
+	(void)rm_rf(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +682,9 @@ int main(void)
 		cmocka_unit_test(test_path_below),
 		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_walk_staged),
+		cmocka_unit_test(test_walk_bounds),
+		cmocka_unit_test(test_print_quoting),
+		cmocka_unit_test(test_pending),
 		cmocka_unit_test(test_check_file),
 		cmocka_unit_test(test_nofollow),
 	};
