@@ -127,6 +127,17 @@ struct conn {
 	bool log_held;          /* allowed: LOG_LINE_MAX of the log is held for its record */
 	struct job *job;
 
+	/* A plain (absolute-form) request: the gate forwards its head and exactly its body, framed
+	 * here, and no byte after it (issue 22: a pipelined request or smuggled bytes behind a
+	 * checked head reached the upstream unchecked). */
+	bool framed;
+	bool req_done;          /* the body is complete: what the client sends now is dropped */
+	struct http_body_framer body;
+	uint64_t dropped;       /* client bytes after the request, not forwarded */
+	char *rhead;            /* the server's answer head(s) until the final one is passed */
+	size_t rhead_len;
+	bool resp_passed;       /* the final answer head went to the client: splice the rest */
+
 	int p_cu[2], p_uc[2];
 	size_t q_cu, q_uc;
 	bool grown_cu, grown_uc;
@@ -514,7 +525,8 @@ static void conn_free(struct conn *c)
 	free(c->to_c.p);
 	free(c->fwd);
 	free(c->uhead);
-	c->in = c->to_u.p = c->to_c.p = c->fwd = c->uhead = NULL;
+	free(c->rhead);
+	c->in = c->to_u.p = c->to_c.p = c->fwd = c->uhead = c->rhead = NULL;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -603,6 +615,15 @@ static void log_conn(struct conn *c, bool allowed, const char *reason)
 	c->log_held = false;
 }
 
+/* Whether the client can still get an HTTP answer from the gate: a proxy request before the
+ * relay, or a plain request whose server has sent the client nothing yet. */
+static bool can_answer(const struct conn *c)
+{
+	if (c->kind != K_PROXY || c->answered)
+		return false;
+	return c->st != CS_RELAY || (c->framed && c->bytes_in == 0 && c->q_uc == 0 && c->to_c.len == 0);
+}
+
 /* Deny: log (aggregated with the same denial before), remember for the summary, answer 403
  * (HTTP) or reset (TCP), close. */
 static void deny(struct conn *c, const char *reason, const char *suggest)
@@ -617,7 +638,7 @@ static void deny(struct conn *c, const char *reason, const char *suggest)
 	r.dur_ms = 0; /* the same denial aggregates whatever it took */
 	log_denial(c->g, &r);
 	note_denial(c->g, c->d.host[0] ? c->d.host : "(unknown)", c->d.port, suggest);
-	if (c->kind == K_PROXY && !c->answered && c->st != CS_RELAY) {
+	if (can_answer(c)) {
 		char resp[1024];
 		int n = http_error_response(403, reason, resp, sizeof(resp));
 
@@ -639,7 +660,7 @@ static void fail(struct conn *c, int status, const char *reason)
 
 		egress_log(c->g, &r, LOG_SHARED);
 	}
-	if (c->kind == K_PROXY && !c->answered && c->st != CS_RELAY) {
+	if (can_answer(c)) {
 		char resp[1024];
 		int n = http_error_response(status, reason, resp, sizeof(resp));
 
@@ -918,10 +939,17 @@ static void connected(struct conn *c)
 	if (c->uhead) {
 		/* bytes the upstream sent after its answer head belong to the client */
 		char *end = strstr(c->uhead, "\r\n\r\n");
-		size_t used = (size_t)(end + 4 - c->uhead);
+		size_t used = (size_t)(end + 4 - c->uhead), more = c->uhead_len - used;
 
-		if (c->uhead_len > used && buf_append(&c->to_c, c->uhead + used, c->uhead_len - used) < 0)
+		/* a plain request's answer starts there: answer_head() reads it from rhead */
+		if (more && c->framed) {
+			if (!(c->rhead = malloc(UPSTREAM_HEAD_MAX)))
+				return fail(c, 503, "out of memory");
+			memcpy(c->rhead, c->uhead + used, more); /* more < UPSTREAM_HEAD_MAX */
+			c->rhead_len = more;
+		} else if (more && buf_append(&c->to_c, c->uhead + used, more) < 0) {
 			return fail(c, 503, "out of memory");
+		}
 	}
 	if (c->fwd) {
 		free(c->to_u.p);
@@ -1087,7 +1115,7 @@ static void on_head(struct conn *c)
 	if (r == HTTP_NEED_MORE)
 		return conn_update(c);
 	if (r < 0)
-		return fail(c, status, status == 431 ? "request head too large" : "malformed request");
+		return fail(c, status, status == 431 ? "request head too large" : req.bad ? req.bad : "malformed request");
 	snprintf(c->method, sizeof(c->method), "%s", req.method);
 	c->connect_req = req.connect;
 	if (req.host_mismatch) {
@@ -1095,19 +1123,33 @@ static void on_head(struct conn *c)
 		c->d.port = req.port;
 		return deny(c, "the Host header names another host than the request target", NULL);
 	}
-	if (!req.connect && http_rewrite_origin(c->in, &req, &c->fwd, &c->fwd_len) < 0)
-		return fail(c, 503, "out of memory");
-	/* keep what followed the head: a body for HTTP, maybe a ClientHello for CONNECT */
-	if (c->fwd && c->in_len > req.head_len) {
-		char *p = realloc(c->fwd, c->fwd_len + c->in_len - req.head_len);
+	if (!req.connect) {
+		size_t extra = c->in_len - req.head_len, used = 0;
+		int fr;
 
-		if (!p)
+		if (http_rewrite_origin(c->in, &req, &c->fwd, &c->fwd_len) < 0)
 			return fail(c, 503, "out of memory");
-		memcpy(p + c->fwd_len, c->in + req.head_len, c->in_len - req.head_len);
-		c->fwd = p;
-		c->fwd_len += c->in_len - req.head_len;
+		/* of what followed the head, only the body's bytes go with it; the rest (a pipelined
+		 * request) is dropped, and a malformed chunked body is refused before any dial */
+		c->framed = true;
+		http_body_init(&c->body, &req);
+		fr = http_body_feed(&c->body, c->in + req.head_len, extra, &used);
+		if (fr < 0)
+			return fail(c, 400, c->body.bad);
+		c->req_done = fr == 1;
+		c->dropped = extra - used;
+		if (used) {
+			char *p = realloc(c->fwd, c->fwd_len + used);
+
+			if (!p)
+				return fail(c, 503, "out of memory");
+			memcpy(p + c->fwd_len, c->in + req.head_len, used);
+			c->fwd = p;
+			c->fwd_len += used;
+		}
 		c->in_len = req.head_len;
 	}
+	/* a CONNECT keeps what followed its head: maybe a ClientHello */
 	memmove(c->in, c->in + req.head_len, c->in_len - req.head_len);
 	c->in_len -= req.head_len;
 	in_release(c);
@@ -1191,6 +1233,187 @@ static int pump(int src, int pw, int pr, int dst, size_t *q, bool *eof, bool *do
 	return 0;
 }
 
+/* Stage: the client-to-server direction of a plain request. Should: forward exactly the bytes
+ * of the request's body (http_body_feed()), then read and drop whatever the client sends (read,
+ * so that closing never resets the answer away), and pass the client's EOF on. Mustn't: forward
+ * one byte after the body's end: the head it belongs to was never checked. Userspace copies,
+ * not splice: only the framer knows where the body ends (plain HTTP uploads only; CONNECT
+ * tunnels keep the splice path). Return: 0, -EBADMSG (c->body.bad says why), -1 when closed. */
+static int frame_pump(struct conn *c)
+{
+	char tmp[16384];
+
+	for (int round = 0; round < 16; round++) { /* then back to epoll, like pump() */
+		size_t used = 0;
+		ssize_t k;
+		int r;
+
+		k = recv(c->cfd, tmp, sizeof(tmp), 0);
+		if (k < 0)
+			return errno == EAGAIN ? 0 : -1;
+		if (k == 0) {
+			c->eof_c = true;
+			if (!c->done_cu) {
+				shutdown(c->ufd, SHUT_WR);
+				c->done_cu = true;
+			}
+			return 0;
+		}
+		if (c->req_done) {
+			c->dropped += (uint64_t)k;
+			continue;
+		}
+		r = http_body_feed(&c->body, tmp, (size_t)k, &used);
+		if (r < 0)
+			return -EBADMSG;
+		c->req_done = r == 1;
+		c->dropped += (uint64_t)k - used;
+		if (!used)
+			continue;
+		if (buf_set(&c->to_u, tmp, used) < 0)
+			return -1;
+		r = buf_flush(c->ufd, &c->to_u);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return 0; /* the rest waits in to_u for EPOLLOUT */
+		c->bytes_out += c->to_u.len;
+		c->to_u.len = c->to_u.off = 0;
+	}
+	return 0;
+}
+
+static bool is_hop_header(const char *line, size_t len)
+{
+	static const char *const names[] = { "connection", "keep-alive", "proxy-connection" };
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		size_t n = strlen(names[i]);
+
+		if (len > n && line[n] == ':' && strncasecmp(line, names[i], n) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The length of the answer head at @b (incl. its empty line: CRLF CRLF, or bare LFs), or 0. */
+static size_t answer_head_end(const char *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (b[i] != '\n')
+			continue;
+		if (i + 1 < len && b[i + 1] == '\n')
+			return i + 2;
+		if (i + 2 < len && b[i + 1] == '\r' && b[i + 2] == '\n')
+			return i + 3;
+	}
+	return 0;
+}
+
+/* The answer head [@h, @h + @len) of a plain request, queued for the client: 1xx interim answers
+ * as they are, the final one with its Connection and Keep-Alive lines replaced by
+ * "Connection: close", so the client never sends a next request on a connection the gate will
+ * forward nothing more on (RFC 9112 9.6). Return: 1 for the final head, 0 for an interim one,
+ * -EBADMSG when it is not an HTTP/1.x status head, -ENOMEM. */
+static int queue_answer_head(struct conn *c, const char *h, size_t len)
+{
+	size_t pos;
+
+	if (len < 12 || memcmp(h, "HTTP/1.", 7) != 0 || h[8] != ' ' || h[9] < '1' || h[9] > '5' || h[10] < '0' ||
+	    h[10] > '9' || h[11] < '0' || h[11] > '9')
+		return -EBADMSG;
+	if (h[9] == '1' && !(h[10] == '0' && h[11] == '1')) { /* 1xx but 101: another head follows */
+		c->bytes_in += len;
+		return buf_append(&c->to_c, h, len) < 0 ? -ENOMEM : 0;
+	}
+	pos = (size_t)((const char *)memchr(h, '\n', len) - h) + 1;
+	if (buf_append(&c->to_c, h, pos) < 0)
+		return -ENOMEM;
+	while (pos < len) {
+		const char *line = h + pos;
+		size_t l = (size_t)((const char *)memchr(line, '\n', len - pos) - line) + 1;
+		size_t content = l - 1 - (l >= 2 && line[l - 2] == '\r');
+
+		pos += l;
+		if (content == 0)
+			break;
+		if (!is_hop_header(line, content) && buf_append(&c->to_c, line, l) < 0)
+			return -ENOMEM;
+	}
+	if (buf_append(&c->to_c, "Connection: close\r\n\r\n", 21) < 0)
+		return -ENOMEM;
+	c->bytes_in += len;
+	return 1;
+}
+
+/* Stage: the server-to-client direction of a plain request, until its final answer head.
+ * Should: read the head(s) (at most UPSTREAM_HEAD_MAX), queue them through
+ * queue_answer_head(), then the body bytes read with them, and leave the rest to pump().
+ * Mustn't: pass anything that is not an HTTP/1.x answer (502 while the client has seen
+ * nothing). Return: 0, or -1 when the connection was closed here. */
+static int answer_head(struct conn *c)
+{
+	for (;;) {
+		ssize_t k;
+		size_t used;
+		int r;
+
+		if (!c->rhead) {
+			if (!(c->rhead = malloc(UPSTREAM_HEAD_MAX))) {
+				fail(c, 503, "out of memory");
+				return -1;
+			}
+			c->rhead_len = 0;
+		}
+		/* complete heads already read go first (an interim 100 and the final answer) */
+		if ((used = answer_head_end(c->rhead, c->rhead_len))) {
+			r = queue_answer_head(c, c->rhead, used);
+			if (r == -ENOMEM || r == -EBADMSG) {
+				fail(c, 502, r == -ENOMEM ? "out of memory" : "the server's answer is not an HTTP/1.x response");
+				return -1;
+			}
+			memmove(c->rhead, c->rhead + used, c->rhead_len - used);
+			c->rhead_len -= used;
+			if (r == 1) {
+				/* the body bytes read with the head follow it; the rest is spliced */
+				if (c->rhead_len && buf_append(&c->to_c, c->rhead, c->rhead_len) < 0) {
+					fail(c, 503, "out of memory");
+					return -1;
+				}
+				c->bytes_in += c->rhead_len;
+				free(c->rhead);
+				c->rhead = NULL;
+				c->rhead_len = 0;
+				c->resp_passed = true;
+				return 0;
+			}
+			continue;
+		}
+		if (c->rhead_len >= UPSTREAM_HEAD_MAX) {
+			fail(c, 502, "the server's answer head is too large");
+			return -1;
+		}
+		k = recv(c->ufd, c->rhead + c->rhead_len, UPSTREAM_HEAD_MAX - c->rhead_len, 0);
+		if (k < 0 && errno == EAGAIN)
+			return 0;
+		if (k <= 0) {
+			fail(c, 502, "the server closed the connection without an answer");
+			return -1;
+		}
+		c->rhead_len += (size_t)k;
+	}
+}
+
+/* A chunked body broke the rules half-way: the server got a body it cannot finish, so it gets
+ * a reset (a FIN could look like an end), and the client a 400 when it has seen no answer yet. */
+static void body_refused(struct conn *c)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	(void)setsockopt(c->ufd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	fail(c, 400, c->body.bad);
+}
+
 /* @cu, @uc: which directions to pump (the event said the client side, resp. the server side,
  * can move); the queued to_u/to_c bytes are flushed either way. An event on one direction used to
  * pump both, one splice that returned EAGAIN per wake-up of a one-way transfer. */
@@ -1212,16 +1435,32 @@ static void relay(struct conn *c, bool cu, bool uc)
 	if (r > 0) {
 		c->bytes_out += c->to_u.len;
 		c->to_u.len = c->to_u.off = 0;
-		if (cu && pump(c->cfd, c->p_cu[1], c->p_cu[0], c->ufd, &c->q_cu, &c->eof_c, &c->done_cu, &c->grown_cu, &c->bytes_out) < 0)
+		if (cu && c->framed) {
+			int fr = frame_pump(c);
+
+			if (fr == -EBADMSG)
+				return body_refused(c);
+			if (fr < 0)
+				goto closed;
+		} else if (cu && pump(c->cfd, c->p_cu[1], c->p_cu[0], c->ufd, &c->q_cu, &c->eof_c, &c->done_cu, &c->grown_cu,
+				      &c->bytes_out) < 0) {
 			goto closed;
+		}
 	}
 	r = buf_flush(c->cfd, &c->to_c);
 	if (r < 0)
 		goto closed;
 	if (r > 0) {
 		c->to_c.len = c->to_c.off = 0;
-		if (uc && pump(c->ufd, c->p_uc[1], c->p_uc[0], c->cfd, &c->q_uc, &c->eof_u, &c->done_uc, &c->grown_uc, &c->bytes_in) < 0)
+		if (uc && c->framed && !c->resp_passed) {
+			if (answer_head(c) < 0)
+				return;
+			if (c->to_c.len) /* the head is queued: flush it, then splice */
+				return relay(c, false, c->resp_passed);
+		} else if (uc && pump(c->ufd, c->p_uc[1], c->p_uc[0], c->cfd, &c->q_uc, &c->eof_u, &c->done_uc, &c->grown_uc,
+				      &c->bytes_in) < 0) {
 			goto closed;
+		}
 	}
 	if (c->done_cu && c->done_uc)
 		goto closed;
@@ -1231,7 +1470,7 @@ static void relay(struct conn *c, bool cu, bool uc)
 	conn_update(c);
 	return;
 closed:
-	log_conn(c, true, NULL);
+	log_conn(c, true, c->dropped ? "bytes the client sent after its request were not forwarded (one request per connection)" : NULL);
 	conn_free(c);
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* http.c — proxy request-head parser */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,14 @@ int http_split_hostport(const char *s, size_t len, char *host, size_t host_size,
 		host[i] = c;
 	}
 	host[hlen] = '\0';
+	/* Brackets are for IPv6 literals only (RFC 3986 3.2.2): "[good.test]:443" was accepted as
+	 * the name good.test, a spelling no client needs and any other parser may read otherwise. */
+	if (s[0] == '[') {
+		struct in6_addr a6;
+
+		if (!memchr(host, ':', hlen) || inet_pton(AF_INET6, host, &a6) != 1)
+			return -EINVAL;
+	}
 	if (p) {
 		size_t plen = len - (size_t)(p - s);
 		unsigned v = 0;
@@ -153,7 +162,12 @@ static int parse_target(const char *buf, const char *target, size_t tlen, struct
 
 	if (streq(req->method, "CONNECT")) {
 		req->connect = true;
-		return http_split_hostport(target, tlen, req->host, sizeof(req->host), &req->port, 0) < 0 ? -EBADMSG : 0;
+		if (http_split_hostport(target, tlen, req->host, sizeof(req->host), &req->port, 0) < 0) {
+			if (target[0] == '[')
+				req->bad = "malformed request target: brackets are for IPv6 addresses only";
+			return -EBADMSG;
+		}
+		return 0;
 	}
 	if (tlen < 8 || strncasecmp(target, "http://", 7) != 0)
 		return -EBADMSG; /* origin-form or https:// (use CONNECT) */
@@ -165,8 +179,11 @@ static int parse_target(const char *buf, const char *target, size_t tlen, struct
 	alen = slash ? (size_t)(slash - authority) : tlen - 7;
 	if (memchr(authority, '@', alen))
 		return -EBADMSG; /* userinfo in a proxy request: refuse, never log it */
-	if (http_split_hostport(authority, alen, req->host, sizeof(req->host), &req->port, 80) < 0)
+	if (http_split_hostport(authority, alen, req->host, sizeof(req->host), &req->port, 80) < 0) {
+		if (alen && authority[0] == '[')
+			req->bad = "malformed request target: brackets are for IPv6 addresses only";
 		return -EBADMSG;
+	}
 	req->target_off = slash ? (size_t)(slash - buf) : 0;
 	req->target_len = slash ? tlen - 7 - alen : 0;
 	return 0;
@@ -189,12 +206,117 @@ static void check_host_header(const char *v, const char *e, struct http_request 
 		req->host_mismatch = true;
 }
 
+/* Whether the header name [@line, @line + @nlen) is @name (lower case), ignoring case; '_' in
+ * the name also matches '-' and sets *@underscore: some servers (CGI and WSGI environments,
+ * which map both to HTTP_CONTENT_LENGTH) read "Content_Length" as "Content-Length". */
+static bool name_is(const char *line, size_t nlen, const char *name, bool *underscore)
+{
+	bool u = false;
+
+	if (nlen != strlen(name))
+		return false;
+	for (size_t i = 0; i < nlen; i++) {
+		char c = line[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c == '_' && name[i] == '-')
+			u = true;
+		else if (c != name[i])
+			return false;
+	}
+	*underscore = u;
+	return true;
+}
+
+/* The value [@v, @e) without the optional whitespace around it (RFC 9110 5.5). */
+static void trim_ows(const char **v, const char **e)
+{
+	while (*v < *e && (**v == ' ' || **v == '\t'))
+		(*v)++;
+	while (*e > *v && ((*e)[-1] == ' ' || (*e)[-1] == '\t'))
+		(*e)--;
+}
+
+/* Content-Length [@v, @e): 1*DIGIT only (RFC 9112 6.3 item 5: anything else is an unrecoverable
+ * framing error; a list "5, 5" is refused too), at most 18 digits so it cannot overflow.
+ * Return: 0 or -EBADMSG. */
+static int parse_content_length(const char *v, const char *e, struct http_request *req)
+{
+	uint64_t n = 0;
+
+	trim_ows(&v, &e);
+	if (v == e || e - v > 18) {
+		req->bad = "ambiguous request framing: an invalid Content-Length";
+		return -EBADMSG;
+	}
+	for (; v < e; v++) {
+		if (*v < '0' || *v > '9') {
+			req->bad = "ambiguous request framing: an invalid Content-Length";
+			return -EBADMSG;
+		}
+		n = n * 10 + (uint64_t)(*v - '0');
+	}
+	req->content_length = n;
+	return 0;
+}
+
+enum { SEEN_CL = 1, SEEN_TE = 2, SEEN_HOST = 4 };
+
+/* One header line's framing rules (RFC 9112 6.1, 6.3, 3.2): at most one Content-Length, one
+ * Transfer-Encoding (and only "chunked"), one Host, no '_' spelling of a framing header.
+ * @seen: bits of what was seen. Return: 0 or -EBADMSG with req->bad set. */
+static int check_framing_header(const char *line, size_t nlen, const char *v, const char *e,
+				struct http_request *req, unsigned *seen)
+{
+	bool u = false;
+
+	if ((name_is(line, nlen, "content-length", &u) || name_is(line, nlen, "transfer-encoding", &u)) && u) {
+		req->bad = "ambiguous request framing: a framing header spelled with '_'";
+		return -EBADMSG;
+	}
+	if (name_is(line, nlen, "content-length", &u)) {
+		if (*seen & SEEN_CL) {
+			req->bad = "ambiguous request framing: more than one Content-Length";
+			return -EBADMSG;
+		}
+		*seen |= SEEN_CL;
+		return parse_content_length(v, e, req);
+	}
+	if (name_is(line, nlen, "transfer-encoding", &u)) {
+		if (*seen & SEEN_TE) {
+			req->bad = "ambiguous request framing: more than one Transfer-Encoding";
+			return -EBADMSG;
+		}
+		*seen |= SEEN_TE;
+		trim_ows(&v, &e);
+		/* RFC 9112 6.3 item 4: chunked must be the final coding, or the length cannot be
+		 * known; any other coding (or a list) is refused, fail closed */
+		if (e - v != 7 || strncasecmp(v, "chunked", 7) != 0) {
+			req->bad = "ambiguous request framing: a Transfer-Encoding other than 'chunked'";
+			return -EBADMSG;
+		}
+		req->body = HTTP_BODY_CHUNKED;
+		return 0;
+	}
+	if (name_is(line, nlen, "host", &u) && !u) {
+		if (*seen & SEEN_HOST) {
+			req->bad = "ambiguous request: more than one Host header"; /* RFC 9112 3.2 */
+			return -EBADMSG;
+		}
+		*seen |= SEEN_HOST;
+	}
+	return 0;
+}
+
 /* The header lines "NAME: VALUE" from @pos to the empty line before @end (no obs-fold, no bare
- * CR, token names, at most HTTP_HEADERS_MAX). Return: the number of headers, -EBADMSG, or
- * -EMSGSIZE with *@status 431. */
+ * CR, token names, at most HTTP_HEADERS_MAX, the framing rules of check_framing_header()), and
+ * the body framing they give. Return: the number of headers, -EBADMSG, or -EMSGSIZE with
+ * *@status 431. */
 static int parse_headers(const char *buf, size_t pos, size_t end, struct http_request *req, int *status)
 {
 	size_t n_headers = 0;
+	unsigned seen = 0;
 
 	while (pos < end) {
 		const char *line = buf + pos, *colon;
@@ -203,14 +325,17 @@ static int parse_headers(const char *buf, size_t pos, size_t end, struct http_re
 
 		if (content == 0)
 			break;
-		if (line[0] == ' ' || line[0] == '\t')
+		if (line[0] == ' ' || line[0] == '\t') {
+			/* RFC 9112 5.2: obs-fold; 2.2: whitespace before the first header */
+			req->bad = "ambiguous request: a header line folded onto the next (obs-fold)";
 			return -EBADMSG;
+		}
 		colon = memchr(line, ':', content);
 		if (!colon || colon == line)
 			return -EBADMSG;
 		for (const char *c = line; c < colon; c++)
 			if (!is_tchar(*c))
-				return -EBADMSG;
+				return -EBADMSG; /* incl. whitespace before the colon (RFC 9112 5.1) */
 		for (const char *c = colon + 1; c < line + content; c++)
 			if (*c == '\r')
 				return -EBADMSG;
@@ -218,10 +343,24 @@ static int parse_headers(const char *buf, size_t pos, size_t end, struct http_re
 			*status = 431;
 			return -EMSGSIZE;
 		}
+		if (check_framing_header(line, (size_t)(colon - line), colon + 1, line + content, req, &seen) < 0)
+			return -EBADMSG;
 		if (!req->connect && (size_t)(colon - line) == 4 && strncasecmp(line, "host", 4) == 0)
 			check_host_header(colon + 1, line + content, req);
 		pos += l + 1;
 	}
+	if ((seen & SEEN_CL) && req->body == HTTP_BODY_CHUNKED) {
+		/* RFC 9112 6.1: a recipient MAY reject; 6.3 item 3: the classic smuggling pair */
+		req->bad = "ambiguous request framing: both Content-Length and Transfer-Encoding";
+		return -EBADMSG;
+	}
+	if (req->body == HTTP_BODY_CHUNKED && req->version_minor == 0) {
+		/* RFC 9112 6.1: Transfer-Encoding in HTTP/1.0 must be treated as faulty framing */
+		req->bad = "ambiguous request framing: Transfer-Encoding in an HTTP/1.0 request";
+		return -EBADMSG;
+	}
+	if (seen & SEEN_CL)
+		req->body = HTTP_BODY_LENGTH;
 	return (int)n_headers;
 }
 
@@ -267,6 +406,137 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req, int *
 	return (int)end;
 }
 
+/* Where a chunked body's reader is (RFC 9112 7.1), strictly: no chunk extensions, no trailer
+ * fields, CRLF only. */
+enum chunk_state {
+	CH_SIZE,      /* hex digits of a chunk-size */
+	CH_SIZE_LF,   /* the size line's CR was read */
+	CH_DATA,
+	CH_DATA_CR,   /* the CRLF after chunk-data */
+	CH_DATA_LF,
+	CH_LAST_CR,   /* after the last-chunk line: the empty line that ends the trailer section */
+	CH_LAST_LF,
+	CH_DONE,
+};
+
+/**
+ * http_body_init() - start framing the body of a parsed request
+ * @f: the framer
+ * @req: the request (http_parse_head() accepted it)
+ *
+ * Does not log.
+ */
+void http_body_init(struct http_body_framer *f, const struct http_request *req)
+{
+	memset(f, 0, sizeof(*f));
+	f->body = req->body;
+	f->left = req->body == HTTP_BODY_LENGTH ? req->content_length : 0;
+	f->st = req->body == HTTP_BODY_NONE || (req->body == HTTP_BODY_LENGTH && f->left == 0) ? CH_DONE : CH_SIZE;
+}
+
+static int chunk_bad(struct http_body_framer *f, const char *why)
+{
+	f->bad = why;
+	return -EBADMSG;
+}
+
+/**
+ * http_body_feed() - how many of the next bytes belong to the request body
+ * @f: the framer (http_body_init())
+ * @buf: bytes the client sent after what was fed before
+ * @len: their count
+ * @used: output: how many of them belong to the body (the rest is not this request's)
+ *
+ * A chunked body is refused at the first byte that is not strictly RFC 9112 7.1: a chunk
+ * extension, a trailer field, a bare LF, whitespace, a size of more than
+ * HTTP_CHUNK_DIGITS_MAX digits. The gate forwards only the @used bytes.
+ * Return: 1 when the body is complete, 0 when all @len bytes were the body's and more are
+ * needed, -EBADMSG with f->bad set. Does not log.
+ */
+int http_body_feed(struct http_body_framer *f, const char *buf, size_t len, size_t *used)
+{
+	size_t i = 0;
+
+	*used = 0;
+	if (f->st == CH_DONE)
+		return 1;
+	if (f->body == HTTP_BODY_LENGTH) {
+		size_t k = (uint64_t)len < f->left ? len : (size_t)f->left;
+
+		f->left -= k;
+		*used = k;
+		if (f->left)
+			return 0;
+		f->st = CH_DONE;
+		return 1;
+	}
+	while (i < len) {
+		char c = buf[i];
+
+		switch ((enum chunk_state)f->st) {
+		case CH_SIZE: {
+			int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+				c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+
+			if (v >= 0) {
+				if (++f->digits > HTTP_CHUNK_DIGITS_MAX)
+					return chunk_bad(f, "ambiguous request framing: a chunk size of too many digits");
+				f->left = f->left * 16 + (uint64_t)v;
+			} else if (c == '\r' && f->digits) {
+				f->st = CH_SIZE_LF;
+			} else if (c == ';') {
+				return chunk_bad(f, "ambiguous request framing: a chunk extension");
+			} else {
+				return chunk_bad(f, "ambiguous request framing: a malformed chunk size line");
+			}
+			i++;
+			break;
+		}
+		case CH_SIZE_LF:
+			if (c != '\n')
+				return chunk_bad(f, "ambiguous request framing: a chunk size line not ended by CRLF");
+			f->digits = 0;
+			f->st = f->left ? CH_DATA : CH_LAST_CR;
+			i++;
+			break;
+		case CH_DATA: {
+			size_t k = (uint64_t)(len - i) < f->left ? len - i : (size_t)f->left;
+
+			f->left -= k;
+			i += k;
+			if (!f->left)
+				f->st = CH_DATA_CR;
+			break;
+		}
+		case CH_DATA_CR:
+		case CH_LAST_CR:
+			if (c != '\r')
+				return chunk_bad(f, f->st == CH_LAST_CR ? "ambiguous request framing: a chunked trailer section" :
+					"ambiguous request framing: chunk data longer than its size");
+			f->st++;
+			i++;
+			break;
+		case CH_DATA_LF:
+		case CH_LAST_LF:
+			if (c != '\n')
+				return chunk_bad(f, "ambiguous request framing: a chunk not ended by CRLF");
+			i++;
+			if (f->st == CH_LAST_LF) {
+				f->st = CH_DONE;
+				*used = i;
+				return 1;
+			}
+			f->st = CH_SIZE;
+			break;
+		case CH_DONE:
+			*used = i;
+			return 1;
+		}
+	}
+	*used = i;
+	return 0;
+}
+
 static bool header_is(const char *line, size_t len, const char *name)
 {
 	size_t n = strlen(name);
@@ -282,8 +552,9 @@ static bool header_is(const char *line, size_t len, const char *name)
  * @out_len: its length
  *
  * The request line gets the origin-form target; Proxy-Connection, Proxy-Authorization,
- * Connection and Keep-Alive are dropped and "Connection: close" added, so every upstream
- * connection carries exactly one checked request.
+ * Connection, Keep-Alive and Upgrade are dropped and "Connection: close" added: the upstream
+ * connection carries this one checked request (the gate forwards its body as framed by
+ * http_body_feed() and nothing after it), and never turns into a tunnel (101).
  * Return: 0, or -ENOMEM. Does not log.
  */
 int http_rewrite_origin(const char *buf, const struct http_request *req, char **out, size_t *out_len)
@@ -313,7 +584,8 @@ int http_rewrite_origin(const char *buf, const struct http_request *req, char **
 		if (content == 0)
 			break;
 		if (header_is(line, content, "proxy-connection") || header_is(line, content, "proxy-authorization") ||
-		    header_is(line, content, "connection") || header_is(line, content, "keep-alive"))
+		    header_is(line, content, "connection") || header_is(line, content, "keep-alive") ||
+		    header_is(line, content, "upgrade"))
 			continue;
 		memcpy(o + n, line, content);
 		n += content;

@@ -2,9 +2,12 @@
 /* ttyfilter.h — what the sandbox's pty may send to the host terminal.
  *
  * The sandbox owns the cells of the screen, not the terminal around them. The relay passes text
- * and the control sequences that draw (SGR colours, cursor movement, erasing, scrolling regions,
- * modes such as the alternate screen, mouse and bracketed paste, the queries TUIs make: DA, DSR,
- * colour queries) and drops what reaches outside the screen: OSC 52 (clipboard writes, and reads
+ * and, from allowlists of CSI and ESC sequences, the control sequences that draw (SGR colours,
+ * cursor movement, erasing, scrolling regions, modes such as the alternate screen, mouse and
+ * bracketed paste, key encodings, the queries TUIs make whose answers are the terminal's own
+ * state: DA, DSR, DECRQM, XTVERSION, colour queries) and drops every other sequence, among them
+ * the requests whose answers read the screen or the host back (DECRQCRA, `CSI ... * y`, a
+ * checksum of a screen rectangle) and what reaches outside the screen: OSC 52 (clipboard writes, and reads
  * that would hand the host clipboard to the sandbox), window titles and the title report (OSC
  * 0/1/2, CSI 20/21 t), hyperlinks (OSC 8), notifications, working-directory and shell-integration
  * marks, fonts, colour *changes*, every DCS/SOS/PM/APC string (tmux passthrough, sixel, kitty

@@ -340,3 +340,30 @@ TTY_PROBE='printf "A\033]52;c;%s\007B\033]2;spoofed-title\033\\\\C\033]8;;https:
 	(cd sub && git status) >/dev/null 2>&1 || true
 	[ ! -e "$mark" ]
 }
+
+# The sandbox asks the terminal for a checksum of a screen rectangle (DECRQCRA), then for its
+# status (DSR 5), and records what comes back until the status answer: a terminal that answers
+# DECRQCRA (xterm, WezTerm; here lib/fake-terminal.py) would hand it the screen, a cell at a time.
+ASK_SCREEN='import os, tty
+tty.setraw(0)
+os.write(1, b"\033[1;1;1;1;1;80*y\033[5n")
+got = b""
+while b"\033[0n" not in got:
+    got += os.read(0, 256)
+open("got", "wb").write(got)'
+
+@test "pty: a screen checksum request (DECRQCRA) never reaches the terminal, so no answer reaches the sandbox (control: DSR is answered; --tty-passthrough lets the checksum through)" {
+	require_feature "python3 in /usr" have_python
+	printf '%s\n' "$ASK_SCREEN" >ask.py
+	"$PY" "$BATS_TEST_DIRNAME/lib/fake-terminal.py" "$WORK/out" "$AISB" --net none -- python3 ask.py
+	od -c got
+	# the request never reached the terminal and no checksum came back; the status query did
+	! grep -aq '\*y' "$WORK/out" || false
+	[ "$(cat got)" = $'\e[0n' ]
+	# control: with the escape hatch the terminal sees the request and the sandbox reads its answer
+	rm got
+	"$PY" "$BATS_TEST_DIRNAME/lib/fake-terminal.py" "$WORK/out2" "$AISB" --net none --tty-passthrough -- python3 ask.py
+	od -c got
+	grep -aq $'\e\\[1;1;1;1;1;80\\*y' "$WORK/out2"
+	grep -aq $'\eP1!~[0-9A-F]\\{4\\}\e\\\\' got
+}

@@ -2,7 +2,9 @@
 /* fuzz-ttyfilter.c — the pty relay's terminal filter over arbitrary output, split into reads
  * at points taken from the input's first byte. Aborts when the output grows past its bound,
  * differs from the unsplit run, or holds what the filter must never pass: an OSC other than
- * the colour queries and resets, a DCS/SOS/PM/APC introducer, ESC %, or a C1 control.
+ * the colour queries and resets, a DCS/SOS/PM/APC introducer, ESC %, a CSI with the '*'
+ * intermediate (DECRQCRA reads the screen back), or a C1 control; and when the output, filtered
+ * again, is not unchanged (everything that passed must pass the allowlists again).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -47,8 +49,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nb = run((const char *)data + 1, size - 1, chunk, b);
 	if (na != nb || memcmp(a, b, na) != 0)
 		abort();
+	nb = run(a, na, na ? na : 1, b);
+	/* a 0xC2 that ends the output is held by the second run: it waits for its next byte */
+	if (!(nb == na || (nb + 1 == na && (unsigned char)a[nb] == 0xc2)) || memcmp(a, b, nb) != 0)
+		abort();
 	for (size_t i = 0; i < na; i++) {
 		unsigned char c = (unsigned char)a[i], d = i + 1 < na ? (unsigned char)a[i + 1] : 0;
+		if (c == 0x1b && d == '[')
+			for (size_t j = i + 2; j < na && a[j] >= 0x20 && a[j] <= 0x3f; j++)
+				if (a[j] == '*')
+					abort();
 		if (c == 0xc2 && d >= 0x80 && d <= 0x9f)
 			abort();
 		if (c == 0x1b && (d == 'P' || d == 'X' || d == '^' || d == '_' || d == '%'))

@@ -91,7 +91,9 @@ static size_t read_head(int fd, char *buf, size_t n)
 	return got;
 }
 
-/* The local server: "GET" gets its request line echoed in a response; anything else is echoed. */
+/* The local server: "GET" gets its request echoed in a response ("GET /interim" a 100 and a
+ * kept-alive 200, "GET /garbage" no HTTP at all); "POST" a response head, then its bytes
+ * echoed; anything else is echoed. */
 static void *server(void *arg)
 {
 	int lfd = *(int *)arg;
@@ -104,7 +106,14 @@ static void *server(void *arg)
 		if (fd < 0)
 			return NULL;
 		k = read(fd, buf, sizeof(buf) - 1);
-		if (k > 0 && strncmp(buf, "GET ", 4) == 0) {
+		if (k > 0 && strncmp(buf, "GET /interim ", 13) == 0) {
+			static const char a[] = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nConnection: keep-alive\r\n"
+						"Keep-Alive: timeout=5\r\nContent-Length: 2\r\n\r\nok";
+
+			(void)!write(fd, a, sizeof(a) - 1);
+		} else if (k > 0 && strncmp(buf, "GET /garbage ", 13) == 0) {
+			(void)!write(fd, "SSH-2.0-OpenSSH\r\n\r\n", 19);
+		} else if (k > 0 && strncmp(buf, "GET ", 4) == 0) {
 			char out[4200];
 			int n;
 
@@ -112,6 +121,8 @@ static void *server(void *arg)
 			n = snprintf(out, sizeof(out), "HTTP/1.0 200 OK\r\n\r\n%s", buf);
 			(void)!write(fd, out, (size_t)n);
 		} else {
+			if (k > 0 && strncmp(buf, "POST ", 5) == 0)
+				(void)!write(fd, "HTTP/1.0 200 OK\r\n\r\n", 19);
 			while (k > 0) {
 				(void)!write(fd, buf, (size_t)k);
 				k = read(fd, buf, sizeof(buf));
@@ -331,10 +342,111 @@ static void test_http_forward(void **state)
 		 "Proxy-Authorization: Basic c2VjcmV0\r\n\r\n", f->srv_port);
 	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
 	read_all(fd, buf, sizeof(buf));
-	assert_non_null(strstr(buf, "HTTP/1.0 200 OK"));
+	assert_non_null(strstr(buf, "HTTP/1.0 200 OK\r\nConnection: close\r\n\r\n"));
 	assert_non_null(strstr(buf, "GET /secret-path?q=1 HTTP/1.1\r\n"));
 	assert_null(strstr(buf, "Proxy-Authorization"));
 	assert_non_null(strstr(buf, "Connection: close"));
+	close(fd);
+}
+
+/* Issue 22: only the checked request reaches the server. The server echoes what it got: a
+ * pipelined request behind a GET, bytes behind a Content-Length or chunked body, a chunked body
+ * broken half-way never reach it; ambiguous framing is a 400 before any dial. Controls: the
+ * request itself, and each body, arrive whole. */
+static void test_http_one_request(void **state)
+{
+	struct fixture *f = *state;
+	static const char evil[] = "GET http://evil.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n";
+	static const struct {
+		const char *headers, *body;
+		const char *expect;  /* in the echo */
+	} t[] = {
+		{ "", "", "GET / HTTP/1.1\r\n" },
+		{ "Content-Length: 5\r\n", "hello", "\r\n\r\nhello" },
+		{ "Transfer-Encoding: chunked\r\n", "5\r\nhello\r\n0\r\n\r\n", "\r\n\r\n5\r\nhello\r\n0\r\n\r\n" },
+	};
+	char req[512], buf[4096];
+	int fd;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int n = snprintf(req, sizeof(req), "%s http://svc.test:%u/ HTTP/1.1\r\nHost: svc.test:%u\r\n%s\r\n%s%s",
+				 t[i].headers[0] ? "POST" : "GET", f->srv_port, f->srv_port, t[i].headers, t[i].body, evil);
+
+		fd = dial(f->proxy_port);
+		assert_int_equal(write(fd, req, (size_t)n), n); /* one write: the gate reads it whole */
+		shutdown(fd, SHUT_WR);
+		read_all(fd, buf, sizeof(buf));
+		if (!strstr(buf, t[i].expect) || strstr(buf, "evil"))
+			fail_msg("case %zu: the server saw '%s'", i, buf);
+		close(fd);
+	}
+
+	/* ambiguous framing: 400 with the reason, nothing dialled */
+	fd = dial(f->proxy_port);
+	snprintf(req, sizeof(req), "POST http://svc.test:%u/ HTTP/1.1\r\nContent-Length: 5\r\n"
+		 "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n%s", f->srv_port, evil);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_all(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 400 Bad Request"));
+	assert_non_null(strstr(buf, "both Content-Length and Transfer-Encoding"));
+	assert_null(strstr(buf, "evil"));
+	close(fd);
+
+	/* the same when the body and what follows it come after the head is relayed (the relay's
+	 * framer, not the head's): both bodies reach the server, the request behind them does not */
+	for (int chunked = 0; chunked < 2; chunked++) {
+		fd = dial(f->proxy_port);
+		snprintf(req, sizeof(req), "POST http://svc.test:%u/ HTTP/1.1\r\n%s\r\n", f->srv_port,
+			 chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: 5\r\n");
+		assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+		read_head(fd, buf, sizeof(buf)); /* the server's answer head: the request was relayed */
+		read_head(fd, buf, sizeof(buf)); /* its echo of the request head */
+		snprintf(req, sizeof(req), "%s%s", chunked ? "5\r\nhello\r\n0\r\n\r\n" : "hello", evil);
+		assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+		shutdown(fd, SHUT_WR);
+		read_all(fd, buf, sizeof(buf));
+		if (!strstr(buf, "hello") || strstr(buf, "evil"))
+			fail_msg("chunked=%d: the server saw '%s'", chunked, buf);
+		close(fd);
+	}
+
+	/* a chunked body that breaks the rules once the server has answered: reset, the chunk
+	 * never forwarded (control: its head was) */
+	fd = dial(f->proxy_port);
+	snprintf(req, sizeof(req), "POST http://svc.test:%u/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", f->srv_port);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_head(fd, buf, sizeof(buf));
+	assert_string_equal(buf, "HTTP/1.0 200 OK\r\nConnection: close\r\n\r\n");
+	read_head(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "POST / HTTP/1.1\r\n"));
+	assert_int_equal(write(fd, "5;x=1\r\nhello\r\n0\r\n\r\n", 20), 20);
+	read_all(fd, buf, sizeof(buf));
+	assert_null(strstr(buf, "hello"));
+	close(fd);
+}
+
+/* The client is told the connection closes after the answer: the final head's Connection and
+ * Keep-Alive become "Connection: close", an interim 100 passes as it is; a server that does not
+ * speak HTTP is a 502 (control: test_http_forward's plain answer gets the same header). */
+static void test_http_answer_closes(void **state)
+{
+	struct fixture *f = *state;
+	char req[256], buf[4096];
+	int fd = dial(f->proxy_port);
+
+	snprintf(req, sizeof(req), "GET http://svc.test:%u/interim HTTP/1.1\r\nHost: svc.test\r\n\r\n", f->srv_port);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_all(fd, buf, sizeof(buf));
+	assert_string_equal(buf, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+			   "Connection: close\r\n\r\nok");
+	close(fd);
+
+	fd = dial(f->proxy_port);
+	snprintf(req, sizeof(req), "GET http://svc.test:%u/garbage HTTP/1.1\r\nHost: svc.test\r\n\r\n", f->srv_port);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	read_all(fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HTTP/1.1 502 Bad Gateway"));
+	assert_null(strstr(buf, "SSH-2.0"));
 	close(fd);
 }
 
@@ -1340,6 +1452,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused_dial_is_502, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tunnel_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_forward, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_one_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_answer_closes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rebinding_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_client_does_not_stall, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dns_stub, setup, teardown),

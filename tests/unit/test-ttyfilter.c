@@ -77,6 +77,53 @@ static const struct {
 	{ "a" E "%@b", "ab", TTYFILTER_DROP_ESC },
 	{ "a" E "%Gb", "ab", TTYFILTER_DROP_ESC },
 	{ "a" E "\xc3\xa9", "a\xc3\xa9", -1 }, /* ESC before non-ASCII: the ESC goes */
+	/* issue 22: CSI is an allowlist. Requests whose answers read the screen or the host back,
+	 * and controls that act outside the cells, are dropped ... */
+	{ "a" E "[1;1;1;1;24;80*yb", "ab", TTYFILTER_DROP_CSI },    /* DECRQCRA: screen checksum */
+	{ "a" E "[*yb", "ab", TTYFILTER_DROP_CSI },
+	{ "a" E "[1#yb", "ab", TTYFILTER_DROP_CSI },               /* XTCHECKSUM */
+	{ "a" E "[?63;1nb", "ab", TTYFILTER_DROP_CSI },            /* DECCKSR: memory checksum */
+	{ "a" E "[?15n" E "[?25n" E "[?26n" E "[?53nb", "ab", TTYFILTER_DROP_CSI }, /* printer, UDK, keyboard, locator */
+	{ "a" E "[1$w" E "[2$wb", "ab", TTYFILTER_DROP_CSI },       /* DECRQPSR: cursor, tab stops */
+	{ "a" E "[1$ub", "ab", TTYFILTER_DROP_CSI },               /* DECRQTSR */
+	{ "a" E "[\"v" E "[&u" E "[xb", "ab", TTYFILTER_DROP_CSI }, /* DECRQDE, DECRQUPSS, DECREQTPARM */
+	{ "a" E "[=cb", "ab", TTYFILTER_DROP_CSI },                /* DA3: unit id */
+	{ "a" E "[1'|" E "[1;1'z" E "['{b", "ab", TTYFILTER_DROP_CSI }, /* locator reports */
+	{ "a" E "[?1;1;0Sb", "ab", TTYFILTER_DROP_CSI },           /* XTSMGRAPHICS */
+	{ "a" E "[#P" E "[#Q" E "[#Rb", "ab", TTYFILTER_DROP_CSI }, /* colour stack, XTREPORTCOLORS */
+	{ "a" E "[>3t" E "[>3Tb", "ab", TTYFILTER_DROP_CSI },       /* title modes */
+	{ "a" E "[62;1\"pb", "ab", TTYFILTER_DROP_CSI },            /* DECSCL: 8-bit controls */
+	{ "a" E "[1qb", "ab", TTYFILTER_DROP_CSI },                /* DECLL: keyboard LEDs */
+	{ "a" E "[24*|" E "[132$|b", "ab", TTYFILTER_DROP_CSI },   /* DECSNLS, DECSCPP: resize */
+	{ "a" E "[?40h" E "[?3hb", "ab", TTYFILTER_DROP_CSI },     /* DECCOLM resizes xterm */
+	{ "a" E "[?46hb", "ab", TTYFILTER_DROP_CSI },              /* xterm logs to a host file */
+	{ "a" E "[?38hb", "ab", TTYFILTER_DROP_CSI },              /* Tektronix window */
+	{ "a" E "[?2lb", "ab", TTYFILTER_DROP_CSI },               /* VT52 mode */
+	{ "a" E "[?1043h" E "[?1044hb", "ab", TTYFILTER_DROP_CSI }, /* raise on bell, clipboard */
+	{ "a" E "[?25;46hb", "ab", TTYFILTER_DROP_CSI },           /* one bad mode drops all */
+	{ "a" E "[?46s" E "[?46rb", "ab", TTYFILTER_DROP_CSI },     /* XTSAVE/XTRESTORE too */
+	{ "a" E "[2h" E "[12lb", "ab", TTYFILTER_DROP_CSI },        /* KAM locks the keyboard, SRM */
+	{ "a" E "[65;1;1;24;80$x" E "[1;1;24;80;1;1;1;2$vb", "ab", TTYFILTER_DROP_CSI }, /* DECFRA, DECCRA */
+	{ "a" E "[1;2;3;4;5Tb", "ab", TTYFILTER_DROP_CSI },        /* xterm highlight mouse tracking */
+	{ "a" E "[1?hb", "ab", TTYFILTER_DROP_CSI },               /* a marker inside the parameters */
+	{ "a" E "[5n" E "[6n" E "[?6n" E "[c" E "[0c" E "[>c" E "[>0q" E "[?2026$p" E "[4$pb",
+	  /* ... control: the queries a TUI makes, whose answers are the terminal's own state */
+	  "a" E "[5n" E "[6n" E "[?6n" E "[c" E "[0c" E "[>c" E "[>0q" E "[?2026$p" E "[4$pb", -1 },
+	{ E "[?1034h" E "[4h" E "[4l" E "[?1;25;1049;2004h" E "[?1049s" E "[?1049r" E "[!p" E "[1;24r" E "[s" E "[u",
+	  E "[?1034h" E "[4h" E "[4l" E "[?1;25;1049;2004h" E "[?1049s" E "[?1049r" E "[!p" E "[1;24r" E "[s" E "[u", -1 },
+	{ E "[38:2::255:0:0m" E "[>4;2m" E "[>4n" E "[?4m" E "[=1;1u" E "[<u" E "[>5u" E "[?u" E "[K" E "[?2K" E "[5X" E "[3@",
+	  E "[38:2::255:0:0m" E "[>4;2m" E "[>4n" E "[?4m" E "[=1;1u" E "[<u" E "[>5u" E "[?u" E "[K" E "[?2K" E "[5X" E "[3@", -1 },
+	/* measured output of tmux (mintty's escape-key mode), terminfo is2 halves, tmux's cnorm and flash */
+	{ E "[?7727h" E "[?4l" E "[34h" E "[?25h" E "g", E "[?7727h" E "[?4l" E "[34h" E "[?25h" E "g", -1 },
+	{ E "[!p" E "[?3;4l" E "[4l" E ">", E "[!p" E "[4l" E ">", TTYFILTER_DROP_CSI },
+	/* ESC is an allowlist too: DECID (a request), 7/8-bit replies, ISO 2022 sets, screen's
+	 * window name, HP and VT52 remnants are dropped ... */
+	{ "a" E "Z" E " G" E " F" E "$B" E "l" E "6b", "ab", TTYFILTER_DROP_ESC },
+	{ "a" E "kname" E "\\b", "anameb", TTYFILTER_DROP_ESC },
+	{ "a" E "#7b", "ab", TTYFILTER_DROP_ESC },
+	/* ... control: designations (also with a second intermediate), shifts, index, DECDHL */
+	{ E "(0" E ")B" E "(%5" E "#3" E "#6" E "D" E "E" E "H" E "N" E "O" E "n" E "~",
+	  E "(0" E ")B" E "(%5" E "#3" E "#6" E "D" E "E" E "H" E "N" E "O" E "n" E "~", -1 },
 };
 
 static char *run(const char *in, size_t len, size_t chunk, struct ttyfilter *f, size_t *outlen)
@@ -197,6 +244,46 @@ static void test_never_emits_forbidden(void **state)
 	}
 }
 
+/* Everything that reaches the terminal passes the filter again unchanged: the output holds only
+ * sequences the allowlists accept (a DECRQCRA can never be assembled from what was let
+ * through), over random streams rich in CSI parameters, intermediates and finals. */
+static void test_output_is_a_fixed_point(void **state)
+{
+	static const char alphabet[] = "\033\033\033[[[;;?>?=<0123456789*$#\"' !yphlnqtucm]\a\\P\xc2\x9b\x18x";
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+
+	for (int round = 0; round < 3000; round++) {
+		char in[192];
+		struct ttyfilter f, g;
+		size_t n, m, len = 0;
+		char *out, *again;
+
+		for (; len < sizeof(in); len++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			in[len] = alphabet[x % (sizeof(alphabet) - 1)];
+		}
+		ttyfilter_init(&f, false);
+		out = run(in, len, 1 + x % 23, &f, &n);
+		ttyfilter_init(&g, false);
+		again = run(out, n, n ? n : 1, &g, &m);
+		/* (a 0xC2 that ends the output is held by the second run: it waits for its next byte) */
+		if (m + 1 == n && out[m] == '\xc2')
+			n = m;
+		if (m != n || memcmp(out, again, n) != 0 || ttyfilter_dropped(&g) != 0)
+			fail_msg("round %d: the output changed when filtered again: in %.*s out %.*s again %.*s", round, (int)len, in, (int)n, out, (int)m, again);
+		/* and no CSI with the '*' intermediate (DECRQCRA, DECSNLS, DECSACE) at all */
+		for (size_t i = 0; i + 1 < n; i++) {
+			if (out[i] != 033 || out[i + 1] != '[')
+				continue;
+			for (size_t j = i + 2; j < n && out[j] >= 0x20 && out[j] <= 0x3f; j++)
+				if (out[j] == '*')
+					fail_msg("round %d: a '*' CSI at %zu", round, i);
+		}
+		free(out);
+		free(again);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_passthrough),
 		cmocka_unit_test(test_overlong),
 		cmocka_unit_test(test_never_emits_forbidden),
+		cmocka_unit_test(test_output_is_a_fixed_point),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
