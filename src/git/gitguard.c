@@ -617,6 +617,11 @@ static const char *walk(struct gg *g, int dfd, const char *rel, const char *dirn
 			cfd = open_unreadable(fd, subdirs[i], &pfd, &back);
 			if (cfd >= 0)
 				g->rep->n_opened++;
+			else if (faccessat(fd, subdirs[i], X_OK, AT_EACCESS) < 0 && errno == EACCES)
+				/* another user's, and not even searchable by the caller (a container's
+				 * root-owned 0700 data dir): the sandbox, which runs as the caller, could
+				 * not have written below it, nor could the caller's git enter it */
+				continue;
 			else
 				why = "not checked: a directory that cannot be read (and is not yours to open up)";
 		} else if (cfd < 0 && errno != ENOENT)

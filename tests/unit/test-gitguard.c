@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -671,6 +672,66 @@ static void test_pending(void **state)
 	(void)rm_rf(root);
 }
 
+
+/* Unreadable directories as an unprivileged caller (root drops to nobody in a child; skipped
+ * otherwise): its own 000 directory is opened up and checked; another user's 0711 one, which it
+ * can enter but not list, is moved whole; another user's 0700 one, which it cannot enter (nor
+ * could a sandbox running as it), is left alone. */
+static void test_walk_unreadable(void **state)
+{
+	char q[300], root[200], path[600];
+	pid_t pid;
+	int st;
+	(void)state;
+
+	if (geteuid() != 0)
+		skip();
+	make_root(root, sizeof(root), q, sizeof(q));
+	put("mine/r/.git/config", "[core]\n\tfsmonitor = evil\n");
+	put("theirs711/sub/.git/config", "[core]\n\tfsmonitor = evil\n");
+	put("theirs700/data", "x");
+	{
+		/* the whole tree is nobody's but the two "theirs" directories */
+		char cmd[4096];
+		snprintf(cmd, sizeof(cmd), "chmod 755 '%s/..' && chown -R 65534:65534 '%s/..' && chown -R 0:0 '%s/theirs711' '%s/theirs700' "
+			 "&& chmod 0711 '%s/theirs711' && chmod 0700 '%s/theirs700' && chmod 000 '%s/mine'", root, root, root, root,
+			 root, root, root);
+		assert_int_equal(WEXITSTATUS(system(cmd)), 0); /* NOLINT(cert-env33-c): a test's fixed command */
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct gitguard_report rep = { 0 };
+		struct gitguard_options o = { .root = root, .quarantine = q };
+		const struct gitguard_finding *f;
+		o.since.tv_sec = time(NULL) - 5;
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+			_exit(10);
+		if (gitguard_check(&o, &rep) < 0)
+			_exit(11);
+		if (!find(&rep, "mine/r/.git/config") || rep.n_opened != 1)
+			_exit(12);
+		if (!(f = find(&rep, "theirs711")) || !f->unjudged)
+			_exit(13);
+		if (find(&rep, "theirs700"))
+			_exit(14);
+		snprintf(path, sizeof(path), "%s/mine", root);
+		{
+			struct stat sb;
+			if (stat(path, &sb) < 0 || (sb.st_mode & 07777) != 0)
+				_exit(15);
+		}
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	snprintf(path, sizeof(path), "%s/mine", root);
+	(void)chmod(path, 0755);
+	*strrchr(root, '/') = 0;
+	(void)rm_rf(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -683,6 +744,7 @@ int main(void)
 		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_walk_staged),
 		cmocka_unit_test(test_walk_bounds),
+		cmocka_unit_test(test_walk_unreadable),
 		cmocka_unit_test(test_print_quoting),
 		cmocka_unit_test(test_pending),
 		cmocka_unit_test(test_check_file),
