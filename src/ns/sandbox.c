@@ -27,6 +27,7 @@
 #include "net/pasta.h"
 #include "ns/mounts.h"
 #include "ns/sandbox.h"
+#include "ns/scrub.h"
 #include "ns/seccomp.h"
 #include "ns/userns.h"
 #include "ns/session.h"
@@ -793,6 +794,10 @@ static void teardown_stage(struct run *r)
 			close(r->gate_fds[i]);
 	pasta_stop(&r->pasta);
 	git_guard(r);
+	/* the values passed in, wherever the session wrote them (ns/scrub.h): after the git guard,
+	 * so that its quarantine is covered too */
+	if (r->cloned)
+		(void)scrub_session(r->p, &r->since);
 }
 
 int sandbox_run(struct aisb_plan *p)
