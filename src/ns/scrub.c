@@ -58,6 +58,13 @@ size_t scrub_needles(const struct aisb_plan *p, struct scrub_needle *out, size_t
 			snprintf(out[j].names + k, sizeof(out[j].names) - k, "%s$%s", k ? ", " : "", e->name);
 		}
 	}
+	/* longest first: a value that contains another one is masked whole and named as itself */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && out[j].len > out[j - 1].len; j--) {
+			struct scrub_needle t = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
 	return n;
 }
 

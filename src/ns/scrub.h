@@ -61,7 +61,7 @@ struct scrub_report {
 };
 
 /* Builds the needles from @p's secret env values (at most SCRUB_MAX_NEEDLES, equal values
- * merged); *@n_short gets how many secret values were too short to look for. Pure. Does not
+ * merged, the longest first); *@n_short gets how many secret values were too short to look for. Pure. Does not
  * log. Return: the number of needles. */
 size_t scrub_needles(const struct aisb_plan *p, struct scrub_needle *out, size_t *n_short);
 

@@ -63,10 +63,24 @@ static void test_needles(void **s)
 
 	assert_int_equal(n, 2);
 	assert_int_equal(n_short, 1);
-	assert_string_equal(nd[0].names, "$MOCK_KEY, $AI_API_TOKEN");
+	assert_string_equal(nd[0].names, "$MOCK_KEY, $AI_API_TOKEN"); /* 24 bytes before 20 */
 	assert_string_equal(nd[1].names, "$DB_URL");
 	scrub_describe(&p, line, sizeof(line));
 	assert_non_null(strstr(line, "$MOCK_KEY, $AI_API_TOKEN, $DB_URL"));
+	/* a value that contains another is masked whole, as itself */
+	{
+		char longer[] = KEY "-suffix", n6[] = "LONG", buf[] = "x=" KEY "-suffix;";
+		struct plan_env env2[] = { { .name = n1, .value = k1, .secret = true },
+					   { .name = n6, .value = longer, .secret = true } };
+		struct aisb_plan p2 = { .env = env2, .n_env = 2 };
+		uint64_t found = 0;
+
+		assert_int_equal(scrub_needles(&p2, nd, &n_short), 2);
+		assert_string_equal(nd[0].names, "$LONG");
+		assert_int_equal(scrub_buffer(buf, strlen(buf), nd, 2, &found), 1);
+		assert_int_equal(found, 1);
+		assert_string_equal(buf, "x=REDACTEDREDACTEDREDACTEDREDACTE;");
+	}
 	assert_non_null(strstr(line, "1 value shorter than 8 bytes is not searched"));
 	assert_null(strstr(line, KEY));
 }
