@@ -687,6 +687,9 @@ static int session_stage(struct run *r)
 		return AISB_EXIT_FAILED;
 	if (bridge_apply(r->p) < 0)
 		return AISB_EXIT_FAILED;
+	/* the check for passed-in values is pending from here on (ns/scrub.h) */
+	if (scrub_begin(r->p, &r->since) < 0)
+		return AISB_EXIT_FAILED;
 	return prepare_stage(r->p, &r->lr, &r->facts, &r->mp);
 }
 

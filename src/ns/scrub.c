@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
  * session's first milliseconds could look older than its start */
 #define SCRUB_SINCE_SLACK_SEC 2
 #define SCRUB_REPORT_LINES 20
+#define SCRUB_MAX_MARKS 1000
 
 static const char mask_pattern[] = "REDACTED";
 
@@ -404,8 +406,115 @@ static size_t report_tree(const char *what, const char *root, const struct scrub
 	return rep->n_files;
 }
 
+/* ---- the pending mark --------------------------------------------------------------------- */
+
+/* One sandbox per supervisor: the mark this session holds locked until it was scrubbed. */
+static int mark_fd = -1;
+static char *mark_path;
+
+static char *marks_dir(const struct aisb_plan *p)
+{
+	char *d = NULL;
+
+	if (!p->state_dir || !p->home_name || !p->home_src)
+		return NULL;
+	return asprintf(&d, "%s/scrub/%s", p->state_dir, p->home_name) < 0 ? NULL : d;
+}
+
+int scrub_begin(const struct aisb_plan *p, const struct timespec *since)
+{
+	struct scrub_needle nd[SCRUB_MAX_NEEDLES];
+	_cleanup_free_ char *dir = marks_dir(p);
+	char line[64];
+	size_t n_short;
+	int fd, r;
+
+	if (!dir || !p->session_id || !scrub_needles(p, nd, &n_short))
+		return 0;
+	r = mkdir_p(dir, 0700);
+	if (r < 0)
+		return log_error_errno(r, "cannot create '%s' (the record of a pending check for passed-in values): %m",
+				       dir);
+	mark_path = path_join(dir, p->session_id);
+	if (!mark_path)
+		return log_error_errno(-ENOMEM, "out of memory");
+	fd = open(mark_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return log_error_errno(r, "cannot create '%s' (the record of a pending check for passed-in values): %m",
+				       mark_path);
+	}
+	snprintf(line, sizeof(line), "start=%lld\n", (long long)since->tv_sec);
+	if ((r = write_full(fd, line, strlen(line))) < 0) {
+		close(fd);
+		return log_error_errno(r, "cannot write '%s': %m", mark_path);
+	}
+	mark_fd = fd;
+	return 0;
+}
+
+/* The marks of sessions on this home whose supervisor is gone (their lock is free): the oldest
+ * start among them widens *@since; their names go to *@stale (removed once the home was checked
+ * whole). Does not log. */
+static size_t stale_marks(const char *dir, struct timespec *since, char ***stale)
+{
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	const char *own = mark_path ? strrchr(mark_path, '/') + 1 : "";
+	size_t n = 0, seen = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (dfd < 0 || !(d = fdopendir(dfd)))
+		return 0;
+	dfd = -1; /* the DIR owns it */
+	while ((de = readdir(d)) && seen++ < SCRUB_MAX_MARKS) {
+		_cleanup_close_ int fd = -1;
+		char buf[64] = "";
+		long long start;
+
+		if (de->d_name[0] == '.' || streq(de->d_name, own))
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0 || flock(fd, LOCK_SH | LOCK_NB) < 0)
+			continue; /* a live session holds it: its own check is still to come */
+		if (read(fd, buf, sizeof(buf) - 1) <= 0 || sscanf(buf, "start=%lld", &start) != 1)
+			start = 0; /* unreadable: check every file */
+		if (start < since->tv_sec)
+			since->tv_sec = start;
+		if (strv_push(stale, de->d_name) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void marks_done(const char *dir, char **stale, bool complete)
+{
+	_cleanup_close_ int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+
+	/* a check that stopped at a bound leaves this session's mark: the next session on the home
+	 * checks again from its start */
+	if (dfd >= 0 && complete) {
+		for (size_t i = 0; stale && stale[i]; i++)
+			(void)unlinkat(dfd, stale[i], 0);
+		if (mark_path)
+			(void)unlink(mark_path);
+	}
+	if (mark_fd >= 0)
+		close(mark_fd);
+	mark_fd = -1;
+	free(mark_path);
+	mark_path = NULL;
+}
+
 size_t scrub_session(const struct aisb_plan *p, const struct timespec *since)
 {
+	_cleanup_free_ char *dir = marks_dir(p);
+	_cleanup_strv_free_ char **stale = NULL;
+	struct timespec home_since = *since;
+	bool complete = true;
 	struct scrub_needle nd[SCRUB_MAX_NEEDLES];
 	size_t n_short, n, changed = 0;
 	_cleanup_free_ char *quarantine = NULL;
@@ -414,15 +523,22 @@ size_t scrub_session(const struct aisb_plan *p, const struct timespec *since)
 		const struct timespec *since;
 	} trees[] = {
 		/* only what this session changed: the rest of a shared home is older sessions' */
-		{ "the sandbox home", p->home_src, since },
+		{ "the sandbox home", p->home_src, &home_since },
 		/* the session's own: all of it (egress log, a kept upper, an ephemeral home's files) */
 		{ "the session dir", p->session_dir, NULL },
 		{ "the session's quarantine", NULL, NULL },
 	};
 
 	n = scrub_needles(p, nd, &n_short);
-	if (!n)
+	if (!n) {
+		marks_done(NULL, NULL, false);
 		return 0;
+	}
+	if (dir && stale_marks(dir, &home_since, &stale))
+		log_warn("%zu earlier session%s on the home '%s' ended without %s check for passed-in values (killed, "
+			 "or failed before it): the files changed since %s started are checked for this run's values",
+			 strv_length(stale), strv_length(stale) == 1 ? "" : "s", p->home_src,
+			 strv_length(stale) == 1 ? "its" : "their", strv_length(stale) == 1 ? "it" : "the first");
 	if (p->state_dir && p->session_id && asprintf(&quarantine, "%s/quarantine/%s", p->state_dir, p->session_id) < 0)
 		quarantine = NULL;
 	for (size_t i = 0; i < ELEMENTSOF(trees); i++) {
@@ -435,8 +551,11 @@ size_t scrub_session(const struct aisb_plan *p, const struct timespec *since)
 		log_debug("scrub: %s '%s': %" PRIu64 " entries, %" PRIu64 " bytes read, %zu files changed", trees[i].what,
 			  root, rep.entries, rep.bytes, rep.n_files);
 		changed += report_tree(trees[i].what, root, &rep, nd, n);
+		if (i == 0 && (rep.stopped_at || rep.error))
+			complete = false;
 		scrub_report_free(&rep);
 	}
+	marks_done(dir, stale, complete);
 	return changed;
 }
 

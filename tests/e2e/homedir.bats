@@ -141,3 +141,42 @@ with_home() {
 	# control: the log has the denial, with the name's other labels
 	grep -q '"evil.test\|\.evil\.test' "$XDG_STATE_HOME"/aisb/egress/*.jsonl
 }
+
+# shellcheck disable=SC2016
+@test "home: a session whose supervisor was killed before its check leaves a record; the next session on the home checks back to its start (control: the value is there until then)" {
+	export XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" XDG_CACHE_HOME="$WORK/cache"
+	local canary="canary-$RANDOM$RANDOM-kill" h="$WORK/state/aisb/homes/default" sup _
+	K="$canary" "$AISB" --net none --env K -- sh -c 'echo "$K" > ~/snap; touch ready; while :; do sleep 1; done' \
+		>"$WORK/out" 2>&1 &
+	sup=$!
+	for _ in $(seq 200); do
+		[ -e "$PROJ/ready" ] && break
+		sleep 0.05
+	done
+	[ -e "$PROJ/ready" ]
+	# the record of the pending check exists while the session runs
+	ls "$XDG_STATE_HOME"/aisb/scrub/default/* >/dev/null
+	local mark
+	mark=$(ls "$XDG_STATE_HOME"/aisb/scrub/default/*)
+	kill -9 "$sup"
+	wait "$sup" || true
+	# until the sandbox that died with it let go of the record too
+	for _ in $(seq 200); do
+		flock -n "$mark" true && break
+		sleep 0.05
+	done
+	# the supervisor had no chance: the value is in the home (the window this record closes)
+	grep -qF "$canary" "$h/snap"
+	# the next session with the same value, writing nothing, checks what the killed one changed
+	run env K="$canary" "$AISB" --net none --env K -- true
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"1 earlier session on the home '$h' ended without its check for passed-in values"* ]]
+	[[ "$output" == *"'snap' (\$K)"* ]]
+	[[ "$output" != *"$canary"* ]]
+	no_trace "$canary" "$XDG_STATE_HOME"
+	# done: the records are gone, and the next run says nothing
+	[ -z "$(ls -A "$XDG_STATE_HOME/aisb/scrub/default")" ]
+	run env K="$canary" "$AISB" --net none --env K -- true
+	[[ "$output" != *"earlier session"* && "$output" != *"the sandbox wrote"* ]]
+}
