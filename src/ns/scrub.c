@@ -460,15 +460,19 @@ int scrub_begin(const struct aisb_plan *p, const struct timespec *since)
  * whole). Does not log. */
 static size_t stale_marks(const char *dir, struct timespec *since, char ***stale)
 {
-	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	const char *own = mark_path ? strrchr(mark_path, '/') + 1 : "";
 	size_t n = 0, seen = 0;
 	struct dirent *de;
 	DIR *d;
 
-	if (dfd < 0 || !(d = fdopendir(dfd)))
+	if (dfd < 0)
 		return 0;
-	dfd = -1; /* the DIR owns it */
+	d = fdopendir(dfd); /* owns dfd from here on */
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
 	while ((de = readdir(d)) && seen++ < SCRUB_MAX_MARKS) {
 		_cleanup_close_ int fd = -1;
 		char buf[64] = "";
