@@ -214,10 +214,10 @@ static void scan_file(struct walk *w, int dfd, const char *name, const char *rel
 		walk_stop(w, rel, "more than 4 GiB of changed files");
 	if (!found)
 		return;
+	/* masked even when it cannot be recorded (out of memory): the report is second */
 	f = add_file(w, rel);
-	if (!f)
-		return;
-	f->needles = found;
+	if (f)
+		f->needles = found;
 	wfd = reopen_rw(fd, &fst);
 	if (wfd >= 0) {
 		found = 0;
@@ -225,9 +225,10 @@ static void scan_file(struct walk *w, int dfd, const char *name, const char *rel
 			return;
 	}
 	/* it cannot be rewritten (read-only for us, or the write failed): it must not stay */
-	if (unlinkat(dfd, name, 0) == 0)
+	r = unlinkat(dfd, name, 0);
+	if (f && r == 0)
 		f->removed = true;
-	else
+	else if (f)
 		f->failed = true;
 }
 

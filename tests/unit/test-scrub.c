@@ -173,12 +173,40 @@ static void test_tree(void **s)
 	rm_rf(root);
 }
 
+/* a bound that is hit is named, never passed over as clean */
+static void test_bound(void **s)
+{
+	const struct scrub_needle nd[] = { { .value = KEY, .len = strlen(KEY), .names = "$K" } };
+	struct scrub_report rep;
+	char dir[64];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "/tmp/aisb-scrubdeep-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (int i = 0; i < SCRUB_MAX_DEPTH + 2; i++) {
+		int sub;
+		assert_int_equal(mkdirat(fd, "d", 0700), 0);
+		sub = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = sub;
+	}
+	close(fd);
+	assert_int_equal(scrub_tree(dir, NULL, nd, 1, &rep), 0);
+	assert_non_null(rep.stopped_at);
+	assert_non_null(strstr(rep.stop_why, "128 levels"));
+	assert_int_equal(strlen(rep.stopped_at), 2 * (SCRUB_MAX_DEPTH + 1) - 1); /* d/d/.../d */
+	scrub_report_free(&rep);
+	rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buffer),
 		cmocka_unit_test(test_needles),
 		cmocka_unit_test(test_tree),
+		cmocka_unit_test(test_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
