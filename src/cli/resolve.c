@@ -17,6 +17,7 @@
 #include "cli/home.h"
 #include "cli/resolve.h"
 #include "ns/limits.h"
+#include "ns/scrub.h"
 #include "ns/mounts.h"
 #include "ns/session.h"
 #include "net/gate.h"
@@ -598,6 +599,12 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 		p->allow_ptrace ? " (ptrace allowed)" : "");
 	for (size_t i = 0; i < p->n_env; i++)
 		fprintf(f, "env:        %s=%s\n", p->env[i].name, p->env[i].secret ? "<redacted>" : p->env[i].value);
+	{
+		char scrub[768];
+		scrub_describe(p, scrub, sizeof(scrub));
+		if (*scrub)
+			fprintf(f, "secrets:    %s\n", scrub);
+	}
 	if (session_fits_run_dir(p))
 		fprintf(f, "state:      %s/sessions/<id> on tmpfs (else %s/sessions/<id>; removed at exit)\n", p->run_dir,
 			p->state_dir);

@@ -152,6 +152,8 @@ struct aisb_plan {
 	enum limits_mode limits_mode;
 	bool limits_quiet;     /* accept_unenforced_limits: the degradation is not announced */
 	bool limits_rlimit;    /* degraded: RLIMIT_NPROC = limits.pids_max inside */
+	uint64_t limits_nproc; /* degraded: the soft RLIMIT_NPROC that gives inside, the caller's when
+				* tighter (util/rlimit.h); 0: none is set */
 	char limits_why[320];  /* why cgroups cannot enforce (degraded mode) */
 
 	/* state */

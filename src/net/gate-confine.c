@@ -18,6 +18,7 @@
 #include "ns/caps.h"
 #include "ns/userns.h"
 #include "util/log.h"
+#include "util/rlimit.h"
 #include "util/macro.h"
 
 /* Stage: parent. Should: make the supervisor's death (even SIGKILL) kill this process, and exit
@@ -133,11 +134,10 @@ static int confine_caps(const char *name)
 	return 0;
 }
 
+/* soft = hard = @v, or the caller's tighter limit (util/rlimit.h) */
 static int set_limit(int res, rlim_t v, const char *what)
 {
-	struct rlimit rl = { v, v };
-
-	if (setrlimit(res, &rl) < 0)
+	if (rlimit_lower(res, v, true, NULL) < 0)
 		return log_error_errno(-errno, "cannot set %s for the gate's process: %m", what);
 	return 0;
 }
@@ -156,7 +156,8 @@ static int set_limit(int res, rlim_t v, const char *what)
 /* Stage: resource limits. Should: no new processes or threads (NPROC 0), no core dump (it holds
  * the policy and sandbox traffic), bounded file writes and memory, no locked memory or message
  * queues, and the fd limit fixed at the level gate_new() sized the connection cap to. Mustn't:
- * leave a limit it could raise again (soft = hard). */
+ * leave a limit it could raise again (soft = hard), nor loosen one the caller ran aisb with (a
+ * tighter inherited limit is kept: util/rlimit.h). */
 static int confine_rlimits(uint64_t fsize)
 {
 	struct rlimit rl;

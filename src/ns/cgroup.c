@@ -18,6 +18,7 @@
 #include "ns/cgroup.h"
 #include "util/container.h"
 #include "util/log.h"
+#include "util/rlimit.h"
 #include "util/util.h"
 
 #define CGROUP_FILE_MAX ((size_t)64 * 1024)
@@ -870,14 +871,10 @@ int cgroup_destroy(struct cgroup *cg)
 
 int cgroup_apply_rlimits(const struct cgroup_limits *l)
 {
-	struct rlimit rl;
-
 	if (!l->pids_max)
 		return 0;
-	rl.rlim_cur = rl.rlim_max = (rlim_t)l->pids_max;
-	if (setrlimit(RLIMIT_NPROC, &rl) < 0)
-		return -errno;
-	return 0;
+	/* never above what the caller ran aisb with (util/rlimit.h) */
+	return rlimit_lower(RLIMIT_NPROC, (rlim_t)l->pids_max, false, NULL);
 }
 
 bool cgroup_probe(const char *root, unsigned want, char *why, size_t n)

