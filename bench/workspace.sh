@@ -21,6 +21,7 @@
 #     small  30 files, 1 commit
 #     large  100,000 files in 300 commits (20 files changed per commit), ~290 MiB pack
 #     hist   60,000 files in a linux-like tree, 50,000 commits (2 files each)
+#   ONLY="status bind clone"  a subset of the columns (the ratios need bind, and clone/ro/imp-*)
 #   KEEP=DIR   make (or reuse) the repositories in DIR (must be on a disk aisb accepts as a
 #              project: not /dev/shm); making hist takes minutes
 #   STATE=DIR  XDG_STATE_HOME for the runs (default: below the work dir, so the clone lands on
@@ -148,7 +149,8 @@ for repo in ${REPOS:-small large hist}; do
 		[imp-commit]="$aisb import $id_commit"
 		[imp-dirty]="$aisb import $id_dirty --import-uncommitted"
 	)
-	order=(status ro bind clone imp-commit imp-dirty)
+	# shellcheck disable=SC2206 # ONLY is a list of column names
+	order=(${ONLY:-status ro bind clone imp-commit imp-dirty})
 	unset samples
 	declare -A samples
 	rm -f "$work"/cpu-*
@@ -159,7 +161,8 @@ for repo in ${REPOS:-small large hist}; do
 			git for-each-ref --format='%(refname)' refs/heads/aisb/ | xargs -r -n1 git update-ref -d
 			s=${EPOCHREALTIME/./}
 			# shellcheck disable=SC2086
-			{ time ${cmds[$name]} >/dev/null 2>&1; } 2>>"$work/cpu-$name"
+			{ time ${cmds[$name]} >/dev/null 2>"$work/last-err"; } 2>>"$work/cpu-$name" ||
+				echo "bench: $name failed (exit $?): $(tail -1 "$work/last-err")" >&2
 			e=${EPOCHREALTIME/./}
 			samples[$name]+="$((e - s)) "
 		done
@@ -171,11 +174,15 @@ for repo in ${REPOS:-small large hist}; do
 		cpu[$name]=$(awk '{t += $1 + $2} END {printf "%.1f", t / NR * 1000}' "$work/cpu-$name")
 		printf '%-10s %12s %14s\n' "$name" "$(ms "${med[$name]}")" "${cpu[$name]}"
 	done
-	printf 'clone / bind        %8s  (cpu %s)\n' "$(ratio "${med[clone]}" "${med[bind]}")" "$(ratio "${cpu[clone]}" "${cpu[bind]}")"
-	printf 'bind - ro           %8s ms (pins + the post-run git guard)\n' "$(ms $((med[bind] - med[ro])))"
-	printf 'clone - bind        %8s ms (clone + checkout + export sandbox)\n' "$(ms $((med[clone] - med[bind])))"
-	printf 'imp-commit / bind   %8s  (importing one commit of one file, after the run)\n' "$(ratio "${med[imp-commit]}" "${med[bind]}")"
-	printf 'imp-dirty / bind    %8s  (checkpoint of one uncommitted file + import)\n' "$(ratio "${med[imp-dirty]}" "${med[bind]}")"
+	has() { [ -n "${med[$1]:-}" ] && [ -n "${med[$2]:-}" ]; }
+	has clone bind &&
+		printf 'clone / bind        %8s  (cpu %s)\n' "$(ratio "${med[clone]}" "${med[bind]}")" "$(ratio "${cpu[clone]}" "${cpu[bind]}")"
+	has bind ro && printf 'bind - ro           %8s ms (pins + the post-run git guard)\n' "$(ms $((med[bind] - med[ro])))"
+	has clone bind && printf 'clone - bind        %8s ms (clone + checkout + export sandbox)\n' "$(ms $((med[clone] - med[bind])))"
+	has imp-commit bind &&
+		printf 'imp-commit / bind   %8s  (importing one commit of one file, after the run)\n' "$(ratio "${med[imp-commit]}" "${med[bind]}")"
+	has imp-dirty bind &&
+		printf 'imp-dirty / bind    %8s  (checkpoint of one uncommitted file + import)\n' "$(ratio "${med[imp-dirty]}" "${med[bind]}")"
 
 	# disk: the kept workspace (clone, checkout, index) against the project's own .git and worktree
 	ws=$XDG_STATE_HOME/aisb/workspaces/$id_dirty
@@ -185,21 +192,35 @@ for repo in ${REPOS:-small large hist}; do
 	git for-each-ref --format='%(refname)' refs/heads/aisb/ | xargs -r -n1 git update-ref -d
 	"$aisb" clean --discard >/dev/null 2>&1
 
-	# what the user sees: the sandbox edits F and sleeps; the host looks at F while it runs.
-	# Also: the user's own uncommitted edit of F before the run, does the sandbox see it?
+	# what the user sees: the sandbox edits F and sleeps; the host waits until the edit is made
+	# (in the project for bind, read in the workspace's files for clone: no git runs there) and
+	# then looks at its own F. Also: the user's own uncommitted edit of F before the run, does the
+	# sandbox see it?
 	for mode in bind clone; do
-		flag=; [ "$mode" = clone ] && flag="--workspace clone"
+		flag=
+		[ "$mode" = clone ] && flag="--workspace clone"
 		printf 'user edit\n' >>"$f"
 		before=$(sha256sum <"$f")
 		# shellcheck disable=SC2086
-		"$aisb" --net none --quiet $flag -- sh -c "grep -q 'user edit' '$f' && echo seen >/tmp/.s || echo unseen >/tmp/.s; cat /tmp/.s; echo agent >>'$f'; sleep 3" \
+		"$aisb" --net none --quiet $flag -- sh -c "grep -q 'user edit' '$f' && echo seen || echo unseen; echo agent >>'$f'; sleep 3" \
 			>"$work/inside" 2>"$work/msgs" &
 		pid=$!
-		sleep 2
+		seen=no
+		for _ in $(seq 600); do
+			if [ "$mode" = bind ]; then
+				grep -q '^agent$' "$f" && seen=yes
+			else
+				for w in "$XDG_STATE_HOME"/aisb/workspaces/*/repo/"$f"; do
+					[ -f "$w" ] && grep -q '^agent$' "$w" && seen=yes
+				done
+			fi
+			[ $seen = yes ] && break
+			sleep 0.2
+		done
 		during=$(sha256sum <"$f")
 		wait $pid || true
 		after=$(sha256sum <"$f")
-		printf '%-5s: sandbox saw the uncommitted host edit: %s; host file changed during the run: %s, after: %s; ' \
+		printf '%-5s: sandbox saw the uncommitted host edit: %s; host file changed once the agent had edited: %s, after the run: %s; ' \
 			"$mode" "$(cat "$work/inside")" "$([ "$before" = "$during" ] && echo no || echo yes)" \
 			"$([ "$before" = "$after" ] && echo no || echo yes)"
 		echo "aisb said: $(tr '\n' ' ' <"$work/msgs" | sed 's/aisb: //g')"
