@@ -193,7 +193,8 @@ for repo in ${REPOS:-small large hist}; do
 	"$aisb" clean --discard >/dev/null 2>&1
 
 	# what the user sees: the sandbox edits F and sleeps; the host waits until the edit is made
-	# (in the project for bind, read in the workspace's files for clone: no git runs there) and
+	# (in the project for bind, read in the workspace's files for clone: no git runs there; F may
+	# not end in a newline, so the line is "...agent") and
 	# then looks at its own F. Also: the user's own uncommitted edit of F before the run, does the
 	# sandbox see it?
 	for mode in bind clone; do
@@ -208,10 +209,10 @@ for repo in ${REPOS:-small large hist}; do
 		seen=no
 		for _ in $(seq 600); do
 			if [ "$mode" = bind ]; then
-				grep -q '^agent$' "$f" && seen=yes
+				grep -q 'agent$' "$f" && seen=yes
 			else
 				for w in "$XDG_STATE_HOME"/aisb/workspaces/*/repo/"$f"; do
-					[ -f "$w" ] && grep -q '^agent$' "$w" && seen=yes
+					[ -f "$w" ] && grep -q 'agent$' "$w" && seen=yes
 				done
 			fi
 			[ $seen = yes ] && break
