@@ -162,7 +162,32 @@ static int plan_host_system(struct mount_plan *mp, const struct mount_host_facts
 /* Kernel filesystems, the same for `aisb run` and a build's RUN step: a fresh proc of the new
  * pid namespace (its covers come in the /proc stage, ns/procfs.h), no sysfs at all; a minimal
  * /dev: a handful of host nodes, our own devpts, no /dev/net/tun, no disks. Pure. */
-static int plan_kernel_fs(struct mount_plan *mp)
+/* The writable tmpfs mounts (/tmp, /dev/shm, /run) as "mode=M,size=N": each a share of the
+ * memory limit (mount_tmpfs_size()), so that filling them is ENOSPC within the limit whether or
+ * not cgroups enforce it (issue 22: each was half the RAM, 36 GiB together on a 23 GiB machine,
+ * and a root caller on a host without delegation had no other bound). */
+static int tmpfs_data(char **out, const char *mode, const struct aisb_plan *p, const struct mount_host_facts *f,
+		      unsigned share)
+{
+	return asprintf(out, "mode=%s,size=%" PRIu64, mode, mount_tmpfs_size(p->limits.memory_max, f->ram_bytes, share)) < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
+uint64_t mount_tmpfs_size(uint64_t memory_max, uint64_t ram_bytes, unsigned share)
+{
+	/* /tmp half, /dev/shm a quarter, /run an eighth: 7/8 of the limit together, so that they
+	 * fill before the cgroup does (as the image upper, mount_upper_size()); never above half the
+	 * RAM each, never below 1 MiB */
+	uint64_t n = (memory_max ? memory_max : CGROUP_MEMORY_DEFAULT) / share;
+
+	if (ram_bytes && n > ram_bytes / 2)
+		n = ram_bytes / 2;
+	return n < (1u << 20) ? (1u << 20) : n;
+}
+
+/* @shm: the /dev/shm tmpfs's data (tmpfs_data()) */
+static int plan_kernel_fs(struct mount_plan *mp, const char *shm)
 {
 	static const char *const fd_links[][2] = {
 		{ "/proc/self/fd", "/dev/fd" },
@@ -181,7 +206,7 @@ static int plan_kernel_fs(struct mount_plan *mp)
 			return r;
 	if ((r = add(mp, MOP_DEVPTS, NULL, "/dev/pts", "newinstance,ptmxmode=0666,mode=0620", 0)) < 0 ||
 	    (r = add(mp, MOP_SYMLINK, "pts/ptmx", "/dev/ptmx", NULL, 0)) < 0 ||
-	    (r = add(mp, MOP_TMPFS, NULL, "/dev/shm", "mode=1777", 0)) < 0)
+	    (r = add(mp, MOP_TMPFS, NULL, "/dev/shm", shm, 0)) < 0)
 		return r;
 	for (size_t i = 0; i < ELEMENTSOF(fd_links); i++)
 		if ((r = add(mp, MOP_SYMLINK, fd_links[i][0], fd_links[i][1], NULL, 0)) < 0)
@@ -276,14 +301,18 @@ static int plan_etc_files(struct mount_plan *mp, const struct aisb_plan *p, cons
 
 int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f, struct mount_plan *out)
 {
+	_cleanup_free_ char *shm = NULL, *tmp = NULL, *run = NULL;
 	struct mount_plan mp = { 0 };
 	int r;
 
+	if (tmpfs_data(&shm, "1777", p, f, 4) < 0 || tmpfs_data(&tmp, "1777", p, f, 2) < 0 ||
+	    tmpfs_data(&run, "0755", p, f, 8) < 0)
+		return -ENOMEM;
 	r = p->rootfs == ROOTFS_IMAGE ? plan_image_root(&mp, p, f) : plan_host_system(&mp, f);
 	if (r >= 0)
-		r = plan_kernel_fs(&mp);
-	if (r >= 0 && (r = add(&mp, MOP_TMPFS, NULL, "/tmp", "mode=1777", 0)) >= 0)
-		r = add(&mp, MOP_TMPFS, NULL, "/run", "mode=0755", 0);
+		r = plan_kernel_fs(&mp, shm);
+	if (r >= 0 && (r = add(&mp, MOP_TMPFS, NULL, "/tmp", tmp, 0)) >= 0)
+		r = add(&mp, MOP_TMPFS, NULL, "/run", run, 0);
 	if (r >= 0)
 		r = plan_home(&mp, p);
 	if (r >= 0)
@@ -311,8 +340,9 @@ int mount_plan_build_step(const struct mount_step *s, struct mount_plan *out)
 		return -ENOMEM;
 	/* the build's overlay or nothing: a step never writes into a read-only fallback */
 	r = add(&mp, MOP_OVERLAY, s->lower, "/", dirs, MOP_F_NO_FALLBACK);
+	/* a build step's /dev/shm: the default limit's quarter (its writes are the layer's, not here) */
 	if (r >= 0)
-		r = plan_kernel_fs(&mp);
+		r = plan_kernel_fs(&mp, "mode=1777,size=1073741824");
 	/* the step's own files outside the layer (APT_CONFIG's apt.conf) */
 	if (r >= 0)
 		r = add(&mp, MOP_MKDIR, NULL, MOUNT_STEP_DIR, NULL, 0);

@@ -145,6 +145,16 @@ void mount_host_facts_free(struct mount_host_facts *f);
  */
 uint64_t mount_upper_size(uint64_t memory_max, uint64_t ram_bytes, uint64_t test_max);
 
+/**
+ * mount_tmpfs_size() - the size of the sandbox's /tmp (@share 2), /dev/shm (4) and /run (8)
+ * @memory_max: the memory limit (0: the default), enforced or not
+ * @ram_bytes: the machine's RAM (0: unknown)
+ * @share: the divisor of the limit
+ *
+ * Pure. Return: @memory_max / @share, at most half the RAM, at least 1 MiB.
+ */
+uint64_t mount_tmpfs_size(uint64_t memory_max, uint64_t ram_bytes, unsigned share);
+
 /* Builds the ordered operations for @p. Pure. Does not log. Return: 0 or -ENOMEM. */
 int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f, struct mount_plan *out);
 void mount_plan_free(struct mount_plan *mp);

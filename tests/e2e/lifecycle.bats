@@ -520,3 +520,26 @@ stop_bg() {
 	[[ "$output" == *"ok   hardening "* ]]
 	[ "$status" -eq 0 ]
 }
+
+@test "limits: /tmp, /dev/shm and /run inside are shares of the memory limit whether or not cgroups enforce it (issue 22)" {
+	# the default limit is 4 GiB (src/ns/cgroup.h); half the RAM at most each
+	local ram lim=$((4 << 30)) half
+	ram=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024))
+	half=$((ram / 2))
+	cap() { local n=$1; [ "$n" -gt "$half" ] && n=$half; echo "$n"; }
+	run sb --no-cwd -- sh -c 'df -B1 --output=size /tmp /dev/shm /run | tail -3 | tr -d " " | tr "\n" " "'
+	[ "$status" -eq 0 ]
+	read -r t s r <<<"$output"
+	[ "$t" -eq "$(cap $((lim / 2)))" ]
+	[ "$s" -eq "$(cap $((lim / 4)))" ]
+	[ "$r" -eq "$(cap $((lim / 8)))" ]
+	[ $((t + s + r)) -le "$lim" ]
+	# filling one is ENOSPC to the writer, not the host's memory: /run, the smallest
+	run sb --no-cwd -- sh -c 'head -c $((600 << 20)) /dev/zero >/run/fill; echo "rc=$?"'
+	[[ "$output" == *"No space left on device"* ]]
+	[[ "$output" == *"rc=1"* ]]
+	# control: what fits is written
+	run sb --no-cwd -- sh -c 'head -c $((100 << 20)) /dev/zero >/run/fill && echo ok'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *ok* ]]
+}

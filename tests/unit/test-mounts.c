@@ -280,6 +280,18 @@ static void test_upper_size(void **state)
 		assert_int_equal(mount_upper_size(t[i].mem, t[i].ram, t[i].test), t[i].want);
 }
 
+/* /tmp, /dev/shm, /run: shares of the memory limit, at most half the RAM each (issue 22) */
+static void test_tmpfs_size(void **state)
+{
+	(void)state;
+	assert_int_equal(mount_tmpfs_size(4ULL << 30, 24ULL << 30, 2), 2ULL << 30);
+	assert_int_equal(mount_tmpfs_size(4ULL << 30, 24ULL << 30, 4), 1ULL << 30);
+	assert_int_equal(mount_tmpfs_size(4ULL << 30, 24ULL << 30, 8), 512ULL << 20);
+	assert_int_equal(mount_tmpfs_size(64ULL << 30, 24ULL << 30, 2), 12ULL << 30); /* half the RAM */
+	assert_int_equal(mount_tmpfs_size(0, 0, 2), 2ULL << 30);                       /* the default limit */
+	assert_int_equal(mount_tmpfs_size(1 << 20, 0, 8), 1 << 20);                    /* 1 MiB at least */
+}
+
 /* An image root: op 0 is the overlay; the no-overlay fallback's ops (tmpfs mirrors of the image's
  * /etc and /var, a tmpfs on /var/tmp) are in the plan, flagged, before anything mounted into them;
  * /tmp, /run and the home are the same ops as with overlay. The test hook sets MOP_F_NO_OVERLAY. */
@@ -453,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_root_masks),
 		cmocka_unit_test(test_root_idmapped),
 		cmocka_unit_test(test_upper_size),
+		cmocka_unit_test(test_tmpfs_size),
 		cmocka_unit_test(test_image_fallback),
 		cmocka_unit_test(test_exit_codes),
 		cmocka_unit_test(test_build_step),
