@@ -25,6 +25,7 @@
 
 #include "git/gitguard.h"
 #include "util/log.h"
+#include "util/strbuf.h"
 #include "util/util.h"
 
 #define RECORD_MAX (1u << 20)
@@ -339,7 +340,7 @@ static int sandbox_gone(pid_t pid, unsigned long long start)
 
 /* Runs one record of @dfd when its owner is gone. Return: 1 when it ran, 0 when skipped, or
  * -errno. Logs (its header and findings go to @f). */
-static int run_record(int dfd, const char *name, FILE *f, bool preview, struct gitguard_verdict *v)
+static int run_record(const char *dir, int dfd, const char *name, FILE *f, bool preview, struct gitguard_verdict *v)
 {
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int fd = -1;
@@ -378,18 +379,29 @@ static int run_record(int dfd, const char *name, FILE *f, bool preview, struct g
 			r = -EINVAL; /* not the record its name says */
 	}
 	if (r < 0) {
+		_cleanup_free_ char *path = path_join(dir, name), *w = path ? shell_word(path) : NULL;
 		gitguard_job_free(&j);
-		fprintf(f, "aisb: WARNING: the record of a git check that never ran, '%s', cannot be read (%s): a "
-			   "session ended without checking what it wrote for git; run git in its project only after "
-			   "checking its .git yourself, then remove the record\n", name, strerror(-r));
+		/* said on every command until it is removed: a check that may never have run is not
+		 * dropped silently, and only the user can say that its project was checked */
+		fprintf(f, "aisb: WARNING: the record of a git check that never ran cannot be read (%s): a session "
+			   "ended without checking what it wrote for git; run git in its project only after checking "
+			   "its .git yourself, then remove the record: rm %s\n", strerror(-r), w ? w : name);
 		v->incomplete = true;
 		return -EINVAL;
 	}
 	/* Live: its own supervisor runs it. Recorded in another pid namespace (a container that
 	 * shares this state dir), or without a start time, liveness cannot be told from here: left
 	 * to an aisb there, never run against a sandbox that may still be writing. */
-	if (proc_is(j.owner, j.owner_start) || !j.owner_start || !j.pidns || j.pidns != gitguard_pidns() ||
-	    (j.init > 0 && !j.init_start)) {
+	if (proc_is(j.owner, j.owner_start)) {
+		gitguard_job_free(&j);
+		return 0;
+	}
+	if (!j.owner_start || !j.pidns || j.pidns != gitguard_pidns() || (j.init > 0 && !j.init_start)) {
+		/* said, not dropped: until an aisb that can tell runs it, its project is unchecked */
+		fprintf(f, "aisb: note: session %s's check for planted git files is pending, but whether its aisb still "
+			   "runs cannot be told from here (another pid namespace, such as a container sharing this state "
+			   "dir); an aisb command there runs it once that session has ended\n", j.id);
+		v->incomplete = true;
 		gitguard_job_free(&j);
 		return 0;
 	}
@@ -458,7 +470,7 @@ int gitguard_pending_run(const char *dir, FILE *f, bool preview, struct gitguard
 		int r;
 		if (de->d_name[0] == '.' || l <= 5 || !streq(de->d_name + l - 5, ".json"))
 			continue;
-		r = run_record(dfd, de->d_name, f, preview, v);
+		r = run_record(dir, dfd, de->d_name, f, preview, v);
 		if (r > 0)
 			n++;
 		else if (r < 0 && !err)

@@ -618,6 +618,7 @@ static void test_pending(void **state)
 	f = open_memstream(&buf, &len);
 	assert_int_equal(gitguard_pending_run(dir, f, false, &v), 0);
 	fclose(f);
+	assert_non_null(strstr(buf, "cannot be told from here"));   /* said, not dropped */
 	free(buf);
 	buf = NULL;
 	assert_true(exists("sub/.git"));
@@ -664,6 +665,8 @@ static void test_pending(void **state)
 		(void)gitguard_pending_run(dir, f, false, &v);
 		fclose(f);
 		assert_non_null(strstr(buf, "cannot be read"));
+		assert_non_null(strstr(buf, "rm '"));
+		assert_non_null(strstr(buf, "/cdef.json'"));
 		free(buf);
 		assert_true(exists("sub2/.git"));
 	}
