@@ -13,15 +13,10 @@
 load lib/common
 bats_require_minimum_version 1.5.0
 
+load lib/gitguard
+
 setup() {
-	common_setup
-	require_feature git command -v git
-	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@e GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@e
-	git init -q .
-	echo a >f
-	git add f
-	git commit -q -m init
-	MARK="$WORK/pwned"
+	gitguard_setup
 	BG_PIDS=
 }
 
@@ -29,29 +24,6 @@ teardown() {
 	[ -z "${BG_PIDS:-}" ] || { kill -9 "$BG_PIDS" 2>/dev/null; wait "$BG_PIDS" 2>/dev/null; }
 	chmod -R u+rwx "$PROJ" 2>/dev/null || true
 	common_teardown
-}
-
-inside() {
-	local script=$1
-	shift
-	run sb "$@" --env MARK="$MARK" --env GIT_AUTHOR_NAME=t --env GIT_AUTHOR_EMAIL=t@e \
-		--env GIT_COMMITTER_NAME=t --env GIT_COMMITTER_EMAIL=t@e -- sh -c "$script"
-}
-
-# host_git [DIR...]: the user's next plain git commands on the host, in the project and in each
-# DIR (a `cd` into a nested repository); RAN when the marker appeared, CLEAN otherwise.
-host_git() {
-	local d
-	rm -f "$MARK"
-	for d in "$PROJ" "$@"; do
-		(
-			cd "$d" 2>/dev/null || exit 0
-			git status
-			git diff
-			git log -1 --stat
-		) >/dev/null 2>&1
-	done
-	if [ -e "$MARK" ]; then echo RAN; else echo CLEAN; fi
 }
 
 # wait_until CMD...: polls a state, up to 60 s (never a fixed sleep)
@@ -101,14 +73,14 @@ CHAIN='d=a; i=0; while [ $i -lt 300 ]; do d=$d/d; i=$((i+1)); done; mkdir -p "$d
 	if ! is_root; then
 		[[ "$output" == *"1 directory made unreadable inside was opened up to be checked"* ]]
 	fi
-	[ "$(host_git "$PROJ/x/zsub")" = CLEAN ]
+	[ "$(host_git "$PROJ" "$PROJ/x/zsub")" = CLEAN ]
 	# control: left in place (--writable-git), the user's plain git status enters x/zsub
 	chmod 755 x
 	rm -rf x
 	git rm -q --cached x/zsub
 	inside "$script" --writable-git
 	[ "$(stat -c %a x)" = 311 ]
-	[ "$(host_git "$PROJ/x/zsub")" = RAN ]
+	[ "$(host_git "$PROJ" "$PROJ/x/zsub")" = RAN ]
 }
 
 # plant_loop: the workload ignores SIGTERM, then plants a nested repository with an fsmonitor
@@ -136,7 +108,7 @@ start_planter() {
 	wait "$BG_PIDS" || true
 	BG_PIDS=
 	grep -q "'$PROJ/sub/.git/config': sets core.fsmonitor" "$WORK/bg.out"
-	[ "$(host_git "$PROJ/sub")" = CLEAN ]
+	[ "$(host_git "$PROJ" "$PROJ/sub")" = CLEAN ]
 	[ -z "$(ls "$XDG_STATE_HOME/aisb/pending")" ]
 }
 
@@ -150,7 +122,7 @@ start_planter() {
 	run "$AISB" ps
 	[[ "$output" == *"ended without its check for planted git files (its aisb was killed); checking now"* ]]
 	[[ "$output" == *"'$PROJ/sub/.git/config': sets core.fsmonitor"* ]]
-	[ "$(host_git "$PROJ/sub")" = CLEAN ]
+	[ "$(host_git "$PROJ" "$PROJ/sub")" = CLEAN ]
 	[ -z "$(ls "$XDG_STATE_HOME/aisb/pending")" ]
 	# said once: the next command has nothing pending
 	run "$AISB" ps
@@ -167,7 +139,7 @@ start_planter() {
 	[ -e sub/.git/config ] && grep -q fsmonitor sub/.git/config
 	run "$AISB" doctor
 	[[ "$output" == *"checking now"* ]]
-	[ "$(host_git "$PROJ/sub")" = CLEAN ]
+	[ "$(host_git "$PROJ" "$PROJ/sub")" = CLEAN ]
 	# control: the same plant with --writable-git, killed, is only named, and host git runs it
 	rm -rf sub .ready
 	git rm -q --cached sub
@@ -177,7 +149,7 @@ start_planter() {
 	BG_PIDS=
 	run "$AISB" ps
 	[[ "$output" == *"LEFT IN PLACE (--writable-git)"* ]]
-	[ "$(host_git "$PROJ/sub")" = RAN ]
+	[ "$(host_git "$PROJ" "$PROJ/sub")" = RAN ]
 }
 
 @test "gitguard-cut: SIGKILL at random moments of a planting workload, 50 times: the payload never runs before aisb has warned" {
@@ -195,7 +167,7 @@ start_planter() {
 		BG_PIDS=
 		out=$("$AISB" ps 2>&1)
 		# every planted repository, entered the way a user would
-		[ "$(host_git "$PROJ"/r*)" = CLEAN ] || { echo "iteration $i (after $d s): RAN; aisb said: $out"; false; }
+		[ "$(host_git "$PROJ" "$PROJ"/r*)" = CLEAN ] || { echo "iteration $i (after $d s): RAN; aisb said: $out"; false; }
 		[ -z "$(ls "$XDG_STATE_HOME/aisb/pending" 2>/dev/null)" ]
 		rm -rf "$PROJ"/r*
 	done
@@ -223,7 +195,7 @@ start_planter() {
 	[ "$status" -eq 78 ]
 	[[ "$stderr" == *"refusing to deliver: the check for planted git files of the agent's run could not vouch for everything (1 directory not checked"* ]]
 	[ "$(git rev-parse HEAD)" = "$base" ]
-	[ "$(host_git "$PROJ/zz")" = CLEAN ]
+	[ "$(host_git "$PROJ" "$PROJ/zz")" = CLEAN ]
 	# control: the same plant without the chain is judged whole, and the user's trust delivers
 	rm -rf a zz one.txt
 	printf '%s\n' 'git init -q zz && git -C zz -c user.name=t -c user.email=t@e commit -q --allow-empty -m s &&
@@ -234,7 +206,7 @@ start_planter() {
 	echo "$stderr"
 	[ "$status" -eq 0 ]
 	[ "$(git rev-parse HEAD)" != "$base" ]
-	[ "$(host_git "$PROJ/zz")" = CLEAN ]
+	[ "$(host_git "$PROJ" "$PROJ/zz")" = CLEAN ]
 }
 
 @test "gitguard-cut: every restore line aisb prints is shell-safe: quotes, ;, \$(), newlines and control bytes" {

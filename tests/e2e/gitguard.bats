@@ -13,40 +13,14 @@
 load lib/common
 bats_require_minimum_version 1.5.0
 
+load lib/gitguard
+
 setup() {
-	common_setup
-	require_feature git command -v git
-	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@e GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@e
-	git init -q .
-	echo a >f
-	git add f
-	git commit -q -m init
-	MARK="$WORK/pwned"
+	gitguard_setup
 }
 
 teardown() {
 	common_teardown
-}
-
-# inside SCRIPT [AISB FLAGS...]: runs SCRIPT in the sandbox; $MARK is the marker path there.
-inside() {
-	local script=$1
-	shift
-	run sb "$@" --env MARK="$MARK" --env GIT_AUTHOR_NAME=t --env GIT_AUTHOR_EMAIL=t@e \
-		--env GIT_COMMITTER_NAME=t --env GIT_COMMITTER_EMAIL=t@e -- sh -c "$script"
-}
-
-# host_git [DIR]: the user's next plain git commands on the host; prints RAN when the marker
-# appeared, CLEAN otherwise.
-host_git() {
-	rm -f "$MARK"
-	(
-		cd "${1:-$PROJ}" || exit 1
-		git status
-		git diff
-		git log -1 --stat
-	) >/dev/null 2>&1
-	if [ -e "$MARK" ]; then echo RAN; else echo CLEAN; fi
 }
 
 # quarantined REL: the message names $PROJ/REL as moved, and the file is in the quarantine.
