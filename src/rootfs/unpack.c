@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* unpack.c — layer application with libarchive, relative to a root directory fd */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -487,22 +488,165 @@ static int parent_error(struct layer_ctx *c, const char *raw, int r)
 	return log_error_errno(r, "%s: cannot open the parent of '%.200s': %m", c->what, raw);
 }
 
+/* ---- judging an entry: everything decided from the entry itself, before the tree ----
+ *
+ * judge_entry() is the half of an entry's handling that reads only the entry, the limits and
+ * this layer's path set: names, limits, whiteout kinds, types, link targets, sizes. It is what
+ * both unpack_layer() and unpack_judge_layer() (the fuzz target's, in memory) run, so the fuzzer
+ * exercises the very checks a registry's layer meets; apply_entry() then does what the verdict
+ * says, in the tree, where openat2() keeps every step beneath the root. */
+
+enum entry_act {
+	ACT_NONE,     /* nothing to do (the root itself, aufs-internal whiteouts, devices) */
+	ACT_OPAQUE,   /* clear target's lower contents */
+	ACT_WHITEOUT, /* remove target from the lower layers */
+	ACT_HARDLINK, /* link name to target (both normalised) */
+	ACT_FILE,
+	ACT_DIR,
+	ACT_SYMLINK,
+	ACT_FIFO,
+	ACT_MAX
+};
+
+struct entry_plan {
+	enum entry_act act;
+	const char *raw;  /* the layer's name, for messages */
+	char *name;       /* normalised */
+	char *target;     /* ACT_OPAQUE, ACT_WHITEOUT, ACT_HARDLINK: normalised */
+	int64_t size;     /* ACT_FILE */
+};
+
+static void entry_plan_done(struct entry_plan *p)
+{
+	free(p->name);
+	free(p->target);
+}
+
+/* Judges entry @e. Return: 0 with @p filled (ACT_NONE: nothing to do), -EPERM for a refused
+ * layer, -errno. Logs on failure. */
+static int judge_entry(struct layer_ctx *c, struct archive_entry *e, struct entry_plan *p)
+{
+	const char *raw = archive_entry_pathname(e);
+	mode_t type = archive_entry_filetype(e);
+	const char *hl = archive_entry_hardlink(e);
+	enum unpack_whiteout wh;
+	int r;
+
+	*p = (struct entry_plan){ .act = ACT_NONE, .raw = raw };
+	if (!raw)
+		return refuse(c, "(no name)", "has no name");
+	if (++c->st->entries > c->lim->max_entries)
+		return refuse_over(c, raw, "is one entry too many", c->lim->max_entries, "entries per image");
+	r = unpack_path_normalize(raw, &p->name);
+	if (r == -ENAMETOOLONG || (r == 0 && strlen(p->name) > c->lim->max_path_bytes))
+		return refuse_over(c, raw, "has a name that is too long", c->lim->max_path_bytes, "bytes");
+	if (r < 0)
+		return refuse(c, raw, path_is_absolute(raw) ? "is an absolute path" : "contains '..'");
+	if (!*p->name) /* the layer's root itself */
+		return 0;
+	if (path_depth(p->name) > c->lim->max_depth)
+		return refuse_over(c, raw, "lies too deep below the root", c->lim->max_depth, "directory levels");
+	if ((r = check_entry_tables(c, e, raw)) < 0)
+		return r;
+
+	wh = unpack_whiteout_kind(p->name, &p->target);
+	if (wh != UNPACK_WH_NONE) {
+		c->st->whiteouts++;
+		if (wh == UNPACK_WH_OTHER)
+			return 0;
+		if (wh == UNPACK_WH_OPAQUE) {
+			p->act = ACT_OPAQUE;
+			return 0;
+		}
+		if (!pathset_has(&c->written, p->target)) /* whiteouts hide lower layers only */
+			p->act = ACT_WHITEOUT;
+		return 0;
+	}
+
+	if (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFSOCK) {
+		c->st->devices_skipped++;
+		return 0;
+	}
+
+	r = pathset_add(&c->written, p->name, c->lim->max_pathset_bytes);
+	if (r == -E2BIG)
+		return refuse_over(c, raw, "takes the set of paths this layer wrote (kept for its whiteouts) too far",
+				   c->lim->max_pathset_bytes >> 10, "KiB");
+	if (r < 0)
+		return log_error_errno(r, "%s: %m", c->what);
+
+	if (hl) {
+		if (c->st->hardlinks >= c->lim->max_hardlinks)
+			return refuse_over(c, raw, "is one hardlink too many", c->lim->max_hardlinks, "hardlinks per image");
+		r = unpack_path_normalize(hl, &p->target);
+		if (r == -ENAMETOOLONG || (r == 0 && strlen(p->target) > c->lim->max_path_bytes))
+			return refuse_over(c, raw, "is a hardlink with a target name that is too long",
+					   c->lim->max_path_bytes, "bytes");
+		if (r < 0 || !*p->target)
+			return refuse(c, raw, "is a hardlink to a path outside the root");
+		p->act = ACT_HARDLINK;
+		return 0;
+	}
+
+	switch (type) {
+	case AE_IFREG:
+		p->size = archive_entry_size(e);
+		if (p->size < 0 || (uint64_t)p->size > c->lim->max_entry_bytes)
+			return refuse(c, raw, "is larger than the per-file cap");
+		if (c->st->bytes + (uint64_t)p->size > c->lim->max_total_bytes)
+			return refuse(c, raw, "takes the image over the total size cap");
+		p->act = ACT_FILE;
+		return 0;
+	case AE_IFDIR:
+		p->act = ACT_DIR;
+		return 0;
+	case AE_IFLNK: {
+		const char *t = archive_entry_symlink(e);
+		if (!t)
+			return refuse(c, raw, "is a symlink without a target");
+		if (strnlen(t, UNPACK_PATH_MAX + 1) > c->lim->max_path_bytes)
+			return refuse_over(c, raw, "is a symlink with a target that is too long", c->lim->max_path_bytes,
+					   "bytes");
+		p->act = ACT_SYMLINK;
+		return 0;
+	}
+	case AE_IFIFO:
+		p->act = ACT_FIFO;
+		return 0;
+	default:
+		return refuse(c, raw, "has an unknown file type");
+	}
+}
+
+/* The next data block of a regular file entry of declared size @size, checked: 1 with @buf,
+ * @len, @off set, 0 at its end. Return: -EPERM for data beyond the declared size, -EIO for a read
+ * error. Logs on failure. */
+static int next_block(struct layer_ctx *c, struct archive *a, const struct entry_plan *p, const void **buf,
+		      size_t *len, la_int64_t *off)
+{
+	int r = archive_read_data_block(a, buf, len, off);
+
+	if (r == ARCHIVE_EOF)
+		return 0;
+	if (r != ARCHIVE_OK)
+		return read_failed(c, a, "reading", p->raw, -EIO);
+	if (*off < 0 || (uint64_t)*off + *len > (uint64_t)p->size || (uint64_t)*off + *len > c->lim->max_entry_bytes)
+		return refuse(c, p->raw, "has data beyond its declared size");
+	return 1;
+}
+
 static int write_file(struct layer_ctx *c, struct archive *a, struct archive_entry *e, int pfd,
-		      const char *base, const char *name)
+		      const char *base, const struct entry_plan *p)
 {
 	_cleanup_close_ int fd = -1;
 	mode_t mode = archive_entry_perm(e), keep = mode & 01777;
-	int64_t size = archive_entry_size(e);
+	const char *name = p->raw;
 	uint64_t end = 0;
 	const void *buf;
 	size_t len;
 	la_int64_t off;
 	int r;
 
-	if (size < 0 || (uint64_t)size > c->lim->max_entry_bytes)
-		return refuse(c, name, "is larger than the per-file cap");
-	if (c->st->bytes + (uint64_t)size > c->lim->max_total_bytes)
-		return refuse(c, name, "takes the image over the total size cap");
 	/* Created with its final mode when the umask keeps it (a mode without u+w still gives this
 	 * O_WRONLY fd): one fchmod() less per file. Never setuid/setgid. */
 	fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, keep);
@@ -513,14 +657,7 @@ static int write_file(struct layer_ctx *c, struct archive *a, struct archive_ent
 	}
 	if (fd < 0)
 		return log_error_errno(-errno, "%s: cannot create '%s': %m", c->what, name);
-	for (;;) {
-		r = archive_read_data_block(a, &buf, &len, &off);
-		if (r == ARCHIVE_EOF)
-			break;
-		if (r != ARCHIVE_OK)
-			return read_failed(c, a, "reading", name, -EIO);
-		if (off < 0 || (uint64_t)off + len > (uint64_t)size || (uint64_t)off + len > c->lim->max_entry_bytes)
-			return refuse(c, name, "has data beyond its declared size");
+	while ((r = next_block(c, a, p, &buf, &len, &off)) > 0) {
 		while (len > 0) {
 			ssize_t k = pwrite(fd, buf, len, off);
 			if (k < 0) {
@@ -535,7 +672,9 @@ static int write_file(struct layer_ctx *c, struct archive *a, struct archive_ent
 		if ((uint64_t)off > end)
 			end = (uint64_t)off;
 	}
-	if (end < (uint64_t)size && ftruncate(fd, size) < 0) /* sparse tails */
+	if (r < 0)
+		return r;
+	if (end < (uint64_t)p->size && ftruncate(fd, p->size) < 0) /* sparse tails */
 		return log_error_errno(-errno, "%s: writing '%s': %m", c->what, name);
 	if (mode & (S_ISUID | S_ISGID))
 		c->st->setid_cleared++;
@@ -546,184 +685,183 @@ static int write_file(struct layer_ctx *c, struct archive *a, struct archive_ent
 					  { .tv_sec = archive_entry_mtime(e), .tv_nsec = 0 } };
 		(void)futimens(fd, ts);
 	}
-	c->st->bytes += (uint64_t)size;
+	c->st->bytes += (uint64_t)p->size;
 	c->st->files++;
+	return 0;
+}
+
+/* ---- applying a judged entry to the tree ---- */
+
+static int apply_opaque(struct layer_ctx *c, const struct entry_plan *p)
+{
+	int pfd, r;
+
+	cache_drop(c);
+	pfd = parent_fd(c, p->target);
+	if (pfd < 0)
+		return parent_error(c, p->raw, pfd);
+	r = clear_opaque(c, pfd, p->target, c->lim->max_depth + 1);
+	cache_drop(c);
+	if (r == -EMLINK)
+		return refuse_over(c, p->raw, "clears a tree that is too deep", c->lim->max_depth, "directory levels");
+	return r < 0 ? log_error_errno(r, "%s: clearing opaque dir '%.200s': %m", c->what, p->target) : 0;
+}
+
+static int apply_whiteout(struct layer_ctx *c, const struct entry_plan *p)
+{
+	_cleanup_free_ char *pathcopy = strdup(p->target);
+	const char *dir, *base;
+	int pfd, r;
+
+	if (!pathcopy)
+		return -ENOMEM;
+	cache_drop(c);
+	split(pathcopy, &dir, &base);
+	pfd = open_beneath(c->rootfd, dir);
+	if (pfd == -ENOENT || pfd == -ENOTDIR)
+		return 0;
+	if (pfd < 0)
+		return pfd == -EXDEV ? refuse(c, p->raw, "reaches outside the root through a symlink")
+				     : log_error_errno(pfd, "%s: whiteout '%s': %m", c->what, p->raw);
+	r = remove_at(pfd, base, c->lim->max_depth + 1);
+	close(pfd);
+	if (r == -EMLINK)
+		return refuse_over(c, p->raw, "removes a tree that is too deep", c->lim->max_depth, "directory levels");
+	return r < 0 ? log_error_errno(r, "%s: whiteout '%.200s': %m", c->what, p->raw) : 0;
+}
+
+static int apply_hardlink(struct layer_ctx *c, const struct entry_plan *p, int pfd, const char *base)
+{
+	_cleanup_free_ char *tname = strdup(p->target);
+	_cleanup_close_ int tfd = -1;
+	const char *tdir, *tbase, *raw = p->raw;
+	struct stat st;
+	int r;
+
+	if (!tname)
+		return -ENOMEM;
+	split(tname, &tdir, &tbase);
+	tfd = open_beneath(c->rootfd, tdir);
+	if (tfd == -EXDEV || tfd == -ELOOP)
+		return refuse(c, raw, "is a hardlink through a symlink that leaves the root");
+	if (tfd < 0 || fstatat(tfd, tbase, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return refuse(c, raw, "is a hardlink to a missing target");
+	if (S_ISDIR(st.st_mode))
+		return refuse(c, raw, "is a hardlink to a directory");
+	if ((r = remove_at(pfd, base, c->lim->max_depth + 1)) < 0)
+		return log_error_errno(r, "%s: cannot replace '%s': %m", c->what, raw);
+	if (linkat(tfd, tbase, pfd, base, 0) < 0)
+		return log_error_errno(-errno, "%s: hardlink '%s': %m", c->what, raw);
+	c->st->hardlinks++;
+	return 0;
+}
+
+static int apply_dir(struct layer_ctx *c, struct archive_entry *e, int pfd, const char *base, const char *raw)
+{
+	struct stat st;
+	mode_t mode = (archive_entry_perm(e) & 01777) | 0700;
+	bool made = true;
+	int r;
+
+	if (mkdirat(pfd, base, mode) < 0) {
+		made = false;
+		if (errno != EEXIST)
+			return log_error_errno(-errno, "%s: mkdir '%s': %m", c->what, raw);
+		if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		if (!S_ISDIR(st.st_mode)) {
+			if ((r = remove_at(pfd, base, c->lim->max_depth + 1)) < 0 || mkdirat(pfd, base, mode) < 0)
+				return log_error_errno(r < 0 ? r : -errno, "%s: replacing '%s': %m", c->what, raw);
+		}
+	}
+	/* a directory made just now has its mode unless the umask took bits (as files do) */
+	if ((!made || (mode & ~c->umask) != mode) && fchmodat(pfd, base, mode, 0) < 0)
+		return log_error_errno(-errno, "%s: chmod '%s': %m", c->what, raw);
+	if (archive_entry_perm(e) & S_ISGID)
+		c->st->setid_cleared++;
+	c->st->dirs++;
+	return 0;
+}
+
+static int apply_symlink(struct layer_ctx *c, struct archive_entry *e, const char *dir, const char *base,
+			 const char *raw)
+{
+	const char *t = archive_entry_symlink(e);
+	int pfd, r;
+
+	/* A symlink's target is only data: it is resolved inside the sandbox's root at run time.
+	 * What matters is that aisb never writes through it, which open_beneath() enforces. */
+	cache_drop(c);
+	pfd = parent_fd(c, dir);
+	if (pfd < 0)
+		return parent_error(c, raw, pfd);
+	if (symlinkat(t, pfd, base) < 0) {
+		/* replace what is there; a failed remove_at() reports its own code, not a stale errno */
+		r = -errno;
+		if (r == -EEXIST && (r = remove_at(pfd, base, c->lim->max_depth + 1)) >= 0)
+			r = symlinkat(t, pfd, base) < 0 ? -errno : 0;
+		if (r < 0)
+			return log_error_errno(r, "%s: symlink '%s': %m", c->what, raw);
+	}
+	cache_drop(c);
+	c->st->symlinks++;
+	return 0;
+}
+
+static int apply_fifo(struct layer_ctx *c, struct archive_entry *e, int pfd, const char *base, const char *raw)
+{
+	int r;
+
+	if (mkfifoat(pfd, base, archive_entry_perm(e) & 0777) < 0) {
+		r = -errno;
+		if (r == -EEXIST && (r = remove_at(pfd, base, c->lim->max_depth + 1)) >= 0)
+			r = mkfifoat(pfd, base, archive_entry_perm(e) & 0777) < 0 ? -errno : 0;
+		if (r < 0)
+			return log_error_errno(r, "%s: mkfifo '%s': %m", c->what, raw);
+	}
 	return 0;
 }
 
 static int apply_entry(struct layer_ctx *c, struct archive *a, struct archive_entry *e)
 {
-	const char *raw = archive_entry_pathname(e);
-	_cleanup_free_ char *name = NULL, *target = NULL, *pathcopy = NULL;
+	_cleanup_(entry_plan_done) struct entry_plan p = { 0 };
+	_cleanup_free_ char *pathcopy = NULL;
 	const char *dir, *base;
-	mode_t type = archive_entry_filetype(e);
-	const char *hl = archive_entry_hardlink(e);
-	enum unpack_whiteout wh;
 	int pfd, r;
 
-	if (!raw)
-		return refuse(c, "(no name)", "has no name");
-	if (++c->st->entries > c->lim->max_entries)
-		return refuse_over(c, raw, "is one entry too many", c->lim->max_entries, "entries per image");
-	r = unpack_path_normalize(raw, &name);
-	if (r == -ENAMETOOLONG || (r == 0 && strlen(name) > c->lim->max_path_bytes))
-		return refuse_over(c, raw, "has a name that is too long", c->lim->max_path_bytes, "bytes");
-	if (r < 0)
-		return refuse(c, raw, path_is_absolute(raw) ? "is an absolute path" : "contains '..'");
-	if (!*name) /* the layer's root itself */
-		return 0;
-	if (path_depth(name) > c->lim->max_depth)
-		return refuse_over(c, raw, "lies too deep below the root", c->lim->max_depth, "directory levels");
-	if ((r = check_entry_tables(c, e, raw)) < 0)
+	if ((r = judge_entry(c, e, &p)) < 0)
 		return r;
-
-	wh = unpack_whiteout_kind(name, &target);
-	if (wh != UNPACK_WH_NONE) {
-		c->st->whiteouts++;
-		if (wh == UNPACK_WH_OTHER)
-			return 0;
-		pathcopy = strdup(target);
-		if (!pathcopy)
-			return -ENOMEM;
-		cache_drop(c);
-		if (wh == UNPACK_WH_OPAQUE) {
-			pfd = parent_fd(c, target);
-			if (pfd < 0)
-				return parent_error(c, raw, pfd);
-			r = clear_opaque(c, pfd, target, c->lim->max_depth + 1);
-			cache_drop(c);
-			if (r == -EMLINK)
-				return refuse_over(c, raw, "clears a tree that is too deep", c->lim->max_depth,
-						   "directory levels");
-			return r < 0 ? log_error_errno(r, "%s: clearing opaque dir '%.200s': %m", c->what, target) : 0;
-		}
-		if (pathset_has(&c->written, target)) /* whiteouts hide lower layers only */
-			return 0;
-		split(pathcopy, &dir, &base);
-		pfd = open_beneath(c->rootfd, dir);
-		if (pfd == -ENOENT || pfd == -ENOTDIR)
-			return 0;
-		if (pfd < 0)
-			return pfd == -EXDEV ? refuse(c, raw, "reaches outside the root through a symlink")
-					     : log_error_errno(pfd, "%s: whiteout '%s': %m", c->what, raw);
-		r = remove_at(pfd, base, c->lim->max_depth + 1);
-		close(pfd);
-		if (r == -EMLINK)
-			return refuse_over(c, raw, "removes a tree that is too deep", c->lim->max_depth, "directory levels");
-		return r < 0 ? log_error_errno(r, "%s: whiteout '%.200s': %m", c->what, raw) : 0;
-	}
-
-	if (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFSOCK) {
-		c->st->devices_skipped++;
+	switch (p.act) {
+	case ACT_NONE:
 		return 0;
+	case ACT_OPAQUE:
+		return apply_opaque(c, &p);
+	case ACT_WHITEOUT:
+		return apply_whiteout(c, &p);
+	default:
+		break;
 	}
-
-	r = pathset_add(&c->written, name, c->lim->max_pathset_bytes);
-	if (r == -E2BIG)
-		return refuse_over(c, raw, "takes the set of paths this layer wrote (kept for its whiteouts) too far",
-				   c->lim->max_pathset_bytes >> 10, "KiB");
-	if (r < 0)
-		return log_error_errno(r, "%s: %m", c->what);
-	pathcopy = strdup(name);
+	pathcopy = strdup(p.name);
 	if (!pathcopy)
 		return -ENOMEM;
 	split(pathcopy, &dir, &base);
 	pfd = parent_fd(c, dir);
 	if (pfd < 0)
-		return parent_error(c, raw, pfd);
-
-	if (hl) {
-		_cleanup_free_ char *tname = NULL;
-		const char *tdir, *tbase;
-		_cleanup_close_ int tfd = -1;
-		struct stat st;
-
-		if (c->st->hardlinks >= c->lim->max_hardlinks)
-			return refuse_over(c, raw, "is one hardlink too many", c->lim->max_hardlinks, "hardlinks per image");
-		r = unpack_path_normalize(hl, &tname);
-		if (r == -ENAMETOOLONG || (r == 0 && strlen(tname) > c->lim->max_path_bytes))
-			return refuse_over(c, raw, "is a hardlink with a target name that is too long",
-					   c->lim->max_path_bytes, "bytes");
-		if (r < 0 || !*tname)
-			return refuse(c, raw, "is a hardlink to a path outside the root");
-		split(tname, &tdir, &tbase);
-		tfd = open_beneath(c->rootfd, tdir);
-		if (tfd == -EXDEV || tfd == -ELOOP)
-			return refuse(c, raw, "is a hardlink through a symlink that leaves the root");
-		if (tfd < 0 || fstatat(tfd, tbase, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			return refuse(c, raw, "is a hardlink to a missing target");
-		if (S_ISDIR(st.st_mode))
-			return refuse(c, raw, "is a hardlink to a directory");
-		if ((r = remove_at(pfd, base, c->lim->max_depth + 1)) < 0)
-			return log_error_errno(r, "%s: cannot replace '%s': %m", c->what, raw);
-		if (linkat(tfd, tbase, pfd, base, 0) < 0)
-			return log_error_errno(-errno, "%s: hardlink '%s': %m", c->what, raw);
-		c->st->hardlinks++;
-		return 0;
-	}
-
-	switch (type) {
-	case AE_IFREG:
-		return write_file(c, a, e, pfd, base, raw);
-	case AE_IFDIR: {
-		struct stat st;
-		mode_t mode = (archive_entry_perm(e) & 01777) | 0700;
-		bool made = true;
-		if (mkdirat(pfd, base, mode) < 0) {
-			made = false;
-			if (errno != EEXIST)
-				return log_error_errno(-errno, "%s: mkdir '%s': %m", c->what, raw);
-			if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				return -errno;
-			if (!S_ISDIR(st.st_mode)) {
-				if ((r = remove_at(pfd, base, c->lim->max_depth + 1)) < 0 || mkdirat(pfd, base, mode) < 0)
-					return log_error_errno(r < 0 ? r : -errno, "%s: replacing '%s': %m", c->what, raw);
-			}
-		}
-		/* a directory made just now has its mode unless the umask took bits (as files do) */
-		if ((!made || (mode & ~c->umask) != mode) && fchmodat(pfd, base, mode, 0) < 0)
-			return log_error_errno(-errno, "%s: chmod '%s': %m", c->what, raw);
-		if (archive_entry_perm(e) & S_ISGID)
-			c->st->setid_cleared++;
-		c->st->dirs++;
-		return 0;
-	}
-	case AE_IFLNK: {
-		const char *t = archive_entry_symlink(e);
-		if (!t)
-			return refuse(c, raw, "is a symlink without a target");
-		if (strnlen(t, UNPACK_PATH_MAX + 1) > c->lim->max_path_bytes)
-			return refuse_over(c, raw, "is a symlink with a target that is too long", c->lim->max_path_bytes,
-					   "bytes");
-		/* A symlink's target is only data: it is resolved inside the sandbox's root at run time.
-		 * What matters is that aisb never writes through it, which open_beneath() enforces. */
-		cache_drop(c);
-		pfd = parent_fd(c, dir);
-		if (pfd < 0)
-			return parent_error(c, raw, pfd);
-		if (symlinkat(t, pfd, base) < 0) {
-			/* replace what is there; a failed remove_at() reports its own code, not a stale errno */
-			r = -errno;
-			if (r == -EEXIST && (r = remove_at(pfd, base, c->lim->max_depth + 1)) >= 0)
-				r = symlinkat(t, pfd, base) < 0 ? -errno : 0;
-			if (r < 0)
-				return log_error_errno(r, "%s: symlink '%s': %m", c->what, raw);
-		}
-		cache_drop(c);
-		c->st->symlinks++;
-		return 0;
-	}
-	case AE_IFIFO:
-		if (mkfifoat(pfd, base, archive_entry_perm(e) & 0777) < 0) {
-			r = -errno;
-			if (r == -EEXIST && (r = remove_at(pfd, base, c->lim->max_depth + 1)) >= 0)
-				r = mkfifoat(pfd, base, archive_entry_perm(e) & 0777) < 0 ? -errno : 0;
-			if (r < 0)
-				return log_error_errno(r, "%s: mkfifo '%s': %m", c->what, raw);
-		}
-		return 0;
+		return parent_error(c, p.raw, pfd);
+	switch (p.act) {
+	case ACT_HARDLINK:
+		return apply_hardlink(c, &p, pfd, base);
+	case ACT_FILE:
+		return write_file(c, a, e, pfd, base, &p);
+	case ACT_DIR:
+		return apply_dir(c, e, pfd, base, p.raw);
+	case ACT_SYMLINK:
+		return apply_symlink(c, e, dir, base, p.raw);
+	case ACT_FIFO:
+		return apply_fifo(c, e, pfd, base, p.raw);
 	default:
-		return refuse(c, raw, "has an unknown file type");
+		assert(!"an entry judged without an action");
+		return -EINVAL;
 	}
 }
 
@@ -973,6 +1111,88 @@ int unpack_layer(int rootfd, int layer_fd, const char *what, const struct unpack
 	if (r < 0)
 		return r;
 	return unpack_stream_finish(u, 0);
+}
+
+/* ---- judging a whole layer in memory (the fuzz target's way in) ---- */
+
+struct membuf {
+	const void *p;
+	size_t len;
+	bool done;
+};
+
+static la_ssize_t mem_read(struct archive *a, void *ud, const void **buf)
+{
+	struct membuf *m = ud;
+	(void)a;
+	if (m->done)
+		return 0;
+	m->done = true;
+	*buf = m->p;
+	return (la_ssize_t)m->len;
+}
+
+int unpack_judge_layer(const void *buf, size_t len, const char *what, const struct unpack_limits *lim,
+		       struct unpack_stats *stats)
+{
+	struct layer_ctx c = { .rootfd = -1, .what = what, .lim = lim, .st = stats, .cached_fd = -1 };
+	struct membuf m = { .p = buf, .len = len };
+	_cleanup_(archive_freep) struct archive *a = NULL;
+	struct archive_entry *e;
+	int r = 0;
+
+	if (dl_load(&dl_libarchive) < 0)
+		return -ELIBACC; /* dl_load() said which library and package */
+	a = archive_read_new();
+	if (!a)
+		return log_error_errno(-ENOMEM, "%s: %m", what);
+	archive_read_support_filter_gzip(a);
+	archive_read_support_filter_zstd(a);
+	archive_read_support_filter_none(a);
+	archive_read_support_format_tar(a);
+	archive_read_support_format_gnutar(a);
+	if (archive_read_open(a, &m, NULL, mem_read, NULL) != ARCHIVE_OK)
+		return read_failed(&c, a, "not a tar layer", NULL, -EINVAL);
+	while (r == 0) {
+		_cleanup_(entry_plan_done) struct entry_plan p = { 0 };
+		int k = archive_read_next_header(a, &e);
+		const void *b;
+		size_t n;
+		la_int64_t off;
+
+		if (k == ARCHIVE_EOF)
+			break;
+		if (k != ARCHIVE_OK && k != ARCHIVE_WARN) {
+			r = read_failed(&c, a, "corrupt layer", NULL, -EINVAL);
+			break;
+		}
+		if ((r = judge_entry(&c, e, &p)) < 0)
+			break;
+		/* what apply_entry() counts once the tree took the entry */
+		switch (p.act) {
+		case ACT_FILE:
+			while ((r = next_block(&c, a, &p, &b, &n, &off)) > 0)
+				;
+			if (r == 0) {
+				stats->bytes += (uint64_t)p.size;
+				stats->files++;
+			}
+			break;
+		case ACT_HARDLINK:
+			stats->hardlinks++;
+			break;
+		case ACT_DIR:
+			stats->dirs++;
+			break;
+		case ACT_SYMLINK:
+			stats->symlinks++;
+			break;
+		default:
+			break;
+		}
+	}
+	pathset_done(&c.written);
+	return r;
 }
 
 int unpack_remove_entry(int dirfd, const char *name, uint32_t max_depth)

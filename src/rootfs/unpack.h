@@ -64,6 +64,15 @@ enum unpack_whiteout unpack_whiteout_kind(const char *path, char **target);
 int unpack_layer(int rootfd, int layer_fd, const char *what, const struct unpack_limits *lim,
 		 struct unpack_stats *stats);
 
+/* Judges every entry of the layer in @buf (plain, gzip or zstd) as unpack_layer() does before it
+ * touches the tree (names, limits, whiteouts, types, link targets, sizes, each file's data
+ * against its declared size), without a tree: the same judge_entry() code, in memory, so the
+ * fuzz target runs it thousands of times a second. What only the tree can tell (a parent reached
+ * through a symlink, a hardlink's target) is left out. Return: 0, -EPERM for a layer
+ * unpack_layer() would refuse for what this judges, other -errno. Logs on failure. */
+int unpack_judge_layer(const void *buf, size_t len, const char *what, const struct unpack_limits *lim,
+		       struct unpack_stats *stats);
+
 /* A layer applied while its bytes arrive (a download): unpack_stream_begin() starts the
  * decompression and extraction threads, unpack_stream_write() hands them the compressed bytes,
  * unpack_stream_finish() ends the input and waits. The bytes are the layer's, unverified: the

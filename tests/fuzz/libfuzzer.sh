@@ -38,7 +38,7 @@ echo "ok 1 make fuzz"
 for t in "$bdir"/tests/fuzz/fuzz-*-libfuzzer; do
 	name=$(basename "$t" -libfuzzer)
 	src="$dir/$name.c"
-	corpus=$(sed -n 's/^corpus: //p' "$src" 2>/dev/null)
+	corpus=$(sed -n 's/^ \* corpus: //p' "$src" 2>/dev/null)
 	[ -n "$corpus" ] || corpus=${name#fuzz-}
 	set -- "$dir/corpus/$corpus"
 	for c in $(sed -n 's/^ \* also: //p' "$src"); do set -- "$@" "$dir/corpus/$c"; done

@@ -9,7 +9,7 @@ for t in "$bdir"/fuzz-*; do
 	[ -x "$t" ] || continue
 	case "$t" in *.o|*.c|*-libfuzzer) continue ;; esac
 	name=$(basename "$t")
-	corpus=$(sed -n 's/^corpus: //p' "$dir/$name.c" 2>/dev/null)
+	corpus=$(sed -n 's/^ \* corpus: //p' "$dir/$name.c" 2>/dev/null)
 	[ -n "$corpus" ] || corpus=${name#fuzz-}
 	n=$((n + 1))
 	if "$t" "$dir/corpus/$corpus" $(for c in $(sed -n 's/^ \* also: //p' "$dir/$name.c"); do echo "$dir/corpus/$c"; done); then
