@@ -6,7 +6,8 @@
 # Builds the targets in the build directory ($AISB_BUILDDIR, or the current one), then runs each
 # over its seed corpus (tests/fuzz/corpus/NAME and its " * also:" dirs, read-only: new inputs go
 # to a scratch dir) and then for AISB_FUZZ_CHECK_RUNS (default 300) mutated inputs. A crash, a
-# sanitizer report or a leak fails the test. Without clang or its libFuzzer runtime the test is
+# sanitizer report or a leak fails the test. The gate's parsers' -seccomp targets run under the
+# gate's filter; each must first be stopped by a system call outside it (the self-test). Without clang or its libFuzzer runtime the test is
 # skipped (exit 77) and says why; with AISB_MUST_WORK=1 that is a failure.
 set -u
 dir=$(cd "$(dirname "$0")" && pwd)
@@ -37,17 +38,35 @@ rc=0 n=1
 echo "ok 1 make fuzz"
 for t in "$bdir"/tests/fuzz/fuzz-*-libfuzzer; do
 	name=$(basename "$t" -libfuzzer)
-	src="$dir/$name.c"
+	base=${name%-seccomp}
+	src="$dir/$base.c"
 	corpus=$(sed -n 's/^ \* corpus: //p' "$src" 2>/dev/null)
-	[ -n "$corpus" ] || corpus=${name#fuzz-}
+	[ -n "$corpus" ] || corpus=${base#fuzz-}
 	set -- "$dir/corpus/$corpus"
 	for c in $(sed -n 's/^ \* also: //p' "$src"); do set -- "$@" "$dir/corpus/$c"; done
 	n=$((n + 1))
 	scratch="$probe/$name"
 	mkdir -p "$scratch"
-	# the seeds first (-runs counts only the mutations after them), then $runs mutations, with
-	# the scratch dir first so that what libFuzzer writes never lands in the source tree
-	if "$t" -runs="$runs" -seed=1 -max_total_time=120 -artifact_prefix="$scratch/" "$scratch" "$@" \
+	if [ "$base" != "$name" ]; then
+		# under the gate's filter (tests/fuzz/gate-seccomp.c): the seeds as files, no corpus
+		# dir (libFuzzer would write into it); first the refusal, a call outside the list must
+		# stop the run, then the same target fuzzing as the others do
+		seeds=$(for d in "$@"; do ls -d "$d"/*; done | paste -sd, -)
+		AISB_FUZZ_SECCOMP_SELFTEST=1 "$t" -runs=1000 -seed_inputs="$seeds" >"$scratch.self" 2>&1
+		st=$?
+		if [ "$st" -ne 86 ] || ! grep -q "the gate would be killed here" "$scratch.self"; then
+			tail -20 "$scratch.self"
+			echo "not ok $n $name: a system call outside the gate's filter did not stop it (exit $st)"
+			rc=1
+			continue
+		fi
+		set -- -seed_inputs="$seeds"
+	else
+		# the seeds first (-runs counts only the mutations after them), then $runs mutations,
+		# with the scratch dir first so that what libFuzzer writes never lands in the source tree
+		set -- "$scratch" "$@"
+	fi
+	if "$t" -runs="$runs" -seed=1 -max_total_time=120 -artifact_prefix="$scratch/" "$@" \
 		>"$scratch.log" 2>&1; then
 		echo "ok $n $name ($(grep -o 'Done [0-9]* runs in [0-9]* second' "$scratch.log" | tail -1))"
 	else
