@@ -43,6 +43,7 @@ for t in "$bdir"/tests/fuzz/fuzz-*-libfuzzer; do
 	corpus=$(sed -n 's/^ \* corpus: //p' "$src" 2>/dev/null)
 	[ -n "$corpus" ] || corpus=${base#fuzz-}
 	set -- "$dir/corpus/$corpus"
+	# shellcheck disable=SC2013 # each " * also:" line names one directory, one word
 	for c in $(sed -n 's/^ \* also: //p' "$src"); do set -- "$@" "$dir/corpus/$c"; done
 	n=$((n + 1))
 	scratch="$probe/$name"
@@ -51,7 +52,7 @@ for t in "$bdir"/tests/fuzz/fuzz-*-libfuzzer; do
 		# under the gate's filter (tests/fuzz/gate-seccomp.c): the seeds as files, no corpus
 		# dir (libFuzzer would write into it); first the refusal, a call outside the list must
 		# stop the run, then the same target fuzzing as the others do
-		seeds=$(for d in "$@"; do ls -d "$d"/*; done | paste -sd, -)
+		seeds=$(for d in "$@"; do for f in "$d"/*; do echo "$f"; done; done | paste -sd, -)
 		AISB_FUZZ_SECCOMP_SELFTEST=1 "$t" -runs=1000 -seed_inputs="$seeds" >"$scratch.self" 2>&1
 		st=$?
 		if [ "$st" -ne 86 ] || ! grep -q "the gate would be killed here" "$scratch.self"; then

@@ -54,12 +54,13 @@ run_one() {
 	w=$work/$name
 	rm -rf "$w"
 	mkdir -p "$w/corpus"
+	# shellcheck disable=SC2013 # each " * also:" line names one directory, one word
 	for c in $corpus $(sed -n 's/^ \* also: //p' "$src"); do
 		cp "$dir/corpus/$c"/* "$w/corpus/" 2>/dev/null
 	done
 	if [ "$base" != "$name" ]; then
 		# under the gate's filter: seeds as files, no corpus dir (tests/fuzz/gate-seccomp.c)
-		set -- -seed_inputs="$(ls -d "$w/corpus"/* | paste -sd, -)"
+		set -- -seed_inputs="$(for f in "$w/corpus"/*; do echo "$f"; done | paste -sd, -)"
 	else
 		set -- "$w/corpus"
 	fi
@@ -75,7 +76,10 @@ run_one() {
 			>"$w/crash-seccomp-$(echo "$hex" | sha1sum | cut -c1-12)"
 	fi
 	done_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$w/log" | tail -1)
-	found=$(ls "$w" | grep -E '^(crash|leak|timeout|oom|slow-unit)-' | tr '\n' ' ')
+	found=
+	for f in "$w"/crash-* "$w"/leak-* "$w"/timeout-* "$w"/oom-* "$w"/slow-unit-*; do
+		[ -e "$f" ] && found="$found$(basename "$f") "
+	done
 	if [ -n "$found" ] || [ "$rc" -ne 0 ]; then
 		why="FOUND (exit $rc): $found$(grep -m1 '^fuzz: the gate' "$w/log")"
 	elif [ "${done_runs:-0}" -ge "$runs" ]; then
@@ -83,7 +87,7 @@ run_one() {
 	else
 		why="time budget of $secs s"
 	fi
-	echo "$name: ${done_runs:-?} runs in $el s ($(( ${done_runs:-0} / (el > 0 ? el : 1) ))/s), corpus $(ls "$w/corpus" | wc -l) inputs, $why" \
+	echo "$name: ${done_runs:-?} runs in $el s ($(( ${done_runs:-0} / (el > 0 ? el : 1) ))/s), corpus $(find "$w/corpus" -type f | wc -l) inputs, $why" \
 		>"$w.result"
 	cat "$w.result"
 	if [ "${AISB_FUZZ_LONG_MERGE:-0}" = 1 ] && [ -z "$found" ] && [ "$base" = "$name" ]; then
@@ -91,7 +95,7 @@ run_one() {
 	fi
 }
 
-echo "fuzz-long: $(echo $targets | wc -w) targets, up to $runs runs or $secs s each, $jobs at a time, in $work"
+echo "fuzz-long: $(echo "$targets" | wc -w) targets, up to $runs runs or $secs s each, $jobs at a time, in $work"
 lane=0
 for l in $(seq 1 "$jobs"); do
 	(

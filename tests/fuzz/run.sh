@@ -12,7 +12,10 @@ for t in "$bdir"/fuzz-*; do
 	corpus=$(sed -n 's/^ \* corpus: //p' "$dir/$name.c" 2>/dev/null)
 	[ -n "$corpus" ] || corpus=${name#fuzz-}
 	n=$((n + 1))
-	if "$t" "$dir/corpus/$corpus" $(for c in $(sed -n 's/^ \* also: //p' "$dir/$name.c"); do echo "$dir/corpus/$c"; done); then
+	set -- "$dir/corpus/$corpus"
+	# shellcheck disable=SC2013 # each " * also:" line names one directory, one word
+	for c in $(sed -n 's/^ \* also: //p' "$dir/$name.c"); do set -- "$@" "$dir/corpus/$c"; done
+	if "$t" "$@"; then
 		echo "ok $n $name"
 	else
 		echo "not ok $n $name"
