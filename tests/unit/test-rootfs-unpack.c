@@ -485,6 +485,75 @@ static void test_bound_xattrs(void **state)
 
 /* ---- streamed layers (unpack_stream_*): the same result as from a file, fed in odd pieces ---- */
 
+/* unpack_judge_layer() (the fuzz target's way in) refuses, in memory, what unpack_layer() refuses
+ * for the entry itself, takes what it takes with the same counts, and leaves what only the tree
+ * can tell (a parent reached through a symlink) to the tree. */
+static int judge(struct env *e, const struct ent *ents, size_t n, bool gzip, const struct unpack_limits *lim,
+		 struct unpack_stats *st)
+{
+	struct unpack_limits def;
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	if (!lim) {
+		unpack_limits_default(&def);
+		lim = &def;
+	}
+	make_layer(e->layer, ents, n, gzip);
+	assert_int_equal(read_file_at(AT_FDCWD, e->layer, 1 << 24, &buf, &len), 0);
+	*st = (struct unpack_stats){ 0 };
+	return unpack_judge_layer(buf, len, "test layer", lim, st);
+}
+
+static void test_judge_agrees(void **state)
+{
+	struct env *e = *state;
+	const struct ent ok[] = {
+		{ "./", 'd', NULL, 0755 },       { "bin/", 'd', NULL, 0755 },    { "bin/su", 'f', "#!x", 04755 },
+		{ "bin/sh", 'l', "su", 0777 },   { "bin/su2", 'h', "bin/su", 0 }, { "dev/null", 'c', NULL, 0666 },
+		{ "a/.wh.b", 'f', "", 0 },       { "a/.wh..wh..opq", 'f', "", 0 },
+	};
+	const struct ent dotdot[] = { { "../outside/pwned", 'f', "x", 0 } };
+	const struct ent absolute[] = { { "/tmp/pwned", 'f', "x", 0 } };
+	const struct ent hard[] = { { "hl", 'h', "../outside/target", 0 } };
+	const struct ent unknown_ok[] = { { "esc", 'l', e->outside, 0777 }, { "esc/pwned", 'f', "x", 0 } };
+	struct unpack_stats js, st = { 0 };
+	struct unpack_limits lim;
+	struct ent *v = gen_files(1001, "f%05zu");
+	int fd;
+
+	assert_int_equal(judge(e, ok, ELEMENTSOF(ok), true, NULL, &js), 0);
+	make_layer(e->layer, ok, ELEMENTSOF(ok), true);
+	fd = open(e->layer, O_RDONLY | O_CLOEXEC);
+	unpack_limits_default(&lim);
+	assert_int_equal(unpack_layer(e->rootfd, fd, "test layer", &lim, &st), 0);
+	close(fd);
+	assert_int_equal(js.entries, st.entries);
+	assert_int_equal(js.files, st.files);
+	assert_int_equal(js.dirs, st.dirs);
+	assert_int_equal(js.symlinks, st.symlinks);
+	assert_int_equal(js.hardlinks, st.hardlinks);
+	assert_int_equal(js.whiteouts, st.whiteouts);
+	assert_int_equal(js.devices_skipped, st.devices_skipped);
+	assert_int_equal(js.bytes, st.bytes);
+
+	assert_int_equal(judge(e, dotdot, ELEMENTSOF(dotdot), false, NULL, &js), -EPERM);
+	assert_int_equal(judge(e, absolute, ELEMENTSOF(absolute), false, NULL, &js), -EPERM);
+	assert_int_equal(judge(e, hard, ELEMENTSOF(hard), false, NULL, &js), -EPERM);
+	/* the symlinked parent is the tree's to refuse */
+	assert_int_equal(judge(e, unknown_ok, ELEMENTSOF(unknown_ok), false, NULL, &js), 0);
+	assert_int_equal(apply(e, unknown_ok, ELEMENTSOF(unknown_ok), false, NULL), -EPERM);
+	/* a bound: one over is refused, exactly at it is taken */
+	limits_small(&lim);
+	assert_int_equal(judge(e, v, 1001, true, &lim, &js), -EPERM);
+	assert_int_equal(judge(e, v, 1000, true, &lim, &js), 0);
+	assert_int_equal(js.files, 1000);
+	free_ents(v, 1001);
+	/* nothing was written by the judge */
+	assert_false(exists_at(e->outside, "pwned"));
+	assert_false(exists_at(e->root, "f00000"));
+}
+
 static const struct ent stream_layer[] = {
 	{ "./", 'd', NULL, 0755 },
 	{ "bin/", 'd', NULL, 0755 },
@@ -640,6 +709,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_producer_abort, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_refusal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_judge_agrees, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
