@@ -37,7 +37,7 @@ int cli_workspace_export(const struct workspace_export *e)
 {
 	struct aisb_settings s;
 	struct aisb_plan p;
-	_cleanup_free_ char *m1 = NULL, *m2 = NULL;
+	_cleanup_free_ char *m1 = NULL, *m2 = NULL, *m3 = NULL;
 	int saved_in = -1, saved_out = -1, null_fd, r;
 
 	if (args_defaults(&s) < 0)
@@ -53,7 +53,10 @@ int cli_workspace_export(const struct workspace_export *e)
 	    asprintf(&m2, "%s:%s:rw", e->out, WORKSPACE_EXPORT_OUT) < 0 || strv_push(&s.mounts, m1) < 0 ||
 	    strv_push(&s.mounts, m2) < 0 || strv_push(&s.command, "/bin/sh") < 0 || strv_push(&s.command, "-c") < 0 ||
 	    strv_push(&s.command, e->script) < 0 || strv_push(&s.command, "aisb-export") < 0 ||
-	    strv_push(&s.command, e->base) < 0 || strv_push(&s.command, e->checkpoint ? "1" : "0") < 0) {
+	    strv_push(&s.command, e->base) < 0 || strv_push(&s.command, e->checkpoint ? "1" : "0") < 0 ||
+	    (e->onto && e->onto_dir &&
+	     (asprintf(&m3, "%s:%s:ro", e->onto_dir, WORKSPACE_EXPORT_ONTO) < 0 || strv_push(&s.mounts, m3) < 0 ||
+	      strv_push(&s.command, e->onto) < 0))) {
 		settings_free(&s);
 		return AISB_EXIT_FAILED;
 	}
@@ -109,14 +112,18 @@ int cmd_import(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (streq(a, "-h") || streq(a, "--help")) {
-			printf("usage: aisb import ID [--target BRANCH|current] [--import-uncommitted]\n"
+			printf("usage: aisb import ID [--target BRANCH|current] [--rebase] [--import-uncommitted]\n"
 			       "Imports the new commits of a clone-workspace session: validated, rebuilt with\n"
 			       "your identity, published as branch aisb/ID (or --target BRANCH; current\n"
 			       "fast-forwards the checked-out branch, guarded). --import-uncommitted also takes\n"
-			       "the uncommitted work, as one checkpoint commit.\n");
+			       "the uncommitted work, as one checkpoint commit. When the branch the sandbox\n"
+			       "started from moved, current (and --rebase for a BRANCH) rebases the commits onto\n"
+			       "its tip, in a sandbox; a commit that does not apply is refused, naming the files.\n");
 			return 0;
 		} else if (streq(a, "--import-uncommitted"))
 			o.uncommitted = true;
+		else if (streq(a, "--rebase"))
+			o.rebase = true;
 		else if (streq(a, "--target") && i + 1 < argc)
 			o.target = argv[++i];
 		else if (strncmp(a, "--target=", 9) == 0)

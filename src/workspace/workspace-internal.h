@@ -73,6 +73,17 @@ int ws_oidset_from_show_index(const char *text, char ***out);
 /* Is @oid in the sorted set @set? Pure. */
 bool ws_oidset_has(char *const *set, size_t n, const char *oid);
 
+/**
+ * ws_ls_tree_filter() - the records of `git ls-tree -r -z` whose path is in @paths
+ * @ls, @len: that output ("MODE TYPE OID\tPATH\0"...)
+ * @paths, @n: a sorted set of paths
+ * @out, @out_len: receive the kept records, NUL-terminated each (what `update-index -z
+ *                 --index-info` reads), or NULL and 0 when none
+ *
+ * Pure. Return: the number kept, -EINVAL on a record without a tab, -ENOMEM.
+ */
+int ws_ls_tree_filter(const char *ls, size_t len, char *const *paths, size_t n, char **out, size_t *out_len);
+
 /* Appends @path as an anchored, escaped gitignore pattern ("/a\*b\n"). Pure. Return: 0, -ENOMEM. */
 int ws_exclude_pattern(const char *path, char **out);
 

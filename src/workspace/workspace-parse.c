@@ -251,6 +251,52 @@ bool ws_oidset_has(char *const *set, size_t n, const char *oid)
 	return set && n && bsearch(&oid, set, n, sizeof(char *), cmp_str) != NULL;
 }
 
+int ws_ls_tree_filter(const char *ls, size_t len, char *const *paths, size_t n, char **out, size_t *out_len)
+{
+	char *buf = NULL;
+	size_t used = 0;
+	int kept = 0;
+
+	*out = NULL;
+	*out_len = 0;
+	for (size_t off = 0; off < len;) {
+		const char *rec = ls + off, *tab;
+		size_t k = strnlen(rec, len - off);
+
+		off += k + 1;
+		if (!k)
+			continue;
+		tab = memchr(rec, '\t', k);
+		if (!tab) {
+			free(buf);
+			return -EINVAL;
+		}
+		{
+			_cleanup_free_ char *path = strndup(tab + 1, k - (size_t)(tab + 1 - rec));
+			char *nb;
+			if (!path) {
+				free(buf);
+				return -ENOMEM;
+			}
+			if (!ws_oidset_has(paths, n, path))
+				continue;
+			nb = realloc(buf, used + k + 1);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			memcpy(buf + used, rec, k);
+			buf[used + k] = 0;
+			used += k + 1;
+			kept++;
+		}
+	}
+	*out = buf;
+	*out_len = used;
+	return kept;
+}
+
 int ws_exclude_pattern(const char *path, char **out)
 {
 	size_t n = strlen(path);

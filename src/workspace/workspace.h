@@ -55,15 +55,29 @@ struct workspace_export {
 	const char *base;
 	bool checkpoint;        /* also commit uncommitted work as one checkpoint commit */
 	const char *script;     /* the export script (workspace_export_script) */
+	/* The host branch moved: rebase the commits onto @onto (a commit with @base as ancestor)
+	 * inside the export. @onto_dir (mount it read-only at WORKSPACE_EXPORT_ONTO) holds onto.pack,
+	 * the host's commits ONTO ^BASE packed from the host's own objects. Both NULL: no rebase. */
+	const char *onto;
+	const char *onto_dir;
 };
 
 /* Runs the export in a sandbox; returns its exit code (0: ran). Logs on failure. */
 typedef int (*workspace_exporter)(const struct workspace_export *e);
 
-/* The POSIX sh script the export sandbox runs: `sh -c SCRIPT aisb-export BASE CHECKPOINT` with
- * the clone at WORKSPACE_EXPORT_REPO (read-only) and WORKSPACE_EXPORT_OUT (read-write). */
+/* The POSIX sh script the export sandbox runs: `sh -c SCRIPT aisb-export BASE CHECKPOINT [ONTO]`
+ * with the clone at WORKSPACE_EXPORT_REPO (read-only), WORKSPACE_EXPORT_OUT (read-write) and,
+ * with ONTO, the host's new commits at WORKSPACE_EXPORT_ONTO (read-only). Its exit codes: 0 done,
+ * 3-5 the clone could not be read or packed, 6 the rebase could not be set up, 7 a commit did not
+ * apply on ONTO (out/conflict-commit names it, out/conflicts the conflicting paths, NUL-separated),
+ * 8 a commit to rebase is a merge or a root (out/conflict-commit names it). With ONTO,
+ * WORKSPACE_EXPORT_ONTO/untracked (NUL-separated) lists the files copied in as untracked: the
+ * rebase takes them out of the commits first. */
 #define WORKSPACE_EXPORT_REPO "/aisb-export/repo"
 #define WORKSPACE_EXPORT_OUT "/aisb-export/out"
+#define WORKSPACE_EXPORT_ONTO "/aisb-export/onto"
+#define WORKSPACE_EXPORT_CONFLICT 7
+#define WORKSPACE_EXPORT_NOT_A_LINE 8
 extern const char workspace_export_script[];
 
 /**
@@ -93,6 +107,7 @@ int workspace_prepare(struct aisb_plan *p);
 struct workspace_import_opts {
 	const char *target;     /* overrides the recorded target when non-NULL */
 	bool uncommitted;       /* --import-uncommitted */
+	bool rebase;            /* --rebase: onto the host branch's tip when it moved (--target current: always) */
 	bool quiet;
 };
 

@@ -335,19 +335,23 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[ "$(git log -1 --format=%s "$(imported)")" = v ]
 }
 
-@test "workspace: --target current refuses when the host branch moved or tracked files are dirty; the unmoved branch (control) fast-forwards" {
+@test "workspace: --target current refuses when the host branch was rewritten or tracked files are dirty; the unmoved branch (control) fast-forwards" {
 	clone_run --keep -- 'echo x >x && git add x && git commit -q -m x'
 	[ "$status" -eq 0 ]
 	local id
 	id=$(imported)
 	id=${id#aisb/}
-	# the host branch moves meanwhile
-	git commit -q --allow-empty -m "host moved"
+	# the host branch is rewritten meanwhile: its tip no longer contains the base
+	git checkout -q --orphan tmp
+	git commit -q -m "rewritten root"
+	git branch -q -f main tmp
+	git checkout -q main
+	git branch -q -D tmp
 	local moved
 	moved=$(git rev-parse main)
 	run "$AISB" import "$id" --target current
 	[ "$status" -eq 78 ]
-	[[ "$output" == *"moved since the sandbox started"* ]]
+	[[ "$output" == *"was rewritten since the sandbox started"* ]]
 	[ "$(git rev-parse main)" = "$moved" ]
 	[ ! -e x ]
 	# dirty tracked files
@@ -363,6 +367,146 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[ "$status" -eq 0 ]
 	[ "$(git rev-list --count "$BASE..main")" -eq 1 ]
 	[ "$(cat x)" = x ]
+	[[ "$output" != *rebased* ]]
+}
+
+# moved_setup: a kept workspace (its commits: x added, a line appended to tracked) whose host
+# branch then moves by one commit of the host's, which edits FILE (default: adds hostfile).
+# Sets ID and MOVED.
+moved_setup() {
+	# hooks and an fsmonitor planted in the clone: they would run if host git ran there
+	clone_run --keep -- 'echo x >x && git add x && git commit -q -m "agent: x" && echo agent >>tracked && git commit -q -am "agent: tracked" &&
+		mkdir -p .git/hooks && for h in post-rewrite post-checkout post-commit pre-commit; do printf "#!/bin/sh\ntouch '"$MARK"'\n" >.git/hooks/$h; chmod +x .git/hooks/$h; done &&
+		git config core.fsmonitor "touch '"$MARK"'; true"'
+	[ "$status" -eq 0 ]
+	ID=$(imported)
+	ID=${ID#aisb/}
+	git branch -q -D "aisb/$ID"
+	if [ "${1:-}" = tracked ]; then
+		echo host >>tracked
+		git commit -q -am "host: tracked"
+	else
+		echo host >hostfile
+		git add hostfile
+		git commit -q -m "host: hostfile"
+	fi
+	MOVED=$(git rev-parse main)
+}
+
+@test "workspace: a moved host branch: --target current rebases the commits onto its tip (in the export sandbox) and fast-forwards; host history intact" {
+	moved_setup
+	local host_commit
+	host_commit=$(git cat-file commit "$MOVED" | sha256sum)
+	run "$AISB" import "$ID" --target current
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"rebased onto the moved branch main"* ]]
+	# the host's commit is kept as it was, the sandbox's two are on top of it, rebuilt
+	[ "$(git rev-list --count "$MOVED..main")" -eq 2 ]
+	[ "$(git rev-parse main~2)" = "$MOVED" ]
+	[ "$(git cat-file commit "$MOVED" | sha256sum)" = "$host_commit" ]
+	[ "$(git rev-parse "$MOVED~1")" = "$BASE" ]
+	[ "$(git log --format=%s "$MOVED..main" | tr '\n' '|')" = "agent: tracked|agent: x|" ]
+	[ "$(git log -1 --format='%an <%ae>|%cn <%ce>' main)" = "Host <host@example.com>|Host <host@example.com>" ]
+	git log -1 --format=%B main | grep -q "^Aisb-Session: $ID$"
+	[ "$(cat x)" = x ]
+	[ "$(cat hostfile)" = host ]
+	[ "$(printf 'one\nagent\n')" = "$(cat tracked)" ]
+	[ -z "$(git status --porcelain)" ]
+	[ -z "$(git for-each-ref 'refs/aisb-recovery/*')" ]
+	git fsck --strict --no-dangling >/dev/null 2>&1
+	# nothing planted in the clone ran on the host; the host's pack for the export is gone
+	[ ! -e "$MARK" ]
+	[ ! -e "$XDG_STATE_HOME/aisb/workspaces/$ID/onto" ]
+}
+
+@test "workspace: a moved host branch: import --rebase puts a new branch on its tip; without --rebase (control) it stays on the base" {
+	moved_setup
+	run "$AISB" import "$ID" --target onbase
+	[ "$status" -eq 0 ]
+	[[ "$output" != *rebased* ]]
+	[ "$(git rev-parse onbase~2)" = "$BASE" ]
+	run "$AISB" import "$ID" --target rebased --rebase
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"rebased onto the moved branch main"* ]]
+	[ "$(git rev-parse rebased~2)" = "$MOVED" ]
+	[ "$(git show rebased:hostfile)" = host ]
+	[ "$(git show rebased:x)" = x ]
+	# the checked-out branch and worktree are not touched by a branch target
+	[ "$(git rev-parse main)" = "$MOVED" ]
+	[ ! -e x ]
+}
+
+@test "workspace: a moved host branch whose commit conflicts: refused naming the file, branch, worktree and workspace intact; unmoved (control) fast-forwards" {
+	moved_setup tracked
+	local before
+	before=$(host_state)
+	run "$AISB" import "$ID" --target current
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"does not apply on it: conflict in tracked"* ]]
+	[[ "$output" == *"the workspace is kept"* ]]
+	[ "$(host_state)" = "$before" ]
+	[ "$(git rev-parse main)" = "$MOVED" ]
+	[ -z "$(git for-each-ref 'refs/aisb-recovery/*' 'refs/heads/aisb/*')" ]
+	"$AISB" inspect "$ID" | grep -q 'state:    refused: .*conflict in tracked'
+	# the same refusal for a branch target with --rebase, which creates nothing
+	run "$AISB" import "$ID" --target rebased --rebase
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"conflict in tracked"* ]]
+	run git rev-parse -q --verify rebased
+	[ "$status" -ne 0 ]
+	# nothing of the sandbox's work was lost: the workspace still imports on the old base ...
+	run "$AISB" import "$ID" --target kept
+	[ "$status" -eq 0 ]
+	[ "$(git rev-parse kept~2)" = "$BASE" ]
+	[ "$(git show kept:tracked)" = "$(printf 'one\nagent')" ]
+	# ... and (control) with the host branch back where the sandbox started, fast-forwards
+	git reset -q --hard "$BASE"
+	run "$AISB" import "$ID" --target current
+	[ "$status" -eq 0 ]
+	[[ "$output" != *rebased* ]]
+	[ "$(git rev-parse main~2)" = "$BASE" ]
+	[ "$(cat x)" = x ]
+}
+
+@test "workspace: a moved host branch and a sandbox merge: the rebase is refused naming the merge; a line (control) is rebased" {
+	clone_run --keep -- 'git checkout -q -b side && echo s >s && git add s && git commit -q -m s &&
+		git checkout -q main && echo m >m && git add m && git commit -q -m m && git merge -q --no-edit side'
+	[ "$status" -eq 125 ]
+	local id
+	id=$(ws_ids)
+	git commit -q --allow-empty -m "host moved"
+	run "$AISB" import "$id" --target current
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"is a merge or a new root"* ]]
+	[ ! -e m ]
+	# control: a line of commits on the same moved branch
+	moved_setup
+	run "$AISB" import "$ID" --target current
+	[ "$status" -eq 0 ]
+	[[ "$output" == *rebased* ]]
+}
+
+@test "workspace: a moved host branch that committed a file copied in as untracked keeps the host's version; unmoved (control) the file stays out" {
+	echo notes >notes.txt
+	clone_run --untracked copy --keep -- 'test -e notes.txt && echo sandbox >>notes.txt && git add -f notes.txt && echo y >y && git add y && git commit -q -m y'
+	[ "$status" -eq 0 ]
+	local id
+	id=$(imported)
+	id=${id#aisb/}
+	# control: on the unmoved base, the copied file is left out of the imported tree
+	run git cat-file -e "aisb/$id:notes.txt"
+	[ "$status" -ne 0 ]
+	git branch -q -D "aisb/$id"
+	# the host commits its untracked file meanwhile: the rebased import must not delete it
+	git add notes.txt
+	git commit -q -m "host: notes"
+	run "$AISB" import "$id" --target current
+	[ "$status" -eq 0 ]
+	[[ "$output" == *rebased* ]]
+	[ "$(git show main:notes.txt)" = notes ]
+	[ "$(cat notes.txt)" = notes ]
+	[ "$(git show main:y)" = y ]
+	[ -z "$(git status --porcelain)" ]
 }
 
 @test "workspace: --target current that cannot update the worktree sets the branch back and keeps refs/aisb-recovery/<id>; without the obstacle (control) it fast-forwards" {

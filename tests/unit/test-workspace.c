@@ -167,6 +167,29 @@ static void test_exclude_pattern(void **state)
 	free(p);
 }
 
+static void test_ls_tree_filter(void **state)
+{
+	static const char ls[] = "100644 blob " B "\tkeep.txt\0"
+				 "100644 blob " T "\tother\0"
+				 "100755 blob " C "\tsub/dir/keep too\0";
+	char p0[] = "keep.txt", p1[] = "missing", p2[] = "sub/dir/keep too";
+	char *paths[] = { p0, p1, p2 }; /* sorted */
+	char *out;
+	size_t len;
+	(void)state;
+	assert_int_equal(ws_ls_tree_filter(ls, sizeof(ls) - 1, paths, 3, &out, &len), 2);
+	assert_int_equal(len, strlen("100644 blob " B "\tkeep.txt") + 1 + strlen("100755 blob " C "\tsub/dir/keep too") + 1);
+	assert_string_equal(out, "100644 blob " B "\tkeep.txt");
+	assert_string_equal(out + strlen(out) + 1, "100755 blob " C "\tsub/dir/keep too");
+	free(out);
+	/* none kept */
+	assert_int_equal(ws_ls_tree_filter(ls, sizeof(ls) - 1, paths + 1, 1, &out, &len), 0);
+	assert_null(out);
+	assert_int_equal(len, 0);
+	/* a record without a tab */
+	assert_int_equal(ws_ls_tree_filter("100644 blob x", 13, paths, 3, &out, &len), -EINVAL);
+}
+
 static void test_branch_names(void **state)
 {
 	static const char *const good[] = { "aisb/abc123", "feature", "a.b", "x-y_z", "current-work" };
@@ -192,6 +215,7 @@ int main(void)
 		cmocka_unit_test(test_oidset),
 		cmocka_unit_test(test_exclude_pattern),
 		cmocka_unit_test(test_branch_names),
+		cmocka_unit_test(test_ls_tree_filter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
