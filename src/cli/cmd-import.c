@@ -89,6 +89,19 @@ int cli_workspace_export(const struct workspace_export *e)
 	return r;
 }
 
+int cli_import_confirm(void)
+{
+	char buf[64];
+
+	if (!isatty(STDIN_FILENO))
+		return -ENOTTY;
+	fprintf(stderr, "publish these commits? [y/N] ");
+	fflush(stderr);
+	if (!fgets(buf, sizeof(buf), stdin))
+		return 0;
+	return buf[0] == 'y' || buf[0] == 'Y';
+}
+
 /* Is session @id live (its supervisor still running)? */
 bool cli_session_live(const char *state, const char *id)
 {
@@ -113,17 +126,25 @@ int cmd_import(int argc, char **argv)
 		const char *a = argv[i];
 		if (streq(a, "-h") || streq(a, "--help")) {
 			printf("usage: aisb import ID [--target BRANCH|current] [--rebase] [--import-uncommitted]\n"
+			       "                   [--review [--yes]]\n"
 			       "Imports the new commits of a clone-workspace session: validated, rebuilt with\n"
 			       "your identity, published as branch aisb/ID (or --target BRANCH; current\n"
 			       "fast-forwards the checked-out branch, guarded). --import-uncommitted also takes\n"
 			       "the uncommitted work, as one checkpoint commit. When the branch the sandbox\n"
 			       "started from moved, current (and --rebase for a BRANCH) rebases the commits onto\n"
-			       "its tip, in a sandbox; a commit that does not apply is refused, naming the files.\n");
+			       "its tip, in a sandbox; a commit that does not apply is refused, naming the files.\n"
+			       "--review shows what would be published (commits, diffstat, paths outside the\n"
+			       "tree's usual ones) and publishes only when you confirm on the terminal (--yes:\n"
+			       "without asking; no terminal and no --yes: not published).\n");
 			return 0;
 		} else if (streq(a, "--import-uncommitted"))
 			o.uncommitted = true;
 		else if (streq(a, "--rebase"))
 			o.rebase = true;
+		else if (streq(a, "--review"))
+			o.review = true;
+		else if (streq(a, "--yes") || streq(a, "-y"))
+			o.yes = true;
 		else if (streq(a, "--target") && i + 1 < argc)
 			o.target = argv[++i];
 		else if (strncmp(a, "--target=", 9) == 0)
@@ -137,6 +158,9 @@ int cmd_import(int argc, char **argv)
 	}
 	if (!id)
 		return log_error("import: which session? usage: aisb import ID (see 'aisb ps')"), AISB_EXIT_USAGE;
+	if (o.yes && !o.review)
+		return log_error("import: --yes answers --review's question; without --review nothing is asked"), AISB_EXIT_USAGE;
+	o.confirm = cli_import_confirm;
 	if (!state)
 		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), AISB_EXIT_FAILED;
 	if (!sessions_id_valid(id))
@@ -149,5 +173,7 @@ int cmd_import(int argc, char **argv)
 				 "cleaned; see 'aisb ps')", id), 1;
 	if (r == -EPERM)
 		return AISB_EXIT_POLICY;
+	if (r == -ECANCELED)
+		return 1;
 	return r < 0 ? AISB_EXIT_FAILED : 0;
 }

@@ -17,6 +17,7 @@
 #include "util/log.h"
 #include "util/util.h"
 #include "git/gitrun.h"
+#include "ns/scrub.h"
 #include "workspace/workspace-internal.h"
 #include "workspace/workspace.h"
 
@@ -119,7 +120,7 @@ void workspace_plan_free(struct workspace_plan *w)
 	free(w);
 }
 
-int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *target, bool import_uncommitted,
+int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *target, bool import_uncommitted, bool review,
 		      env_getter get)
 {
 	struct workspace_plan *w;
@@ -213,6 +214,7 @@ int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *ta
 	p->writable_git = true;
 	w->untracked_copy = untracked && streq(untracked, "copy");
 	w->import_uncommitted = import_uncommitted;
+	w->review = review;
 	w->get = get;
 	if (target && !(w->target = strdup(target)))
 		goto oom;
@@ -237,11 +239,12 @@ void workspace_plan_print(const struct workspace_plan *w, FILE *f)
 	if (!w)
 		return;
 	fprintf(f, "workspace:  clone of %s at %.12s%s%s%s (its own .git; the host's is never mounted), "
-		   "untracked files %s; new commits imported as %s%s\n",
+		   "untracked files %s; new commits imported as %s%s%s\n",
 		w->top, w->base, w->branch ? " (branch " : " (detached", w->branch ? w->branch : "", ")",
 		w->untracked_copy ? "copied (not imported)" : "left out",
 		w->target && streq(w->target, "current") ? "a fast-forward of the checked-out branch" : target_name(w),
-		w->import_uncommitted ? ", uncommitted work as a checkpoint commit" : "");
+		w->import_uncommitted ? ", uncommitted work as a checkpoint commit" : "",
+		w->review ? ", after your review and confirmation" : "");
 }
 
 void workspace_plan_json(const struct workspace_plan *w, struct json_object *o)
@@ -557,6 +560,7 @@ int workspace_prepare(struct aisb_plan *p)
 	mset(m, "target", w->target);
 	json_object_object_add(m, "untracked_copy", json_object_new_boolean(w->untracked_copy));
 	json_object_object_add(m, "import_uncommitted", json_object_new_boolean(w->import_uncommitted));
+	json_object_object_add(m, "review", json_object_new_boolean(w->review));
 	json_object_object_add(m, "created", json_object_new_int64((int64_t)time(NULL)));
 	mset(m, "state", "running");
 	r = meta_save(w->dir, m);
@@ -582,6 +586,7 @@ struct import {
 	char **set;             /* the bundle's objects, sorted */
 	size_t nset;
 	char **chain;           /* the sandbox's commits, oldest first */
+	char **subjects;        /* the rebuilt commits: "OID12 subject" (sanitized), oldest first */
 	int n;
 	char tip[65], new[65];
 };
@@ -594,6 +599,7 @@ static void import_done(struct import *im)
 	free(im->out);
 	strv_free(im->set);
 	strv_free(im->chain);
+	strv_free(im->subjects);
 }
 
 /* One refusal: the message, recorded in workspace.json. Return: -EPERM. */
@@ -916,6 +922,18 @@ static int import_rebuild(struct import *im)
 		chomp(newc);
 		if (r != 0 || !gitrun_is_oid(newc))
 			return log_error("import: git commit-tree failed: %s", err), -EIO;
+		{
+			/* for --review: the subject, the sandbox's text, bounded and sanitized */
+			size_t sl = strcspn(m, "\n");
+			char *line = NULL;
+			if (sl > mlen)
+				sl = mlen;
+			if (asprintf(&line, "%.12s %.*s%s", newc, (int)(sl > 100 ? 100 : sl), m, sl > 100 ? "..." : "") < 0)
+				return -ENOMEM;
+			gitrun_sanitize(line);
+			if (strv_push_take(&im->subjects, line) < 0)
+				return -ENOMEM;
+		}
 		snprintf(parent, sizeof(parent), "%s", newc);
 	}
 	(void)unlink(index);
@@ -1146,6 +1164,135 @@ static int publish_branch(struct import *im, const char *name)
 	return 0;
 }
 
+#define REVIEW_MAX_LINES 200 /* per section; the rest is counted */
+
+/* One hardened git in the quarantine whose binary-safe stdout is kept in @out/@len. */
+static int q_out(struct import *im, const char *const *args, char **out, size_t *len)
+{
+	struct gitrun_call c = { .dir = im->q, .in_fd = -1, .args = args };
+	int r = gitrun_call(&im->g, &c);
+
+	if (r != 0) {
+		log_error("import: git %s failed in the quarantine: %s", args[0], r < 0 ? strerror(-r) : c.err);
+		gitrun_call_done(&c);
+		return -EIO;
+	}
+	*out = TAKE_PTR(c.out);
+	*len = c.out_len;
+	gitrun_call_done(&c);
+	return 0;
+}
+
+/* --review: what would be published, from the quarantine, after every check and the rebuild:
+ * the rebuilt commits, a diffstat of base..new, and the paths outside the tree's usual ones
+ * (ws_review_flag()). Only plumbing that prints no content runs (diff-tree --raw/--numstat with
+ * --no-ext-diff --no-textconv, ls-tree), in aisb's own repository with git's default config: no
+ * diff driver, textconv or attribute of the sandbox's can run. File contents are never printed;
+ * paths and subjects are the sandbox's text: control bytes become '?', and the values passed
+ * into the session are masked. */
+static int review_print(struct import *im, const char *target, const struct workspace_import_opts *o)
+{
+	_cleanup_free_ char *raw = NULL, *ns = NULL, *tops = NULL, *text = NULL;
+	_cleanup_free_ struct ws_change *ch = NULL;
+	_cleanup_strv_free_ char **top = NULL;
+	size_t raw_len, ns_len, tops_len, n = 0, text_len = 0, flagged = 0, shown = 0;
+	long long ins = 0, del = 0;
+	FILE *f;
+	int r;
+
+	if ((r = q_out(im, (const char *const[]){ "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+						  "--raw", (char *)im->base, im->new, NULL }, &raw, &raw_len)) < 0 ||
+	    (r = q_out(im, (const char *const[]){ "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+						  "--numstat", (char *)im->base, im->new, NULL }, &ns, &ns_len)) < 0 ||
+	    (r = q_out(im, (const char *const[]){ "ls-tree", "-z", "--name-only", (char *)im->base, NULL }, &tops, &tops_len)) < 0)
+		return r;
+	if (ws_raw_parse(raw, raw_len, &ch, &n) < 0 || ws_numstat_apply(ns, ns_len, ch, n) < 0)
+		return log_error("import: cannot read git diff-tree's listing for the review"), -EIO;
+	for (size_t off = 0; off < tops_len; off += strlen(tops + off) + 1)
+		if (tops[off] && strv_push(&top, tops + off) < 0)
+			return -ENOMEM;
+	strv_sort(top);
+	f = open_memstream(&text, &text_len);
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "review of session %s: %d commit(s) to publish as %s, on %.12s", im->id, im->n,
+		streq(target, "current") ? mstr(im->m, "branch") : target, im->base);
+	if (*im->onto)
+		fprintf(f, " (rebased onto the moved branch %s)", mstr(im->m, "branch") ? mstr(im->m, "branch") : "?");
+	fputc('\n', f);
+	fprintf(f, "commits (rebuilt with your identity):\n");
+	for (size_t i = 0; im->subjects && im->subjects[i]; i++)
+		fprintf(f, "  %s\n", im->subjects[i]);
+	fprintf(f, "diffstat (%.12s..%.12s):\n", im->base, im->new);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *path = strdup(ch[i].path);
+		if (!path)
+			break;
+		gitrun_sanitize(path);
+		if (ch[i].added >= 0) {
+			ins += ch[i].added;
+			del += ch[i].deleted;
+		}
+		if (i < REVIEW_MAX_LINES) {
+			if (ch[i].added < 0)
+				fprintf(f, "  %c %s | binary\n", ch[i].status, path);
+			else
+				fprintf(f, "  %c %s | +%lld -%lld\n", ch[i].status, path, ch[i].added, ch[i].deleted);
+		}
+		if (ws_review_flag(&ch[i], top, strv_length(top)))
+			flagged++;
+	}
+	if (n > REVIEW_MAX_LINES)
+		fprintf(f, "  ... and %zu more\n", n - REVIEW_MAX_LINES);
+	fprintf(f, "  %zu file(s) changed, %lld insertion(s)(+), %lld deletion(s)(-)\n", n, ins, del);
+	fprintf(f, "outside the usual paths (submodules, .gitattributes/.gitmodules, hook-like paths, dotfiles, new "
+		   "top-level entries, symlinks, executables): %zu\n", flagged);
+	for (size_t i = 0; i < n && shown < REVIEW_MAX_LINES; i++) {
+		const char *why = ws_review_flag(&ch[i], top, strv_length(top));
+		_cleanup_free_ char *path = why ? strdup(ch[i].path) : NULL;
+		if (!why || !path)
+			continue;
+		gitrun_sanitize(path);
+		fprintf(f, "  %c %s (%s)\n", ch[i].status, path, why);
+		shown++;
+	}
+	if (flagged > shown)
+		fprintf(f, "  ... and %zu more\n", flagged - shown);
+	if (fclose(f) != 0)
+		return -ENOMEM;
+	if (o->n_needles) {
+		uint64_t found = 0;
+		(void)scrub_buffer(text, text_len, o->needles, o->n_needles, &found);
+	}
+	fflush(stderr);
+	fwrite(text, 1, text_len, stdout);
+	fflush(stdout);
+	return 0;
+}
+
+/* After review_print(): publish? Return: 0 yes, -ECANCELED declined, -EPERM no terminal. */
+static int review_decide(struct import *im, const struct workspace_import_opts *o)
+{
+	int c;
+
+	if (o->yes)
+		return 0;
+	c = o->confirm ? o->confirm() : -ENOTTY;
+	if (c > 0)
+		return 0;
+	mset(im->m, "state", "review");
+	json_object_object_add(im->m, "pending", json_object_new_int(im->n));
+	(void)meta_save(im->dir, im->m);
+	if (c == 0) {
+		log_info("session %s: not published (declined at the review); the workspace is kept: aisb import %s "
+			 "[--review]", im->id, im->id);
+		return -ECANCELED;
+	}
+	log_error("session %s: not published: --review asks for your confirmation on a terminal and there is none; "
+		  "run 'aisb import %s --review' on one, or add --yes; the workspace is kept", im->id, im->id);
+	return -EPERM;
+}
+
 int workspace_import(const char *state, const char *id, const struct workspace_import_opts *o,
 		     workspace_exporter ex, env_getter get)
 {
@@ -1267,6 +1414,8 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 		json_object_object_add(im.m, "pending", json_object_new_int(im.n));
 		r = import_rebuild(&im);
 	}
+	if (r >= 0 && o->review && (r = review_print(&im, target, o)) >= 0)
+		r = review_decide(&im, o);
 	if (r >= 0 && (lock = worktree_lock(&im, state)) < 0)
 		r = lock;
 	if (r >= 0) {
@@ -1293,7 +1442,7 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 		if (dirty && !o->quiet)
 			log_info("session %s left uncommitted work in its workspace: aisb import %s --import-uncommitted "
 				 "takes it as a checkpoint commit", id, id);
-	} else if (r != -EPERM) {
+	} else if (r != -EPERM && r != -ECANCELED) {
 		mset(im.m, "state", "refused");
 		(void)meta_save(dir, im.m);
 	}
@@ -1301,17 +1450,23 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 	return r;
 }
 
-int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_getter get)
+int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_getter get, int (*confirm)(void))
 {
 	const struct workspace_plan *w = p->workspace;
+	struct scrub_needle nd[SCRUB_MAX_NEEDLES];
+	size_t n_short = 0, n_nd = 0;
 	json_object *m;
 	int r;
 
 	if (!w || !w->dir)
 		return 0;
-	r = workspace_import(p->state_dir, p->session_id, &(struct workspace_import_opts){ .uncommitted = w->import_uncommitted },
+	if (w->review)
+		n_nd = scrub_needles(p, nd, &n_short);
+	r = workspace_import(p->state_dir, p->session_id,
+			     &(struct workspace_import_opts){ .uncommitted = w->import_uncommitted, .review = w->review,
+							      .confirm = confirm, .needles = nd, .n_needles = n_nd },
 			     ex, get);
-	if (r < 0)
+	if (r < 0 && r != -ECANCELED)
 		return r;
 	m = meta_load(w->dir);
 	if (m && streq(mstr(m, "state") ? mstr(m, "state") : "", "imported") &&

@@ -44,6 +44,7 @@ struct workspace_plan {
 	char *target;           /* NULL: aisb/<session>; "current"; or a branch name */
 	bool untracked_copy;    /* --untracked copy */
 	bool import_uncommitted;/* --import-uncommitted */
+	bool review;            /* --review: the end-of-run import asks before it publishes */
 	char *dir;              /* <state>/workspaces/<session>, once prepared */
 	env_getter get;         /* the host environment the plan was resolved with */
 };
@@ -87,12 +88,13 @@ extern const char workspace_export_script[];
  * @untracked: "none" or "copy" (NULL: none)
  * @target: NULL, "current" or a branch name
  * @import_uncommitted: the flag
+ * @review: --review
  * @get: the host environment
  *
  * Logs on failure. Return: 0 or an exit code (78 when the project is not a git repository with a
  * commit, or a target is invalid; 125).
  */
-int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *target, bool import_uncommitted,
+int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *target, bool import_uncommitted, bool review,
 		      env_getter get);
 
 /**
@@ -104,11 +106,22 @@ int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *ta
  */
 int workspace_prepare(struct aisb_plan *p);
 
+struct scrub_needle;
+
 struct workspace_import_opts {
 	const char *target;     /* overrides the recorded target when non-NULL */
 	bool uncommitted;       /* --import-uncommitted */
 	bool rebase;            /* --rebase: onto the host branch's tip when it moved (--target current: always) */
 	bool quiet;
+	/* --review: once validated and rebuilt, what would be published is printed on stdout
+	 * (commits, diffstat, the paths outside the tree's usual ones), and it is published only
+	 * when @yes or @confirm says 1 (0: declined; <0: no terminal to ask on, refused) */
+	bool review;
+	bool yes;
+	int (*confirm)(void);
+	/* values passed into the session (--env ...): masked in the review (ns/scrub.h) */
+	const struct scrub_needle *needles;
+	size_t n_needles;
 };
 
 /**
@@ -120,7 +133,8 @@ struct workspace_import_opts {
  * @get: the host environment
  *
  * Logs (the outcome, and every refusal with its reason). Return: 0 (imported, or nothing to
- * import), -EPERM a refusal (the workspace is kept), -ENOENT no such workspace, other -errno.
+ * import), -EPERM a refusal (the workspace is kept; also --review without a terminal to
+ * confirm on), -ECANCELED declined at the review (kept), -ENOENT no such workspace, other -errno.
  */
 int workspace_import(const char *state, const char *id, const struct workspace_import_opts *o,
 		     workspace_exporter ex, env_getter get);
@@ -129,11 +143,13 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
  * workspace_finish() - after a clone run: import, then remove the workspace when nothing is left
  * @p: the plan of the run
  * @ex, @get: as for workspace_import()
+ * @confirm: asks on the terminal, for --review (see workspace_import_opts)
  *
- * The workspace stays when the import was refused, when uncommitted work was left behind, or
- * with --keep. Logs. Return: 0, or -errno when something was not imported.
+ * The workspace stays when the import was refused or declined, when uncommitted work was left
+ * behind, or with --keep. Logs. Return: 0 (also when declined at the review), or -errno when
+ * something was not imported.
  */
-int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_getter get);
+int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_getter get, int (*confirm)(void));
 
 /* `aisb ps`: one line per workspace (id, state, base, pending commits, target, project), after
  * a header; nothing when there are none. @live tells whether a session is live. Does not log. */

@@ -531,6 +531,135 @@ moved_setup() {
 	[ -z "$(git for-each-ref 'refs/aisb-recovery/*')" ]
 }
 
+# review_commits: the sandbox's work for the --review tests: an ordinary edit, files in an
+# existing directory, and one path of each kind the review names.
+REVIEW_WORK='echo two >>tracked && echo b >src/b.c &&
+	mkdir -p .github/workflows newdir .husky && echo ci >.github/workflows/ci.yml && echo f >newdir/f &&
+	printf "#!/bin/sh\n" >.husky/pre-commit && chmod +x .husky/pre-commit &&
+	printf "#!/bin/sh\n" >src/run.sh && chmod +x src/run.sh && echo "*.c filter=x" >.gitattributes &&
+	git add -A && git commit -q -m "agent: review me" && echo c >>src/a.c && git commit -q -am "agent: second"'
+
+review_setup() {
+	mkdir src
+	echo a >src/a.c
+	git add src
+	git commit -q -m src
+	BASE=$(git rev-parse HEAD)
+}
+
+@test "workspace: --review shows the commits, the diffstat and the paths outside the usual ones; without a terminal nothing is published, --yes (control) publishes" {
+	review_setup
+	clone_run --review -- "$REVIEW_WORK" </dev/null
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"not published: --review asks for your confirmation on a terminal"* ]]
+	[ -z "$(imported)" ]
+	local id
+	id=$(ws_ids)
+	[[ "$output" == *"review of session $id: 2 commit(s) to publish as aisb/$id, on ${BASE:0:12}"* ]]
+	[[ "$output" == *" agent: review me"* ]]
+	[[ "$output" == *" agent: second"* ]]
+	[[ "$output" == *"M tracked | +1 -0"* ]]
+	[[ "$output" == *"M src/a.c | +1 -0"* ]]
+	[[ "$output" == *"8 file(s) changed, 8 insertion(s)(+), 0 deletion(s)(-)"* ]]
+	[[ "$output" == *"outside the usual paths"*": 5"* ]]
+	[[ "$output" == *"A .gitattributes (git control file)"* ]]
+	[[ "$output" == *"A .github/workflows/ci.yml (dotfile)"* ]]
+	[[ "$output" == *"A .husky/pre-commit (hook-like path)"* ]]
+	[[ "$output" == *"A newdir/f (new top-level entry)"* ]]
+	[[ "$output" == *"A src/run.sh (executable)"* ]]
+	# an ordinary file in a directory the host has is not named
+	[[ "$output" != *"src/b.c ("* ]]
+	"$AISB" inspect "$id" | grep -q 'state:    review'
+	# aisb import --review without a terminal: the same refusal, 78
+	run "$AISB" import "$id" --review </dev/null
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"A newdir/f (new top-level entry)"* ]]
+	[ -z "$(imported)" ]
+	# --yes without --review is a usage error
+	run "$AISB" import "$id" --yes
+	[ "$status" -eq 2 ]
+	# control: --yes publishes what was shown
+	run "$AISB" import "$id" --review --yes </dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"review of session $id"* ]]
+	[ "$(git rev-list --count "$BASE..aisb/$id")" -eq 2 ]
+	[ "$(git show "aisb/$id:newdir/f")" = f ]
+}
+
+@test "workspace: --review on a terminal: declined (n) publishes nothing and keeps the workspace; confirmed (y, control) publishes" {
+	review_setup
+	clone_run --keep -- "$REVIEW_WORK"
+	[ "$status" -eq 0 ]
+	local id py
+	id=$(ws_ids)
+	git branch -q -D "aisb/$id"
+	py=/usr/bin/python3
+	[ -x "$py" ] || py=/usr/local/bin/python3
+	run "$py" "$BATS_TEST_DIRNAME/lib/fake-terminal.py" --answer "publish these commits? [y/N]" n "$WORK/out" "$AISB" import "$id" --review
+	[ "$status" -eq 1 ]
+	grep -q "A .husky/pre-commit (hook-like path)" "$WORK/out"
+	grep -q "not published (declined at the review)" "$WORK/out"
+	[ -z "$(imported)" ]
+	[ -d "$XDG_STATE_HOME/aisb/workspaces/$id/repo" ]
+	# the prompt comes after the review, which the user reads first
+	[ "$(grep -n 'publish these commits' "$WORK/out" | cut -d: -f1)" -gt "$(grep -n 'outside the usual paths' "$WORK/out" | cut -d: -f1)" ]
+	# control: the same review, confirmed
+	run "$py" "$BATS_TEST_DIRNAME/lib/fake-terminal.py" --answer "publish these commits? [y/N]" y "$WORK/out2" "$AISB" import "$id" --review
+	[ "$status" -eq 0 ]
+	grep -q "imported 2 commit(s) of session $id" "$WORK/out2"
+	[ "$(git rev-list --count "$BASE..aisb/$id")" -eq 2 ]
+	[ "$(git rev-parse "aisb/$id~2")" = "$BASE" ]
+}
+
+@test "workspace: run --review at the end of a run on a terminal: declined keeps the workspace and the command's status; confirmed (control) publishes" {
+	local py
+	py=/usr/bin/python3
+	[ -x "$py" ] || py=/usr/local/bin/python3
+	run "$py" "$BATS_TEST_DIRNAME/lib/fake-terminal.py" --answer "publish these commits? [y/N]" n "$WORK/out" \
+		"$AISB" --net none --workspace clone --review -- sh -c 'echo q >q && git add q && git commit -q -m q'
+	[ "$status" -eq 0 ]
+	grep -q "A q | +1 -0" "$WORK/out"
+	grep -q "not published (declined at the review)" "$WORK/out"
+	grep -q "workspace kept" "$WORK/out"
+	[ -z "$(imported)" ]
+	[ -n "$(ws_ids)" ]
+	run "$py" "$BATS_TEST_DIRNAME/lib/fake-terminal.py" --answer "publish these commits? [y/N]" y "$WORK/out2" \
+		"$AISB" --net none --workspace clone --review -- sh -c 'echo r >r && git add r && git commit -q -m r'
+	[ "$status" -eq 0 ]
+	grep -q "imported 1 commit(s)" "$WORK/out2"
+	[ "$(git log -1 --format=%s "$(imported)")" = r ]
+}
+
+@test "workspace: --review never prints a value passed with --env: masked in subjects and paths at the run's review, contents never shown; the value (control) is in the published commits" {
+	review_setup
+	local canary=aisb-canary-7f3e9b2d41
+	clone_run --review --env SECRET="$canary" -- 'echo "$SECRET" >src/leak.c && mkdir "d-$SECRET" && echo x >"d-$SECRET/f" &&
+		git add -A && git commit -q -m "agent: $SECRET in the subject"' </dev/null
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"review of session"* ]]
+	[[ "$output" != *"$canary"* ]]
+	[[ "$output" == *"agent: REDACTED"* ]]
+	[[ "$output" == *"A d-REDACTED"* ]]
+	local id
+	id=$(ws_ids)
+	! grep -rq "$canary" "$XDG_STATE_HOME/aisb/workspaces/$id/workspace.json"
+	# a later aisb import --review does not know the value: it never shows a file's content
+	clone_run --env SECRET="$canary" --keep -- 'echo "$SECRET" >src/leak2.c && git add -A && git commit -q -m "agent: content only"'
+	[ "$status" -eq 0 ]
+	local id2
+	id2=$(imported)
+	id2=${id2#aisb/}
+	run "$AISB" import "$id2" --review --yes </dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"A src/leak2.c | +1 -0"* ]]
+	[[ "$output" != *"$canary"* ]]
+	# control: the value really was there
+	run "$AISB" import "$id"
+	[ "$status" -eq 0 ]
+	[ "$(git show "aisb/$id:src/leak.c")" = "$canary" ]
+	[ "$(git show "aisb/$id2:src/leak2.c")" = "$canary" ]
+}
+
 @test "workspace: --untracked copy brings untracked files but not ignored or .aisbignore'd ones, and never imports them" {
 	echo notes >notes.txt
 	mkdir -p sub/deep
