@@ -989,9 +989,10 @@ static int worktree_lock(struct import *im, const char *state)
 /* The host branch moved since the sandbox started (the Pi extension's "compatible host
  * advancement"): its tip ONTO must have the base as ancestor; the host's own commits ONTO ^BASE
  * (host git on the host's objects only) are packed into <ws>/onto/onto.pack for the export
- * sandbox, which rebases there. Sets im->onto (left "" when the branch did not move).
+ * sandbox, which rebases there. Sets im->onto (left "" when the branch did not move). @asked:
+ * --rebase was given (else --target current asks).
  * Return: 0, -EPERM a refusal, -errno. */
-static int rebase_prepare(struct import *im, char **onto_dir)
+static int rebase_prepare(struct import *im, bool asked, char **onto_dir)
 {
 	const char *branch = mstr(im->m, "branch");
 	_cleanup_free_ char *ref = NULL, *now = NULL, *in = NULL, *dir = NULL;
@@ -999,6 +1000,8 @@ static int rebase_prepare(struct import *im, char **onto_dir)
 	char err[GITRUN_ERR_MAX];
 	int r;
 
+	if (!branch && !asked)
+		return 0; /* --target current refuses a detached start itself (publish_current) */
 	if (!branch)
 		return refuse(im, "--rebase: the workspace was cloned from a detached HEAD, there is no branch to follow; "
 			      "import without --rebase");
@@ -1357,7 +1360,7 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 	/* the host branch moved: rebased onto its tip in the export (--target current always: it can
 	 * only fast-forward) */
 	if (o->rebase || streq(target, "current")) {
-		r = rebase_prepare(&im, &onto_dir);
+		r = rebase_prepare(&im, o->rebase, &onto_dir);
 		if (r < 0) {
 			import_done(&im);
 			return r;
