@@ -419,6 +419,36 @@ moved_setup() {
 	[ ! -e "$XDG_STATE_HOME/aisb/workspaces/$ID/onto" ]
 }
 
+@test "workspace: the host branch moves while a --target current run is live: its end-of-run import rebases onto it; unmoved (control) fast-forwards from the base" {
+	mkdir "$WORK/sig"
+	# the sandbox commits, says so through a mounted directory, and waits for the host's move
+	sb --workspace clone --target current --mount "$WORK/sig:/sig:rw" -- sh -c '
+		echo x >x && git add x && git commit -q -m "agent: x" && touch /sig/committed &&
+		while [ ! -e /sig/go ]; do sleep 0.1; done' >"$WORK/log" 2>&1 &
+	local pid=$! moved
+	while [ ! -e "$WORK/sig/committed" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+	[ -e "$WORK/sig/committed" ]
+	echo host >hostfile
+	git add hostfile
+	git commit -q -m "host: during the run"
+	moved=$(git rev-parse main)
+	touch "$WORK/sig/go"
+	wait "$pid"
+	grep -q "rebased onto the moved branch main" "$WORK/log"
+	[ "$(git rev-parse main~1)" = "$moved" ]
+	[ "$(git log -1 --format=%s main)" = "agent: x" ]
+	[ "$(cat x)" = x ]
+	[ "$(cat hostfile)" = host ]
+	[ -z "$(git status --porcelain)" ]
+	# control: nobody moves the branch, the run fast-forwards from its base as before
+	local base2
+	base2=$(git rev-parse main)
+	clone_run --target current -- 'echo z >z && git add z && git commit -q -m z'
+	[ "$status" -eq 0 ]
+	[[ "$output" != *rebased* ]]
+	[ "$(git rev-parse main~1)" = "$base2" ]
+}
+
 @test "workspace: a moved host branch: import --rebase puts a new branch on its tip; without --rebase (control) it stays on the base" {
 	moved_setup
 	run "$AISB" import "$ID" --target onbase
