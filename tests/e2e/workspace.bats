@@ -672,7 +672,8 @@ review_setup() {
 	[[ "$output" == *"A d-REDACTED"* ]]
 	local id
 	id=$(ws_ids)
-	! grep -rq "$canary" "$XDG_STATE_HOME/aisb/workspaces/$id/workspace.json"
+	run grep -q "$canary" "$XDG_STATE_HOME/aisb/workspaces/$id/workspace.json"
+	[ "$status" -eq 1 ]
 	# a later aisb import --review does not know the value: it never shows a file's content
 	clone_run --env SECRET="$canary" --keep -- 'echo "$SECRET" >src/leak2.c && git add -A && git commit -q -m "agent: content only"'
 	[ "$status" -eq 0 ]
