@@ -1067,7 +1067,7 @@ static int refuse_conflict(struct import *im, bool not_a_line)
 	}
 	if (pfd >= 0 && (k = read(pfd, paths, sizeof(paths) - 1)) > 0) {
 		paths[k] = 0;
-		/* NUL-separated: ", " between the names; a list cut at the buffer ends in "..." */
+		/* NUL-separated: ',' between the names; a list cut at the buffer ends in "..." */
 		for (ssize_t i = 0; i < k; i++)
 			if (!paths[i])
 				paths[i] = i + 1 < k ? ',' : 0;
