@@ -61,6 +61,7 @@ enum opt_id {
 	OPT_UNTRACKED,
 	OPT_TARGET,
 	OPT_IMPORT_UNCOMMITTED,
+	OPT_REVIEW,
 	/* flag-only below */
 	OPT_SHELL,
 	OPT_STRICT_ARGS,
@@ -128,6 +129,7 @@ static const struct opt_def opts[] = {
 	{ "untracked", "untracked", OPT_VALUE, OPT_UNTRACKED, "none|copy", "clone: copy the untracked, not ignored files in too (never imported)" },
 	{ "target", "target", OPT_VALUE, OPT_TARGET, "BRANCH|current", "clone: import as BRANCH (default aisb/<session>); current fast-forwards the checked-out branch" },
 	{ "import-uncommitted", "import_uncommitted", OPT_BOOL, OPT_IMPORT_UNCOMMITTED, NULL, "clone: also import uncommitted work, as one checkpoint commit" },
+	{ "review", "review", OPT_BOOL, OPT_REVIEW, NULL, "clone: show what the import would publish and publish only when you confirm" },
 	{ "allow-ptrace", "allow_ptrace", OPT_BOOL, OPT_ALLOW_PTRACE, NULL, "allow ptrace and process_vm_* inside, and a writable /proc" },
 	{ "keep", "keep", OPT_BOOL, OPT_KEEP, NULL, "keep the session directory after exit" },
 	{ "quiet", "quiet", OPT_BOOL, OPT_QUIET, NULL, "no informational notices; warnings stay" },
@@ -184,6 +186,7 @@ static bool *bool_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_NO_CODEX_CONFIG: return &s->no_codex_config;
 	case OPT_NO_CLAUDE_CONFIG: return &s->no_claude_config;
 	case OPT_IMPORT_UNCOMMITTED: return &s->import_uncommitted;
+	case OPT_REVIEW: return &s->review;
 	case OPT_SHELL: return &s->shell;
 	case OPT_STRICT_ARGS: return &s->strict_args;
 	case OPT_DRY_RUN: return &s->dry_run;

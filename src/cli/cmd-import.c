@@ -37,7 +37,7 @@ int cli_workspace_export(const struct workspace_export *e)
 {
 	struct aisb_settings s;
 	struct aisb_plan p;
-	_cleanup_free_ char *m1 = NULL, *m2 = NULL;
+	_cleanup_free_ char *m1 = NULL, *m2 = NULL, *m3 = NULL;
 	int saved_in = -1, saved_out = -1, null_fd, r;
 
 	if (args_defaults(&s) < 0)
@@ -53,7 +53,10 @@ int cli_workspace_export(const struct workspace_export *e)
 	    asprintf(&m2, "%s:%s:rw", e->out, WORKSPACE_EXPORT_OUT) < 0 || strv_push(&s.mounts, m1) < 0 ||
 	    strv_push(&s.mounts, m2) < 0 || strv_push(&s.command, "/bin/sh") < 0 || strv_push(&s.command, "-c") < 0 ||
 	    strv_push(&s.command, e->script) < 0 || strv_push(&s.command, "aisb-export") < 0 ||
-	    strv_push(&s.command, e->base) < 0 || strv_push(&s.command, e->checkpoint ? "1" : "0") < 0) {
+	    strv_push(&s.command, e->base) < 0 || strv_push(&s.command, e->checkpoint ? "1" : "0") < 0 ||
+	    (e->onto && e->onto_dir &&
+	     (asprintf(&m3, "%s:%s:ro", e->onto_dir, WORKSPACE_EXPORT_ONTO) < 0 || strv_push(&s.mounts, m3) < 0 ||
+	      strv_push(&s.command, e->onto) < 0))) {
 		settings_free(&s);
 		return AISB_EXIT_FAILED;
 	}
@@ -86,6 +89,19 @@ int cli_workspace_export(const struct workspace_export *e)
 	return r;
 }
 
+int cli_import_confirm(void)
+{
+	char buf[64];
+
+	if (!isatty(STDIN_FILENO))
+		return -ENOTTY;
+	fprintf(stderr, "publish these commits? [y/N] ");
+	fflush(stderr);
+	if (!fgets(buf, sizeof(buf), stdin))
+		return 0;
+	return buf[0] == 'y' || buf[0] == 'Y';
+}
+
 /* Is session @id live (its supervisor still running)? */
 bool cli_session_live(const char *state, const char *id)
 {
@@ -109,14 +125,26 @@ int cmd_import(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (streq(a, "-h") || streq(a, "--help")) {
-			printf("usage: aisb import ID [--target BRANCH|current] [--import-uncommitted]\n"
+			printf("usage: aisb import ID [--target BRANCH|current] [--rebase] [--import-uncommitted]\n"
+			       "                   [--review [--yes]]\n"
 			       "Imports the new commits of a clone-workspace session: validated, rebuilt with\n"
 			       "your identity, published as branch aisb/ID (or --target BRANCH; current\n"
 			       "fast-forwards the checked-out branch, guarded). --import-uncommitted also takes\n"
-			       "the uncommitted work, as one checkpoint commit.\n");
+			       "the uncommitted work, as one checkpoint commit. When the branch the sandbox\n"
+			       "started from moved, current (and --rebase for a BRANCH) rebases the commits onto\n"
+			       "its tip, in a sandbox; a commit that does not apply is refused, naming the files.\n"
+			       "--review shows what would be published (commits, diffstat, paths outside the\n"
+			       "tree's usual ones) and publishes only when you confirm on the terminal (--yes:\n"
+			       "without asking; no terminal and no --yes: not published).\n");
 			return 0;
 		} else if (streq(a, "--import-uncommitted"))
 			o.uncommitted = true;
+		else if (streq(a, "--rebase"))
+			o.rebase = true;
+		else if (streq(a, "--review"))
+			o.review = true;
+		else if (streq(a, "--yes") || streq(a, "-y"))
+			o.yes = true;
 		else if (streq(a, "--target") && i + 1 < argc)
 			o.target = argv[++i];
 		else if (strncmp(a, "--target=", 9) == 0)
@@ -130,6 +158,9 @@ int cmd_import(int argc, char **argv)
 	}
 	if (!id)
 		return log_error("import: which session? usage: aisb import ID (see 'aisb ps')"), AISB_EXIT_USAGE;
+	if (o.yes && !o.review)
+		return log_error("import: --yes answers --review's question; without --review nothing is asked"), AISB_EXIT_USAGE;
+	o.confirm = cli_import_confirm;
 	if (!state)
 		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), AISB_EXIT_FAILED;
 	if (!sessions_id_valid(id))
@@ -142,5 +173,7 @@ int cmd_import(int argc, char **argv)
 				 "cleaned; see 'aisb ps')", id), 1;
 	if (r == -EPERM)
 		return AISB_EXIT_POLICY;
+	if (r == -ECANCELED)
+		return 1;
 	return r < 0 ? AISB_EXIT_FAILED : 0;
 }

@@ -188,7 +188,7 @@ int cmd_run(int argc, char **argv)
 	r = sandbox_run(&p);
 	/* --workspace clone: the new commits come back, validated (workspace/workspace.h); a
 	 * refused import fails a command that succeeded (125), its own failure code stands */
-	if (p.workspace && p.workspace->dir && workspace_finish(&p, cli_workspace_export, hostenv_get) < 0 && r == 0)
+	if (p.workspace && p.workspace->dir && workspace_finish(&p, cli_workspace_export, hostenv_get, cli_import_confirm) < 0 && r == 0)
 		r = AISB_EXIT_FAILED;
 out:
 	plan_free(&p);

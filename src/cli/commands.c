@@ -64,7 +64,8 @@ static const struct cli_flag clean_flags[] = {
 };
 static const struct cli_flag import_flags[] = {
 	{ "target", 0, CLI_VALUE_WORD, NULL, false }, { "import-uncommitted", 0, CLI_VALUE_NONE, NULL, false },
-	HELP_FLAG, { NULL, 0, 0, NULL, false },
+	{ "rebase", 0, CLI_VALUE_NONE, NULL, false }, { "review", 0, CLI_VALUE_NONE, NULL, false },
+	{ "yes", 'y', CLI_VALUE_NONE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
 };
 static const struct cli_flag home_flags[] = {
 	{ "path", 0, CLI_VALUE_NONE, NULL, false }, { "list", 0, CLI_VALUE_NONE, NULL, false },

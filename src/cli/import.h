@@ -15,6 +15,10 @@
  * directory read-write). Return: the script's exit code, or aisb's. Logs on failure. */
 int cli_workspace_export(const struct workspace_export *e);
 
+/* --review's question on the terminal (stdin): 1 yes ("y..."), 0 anything else or EOF, -ENOTTY
+ * when stdin is not a terminal. */
+int cli_import_confirm(void);
+
 /* Is session @id live? Unknown counts as live. Does not log. */
 bool cli_session_live(const char *state, const char *id);
 

@@ -472,11 +472,12 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	if (s->no_cwd) {
 		/* nothing */
 	} else if (s->workspace && streq(s->workspace, "clone")) {
-		r = workspace_resolve(p, s->untracked, s->target, s->import_uncommitted, get);
+		r = workspace_resolve(p, s->untracked, s->target, s->import_uncommitted, s->review, get);
 		if (r != 0)
 			return r;
-	} else if (s->untracked || s->target || s->import_uncommitted)
-		return log_error("--untracked, --target and --import-uncommitted need --workspace clone"), AISB_EXIT_POLICY;
+	} else if (s->untracked || s->target || s->import_uncommitted || s->review)
+		return log_error("--untracked, --target, --import-uncommitted and --review need --workspace clone"),
+		       AISB_EXIT_POLICY;
 
 	/* State and home: the rule every command shares (util/homedir.h). */
 	p->state_dir = homedir_aisb(get, HOMEDIR_STATE);

@@ -71,6 +71,7 @@ struct aisb_settings {
 	char *untracked;      /* clone: "none" (NULL) or "copy" */
 	char *target;         /* clone: where commits are imported: NULL (aisb/<id>), current, BRANCH */
 	bool import_uncommitted; /* clone: uncommitted work imported as a checkpoint commit */
+	bool review;             /* clone: the import asks before it publishes */
 	/* flag-only */
 	bool shell;
 	bool strict_args;

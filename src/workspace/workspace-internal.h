@@ -73,6 +73,54 @@ int ws_oidset_from_show_index(const char *text, char ***out);
 /* Is @oid in the sorted set @set? Pure. */
 bool ws_oidset_has(char *const *set, size_t n, const char *oid);
 
+/**
+ * ws_ls_tree_filter() - the records of `git ls-tree -r -z` whose path is in @paths
+ * @ls, @len: that output ("MODE TYPE OID\tPATH\0"...)
+ * @paths, @n: a sorted set of paths
+ * @out, @out_len: receive the kept records, NUL-terminated each (what `update-index -z
+ *                 --index-info` reads), or NULL and 0 when none
+ *
+ * Pure. Return: the number kept, -EINVAL on a record without a tab, -ENOMEM.
+ */
+int ws_ls_tree_filter(const char *ls, size_t len, char *const *paths, size_t n, char **out, size_t *out_len);
+
+/* One path of `git diff-tree -r -z --no-renames --raw` (and --numstat) between the tree that
+ * would be published and its base. */
+struct ws_change {
+	char status;              /* A, M, D, T */
+	unsigned old_mode, new_mode; /* octal, as git prints them */
+	const char *path;         /* into the raw text */
+	long long added, deleted; /* lines; -1 for a binary file */
+};
+
+/**
+ * ws_raw_parse() - parse `git diff-tree -r -z --no-renames --raw A B`
+ * @raw, @len: that output (":OLDMODE NEWMODE OLD NEW STATUS\0PATH\0"...); paths point into it
+ * @out, @n: receive the changes (caller frees @out), added/deleted set to 0
+ *
+ * Pure. Return: 0, -EINVAL on a malformed record, -ENOMEM.
+ */
+int ws_raw_parse(const char *raw, size_t len, struct ws_change **out, size_t *n);
+
+/* Fills added/deleted of @c from `git diff-tree -r -z --no-renames --numstat A B` ("A\tD\tPATH\0",
+ * "-\t-\t" for binary), which lists the same paths in the same order. Pure. Return: 0, -EINVAL
+ * when a record does not parse or names another path. */
+int ws_numstat_apply(const char *ns, size_t len, struct ws_change *c, size_t n);
+
+/**
+ * ws_review_flag() - why a path the sandbox changed is outside the tree's usual paths, or NULL
+ * @c: the change
+ * @top, @ntop: the sorted names of the base tree's top-level entries
+ *
+ * In order: a submodule (a gitlink, mode 160000, added or changed to); a git control file
+ * (.gitattributes, .gitmodules anywhere: filters, drivers, submodule URLs) added or modified; for
+ * an added path: hook-like (a component hooks, githooks, .githooks or .husky), a dotfile (any
+ * component starting with '.': .github/workflows, .envrc, .vscode ...), a new top-level entry (its
+ * first component is not in @top), a symlink, an executable; for a modified path: made a
+ * symlink or made executable. Pure. Return: a static reason string, or NULL.
+ */
+const char *ws_review_flag(const struct ws_change *c, char *const *top, size_t ntop);
+
 /* Appends @path as an anchored, escaped gitignore pattern ("/a\*b\n"). Pure. Return: 0, -ENOMEM. */
 int ws_exclude_pattern(const char *path, char **out);
 

@@ -251,6 +251,188 @@ bool ws_oidset_has(char *const *set, size_t n, const char *oid)
 	return set && n && bsearch(&oid, set, n, sizeof(char *), cmp_str) != NULL;
 }
 
+int ws_ls_tree_filter(const char *ls, size_t len, char *const *paths, size_t n, char **out, size_t *out_len)
+{
+	char *buf = NULL;
+	size_t used = 0;
+	int kept = 0;
+
+	*out = NULL;
+	*out_len = 0;
+	for (size_t off = 0; off < len;) {
+		const char *rec = ls + off, *tab;
+		size_t k = strnlen(rec, len - off);
+
+		off += k + 1;
+		if (!k)
+			continue;
+		tab = memchr(rec, '\t', k);
+		if (!tab) {
+			free(buf);
+			return -EINVAL;
+		}
+		{
+			_cleanup_free_ char *path = strndup(tab + 1, k - (size_t)(tab + 1 - rec));
+			char *nb;
+			if (!path) {
+				free(buf);
+				return -ENOMEM;
+			}
+			if (!ws_oidset_has(paths, n, path))
+				continue;
+			nb = realloc(buf, used + k + 1);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			memcpy(buf + used, rec, k);
+			buf[used + k] = 0;
+			used += k + 1;
+			kept++;
+		}
+	}
+	*out = buf;
+	*out_len = used;
+	return kept;
+}
+
+int ws_raw_parse(const char *raw, size_t len, struct ws_change **out, size_t *n)
+{
+	struct ws_change *v = NULL;
+	size_t cap = 0, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t off = 0; off < len;) {
+		const char *rec = raw + off, *path;
+		size_t rl = strnlen(rec, len - off), pl;
+		unsigned om, nm;
+		char st;
+		int used = 0;
+
+		if (!rl && off + 1 >= len)
+			break;
+		if (off + rl >= len || rec[0] != ':' || sscanf(rec, ":%o %o %*s %*s %c%n", &om, &nm, &st, &used) != 3 ||
+		    !strchr("AMDT", st))
+			goto bad;
+		off += rl + 1;
+		path = raw + off;
+		pl = strnlen(path, len - off);
+		if (!pl || off + pl >= len)
+			goto bad;
+		off += pl + 1;
+		if (k == cap) {
+			struct ws_change *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+			if (!nv) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[k++] = (struct ws_change){ .status = st, .old_mode = om, .new_mode = nm, .path = path };
+	}
+	*out = v;
+	*n = k;
+	return 0;
+bad:
+	free(v);
+	return -EINVAL;
+}
+
+int ws_numstat_apply(const char *ns, size_t len, struct ws_change *c, size_t n)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *rec = ns + off, *t1, *t2;
+		size_t rl;
+
+		if (off >= len)
+			return -EINVAL;
+		rl = strnlen(rec, len - off);
+		if (off + rl >= len)
+			return -EINVAL;
+		t1 = memchr(rec, '\t', rl);
+		t2 = t1 ? memchr(t1 + 1, '\t', rl - (size_t)(t1 + 1 - rec)) : NULL;
+		if (!t2 || strcmp(t2 + 1, c[i].path) != 0)
+			return -EINVAL;
+		if (rec[0] == '-') {
+			c[i].added = c[i].deleted = -1;
+		} else {
+			char *e1, *e2;
+			c[i].added = strtoll(rec, &e1, 10);
+			c[i].deleted = strtoll(t1 + 1, &e2, 10);
+			if (e1 != t1 || e2 != t2)
+				return -EINVAL;
+		}
+		off += rl + 1;
+	}
+	return 0;
+}
+
+/* Does a component of @path satisfy @pred? */
+static bool any_component(const char *path, bool (*pred)(const char *c, size_t n))
+{
+	for (const char *c = path; *c;) {
+		size_t n = strcspn(c, "/");
+		if (n && pred(c, n))
+			return true;
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	return false;
+}
+
+static bool comp_is(const char *c, size_t n, const char *name)
+{
+	return n == strlen(name) && memcmp(c, name, n) == 0;
+}
+
+static bool comp_hooklike(const char *c, size_t n)
+{
+	return comp_is(c, n, "hooks") || comp_is(c, n, "githooks") || comp_is(c, n, ".githooks") || comp_is(c, n, ".husky");
+}
+
+static bool comp_dot(const char *c, size_t n)
+{
+	(void)n;
+	return c[0] == '.';
+}
+
+const char *ws_review_flag(const struct ws_change *c, char *const *top, size_t ntop)
+{
+	const char *base = strrchr(c->path, '/');
+	_cleanup_free_ char *first = strndup(c->path, strcspn(c->path, "/"));
+
+	base = base ? base + 1 : c->path;
+	if (c->status == 'D')
+		return NULL;
+	if (c->new_mode == 0160000 && (c->status == 'A' || c->old_mode != 0160000))
+		return "submodule";
+	if (streq(base, ".gitattributes") || streq(base, ".gitmodules"))
+		return "git control file";
+	if (c->status == 'A') {
+		if (any_component(c->path, comp_hooklike))
+			return "hook-like path";
+		if (any_component(c->path, comp_dot))
+			return "dotfile";
+		if (!first || !ws_oidset_has(top, ntop, first))
+			return "new top-level entry";
+		if (c->new_mode == 0120000)
+			return "symlink";
+		if (c->new_mode == 0100755)
+			return "executable";
+		return NULL;
+	}
+	if (c->new_mode == 0120000 && c->old_mode != 0120000)
+		return "made a symlink";
+	if (c->new_mode == 0100755 && c->old_mode != 0100755)
+		return "made executable";
+	return NULL;
+}
+
 int ws_exclude_pattern(const char *path, char **out)
 {
 	size_t n = strlen(path);

@@ -17,6 +17,7 @@
 #include "util/log.h"
 #include "util/util.h"
 #include "git/gitrun.h"
+#include "ns/scrub.h"
 #include "workspace/workspace-internal.h"
 #include "workspace/workspace.h"
 
@@ -32,7 +33,7 @@
  * thin (its deltas may lean on objects outside it); the host refuses a thin pack. */
 const char workspace_export_script[] =
 	"set -u\n"
-	"base=$1 checkpoint=$2 out=" WORKSPACE_EXPORT_OUT "\n"
+	"base=$1 checkpoint=$2 onto=${3:-} out=" WORKSPACE_EXPORT_OUT "\n"
 	"exec 2>\"$out/log\" </dev/null\n"
 	"cd " WORKSPACE_EXPORT_REPO " || exit 3\n"
 	"export GIT_OPTIONAL_LOCKS=0 GIT_TERMINAL_PROMPT=0 LC_ALL=C\n"
@@ -54,8 +55,53 @@ const char workspace_export_script[] =
 	"fi\n"
 	"printf 'tip=%s\\ndirty=%s\\n' \"$tip\" \"$dirty\" > \"$out/status\"\n"
 	"[ \"$tip\" = \"$base\" ] && exit 0\n"
-	"{ printf '# v2 git bundle\\n-%s\\n%s refs/heads/aisb-export\\n\\n' \"$base\" \"$tip\"\n"
-	"  printf '%s\\n^%s\\n' \"$tip\" \"$base\" | git pack-objects --revs --stdout -q; } > \"$out/export.bundle\" "
+	"from=$base\n"
+	/* the host branch moved: the commits cherry-picked onto its new tip in a scratch repository
+	 * under /tmp (default config, no hooks) that borrows the clone's objects and holds the
+	 * host's new commits (ONTO ^BASE, packed by the host from its own objects) */
+	"if [ -n \"$onto\" ]; then\n"
+	"  unset GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES\n"
+	"  r=/tmp/aisb-rebase\n"
+	"  git init -q --template= \"$r\" || exit 6\n"
+	"  mkdir -p /tmp/aisb-objects \"$r/.git/objects/info\" || exit 6\n"
+	"  printf '%s\\n%s\\n' \"$PWD/.git/objects\" /tmp/aisb-objects > \"$r/.git/objects/info/alternates\" || exit 6\n"
+	"  git -C \"$r\" index-pack --stdin --fix-thin < " WORKSPACE_EXPORT_ONTO "/onto.pack >/dev/null || exit 6\n"
+	"  cd \"$r\" || exit 6\n"
+	"  export GIT_AUTHOR_NAME=aisb GIT_AUTHOR_EMAIL=aisb@sandbox.invalid GIT_COMMITTER_NAME=aisb "
+	"GIT_COMMITTER_EMAIL=aisb@sandbox.invalid\n"
+	"  git checkout -q --detach \"$onto\" || exit 6\n"
+	"  list=$(git rev-list --reverse --topo-order \"$tip\" --not \"$base\") || exit 6\n"
+	/* only a line of commits is rebased (the host refuses anything else anyway) */
+	"  for c in $list; do\n"
+	"    set -- $(git rev-list --parents -n 1 \"$c\")\n"
+	"    [ $# -eq 2 ] || { printf '%s\\n' \"$c\" > \"$out/conflict-commit\"; exit 8; }\n"
+	"  done\n"
+	/* the files copied in as untracked (never imported) are first taken out of the sandbox's
+	 * commits, so they cannot conflict with the host's versions, which the rebased trees keep */
+	"  if [ -s " WORKSPACE_EXPORT_ONTO "/untracked ]; then\n"
+	"    p=$base fi=/tmp/aisb-filter-index\n"
+	"    for c in $list; do\n"
+	"      rm -f \"$fi\"\n"
+	"      GIT_INDEX_FILE=$fi git read-tree \"$c^{tree}\" || exit 6\n"
+	"      GIT_INDEX_FILE=$fi GIT_LITERAL_PATHSPECS=1 git rm -q -f --cached --ignore-unmatch "
+	"--pathspec-from-file=" WORKSPACE_EXPORT_ONTO "/untracked --pathspec-file-nul >/dev/null || exit 6\n"
+	"      t=$(GIT_INDEX_FILE=$fi git write-tree) || exit 6\n"
+	"      p=$(git cat-file commit \"$c\" | sed '1,/^$/d' | git commit-tree \"$t\" -p \"$p\") || exit 6\n"
+	"    done\n"
+	"    list=$(git rev-list --reverse --topo-order \"$p\" --not \"$base\") || exit 6\n"
+	"  fi\n"
+	"  for c in $list; do\n"
+	"    if ! git cherry-pick --allow-empty --keep-redundant-commits \"$c\" >/dev/null; then\n"
+	"      printf '%s\\n' \"$c\" > \"$out/conflict-commit\"\n"
+	"      git diff --name-only -z --diff-filter=U > \"$out/conflicts\"\n"
+	"      exit 7\n"
+	"    fi\n"
+	"  done\n"
+	"  tip=$(git rev-parse --verify HEAD) || exit 6\n"
+	"  from=$onto\n"
+	"fi\n"
+	"{ printf '# v2 git bundle\\n-%s\\n%s refs/heads/aisb-export\\n\\n' \"$from\" \"$tip\"\n"
+	"  printf '%s\\n^%s\\n' \"$tip\" \"$from\" | git pack-objects --revs --stdout -q; } > \"$out/export.bundle\" "
 	"|| exit 5\n";
 
 /* ---- plan time -------------------------------------------------------------------------- */
@@ -74,7 +120,7 @@ void workspace_plan_free(struct workspace_plan *w)
 	free(w);
 }
 
-int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *target, bool import_uncommitted,
+int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *target, bool import_uncommitted, bool review,
 		      env_getter get)
 {
 	struct workspace_plan *w;
@@ -168,6 +214,7 @@ int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *ta
 	p->writable_git = true;
 	w->untracked_copy = untracked && streq(untracked, "copy");
 	w->import_uncommitted = import_uncommitted;
+	w->review = review;
 	w->get = get;
 	if (target && !(w->target = strdup(target)))
 		goto oom;
@@ -192,11 +239,12 @@ void workspace_plan_print(const struct workspace_plan *w, FILE *f)
 	if (!w)
 		return;
 	fprintf(f, "workspace:  clone of %s at %.12s%s%s%s (its own .git; the host's is never mounted), "
-		   "untracked files %s; new commits imported as %s%s\n",
+		   "untracked files %s; new commits imported as %s%s%s\n",
 		w->top, w->base, w->branch ? " (branch " : " (detached", w->branch ? w->branch : "", ")",
 		w->untracked_copy ? "copied (not imported)" : "left out",
 		w->target && streq(w->target, "current") ? "a fast-forward of the checked-out branch" : target_name(w),
-		w->import_uncommitted ? ", uncommitted work as a checkpoint commit" : "");
+		w->import_uncommitted ? ", uncommitted work as a checkpoint commit" : "",
+		w->review ? ", after your review and confirmation" : "");
 }
 
 void workspace_plan_json(const struct workspace_plan *w, struct json_object *o)
@@ -512,6 +560,7 @@ int workspace_prepare(struct aisb_plan *p)
 	mset(m, "target", w->target);
 	json_object_object_add(m, "untracked_copy", json_object_new_boolean(w->untracked_copy));
 	json_object_object_add(m, "import_uncommitted", json_object_new_boolean(w->import_uncommitted));
+	json_object_object_add(m, "review", json_object_new_boolean(w->review));
 	json_object_object_add(m, "created", json_object_new_int64((int64_t)time(NULL)));
 	mset(m, "state", "running");
 	r = meta_save(w->dir, m);
@@ -528,12 +577,16 @@ int workspace_prepare(struct aisb_plan *p)
 struct import {
 	struct gitrun g;
 	json_object *m;
-	const char *id, *dir, *top, *base;
+	const char *id, *dir, *top;
+	const char *base;       /* what the commits are validated and rebuilt on: the recorded base, or onto */
+	const char *orig_base;  /* the base the workspace was cloned at */
+	char onto[65];          /* the host branch's tip the commits were rebased onto, or "" */
 	char *q;                /* the quarantine repository */
 	char *out;              /* the export's output dir */
 	char **set;             /* the bundle's objects, sorted */
 	size_t nset;
 	char **chain;           /* the sandbox's commits, oldest first */
+	char **subjects;        /* the rebuilt commits: "OID12 subject" (sanitized), oldest first */
 	int n;
 	char tip[65], new[65];
 };
@@ -546,6 +599,7 @@ static void import_done(struct import *im)
 	free(im->out);
 	strv_free(im->set);
 	strv_free(im->chain);
+	strv_free(im->subjects);
 }
 
 /* One refusal: the message, recorded in workspace.json. Return: -EPERM. */
@@ -782,16 +836,45 @@ static char *untracked_list(const char *dir, size_t *len)
 	return text;
 }
 
+/* Rebased onto the moved branch: the copied untracked files that the host has since committed
+ * (in ONTO's tree) are not removed from the rebuilt trees but kept as ONTO has them, so the
+ * import never deletes a host file. @keep gets those entries for `update-index --index-info`. */
+static int untracked_in_onto(struct import *im, const char *ulist, size_t ulen, char **keep, size_t *keep_len)
+{
+	_cleanup_strv_free_ char **set = NULL;
+	struct gitrun_call c = { .dir = im->q, .in_fd = -1,
+				 .args = (const char *const[]){ "ls-tree", "-r", "-z", "--full-tree", im->onto, NULL } };
+	int r;
+
+	for (size_t off = 0; off < ulen; off += strlen(ulist + off) + 1)
+		if (ulist[off] && strv_push(&set, ulist + off) < 0)
+			return -ENOMEM;
+	strv_sort(set);
+	r = gitrun_call(&im->g, &c);
+	if (r != 0) {
+		log_error("import: cannot list the tree of %.12s: %s", im->onto, r < 0 ? strerror(-r) : c.err);
+		gitrun_call_done(&c);
+		return -EIO;
+	}
+	r = ws_ls_tree_filter(c.out, c.out_len, set, strv_length(set), keep, keep_len);
+	gitrun_call_done(&c);
+	return r < 0 ? r : 0;
+}
+
 /* Every commit of the line rebuilt with the user's identity on the rebuilt parent; the copied
- * untracked files removed from each tree. */
+ * untracked files removed from each tree (kept as the moved branch has them, when rebased). */
 static int import_rebuild(struct import *im)
 {
 	size_t ulen = 0;
 	_cleanup_free_ char *ulist = untracked_list(im->dir, &ulen);
 	_cleanup_free_ char *index = path_join(im->dir, "import.index"), *empty = path_join(im->dir, "import.empty");
-	_cleanup_free_ char *env_index = NULL, *env_wt = NULL;
+	_cleanup_free_ char *env_index = NULL, *env_wt = NULL, *keep = NULL;
 	char parent[65], err[GITRUN_ERR_MAX];
+	size_t keep_len = 0;
 	int r;
+
+	if (ulist && *im->onto && (r = untracked_in_onto(im, ulist, ulen, &keep, &keep_len)) < 0)
+		return r;
 
 	if (!index || !empty || asprintf(&env_index, "GIT_INDEX_FILE=%s", index) < 0 ||
 	    asprintf(&env_wt, "GIT_WORK_TREE=%s", empty) < 0)
@@ -816,6 +899,9 @@ static int import_rebuild(struct import *im)
 			if (r == 0)
 				r = call_out(im, im->q, (const char *const[]){ "update-index", "--force-remove", "-z", "--stdin", NULL },
 					     NULL, -1, ulist, ulen, envs, false, err, sizeof(err));
+			if (r == 0 && keep_len)
+				r = call_out(im, im->q, (const char *const[]){ "update-index", "-z", "--index-info", NULL }, NULL, -1,
+					     keep, keep_len, envs, false, err, sizeof(err));
 			if (r == 0)
 				r = call_out(im, im->q, (const char *const[]){ "write-tree", NULL }, &tree2, -1, NULL, 0, envs, false,
 					     err, sizeof(err));
@@ -836,6 +922,18 @@ static int import_rebuild(struct import *im)
 		chomp(newc);
 		if (r != 0 || !gitrun_is_oid(newc))
 			return log_error("import: git commit-tree failed: %s", err), -EIO;
+		{
+			/* for --review: the subject, the sandbox's text, bounded and sanitized */
+			size_t sl = strcspn(m, "\n");
+			char *line = NULL;
+			if (sl > mlen)
+				sl = mlen;
+			if (asprintf(&line, "%.12s %.*s%s", newc, (int)(sl > 100 ? 100 : sl), m, sl > 100 ? "..." : "") < 0)
+				return -ENOMEM;
+			gitrun_sanitize(line);
+			if (strv_push_take(&im->subjects, line) < 0)
+				return -ENOMEM;
+		}
 		snprintf(parent, sizeof(parent), "%s", newc);
 	}
 	(void)unlink(index);
@@ -888,6 +986,106 @@ static int worktree_lock(struct import *im, const char *state)
 	return fd;
 }
 
+/* The host branch moved since the sandbox started (the Pi extension's "compatible host
+ * advancement"): its tip ONTO must have the base as ancestor; the host's own commits ONTO ^BASE
+ * (host git on the host's objects only) are packed into <ws>/onto/onto.pack for the export
+ * sandbox, which rebases there. Sets im->onto (left "" when the branch did not move). @asked:
+ * --rebase was given (else --target current asks).
+ * Return: 0, -EPERM a refusal, -errno. */
+static int rebase_prepare(struct import *im, bool asked, char **onto_dir)
+{
+	const char *branch = mstr(im->m, "branch");
+	_cleanup_free_ char *ref = NULL, *now = NULL, *in = NULL, *dir = NULL;
+	_cleanup_close_ int dfd = -1;
+	char err[GITRUN_ERR_MAX];
+	int r;
+
+	if (!branch && !asked)
+		return 0; /* --target current refuses a detached start itself (publish_current) */
+	if (!branch)
+		return refuse(im, "--rebase: the workspace was cloned from a detached HEAD, there is no branch to follow; "
+			      "import without --rebase");
+	if (asprintf(&ref, "refs/heads/%s", branch) < 0)
+		return -ENOMEM;
+	if (gitrun_line(&im->g, im->top, &now, "rev-parse", "--verify", "-q", ref, (char *)NULL) != 0 || !gitrun_is_oid(now))
+		return refuse(im, "branch '%s', which the sandbox started from, no longer exists in '%s'; import as a new "
+			      "branch: aisb import %s --target aisb/%s", branch, im->top, im->id, im->id);
+	if (streq(now, im->base))
+		return 0;
+	r = call_out(im, im->top, (const char *const[]){ "merge-base", "--is-ancestor", (char *)im->base, now, NULL }, NULL, -1,
+		     NULL, 0, NULL, false, err, sizeof(err));
+	if (r == 1)
+		return refuse(im, "branch '%s' was rewritten since the sandbox started (its tip %.12s does not contain the "
+			      "base %.12s), so there is nothing to rebase onto; import as a new branch and merge it "
+			      "yourself: aisb import %s --target aisb/%s", branch, now, im->base, im->id, im->id);
+	if (r != 0)
+		return log_error("import: git merge-base failed in '%s': %s", im->top, err), -EIO;
+	if (asprintf(&in, "%s\n^%s\n", now, im->base) < 0 || !(dir = path_join(im->dir, "onto")))
+		return -ENOMEM;
+	(void)rm_rf(dir);
+	if (mkdir(dir, 0700) < 0)
+		return log_error_errno(-errno, "import: cannot create '%s': %m", dir);
+	{
+		struct gitrun_call c = { .dir = im->top, .in = in, .in_len = strlen(in), .in_fd = -1,
+					 .args = (const char *const[]){ "pack-objects", "--revs", "--stdout", "-q", NULL } };
+		r = gitrun_call(&im->g, &c);
+		if (r != 0) {
+			log_error("import: cannot pack the host's commits %.12s..%.12s: %s", im->base, now,
+				  r == -E2BIG ? "more than 64 MiB" : r < 0 ? strerror(-r) : c.err);
+			gitrun_call_done(&c);
+			return -EIO;
+		}
+		dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		r = dfd < 0 ? -errno : write_file_at(dfd, "onto.pack", c.out, c.out_len, 0600);
+		gitrun_call_done(&c);
+		if (r < 0)
+			return log_error_errno(r, "import: cannot write '%s/onto.pack': %m", dir);
+	}
+	{
+		/* the copied untracked files, which the rebase takes out of the sandbox's commits */
+		size_t ulen = 0;
+		_cleanup_free_ char *ulist = untracked_list(im->dir, &ulen);
+		if (ulist && (r = write_file_at(dfd, "untracked", ulist, ulen, 0600)) < 0)
+			return log_error_errno(r, "import: cannot write '%s/untracked': %m", dir);
+	}
+	snprintf(im->onto, sizeof(im->onto), "%s", now);
+	*onto_dir = TAKE_PTR(dir);
+	return 0;
+}
+
+/* The export said a commit did not apply on im->onto: the refusal names it and the conflicting
+ * paths (out/conflict-commit, out/conflicts: written by the sandbox, so bounded and sanitized). */
+static int refuse_conflict(struct import *im, bool not_a_line)
+{
+	_cleanup_close_ int cfd = open_out_file(im->out, "conflict-commit"), pfd = open_out_file(im->out, "conflicts");
+	char commit[80] = "", paths[480] = "";
+	ssize_t k;
+
+	if (cfd >= 0 && (k = read(cfd, commit, sizeof(commit) - 1)) > 0) {
+		commit[k] = 0;
+		commit[strcspn(commit, "\n")] = 0;
+	}
+	if (pfd >= 0 && (k = read(pfd, paths, sizeof(paths) - 1)) > 0) {
+		paths[k] = 0;
+		/* NUL-separated: ',' between the names; a list cut at the buffer ends in "..." */
+		for (ssize_t i = 0; i < k; i++)
+			if (!paths[i])
+				paths[i] = i + 1 < k ? ',' : 0;
+		if ((size_t)k == sizeof(paths) - 1)
+			memcpy(paths + sizeof(paths) - 4, "...", 4);
+	}
+	gitrun_sanitize(commit);
+	gitrun_sanitize(paths);
+	if (not_a_line)
+		return refuse(im, "the sandbox's commit %.12s is a merge or a new root: only a line of commits on the base is "
+			      "imported (or rebased onto the moved branch)", *commit ? commit : "?");
+	return refuse(im, "the host branch '%s' moved since the sandbox started (%.12s -> %.12s) and the sandbox's commit "
+		      "%.12s does not apply on it: conflict in %s; nothing was published and the branch is untouched; "
+		      "import on the old base as a new branch and merge it yourself: aisb import %s --target aisb/%s",
+		      mstr(im->m, "branch") ? mstr(im->m, "branch") : "?", im->orig_base, im->onto, *commit ? commit : "?",
+		      *paths ? paths : "(no file named: git could not apply it)", im->id, im->id);
+}
+
 /* --target current: the checked-out branch fast-forwarded, guarded. */
 static int publish_current(struct import *im)
 {
@@ -906,9 +1104,8 @@ static int publish_current(struct import *im)
 			      "from); import as a new branch: aisb import %s --target aisb/%s", im->top,
 			      head ? head : "a detached HEAD", branch, im->id, im->id);
 	if (gitrun_line(&im->g, im->top, &now, "rev-parse", "--verify", "-q", ref, (char *)NULL) != 0 || !streq(now, im->base))
-		return refuse(im, "--target current: branch '%s' moved since the sandbox started (%.12s -> %.12s); import "
-			      "as a new branch and merge it yourself: aisb import %s --target aisb/%s", branch, im->base,
-			      now ? now : "?", im->id, im->id);
+		return refuse(im, "--target current: branch '%s' moved during the import (%.12s -> %.12s); import "
+			      "again: aisb import %s --target current", branch, im->base, now ? now : "?", im->id);
 	r = call_out(im, im->top, (const char *const[]){ "status", "--porcelain=v1", "--untracked-files=no",
 						   "--ignore-submodules=none", NULL }, &status, -1, NULL, 0, NULL, false, err,
 		     sizeof(err));
@@ -953,7 +1150,7 @@ static int publish_branch(struct import *im, const char *name)
 		return -ENOMEM;
 	if (gitrun_line(&im->g, im->top, &old, "rev-parse", "--verify", "-q", ref, (char *)NULL) == 0 && old && *old) {
 		/* an existing branch moves only from the base or from this workspace's last import */
-		if (!streq(old, im->base) && !(prev && streq(old, prev)))
+		if (!streq(old, im->base) && !streq(old, im->orig_base) && !(prev && streq(old, prev)))
 			return refuse(im, "branch '%s' exists at %.12s, which is neither the base nor this session's "
 				      "last import; pick another: aisb import %s --target NAME", name, old, im->id);
 		if (branch_checked_out(im, ref))
@@ -970,11 +1167,140 @@ static int publish_branch(struct import *im, const char *name)
 	return 0;
 }
 
+#define REVIEW_MAX_LINES 200 /* per section; the rest is counted */
+
+/* One hardened git in the quarantine whose binary-safe stdout is kept in @out/@len. */
+static int q_out(struct import *im, const char *const *args, char **out, size_t *len)
+{
+	struct gitrun_call c = { .dir = im->q, .in_fd = -1, .args = args };
+	int r = gitrun_call(&im->g, &c);
+
+	if (r != 0) {
+		log_error("import: git %s failed in the quarantine: %s", args[0], r < 0 ? strerror(-r) : c.err);
+		gitrun_call_done(&c);
+		return -EIO;
+	}
+	*out = TAKE_PTR(c.out);
+	*len = c.out_len;
+	gitrun_call_done(&c);
+	return 0;
+}
+
+/* --review: what would be published, from the quarantine, after every check and the rebuild:
+ * the rebuilt commits, a diffstat of base..new, and the paths outside the tree's usual ones
+ * (ws_review_flag()). Only plumbing that prints no content runs (diff-tree --raw/--numstat with
+ * --no-ext-diff --no-textconv, ls-tree), in aisb's own repository with git's default config: no
+ * diff driver, textconv or attribute of the sandbox's can run. File contents are never printed;
+ * paths and subjects are the sandbox's text: control bytes become '?', and the values passed
+ * into the session are masked. */
+static int review_print(struct import *im, const char *target, const struct workspace_import_opts *o)
+{
+	_cleanup_free_ char *raw = NULL, *ns = NULL, *tops = NULL, *text = NULL;
+	_cleanup_free_ struct ws_change *ch = NULL;
+	_cleanup_strv_free_ char **top = NULL;
+	size_t raw_len, ns_len, tops_len, n = 0, text_len = 0, flagged = 0, shown = 0;
+	long long ins = 0, del = 0;
+	FILE *f;
+	int r;
+
+	if ((r = q_out(im, (const char *const[]){ "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+						  "--raw", (char *)im->base, im->new, NULL }, &raw, &raw_len)) < 0 ||
+	    (r = q_out(im, (const char *const[]){ "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+						  "--numstat", (char *)im->base, im->new, NULL }, &ns, &ns_len)) < 0 ||
+	    (r = q_out(im, (const char *const[]){ "ls-tree", "-z", "--name-only", (char *)im->base, NULL }, &tops, &tops_len)) < 0)
+		return r;
+	if (ws_raw_parse(raw, raw_len, &ch, &n) < 0 || ws_numstat_apply(ns, ns_len, ch, n) < 0)
+		return log_error("import: cannot read git diff-tree's listing for the review"), -EIO;
+	for (size_t off = 0; off < tops_len; off += strlen(tops + off) + 1)
+		if (tops[off] && strv_push(&top, tops + off) < 0)
+			return -ENOMEM;
+	strv_sort(top);
+	f = open_memstream(&text, &text_len);
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "review of session %s: %d commit(s) to publish as %s, on %.12s", im->id, im->n,
+		streq(target, "current") ? mstr(im->m, "branch") : target, im->base);
+	if (*im->onto)
+		fprintf(f, " (rebased onto the moved branch %s)", mstr(im->m, "branch") ? mstr(im->m, "branch") : "?");
+	fputc('\n', f);
+	fprintf(f, "commits (rebuilt with your identity):\n");
+	for (size_t i = 0; im->subjects && im->subjects[i]; i++)
+		fprintf(f, "  %s\n", im->subjects[i]);
+	fprintf(f, "diffstat (%.12s..%.12s):\n", im->base, im->new);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *path = strdup(ch[i].path);
+		if (!path)
+			break;
+		gitrun_sanitize(path);
+		if (ch[i].added >= 0) {
+			ins += ch[i].added;
+			del += ch[i].deleted;
+		}
+		if (i < REVIEW_MAX_LINES) {
+			if (ch[i].added < 0)
+				fprintf(f, "  %c %s | binary\n", ch[i].status, path);
+			else
+				fprintf(f, "  %c %s | +%lld -%lld\n", ch[i].status, path, ch[i].added, ch[i].deleted);
+		}
+		if (ws_review_flag(&ch[i], top, strv_length(top)))
+			flagged++;
+	}
+	if (n > REVIEW_MAX_LINES)
+		fprintf(f, "  ... and %zu more\n", n - REVIEW_MAX_LINES);
+	fprintf(f, "  %zu file(s) changed, %lld insertion(s)(+), %lld deletion(s)(-)\n", n, ins, del);
+	fprintf(f, "outside the usual paths (submodules, .gitattributes/.gitmodules, hook-like paths, dotfiles, new "
+		   "top-level entries, symlinks, executables): %zu\n", flagged);
+	for (size_t i = 0; i < n && shown < REVIEW_MAX_LINES; i++) {
+		const char *why = ws_review_flag(&ch[i], top, strv_length(top));
+		_cleanup_free_ char *path = why ? strdup(ch[i].path) : NULL;
+		if (!why || !path)
+			continue;
+		gitrun_sanitize(path);
+		fprintf(f, "  %c %s (%s)\n", ch[i].status, path, why);
+		shown++;
+	}
+	if (flagged > shown)
+		fprintf(f, "  ... and %zu more\n", flagged - shown);
+	if (fclose(f) != 0)
+		return -ENOMEM;
+	if (o->n_needles) {
+		uint64_t found = 0;
+		(void)scrub_buffer(text, text_len, o->needles, o->n_needles, &found);
+	}
+	fflush(stderr);
+	fwrite(text, 1, text_len, stdout);
+	fflush(stdout);
+	return 0;
+}
+
+/* After review_print(): publish? Return: 0 yes, -ECANCELED declined, -EPERM no terminal. */
+static int review_decide(struct import *im, const struct workspace_import_opts *o)
+{
+	int c;
+
+	if (o->yes)
+		return 0;
+	c = o->confirm ? o->confirm() : -ENOTTY;
+	if (c > 0)
+		return 0;
+	mset(im->m, "state", "review");
+	json_object_object_add(im->m, "pending", json_object_new_int(im->n));
+	(void)meta_save(im->dir, im->m);
+	if (c == 0) {
+		log_info("session %s: not published (declined at the review); the workspace is kept: aisb import %s "
+			 "[--review]", im->id, im->id);
+		return -ECANCELED;
+	}
+	log_error("session %s: not published: --review asks for your confirmation on a terminal and there is none; "
+		  "run 'aisb import %s --review' on one, or add --yes; the workspace is kept", im->id, im->id);
+	return -EPERM;
+}
+
 int workspace_import(const char *state, const char *id, const struct workspace_import_opts *o,
 		     workspace_exporter ex, env_getter get)
 {
 	struct import im = { .id = id };
-	_cleanup_free_ char *dir = ws_path(state, id, NULL), *repo = NULL, *target_buf = NULL;
+	_cleanup_free_ char *dir = ws_path(state, id, NULL), *repo = NULL, *target_buf = NULL, *onto_dir = NULL;
 	_cleanup_close_ int bfd = -1, lock = -1, wslock = -1;
 	const char *target;
 	bool checkpoint, dirty;
@@ -987,7 +1313,7 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 	if (!im.m)
 		return -ENOENT;
 	im.top = mstr(im.m, "project");
-	im.base = mstr(im.m, "base");
+	im.base = im.orig_base = mstr(im.m, "base");
 	if (!im.top || !im.base || !gitrun_is_oid(im.base)) {
 		json_object_put(im.m);
 		return log_error("workspace '%s' has no usable workspace.json", dir), -EINVAL;
@@ -1031,8 +1357,25 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 		import_done(&im);
 		return r;
 	}
+	/* the host branch moved: rebased onto its tip in the export (--target current always: it can
+	 * only fast-forward) */
+	if (o->rebase || streq(target, "current")) {
+		r = rebase_prepare(&im, o->rebase, &onto_dir);
+		if (r < 0) {
+			import_done(&im);
+			return r;
+		}
+	}
 	r = ex(&(struct workspace_export){ .repo = repo, .out = im.out, .base = im.base, .checkpoint = checkpoint,
-					   .script = workspace_export_script });
+					   .script = workspace_export_script, .onto = *im.onto ? im.onto : NULL,
+					   .onto_dir = onto_dir });
+	if (onto_dir)
+		(void)rm_rf(onto_dir);
+	if ((r == WORKSPACE_EXPORT_CONFLICT || r == WORKSPACE_EXPORT_NOT_A_LINE) && *im.onto) {
+		r = refuse_conflict(&im, r == WORKSPACE_EXPORT_NOT_A_LINE);
+		import_done(&im);
+		return r;
+	}
 	if (r != 0) {
 		r = refuse(&im, "the export sandbox failed (exit %d; its log: %s/log)", r, im.out);
 		import_done(&im);
@@ -1059,7 +1402,12 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 		return 0;
 	}
 
-	/* 2. validate in the quarantine, 3. rebuild, 4. publish */
+	/* 2. validate in the quarantine, 3. rebuild, 4. publish: on the branch's new tip when the
+	 * commits were rebased (the bundle's prerequisite, the parent of the first rebuilt commit,
+	 * what --target current fast-forwards from) */
+	if (*im.onto)
+		im.base = im.onto;
+	mset(im.m, "rebased_onto", *im.onto ? im.onto : NULL);
 	r = quarantine_create(&im);
 	if (r >= 0)
 		r = import_bundle(&im, bfd);
@@ -1069,6 +1417,8 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 		json_object_object_add(im.m, "pending", json_object_new_int(im.n));
 		r = import_rebuild(&im);
 	}
+	if (r >= 0 && o->review && (r = review_print(&im, target, o)) >= 0)
+		r = review_decide(&im, o);
 	if (r >= 0 && (lock = worktree_lock(&im, state)) < 0)
 		r = lock;
 	if (r >= 0) {
@@ -1088,14 +1438,14 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 		(void)meta_save(dir, im.m);
 		(void)rm_rf(im.q);
 		if (!o->quiet)
-			log_info("imported %d commit(s) of session %s as %s (%.12s..%.12s, rebuilt with your identity); "
+			log_info("imported %d commit(s) of session %s as %s (%.12s..%.12s, rebuilt with your identity%s%s); "
 				 "review: git log %.12s..%s", im.n, id,
-				 streq(target, "current") ? mstr(im.m, "branch") : target, im.base, im.new, im.base,
-				 streq(target, "current") ? mstr(im.m, "branch") : target);
+				 streq(target, "current") ? mstr(im.m, "branch") : target, im.base, im.new,
+				 *im.onto ? ", rebased onto the moved branch " : "", *im.onto ? mstr(im.m, "branch") : "", im.base, streq(target, "current") ? mstr(im.m, "branch") : target);
 		if (dirty && !o->quiet)
 			log_info("session %s left uncommitted work in its workspace: aisb import %s --import-uncommitted "
 				 "takes it as a checkpoint commit", id, id);
-	} else if (r != -EPERM) {
+	} else if (r != -EPERM && r != -ECANCELED) {
 		mset(im.m, "state", "refused");
 		(void)meta_save(dir, im.m);
 	}
@@ -1103,17 +1453,23 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 	return r;
 }
 
-int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_getter get)
+int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_getter get, int (*confirm)(void))
 {
 	const struct workspace_plan *w = p->workspace;
+	struct scrub_needle nd[SCRUB_MAX_NEEDLES];
+	size_t n_short = 0, n_nd = 0;
 	json_object *m;
 	int r;
 
 	if (!w || !w->dir)
 		return 0;
-	r = workspace_import(p->state_dir, p->session_id, &(struct workspace_import_opts){ .uncommitted = w->import_uncommitted },
+	if (w->review)
+		n_nd = scrub_needles(p, nd, &n_short);
+	r = workspace_import(p->state_dir, p->session_id,
+			     &(struct workspace_import_opts){ .uncommitted = w->import_uncommitted, .review = w->review,
+							      .confirm = confirm, .needles = nd, .n_needles = n_nd },
 			     ex, get);
-	if (r < 0)
+	if (r < 0 && r != -ECANCELED)
 		return r;
 	m = meta_load(w->dir);
 	if (m && streq(mstr(m, "state") ? mstr(m, "state") : "", "imported") &&

@@ -44,6 +44,7 @@ struct workspace_plan {
 	char *target;           /* NULL: aisb/<session>; "current"; or a branch name */
 	bool untracked_copy;    /* --untracked copy */
 	bool import_uncommitted;/* --import-uncommitted */
+	bool review;            /* --review: the end-of-run import asks before it publishes */
 	char *dir;              /* <state>/workspaces/<session>, once prepared */
 	env_getter get;         /* the host environment the plan was resolved with */
 };
@@ -55,15 +56,29 @@ struct workspace_export {
 	const char *base;
 	bool checkpoint;        /* also commit uncommitted work as one checkpoint commit */
 	const char *script;     /* the export script (workspace_export_script) */
+	/* The host branch moved: rebase the commits onto @onto (a commit with @base as ancestor)
+	 * inside the export. @onto_dir (mount it read-only at WORKSPACE_EXPORT_ONTO) holds onto.pack,
+	 * the host's commits ONTO ^BASE packed from the host's own objects. Both NULL: no rebase. */
+	const char *onto;
+	const char *onto_dir;
 };
 
 /* Runs the export in a sandbox; returns its exit code (0: ran). Logs on failure. */
 typedef int (*workspace_exporter)(const struct workspace_export *e);
 
-/* The POSIX sh script the export sandbox runs: `sh -c SCRIPT aisb-export BASE CHECKPOINT` with
- * the clone at WORKSPACE_EXPORT_REPO (read-only) and WORKSPACE_EXPORT_OUT (read-write). */
+/* The POSIX sh script the export sandbox runs: `sh -c SCRIPT aisb-export BASE CHECKPOINT [ONTO]`
+ * with the clone at WORKSPACE_EXPORT_REPO (read-only), WORKSPACE_EXPORT_OUT (read-write) and,
+ * with ONTO, the host's new commits at WORKSPACE_EXPORT_ONTO (read-only). Its exit codes: 0 done,
+ * 3-5 the clone could not be read or packed, 6 the rebase could not be set up, 7 a commit did not
+ * apply on ONTO (out/conflict-commit names it, out/conflicts the conflicting paths, NUL-separated),
+ * 8 a commit to rebase is a merge or a root (out/conflict-commit names it). With ONTO,
+ * WORKSPACE_EXPORT_ONTO/untracked (NUL-separated) lists the files copied in as untracked: the
+ * rebase takes them out of the commits first. */
 #define WORKSPACE_EXPORT_REPO "/aisb-export/repo"
 #define WORKSPACE_EXPORT_OUT "/aisb-export/out"
+#define WORKSPACE_EXPORT_ONTO "/aisb-export/onto"
+#define WORKSPACE_EXPORT_CONFLICT 7
+#define WORKSPACE_EXPORT_NOT_A_LINE 8
 extern const char workspace_export_script[];
 
 /**
@@ -73,12 +88,13 @@ extern const char workspace_export_script[];
  * @untracked: "none" or "copy" (NULL: none)
  * @target: NULL, "current" or a branch name
  * @import_uncommitted: the flag
+ * @review: --review
  * @get: the host environment
  *
  * Logs on failure. Return: 0 or an exit code (78 when the project is not a git repository with a
  * commit, or a target is invalid; 125).
  */
-int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *target, bool import_uncommitted,
+int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *target, bool import_uncommitted, bool review,
 		      env_getter get);
 
 /**
@@ -90,10 +106,22 @@ int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *ta
  */
 int workspace_prepare(struct aisb_plan *p);
 
+struct scrub_needle;
+
 struct workspace_import_opts {
 	const char *target;     /* overrides the recorded target when non-NULL */
 	bool uncommitted;       /* --import-uncommitted */
+	bool rebase;            /* --rebase: onto the host branch's tip when it moved (--target current: always) */
 	bool quiet;
+	/* --review: once validated and rebuilt, what would be published is printed on stdout
+	 * (commits, diffstat, the paths outside the tree's usual ones), and it is published only
+	 * when @yes or @confirm says 1 (0: declined; <0: no terminal to ask on, refused) */
+	bool review;
+	bool yes;
+	int (*confirm)(void);
+	/* values passed into the session (--env ...): masked in the review (ns/scrub.h) */
+	const struct scrub_needle *needles;
+	size_t n_needles;
 };
 
 /**
@@ -105,7 +133,8 @@ struct workspace_import_opts {
  * @get: the host environment
  *
  * Logs (the outcome, and every refusal with its reason). Return: 0 (imported, or nothing to
- * import), -EPERM a refusal (the workspace is kept), -ENOENT no such workspace, other -errno.
+ * import), -EPERM a refusal (the workspace is kept; also --review without a terminal to
+ * confirm on), -ECANCELED declined at the review (kept), -ENOENT no such workspace, other -errno.
  */
 int workspace_import(const char *state, const char *id, const struct workspace_import_opts *o,
 		     workspace_exporter ex, env_getter get);
@@ -114,11 +143,13 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
  * workspace_finish() - after a clone run: import, then remove the workspace when nothing is left
  * @p: the plan of the run
  * @ex, @get: as for workspace_import()
+ * @confirm: asks on the terminal, for --review (see workspace_import_opts)
  *
- * The workspace stays when the import was refused, when uncommitted work was left behind, or
- * with --keep. Logs. Return: 0, or -errno when something was not imported.
+ * The workspace stays when the import was refused or declined, when uncommitted work was left
+ * behind, or with --keep. Logs. Return: 0 (also when declined at the review), or -errno when
+ * something was not imported.
  */
-int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_getter get);
+int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_getter get, int (*confirm)(void));
 
 /* `aisb ps`: one line per workspace (id, state, base, pending commits, target, project), after
  * a header; nothing when there are none. @live tells whether a session is live. Does not log. */

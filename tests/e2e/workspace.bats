@@ -335,19 +335,23 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[ "$(git log -1 --format=%s "$(imported)")" = v ]
 }
 
-@test "workspace: --target current refuses when the host branch moved or tracked files are dirty; the unmoved branch (control) fast-forwards" {
+@test "workspace: --target current refuses when the host branch was rewritten or tracked files are dirty; the unmoved branch (control) fast-forwards" {
 	clone_run --keep -- 'echo x >x && git add x && git commit -q -m x'
 	[ "$status" -eq 0 ]
 	local id
 	id=$(imported)
 	id=${id#aisb/}
-	# the host branch moves meanwhile
-	git commit -q --allow-empty -m "host moved"
+	# the host branch is rewritten meanwhile: its tip no longer contains the base
+	git checkout -q --orphan tmp
+	git commit -q -m "rewritten root"
+	git branch -q -f main tmp
+	git checkout -q main
+	git branch -q -D tmp
 	local moved
 	moved=$(git rev-parse main)
 	run "$AISB" import "$id" --target current
 	[ "$status" -eq 78 ]
-	[[ "$output" == *"moved since the sandbox started"* ]]
+	[[ "$output" == *"was rewritten since the sandbox started"* ]]
 	[ "$(git rev-parse main)" = "$moved" ]
 	[ ! -e x ]
 	# dirty tracked files
@@ -363,6 +367,176 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[ "$status" -eq 0 ]
 	[ "$(git rev-list --count "$BASE..main")" -eq 1 ]
 	[ "$(cat x)" = x ]
+	[[ "$output" != *rebased* ]]
+}
+
+# moved_setup: a kept workspace (its commits: x added, a line appended to tracked) whose host
+# branch then moves by one commit of the host's, which edits FILE (default: adds hostfile).
+# Sets ID and MOVED.
+moved_setup() {
+	# hooks and an fsmonitor planted in the clone: they would run if host git ran there
+	clone_run --keep -- 'echo x >x && git add x && git commit -q -m "agent: x" && echo agent >>tracked && git commit -q -am "agent: tracked" &&
+		mkdir -p .git/hooks && for h in post-rewrite post-checkout post-commit pre-commit; do printf "#!/bin/sh\ntouch '"$MARK"'\n" >.git/hooks/$h; chmod +x .git/hooks/$h; done &&
+		git config core.fsmonitor "touch '"$MARK"'; true"'
+	[ "$status" -eq 0 ]
+	ID=$(imported)
+	ID=${ID#aisb/}
+	git branch -q -D "aisb/$ID"
+	if [ "${1:-}" = tracked ]; then
+		echo host >>tracked
+		git commit -q -am "host: tracked"
+	else
+		echo host >hostfile
+		git add hostfile
+		git commit -q -m "host: hostfile"
+	fi
+	MOVED=$(git rev-parse main)
+}
+
+@test "workspace: a moved host branch: --target current rebases the commits onto its tip (in the export sandbox) and fast-forwards; host history intact" {
+	moved_setup
+	local host_commit
+	host_commit=$(git cat-file commit "$MOVED" | sha256sum)
+	run "$AISB" import "$ID" --target current
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"rebased onto the moved branch main"* ]]
+	# the host's commit is kept as it was, the sandbox's two are on top of it, rebuilt
+	[ "$(git rev-list --count "$MOVED..main")" -eq 2 ]
+	[ "$(git rev-parse main~2)" = "$MOVED" ]
+	[ "$(git cat-file commit "$MOVED" | sha256sum)" = "$host_commit" ]
+	[ "$(git rev-parse "$MOVED~1")" = "$BASE" ]
+	[ "$(git log --format=%s "$MOVED..main" | tr '\n' '|')" = "agent: tracked|agent: x|" ]
+	[ "$(git log -1 --format='%an <%ae>|%cn <%ce>' main)" = "Host <host@example.com>|Host <host@example.com>" ]
+	git log -1 --format=%B main | grep -q "^Aisb-Session: $ID$"
+	[ "$(cat x)" = x ]
+	[ "$(cat hostfile)" = host ]
+	[ "$(printf 'one\nagent\n')" = "$(cat tracked)" ]
+	[ -z "$(git status --porcelain)" ]
+	[ -z "$(git for-each-ref 'refs/aisb-recovery/*')" ]
+	git fsck --strict --no-dangling >/dev/null 2>&1
+	# nothing planted in the clone ran on the host; the host's pack for the export is gone
+	[ ! -e "$MARK" ]
+	[ ! -e "$XDG_STATE_HOME/aisb/workspaces/$ID/onto" ]
+}
+
+@test "workspace: the host branch moves while a --target current run is live: its end-of-run import rebases onto it; unmoved (control) fast-forwards from the base" {
+	mkdir "$WORK/sig"
+	# the sandbox commits, says so through a mounted directory, and waits for the host's move
+	sb --workspace clone --target current --mount "$WORK/sig:/sig:rw" -- sh -c '
+		echo x >x && git add x && git commit -q -m "agent: x" && touch /sig/committed &&
+		while [ ! -e /sig/go ]; do sleep 0.1; done' >"$WORK/log" 2>&1 &
+	local pid=$! moved
+	while [ ! -e "$WORK/sig/committed" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+	[ -e "$WORK/sig/committed" ]
+	echo host >hostfile
+	git add hostfile
+	git commit -q -m "host: during the run"
+	moved=$(git rev-parse main)
+	touch "$WORK/sig/go"
+	wait "$pid"
+	grep -q "rebased onto the moved branch main" "$WORK/log"
+	[ "$(git rev-parse main~1)" = "$moved" ]
+	[ "$(git log -1 --format=%s main)" = "agent: x" ]
+	[ "$(cat x)" = x ]
+	[ "$(cat hostfile)" = host ]
+	[ -z "$(git status --porcelain)" ]
+	# control: nobody moves the branch, the run fast-forwards from its base as before
+	local base2
+	base2=$(git rev-parse main)
+	clone_run --target current -- 'echo z >z && git add z && git commit -q -m z'
+	[ "$status" -eq 0 ]
+	[[ "$output" != *rebased* ]]
+	[ "$(git rev-parse main~1)" = "$base2" ]
+}
+
+@test "workspace: a moved host branch: import --rebase puts a new branch on its tip; without --rebase (control) it stays on the base" {
+	moved_setup
+	run "$AISB" import "$ID" --target onbase
+	[ "$status" -eq 0 ]
+	[[ "$output" != *rebased* ]]
+	[ "$(git rev-parse onbase~2)" = "$BASE" ]
+	run "$AISB" import "$ID" --target rebased --rebase
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"rebased onto the moved branch main"* ]]
+	[ "$(git rev-parse rebased~2)" = "$MOVED" ]
+	[ "$(git show rebased:hostfile)" = host ]
+	[ "$(git show rebased:x)" = x ]
+	# the checked-out branch and worktree are not touched by a branch target
+	[ "$(git rev-parse main)" = "$MOVED" ]
+	[ ! -e x ]
+}
+
+@test "workspace: a moved host branch whose commit conflicts: refused naming the file, branch, worktree and workspace intact; unmoved (control) fast-forwards" {
+	moved_setup tracked
+	local before
+	before=$(host_state)
+	run "$AISB" import "$ID" --target current
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"does not apply on it: conflict in tracked"* ]]
+	[[ "$output" == *"the workspace is kept"* ]]
+	[ "$(host_state)" = "$before" ]
+	[ "$(git rev-parse main)" = "$MOVED" ]
+	[ -z "$(git for-each-ref 'refs/aisb-recovery/*' 'refs/heads/aisb/*')" ]
+	"$AISB" inspect "$ID" | grep -q 'state:    refused: .*conflict in tracked'
+	# the same refusal for a branch target with --rebase, which creates nothing
+	run "$AISB" import "$ID" --target rebased --rebase
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"conflict in tracked"* ]]
+	run git rev-parse -q --verify rebased
+	[ "$status" -ne 0 ]
+	# nothing of the sandbox's work was lost: the workspace still imports on the old base ...
+	run "$AISB" import "$ID" --target kept
+	[ "$status" -eq 0 ]
+	[ "$(git rev-parse kept~2)" = "$BASE" ]
+	[ "$(git show kept:tracked)" = "$(printf 'one\nagent')" ]
+	# ... and (control) with the host branch back where the sandbox started, fast-forwards
+	git reset -q --hard "$BASE"
+	run "$AISB" import "$ID" --target current
+	[ "$status" -eq 0 ]
+	[[ "$output" != *rebased* ]]
+	[ "$(git rev-parse main~2)" = "$BASE" ]
+	[ "$(cat x)" = x ]
+}
+
+@test "workspace: a moved host branch and a sandbox merge: the rebase is refused naming the merge; a line (control) is rebased" {
+	clone_run --keep -- 'git checkout -q -b side && echo s >s && git add s && git commit -q -m s &&
+		git checkout -q main && echo m >m && git add m && git commit -q -m m && git merge -q --no-edit side'
+	[ "$status" -eq 125 ]
+	local id
+	id=$(ws_ids)
+	git commit -q --allow-empty -m "host moved"
+	run "$AISB" import "$id" --target current
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"is a merge or a new root"* ]]
+	[ ! -e m ]
+	# control: a line of commits on the same moved branch
+	moved_setup
+	run "$AISB" import "$ID" --target current
+	[ "$status" -eq 0 ]
+	[[ "$output" == *rebased* ]]
+}
+
+@test "workspace: a moved host branch that committed a file copied in as untracked keeps the host's version; unmoved (control) the file stays out" {
+	echo notes >notes.txt
+	clone_run --untracked copy --keep -- 'test -e notes.txt && echo sandbox >>notes.txt && git add -f notes.txt && echo y >y && git add y && git commit -q -m y'
+	[ "$status" -eq 0 ]
+	local id
+	id=$(imported)
+	id=${id#aisb/}
+	# control: on the unmoved base, the copied file is left out of the imported tree
+	run git cat-file -e "aisb/$id:notes.txt"
+	[ "$status" -ne 0 ]
+	git branch -q -D "aisb/$id"
+	# the host commits its untracked file meanwhile: the rebased import must not delete it
+	git add notes.txt
+	git commit -q -m "host: notes"
+	run "$AISB" import "$id" --target current
+	[ "$status" -eq 0 ]
+	[[ "$output" == *rebased* ]]
+	[ "$(git show main:notes.txt)" = notes ]
+	[ "$(cat notes.txt)" = notes ]
+	[ "$(git show main:y)" = y ]
+	[ -z "$(git status --porcelain)" ]
 }
 
 @test "workspace: --target current that cannot update the worktree sets the branch back and keeps refs/aisb-recovery/<id>; without the obstacle (control) it fast-forwards" {
@@ -385,6 +559,136 @@ FORGE_TAIL='git config core.fsmonitor "cp '"/aisb-export/repo/.git/forged.bundle
 	[ "$(cat x)" = sandbox ]
 	[ "$(git rev-list --count "$BASE..main")" -eq 1 ]
 	[ -z "$(git for-each-ref 'refs/aisb-recovery/*')" ]
+}
+
+# review_commits: the sandbox's work for the --review tests: an ordinary edit, files in an
+# existing directory, and one path of each kind the review names.
+REVIEW_WORK='echo two >>tracked && echo b >src/b.c &&
+	mkdir -p .github/workflows newdir .husky && echo ci >.github/workflows/ci.yml && echo f >newdir/f &&
+	printf "#!/bin/sh\n" >.husky/pre-commit && chmod +x .husky/pre-commit &&
+	printf "#!/bin/sh\n" >src/run.sh && chmod +x src/run.sh && echo "*.c filter=x" >.gitattributes &&
+	git add -A && git commit -q -m "agent: review me" && echo c >>src/a.c && git commit -q -am "agent: second"'
+
+review_setup() {
+	mkdir src
+	echo a >src/a.c
+	git add src
+	git commit -q -m src
+	BASE=$(git rev-parse HEAD)
+}
+
+@test "workspace: --review shows the commits, the diffstat and the paths outside the usual ones; without a terminal nothing is published, --yes (control) publishes" {
+	review_setup
+	clone_run --review -- "$REVIEW_WORK" </dev/null
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"not published: --review asks for your confirmation on a terminal"* ]]
+	[ -z "$(imported)" ]
+	local id
+	id=$(ws_ids)
+	[[ "$output" == *"review of session $id: 2 commit(s) to publish as aisb/$id, on ${BASE:0:12}"* ]]
+	[[ "$output" == *" agent: review me"* ]]
+	[[ "$output" == *" agent: second"* ]]
+	[[ "$output" == *"M tracked | +1 -0"* ]]
+	[[ "$output" == *"M src/a.c | +1 -0"* ]]
+	[[ "$output" == *"8 file(s) changed, 8 insertion(s)(+), 0 deletion(s)(-)"* ]]
+	[[ "$output" == *"outside the usual paths"*": 5"* ]]
+	[[ "$output" == *"A .gitattributes (git control file)"* ]]
+	[[ "$output" == *"A .github/workflows/ci.yml (dotfile)"* ]]
+	[[ "$output" == *"A .husky/pre-commit (hook-like path)"* ]]
+	[[ "$output" == *"A newdir/f (new top-level entry)"* ]]
+	[[ "$output" == *"A src/run.sh (executable)"* ]]
+	# an ordinary file in a directory the host has is not named
+	[[ "$output" != *"src/b.c ("* ]]
+	"$AISB" inspect "$id" | grep -q 'state:    review'
+	# aisb import --review without a terminal: the same refusal, 78
+	run "$AISB" import "$id" --review </dev/null
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"A newdir/f (new top-level entry)"* ]]
+	[ -z "$(imported)" ]
+	# --yes without --review is a usage error
+	run "$AISB" import "$id" --yes
+	[ "$status" -eq 2 ]
+	# control: --yes publishes what was shown
+	run "$AISB" import "$id" --review --yes </dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"review of session $id"* ]]
+	[ "$(git rev-list --count "$BASE..aisb/$id")" -eq 2 ]
+	[ "$(git show "aisb/$id:newdir/f")" = f ]
+}
+
+@test "workspace: --review on a terminal: declined (n) publishes nothing and keeps the workspace; confirmed (y, control) publishes" {
+	review_setup
+	clone_run --keep -- "$REVIEW_WORK"
+	[ "$status" -eq 0 ]
+	local id py
+	id=$(ws_ids)
+	git branch -q -D "aisb/$id"
+	py=/usr/bin/python3
+	[ -x "$py" ] || py=/usr/local/bin/python3
+	run "$py" "$BATS_TEST_DIRNAME/lib/fake-terminal.py" --answer "publish these commits? [y/N]" n "$WORK/out" "$AISB" import "$id" --review
+	[ "$status" -eq 1 ]
+	grep -q "A .husky/pre-commit (hook-like path)" "$WORK/out"
+	grep -q "not published (declined at the review)" "$WORK/out"
+	[ -z "$(imported)" ]
+	[ -d "$XDG_STATE_HOME/aisb/workspaces/$id/repo" ]
+	# the prompt comes after the review, which the user reads first
+	[ "$(grep -n 'publish these commits' "$WORK/out" | cut -d: -f1)" -gt "$(grep -n 'outside the usual paths' "$WORK/out" | cut -d: -f1)" ]
+	# control: the same review, confirmed
+	run "$py" "$BATS_TEST_DIRNAME/lib/fake-terminal.py" --answer "publish these commits? [y/N]" y "$WORK/out2" "$AISB" import "$id" --review
+	[ "$status" -eq 0 ]
+	grep -q "imported 2 commit(s) of session $id" "$WORK/out2"
+	[ "$(git rev-list --count "$BASE..aisb/$id")" -eq 2 ]
+	[ "$(git rev-parse "aisb/$id~2")" = "$BASE" ]
+}
+
+@test "workspace: run --review at the end of a run on a terminal: declined keeps the workspace and the command's status; confirmed (control) publishes" {
+	local py
+	py=/usr/bin/python3
+	[ -x "$py" ] || py=/usr/local/bin/python3
+	run "$py" "$BATS_TEST_DIRNAME/lib/fake-terminal.py" --answer "publish these commits? [y/N]" n "$WORK/out" \
+		"$AISB" --net none --workspace clone --review -- sh -c 'echo q >q && git add q && git commit -q -m q'
+	[ "$status" -eq 0 ]
+	grep -q "A q | +1 -0" "$WORK/out"
+	grep -q "not published (declined at the review)" "$WORK/out"
+	grep -q "workspace kept" "$WORK/out"
+	[ -z "$(imported)" ]
+	[ -n "$(ws_ids)" ]
+	run "$py" "$BATS_TEST_DIRNAME/lib/fake-terminal.py" --answer "publish these commits? [y/N]" y "$WORK/out2" \
+		"$AISB" --net none --workspace clone --review -- sh -c 'echo r >r && git add r && git commit -q -m r'
+	[ "$status" -eq 0 ]
+	grep -q "imported 1 commit(s)" "$WORK/out2"
+	[ "$(git log -1 --format=%s "$(imported)")" = r ]
+}
+
+@test "workspace: --review never prints a value passed with --env: masked in subjects and paths at the run's review, contents never shown; the value (control) is in the published commits" {
+	review_setup
+	local canary=aisb-canary-7f3e9b2d41
+	clone_run --review --env SECRET="$canary" -- 'echo "$SECRET" >src/leak.c && mkdir "d-$SECRET" && echo x >"d-$SECRET/f" &&
+		git add -A && git commit -q -m "agent: $SECRET in the subject"' </dev/null
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"review of session"* ]]
+	[[ "$output" != *"$canary"* ]]
+	[[ "$output" == *"agent: REDACTED"* ]]
+	[[ "$output" == *"A d-REDACTED"* ]]
+	local id
+	id=$(ws_ids)
+	run grep -q "$canary" "$XDG_STATE_HOME/aisb/workspaces/$id/workspace.json"
+	[ "$status" -eq 1 ]
+	# a later aisb import --review does not know the value: it never shows a file's content
+	clone_run --env SECRET="$canary" --keep -- 'echo "$SECRET" >src/leak2.c && git add -A && git commit -q -m "agent: content only"'
+	[ "$status" -eq 0 ]
+	local id2
+	id2=$(imported)
+	id2=${id2#aisb/}
+	run "$AISB" import "$id2" --review --yes </dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"A src/leak2.c | +1 -0"* ]]
+	[[ "$output" != *"$canary"* ]]
+	# control: the value really was there
+	run "$AISB" import "$id"
+	[ "$status" -eq 0 ]
+	[ "$(git show "aisb/$id:src/leak.c")" = "$canary" ]
+	[ "$(git show "aisb/$id2:src/leak2.c")" = "$canary" ]
 }
 
 @test "workspace: --untracked copy brings untracked files but not ignored or .aisbignore'd ones, and never imports them" {

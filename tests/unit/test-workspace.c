@@ -167,6 +167,112 @@ static void test_exclude_pattern(void **state)
 	free(p);
 }
 
+static void test_ls_tree_filter(void **state)
+{
+	static const char ls[] = "100644 blob " B "\tkeep.txt\0"
+				 "100644 blob " T "\tother\0"
+				 "100755 blob " C "\tsub/dir/keep too\0";
+	char p0[] = "keep.txt", p1[] = "missing", p2[] = "sub/dir/keep too";
+	char *paths[] = { p0, p1, p2 }; /* sorted */
+	char *out;
+	size_t len;
+	(void)state;
+	assert_int_equal(ws_ls_tree_filter(ls, sizeof(ls) - 1, paths, 3, &out, &len), 2);
+	assert_int_equal(len, strlen("100644 blob " B "\tkeep.txt") + 1 + strlen("100755 blob " C "\tsub/dir/keep too") + 1);
+	assert_string_equal(out, "100644 blob " B "\tkeep.txt");
+	assert_string_equal(out + strlen(out) + 1, "100755 blob " C "\tsub/dir/keep too");
+	free(out);
+	/* none kept */
+	assert_int_equal(ws_ls_tree_filter(ls, sizeof(ls) - 1, paths + 1, 1, &out, &len), 0);
+	assert_null(out);
+	assert_int_equal(len, 0);
+	/* a record without a tab */
+	assert_int_equal(ws_ls_tree_filter("100644 blob x", 13, paths, 3, &out, &len), -EINVAL);
+}
+
+static void test_review_parse(void **state)
+{
+	static const char raw[] = ":000000 100644 " X " " B " A\0new file\0"
+				  ":100644 100755 " B " " C " M\0run.sh\0";
+	static const char ns[] = "3\t0\tnew file\0-\t-\trun.sh\0";
+	struct ws_change *c = NULL;
+	size_t n = 0;
+	(void)state;
+	assert_int_equal(ws_raw_parse(raw, sizeof(raw) - 1, &c, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(c[0].status, 'A');
+	assert_int_equal(c[0].new_mode, 0100644);
+	assert_string_equal(c[0].path, "new file");
+	assert_int_equal(c[1].old_mode, 0100644);
+	assert_int_equal(c[1].new_mode, 0100755);
+	assert_int_equal(ws_numstat_apply(ns, sizeof(ns) - 1, c, n), 0);
+	assert_int_equal(c[0].added, 3);
+	assert_int_equal(c[0].deleted, 0);
+	assert_int_equal(c[1].added, -1);
+	/* another path in the numstat, a cut record, a bad status */
+	assert_int_equal(ws_numstat_apply("3\t0\tother\0", 10, c, 1), -EINVAL);
+	free(c);
+	{
+		static const char nopath[] = ":100644 100644 " B " " C " M\0";
+		static const char badst[] = ":100644 100644 " B " " C " Z\0p\0";
+		static const char good[] = ":100644 100644 " B " " C " M\0p\0";
+		assert_int_equal(ws_raw_parse(nopath, sizeof(nopath) - 1, &c, &n), -EINVAL);
+		assert_int_equal(ws_raw_parse(badst, sizeof(badst) - 1, &c, &n), -EINVAL);
+		assert_int_equal(ws_raw_parse(good, sizeof(good) - 1, &c, &n), 0);
+		assert_int_equal(n, 1);
+		free(c);
+	}
+	assert_int_equal(ws_raw_parse("", 0, &c, &n), 0);
+	assert_int_equal(n, 0);
+	free(c);
+}
+
+static void test_review_flag(void **state)
+{
+	char t0[] = "README", t1[] = "src";
+	char *top[] = { t0, t1 };
+	static const struct {
+		char status;
+		unsigned om, nm;
+		const char *path, *why;
+	} cases[] = {
+		{ 'A', 0, 0100644, "src/x.c", NULL },
+		{ 'A', 0, 0100644, "README", NULL },
+		{ 'M', 0100644, 0100644, "src/x.c", NULL },
+		{ 'D', 0100755, 0, ".husky/pre-commit", NULL },
+		{ 'A', 0, 0100644, "newdir/f", "new top-level entry" },
+		{ 'A', 0, 0100644, "LICENSE", "new top-level entry" },
+		{ 'A', 0, 0100644, ".envrc", "dotfile" },
+		{ 'A', 0, 0100644, ".github/workflows/ci.yml", "dotfile" },
+		{ 'A', 0, 0100644, "src/.hidden", "dotfile" },
+		{ 'A', 0, 0100755, "src/hooks/post-checkout", "hook-like path" },
+		{ 'A', 0, 0100755, ".husky/pre-commit", "hook-like path" },
+		{ 'A', 0, 0100644, "src/githooks/x", "hook-like path" },
+		{ 'A', 0, 0100644, "src/.gitattributes", "git control file" },
+		{ 'M', 0100644, 0100644, ".gitmodules", "git control file" },
+		{ 'A', 0, 0160000, "src/sub", "submodule" },
+		{ 'T', 0100644, 0160000, "src/x", "submodule" },
+		{ 'A', 0, 0120000, "src/link", "symlink" },
+		{ 'A', 0, 0100755, "src/run.sh", "executable" },
+		{ 'M', 0100644, 0100755, "src/x.sh", "made executable" },
+		{ 'T', 0100644, 0120000, "src/y", "made a symlink" },
+		{ 'M', 0100755, 0100755, "src/run.sh", NULL },
+		{ 'A', 0, 0100644, "srcx/f", "new top-level entry" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ws_change c = { .status = cases[i].status, .old_mode = cases[i].om, .new_mode = cases[i].nm,
+				       .path = cases[i].path };
+		const char *why = ws_review_flag(&c, top, 2);
+		if (!cases[i].why)
+			assert_null(why);
+		else {
+			assert_non_null(why);
+			assert_string_equal(why, cases[i].why);
+		}
+	}
+}
+
 static void test_branch_names(void **state)
 {
 	static const char *const good[] = { "aisb/abc123", "feature", "a.b", "x-y_z", "current-work" };
@@ -192,6 +298,9 @@ int main(void)
 		cmocka_unit_test(test_oidset),
 		cmocka_unit_test(test_exclude_pattern),
 		cmocka_unit_test(test_branch_names),
+		cmocka_unit_test(test_ls_tree_filter),
+		cmocka_unit_test(test_review_parse),
+		cmocka_unit_test(test_review_flag),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

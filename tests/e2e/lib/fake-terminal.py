@@ -5,11 +5,17 @@
 # (`CSI Pi;Pp;Pt;Pl;Pb;Pr * y`, a checksum of a screen rectangle) with `DCS Pi ! ~ XXXX ST`,
 # a checksum of the "screen", i.e. of what it read. Everything CMD wrote is saved in OUT. Exits
 # with CMD's status once it has exited and its output is drained.
+# With --answer PROMPT ANSWER first, it also types ANSWER and a newline once CMD has written
+# PROMPT (a state, not a time); CMD ending without ever showing PROMPT exits 2.
 import os
 import pty
 import re
 import sys
 
+prompt = answer = None
+if sys.argv[1] == "--answer":
+    prompt, answer = sys.argv[2].encode(), sys.argv[3].encode()
+    del sys.argv[1:4]
 out_path, argv = sys.argv[1], sys.argv[2:]
 pid, fd = pty.fork()
 if pid == 0:
@@ -24,6 +30,9 @@ while True:
     if not k:
         break
     seen += k
+    if prompt is not None and prompt in seen:
+        os.write(fd, answer + b"\n")
+        prompt = None
     pos = answered
     for m in re.finditer(rb"\x1b\[(?:5n|(\d*)(?:;\d*)*\*y)", seen[answered:]):
         if m.group(0) == b"\x1b[5n":
@@ -36,4 +45,4 @@ while True:
 with open(out_path, "wb") as f:
     f.write(seen)
 _, st = os.waitpid(pid, 0)
-sys.exit(os.waitstatus_to_exitcode(st))
+sys.exit(2 if prompt is not None else os.waitstatus_to_exitcode(st))
