@@ -129,8 +129,13 @@ sb_probes() {
 	local probe='for f in slabinfo kpageflags vmallocinfo keys; do if head -c 1 /proc/$f >/dev/null 2>&1; then echo "$f $(head -c 4096 /proc/$f | wc -c)"; else echo "$f refused"; fi; done'
 	run sb -- sh -c "$probe"
 	[ "$status" -eq 0 ]
+	# a root caller's sandbox is not uid 0 (issue 22): the kernel refuses as for any user
+	[ "${lines[*]}" = "slabinfo refused kpageflags refused vmallocinfo refused keys 0" ]
 	if is_root; then
-		# before the covers a root caller's sandbox read all four (measured)
+		# left at kernel uid 0 (AISB_TEST_NO_IDMAP=1), the covers hide them; before the covers
+		# such a sandbox read all four (measured)
+		run env AISB_TEST_NO_IDMAP=1 "$AISB" --net none -- sh -c "$probe"
+		[ "$status" -eq 0 ]
 		[ "${lines[*]}" = "slabinfo 0 kpageflags 0 vmallocinfo 0 keys 0" ]
 		# control: the host's root reads them
 		[ "$(head -c 4096 /proc/slabinfo | wc -c)" -gt 0 ]
