@@ -343,14 +343,12 @@ int limits_finish(const struct aisb_plan *p, struct limits_run *lr, int code)
 	return code;
 }
 
-int limits_apply_pidns(const struct aisb_plan *p)
+int limits_write_pid_max(uint64_t pids_max)
 {
 	char buf[24];
 	int fd, n, r = 0;
 
-	if (!p->limits_pidns)
-		return 0;
-	n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", limits_pidns_pid_max(p->limits.pids_max));
+	n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", limits_pidns_pid_max(pids_max));
 	fd = open("/proc/sys/kernel/pid_max", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
@@ -358,6 +356,11 @@ int limits_apply_pidns(const struct aisb_plan *p)
 		r = -errno ?: -EIO;
 	close(fd);
 	return r;
+}
+
+int limits_apply_pidns(const struct aisb_plan *p)
+{
+	return p->limits_pidns ? limits_write_pid_max(p->limits.pids_max) : 0;
 }
 
 int limits_apply_inside(const struct aisb_plan *p)
