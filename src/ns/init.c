@@ -360,9 +360,24 @@ _Noreturn void init_main(const struct init_args *a)
 	if (read_full(a->sync_fd, &go, sizeof(go)) != sizeof(go) || go.magic != SYNC_MAGIC)
 		_exit(AISB_EXIT_FAILED); /* supervisor gone before the maps were written */
 
+	/* The OOM killer takes the sandbox, not its supervisor, which still has to check what the
+	 * sandbox wrote for git (issue 21): raising one's own score needs no privilege, and the
+	 * workload inherits it. A workload may lower it back to 0 (the floor of an unprivileged
+	 * caller), where the largest process, which is its own, is still the one picked; and a
+	 * supervisor killed anyway leaves its check pending for the next aisb command. */
+	{
+		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "1000", 4) != 4)
+			log_debug_errno(-errno, "init: cannot raise the sandbox's oom_score_adj: %m");
+		if (fd >= 0)
+			close(fd);
+	}
+
 	/* A root caller's sandbox as USERNS_ROOT_RUN_ID (issue 22): init was cloned as kernel uid 0,
 	 * which this namespace does not map, so it takes the sandbox's ids (the host's
 	 * USERNS_ROOT_RUN_ID, now mapped) before it creates a file: an unmapped owner is EOVERFLOW.
+	 * After its oom_score_adj: the id change makes it undumpable, and its /proc/self files
+	 * root's, which it then cannot open.
 	 * Its capabilities in the namespace stay (it never was the namespace's uid 0). */
 	if (a->plan->run_uid != a->plan->host_uid &&
 	    (setresgid(a->plan->gid, a->plan->gid, a->plan->gid) < 0 ||
@@ -376,19 +391,6 @@ _Noreturn void init_main(const struct init_args *a)
 		struct pollfd pf = { .fd = a->sync_fd, .events = POLLRDHUP };
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || poll(&pf, 1, 0) != 0)
 			_exit(AISB_EXIT_FAILED);
-	}
-
-	/* The OOM killer takes the sandbox, not its supervisor, which still has to check what the
-	 * sandbox wrote for git (issue 21): raising one's own score needs no privilege, and the
-	 * workload inherits it. A workload may lower it back to 0 (the floor of an unprivileged
-	 * caller), where the largest process, which is its own, is still the one picked; and a
-	 * supervisor killed anyway leaves its check pending for the next aisb command. */
-	{
-		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, "1000", 4) != 4)
-			log_debug_errno(-errno, "init: cannot raise the sandbox's oom_score_adj: %m");
-		if (fd >= 0)
-			close(fd);
 	}
 
 	/* The UTS name is cosmetic, not a security property: the new UTS namespace already keeps
