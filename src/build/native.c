@@ -27,6 +27,7 @@
 #include "ns/caps.h"
 #include "ns/cgroup.h"
 #include "ns/harden.h"
+#include "ns/limits.h"
 #include "ns/mounts.h"
 #include "ns/procfs.h"
 #include "ns/seccomp.h"
@@ -489,6 +490,13 @@ static int run_pid1(const struct run_args *a)
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if ((r = step_mounts(a)) != 0)
 		return r;
+	/* a root caller's step is kuid 0, which its RLIMIT_NPROC (run_entry()) does not bind: the
+	 * step's pid namespace's pid_max is its bound where the kernel has one (Linux 6.14+,
+	 * issue 22), written before the /proc stage makes /proc/sys read-only */
+	if (a->uid == 0 && limits_pidns_supported() && (r = limits_write_pid_max(CGROUP_PIDS_DEFAULT)) < 0)
+		return log_error_errno(r, "build: cannot bound the step's processes with its pid namespace's "
+				       "pid_max: %m"),
+		       AISB_EXIT_ENFORCE;
 	/* the /proc stage of `aisb run` (ns/procfs.h): a root caller's step is kuid 0 */
 	r = procfs_stage(a->uid == 0, false, &failed);
 	if (r < 0)

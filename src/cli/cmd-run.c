@@ -139,9 +139,11 @@ int cmd_run(int argc, char **argv)
 		settings_free(&s);
 		return r;
 	}
-	/* mirrors mount_host_facts(): root callers on the host rootfs need /etc and /opt idmapped
-	 * or walked; AISB_TEST_NO_IDMAP=1 (a test hook) takes the walk */
-	if (getuid() == 0 && !s.image && !s.dry_run && !s.print_policy && !s.print_ruleset) {
+	/* mirrors mount_host_facts(): root callers on the host rootfs that stay kernel uid 0 (no
+	 * remap: plan_root_remap_wanted()) need /etc and /opt idmapped or walked;
+	 * AISB_TEST_NO_IDMAP=1 (a test hook) takes the walk */
+	if (getuid() == 0 && !s.image && !s.dry_run && !s.print_policy && !s.print_ruleset &&
+	    !plan_root_remap_wanted(hostenv_get)) {
 		const char *t = hostenv_get("AISB_TEST_NO_IDMAP");
 		mount_masks_prefetch(!(t && streq(t, "1")));
 	}

@@ -20,6 +20,7 @@
 #include "ns/scrub.h"
 #include "ns/mounts.h"
 #include "ns/session.h"
+#include "ns/userns.h"
 #include "net/gate.h"
 #include "net/netplan.h"
 #include "rootfs/ref.h"
@@ -369,6 +370,46 @@ static int resolve_command(struct aisb_plan *p, const struct aisb_settings *s)
 	return 0;
 }
 
+bool plan_root_remap_wanted(env_getter get)
+{
+	const char *t = get("AISB_TEST_NO_IDMAP");
+
+	return !(t && streq(t, "1")) && mount_remap_possible();
+}
+
+/* Takes USERNS_ROOT_RUN_ID when every source the sandbox will bind can be idmapped; else the
+ * sandbox stays kernel uid 0 (with /etc and /opt masked, and the pid namespace's pid_max as its
+ * process bound: ns/limits.h), said with -v. Does not fail. */
+static void root_remap_probe(struct aisb_plan *p)
+{
+	const char *paths[8 + 64];
+	size_t k = 0;
+	char why[PATH_MAX + 128];
+
+	if (p->project_src)
+		paths[k++] = p->project_src;
+	if (p->agents_src)
+		paths[k++] = p->agents_src;
+	if (p->home_src)
+		paths[k++] = p->home_src;
+	if (p->state_dir)
+		paths[k++] = p->state_dir;
+	if (p->run_dir)
+		paths[k++] = p->run_dir;
+	for (size_t i = 0; i < p->n_mounts && k < ELEMENTSOF(paths) - 1; i++)
+		paths[k++] = p->mounts[i].src;
+	paths[k] = NULL;
+	if (p->n_mounts > ELEMENTSOF(paths) - 6) {
+		log_debug("root caller: more mounts than the idmap probe takes: the sandbox stays uid 0");
+		return;
+	}
+	if (mount_remap_probe(paths, USERNS_ROOT_RUN_ID, why, sizeof(why)) < 0) {
+		log_debug("root caller: the sandbox stays kernel uid 0: %s", why);
+		return;
+	}
+	p->run_uid = p->run_gid = USERNS_ROOT_RUN_ID;
+}
+
 int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get)
 {
 	_cleanup_free_ char *home = NULL, *cwd = NULL;
@@ -516,6 +557,13 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		if ((r = add_harness_from(p, s->harness_from[i], home, xdg_runtime)) != 0)
 			return r;
 
+	/* Identity (issue 22): the caller's ids, or for a root caller an unprivileged host id with
+	 * its bind sources idmapped (ns/mounts.h), decided before the limits, which depend on it */
+	p->run_uid = p->host_uid;
+	p->run_gid = p->host_gid;
+	if (plan_root_remap_wanted(get) && p->rootfs != ROOTFS_IMAGE)
+		root_remap_probe(p);
+
 	/* Limits (issue 5): enforce with cgroup v2, re-run in a systemd scope, refuse (78) or
 	 * degrade the defaults with one warning. */
 	p->limits_quiet = s->accept_unenforced_limits;
@@ -557,8 +605,11 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 	fprintf(f, "aisb plan (dry run: nothing was started or written)\n");
 	fprintf(f, "command:    ");
 	print_argv(f, p->argv);
-	fprintf(f, "identity:   uid %u gid %u (%s) inside <-> uid %u gid %u outside\n", (unsigned)p->uid,
-		(unsigned)p->gid, p->user, (unsigned)p->host_uid, (unsigned)p->host_gid);
+	fprintf(f, "identity:   uid %u gid %u (%s) inside <-> uid %u gid %u outside", (unsigned)p->uid,
+		(unsigned)p->gid, p->user, (unsigned)p->run_uid, (unsigned)p->run_gid);
+	if (p->run_uid != p->host_uid)
+		fprintf(f, " (not root: root's files idmapped to it)");
+	fputc('\n', f);
 	fprintf(f, "namespaces: user mount pid net ipc uts cgroup\n");
 	if (p->rootfs == ROOTFS_IMAGE)
 		fprintf(f, "rootfs:     image %s: %s as overlay lower (userxattr), upper %s; fresh /proc, "
@@ -633,7 +684,8 @@ void plan_print_policy(const struct aisb_plan *p, FILE *f)
 		fprintf(f, "mount=%s:%s:%s\n", p->mounts[i].src, p->mounts[i].dst, p->mounts[i].ro ? "ro" : "rw");
 	for (size_t i = 0; i < p->n_env; i++)
 		fprintf(f, "env=%s\n", p->env[i].name);
-	fprintf(f, "uid=%u\ngid=%u\n", (unsigned)p->uid, (unsigned)p->gid);
+	fprintf(f, "uid=%u\ngid=%u\nhost_uid=%u\nhost_gid=%u\n", (unsigned)p->uid, (unsigned)p->gid,
+		(unsigned)p->run_uid, (unsigned)p->run_gid);
 	fprintf(f, "capabilities=none\nno_new_privs=true\nseccomp=default\nallow_ptrace=%s\n",
 		p->allow_ptrace ? "true" : "false");
 	fprintf(f, "max_user_namespaces=0\n");
@@ -645,7 +697,7 @@ void plan_print_policy(const struct aisb_plan *p, FILE *f)
 	else
 		fprintf(f, "max %llu\n", CGROUP_CPU_PERIOD_US);
 	fprintf(f, "limits_enforced=%s\n", p->limits_mode == LIMITS_CGROUP || p->limits_mode == LIMITS_SCOPE ?
-		"cgroup" : p->limits_mode == LIMITS_DEGRADED ? (p->limits_rlimit ? "rlimit-nproc-only" : "no") : "none");
+		"cgroup" : p->limits_mode == LIMITS_DEGRADED ? (p->limits_rlimit ? "rlimit-nproc-only" : p->limits_pidns ? "pidns-pid-max-only" : "no") : "none");
 }
 
 void plan_free(struct aisb_plan *p)

@@ -32,6 +32,10 @@ int plan_build_env(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 
 /* Resolves @s into @p, reading the host (cwd, home, state dir). Creates nothing.
  * Return: 0 or an exit code (78, 125). Logs on failure. */
+/* Whether a root caller's sandbox may run as USERNS_ROOT_RUN_ID (ns/mounts.h,
+ * mount_remap_possible()); AISB_TEST_NO_IDMAP=1, a test hook, says no. Does not log. */
+bool plan_root_remap_wanted(env_getter get);
+
 int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get);
 
 /* Prints the plan as --dry-run does, secret values replaced by <redacted>. */

@@ -99,6 +99,7 @@ char *plan_to_json(const struct aisb_plan *p)
 	workspace_plan_json(p->workspace, o);
 	json_object_object_add(o, "home", json_object_new_string(p->home_src ? p->home_src : "ephemeral"));
 	json_object_object_add(o, "host_uid", json_object_new_int((int)p->host_uid));
+	json_object_object_add(o, "run_uid", json_object_new_int64((int64_t)p->run_uid));
 	m = json_object_new_array();
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		json_object *e = json_object_new_object();

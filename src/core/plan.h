@@ -103,6 +103,9 @@ struct plan_env {
 struct aisb_plan {
 	/* identity */
 	uid_t host_uid, host_gid;
+	/* the kernel ids the sandbox's processes run as: the caller's, or for a root caller whose
+	 * bind sources could be idmapped, USERNS_ROOT_RUN_ID (ns/mounts.h, mount_remap_plan()) */
+	uid_t run_uid, run_gid;
 	uid_t uid;             /* inside: 1000 */
 	gid_t gid;
 	const char *user;      /* "sandbox" */
@@ -153,6 +156,8 @@ struct aisb_plan {
 	enum limits_mode limits_mode;
 	bool limits_quiet;     /* accept_unenforced_limits: the degradation is not announced */
 	bool limits_rlimit;    /* degraded: RLIMIT_NPROC = limits.pids_max inside */
+	bool limits_pidns;     /* degraded, sandbox at kernel uid 0 (which RLIMIT_NPROC does not
+				* bind): the pid namespace's pid_max bounds it (Linux 6.14+) */
 	uint64_t limits_nproc; /* degraded: the soft RLIMIT_NPROC that gives inside, the caller's when
 				* tighter (util/rlimit.h); 0: none is set */
 	char limits_why[320];  /* why cgroups cannot enforce (degraded mode) */

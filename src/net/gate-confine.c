@@ -2,9 +2,12 @@
 /* gate-confine.c — the gate process's self-confinement and its resolver helper's privilege drop */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -20,6 +23,41 @@
 #include "util/log.h"
 #include "util/rlimit.h"
 #include "util/macro.h"
+
+/* Stage: ids. Should: for a root caller, leave kernel uid 0 for USERNS_ROOT_RUN_ID (uid, gid, no
+ * supplementary group) before anything else (a change of ids clears the parent-death signal, so
+ * this comes first): uid 0 reads root's files through their owner bits (the resolver keeps the
+ * host's filesystem: /etc/shadow) and RLIMIT_NPROC does not bind it (issue 22). CAP_SYS_ADMIN
+ * alone is kept across the change, for the unshare of its own user namespace that follows (an
+ * LSM that restricts unprivileged user namespaces, as Ubuntu's AppArmor does, exempts it); that
+ * namespace then takes it from the host, and caps_drop_all() from the namespace. Mustn't: fail a
+ * root caller that holds no CAP_SETUID/CAP_SETGID (a container that dropped them): it stays uid 0
+ * then, confined as before, and says so with -v. */
+static int confine_ids(const char *name)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
+	const uid_t id = USERNS_ROOT_RUN_ID;
+
+	if (getuid() != 0)
+		return 0;
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setgroups(0, NULL) < 0 || setresgid(id, id, id) < 0 ||
+	    setresuid(id, id, id) < 0) {
+		int e = errno;
+
+		(void)prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
+		if (e == EPERM && getuid() == 0) {
+			log_debug("%s: stays uid 0 (no CAP_SETUID/CAP_SETGID here): %s", name, strerror(e));
+			return 0;
+		}
+		return log_error_errno(-e, "%s: cannot leave uid 0 for uid %u: %m", name, id);
+	}
+	(void)prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
+	data[0].effective = data[0].permitted = 1u << CAP_SYS_ADMIN;
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return log_error_errno(-errno, "%s: cannot keep CAP_SYS_ADMIN for its user namespace: %m", name);
+	return 0;
+}
 
 /* Stage: parent. Should: make the supervisor's death (even SIGKILL) kill this process, and exit
  * if it already happened. Mustn't: outlive the supervisor. */
@@ -184,9 +222,10 @@ int gate_seccomp_compile(struct seccomp_prog *out)
 
 int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_t n_keep, uint64_t fsize)
 {
-	int r;
+	int r = confine_ids("gate");
 
-	r = confine_parent(parent, GATE_PROC_NAME);
+	if (r >= 0)
+		r = confine_parent(parent, GATE_PROC_NAME);
 	if (r < 0)
 		return r;
 	confine_signals();
@@ -216,8 +255,10 @@ int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_
 
 int resolver_confine(pid_t parent, int *keep)
 {
-	int r = confine_parent(parent, RESOLVER_PROC_NAME);
+	int r = confine_ids("resolver");
 
+	if (r >= 0)
+		r = confine_parent(parent, RESOLVER_PROC_NAME);
 	if (r < 0)
 		return r;
 	confine_signals();

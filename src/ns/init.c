@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <linux/filter.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -63,8 +64,9 @@ _Noreturn static void workload_fail(int fd, int code, int err, const char *msg)
  * values, or let the workload start with a cover missing (77). */
 static int proc_stage(const struct aisb_plan *p, const char **failed)
 {
-	/* a root caller's sandbox uid is kuid 0: owner bits of root's files apply to it */
-	return procfs_stage(p->host_uid == 0, p->allow_ptrace, failed);
+	/* kernel uid 0 (a root caller that could not be remapped): owner bits of root's files
+	 * would apply to it */
+	return procfs_stage(p->run_uid == 0, p->allow_ptrace, failed);
 }
 
 /* Everything the workload needs, made by init before the clone: the workload shares init's
@@ -371,6 +373,26 @@ _Noreturn void init_main(const struct init_args *a)
 			close(fd);
 	}
 
+	/* A root caller's sandbox as USERNS_ROOT_RUN_ID (issue 22): init was cloned as kernel uid 0,
+	 * which this namespace does not map, so it takes the sandbox's ids (the host's
+	 * USERNS_ROOT_RUN_ID, now mapped) before it creates a file: an unmapped owner is EOVERFLOW.
+	 * After its oom_score_adj: the id change makes it undumpable, and its /proc/self files
+	 * root's, which it then cannot open.
+	 * Its capabilities in the namespace stay (it never was the namespace's uid 0). */
+	if (a->plan->run_uid != a->plan->host_uid &&
+	    (setresgid(a->plan->gid, a->plan->gid, a->plan->gid) < 0 ||
+	     setresuid(a->plan->uid, a->plan->uid, a->plan->uid) < 0))
+		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, errno, "init: cannot take the sandbox's uid %u",
+			   (unsigned)a->plan->uid);
+	/* a change of ids clears the parent-death signal: set it again, then check that the
+	 * supervisor did not die in between (its end of the sync socket is closed then; getppid()
+	 * is 0 for PID 1 of a new pid namespace either way) */
+	if (a->plan->run_uid != a->plan->host_uid) {
+		struct pollfd pf = { .fd = a->sync_fd, .events = POLLRDHUP };
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || poll(&pf, 1, 0) != 0)
+			_exit(AISB_EXIT_FAILED);
+	}
+
 	/* The UTS name is cosmetic, not a security property: the new UTS namespace already keeps
 	 * the host's name unchanged whatever happens here. Container engines' seccomp profiles
 	 * (podman's and Docker's default) deny sethostname without CAP_SYS_ADMIN in the container,
@@ -393,6 +415,13 @@ _Noreturn void init_main(const struct init_args *a)
 	r = netplan_netns_stage(a->plan->netp, gate_fds, err, sizeof(err));
 	if (r != 0)
 		stage_fail(a->err_fd, r, 0, "init: %s", err);
+
+	/* issue 22: kernel uid 0 is exempt from RLIMIT_NPROC; its bound is this pid namespace's
+	 * pid_max, written while /proc/sys is still writable */
+	r = limits_apply_pidns(a->plan);
+	if (r < 0)
+		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "init: cannot bound the sandbox's processes with its "
+			   "pid namespace's pid_max (/proc/sys/kernel/pid_max)");
 
 	{
 		const char *failed;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,6 +49,29 @@ bool limits_systemd_usable(env_getter get, const char *root)
 	return found;
 }
 
+bool limits_pidns_supported(void)
+{
+	struct utsname u;
+	unsigned a = 0, b = 0;
+
+	/* pid_max became a per-pid-namespace value, writable by the namespace's owner, in Linux
+	 * 6.14 (before, /proc/sys/kernel/pid_max was global: EPERM from a user namespace); measured
+	 * on 6.18: a pid namespace with pid_max 400 refused fork at 357 children, and a nested
+	 * one below it was held by the same bound (docs/measurements.md) */
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &a, &b) != 2)
+		return false;
+	return a > 6 || (a == 6 && b >= 14);
+}
+
+uint64_t limits_pidns_pid_max(uint64_t pids_max)
+{
+	/* pids below pid_max: at most pid_max - 1 tasks (init is one), so pids_max + 1; the kernel's
+	 * floor is 301 (RESERVED_PIDS + 1) and its ceiling PID_MAX_LIMIT (4194304) */
+	uint64_t v = pids_max + 1;
+
+	return v < 301 ? 301 : v > 4194304 ? 4194304 : v;
+}
+
 int limits_resolve(struct aisb_plan *p, const char *memory, const char *pids, const char *cpus,
 		   env_getter get, const char *cgroup_root)
 {
@@ -57,6 +81,7 @@ int limits_resolve(struct aisb_plan *p, const char *memory, const char *pids, co
 
 	p->limits_mode = LIMITS_NONE;
 	p->limits_rlimit = false;
+	p->limits_pidns = false;
 	p->limits_nproc = 0;
 	p->limits_why[0] = 0;
 	if (cgroup_limits_parse(memory, pids, cpus, &p->limits) < 0)
@@ -75,13 +100,24 @@ int limits_resolve(struct aisb_plan *p, const char *memory, const char *pids, co
 	}
 	/* init inherits this process's limits and keeps a tighter one: the warning and the preview
 	 * name the process limit the sandbox gets */
-	if (p->limits.pids_max && p->host_uid != 0)
+	if (p->limits.pids_max && p->run_uid != 0)
 		p->limits_nproc = rlimit_effective(RLIMIT_NPROC, (rlim_t)p->limits.pids_max);
+	/* kernel uid 0 is exempt from RLIMIT_NPROC (a root caller whose sources cannot be idmapped,
+	 * or an image run): the pid namespace's pid_max is its bound where the kernel has one */
+	p->limits_pidns = p->limits.pids_max && p->run_uid == 0 && limits_pidns_supported();
 	shown = p->limits;
 	if (p->limits_nproc)
 		shown.pids_max = p->limits_nproc;
-	if (cgroup_degrade(&shown, p->limits_why, p->host_uid == 0, warn, sizeof(warn)) < 0)
+	if (cgroup_degrade(&shown, p->limits_why, p->run_uid == 0 && !p->limits_pidns, warn, sizeof(warn)) < 0)
 		return AISB_EXIT_POLICY;
+	if (p->limits_pidns && *warn) {
+		char mem[32];
+		cgroup_format_size(p->limits.memory_max, mem, sizeof(mem));
+		snprintf(warn, sizeof(warn), "resource limits are not enforced: %s; the memory limit (%s) and cpu "
+			 "accounting are off, processes are capped by the pid namespace's pid_max (%" PRIu64
+			 " processes) only (run 'aisb doctor' for the fix)", p->limits_why,
+			 p->limits.memory_max ? mem : "max", p->limits.pids_max);
+	}
 	/* Explicit limits never get here (they fail with 78); for the defaults, the user may have
 	 * acknowledged once in config that this host cannot enforce them. */
 	if (*warn && !p->limits_quiet)
@@ -89,7 +125,7 @@ int limits_resolve(struct aisb_plan *p, const char *memory, const char *pids, co
 	else if (*warn)
 		log_debug("%s", warn);
 	p->limits_mode = LIMITS_DEGRADED;
-	p->limits_rlimit = p->limits.pids_max && p->host_uid != 0;
+	p->limits_rlimit = p->limits.pids_max && p->run_uid != 0;
 	return 0;
 }
 
@@ -143,6 +179,10 @@ void limits_describe(const struct aisb_plan *p, char *buf, size_t n)
 			snprintf(buf, n, "NOT enforced by cgroups (%s); processes capped by RLIMIT_NPROC=%" PRIu64
 				 " (the caller's tighter limit, kept; aisb's would be %" PRIu64 "), memory %s and cpus "
 				 "%s not enforced", p->limits_why, p->limits_nproc, l->pids_max, mem, cpus);
+		else if (p->limits_pidns)
+			snprintf(buf, n, "NOT enforced by cgroups (%s); processes capped by the pid namespace's "
+				 "pid_max (%" PRIu64 "), memory %s and cpus %s not enforced", p->limits_why,
+				 l->pids_max, mem, cpus);
 		else if (p->limits_rlimit)
 			snprintf(buf, n, "NOT enforced by cgroups (%s); processes capped by RLIMIT_NPROC=%" PRIu64
 				 ", memory %s and cpus %s not enforced", p->limits_why, l->pids_max, mem, cpus);
@@ -301,6 +341,26 @@ int limits_finish(const struct aisb_plan *p, struct limits_run *lr, int code)
 			(void)unlink(f);
 	}
 	return code;
+}
+
+int limits_write_pid_max(uint64_t pids_max)
+{
+	char buf[24];
+	int fd, n, r = 0;
+
+	n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", limits_pidns_pid_max(pids_max));
+	fd = open("/proc/sys/kernel/pid_max", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, (size_t)n) != n)
+		r = -errno ?: -EIO;
+	close(fd);
+	return r;
+}
+
+int limits_apply_pidns(const struct aisb_plan *p)
+{
+	return p->limits_pidns ? limits_write_pid_max(p->limits.pids_max) : 0;
 }
 
 int limits_apply_inside(const struct aisb_plan *p)

@@ -25,6 +25,23 @@
 int limits_resolve(struct aisb_plan *p, const char *memory, const char *pids, const char *cpus,
 		   env_getter get, const char *cgroup_root);
 
+/* Whether the kernel bounds a pid namespace by a pid_max of its own (Linux 6.14+), the process
+ * bound of a sandbox at kernel uid 0 without cgroups. Does not log. */
+bool limits_pidns_supported(void);
+
+/* The pid namespace's pid_max for @pids_max processes (init included), within the kernel's
+ * 301..4194304. Pure. */
+uint64_t limits_pidns_pid_max(uint64_t pids_max);
+
+/* Writes /proc/sys/kernel/pid_max (limits_pidns_pid_max(@pids_max)) of this process's pid
+ * namespace, whose /proc is mounted at /proc and not yet covered. Return: 0 or -errno. Does not
+ * log. */
+int limits_write_pid_max(uint64_t pids_max);
+
+/* In init, in the new pid namespace with its /proc mounted and not yet covered: with
+ * p->limits_pidns, writes /proc/sys/kernel/pid_max. Return: 0 or -errno. Does not log. */
+int limits_apply_pidns(const struct aisb_plan *p);
+
 /* Is this a systemd host where `systemd-run --user --scope` can give us a delegated scope?
  * @root as above. Does not log. */
 bool limits_systemd_usable(env_getter get, const char *root);

@@ -216,7 +216,7 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 	}
 	/* root-only /etc entries matter only when the host's /etc is what the sandbox sees */
 	f->etc_tree = f->opt_tree = -1;
-	if (p->host_uid == 0 && p->rootfs != ROOTFS_IMAGE && mount_root_masks(f) < 0)
+	if (p->run_uid == 0 && p->rootfs != ROOTFS_IMAGE && mount_root_masks(f) < 0)
 		return -EPERM;
 
 	if (p->project_src) {

@@ -130,31 +130,32 @@ static int plan_host_system(struct mount_plan *mp, const struct mount_host_facts
 		if ((r = (x)) < 0)      \
 			return r;       \
 	} while (0)
-	TRY(add(mp, MOP_BIND, "/usr", "/usr", NULL, MOP_F_RO));
+	TRY(add(mp, MOP_BIND, "/usr", "/usr", NULL, MOP_F_RO | MOP_F_SYSTEM));
 	for (size_t i = 0; i < ELEMENTSOF(lib_names); i++) {
 		snprintf(buf, sizeof(buf), "/%s", lib_names[i]);
 		if (f->lib_link[i])
 			TRY(add(mp, MOP_SYMLINK, f->lib_link[i], buf, NULL, 0));
 		else if (f->lib_dir[i])
-			TRY(add(mp, MOP_BIND, buf, buf, NULL, MOP_F_RO));
+			TRY(add(mp, MOP_BIND, buf, buf, NULL, MOP_F_RO | MOP_F_SYSTEM));
 	}
 	if (f->idmapped) {
 		/* the supervisor's idmapped trees: every owner reads as nobody */
 		snprintf(buf, sizeof(buf), "%d", f->etc_tree);
-		TRY(add(mp, MOP_BIND, "/etc", "/etc", buf, MOP_F_RO | MOP_F_PREPARED));
+		TRY(add(mp, MOP_BIND, "/etc", "/etc", buf, MOP_F_RO | MOP_F_PREPARED | MOP_F_SYSTEM));
 		if (f->has_opt && f->opt_tree >= 0) {
 			snprintf(buf, sizeof(buf), "%d", f->opt_tree);
-			TRY(add(mp, MOP_BIND, "/opt", "/opt", buf, MOP_F_RO | MOP_F_PREPARED));
+			TRY(add(mp, MOP_BIND, "/opt", "/opt", buf, MOP_F_RO | MOP_F_PREPARED | MOP_F_SYSTEM));
 		}
 	} else {
-		TRY(add(mp, MOP_BIND, "/etc", "/etc", NULL, MOP_F_RO));
+		TRY(add(mp, MOP_BIND, "/etc", "/etc", NULL, MOP_F_RO | MOP_F_SYSTEM));
 		if (f->has_opt)
-			TRY(add(mp, MOP_BIND, "/opt", "/opt", NULL, MOP_F_RO));
+			TRY(add(mp, MOP_BIND, "/opt", "/opt", NULL, MOP_F_RO | MOP_F_SYSTEM));
 	}
 	for (size_t i = 0; f->masked_dirs && f->masked_dirs[i]; i++)
 		TRY(add(mp, MOP_TMPFS, NULL, f->masked_dirs[i], "mode=0700,size=4k", MOP_F_RO));
 	for (size_t i = 0; f->masked_files && f->masked_files[i]; i++)
-		TRY(add(mp, MOP_BIND, "/dev/null", f->masked_files[i], NULL, MOP_F_RO | MOP_F_DEV | MOP_F_FILE));
+		TRY(add(mp, MOP_BIND, "/dev/null", f->masked_files[i], NULL,
+			MOP_F_RO | MOP_F_DEV | MOP_F_FILE | MOP_F_SYSTEM));
 #undef TRY
 	return 0;
 }
@@ -361,6 +362,10 @@ int mount_plan_build_step(const struct mount_step *s, struct mount_plan *out)
 void mount_plan_free(struct mount_plan *mp)
 {
 	for (size_t i = 0; i < mp->n; i++) {
+		unsigned long long fd;
+		if ((mp->ops[i].flags & MOP_F_REMAPPED) && mp->ops[i].data && parse_u64(mp->ops[i].data, &fd) == 0 &&
+		    fd <= INT32_MAX)
+			close((int)fd);
 		free(mp->ops[i].src);
 		free(mp->ops[i].dst);
 		free(mp->ops[i].data);

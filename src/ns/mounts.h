@@ -51,6 +51,9 @@ enum {
 				   * (fd number in data, inherited through clone), attributes set */
 	MOP_F_NO_FALLBACK = 1 << 8,/* on MOP_OVERLAY: a kernel that refuses the overlay is an error,
 				   * never the read-only fallback (a build step's root) */
+	MOP_F_SYSTEM = 1 << 10,   /* on MOP_BIND: a host system dir (/usr, /lib*, /etc, /opt) */
+	MOP_F_REMAPPED = 1 << 11, /* on MOP_BIND with MOP_F_PREPARED: the plan owns the tree's fd
+				   * (mount_remap_plan(); closed by mount_plan_free()) */
 	MOP_F_TMPFS_UPPER = 1 << 9,/* on MOP_OVERLAY: upper and work on a private tmpfs made in the
 				   * sandbox's mount namespace (data: its options), never on disk */
 };
@@ -130,6 +133,31 @@ bool mount_tmpfs_has_user_xattr(void);
  */
 void mount_masks_prefetch(bool try_idmap);
 void mount_host_facts_free(struct mount_host_facts *f);
+
+/*
+ * A root caller's sandbox as an unprivileged host id (issue 22, docs/threat-model.md): inside
+ * 1000 maps to USERNS_ROOT_RUN_ID instead of kernel uid 0, and every bind source of the caller
+ * (the project and its .git pins, the home, the session's files, -v mounts, ~/.agents) is a
+ * detached clone idmapped through a user namespace that maps only 0 -> that id: root's files
+ * read as the sandbox's own, what it writes is stored as root's, and the system dirs are bound
+ * plainly (only their "other" bits apply). Needs real root (CAP_SYS_ADMIN over the filesystems)
+ * and filesystems that support idmapped mounts.
+ */
+
+/* Whether this process could make idmapped mounts at all: uid 0 of the initial user namespace
+ * with CAP_SYS_ADMIN effective. Does not log. */
+bool mount_remap_possible(void);
+
+/* Tries an idmapped clone of each of @paths (NULL-terminated; a missing path is tried at its
+ * nearest existing ancestor, which is where it will be made) for @id. Return: 0, or -errno with
+ * @why naming the path and the reason. Does not log. */
+int mount_remap_probe(const char *const *paths, uid_t id, char *why, size_t n);
+
+/* Makes every MOP_BIND of @mp that is not MOP_F_SYSTEM or MOP_F_DEV (and not prepared already)
+ * into such a tree for @id, with the bind's own attributes (read-only, nosuid, nodev): the op
+ * becomes MOP_F_PREPARED | MOP_F_REMAPPED with the fd in data. An optional source that is
+ * absent is left as it is. Return: 0, or -errno with @err naming the source. Does not log. */
+int mount_remap_plan(struct mount_plan *mp, uid_t id, char *err, size_t n);
 
 /**
  * mount_upper_size() - the size of an image run's tmpfs upper

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* sandbox.c — the supervisor: clone, id maps, pty relay, signal forwarding, teardown */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/filter.h>
 #include <poll.h>
 #include <sched.h>
@@ -462,6 +464,18 @@ static int prepare_stage(struct aisb_plan *p, struct limits_run *lr, struct moun
 		r = mount_plan_build(p, facts, mp);
 	if (r < 0)
 		return r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
+	if (p->run_uid != p->host_uid) {
+		/* a root caller as USERNS_ROOT_RUN_ID: its sources as trees idmapped 0 -> that id
+		 * (ns/mounts.h); the plan's probe found them idmappable, so a failure now is a
+		 * change under us, and running as uid 0 instead would be a weaker sandbox than the
+		 * plan printed */
+		char err[PATH_MAX + 128];
+		r = mount_remap_plan(mp, p->run_uid, err, sizeof(err));
+		if (r < 0)
+			return log_error("cannot map root's files to the sandbox's uid %u: %s (run 'aisb doctor')",
+					 (unsigned)p->run_uid, err),
+			       r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_ENFORCE;
+	}
 	if (netplan_has_gate(p->netp) && (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0))
 		return AISB_EXIT_ENFORCE;
 	return 0;
@@ -551,7 +565,7 @@ static int start_stage(const struct aisb_plan *p, pid_t pid, struct limits_run *
 {
 	int r;
 
-	if (write_id_maps(pid, p->host_uid, p->host_gid, p->uid, p->gid) < 0 || limits_attach(lr, pid) < 0)
+	if (write_id_maps(pid, p->run_uid, p->run_gid, p->uid, p->gid) < 0 || limits_attach(lr, pid) < 0)
 		return -1;
 	if (p->netp && p->netp->pasta && (r = start_pasta(p, pid, pasta)) < 0)
 		/* the platform withholds /dev/net/tun (a container's default): a refusal, like a
@@ -827,6 +841,14 @@ int sandbox_run(struct aisb_plan *p)
 	if (channel_stage(&r.mask, &r.oldmask, &r.sfd, r.sync_fds, r.err_fds) < 0)
 		goto restore_mask;
 
+	/* a remapped root caller's init and workload must not carry root's supplementary groups
+	 * (kgid 0's group bits on the host's files): setgroups is denied inside, so they go here,
+	 * from the supervisor, which as root needs none of them */
+	if (p->run_uid != p->host_uid && setgroups(0, NULL) < 0) {
+		log_error_errno(-errno, "cannot drop the supplementary groups before the sandbox: %m");
+		code = AISB_EXIT_ENFORCE;
+		goto restore_mask;
+	}
 	ia = (struct init_args){ .plan = p, .mounts = &r.mp, .sync_fd = r.sync_fds[1], .err_fd = r.err_fds[1],
 				 .tty_mask = r.tty_mask, .oldmask = r.oldmask };
 	r.pid = clone_stage(&ia, r.sync_fds[0], r.err_fds[0], r.sfd, &code);

@@ -13,6 +13,12 @@
 
 #include <sys/types.h>
 
+/* The host uid and gid a root caller's sandbox, gate and resolver run as (issue 22): kernel uid 0
+ * is exempt from RLIMIT_NPROC and owns root's files, so nothing of a root caller's run keeps it.
+ * Just above systemd's container range (524288-1879048191) and below its foreign-image range
+ * (2147352576-): no user, service or container of a systemd host is given it (docs/limits.md). */
+#define USERNS_ROOT_RUN_ID 1879048192u
+
 /* One id each: @inside_uid is @host_uid's name inside, @inside_gid @host_gid's. */
 struct userns_map {
 	uid_t inside_uid, host_uid;

@@ -210,6 +210,29 @@ mk_oci_busybox() {
 	printf '{"imageLayoutVersion":"1.0.0"}' >"$out/oci-layout"
 }
 
+@test "build: native: a RUN step and an --image run are process-bounded for every caller: a root caller's, at kernel uid 0 there, by its pid namespace's pid_max (issue 22); a user's by RLIMIT_NPROC" {
+	require_feature "busybox" command -v busybox
+	mk_oci_busybox "$WORK/bb"
+	printf 'FROM oci:%s:latest\nRUN cat /proc/sys/kernel/pid_max >/pidmax; cat /proc/self/limits >/limits\n' "$WORK/bb" >Containerfile
+	run "$AISB" build -f Containerfile -t pidmax-demo .
+	[ "$status" -eq 0 ]
+	run "$AISB" run --net none --image localhost/pidmax-demo -- sh -c 'cat /pidmax; cat /proc/sys/kernel/pid_max; cat /limits /proc/self/limits'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local rel=$(uname -r) major minor
+	major=${rel%%.*} minor=${rel#*.} minor=${minor%%.*}
+	if [ "$(id -u)" -eq 0 ]; then
+		require_feature "a per-namespace pid_max (Linux 6.14+; this is $rel)" \
+			test "$major" -gt 6 -o \( "$major" -eq 6 -a "$minor" -ge 14 \)
+		[ "${lines[0]}" = 4097 ] # the step
+		[ "${lines[1]}" = 4097 ] # the run
+	else
+		# RLIMIT_NPROC 4096 in the step and in the run (no cgroups here) or cgroups
+		[ "$(grep -c '^Max processes *4096 *4096' <<<"$output")" -eq 2 ] ||
+			! "$AISB" doctor 2>/dev/null | grep -q '^warn cgroup' 
+	fi
+}
+
 @test "build: native: FROM an OCI layout with ENV, WORKDIR and COPY; aisb run sees them; cache hit; a change rebuilds" {
 	require_feature "busybox" command -v busybox
 	mk_oci_busybox "$WORK/bb"

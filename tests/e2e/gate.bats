@@ -67,6 +67,13 @@ start_sandbox() {
 	[ "$(status_field "$gp" CapPrm)" = 0000000000000000 ]
 	[ "$(status_field "$gp" CapBnd)" = 0000000000000000 ]
 	grep -E '^Max processes +0 +0 ' "/proc/$gp/limits"
+	# not kernel uid 0 for a root caller (issue 22): the host id a root caller's sandbox runs
+	# as, so RLIMIT_NPROC 0 binds it and owner bits give it nothing of root's; a user's own uid
+	local want_uid
+	if [ "$(id -u)" -eq 0 ]; then want_uid=1879048192; else want_uid=$(id -u); fi
+	[ "$(awk '$1 == "Uid:" {print $2 $3 $4 $5}' "/proc/$gp/status")" = "$want_uid$want_uid$want_uid$want_uid" ]
+	[ "$(awk '$1 == "Uid:" {print $2 $3 $4 $5}' "/proc/$rp/status")" = "$want_uid$want_uid$want_uid$want_uid" ]
+	[ "$(status_field "$rp" Groups)" = "" ] || [ "$(id -u)" -ne 0 ]
 	grep -E '^Max core file size +0 +0 ' "/proc/$gp/limits"
 	# the egress log's bound (64 MiB and one record, from an empty log), held by the kernel too
 	grep -E '^Max file size +67112960 +67112960 ' "/proc/$gp/limits"

@@ -79,7 +79,13 @@ sb_probes() {
 		${pci:+"openw $pci"}
 	[ "$status" -eq 0 ]
 	echo "$output"
+	[[ "$output" != *": ok"* ]]
 	if is_root; then
+		# a root caller's sandbox is not uid 0 (EACCES above, as for any user); one left at
+		# kernel uid 0 (AISB_TEST_NO_IDMAP=1), whose owner bits would open them, meets the cover
+		SB_FLAGS= run env AISB_TEST_NO_IDMAP=1 bash -c "$(declare -f sb sb_probes); AISB='$AISB'; cd '$PROJ'; sb_probes 'openw /proc/sys/kernel/core_pattern' 'openw /proc/irq/default_smp_affinity' ${pci:+"'openw $pci'"}"
+		[ "$status" -eq 0 ]
+		echo "$output"
 		[[ "$output" == *"core_pattern: err30"* ]] # EROFS: the cover, not the mode
 		[[ "$output" == *"default_smp_affinity: err30"* ]]
 		[ -z "$pci" ] || [[ "$output" == *"$pci: err30"* ]]
@@ -129,8 +135,13 @@ sb_probes() {
 	local probe='for f in slabinfo kpageflags vmallocinfo keys; do if head -c 1 /proc/$f >/dev/null 2>&1; then echo "$f $(head -c 4096 /proc/$f | wc -c)"; else echo "$f refused"; fi; done'
 	run sb -- sh -c "$probe"
 	[ "$status" -eq 0 ]
+	# a root caller's sandbox is not uid 0 (issue 22): the kernel refuses as for any user
+	[ "${lines[*]}" = "slabinfo refused kpageflags refused vmallocinfo refused keys 0" ]
 	if is_root; then
-		# before the covers a root caller's sandbox read all four (measured)
+		# left at kernel uid 0 (AISB_TEST_NO_IDMAP=1), the covers hide them; before the covers
+		# such a sandbox read all four (measured)
+		run env AISB_TEST_NO_IDMAP=1 "$AISB" --net none -- sh -c "$probe"
+		[ "$status" -eq 0 ]
 		[ "${lines[*]}" = "slabinfo 0 kpageflags 0 vmallocinfo 0 keys 0" ]
 		# control: the host's root reads them
 		[ "$(head -c 4096 /proc/slabinfo | wc -c)" -gt 0 ]

@@ -67,7 +67,7 @@ static void hybrid(void)
 
 static void test_delegated(void **s)
 {
-	struct aisb_plan p = { .host_uid = 1000 };
+	struct aisb_plan p = { .host_uid = 1000, .run_uid = 1000 };
 	char self[32], line[512];
 
 	snprintf(self, sizeof(self), "%d\n", (int)getpid());
@@ -89,7 +89,7 @@ static void test_delegated(void **s)
 
 static void test_hybrid_degrades_or_refuses(void **s)
 {
-	struct aisb_plan p = { .host_uid = 1000 };
+	struct aisb_plan p = { .host_uid = 1000, .run_uid = 1000 };
 	char line[512];
 
 	hybrid();
@@ -99,11 +99,20 @@ static void test_hybrid_degrades_or_refuses(void **s)
 	assert_non_null(strstr(p.limits_why, "hugetlb"));
 	limits_describe(&p, line, sizeof(line));
 	assert_non_null(strstr(line, "RLIMIT_NPROC=4096"));
-	/* root: RLIMIT_NPROC does not bind uid 0, so it is not pretended */
-	p.host_uid = 0;
+	/* a sandbox at kernel uid 0: RLIMIT_NPROC does not bind it, so it is not pretended; the pid
+	 * namespace's pid_max is its bound where the kernel has one (issue 22) */
+	p.host_uid = p.run_uid = 0;
 	assert_int_equal(limits_resolve(&p, NULL, NULL, NULL, fake_get, root), 0);
 	assert_false(p.limits_rlimit);
-	p.host_uid = 1000;
+	assert_int_equal(p.limits_pidns, limits_pidns_supported());
+	limits_describe(&p, line, sizeof(line));
+	assert_non_null(strstr(line, p.limits_pidns ? "pid namespace's pid_max (4096)" : "NOT enforced"));
+	/* a root caller remapped to USERNS_ROOT_RUN_ID: RLIMIT_NPROC binds that uid */
+	p.run_uid = 1879048192u;
+	assert_int_equal(limits_resolve(&p, NULL, NULL, NULL, fake_get, root), 0);
+	assert_true(p.limits_rlimit);
+	assert_false(p.limits_pidns);
+	p.host_uid = p.run_uid = 1000;
 	assert_int_equal(limits_resolve(&p, "1G", NULL, NULL, fake_get, root), 78);
 	assert_int_equal(limits_resolve(&p, NULL, "100", NULL, fake_get, root), 78);
 	assert_int_equal(limits_resolve(&p, "bogus", NULL, NULL, fake_get, root), 78);
@@ -111,7 +120,7 @@ static void test_hybrid_degrades_or_refuses(void **s)
 
 static void test_systemd_scope(void **s)
 {
-	struct aisb_plan p = { .host_uid = 1000 };
+	struct aisb_plan p = { .host_uid = 1000, .run_uid = 1000 };
 
 	hybrid();
 	/* systemd booted, a user bus, systemd-run on PATH: re-run in a scope */
@@ -147,7 +156,7 @@ static void test_rlimit_clamp(void **s)
 		{ 64, 64, 0, true, 0, 0 },                                 /* NPROC 0 stays 0 */
 		{ 8, 16, 64, false, 8, 16 },                               /* the resolver's fds */
 	};
-	struct aisb_plan p = { .host_uid = 1000 };
+	struct aisb_plan p = { .host_uid = 1000, .run_uid = 1000 };
 	struct rlimit cur, tight;
 	char line[512];
 
@@ -171,6 +180,17 @@ static void test_rlimit_clamp(void **s)
 	assert_int_equal(cur.rlim_max, tight.rlim_max);
 }
 
+/* pid_max for N processes: N + 1 (pids below it; init is one), within the kernel's 301..4194304 */
+static void test_pidns_pid_max(void **s)
+{
+	(void)s;
+	assert_int_equal(limits_pidns_pid_max(4096), 4097);
+	assert_int_equal(limits_pidns_pid_max(1), 301);
+	assert_int_equal(limits_pidns_pid_max(300), 301);
+	assert_int_equal(limits_pidns_pid_max(301), 302);
+	assert_int_equal(limits_pidns_pid_max(10000000), 4194304);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +198,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hybrid_degrades_or_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_systemd_scope, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rlimit_clamp, setup, teardown),
+		cmocka_unit_test(test_pidns_pid_max),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
