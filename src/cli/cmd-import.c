@@ -130,8 +130,8 @@ int cmd_import(int argc, char **argv)
 	}
 	if (!id)
 		return log_error("import: which session? usage: aisb import ID (see 'aisb ps')"), AISB_EXIT_USAGE;
-	if (!state)
-		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), AISB_EXIT_FAILED;
+	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
+		return AISB_EXIT_FAILED;
 	if (!sessions_id_valid(id))
 		return log_error("import: '%s' is not a session id", id), AISB_EXIT_USAGE;
 	if (cli_session_live(state, id))

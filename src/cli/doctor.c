@@ -257,11 +257,15 @@ void doctor_check_userns(const struct doctor_env *e, struct doctor_result *r)
 	int k;
 
 	if (e->uid != 0 && apparmor == 1) {
+		/* make install and the .deb always put a copy in PKGDATADIR; /etc/apparmor.d gets it
+		 * only where AppArmor reads abi 4.0 (configure.ac, issue 24) */
 		snprintf(fix, sizeof(fix),
-			 "install the AppArmor profile shipped in contrib/apparmor/aisb (its path must name '%s'): "
-			 "sudo install -m 0644 contrib/apparmor/aisb /etc/apparmor.d/aisb && sudo apparmor_parser "
+			 "install the AppArmor profile shipped in %s (its path must name '%s'): "
+			 "sudo install -m 0644 %s /etc/apparmor.d/aisb && sudo apparmor_parser "
 			 "-r /etc/apparmor.d/aisb   (or, system-wide and weaker: sudo sysctl -w "
-			 "kernel.apparmor_restrict_unprivileged_userns=0)", e->self_exe ? e->self_exe : "aisb");
+			 "kernel.apparmor_restrict_unprivileged_userns=0)", AISB_PKGDATADIR "/apparmor/aisb (or the "
+			 "source tree's contrib/apparmor/aisb)", e->self_exe ? e->self_exe : "aisb",
+			 AISB_PKGDATADIR "/apparmor/aisb");
 		if (e->live && probe(probe_userns) == 0) {
 			set(r, DOCTOR_OK, "userns", "unprivileged user namespaces work (an AppArmor profile "
 			    "allows aisb despite kernel.apparmor_restrict_unprivileged_userns=1)", NULL);
@@ -705,14 +709,15 @@ static int dir_writable(const char *dir)
 
 void doctor_check_dirs(const struct doctor_env *e, struct doctor_result *r)
 {
-	_cleanup_free_ char *state = homedir_aisb(e->get, HOMEDIR_STATE);
-	_cleanup_free_ char *cache = homedir_aisb(e->get, HOMEDIR_CACHE);
-	char msg[640], fix[256];
+	_cleanup_free_ char *state = NULL, *cache = NULL;
+	char msg[640], why[512], fix[128];
 	int k;
 
-	if (!state || !cache) {
-		set(r, DOCTOR_FAIL, "dirs", "no home directory: the state and cache dirs are unknown",
-		    "set HOME, or XDG_STATE_HOME and XDG_CACHE_HOME, to writable directories");
+	/* the rule every command applies before it uses them (util/homedir.h), so doctor fails
+	 * exactly where they refuse, with their message */
+	if (homedir_aisb_check(e->get, HOMEDIR_STATE, &state, why, sizeof(why), fix, sizeof(fix)) < 0 ||
+	    homedir_aisb_check(e->get, HOMEDIR_CACHE, &cache, why, sizeof(why), fix, sizeof(fix)) < 0) {
+		set(r, DOCTOR_FAIL, "dirs", why, fix);
 		return;
 	}
 	if ((k = dir_writable(state)) < 0 || (k = dir_writable(cache)) < 0) {

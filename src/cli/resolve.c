@@ -479,8 +479,7 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		return log_error("--untracked, --target and --import-uncommitted need --workspace clone"), AISB_EXIT_POLICY;
 
 	/* State and home: the rule every command shares (util/homedir.h). */
-	p->state_dir = homedir_aisb(get, HOMEDIR_STATE);
-	if (!p->state_dir)
+	if (homedir_aisb_usable(get, HOMEDIR_STATE, &p->state_dir) < 0)
 		return AISB_EXIT_FAILED;
 	/* the session's throw-away files (NULL: the session dir) */
 	p->run_dir = session_run_dir(get);

@@ -108,6 +108,54 @@ static void test_home_rule(void **s)
 	rmdir(tmp);
 }
 
+/* Every command's check (issue 24): a directory that does not exist yet is usable when its
+ * nearest existing ancestor is writable; one below a file is refused naming the variable. */
+static void test_usable_rule(void **s)
+{
+	char tmp[] = "/tmp/aisb-homedir-XXXXXX", deep[96], file[96], below[128], why[512], fix[128];
+	_cleanup_free_ char *d = NULL;
+	FILE *f;
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(deep, sizeof(deep), "%s/not/yet", tmp);
+	snprintf(file, sizeof(file), "%s/file", tmp);
+	snprintf(below, sizeof(below), "%s/file/x", tmp);
+	assert_non_null(f = fopen(file, "w"));
+	fclose(f);
+	v_home = NULL;
+	v_cache = v_config = NULL;
+
+	/* control: a variable naming a path that mkdir -p can make is taken, with /aisb */
+	v_state = deep;
+	assert_int_equal(homedir_aisb_check(get, HOMEDIR_STATE, &d, why, sizeof(why), fix, sizeof(fix)), 0);
+	assert_non_null(d);
+	assert_non_null(strstr(d, "/not/yet/aisb"));
+	free(d);
+	d = NULL;
+	assert_int_equal(homedir_aisb_usable(get, HOMEDIR_STATE, &d), 0);
+	free(d);
+	d = NULL;
+
+	/* below a file: refused, and the message names the path and the variable to set */
+	v_state = below;
+	assert_int_equal(homedir_aisb_check(get, HOMEDIR_STATE, &d, why, sizeof(why), fix, sizeof(fix)), -ENOTDIR);
+	assert_null(d);
+	assert_non_null(strstr(why, below));
+	assert_non_null(strstr(why, "XDG_STATE_HOME"));
+	assert_string_equal(fix, "set XDG_STATE_HOME to a writable directory");
+	/* the same rule for the cache, with its own variable */
+	v_state = NULL;
+	v_cache = below;
+	assert_int_equal(homedir_aisb_check(get, HOMEDIR_CACHE, &d, why, sizeof(why), fix, sizeof(fix)), -ENOTDIR);
+	assert_non_null(strstr(why, "image cache"));
+	assert_string_equal(fix, "set XDG_CACHE_HOME to a writable directory");
+	assert_true(homedir_aisb_usable(get, HOMEDIR_CACHE, &d) < 0);
+	assert_null(d);
+	v_cache = NULL;
+	unlink(file);
+	rmdir(tmp);
+}
+
 static void test_engine_fixes(void **s)
 {
 	char msg[384], fix[384];
@@ -139,6 +187,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_home_rule),
+		cmocka_unit_test(test_usable_rule),
 		cmocka_unit_test(test_engine_fixes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
