@@ -26,6 +26,7 @@
 #include "net/pasta.h"
 #include "ns/cgroup.h"
 #include "ns/limits.h"
+#include "ns/refusal.h"
 #include "ns/userns.h"
 #include "util/container.h"
 #include "util/homedir.h"
@@ -239,9 +240,29 @@ static int probe(int (*fn)(void))
 
 /* The namespace probes below need a user namespace first; without one they would only repeat
  * the userns check's failure under another name. */
+/* The platform's refusal of the sandbox (ns/refusal.h: a seccomp profile denying its calls,
+ * root without CAP_SETFCAP), once per doctor run: the userns check reports it, word for word
+ * the run's refusal, and the probes below are then not checked (they would fail on the same
+ * cause and blame /proc, overlay or nft). */
+static bool platform_refuses(const struct doctor_env *e, char *msg, size_t msglen, char *fix, size_t fixlen)
+{
+	static int known = -1;
+	static char m[512], f[512];
+
+	if (!e->live)
+		return false;
+	if (known < 0)
+		known = refusal_explain(container_detect(e->root), m, sizeof(m), f, sizeof(f));
+	if (known && msg) {
+		snprintf(msg, msglen, "%s", m);
+		snprintf(fix, fixlen, "%s", f);
+	}
+	return known;
+}
+
 static bool needs_userns(const struct doctor_env *e, struct doctor_result *r, const char *name)
 {
-	if (!e->live || probe(probe_userns) == 0)
+	if (!e->live || (probe(probe_userns) == 0 && !platform_refuses(e, NULL, 0, NULL, 0)))
 		return false;
 	set(r, DOCTOR_WARN, name, "not checked: it needs a user namespace (see 'userns')", NULL);
 	return true;
@@ -253,9 +274,13 @@ void doctor_check_userns(const struct doctor_env *e, struct doctor_result *r)
 {
 	long long apparmor = read_sysctl(e, "sys/kernel/apparmor_restrict_unprivileged_userns");
 	long long clone = read_sysctl(e, "sys/kernel/unprivileged_userns_clone");
-	char msg[256], fix[640];
+	char msg[512], fix[640];
 	int k;
 
+	if (platform_refuses(e, msg, sizeof(msg), fix, sizeof(fix))) {
+		set(r, DOCTOR_FAIL, "userns", msg, fix);
+		return;
+	}
 	if (e->uid != 0 && apparmor == 1) {
 		/* make install and the .deb always put a copy in PKGDATADIR; /etc/apparmor.d gets it
 		 * only where AppArmor reads abi 4.0 (configure.ac, issue 24) */
@@ -335,9 +360,9 @@ void doctor_check_seccomp(const struct doctor_env *e, struct doctor_result *r)
 		char msg[160];
 		snprintf(msg, sizeof(msg), "aisb already runs under %ld inherited seccomp filter%s (a container "
 			 "engine or a service manager)", filters, filters == 1 ? "" : "s");
-		set(r, DOCTOR_WARN, "seccomp", msg, "if the userns, proc or overlay checks fail, run the container "
-		    "with --security-opt seccomp=unconfined (docker/podman) or a profile that allows unshare, "
-		    "mount, pivot_root and setns");
+		set(r, DOCTOR_WARN, "seccomp", msg, "if the userns check fails on it, run the container with aisb's "
+		    "seccomp profile (Docker's default plus exactly the calls aisb needs): --security-opt seccomp="
+		    AISB_PKGDATADIR "/seccomp/aisb.json (contrib/seccomp/aisb.json in the source; docs/ci.md)");
 	} else if (mode == 1)
 		set(r, DOCTOR_FAIL, "seccomp", "strict seccomp mode: nothing but read/write/exit is allowed",
 		    "run aisb outside this strict-seccomp process");

@@ -11,6 +11,7 @@
 #ifndef AISB_NS_USERNS_H
 #define AISB_NS_USERNS_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* One id each: @inside_uid is @host_uid's name inside, @inside_gid @host_gid's. */
@@ -85,5 +86,15 @@ int userns_try(void);
  * Does not log.
  */
 int userns_open(const struct userns_map *m);
+
+/**
+ * userns_clone_filtered() - does a seccomp filter deny clone() with CLONE_NEWUSER here?
+ * userns_unshare_filtered() - ... unshare() with CLONE_NEWUSER?
+ *
+ * Each makes the call with flags the kernel refuses (EINVAL) before it creates anything, so
+ * another answer is the filter's. Does not log.
+ */
+bool userns_clone_filtered(void);
+bool userns_unshare_filtered(void);
 
 #endif

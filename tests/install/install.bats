@@ -29,6 +29,7 @@ teardown_file() {
 		# the profile: always the package's copy; in /etc/apparmor.d only where AppArmor reads
 		# abi 4.0 (configure.ac, tests/install/paths.bats)
 		echo /usr/share/aisb/apparmor/aisb
+		echo /usr/share/aisb/seccomp/aisb.json
 		[ ! -e /etc/apparmor.d/abi/4.0 ] || echo /etc/apparmor.d/aisb
 		echo /usr/share/doc/aisb/README.md
 		for f in "$AISB_SRCDIR"/docs/*.md; do echo "/usr/share/doc/aisb/$(basename "$f")"; done
