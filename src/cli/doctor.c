@@ -300,10 +300,9 @@ void doctor_check_userns(const struct doctor_env *e, struct doctor_result *r)
 		    "forbids unprivileged user namespaces to programs without a profile", fix);
 		return;
 	}
-	if (e->uid != 0 && clone == 0) {
-		set(r, DOCTOR_FAIL, "userns", "kernel.unprivileged_userns_clone=0: unprivileged user "
-		    "namespaces are disabled", "sudo sysctl -w kernel.unprivileged_userns_clone=1 (persist "
-		    "it in /etc/sysctl.d/90-aisb.conf)");
+	if (e->uid != 0 && clone == 0 &&
+	    refusal_userns_off(e->proc, (unsigned)e->uid, 0, msg, sizeof(msg), fix, sizeof(fix))) {
+		set(r, DOCTOR_FAIL, "userns", msg, fix); /* the run's words (ns/refusal.h) */
 		return;
 	}
 	if (!e->live) {

@@ -218,3 +218,44 @@ bool refusal_explain(enum container_engine e, char *msg, size_t msglen, char *fi
 	}
 	return false;
 }
+
+static long long read_sysctl(const char *proc, const char *rel)
+{
+	char path[512], buf[64];
+	_cleanup_fclose_ FILE *f = NULL;
+	long long v;
+
+	snprintf(path, sizeof(path), "%s/sys/%s", proc, rel);
+	f = fopen(path, "re");
+	if (!f || !fgets(buf, sizeof(buf), f) || sscanf(buf, "%lld", &v) != 1)
+		return -1;
+	return v;
+}
+
+bool refusal_userns_off(const char *proc, unsigned uid, int err, char *msg, size_t msglen, char *fix, size_t fixlen)
+{
+	long long max = read_sysctl(proc, "user/max_user_namespaces");
+
+	if (max == 0 || (err == ENOSPC && max > 0)) {
+		snprintf(msg, msglen, max == 0 ? "user namespaces are off: user.max_user_namespaces=0"
+			 : "the user namespace limit is exhausted (user.max_user_namespaces=%lld)", max);
+		snprintf(fix, fixlen, "user.max_user_namespaces is exhausted or 0: sudo sysctl -w "
+			 "user.max_user_namespaces=15000");
+		return true;
+	}
+	if (uid != 0 && read_sysctl(proc, "kernel/unprivileged_userns_clone") == 0) {
+		snprintf(msg, msglen, "kernel.unprivileged_userns_clone=0: unprivileged user namespaces are disabled");
+		snprintf(fix, fixlen, "sudo sysctl -w kernel.unprivileged_userns_clone=1 (persist it in "
+			 "/etc/sysctl.d/90-aisb.conf)");
+		return true;
+	}
+	if (uid != 0 && read_sysctl(proc, "kernel/apparmor_restrict_unprivileged_userns") == 1) {
+		snprintf(msg, msglen, "kernel.apparmor_restrict_unprivileged_userns=1: AppArmor forbids unprivileged "
+			 "user namespaces to programs without a profile");
+		snprintf(fix, fixlen, "load aisb's AppArmor profile: sudo install -m 0644 " AISB_PKGDATADIR
+			 "/apparmor/aisb /etc/apparmor.d/aisb && sudo apparmor_parser -r /etc/apparmor.d/aisb "
+			 "(its path must name this aisb; run 'aisb doctor')");
+		return true;
+	}
+	return false;
+}

@@ -35,4 +35,10 @@ bool refusal_lacks_setfcap(void);
  * for engine @e. Return: true when a cause was found. Does not log. */
 bool refusal_explain(enum container_engine e, char *msg, size_t msglen, char *fix, size_t fixlen);
 
+/* Why a user namespace cannot be made, from the sysctls below @proc ("/proc"; tests: a tree):
+ * user.max_user_namespaces=0 (or exhausted: @err ENOSPC), kernel.unprivileged_userns_clone=0
+ * or kernel.apparmor_restrict_unprivileged_userns=1 for @uid != 0. Cause into @msg, fix into
+ * @fix, the texts doctor's userns check prints. Return: true when one applies. Does not log. */
+bool refusal_userns_off(const char *proc, unsigned uid, int err, char *msg, size_t msglen, char *fix, size_t fixlen);
+
 #endif

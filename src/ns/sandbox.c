@@ -558,6 +558,10 @@ static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, in
 	if (r == -EPERM && refusal_explain(e, msg, sizeof(msg), fix, sizeof(fix))) {
 		log_error("cannot create the sandbox namespaces: %s: %s; fix: %s", strerror(-r), msg, fix);
 		*code = AISB_EXIT_ENFORCE;
+	} else if ((r == -EPERM || r == -ENOSPC) &&
+		   refusal_userns_off("/proc", (unsigned)getuid(), -r, msg, sizeof(msg), fix, sizeof(fix))) {
+		log_error("cannot create the sandbox namespaces: %s: %s; fix: %s", strerror(-r), msg, fix);
+		*code = AISB_EXIT_ENFORCE;
 	} else if (r == -EPERM && e != CONTAINER_NONE) {
 		log_error("cannot create the sandbox namespaces: %s; fix: %s", strerror(-r),
 			  container_fix(e, CONTAINER_NEED_USERNS));

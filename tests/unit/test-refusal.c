@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <seccomp.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -91,6 +92,58 @@ static void test_control_no_filter(void **s)
 	assert_int_equal(refusal_denied_syscalls(), 0);
 }
 
+static void put(const char *root, const char *rel, const char *v)
+{
+	char path[256];
+	FILE *f;
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(v, f);
+	fclose(f);
+}
+
+static const char *const sysctls[] = { "sys/user/max_user_namespaces", "sys/kernel/unprivileged_userns_clone",
+				       "sys/kernel/apparmor_restrict_unprivileged_userns", NULL };
+static const char *const dirs[] = { "sys/user", "sys/kernel", "sys", NULL };
+
+/* user namespaces off: each sysctl is named, with the same fix doctor prints */
+static void test_userns_off(void **s)
+{
+	char root[] = "/tmp/aisb-refusal-XXXXXX", msg[512], fix[512], path[256];
+
+	assert_non_null(mkdtemp(root));
+	for (int i = 2; i >= 0; i--) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		assert_int_equal(mkdir(path, 0700), 0);
+	}
+	put(root, "sys/user/max_user_namespaces", "15000\n");
+	put(root, "sys/kernel/unprivileged_userns_clone", "1\n");
+	/* control: nothing off */
+	assert_false(refusal_userns_off(root, 1000, EPERM, msg, sizeof(msg), fix, sizeof(fix)));
+	put(root, "sys/kernel/apparmor_restrict_unprivileged_userns", "1\n");
+	assert_true(refusal_userns_off(root, 1000, EPERM, msg, sizeof(msg), fix, sizeof(fix)));
+	assert_non_null(strstr(msg, "kernel.apparmor_restrict_unprivileged_userns=1"));
+	assert_non_null(strstr(fix, "/apparmor/aisb /etc/apparmor.d/aisb"));
+	/* root is not restricted by either */
+	assert_false(refusal_userns_off(root, 0, EPERM, msg, sizeof(msg), fix, sizeof(fix)));
+	put(root, "sys/kernel/unprivileged_userns_clone", "0\n");
+	assert_true(refusal_userns_off(root, 1000, EPERM, msg, sizeof(msg), fix, sizeof(fix)));
+	assert_non_null(strstr(msg, "kernel.unprivileged_userns_clone=0"));
+	put(root, "sys/user/max_user_namespaces", "0\n");
+	assert_true(refusal_userns_off(root, 0, ENOSPC, msg, sizeof(msg), fix, sizeof(fix)));
+	assert_string_equal(msg, "user namespaces are off: user.max_user_namespaces=0");
+	assert_non_null(strstr(fix, "sysctl -w user.max_user_namespaces="));
+	for (int i = 0; sysctls[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, sysctls[i]);
+		unlink(path);
+	}
+	for (int i = 0; dirs[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		rmdir(path);
+	}
+	rmdir(root);
+}
+
 static void test_names(void **s)
 {
 	assert_string_equal(refusal_syscall_name(0), "clone (with namespace flags)");
@@ -102,6 +155,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_denied_names),
 		cmocka_unit_test(test_control_no_filter),
+		cmocka_unit_test(test_userns_off),
 		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
