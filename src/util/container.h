@@ -6,8 +6,9 @@
  * machine aisb sees. Doctor and the run print the same text from here, so they cannot disagree.
  * Detection reads the marker files the engines leave (podman: /run/.containerenv, Docker:
  * /.dockerenv, Kubernetes: the service-account mount), believed only where the mount table looks
- * like a container's (/dev not devtmpfs, or /proc masked); an unknown engine gets every
- * engine's option.
+ * like a container's (/dev not devtmpfs, or /proc masked). Without a marker, in such a mount
+ * table, the root overlay's layer paths or the own cgroup name the engine, and a PID 1 that is
+ * no init says "a container" (CONTAINER_UNKNOWN); an unknown engine gets every engine's option.
  */
 #ifndef AISB_UTIL_CONTAINER_H
 #define AISB_UTIL_CONTAINER_H
@@ -19,6 +20,7 @@ enum container_engine {
 	CONTAINER_PODMAN,
 	CONTAINER_DOCKER,
 	CONTAINER_KUBERNETES,
+	CONTAINER_UNKNOWN,    /* a container without the engine's name: every engine's option */
 	CONTAINER_ENGINE_MAX
 };
 
