@@ -172,15 +172,15 @@ for s in "${order[@]}"; do
 			# Docker's own default (and with clone/unshare only, the recipe docs/ci.md gave
 			# before): refused with the calls it denies and aisb's profile; /proc is unmasked,
 			# so doctor blames neither /proc nor the kernel version
-			names="mount, umount2"
-			[ "$s" = docker ] && names="clone (with namespace flags), unshare"
-			check "$s/$who: doctor FAILs userns naming the denied calls ($names) and aisb's profile" \
-				exits doctor 1 "FAIL userns" "denies system calls the sandbox needs" "$names" "seccomp/aisb.json"
+			denied="mount, umount2"
+			[ "$s" = docker ] && denied="clone (with namespace flags), unshare"
+			check "$s/$who: doctor FAILs userns naming the denied calls ($denied) and aisb's profile" \
+				exits doctor 1 "FAIL userns" "denies system calls the sandbox needs" "$denied" "seccomp/aisb.json"
 			check "$s/$who: ... and blames neither /proc nor the kernel version" \
 				eval 'lacks doctor "FAIL proc" && lacks doctor "Linux >= 5.11"'
 			for m in none allow image; do
 				check "$s/$who: --net $m refused (77) with doctor's cause and fix" \
-					exits $m 77 "denies system calls the sandbox needs" "$names" "$(doctor_fixes | head -1)"
+					exits $m 77 "denies system calls the sandbox needs" "$denied" "$(doctor_fixes | head -1)"
 			done
 			;;
 		recipe | readonly | nopasswd)
