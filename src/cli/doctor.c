@@ -314,6 +314,11 @@ void doctor_check_userns(const struct doctor_env *e, struct doctor_result *r)
 		set(r, DOCTOR_OK, "userns", "unprivileged user namespaces work", NULL);
 		return;
 	}
+	/* the sysctl that turns them off, in the run's words (ns/refusal.h) */
+	if (refusal_userns_off(e->proc, (unsigned)e->uid, -k, msg, sizeof(msg), fix, sizeof(fix))) {
+		set(r, DOCTOR_FAIL, "userns", msg, fix);
+		return;
+	}
 	snprintf(msg, sizeof(msg), "cannot create a user namespace: %s", strerror(-k));
 	set(r, DOCTOR_FAIL, "userns", msg,
 	    k == -ENOSPC ? "user.max_user_namespaces is exhausted or 0: sudo sysctl -w user.max_user_namespaces=15000"

@@ -239,8 +239,8 @@ bool refusal_userns_off(const char *proc, unsigned uid, int err, char *msg, size
 	if (max == 0 || (err == ENOSPC && max > 0)) {
 		snprintf(msg, msglen, max == 0 ? "user namespaces are off: user.max_user_namespaces=0"
 			 : "the user namespace limit is exhausted (user.max_user_namespaces=%lld)", max);
-		snprintf(fix, fixlen, "user.max_user_namespaces is exhausted or 0: sudo sysctl -w "
-			 "user.max_user_namespaces=15000");
+		snprintf(fix, fixlen, "sudo sysctl -w user.max_user_namespaces=15000 (persist it in "
+			 "/etc/sysctl.d/90-aisb.conf; inside a container, the host's value or the engine's)");
 		return true;
 	}
 	if (uid != 0 && read_sysctl(proc, "kernel/unprivileged_userns_clone") == 0) {

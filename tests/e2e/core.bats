@@ -1118,3 +1118,19 @@ dry_command() { "$AISB" --net none "$@" | sed -n 's/^command: *//p'; }
 	run sb -- true    # control
 	[ "$status" -eq 0 ]
 }
+
+@test "core: user namespaces off (max_user_namespaces=0): the run refuses (77) naming the sysctl, doctor says the same; control: the same nesting runs" {
+	need unshare
+	# a user namespace where the caller is root with caps may set the sysctl for itself and
+	# everything below it (machine-facts.md); the host's value stays
+	run unshare -Ur sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && "$0" --net none --no-cwd --accept-unenforced-limits -- true' "$AISB"
+	echo "$output"
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"cannot create the sandbox namespaces: No space left on device: user namespaces are off: user.max_user_namespaces=0; fix: sudo sysctl -w user.max_user_namespaces="* ]]
+	run unshare -Ur sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && "$0" doctor' "$AISB"
+	[[ "$output" == *"FAIL userns     user namespaces are off: user.max_user_namespaces=0"* ]]
+	# control: the same nesting without the sysctl runs
+	run unshare -Ur sh -c '"$0" --net none --no-cwd --accept-unenforced-limits -- echo ran' "$AISB"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *ran* ]]
+}
