@@ -795,6 +795,18 @@ static int launch_stage(struct run *r)
 	return 0;
 }
 
+/* The exit line of a run that had the container's /proc (--container-proc, chosen, and this
+ * /proc masked, so init bound it: mount-apply.c), so the trade is said at the end too. */
+static void report_container_proc(const struct aisb_plan *p)
+{
+	_cleanup_free_ char *mi = NULL;
+
+	if (!p->container_proc || read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 20, &mi, NULL) < 0 ||
+	    container_proc_overmounts(mi, "/proc") == 0)
+		return;
+	log_warn("this run used the container's /proc (--container-proc): " CONTAINER_PROC_EXPOSURE);
+}
+
 /* Stage: relay, the command running. Should: put the host terminal in raw mode when the pty
  * serves stdin, relay through the terminal filter and forward signals until init exits
  * (run_loop() reaps it), restore the terminal, and report the filter's drops and the gate's
@@ -817,6 +829,7 @@ static int relay_stage(struct run *r)
 		gate_stop(r->gate);
 		gate_summary(r->gate, stderr);
 	}
+	report_container_proc(r->p);
 	return code;
 }
 

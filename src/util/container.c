@@ -225,5 +225,7 @@ void container_proc_refusal(enum container_engine e, int err, unsigned overmount
 			 name ? name : "the container engine", overmounts, overmounts == 1 ? "" : "s");
 	else
 		snprintf(msg, msglen, "a fresh /proc cannot be mounted: %s", strerror(err));
-	snprintf(fix, fixlen, "%s", container_fix(e, CONTAINER_NEED_PROC));
+	/* the unmask stays the first advice; the trade is offered second, with its exposure */
+	snprintf(fix, fixlen, "%s; or, accepting that " CONTAINER_PROC_EXPOSURE_SHORT ", pass --container-proc",
+		 container_fix(e, CONTAINER_NEED_PROC));
 }

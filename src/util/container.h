@@ -32,6 +32,15 @@ enum container_need {
 	CONTAINER_NEED_MAX
 };
 
+/* What --container-proc exposes, measured (docs/threat-model.md): the words of the proc
+ * refusal's second advice, --print-policy, and the run's start and exit lines. */
+#define CONTAINER_PROC_EXPOSURE "every process of the container is visible to the sandbox with " \
+	"its argv (cmdline), status and mountinfo; the kernel still refuses their environ, memory, " \
+	"maps and fd targets (another user namespace)"
+
+#define CONTAINER_PROC_EXPOSURE_SHORT "the sandbox then sees the container's processes and their " \
+	"argv (never their environ, memory or fds)"
+
 /* The engine whose marker files exist below @root ("" or NULL: the real /), with
  * @root/proc/self/mountinfo looking like a container's. Does not log. */
 enum container_engine container_detect(const char *root);

@@ -15,6 +15,8 @@
 
 #include "cli/doctor.h"
 #include "util/container.h"
+
+#define PROC_TRADE "; or, accepting that the sandbox then sees the container's processes and their argv (never their environ, memory or fds), pass --container-proc"
 #include "util/util.h"
 
 static char root[64];
@@ -157,14 +159,14 @@ static void test_proc_masked(void **s)
 	put("run/.containerenv", "");
 	doctor_check_proc(&env, &r);
 	assert_int_equal(r.status, DOCTOR_FAIL);
-	assert_string_equal(r.fix, "run the container with --security-opt unmask=ALL (podman)");
+	assert_string_equal(r.fix, "run the container with --security-opt unmask=ALL (podman)" PROC_TRADE); /* the unmask first, the trade second */
 	container_proc_refusal(CONTAINER_PODMAN, EPERM, 3, msg, sizeof(msg), fix, sizeof(fix));
 	assert_string_equal(r.msg, msg);
 	assert_string_equal(r.fix, fix);
 	unlink_under("run/.containerenv");
 	put(".dockerenv", "");
 	doctor_check_proc(&env, &r);
-	assert_string_equal(r.fix, "run the container with --security-opt systempaths=unconfined (docker)");
+	assert_string_equal(r.fix, "run the container with --security-opt systempaths=unconfined (docker)" PROC_TRADE); /* the unmask first, the trade second */
 	put("var/run/secrets/kubernetes.io/serviceaccount/token", "");
 	doctor_check_proc(&env, &r);
 	assert_non_null(strstr(r.fix, "procMount: Unmasked"));
@@ -181,11 +183,11 @@ static void test_proc_masked(void **s)
 				   "overlay/l/X\n601 133 0:51 / /proc rw - proc proc rw\n602 601 0:52 / /proc/kcore rw - "
 				   "tmpfs tmpfs rw\n");
 	doctor_check_proc(&env, &r);
-	assert_string_equal(r.fix, "run the container with --security-opt unmask=ALL (podman)");
+	assert_string_equal(r.fix, "run the container with --security-opt unmask=ALL (podman)" PROC_TRADE); /* the unmask first, the trade second */
 	put("proc/self/mountinfo", docker);
 	put("proc/self/cgroup", "9:name=systemd:/docker/0123\n");
 	doctor_check_proc(&env, &r);
-	assert_string_equal(r.fix, "run the container with --security-opt systempaths=unconfined (docker)");
+	assert_string_equal(r.fix, "run the container with --security-opt systempaths=unconfined (docker)" PROC_TRADE); /* the unmask first, the trade second */
 	put("proc/self/cgroup", "0::/\n");
 	put("proc/1/comm", "sh\n");
 	assert_int_equal(container_detect(root), CONTAINER_UNKNOWN);
