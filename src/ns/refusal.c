@@ -222,13 +222,16 @@ bool refusal_explain(enum container_engine e, char *msg, size_t msglen, char *fi
 static long long read_sysctl(const char *proc, const char *rel)
 {
 	char path[512], buf[64];
-	_cleanup_fclose_ FILE *f = NULL;
-	long long v;
+	long long v = -1;
+	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/sys/%s", proc, rel);
 	f = fopen(path, "re");
-	if (!f || !fgets(buf, sizeof(buf), f) || sscanf(buf, "%lld", &v) != 1)
+	if (!f)
 		return -1;
+	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
 	return v;
 }
 

@@ -555,11 +555,9 @@ static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, in
 	 * refuses; the sandbox cannot exist, so this is the enforcement refusal (77), with the
 	 * one cause and fix doctor's userns check prints too (ns/refusal.h), else the engine's
 	 * option when aisb runs in a container */
-	if (r == -EPERM && refusal_explain(e, msg, sizeof(msg), fix, sizeof(fix))) {
-		log_error("cannot create the sandbox namespaces: %s: %s; fix: %s", strerror(-r), msg, fix);
-		*code = AISB_EXIT_ENFORCE;
-	} else if ((r == -EPERM || r == -ENOSPC) &&
-		   refusal_userns_off("/proc", (unsigned)getuid(), -r, msg, sizeof(msg), fix, sizeof(fix))) {
+	if ((r == -EPERM && refusal_explain(e, msg, sizeof(msg), fix, sizeof(fix))) ||
+	    ((r == -EPERM || r == -ENOSPC) &&
+	     refusal_userns_off("/proc", (unsigned)getuid(), -r, msg, sizeof(msg), fix, sizeof(fix)))) {
 		log_error("cannot create the sandbox namespaces: %s: %s; fix: %s", strerror(-r), msg, fix);
 		*code = AISB_EXIT_ENFORCE;
 	} else if (r == -EPERM && e != CONTAINER_NONE) {
