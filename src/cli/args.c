@@ -28,6 +28,7 @@ enum opt_id {
 	OPT_NO_CWD,
 	OPT_READ_ONLY,
 	OPT_WRITABLE_GIT,
+	OPT_CONTAINER_PROC,
 	OPT_EPHEMERAL_HOME,
 	OPT_NO_AGENTS,
 	OPT_AGENTS_DIR,
@@ -107,6 +108,7 @@ static const struct opt_def opts[] = {
 	{ "no-cwd", "no_cwd", OPT_BOOL, OPT_NO_CWD, NULL, "do not mount the current directory" },
 	{ "read-only", "read_only", OPT_BOOL, OPT_READ_ONLY, NULL, "mount the project read-only" },
 	{ "writable-git", "writable_git", OPT_BOOL, OPT_WRITABLE_GIT, NULL, "let the sandbox write .git/hooks and .git/config" },
+	{ "container-proc", "container_proc", OPT_BOOL, OPT_CONTAINER_PROC, NULL, "where /proc is masked, bind the container's (its processes and argv visible)" },
 	{ "mount", "mount", OPT_LIST, OPT_MOUNT, "SRC[:DST][:ro|:rw]", "bind a host path (read-only unless :rw)" },
 	{ "ephemeral-home", "ephemeral_home", OPT_BOOL, OPT_EPHEMERAL_HOME, NULL, "home is a tmpfs, not persistent" },
 	{ "home", "home", OPT_VALUE, OPT_HOME, "NAME", "persistent home: default, project or a NAME (aisb home)" },
@@ -173,6 +175,7 @@ static bool *bool_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_NO_CWD: return &s->no_cwd;
 	case OPT_READ_ONLY: return &s->read_only;
 	case OPT_WRITABLE_GIT: return &s->writable_git;
+	case OPT_CONTAINER_PROC: return &s->container_proc;
 	case OPT_EPHEMERAL_HOME: return &s->ephemeral_home;
 	case OPT_NO_AGENTS: return &s->no_agents;
 	case OPT_ALLOW_PTRACE: return &s->allow_ptrace;

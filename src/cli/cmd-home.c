@@ -129,8 +129,8 @@ int cmd_home(int argc, char **argv)
 		else
 			return log_error("home: unexpected argument '%s' (see 'aisb home --help')", argv[i]), AISB_EXIT_USAGE;
 	}
-	if (!state)
-		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), AISB_EXIT_FAILED;
+	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
+		return AISB_EXIT_FAILED;
 	if (arg && !streq(arg, "project") && !args_home_name_valid(arg))
 		return log_error("home: invalid home name '%s'", arg), AISB_EXIT_USAGE;
 	if (streq(op, "--reset") && !arg)

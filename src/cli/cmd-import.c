@@ -161,8 +161,8 @@ int cmd_import(int argc, char **argv)
 	if (o.yes && !o.review)
 		return log_error("import: --yes answers --review's question; without --review nothing is asked"), AISB_EXIT_USAGE;
 	o.confirm = cli_import_confirm;
-	if (!state)
-		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), AISB_EXIT_FAILED;
+	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
+		return AISB_EXIT_FAILED;
 	if (!sessions_id_valid(id))
 		return log_error("import: '%s' is not a session id", id), AISB_EXIT_USAGE;
 	if (cli_session_live(state, id))

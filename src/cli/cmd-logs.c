@@ -36,8 +36,8 @@ int cmd_logs(int argc, char **argv)
 		return log_error("logs: which session? usage: aisb logs ID (see 'aisb ps -a')"), AISB_EXIT_USAGE;
 	if (!sessions_id_valid(id))
 		return log_error("logs: '%s' is not a session id", id), AISB_EXIT_USAGE;
-	if (!state)
-		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), AISB_EXIT_FAILED;
+	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
+		return AISB_EXIT_FAILED;
 
 	r = sessions_load(state, id, &si);
 	printf("# session %s\n", id);

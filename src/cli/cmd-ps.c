@@ -52,8 +52,8 @@ int cmd_ps(int argc, char **argv)
 		} else
 			return log_error("ps: unknown argument '%s' (see 'aisb ps --help')", argv[i]), AISB_EXIT_USAGE;
 	}
-	if (!state)
-		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), AISB_EXIT_FAILED;
+	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
+		return AISB_EXIT_FAILED;
 	r = sessions_list(state, &v, &n);
 	if (r < 0)
 		return log_error_errno(r, "cannot list sessions in '%s/sessions': %m", state), AISB_EXIT_FAILED;

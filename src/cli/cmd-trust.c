@@ -150,8 +150,8 @@ int cmd_trust(int argc, char **argv)
 	}
 	if (show && revoke)
 		return log_error("trust: --show and --revoke exclude each other"), AISB_EXIT_USAGE;
-	if (!state)
-		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), AISB_EXIT_FAILED;
+	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
+		return AISB_EXIT_FAILED;
 	r = trust_read_policy(dir, &pp);
 	if (r < 0) {
 		log_error("trust: cannot read the policy in '%s/.aisb': %s", dir,

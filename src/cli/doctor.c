@@ -26,6 +26,7 @@
 #include "net/pasta.h"
 #include "ns/cgroup.h"
 #include "ns/limits.h"
+#include "ns/refusal.h"
 #include "ns/userns.h"
 #include "util/container.h"
 #include "util/homedir.h"
@@ -239,9 +240,29 @@ static int probe(int (*fn)(void))
 
 /* The namespace probes below need a user namespace first; without one they would only repeat
  * the userns check's failure under another name. */
+/* The platform's refusal of the sandbox (ns/refusal.h: a seccomp profile denying its calls,
+ * root without CAP_SETFCAP), once per doctor run: the userns check reports it, word for word
+ * the run's refusal, and the probes below are then not checked (they would fail on the same
+ * cause and blame /proc, overlay or nft). */
+static bool platform_refuses(const struct doctor_env *e, char *msg, size_t msglen, char *fix, size_t fixlen)
+{
+	static int known = -1;
+	static char m[512], f[512];
+
+	if (!e->live)
+		return false;
+	if (known < 0)
+		known = refusal_explain(container_detect(e->root), m, sizeof(m), f, sizeof(f));
+	if (known && msg) {
+		snprintf(msg, msglen, "%s", m);
+		snprintf(fix, fixlen, "%s", f);
+	}
+	return known;
+}
+
 static bool needs_userns(const struct doctor_env *e, struct doctor_result *r, const char *name)
 {
-	if (!e->live || probe(probe_userns) == 0)
+	if (!e->live || (probe(probe_userns) == 0 && !platform_refuses(e, NULL, 0, NULL, 0)))
 		return false;
 	set(r, DOCTOR_WARN, name, "not checked: it needs a user namespace (see 'userns')", NULL);
 	return true;
@@ -253,15 +274,23 @@ void doctor_check_userns(const struct doctor_env *e, struct doctor_result *r)
 {
 	long long apparmor = read_sysctl(e, "sys/kernel/apparmor_restrict_unprivileged_userns");
 	long long clone = read_sysctl(e, "sys/kernel/unprivileged_userns_clone");
-	char msg[256], fix[640];
+	char msg[512], fix[640];
 	int k;
 
+	if (platform_refuses(e, msg, sizeof(msg), fix, sizeof(fix))) {
+		set(r, DOCTOR_FAIL, "userns", msg, fix);
+		return;
+	}
 	if (e->uid != 0 && apparmor == 1) {
+		/* make install and the .deb always put a copy in PKGDATADIR; /etc/apparmor.d gets it
+		 * only where AppArmor reads abi 4.0 (configure.ac, issue 24) */
 		snprintf(fix, sizeof(fix),
-			 "install the AppArmor profile shipped in contrib/apparmor/aisb (its path must name '%s'): "
-			 "sudo install -m 0644 contrib/apparmor/aisb /etc/apparmor.d/aisb && sudo apparmor_parser "
+			 "install the AppArmor profile shipped in %s (its path must name '%s'): "
+			 "sudo install -m 0644 %s /etc/apparmor.d/aisb && sudo apparmor_parser "
 			 "-r /etc/apparmor.d/aisb   (or, system-wide and weaker: sudo sysctl -w "
-			 "kernel.apparmor_restrict_unprivileged_userns=0)", e->self_exe ? e->self_exe : "aisb");
+			 "kernel.apparmor_restrict_unprivileged_userns=0)", AISB_PKGDATADIR "/apparmor/aisb (or the "
+			 "source tree's contrib/apparmor/aisb)", e->self_exe ? e->self_exe : "aisb",
+			 AISB_PKGDATADIR "/apparmor/aisb");
 		if (e->live && probe(probe_userns) == 0) {
 			set(r, DOCTOR_OK, "userns", "unprivileged user namespaces work (an AppArmor profile "
 			    "allows aisb despite kernel.apparmor_restrict_unprivileged_userns=1)", NULL);
@@ -271,10 +300,9 @@ void doctor_check_userns(const struct doctor_env *e, struct doctor_result *r)
 		    "forbids unprivileged user namespaces to programs without a profile", fix);
 		return;
 	}
-	if (e->uid != 0 && clone == 0) {
-		set(r, DOCTOR_FAIL, "userns", "kernel.unprivileged_userns_clone=0: unprivileged user "
-		    "namespaces are disabled", "sudo sysctl -w kernel.unprivileged_userns_clone=1 (persist "
-		    "it in /etc/sysctl.d/90-aisb.conf)");
+	if (e->uid != 0 && clone == 0 &&
+	    refusal_userns_off(e->proc, (unsigned)e->uid, 0, msg, sizeof(msg), fix, sizeof(fix))) {
+		set(r, DOCTOR_FAIL, "userns", msg, fix); /* the run's words (ns/refusal.h) */
 		return;
 	}
 	if (!e->live) {
@@ -284,6 +312,11 @@ void doctor_check_userns(const struct doctor_env *e, struct doctor_result *r)
 	k = probe(probe_userns);
 	if (k == 0) {
 		set(r, DOCTOR_OK, "userns", "unprivileged user namespaces work", NULL);
+		return;
+	}
+	/* the sysctl that turns them off, in the run's words (ns/refusal.h) */
+	if (refusal_userns_off(e->proc, (unsigned)e->uid, -k, msg, sizeof(msg), fix, sizeof(fix))) {
+		set(r, DOCTOR_FAIL, "userns", msg, fix);
 		return;
 	}
 	snprintf(msg, sizeof(msg), "cannot create a user namespace: %s", strerror(-k));
@@ -331,9 +364,9 @@ void doctor_check_seccomp(const struct doctor_env *e, struct doctor_result *r)
 		char msg[160];
 		snprintf(msg, sizeof(msg), "aisb already runs under %ld inherited seccomp filter%s (a container "
 			 "engine or a service manager)", filters, filters == 1 ? "" : "s");
-		set(r, DOCTOR_WARN, "seccomp", msg, "if the userns, proc or overlay checks fail, run the container "
-		    "with --security-opt seccomp=unconfined (docker/podman) or a profile that allows unshare, "
-		    "mount, pivot_root and setns");
+		set(r, DOCTOR_WARN, "seccomp", msg, "if the userns check fails on it, run the container with aisb's "
+		    "seccomp profile (Docker's default plus exactly the calls aisb needs): --security-opt seccomp="
+		    AISB_PKGDATADIR "/seccomp/aisb.json (contrib/seccomp/aisb.json in the source; docs/ci.md)");
 	} else if (mode == 1)
 		set(r, DOCTOR_FAIL, "seccomp", "strict seccomp mode: nothing but read/write/exit is allowed",
 		    "run aisb outside this strict-seccomp process");
@@ -705,14 +738,15 @@ static int dir_writable(const char *dir)
 
 void doctor_check_dirs(const struct doctor_env *e, struct doctor_result *r)
 {
-	_cleanup_free_ char *state = homedir_aisb(e->get, HOMEDIR_STATE);
-	_cleanup_free_ char *cache = homedir_aisb(e->get, HOMEDIR_CACHE);
-	char msg[640], fix[256];
+	_cleanup_free_ char *state = NULL, *cache = NULL;
+	char msg[640], why[512], fix[128];
 	int k;
 
-	if (!state || !cache) {
-		set(r, DOCTOR_FAIL, "dirs", "no home directory: the state and cache dirs are unknown",
-		    "set HOME, or XDG_STATE_HOME and XDG_CACHE_HOME, to writable directories");
+	/* the rule every command applies before it uses them (util/homedir.h), so doctor fails
+	 * exactly where they refuse, with their message */
+	if (homedir_aisb_check(e->get, HOMEDIR_STATE, &state, why, sizeof(why), fix, sizeof(fix)) < 0 ||
+	    homedir_aisb_check(e->get, HOMEDIR_CACHE, &cache, why, sizeof(why), fix, sizeof(fix)) < 0) {
+		set(r, DOCTOR_FAIL, "dirs", why, fix);
 		return;
 	}
 	if ((k = dir_writable(state)) < 0 || (k = dir_writable(cache)) < 0) {

@@ -24,6 +24,7 @@
 #include "net/gate.h"
 #include "net/netplan.h"
 #include "rootfs/ref.h"
+#include "util/container.h"
 #include "util/homedir.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -427,6 +428,7 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	p->keep = s->keep;
 	p->tty_passthrough = s->tty_passthrough;
 	p->writable_git = s->writable_git;
+	p->container_proc = s->container_proc;
 
 	/* Features of later issues are refused loudly rather than ignored. */
 	if (s->image) {
@@ -521,8 +523,7 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		       AISB_EXIT_POLICY;
 
 	/* State and home: the rule every command shares (util/homedir.h). */
-	p->state_dir = homedir_aisb(get, HOMEDIR_STATE);
-	if (!p->state_dir)
+	if (homedir_aisb_usable(get, HOMEDIR_STATE, &p->state_dir) < 0)
 		return AISB_EXIT_FAILED;
 	/* the session's throw-away files (NULL: the session dir) */
 	p->run_dir = session_run_dir(get);
@@ -676,6 +677,9 @@ void plan_print_policy(const struct aisb_plan *p, FILE *f)
 	fprintf(f, "project_dst=%s\n", p->project_dst ? p->project_dst : "");
 	fprintf(f, "project_ro=%s\n", p->project_ro ? "true" : "false");
 	fprintf(f, "writable_git=%s\n", p->writable_git ? "true" : "false");
+	fprintf(f, "container_proc=%s\n", p->container_proc ? "true" : "false");
+	if (p->container_proc)
+		fprintf(f, "container_proc_exposes=%s\n", CONTAINER_PROC_EXPOSURE);
 	fprintf(f, "workspace=%s\n", p->workspace ? "clone" : "bind");
 	fprintf(f, "home=%s\n", p->home_src ? p->home_src : "ephemeral");
 	fprintf(f, "agents=%s\n", p->agents_src ? p->agents_src : "");

@@ -31,6 +31,12 @@ char *sessions_state_dir(env_getter get)
 	return homedir_aisb(get, HOMEDIR_STATE);
 }
 
+int sessions_state_dir_checked(env_getter get, char **state)
+{
+	free(*state);
+	return homedir_aisb_usable(get, HOMEDIR_STATE, state);
+}
+
 bool sessions_id_valid(const char *id)
 {
 	size_t n = id ? strlen(id) : 0;
@@ -493,8 +499,8 @@ int session_inspect(const char *id, bool json)
 	char age[32];
 	int r;
 
-	if (!state)
-		return log_error("cannot find the state dir (set HOME or XDG_STATE_HOME)"), -EINVAL;
+	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
+		return -EINVAL;
 	if (!sessions_id_valid(id))
 		return -ENOENT;
 	r = sessions_load(state, id, &si);

@@ -35,6 +35,11 @@ struct session_info {
  * there is no home. Does not log. */
 char *sessions_state_dir(env_getter get);
 
+/* The state dir for a command that needs it: frees *@state and stores the dir, checked to be
+ * usable by the rule every command shares (homedir_aisb_usable()). Return: 0, or -errno.
+ * Logs on failure (naming the variable to set). */
+int sessions_state_dir_checked(env_getter get, char **state);
+
 /* Is @id shaped like a session id (lower-case hex, 1..64 chars)? Does not log. */
 bool sessions_id_valid(const char *id);
 

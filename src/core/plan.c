@@ -95,6 +95,7 @@ char *plan_to_json(const struct aisb_plan *p)
 	json_object_object_add(o, "project_dst", p->project_dst ? json_object_new_string(p->project_dst) : NULL);
 	json_object_object_add(o, "project_ro", json_object_new_boolean(p->project_ro));
 	json_object_object_add(o, "writable_git", json_object_new_boolean(p->writable_git));
+	json_object_object_add(o, "container_proc", json_object_new_boolean(p->container_proc));
 	json_object_object_add(o, "cwd", json_object_new_string(p->cwd));
 	workspace_plan_json(p->workspace, o);
 	json_object_object_add(o, "home", json_object_new_string(p->home_src ? p->home_src : "ephemeral"));

@@ -40,6 +40,7 @@ struct aisb_settings {
 	bool no_cwd;
 	bool read_only;
 	bool writable_git;
+	bool container_proc;  /* --container-proc: a masked /proc is bound instead (threat-model) */
 	bool ephemeral_home;
 	bool no_agents;
 	char *agents_dir;     /* NULL: $HOME/.agents */
@@ -127,6 +128,11 @@ struct aisb_plan {
 	bool project_relocated;/* mounted at /project because its own path is sandbox-owned */
 	bool writable_git;
 	char *cwd;             /* working directory inside */
+	/* where a fresh /proc is refused (a container's masked /proc), bind the container's own
+	 * (--container-proc): its processes, their argv, status and mountinfo become visible; the
+	 * kernel still refuses their environ, memory, maps and fd targets (another user namespace).
+	 * Never silently: said in the refusal, --print-policy, at start and at exit */
+	bool container_proc;
 
 	/* home */
 	char *home_src;        /* persistent home on the host, NULL when ephemeral */

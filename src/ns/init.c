@@ -405,7 +405,9 @@ _Noreturn void init_main(const struct init_args *a)
 	 * user-controlled path by name twice, or leave the old root reachable. */
 	r = mount_plan_apply(a->mounts, &fell_back, err, sizeof(err));
 	if (r != 0)
-		stage_fail(a->err_fd, r > 0 ? r : AISB_EXIT_FAILED, 0, "%s%s", r > 0 ? "" : "init: ", err);
+		/* the errno goes along (its text is already in err): the supervisor tells a
+		 * platform's refusal from it (ns/refusal.h) */
+		stage_fail(a->err_fd, r > 0 ? r : AISB_EXIT_FAILED, r < 0 ? -r : 0, "%s%s", r > 0 ? "" : "init: ", err);
 	if (fell_back)
 		log_warn(MOUNT_FALLBACK_NOTICE);
 

@@ -517,6 +517,23 @@ static int stage_new_root(struct apply *a)
 	return 0;
 }
 
+/* --container-proc, chosen (plan.h): the fresh proc was refused next to the container's masks,
+ * so the caller's /proc (the container's, with its masks, recursively) is bound at @tfd, nosuid,
+ * nodev, noexec; procfs_stage() then covers it as it covers a fresh one. Said on stderr with
+ * what it exposes. Runs before the pivot. */
+static int bind_container_proc(const struct apply *a, int tfd)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+	_cleanup_close_ int tree = open_tree(AT_FDCWD, "/proc", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+
+	if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0 ||
+	    move_mount(tree, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return fail(a->err, a->errlen, -errno, "cannot bind the container's /proc (--container-proc)");
+	log_warn("a fresh /proc cannot be mounted here (masked): the sandbox uses the container's /proc "
+		 "(--container-proc): " CONTAINER_PROC_EXPOSURE);
+	return 0;
+}
+
 /* A fresh tmpfs, proc or devpts at @op->dst. */
 static int apply_fs(const struct apply *a, const struct mount_op *op)
 {
@@ -537,6 +554,8 @@ static int apply_fs(const struct apply *a, const struct mount_op *op)
 	if (r < 0 && op->kind == MOP_PROC)
 		/* hidepid needs 5.8; the pid namespace is what hides the host anyway */
 		r = mount_fs("proc", NULL, attrs, tfd);
+	if (r == -EPERM && op->kind == MOP_PROC && (op->flags & MOP_F_CONTAINER_PROC))
+		return bind_container_proc(a, tfd);
 	if (r == -EPERM && op->kind == MOP_PROC)
 		return proc_refused(-r, a->err, a->errlen);
 	if (r < 0)

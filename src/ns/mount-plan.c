@@ -187,8 +187,8 @@ uint64_t mount_tmpfs_size(uint64_t memory_max, uint64_t ram_bytes, unsigned shar
 	return n < (1u << 20) ? (1u << 20) : n;
 }
 
-/* @shm: the /dev/shm tmpfs's data (tmpfs_data()) */
-static int plan_kernel_fs(struct mount_plan *mp, const char *shm)
+/* @shm: the /dev/shm tmpfs's data (tmpfs_data()); @proc_flags: MOP_F_CONTAINER_PROC or 0 */
+static int plan_kernel_fs(struct mount_plan *mp, const char *shm, unsigned proc_flags)
 {
 	static const char *const fd_links[][2] = {
 		{ "/proc/self/fd", "/dev/fd" },
@@ -198,7 +198,7 @@ static int plan_kernel_fs(struct mount_plan *mp, const char *shm)
 	};
 	int r;
 
-	if ((r = add(mp, MOP_PROC, NULL, "/proc", "hidepid=invisible", 0)) < 0 ||
+	if ((r = add(mp, MOP_PROC, NULL, "/proc", "hidepid=invisible", proc_flags)) < 0 ||
 	    (r = add(mp, MOP_TMPFS, NULL, "/dev", "mode=0755,size=64k", 0)) < 0)
 		return r;
 	for (size_t i = 0; i < ELEMENTSOF(dev_nodes); i++)
@@ -311,7 +311,7 @@ int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f
 		return -ENOMEM;
 	r = p->rootfs == ROOTFS_IMAGE ? plan_image_root(&mp, p, f) : plan_host_system(&mp, f);
 	if (r >= 0)
-		r = plan_kernel_fs(&mp, shm);
+		r = plan_kernel_fs(&mp, shm, p->container_proc ? MOP_F_CONTAINER_PROC : 0);
 	if (r >= 0 && (r = add(&mp, MOP_TMPFS, NULL, "/tmp", tmp, 0)) >= 0)
 		r = add(&mp, MOP_TMPFS, NULL, "/run", run, 0);
 	if (r >= 0)
@@ -343,7 +343,7 @@ int mount_plan_build_step(const struct mount_step *s, struct mount_plan *out)
 	r = add(&mp, MOP_OVERLAY, s->lower, "/", dirs, MOP_F_NO_FALLBACK);
 	/* a build step's /dev/shm: the default limit's quarter (its writes are the layer's, not here) */
 	if (r >= 0)
-		r = plan_kernel_fs(&mp, "mode=1777,size=1073741824");
+		r = plan_kernel_fs(&mp, "mode=1777,size=1073741824", 0);
 	/* the step's own files outside the layer (APT_CONFIG's apt.conf) */
 	if (r >= 0)
 		r = add(&mp, MOP_MKDIR, NULL, MOUNT_STEP_DIR, NULL, 0);

@@ -56,6 +56,8 @@ enum {
 				   * (mount_remap_plan(); closed by mount_plan_free()) */
 	MOP_F_TMPFS_UPPER = 1 << 9,/* on MOP_OVERLAY: upper and work on a private tmpfs made in the
 				   * sandbox's mount namespace (data: its options), never on disk */
+	MOP_F_CONTAINER_PROC = 1 << 10,/* on MOP_PROC: a refused fresh proc binds the caller's /proc
+				   * (--container-proc, plan.h) */
 };
 
 /* The names the image-root fallback leaves out of the root mirror: fresh mounts (proc dev tmp run

@@ -28,6 +28,7 @@
 #include "net/netplan.h"
 #include "net/pasta.h"
 #include "ns/mounts.h"
+#include "ns/refusal.h"
 #include "ns/sandbox.h"
 #include "ns/scrub.h"
 #include "ns/seccomp.h"
@@ -62,6 +63,12 @@ static int write_id_maps(pid_t pid, uid_t uid, gid_t gid, uid_t in_uid, gid_t in
 	const char *failed;
 	int r = userns_write_maps(pid, &m, &failed);
 
+	char msg[512], fix[512];
+
+	if (r == -EPERM && refusal_explain(container_detect(NULL), msg, sizeof(msg), fix, sizeof(fix))) {
+		log_error("cannot write the sandbox's %s: %s: %s; fix: %s", failed, strerror(-r), msg, fix);
+		return AISB_EXIT_ENFORCE;
+	}
 	if (r < 0)
 		return log_error_errno(r, "cannot write the sandbox's %s: %m (run 'aisb doctor')", failed);
 	return 0;
@@ -430,8 +437,27 @@ static int guard_job(const struct aisb_plan *p, const struct mount_plan *mp, con
  * it, see init.c). Return: the exit code it carries. */
 static int report_log(struct stage_report *rep)
 {
+	char msg[512], fix[512];
+	size_t n, t;
+	bool has_err_text = false;
+
 	rep->msg[sizeof(rep->msg) - 1] = 0;
-	if (rep->err > 0)
+	/* a step whose message already ends with the errno's text (init's mounts) */
+	if (rep->err > 0) {
+		n = strlen(rep->msg);
+		t = strlen(strerror(rep->err));
+		has_err_text = n >= t && streq(rep->msg + n - t, strerror(rep->err));
+	}
+	/* init's mounts refused with EPERM: when the platform is the cause (a seccomp profile that
+	 * denies mount, pivot_root, the new mount API...), that is the message and the exit is the
+	 * enforcement refusal (77), as doctor says (ns/refusal.h) */
+	if (rep->err == EPERM && rep->code == AISB_EXIT_FAILED &&
+	    refusal_explain(container_detect(NULL), msg, sizeof(msg), fix, sizeof(fix))) {
+		log_error("%s%s%s: %s; fix: %s", rep->msg, has_err_text ? "" : ": ", has_err_text ? "" : strerror(rep->err),
+			  msg, fix);
+		return AISB_EXIT_ENFORCE;
+	}
+	if (rep->err > 0 && !has_err_text)
 		log_error("%s: %s", rep->msg, strerror(rep->err));
 	else
 		log_error("%s", rep->msg);
@@ -522,6 +548,7 @@ static int channel_stage(sigset_t *mask, sigset_t *oldmask, int *sfd, int sync_f
  * (77 when the kernel or a container engine refuses user namespaces). Logs on failure. */
 static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, int sfd, int *code)
 {
+	char msg[512], fix[512];
 	enum container_engine e;
 	pid_t pid;
 	int r;
@@ -540,8 +567,14 @@ static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, in
 	e = container_detect(NULL);
 	/* EPERM: a seccomp profile (Docker's default denies CLONE_NEWUSER), an LSM or a sysctl
 	 * refuses; the sandbox cannot exist, so this is the enforcement refusal (77), with the
-	 * engine's option when aisb runs in a container (doctor's userns check prints it too) */
-	if (r == -EPERM && e != CONTAINER_NONE) {
+	 * one cause and fix doctor's userns check prints too (ns/refusal.h), else the engine's
+	 * option when aisb runs in a container */
+	if ((r == -EPERM && refusal_explain(e, msg, sizeof(msg), fix, sizeof(fix))) ||
+	    ((r == -EPERM || r == -ENOSPC) &&
+	     refusal_userns_off("/proc", (unsigned)getuid(), -r, msg, sizeof(msg), fix, sizeof(fix)))) {
+		log_error("cannot create the sandbox namespaces: %s: %s; fix: %s", strerror(-r), msg, fix);
+		*code = AISB_EXIT_ENFORCE;
+	} else if (r == -EPERM && e != CONTAINER_NONE) {
 		log_error("cannot create the sandbox namespaces: %s; fix: %s", strerror(-r),
 			  container_fix(e, CONTAINER_NEED_USERNS));
 		*code = AISB_EXIT_ENFORCE;
@@ -565,7 +598,10 @@ static int start_stage(const struct aisb_plan *p, pid_t pid, struct limits_run *
 {
 	int r;
 
-	if (write_id_maps(pid, p->run_uid, p->run_gid, p->uid, p->gid) < 0 || limits_attach(lr, pid) < 0)
+	r = write_id_maps(pid, p->run_uid, p->run_gid, p->uid, p->gid);
+	if (r != 0)
+		return r < 0 ? -1 : r; /* 77: the platform refuses the map (ns/refusal.h) */
+	if (limits_attach(lr, pid) < 0)
 		return -1;
 	if (p->netp && p->netp->pasta && (r = start_pasta(p, pid, pasta)) < 0)
 		/* the platform withholds /dev/net/tun (a container's default): a refusal, like a
@@ -771,6 +807,18 @@ static int launch_stage(struct run *r)
 	return 0;
 }
 
+/* The exit line of a run that had the container's /proc (--container-proc, chosen, and this
+ * /proc masked, so init bound it: mount-apply.c), so the trade is said at the end too. */
+static void report_container_proc(const struct aisb_plan *p)
+{
+	_cleanup_free_ char *mi = NULL;
+
+	if (!p->container_proc || read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 20, &mi, NULL) < 0 ||
+	    container_proc_overmounts(mi, "/proc") == 0)
+		return;
+	log_warn("this run used the container's /proc (--container-proc): " CONTAINER_PROC_EXPOSURE);
+}
+
 /* Stage: relay, the command running. Should: put the host terminal in raw mode when the pty
  * serves stdin, relay through the terminal filter and forward signals until init exits
  * (run_loop() reaps it), restore the terminal, and report the filter's drops and the gate's
@@ -793,6 +841,7 @@ static int relay_stage(struct run *r)
 		gate_stop(r->gate);
 		gate_summary(r->gate, stderr);
 	}
+	report_container_proc(r->p);
 	return code;
 }
 

@@ -11,6 +11,7 @@
 #ifndef AISB_NS_USERNS_H
 #define AISB_NS_USERNS_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* The host uid and gid a root caller's sandbox, gate and resolver run as (issue 22): kernel uid 0
@@ -91,5 +92,15 @@ int userns_try(void);
  * Does not log.
  */
 int userns_open(const struct userns_map *m);
+
+/**
+ * userns_clone_filtered() - does a seccomp filter deny clone() with CLONE_NEWUSER here?
+ * userns_unshare_filtered() - ... unshare() with CLONE_NEWUSER?
+ *
+ * Each makes the call with flags the kernel refuses (EINVAL) before it creates anything, so
+ * another answer is the filter's. Does not log.
+ */
+bool userns_clone_filtered(void);
+bool userns_unshare_filtered(void);
 
 #endif

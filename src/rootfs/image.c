@@ -36,9 +36,15 @@ int image_opts_init(struct image_opts *o, image_env_getter get)
 	v = get("AISB_STORE");
 	if (v && *v && !path_is_absolute(v))
 		return log_error("AISB_STORE='%s' is not an absolute path", v), -EINVAL;
-	o->store_root = v && *v ? strdup(v) : homedir_aisb(get, HOMEDIR_CACHE);
-	if (!o->store_root)
-		return log_error("cannot find the image store: set HOME or XDG_CACHE_HOME"), -EINVAL;
+	if (v && *v) {
+		if (!(o->store_root = strdup(v)))
+			return log_error("out of memory"), -ENOMEM;
+	} else {
+		/* the rule every command shares (util/homedir.h); it names XDG_CACHE_HOME */
+		int r = homedir_aisb_usable(get, HOMEDIR_CACHE, &o->store_root);
+		if (r < 0)
+			return r;
+	}
 	v = get("AISB_BASE_TTL_DAYS");
 	if (v && *v) {
 		char *end;

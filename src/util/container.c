@@ -45,6 +45,72 @@ static bool looks_contained(const char *root)
 	return !dev_devtmpfs || masks > 0;
 }
 
+/* The engine named by @text: the paths of its storage or cgroups (podman: containers/storage,
+ * libpod; Docker: docker; Kubernetes: kubepods, kubelet), CONTAINER_NONE when none is. */
+static enum container_engine named_in(const char *text)
+{
+	if (strstr(text, "kubepods") || strstr(text, "/kubelet/"))
+		return CONTAINER_KUBERNETES;
+	if (strstr(text, "containers/storage") || strstr(text, "libpod"))
+		return CONTAINER_PODMAN;
+	if (strstr(text, "docker"))
+		return CONTAINER_DOCKER;
+	return CONTAINER_NONE;
+}
+
+/* Reads at most @n - 1 bytes of @root@rel into @buf ("" when unreadable). */
+static void read_small(const char *root, const char *rel, char *buf, size_t n)
+{
+	char path[4096];
+	size_t k = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", root ? root : "", rel);
+	buf[0] = 0;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	k = fread(buf, 1, n - 1, f);
+	buf[k] = 0;
+	fclose(f);
+}
+
+/* No marker file (podman --read-only leaves no /run/.containerenv, measured; other engines
+ * leave none at all), in a mount namespace that looks contained: the root mount's overlay
+ * layers or the own cgroup name the engine; else PID 1 that is not an init (a shell, the job's
+ * command) says "a container" without the engine. A host whose PID 1 is no init (this
+ * project's CI VM: process_api) is not taken for one: it has devtmpfs on /dev and no masks. */
+static enum container_engine hinted(const char *root)
+{
+	char buf[8192], line[4096];
+	enum container_engine e;
+	FILE *f;
+
+	snprintf(buf, sizeof(buf), "%s/proc/self/mountinfo", root ? root : "");
+	f = fopen(buf, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char mp[64];
+		if (sscanf(line, "%*s %*s %*s %*s %63s", mp) == 1 && strcmp(mp, "/") == 0 && strstr(line, " - overlay ")) {
+			e = named_in(line);
+			fclose(f);
+			if (e != CONTAINER_NONE)
+				return e;
+			f = NULL;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	read_small(root, "/proc/self/cgroup", buf, sizeof(buf));
+	if ((e = named_in(buf)) != CONTAINER_NONE)
+		return e;
+	read_small(root, "/proc/1/comm", buf, sizeof(buf));
+	buf[strcspn(buf, "\n")] = 0;
+	if (buf[0] && strcmp(buf, "systemd") != 0 && strcmp(buf, "init") != 0)
+		return CONTAINER_UNKNOWN;
+	return CONTAINER_NONE;
+}
+
 enum container_engine container_detect(const char *root)
 {
 	enum container_engine e = CONTAINER_NONE;
@@ -56,7 +122,9 @@ enum container_engine container_detect(const char *root)
 		e = CONTAINER_PODMAN;
 	else if (exists_under(root, "/.dockerenv"))
 		e = CONTAINER_DOCKER;
-	return e != CONTAINER_NONE && looks_contained(root) ? e : CONTAINER_NONE;
+	if (!looks_contained(root))
+		return CONTAINER_NONE;
+	return e != CONTAINER_NONE ? e : hinted(root);
 }
 
 const char *container_engine_name(enum container_engine e)
@@ -120,7 +188,8 @@ const char *container_fix(enum container_engine e, enum container_need need)
 {
 	if (need >= CONTAINER_NEED_MAX)
 		return "";
-	if (e >= CONTAINER_ENGINE_MAX)
+	/* an engine not known by name gets every engine's option */
+	if (e >= CONTAINER_ENGINE_MAX || e == CONTAINER_UNKNOWN)
 		e = CONTAINER_NONE;
 	return fixes[need][e];
 }
@@ -156,5 +225,7 @@ void container_proc_refusal(enum container_engine e, int err, unsigned overmount
 			 name ? name : "the container engine", overmounts, overmounts == 1 ? "" : "s");
 	else
 		snprintf(msg, msglen, "a fresh /proc cannot be mounted: %s", strerror(err));
-	snprintf(fix, fixlen, "%s", container_fix(e, CONTAINER_NEED_PROC));
+	/* the unmask stays the first advice; the trade is offered second, with its exposure */
+	snprintf(fix, fixlen, "%s; or, accepting that " CONTAINER_PROC_EXPOSURE_SHORT ", pass --container-proc",
+		 container_fix(e, CONTAINER_NEED_PROC));
 }

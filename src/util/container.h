@@ -6,8 +6,9 @@
  * machine aisb sees. Doctor and the run print the same text from here, so they cannot disagree.
  * Detection reads the marker files the engines leave (podman: /run/.containerenv, Docker:
  * /.dockerenv, Kubernetes: the service-account mount), believed only where the mount table looks
- * like a container's (/dev not devtmpfs, or /proc masked); an unknown engine gets every
- * engine's option.
+ * like a container's (/dev not devtmpfs, or /proc masked). Without a marker, in such a mount
+ * table, the root overlay's layer paths or the own cgroup name the engine, and a PID 1 that is
+ * no init says "a container" (CONTAINER_UNKNOWN); an unknown engine gets every engine's option.
  */
 #ifndef AISB_UTIL_CONTAINER_H
 #define AISB_UTIL_CONTAINER_H
@@ -19,6 +20,7 @@ enum container_engine {
 	CONTAINER_PODMAN,
 	CONTAINER_DOCKER,
 	CONTAINER_KUBERNETES,
+	CONTAINER_UNKNOWN,    /* a container without the engine's name: every engine's option */
 	CONTAINER_ENGINE_MAX
 };
 
@@ -29,6 +31,15 @@ enum container_need {
 	CONTAINER_NEED_CGROUP, /* a delegated, writable cgroup v2 */
 	CONTAINER_NEED_MAX
 };
+
+/* What --container-proc exposes, measured (docs/threat-model.md): the words of the proc
+ * refusal's second advice, --print-policy, and the run's start and exit lines. */
+#define CONTAINER_PROC_EXPOSURE "every process of the container is visible to the sandbox with " \
+	"its argv (cmdline), status and mountinfo; the kernel still refuses their environ, memory, " \
+	"maps and fd targets (another user namespace)"
+
+#define CONTAINER_PROC_EXPOSURE_SHORT "the sandbox then sees the container's processes and their " \
+	"argv (never their environ, memory or fds)"
 
 /* The engine whose marker files exist below @root ("" or NULL: the real /), with
  * @root/proc/self/mountinfo looking like a container's. Does not log. */

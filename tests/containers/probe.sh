@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/containers/probe.sh OUTDIR — runs inside a CI-like container (tests/containers/run.sh):
-# aisb doctor, then --net none, --net allow against a server inside the container, --image from
+# aisb doctor, then --net none, the state dir without XDG variables, --net allow against a server inside the container, --image from
 # an OCI layout (not kept, and --keep), and --net full, each as NAME.out (stdout+stderr) and NAME.rc in OUTDIR.
 # The checks are made by run.sh on the host; this script only records.
 set -u
@@ -16,6 +16,9 @@ step() { # NAME CMD...
 }
 step doctor aisb doctor
 step none aisb --verbose --net none --no-cwd -- sh -c 'echo sandbox-ok; cat /proc/sys/kernel/hostname'
+# the state and cache dirs by the rule every command shares, without the XDG variables a shape
+# may set (a read-only root, a uid with no passwd entry refuse here, naming the variable)
+step nostate env -u XDG_STATE_HOME -u XDG_CACHE_HOME aisb --net none --no-cwd -- true
 # a server inside the container, on its loopback (the container's own netns: a fixed port is
 # free); the sandbox reaches it only through the gate, by an allowlisted name
 socat TCP-LISTEN:18080,bind=127.0.0.1,fork,reuseaddr EXEC:"$t/serve.sh" &
@@ -30,7 +33,13 @@ step allow aisb --net allow --allow srv.test:18080 --add-host srv.test=127.0.0.1
 	'curl -sS -m 10 http://srv.test:18080/; curl -sS -m 10 -o /dev/null -w "denied=%{http_code}\n" http://other.test:18080/'
 kill "$srv" 2>/dev/null
 step image aisb --net none --no-cwd --image "oci:$t/bb:latest" -- cat /etc/motd
+# the shapes that only check the refusal and the basic runs stop here (run.sh: AISB_PROBE_LIGHT)
+if [ -n "${AISB_PROBE_LIGHT:-}" ]; then
+	: >"$out/done"
+	exit 0
+fi
 # a kept session's upper is on the state dir's filesystem (the container's overlayfs root here)
 step image-keep aisb --net none --no-cwd --keep --image "oci:$t/bb:latest" -- cat /etc/motd
 step full aisb --net full --no-cwd -- true
+: >"$out/done"
 exit 0

@@ -1118,3 +1118,59 @@ dry_command() { "$AISB" --net none "$@" | sed -n 's/^command: *//p'; }
 	run sb -- true    # control
 	[ "$status" -eq 0 ]
 }
+
+@test "core: user namespaces off (max_user_namespaces=0): the run refuses (77) naming the sysctl, doctor says the same; control: the same nesting runs" {
+	need unshare
+	# a user namespace where the caller is root with caps may set the sysctl for itself and
+	# everything below it (machine-facts.md); the host's value stays
+	run unshare -Ur sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && "$0" --net none --no-cwd --accept-unenforced-limits -- true' "$AISB"
+	echo "$output"
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"cannot create the sandbox namespaces: No space left on device: user namespaces are off: user.max_user_namespaces=0; fix: sudo sysctl -w user.max_user_namespaces="* ]]
+	run unshare -Ur sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && "$0" doctor' "$AISB"
+	[[ "$output" == *"FAIL userns     user namespaces are off: user.max_user_namespaces=0"* ]]
+	# control: the same nesting without the sysctl runs
+	run unshare -Ur sh -c '"$0" --net none --no-cwd --accept-unenforced-limits -- echo ran' "$AISB"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *ran* ]]
+}
+
+# masked_proc CMD...: CMD in a private mount namespace whose /proc has one masked path, as a
+# container engine leaves it (a bind over a /proc file), so a fresh proc is refused there
+masked_proc() {
+	local f
+	for f in /proc/kcore /proc/timer_list /proc/keys; do [ -e "$f" ] && break; done
+	unshare -m sh -c 'mount --make-rprivate / && mount --bind /dev/null "$0" && exec "$@"' "$f" "$@"
+}
+
+@test "core: --container-proc: a masked /proc is refused naming the unmask first and the trade second; with the flag a sibling's environ stays unreadable while its argv is visible, said at start, at exit and in --print-policy" {
+	is_root || skip "needs root for a private mount namespace with a masked /proc (unshare -m)"
+	need unshare
+	local canary="aisb-canary-$$-sibling-env" sib
+	env AISB_SIBLING_SECRET="$canary" sleep 300 &
+	sib=$!
+	run masked_proc "$AISB" --net none --no-cwd --accept-unenforced-limits -- true
+	echo "$output"
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"a fresh /proc cannot be mounted"*"fix: run the container with"*"; or, accepting that the sandbox then sees the container's processes and their argv (never their environ, memory or fds), pass --container-proc"* ]]
+	run masked_proc "$AISB" --net none --no-cwd --accept-unenforced-limits --container-proc -- sh -c \
+		"cat /proc/$sib/environ && echo ENV-READ; tr '\\0' ' ' </proc/$sib/cmdline; echo; readlink /proc/$sib/fd/0 || echo FD-REFUSED; cat /proc/self/environ | tr '\\0' '\\n' | grep -c = | sed 's/^/own-env-vars=/'"
+	kill "$sib"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"$canary"* ]]
+	[[ "$output" != *ENV-READ* ]]
+	[[ "$output" == *"/environ: Permission denied"* ]]
+	[[ "$output" == *"sleep 300"* ]]          # the argv is visible, as the messages say
+	[[ "$output" == *FD-REFUSED* ]]
+	# control: the same read path works for the sandbox's own process
+	[[ "$output" =~ own-env-vars=[1-9] ]]
+	[[ "$output" == *"warning: a fresh /proc cannot be mounted here (masked): the sandbox uses the container's /proc (--container-proc): every process of the container is visible"* ]]
+	[[ "$output" == *"warning: this run used the container's /proc (--container-proc)"* ]]
+	run "$AISB" --net none --no-cwd --container-proc --print-policy
+	[[ "$output" == *"container_proc=true"* ]]
+	[[ "$output" == *"container_proc_exposes=every process of the container is visible to the sandbox with its argv"* ]]
+	run "$AISB" --net none --no-cwd --print-policy
+	[[ "$output" == *"container_proc=false"* ]]
+	[[ "$output" != *container_proc_exposes* ]]
+}

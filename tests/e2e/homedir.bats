@@ -180,3 +180,77 @@ with_home() {
 	run env K="$canary" "$AISB" --net none --env K -- true
 	[[ "$output" != *"earlier session"* && "$output" != *"the sandbox wrote"* ]]
 }
+
+# as_nobody CMD...: CMD as uid/gid 1234, which has no passwd entry (`docker run --user 1234`),
+# with HOME=/ as such containers set it and nothing else inherited
+as_nobody() {
+	setpriv --reuid=1234 --regid=1234 --clear-groups env -i PATH=/usr/bin:/bin HOME=/ "$@"
+}
+
+@test "home: a uid with no passwd entry (HOME=/): every subcommand refuses naming the variable to set; control: with XDG_STATE_HOME and XDG_CACHE_HOME every one works" {
+	is_root || skip "needs root to become a uid with no passwd entry (setpriv)"
+	need setpriv
+	! getent passwd 1234 >/dev/null || skip "uid 1234 has a passwd entry here"
+	local proj="$WORK/proj" sub
+	mkdir -p "$proj" "$WORK/st" "$WORK/ca"
+	chmod 755 "$WORK" "$proj"
+	chown 1234:1234 "$WORK/st" "$WORK/ca"
+	chmod o+rx "$(dirname "$WORK")" "$(dirname "$(dirname "$WORK")")" 2>/dev/null || true
+	cd "$proj"
+	for sub in "--net none -- true" ps clean "logs 0123456789ab" "home"; do
+		# shellcheck disable=SC2086
+		run as_nobody "$AISB" $sub
+		echo "$sub: $status $output"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"cannot use '/.local/state/aisb' for aisb's state"* ]]
+		[[ "$output" == *"set XDG_STATE_HOME (or HOME) to a writable directory"* ]]
+	done
+	run as_nobody "$AISB" images
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"cannot use '/.cache/aisb' for aisb's image cache"*"set XDG_CACHE_HOME (or HOME)"* ]]
+	# doctor fails its dirs check with the same message
+	run as_nobody "$AISB" doctor
+	[[ "$output" == *"FAIL dirs       cannot use '/.local/state/aisb' for aisb's state"* ]]
+	[[ "$output" == *"fix: set XDG_STATE_HOME (or HOME) to a writable directory"* ]]
+	# with only the state set, the cache is still refused by the same rule (images used to fail
+	# later, on '/.cache'), and doctor says which
+	run as_nobody XDG_STATE_HOME="$WORK/st" "$AISB" doctor
+	[[ "$output" == *"FAIL dirs       cannot use '/.cache/aisb' for aisb's image cache"* ]]
+	# control: both set, every one of them works
+	for sub in "--net none --accept-unenforced-limits -- true" ps clean images home doctor; do
+		# shellcheck disable=SC2086
+		run as_nobody XDG_STATE_HOME="$WORK/st" XDG_CACHE_HOME="$WORK/ca" "$AISB" $sub
+		echo "$sub: $status $output"
+		[[ "$output" != *"cannot use"* ]]
+		[ "$sub" = doctor ] || [ "$status" -eq 0 ]
+	done
+	[[ "$output" == *"ok   dirs       state dir $WORK/st/aisb and cache dir $WORK/ca/aisb are writable"* ]]
+	cd /
+}
+
+@test "home: read-only root and no HOME: the state dir is refused naming XDG_STATE_HOME, with the kernel's reason; control: a writable XDG_STATE_HOME works" {
+	is_root || skip "needs root for a private mount namespace with a read-only root (unshare -m)"
+	need unshare
+	local proj="$WORK/proj"
+	mkdir -p "$proj" "$WORK/st"
+	cd "$proj"
+	# a private mount namespace whose / is read-only (the test's own dirs too, they are on /),
+	# with a fresh tmpfs on $WORK/st as the one writable place
+	ro_root() {
+		unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs -o size=16m aisb-st "$0" &&
+			mount -o remount,bind,ro / && exec env -u HOME "$@"' "$WORK/st" "$@"
+	}
+	run ro_root "$AISB" --net none --accept-unenforced-limits -- true
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"for aisb's state (below the home directory): Read-only file system: set XDG_STATE_HOME (or HOME)"* ]]
+	run ro_root "$AISB" ps
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Read-only file system: set XDG_STATE_HOME (or HOME)"* ]]
+	# control: the same read-only root with XDG_STATE_HOME on the tmpfs runs
+	run ro_root env XDG_STATE_HOME="$WORK/st" "$AISB" --net none --accept-unenforced-limits -- echo ran
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *ran* ]]
+	cd /
+}

@@ -26,7 +26,11 @@ teardown_file() {
 		done
 		echo /usr/share/bash-completion/completions/aisb
 		echo /etc/bash_completion.d/aisb-aliases
-		echo /etc/apparmor.d/aisb
+		# the profile: always the package's copy; in /etc/apparmor.d only where AppArmor reads
+		# abi 4.0 (configure.ac, tests/install/paths.bats)
+		echo /usr/share/aisb/apparmor/aisb
+		echo /usr/share/aisb/seccomp/aisb.json
+		[ ! -e /etc/apparmor.d/abi/4.0 ] || echo /etc/apparmor.d/aisb
 		echo /usr/share/doc/aisb/README.md
 		for f in "$AISB_SRCDIR"/docs/*.md; do echo "/usr/share/doc/aisb/$(basename "$f")"; done
 	} | sort)
@@ -37,7 +41,7 @@ teardown_file() {
 	# the binary is executable, the data files are not
 	[ -x "$DEST/usr/bin/aisb" ]
 	[ ! -x "$DEST/usr/share/man/man1/aisb.1" ]
-	[ ! -x "$DEST/etc/apparmor.d/aisb" ]
+	[ ! -x "$DEST/usr/share/aisb/apparmor/aisb" ]
 }
 
 @test "install: the installed man pages render and the completion file is the tree's" {
@@ -45,7 +49,7 @@ teardown_file() {
 	[ "$status" -eq 0 ]
 	[[ $output == *"--allow ENTRY"* ]]
 	cmp "$DEST/usr/share/bash-completion/completions/aisb" "$AISB_SRCDIR/contrib/completion/aisb"
-	cmp "$DEST/etc/apparmor.d/aisb" "$AISB_SRCDIR/contrib/apparmor/aisb"
+	cmp "$DEST/usr/share/aisb/apparmor/aisb" "$AISB_SRCDIR/contrib/apparmor/aisb"
 }
 
 # run_installed WHO: the installed binary starts a sandbox as WHO (me, or the unprivileged user)

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "util/container.h"
+
+#define PROC_TRADE "; or, accepting that the sandbox then sees the container's processes and their argv (never their environ, memory or fds), pass --container-proc"
 #include "util/homedir.h"
 #include "util/util.h"
 
@@ -108,6 +110,54 @@ static void test_home_rule(void **s)
 	rmdir(tmp);
 }
 
+/* Every command's check (issue 24): a directory that does not exist yet is usable when its
+ * nearest existing ancestor is writable; one below a file is refused naming the variable. */
+static void test_usable_rule(void **s)
+{
+	char tmp[] = "/tmp/aisb-homedir-XXXXXX", deep[96], file[96], below[128], why[512], fix[128];
+	_cleanup_free_ char *d = NULL;
+	FILE *f;
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(deep, sizeof(deep), "%s/not/yet", tmp);
+	snprintf(file, sizeof(file), "%s/file", tmp);
+	snprintf(below, sizeof(below), "%s/file/x", tmp);
+	assert_non_null(f = fopen(file, "w"));
+	fclose(f);
+	v_home = NULL;
+	v_cache = v_config = NULL;
+
+	/* control: a variable naming a path that mkdir -p can make is taken, with /aisb */
+	v_state = deep;
+	assert_int_equal(homedir_aisb_check(get, HOMEDIR_STATE, &d, why, sizeof(why), fix, sizeof(fix)), 0);
+	assert_non_null(d);
+	assert_non_null(strstr(d, "/not/yet/aisb"));
+	free(d);
+	d = NULL;
+	assert_int_equal(homedir_aisb_usable(get, HOMEDIR_STATE, &d), 0);
+	free(d);
+	d = NULL;
+
+	/* below a file: refused, and the message names the path and the variable to set */
+	v_state = below;
+	assert_int_equal(homedir_aisb_check(get, HOMEDIR_STATE, &d, why, sizeof(why), fix, sizeof(fix)), -ENOTDIR);
+	assert_null(d);
+	assert_non_null(strstr(why, below));
+	assert_non_null(strstr(why, "XDG_STATE_HOME"));
+	assert_string_equal(fix, "set XDG_STATE_HOME to a writable directory");
+	/* the same rule for the cache, with its own variable */
+	v_state = NULL;
+	v_cache = below;
+	assert_int_equal(homedir_aisb_check(get, HOMEDIR_CACHE, &d, why, sizeof(why), fix, sizeof(fix)), -ENOTDIR);
+	assert_non_null(strstr(why, "image cache"));
+	assert_string_equal(fix, "set XDG_CACHE_HOME to a writable directory");
+	assert_true(homedir_aisb_usable(get, HOMEDIR_CACHE, &d) < 0);
+	assert_null(d);
+	v_cache = NULL;
+	unlink(file);
+	rmdir(tmp);
+}
+
 static void test_engine_fixes(void **s)
 {
 	char msg[384], fix[384];
@@ -124,7 +174,7 @@ static void test_engine_fixes(void **s)
 	assert_null(strstr(container_fix(CONTAINER_DOCKER, CONTAINER_NEED_CGROUP), "boot"));
 	container_proc_refusal(CONTAINER_DOCKER, EPERM, 1, msg, sizeof(msg), fix, sizeof(fix));
 	assert_non_null(strstr(msg, "Docker masks 1 path of /proc"));
-	assert_string_equal(fix, "run the container with --security-opt systempaths=unconfined (docker)");
+	assert_string_equal(fix, "run the container with --security-opt systempaths=unconfined (docker)" PROC_TRADE); /* the unmask first, the trade second */
 	container_proc_refusal(CONTAINER_NONE, EACCES, 0, msg, sizeof(msg), fix, sizeof(fix));
 	assert_null(strstr(msg, "masks"));
 	/* mountinfo: only mounts strictly below /proc count, binfmt_misc does not */
@@ -139,6 +189,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_home_rule),
+		cmocka_unit_test(test_usable_rule),
 		cmocka_unit_test(test_engine_fixes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
