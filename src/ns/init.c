@@ -421,7 +421,11 @@ _Noreturn void init_main(const struct init_args *a)
 	/* issue 22: kernel uid 0 is exempt from RLIMIT_NPROC; its bound is this pid namespace's
 	 * pid_max, written while /proc/sys is still writable */
 	r = limits_apply_pidns(a->plan);
-	if (r < 0)
+	if (r == -ENXIO)
+		/* --container-proc: /proc is the container's, its pid_max not the sandbox's */
+		log_warn("the sandbox's processes are not bounded: it runs as kernel uid 0 without cgroups, and "
+			 "with the container's /proc (--container-proc) its pid namespace's pid_max cannot be set");
+	else if (r < 0)
 		stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "init: cannot bound the sandbox's processes with its "
 			   "pid namespace's pid_max (/proc/sys/kernel/pid_max)");
 

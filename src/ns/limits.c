@@ -348,6 +348,18 @@ int limits_write_pid_max(uint64_t pids_max)
 	char buf[24];
 	int fd, n, r = 0;
 
+	char self[24], link[24];
+	ssize_t k;
+
+	/* only the /proc of this process's own pid namespace: --container-proc binds the
+	 * container's, whose pid_max is not the sandbox's to set */
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	k = readlink("/proc/self", link, sizeof(link) - 1);
+	if (k < 0)
+		return -errno;
+	link[k] = 0;
+	if (strcmp(link, self) != 0)
+		return -ENXIO;
 	n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", limits_pidns_pid_max(pids_max));
 	fd = open("/proc/sys/kernel/pid_max", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)

@@ -34,8 +34,8 @@ bool limits_pidns_supported(void);
 uint64_t limits_pidns_pid_max(uint64_t pids_max);
 
 /* Writes /proc/sys/kernel/pid_max (limits_pidns_pid_max(@pids_max)) of this process's pid
- * namespace, whose /proc is mounted at /proc and not yet covered. Return: 0 or -errno. Does not
- * log. */
+ * namespace, whose /proc is mounted at /proc and not yet covered. Return: 0, -ENXIO when /proc
+ * is another pid namespace's (--container-proc), or -errno. Does not log. */
 int limits_write_pid_max(uint64_t pids_max);
 
 /* In init, in the new pid namespace with its /proc mounted and not yet covered: with
