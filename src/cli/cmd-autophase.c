@@ -12,6 +12,7 @@
 #include "cli/sessions.h"
 #include "pipeline/autophase.h"
 #include "util/log.h"
+#include "util/strbuf.h"
 #include "util/util.h"
 
 /* Run flags a unit cannot take: they would start nothing, start something else than the
@@ -89,8 +90,36 @@ static int config_launcher(const char *path, char **out)
 	return args_config_lookup(text, "autophase_launcher", out) < 0 ? AISB_EXIT_FAILED : 0;
 }
 
+/* The caller's variables a push that reads the user's git config gets (gitrun.h
+ * .user_config): what a credential helper or ssh typically needs, named, nothing else. */
+static const char *const push_env_names[] = {
+	"DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "GNUPGHOME", "GPG_AGENT_INFO",
+	"PASSWORD_STORE_DIR", "USER", "LOGNAME",
+};
+
+/* The caller's PATH without empty or relative entries (they would name the directory git runs
+ * in), for a credential helper of the user's config. Return: "PATH=..." malloc'd, or NULL. */
+static char *push_path(const char *path)
+{
+	struct strbuf b = { 0 };
+
+	if (!path || strbuf_puts(&b, "PATH=") < 0)
+		return NULL;
+	for (const char *e = path; *e;) {
+		size_t n = strcspn(e, ":");
+		if (e[0] == '/' && ((b.n > 5 && strbuf_putc(&b, ':') < 0) || strbuf_put(&b, e, n) < 0))
+			break;
+		e += n + (e[n] == ':');
+	}
+	if (b.n > 5)
+		return b.p;
+	free(b.p);
+	return NULL;
+}
+
 int cmd_autophase(int argc, char **argv)
 {
+	_cleanup_strv_free_ char **push_env = NULL;
 	_cleanup_free_ char *config = hostenv_config_path(), *cfg_launcher = NULL, *home = NULL;
 	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
 	struct autophase_options o = { .self = "/proc/self/exe" };
@@ -144,5 +173,17 @@ int cmd_autophase(int argc, char **argv)
 	o.ssh_auth_sock = hostenv_get("SSH_AUTH_SOCK");
 	o.env_name = hostenv_get("GIT_AUTHOR_NAME");
 	o.env_email = hostenv_get("GIT_AUTHOR_EMAIL");
+	{
+		char *p = push_path(hostenv_get("PATH"));
+		if (p && strv_push_take(&push_env, p) < 0)
+			return AISB_EXIT_FAILED;
+		for (size_t k = 0; k < ELEMENTSOF(push_env_names); k++) {
+			const char *v = hostenv_get(push_env_names[k]);
+			_cleanup_free_ char *e = NULL;
+			if (v && (asprintf(&e, "%s=%s", push_env_names[k], v) < 0 || strv_push(&push_env, e) < 0))
+				return AISB_EXIT_FAILED;
+		}
+		o.push_env = (const char *const *)push_env;
+	}
 	return autophase_main(&o);
 }

@@ -33,6 +33,9 @@ struct ap {
 	char *branch;   /* BRANCH */
 	char *tip;      /* its commit: before the first unit, then each delivered one */
 	char *name, *email;
+	char *push_url;  /* the push target, resolved before the first unit (resolve_push_url()) */
+	char *pushed;    /* the commit the push target was last seen to take in this run, or NULL */
+	char *tried;     /* the commit of the last push attempt, or NULL */
 	enum autophase_launcher_source lsrc;
 	char **launcher; /* the launcher's words */
 	char *lfile;     /* the launcher's program when it is a file of the project, relative */
@@ -62,6 +65,9 @@ static void ap_free(struct ap *a)
 	free(a->tip);
 	free(a->name);
 	free(a->email);
+	free(a->push_url);
+	free(a->pushed);
+	free(a->tried);
 	gitrun_done(&a->g);
 	strv_free(a->launcher);
 	free(a->lfile);
@@ -96,7 +102,7 @@ static void chomp(char *s)
 
 enum {
 	GIT_QUIET = 1 << 0,  /* a failure is the caller's to judge (not logged) */
-	GIT_REMOTE = 1 << 1, /* the push: network transports, HOME and SSH_AUTH_SOCK (gitrun.h) */
+	GIT_REMOTE = 1 << 1, /* the push: network transports, the user's global config (gitrun.h) */
 };
 
 /* Runs host git (gitrun.h) in the work tree with the argument list (NULL-terminated), as the
@@ -107,8 +113,9 @@ static int gitv(struct ap *a, unsigned flags, char **out, const char *first, ...
 	const char *args[MAX_GIT_ARGS + 1];
 	_cleanup_free_ char *idx = NULL, *what = NULL;
 	const char *env[2] = { NULL, NULL };
-	struct gitrun_call c = { .dir = a->top ? a->top : a->cwd, .args = args, .env = env, .in_fd = -1,
-				 .ident = true, .remote = flags & GIT_REMOTE };
+	struct gitrun_call c = { .dir = a->g.bare ? a->g.bare : a->top ? a->top : a->cwd, .args = args, .env = env,
+				 .in_fd = -1, .ident = true, .remote = flags & GIT_REMOTE,
+				 .user_config = flags & GIT_REMOTE };
 	size_t n = 0;
 	va_list ap;
 	int r;
@@ -396,20 +403,61 @@ static int take_snapshot(struct ap *a, struct gitguard_snapshot **s)
 	return 0;
 }
 
-/* The push target for messages: a remote's name with its URL, or the URL; credentials hidden. */
+/* Whether @s is a URL or scp-like address ("host:path") rather than a local path. Pure. */
+static bool is_url(const char *s)
+{
+	const char *colon = strchr(s, ':');
+	return colon && (strstr(s, "://") || !memchr(s, '/', (size_t)(colon - s)));
+}
+
+/* The push target, resolved once before the first unit: a remote's pushurl (else its url),
+ * read raw from the repository's config as the user left it (the fingerprint then vouches for
+ * it until the end), else --push's value itself; a local path made absolute against the top.
+ * Read raw so that the user's global url.*.insteadOf applies when the push runs. The push
+ * itself never reads the repository's config (push_tip()). Return: 0 or an exit code. */
+static int resolve_push_url(struct ap *a)
+{
+	_cleanup_free_ char *key = NULL, *url = NULL;
+	const char *remote = a->o->push_remote;
+
+	if (!remote)
+		return 0;
+	if (asprintf(&key, "remote.%s.pushurl", remote) < 0)
+		return AISB_EXIT_FAILED;
+	if (git_quiet(a, &url, "config", "--get", key) != 0 || !*url) {
+		free(url);
+		url = NULL;
+		free(key);
+		if (asprintf(&key, "remote.%s.url", remote) < 0)
+			return AISB_EXIT_FAILED;
+		if (git_quiet(a, &url, "config", "--get", key) != 0 || !*url) {
+			free(url);
+			url = strdup(remote);
+		}
+	}
+	if (!url)
+		return AISB_EXIT_FAILED;
+	if (!is_url(url) && !path_is_absolute(url)) {
+		char *abs = path_join(a->top, url);
+		if (!abs)
+			return AISB_EXIT_FAILED;
+		free(url);
+		url = abs;
+	}
+	a->push_url = TAKE_PTR(url);
+	return 0;
+}
+
+/* The push target for messages: the remote's name with its URL, or the URL; credentials hidden. */
 static char *push_target(struct ap *a)
 {
-	_cleanup_free_ char *url = NULL, *raw = NULL;
-	const char *remote = a->o->push_remote;
-	char *out;
+	_cleanup_free_ char *raw = NULL;
+	const char *remote = a->o->push_remote, *branch = a->o->push_branch ? a->o->push_branch : a->branch;
 
-	if (git_quiet(a, &url, "remote", "get-url", "--push", remote) == 0 && *url) {
-		if (asprintf(&raw, "%s (%s) branch %s", remote, url, a->o->push_branch ? a->o->push_branch : a->branch) < 0)
-			return NULL;
-	} else if (asprintf(&raw, "%s branch %s", remote, a->o->push_branch ? a->o->push_branch : a->branch) < 0)
+	if (!a->push_url || streq(a->push_url, remote) ? asprintf(&raw, "%s branch %s", remote, branch) < 0
+						       : asprintf(&raw, "%s (%s) branch %s", remote, a->push_url, branch) < 0)
 		return NULL;
-	out = gitrun_redact(raw);
-	return out;
+	return gitrun_redact(raw);
 }
 
 static const char *const source_words[AUTOPHASE_LAUNCHER_SOURCE_MAX] = {
@@ -809,17 +857,53 @@ static int commit_phase(struct ap *a, const char *phase, const char *subject)
 	return 0;
 }
 
-/* Step 6: the delivered commit to the push target; no force, no hook, no credential helper. */
+/* Step 6: the delivered commit to the push target; no force, no hook; the user's global git
+ * config (url.*.insteadOf, credential helpers) but never the project's: git runs in a bare
+ * repository made for the push outside the project, whose only link to the project is an
+ * alternates entry naming its object store (objects are data: nothing in them runs), so no
+ * config, hook or attribute the sandbox could write is read. @what names the push point.
+ * Return: 0, or 1 when the push failed (logged). */
 static int push_tip(struct ap *a, const char *what)
 {
-	_cleanup_free_ char *spec = NULL, *target = push_target(a);
+	_cleanup_free_ char *spec = NULL, *target = push_target(a), *dir = NULL, *alt = NULL, *line = NULL;
+	_cleanup_free_ char *objects = path_join(a->commondir, "objects");
+	int r;
 
-	if (asprintf(&spec, "%s:refs/heads/%s", a->tip, a->o->push_branch ? a->o->push_branch : a->branch) < 0)
+	if (a->pushed && streq(a->pushed, a->tip))
+		return 0;
+	if (!objects || asprintf(&spec, "%s:refs/heads/%s", a->tip, a->o->push_branch ? a->o->push_branch : a->branch) < 0 ||
+	    asprintf(&dir, "%s/autophase/push.XXXXXX", a->o->state_dir) < 0 || asprintf(&line, "%s\n", objects) < 0)
 		return AISB_EXIT_FAILED;
 	log_info("%s: pushing %.12s to %s", what, a->tip, target ? target : "?");
-	if (git_remote(a, NULL, "push", "--porcelain", "--", a->o->push_remote, spec) != 0)
-		return log_error("%s: the push failed; the commit %.12s is delivered locally (rerun to push it)", what, a->tip), 1;
+	free(a->tried);
+	a->tried = strdup(a->tip);
+	if (!mkdtemp(dir))
+		return log_error_errno(-errno, "%s: cannot make the push repository '%s': %m", what, dir), 1;
+	r = git(a, NULL, "init", "--bare", "-q", dir);
+	if (r == 0 && (!(alt = path_join(dir, "objects/info/alternates")) ||
+		       write_file_at(AT_FDCWD, alt, line, strlen(line), 0600) < 0))
+		r = (log_error_errno(-EIO, "%s: cannot write '%s': %m", what, alt ? alt : dir), 1);
+	if (r == 0) {
+		a->g.bare = dir;
+		r = git_remote(a, NULL, "push", "--porcelain", "--", a->push_url, spec);
+		a->g.bare = NULL;
+	}
+	(void)rm_rf(dir);
+	if (r != 0)
+		return log_error("%s: the push failed; the commit %.12s is delivered locally (it is pushed again before "
+				 "the next phase, at the end, and by the next run)", what, a->tip), 1;
+	free(a->pushed);
+	a->pushed = strdup(a->tip);
 	return 0;
+}
+
+/* Whether the branch holds any delivered phase (what an earlier run may not have pushed). */
+static bool any_delivered(const struct ap *a)
+{
+	for (size_t i = 0; a->done && i < a->n; i++)
+		if (a->done[i])
+			return true;
+	return false;
 }
 
 static int next_phase(struct ap *a, size_t *idx)
@@ -846,12 +930,14 @@ static int next_phase(struct ap *a, size_t *idx)
 int autophase_main(const struct autophase_options *o)
 {
 	const struct gitrun_user u = { .home = o->home, .xdg_config = o->xdg_config_home, .env_name = o->env_name,
-				       .env_email = o->env_email, .ssh_auth_sock = o->ssh_auth_sock };
+				       .env_email = o->env_email, .ssh_auth_sock = o->ssh_auth_sock,
+				       .user_env = o->push_env };
 	struct ap a = { .o = o };
 	_cleanup_strv_free_ char **ignored = NULL;
 	_cleanup_close_ int lock = -1;
 	_cleanup_free_ char *subject = NULL;
 	size_t delivered = 0, i;
+	bool earlier = false; /* the branch held delivered phases before this run */
 	int r;
 
 	r = gitrun_setup(&a.g, &u) < 0 ? AISB_EXIT_FAILED : 0;
@@ -863,6 +949,8 @@ int autophase_main(const struct autophase_options *o)
 		a.n = strv_length(a.phases);
 		r = scan_delivered(&a);
 	}
+	if (r == 0)
+		r = resolve_push_url(&a);
 	if (r == 0 && o->status) {
 		(void)find_pipeline(&a); /* a missing launcher or gate is reported, not fatal */
 		print_report(&a, false);
@@ -887,10 +975,25 @@ int autophase_main(const struct autophase_options *o)
 			print_report(&a, true);
 		goto out;
 	}
+	/* the four push points (the seed's): what an earlier run could not deliver, before the
+	 * first unit; after each phase's commit; again before the next phase starts when that
+	 * failed; at the end. A failed push does not stop the pipeline (the commit is delivered
+	 * locally); the run's exit is 1 when the end's push failed. */
+	earlier = any_delivered(&a);
+	if (o->push_remote && earlier)
+		(void)push_tip(&a, "autophase: before the first unit, what an earlier run may not have pushed");
 	for (;;) {
 		r = next_phase(&a, &i);
 		if (r != 0 || i >= a.n)
 			break;
+		if (o->push_remote && delivered > 0) {
+			_cleanup_free_ char *what = NULL;
+			if (asprintf(&what, "before phase %s", a.phases[i]) < 0) {
+				r = AISB_EXIT_FAILED;
+				break;
+			}
+			(void)push_tip(&a, what);
+		}
 		free(subject);
 		subject = phase_subject(&a, a.phases[i]);
 		if (!subject) {
@@ -902,14 +1005,27 @@ int autophase_main(const struct autophase_options *o)
 			r = check_guards(&a, a.phases[i]);
 		if (r == 0)
 			r = commit_phase(&a, a.phases[i], subject);
-		if (r == 0 && o->push_remote)
-			r = push_tip(&a, a.phases[i]);
 		if (r != 0)
 			break;
 		delivered++;
+		if (o->push_remote) {
+			_cleanup_free_ char *what = NULL;
+			if (asprintf(&what, "phase %s", a.phases[i]) < 0) {
+				r = AISB_EXIT_FAILED;
+				break;
+			}
+			(void)push_tip(&a, what);
+		}
 	}
-	if (r == 0 && delivered == 0 && o->push_remote)
-		r = push_tip(&a, "autophase"); /* a rerun after a failed push */
+	/* at the end, whatever stopped the pipeline (a delivered commit must not stay local because
+	 * a later phase failed), but not after ^C */
+	if (o->push_remote && a.push_url && (earlier || delivered > 0) && r < 128) {
+		/* the last phase's own push just failed on this commit: the end is that push's answer */
+		int p = a.tried && streq(a.tried, a.tip) && !(a.pushed && streq(a.pushed, a.tip)) ? 1
+			: push_tip(&a, "autophase: at the end");
+		if (r == 0)
+			r = p;
+	}
 	if (r == 0)
 		log_info("autophase: %zu phase%s delivered, %zu in all", delivered, delivered == 1 ? "" : "s", a.n);
 out:

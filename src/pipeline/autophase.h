@@ -43,6 +43,7 @@ struct autophase_options {
 	const char *home;                 /* the user's home (git's ~/.gitconfig, ssh), or NULL */
 	const char *xdg_config_home;      /* $XDG_CONFIG_HOME or NULL (git's XDG config) */
 	const char *ssh_auth_sock;        /* passed to a push */
+	const char *const *push_env;      /* NAME=VALUE the push gets (PATH, a credential helper's), or NULL */
 	const char *env_name, *env_email; /* GIT_AUTHOR_NAME / GIT_AUTHOR_EMAIL of the caller, or NULL */
 };
 

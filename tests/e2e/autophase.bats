@@ -266,14 +266,15 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 		[ "$status" -eq 0 ]
 		[[ "$output" != *CANARY* ]]
 	done
-	# a real run: delivered locally, the push fails (nothing listens there), every line redacted
+	# a real run: delivered locally (a failed push does not stop the pipeline), every push
+	# fails (nothing listens there), every line redacted
 	run ap --push "$url" -- --net none
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"pushing"*"http://<redacted>@127.0.0.1:$port/r.git"* ]]
 	[[ "$output" == *"the push failed"* ]]
 	[[ "$output" != *CANARY* ]]
-	[ "$(commits_since_base | wc -l)" -eq 1 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
 	# control: the local bare repository takes the same push on a rerun
 	run ap --push origin -- --net none
 	[ "$status" -eq 0 ]
@@ -462,4 +463,81 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	run ap --push origin --push-branch fresh -- --net none
 	[ "$status" -eq 0 ]
 	[ "$(git -C "$WORK/bare.git" rev-parse fresh)" = "$(git rev-parse HEAD)" ]
+}
+
+# fake_ssh: the user's global git config (HOME=$WORK/home) sends ssh:// pushes through a fake
+# ssh that serves the local bare repository, fails while $WORK/ssh-down exists or on the call
+# numbered in $WORK/ssh-fail-at, and logs per call the bare repository's main before it
+fake_ssh() {
+	mkdir -p "$WORK/home"
+	cat >"$WORK/fake-ssh" <<-EOF
+	#!/bin/sh
+	n=\$(cat "$WORK/ssh-count" 2>/dev/null || echo 0); n=\$((n + 1)); echo \$n >"$WORK/ssh-count"
+	echo "call \$n: \$(git --git-dir="$WORK/bare.git" rev-parse -q --verify main)" >>"$WORK/ssh-log"
+	if [ -e "$WORK/ssh-down" ] || [ "\$n" = "\$(cat "$WORK/ssh-fail-at" 2>/dev/null)" ]; then
+		echo "fake ssh: connection refused" >&2; exit 255
+	fi
+	for last; do :; done
+	exec sh -c "\$last"
+	EOF
+	chmod +x "$WORK/fake-ssh"
+	printf '[core]\n\tsshCommand = %s\n[ssh]\n\tvariant = simple\n' "$WORK/fake-ssh" >"$WORK/home/.gitconfig"
+	export HOME="$WORK/home"
+}
+
+@test "autophase: a push that fails is made again before the next phase starts; the user's global core.sshCommand is honoured" {
+	fake_ssh
+	echo 1 >"$WORK/ssh-fail-at"
+	run --separate-stderr ap --push "ssh://fakehost$WORK/bare.git" -- --net none
+	echo "$stderr"; cat "$WORK/ssh-log"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"phase 01-one: the push failed; the commit"* ]]
+	[[ "$stderr" == *"before phase 02-two: pushing"* ]]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+	# three pushes: phase one's (refused), again before phase two (phase one arrives), phase two's
+	[ "$(cat "$WORK/ssh-count")" -eq 3 ]
+	[ "$(sed -n 3p "$WORK/ssh-log")" = "call 3: $(git rev-parse HEAD~1)" ]
+}
+
+@test "autophase: what a run could not push is pushed by the next run before its first unit; the end's failed push is exit 1" {
+	fake_ssh
+	touch "$WORK/ssh-down"
+	run --separate-stderr ap --push "ssh://fakehost$WORK/bare.git" -- --net none
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]          # delivered locally all the same
+	[ -z "$(git -C "$WORK/bare.git" for-each-ref)" ]
+	# control: the remote is back; the next run has nothing to run and pushes first
+	rm "$WORK/ssh-down"
+	run --separate-stderr ap --push "ssh://fakehost$WORK/bare.git" -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"before the first unit, what an earlier run may not have pushed: pushing"* ]]
+	[[ "$stderr" == *"0 phases delivered, 2 in all"* ]]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+}
+
+@test "autophase: the push honours the user's global url.*.insteadOf and never the project's config" {
+	mkdir -p "$WORK/home" "$WORK/decoy.git"
+	git init -q --bare "$WORK/decoy.git"
+	export HOME="$WORK/home"
+	# the project's own config (writable by a sandbox under --writable-git) points the same
+	# prefix elsewhere, and plants a receive-pack command that a push reading it would run
+	git config "url.$WORK/decoy.git.insteadOf" aisbtest://proj
+	git config remote.named.url aisbtest://proj
+	git config remote.named.receivepack "touch $WORK/receivepack-ran; git-receive-pack"
+	# no rewrite in the user's config: aisbtest:: is a remote helper, never allowed
+	run --separate-stderr ap --push aisbtest://proj -- --net none
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"the push failed"* ]]
+	[ -z "$(git -C "$WORK/bare.git" for-each-ref)" ]
+	# control: the user's global config rewrites it to the bare repository; the next run pushes
+	printf '[url "%s"]\n\tinsteadOf = aisbtest://proj\n' "$WORK/bare.git" >"$WORK/home/.gitconfig"
+	run --separate-stderr ap --push named -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+	[ -z "$(git -C "$WORK/decoy.git" for-each-ref)" ]
+	[ ! -e "$WORK/receivepack-ran" ]
 }
