@@ -64,4 +64,15 @@ char *autophase_title(const char *name, const char *text, size_t len);
  */
 int autophase_parse_history(const char *log, char *const *names, size_t n, char **commits);
 
+/**
+ * autophase_preview_word() - a run flag as previews show it
+ * @prev: the word before @arg, or NULL
+ * @arg: the word
+ *
+ * The value of `--env NAME=VALUE` (and `--env=NAME=VALUE`) becomes `<redacted>`, credentials of a
+ * URL are hidden (gitrun_redact()): a preview names what is passed, never a value (issue 23).
+ * Pure. Return: malloc'd, or NULL on ENOMEM.
+ */
+char *autophase_preview_word(const char *prev, const char *arg);
+
 #endif

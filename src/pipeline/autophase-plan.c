@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "git/gitrun.h"
 #include "pipeline/autophase-internal.h"
 #include "util/strbuf.h"
 #include "util/util.h"
@@ -130,4 +131,20 @@ int autophase_parse_history(const char *log, char *const *names, size_t n, char 
 		line = nl ? nl + 1 : NULL;
 	}
 	return 0;
+}
+
+char *autophase_preview_word(const char *prev, const char *arg)
+{
+	const char *value = NULL;
+	char *out;
+
+	if (prev && streq(prev, "--env"))
+		value = strchr(arg, '=');
+	else if (strncmp(arg, "--env=", 6) == 0)
+		value = strchr(arg + 6, '=');
+	if (!value)
+		return gitrun_redact(arg);
+	if (asprintf(&out, "%.*s=<redacted>", (int)(value - arg), arg) < 0)
+		return NULL;
+	return out;
 }

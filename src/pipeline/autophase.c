@@ -40,6 +40,7 @@ struct ap {
 	char **launcher; /* the launcher's words */
 	char *lfile;     /* the launcher's program when it is a file of the project, relative */
 	char *ltext, *vtext; /* the launcher file's and validate.sh's content before the first unit */
+	const char *vproblem; /* what is wrong with validate.sh (for --status), or NULL */
 	size_t llen, vlen;
 	struct gitguard_snapshot *snap;
 	char **phases;   /* phase names, in order */
@@ -343,16 +344,37 @@ static int find_pipeline(struct ap *a)
 			if (!(a->lfile = strdup(w)))
 				return AISB_EXIT_FAILED;
 		}
-	r = read_project_file(a, AUTOPHASE_VALIDATE, &a->vtext, &a->vlen, &mode);
-	if (r == -ENOENT)
-		return log_error("autophase: no %s/%s: every phase is validated before it is delivered; write one "
-				 "that exits 0 when the work is acceptable", a->top, AUTOPHASE_VALIDATE),
-		       AISB_EXIT_POLICY;
-	if (r < 0)
-		return log_error("autophase: '%s/%s': %s", a->top, AUTOPHASE_VALIDATE, file_error(r)), AISB_EXIT_POLICY;
-	if (!(mode & 0111))
-		return log_error("autophase: '%s/%s' is not executable (chmod +x it)", a->top, AUTOPHASE_VALIDATE),
-		       AISB_EXIT_POLICY;
+	return 0;
+}
+
+/* The validation gate, its content recorded for the between-units check; a->vproblem says
+ * what is wrong with it for --status. Return: 0 or 78 (logged unless @quiet). */
+static int find_gate(struct ap *a, bool quiet)
+{
+	mode_t mode = 0;
+	int r = read_project_file(a, AUTOPHASE_VALIDATE, &a->vtext, &a->vlen, &mode);
+
+	if (r == -ENOENT) {
+		a->vproblem = "missing";
+		return quiet ? AISB_EXIT_POLICY
+			     : (log_error("autophase: no %s/%s: every phase is validated before it is delivered; write "
+					  "one that exits 0 when the work is acceptable", a->top, AUTOPHASE_VALIDATE),
+				AISB_EXIT_POLICY);
+	}
+	if (r < 0) {
+		a->vproblem = file_error(r);
+		return quiet ? AISB_EXIT_POLICY
+			     : (log_error("autophase: '%s/%s': %s", a->top, AUTOPHASE_VALIDATE, file_error(r)),
+				AISB_EXIT_POLICY);
+	}
+	if (!(mode & 0111)) {
+		free(a->vtext);
+		a->vtext = NULL;
+		a->vproblem = "not executable (chmod +x it)";
+		return quiet ? AISB_EXIT_POLICY
+			     : (log_error("autophase: '%s/%s' is not executable (chmod +x it)", a->top, AUTOPHASE_VALIDATE),
+				AISB_EXIT_POLICY);
+	}
 	return 0;
 }
 
@@ -484,6 +506,15 @@ static void print_launcher(const struct ap *a, FILE *f)
 	fprintf(f, "%s\n", a->lfile ? " (its content is never shown)" : "");
 }
 
+/* The first phase not delivered yet, or NULL. */
+static const char *first_pending(const struct ap *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (!a->done[i])
+			return a->phases[i];
+	return NULL;
+}
+
 static void print_report(struct ap *a, bool plan)
 {
 	_cleanup_free_ char *target = a->o->push_remote ? push_target(a) : NULL;
@@ -492,12 +523,17 @@ static void print_report(struct ap *a, bool plan)
 	printf("project:   %s\n", a->top);
 	printf("branch:    %s at %.12s\n", a->branch, a->tip);
 	print_launcher(a, stdout);
-	printf("validate:  %s\n", a->vtext ? AUTOPHASE_VALIDATE : "missing");
+	if (a->vtext)
+		printf("validate:  %s\n", AUTOPHASE_VALIDATE);
+	else
+		printf("validate:  %s: %s\n", AUTOPHASE_VALIDATE, a->vproblem ? a->vproblem : "not read");
 	printf("push:      %s\n", target ? target : "no (commits stay local)");
 	if (plan) {
 		printf("identity:  %s <%s>\n", a->name, a->email);
 		printf("git guard: %zu entries of .git fingerprinted%s\n", gitguard_snapshot_size(a->snap),
 		       a->o->trust_git_changes ? " (changes trusted: --trust-git-changes)" : "");
+		printf("preflight: %s\n", first_pending(a) ? "the first unit's 'aisb run --dry-run' accepts the plan"
+							      : "nothing pending");
 	}
 	for (size_t i = 0; i < a->n; i++) {
 		if (a->done[i]) {
@@ -508,7 +544,8 @@ static void print_report(struct ap *a, bool plan)
 		if (plan) {
 			printf(": aisb run");
 			for (size_t k = 0; a->o->run_flags && a->o->run_flags[k]; k++) {
-				_cleanup_free_ char *w = gitrun_redact(a->o->run_flags[k]);
+				_cleanup_free_ char *w = autophase_preview_word(k ? a->o->run_flags[k - 1] : NULL,
+										a->o->run_flags[k]);
 				printf(" %s", w ? w : "?");
 			}
 			if (autophase_is_harness(a->launcher[0]))
@@ -552,7 +589,12 @@ static void parse_verdict(int fd, struct unit_verdict *v)
 			&v->incomplete) == 4;
 }
 
-static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in_fd, bool harness,
+enum {
+	RUN_HARNESS = 1 << 0, /* the launcher's program is one of aisb's harnesses */
+	RUN_DRY = 1 << 1,     /* the preflight: `aisb run --dry-run`, its plan to /dev/null */
+};
+
+static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in_fd, unsigned flags,
 		       struct unit_verdict *verdict)
 {
 	_cleanup_close_ int vr = -1, vw = -1;
@@ -565,7 +607,10 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 
 	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 || asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0)
 		return AISB_EXIT_FAILED;
-	if (strv_push(&argv, "aisb") < 0 || strv_push(&argv, "run") < 0)
+	bool harness = flags & RUN_HARNESS;
+
+	if (strv_push(&argv, "aisb") < 0 || strv_push(&argv, "run") < 0 ||
+	    ((flags & RUN_DRY) && strv_push(&argv, "--dry-run") < 0))
 		return AISB_EXIT_FAILED;
 	for (size_t i = 0; a->o->run_flags && a->o->run_flags[i]; i++)
 		if (strv_push(&argv, a->o->run_flags[i]) < 0)
@@ -602,6 +647,11 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 		signal(SIGQUIT, SIG_DFL);
 		if (dup2(in_fd, 0) < 0 || chdir(a->top) < 0)
 			_exit(AISB_EXIT_FAILED);
+		if (flags & RUN_DRY) {
+			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			if (null < 0 || dup2(null, 1) < 0)
+				_exit(AISB_EXIT_FAILED);
+		}
 		/* fd 3, without O_CLOEXEC, named to aisb by AISB_GUARD_VERDICT_FD (cli/resolve.c) */
 		if ((vw == 3 ? fcntl(3, F_SETFD, 0) : dup2(vw, 3)) < 0 || setenv("AISB_GUARD_VERDICT_FD", "3", 1) < 0)
 			_exit(AISB_EXIT_FAILED);
@@ -701,7 +751,7 @@ static int run_unit(struct ap *a, const char *phase)
 	}
 	before = quarantines(a);
 	log_info("phase %s: agent (%s) in a sandbox", phase, source_words[a->lsrc]);
-	st = run_sandbox(a, phase, cmd, fd, autophase_is_harness(cmd[0]), &v1);
+	st = run_sandbox(a, phase, cmd, fd, autophase_is_harness(cmd[0]) ? RUN_HARNESS : 0, &v1);
 	if (st != 0) {
 		log_error("phase %s: the agent exited %d; nothing of it is delivered (its changes stay in the work tree "
 			  "for you to inspect)", phase, st);
@@ -711,7 +761,7 @@ static int run_unit(struct ap *a, const char *phase)
 	if (devnull < 0)
 		return AISB_EXIT_FAILED;
 	log_info("phase %s: %s in a sandbox", phase, AUTOPHASE_VALIDATE);
-	st = run_sandbox(a, phase, vcmd, devnull, false, &v2);
+	st = run_sandbox(a, phase, vcmd, devnull, 0, &v2);
 	if (st != 0) {
 		log_error("phase %s: %s exited %d; nothing of it is delivered (its changes stay in the work tree for "
 			  "you to inspect)", phase, AUTOPHASE_VALIDATE, st);
@@ -927,6 +977,31 @@ static int next_phase(struct ap *a, size_t *idx)
 	return 0;
 }
 
+/* The preflight, before the first unit and in --dry-run: the first pending unit's `aisb run`
+ * with --dry-run (which resolves and checks the whole plan and starts nothing), so a plan that
+ * would fail 78 at the first unit fails here, named, before anything ran. @phase NULL: nothing
+ * pending, nothing to check. Return: 0 or the run's exit code (logged). */
+static int preflight(struct ap *a, const char *phase)
+{
+	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher);
+	_cleanup_free_ char *rel = NULL;
+	_cleanup_close_ int devnull = -1;
+	struct unit_verdict v = { 0 };
+	int st;
+
+	if (!phase)
+		return 0;
+	if (!cmd || asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 || strv_push(&cmd, rel) < 0 ||
+	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		return AISB_EXIT_FAILED;
+	st = run_sandbox(a, phase, cmd, devnull, RUN_DRY | (autophase_is_harness(cmd[0]) ? RUN_HARNESS : 0), &v);
+	if (st != 0)
+		return log_error("autophase: preflight: the units' 'aisb run' refuses this plan (exit %d, the reason "
+				 "above); no unit was started", st),
+		       st == AISB_EXIT_POLICY || st == AISB_EXIT_ENFORCE || st >= 128 ? st : AISB_EXIT_POLICY;
+	return 0;
+}
+
 int autophase_main(const struct autophase_options *o)
 {
 	const struct gitrun_user u = { .home = o->home, .xdg_config = o->xdg_config_home, .env_name = o->env_name,
@@ -952,7 +1027,9 @@ int autophase_main(const struct autophase_options *o)
 	if (r == 0)
 		r = resolve_push_url(&a);
 	if (r == 0 && o->status) {
-		(void)find_pipeline(&a); /* a missing launcher or gate is reported, not fatal */
+		/* a missing launcher or gate is reported, not fatal; each is looked at on its own */
+		(void)find_pipeline(&a);
+		(void)find_gate(&a, true);
 		print_report(&a, false);
 		for (size_t k = 0; ignored && ignored[k]; k++)
 			printf("ignored:   %s/%s (not NN-name.md)\n", AUTOPHASE_DIR, ignored[k]);
@@ -960,6 +1037,8 @@ int autophase_main(const struct autophase_options *o)
 	}
 	if (r == 0)
 		r = find_pipeline(&a);
+	if (r == 0)
+		r = find_gate(&a, false);
 	if (r == 0 && !o->dry_run) {
 		lock = take_lock(&a);
 		r = lock < 0 ? -lock : 0;
@@ -970,6 +1049,8 @@ int autophase_main(const struct autophase_options *o)
 		r = check_clean(&a);
 	if (r == 0)
 		r = take_snapshot(&a, &a.snap);
+	if (r == 0)
+		r = preflight(&a, first_pending(&a));
 	if (r != 0 || o->dry_run) {
 		if (r == 0)
 			print_report(&a, true);

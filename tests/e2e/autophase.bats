@@ -541,3 +541,55 @@ fake_ssh() {
 	[ -z "$(git -C "$WORK/decoy.git" for-each-ref)" ]
 	[ ! -e "$WORK/receivepack-ran" ]
 }
+
+@test "autophase: --dry-run never prints an --env value (canary); the run flags are shown with it redacted" {
+	local canary=ENV_VALUE_CANARY_4b7d
+	run --separate-stderr ap --dry-run -- --net none --env "FOO=$canary" "--env=BAR=$canary" --env HOME
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"aisb run --net none --env FOO=<redacted> --env=BAR=<redacted> --env HOME -- <launcher>"* ]]
+	[[ "$output" != *"$canary"* ]]
+	[[ "$stderr" != *"$canary"* ]]
+	# control: the value does reach the units in a real run (the agent sees it)
+	printf 'echo "foo is $FOO" >foo.txt\n' >.agents/plant
+	git add .agents/plant
+	git commit -q -m plant
+	run --separate-stderr ap -- --net none --env "FOO=$canary"
+	[ "$status" -eq 0 ]
+	[ "$(git show HEAD:foo.txt)" = "foo is $canary" ]
+	[[ "$stderr" != *"$canary"* ]]
+}
+
+@test "autophase: the dry run preflights the units: a plan the first unit's aisb run would refuse (78) is refused by the dry run and before any unit" {
+	unset AP_UNSET_VAR_91
+	run --separate-stderr ap --dry-run -- --net none --env AP_UNSET_VAR_91
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"AP_UNSET_VAR_91"* ]]
+	[[ "$stderr" == *"preflight: the units' 'aisb run' refuses this plan (exit 78"* ]]
+	run --separate-stderr ap -- --net none --env AP_UNSET_VAR_91
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"no unit was started"* ]]
+	[ -z "$(ls .ran-* 2>/dev/null)" ]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	# control: with the variable set the same plan passes the preflight
+	run --separate-stderr env AP_UNSET_VAR_91=1 "$AISB" autophase --dry-run -- --net none --env AP_UNSET_VAR_91
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"preflight: the first unit's 'aisb run --dry-run' accepts the plan"* ]]
+}
+
+@test "autophase: --status names validate.sh when there is no launcher, and what is wrong with it otherwise" {
+	git rm -q .agents/launcher
+	git commit -q -m "no launcher"
+	run ap --status
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"launcher:  none"* ]]
+	[[ "$output" == *"validate:  .agents/validate.sh"$'\n'* ]]
+	chmod -x .agents/validate.sh
+	run ap --status
+	[[ "$output" == *"validate:  .agents/validate.sh: not executable"* ]]
+	rm .agents/validate.sh
+	run ap --status
+	[[ "$output" == *"validate:  .agents/validate.sh: missing"* ]]
+}

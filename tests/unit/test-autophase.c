@@ -114,6 +114,29 @@ static void test_history(void **state)
 	assert_null(got[0]); /* a prefix is not the name */
 }
 
+static void test_preview_word(void **state)
+{
+	static const struct {
+		const char *prev, *arg, *want;
+	} t[] = {
+		{ "--env", "FOO=VALUE_CANARY", "FOO=<redacted>" },
+		{ "--env", "FOO=", "FOO=<redacted>" },
+		{ "--env", "FOO", "FOO" },
+		{ NULL, "--env=FOO=VALUE_CANARY", "--env=FOO=<redacted>" },
+		{ NULL, "--env=FOO", "--env=FOO" },
+		{ "--allow", "FOO=bar", "FOO=bar" },
+		{ "--proxy", "http://u:TOKEN_CANARY@127.0.0.1:3128", "http://<redacted>@127.0.0.1:3128" },
+		{ NULL, "--net", "--net" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *w = autophase_preview_word(t[i].prev, t[i].arg);
+		assert_non_null(w);
+		assert_string_equal(w, t[i].want);
+		free(w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +144,7 @@ int main(void)
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_title),
 		cmocka_unit_test(test_history),
+		cmocka_unit_test(test_preview_word),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
