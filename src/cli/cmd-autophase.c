@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/args.h"
@@ -56,6 +57,7 @@ static int check_run_flags(char *const *v)
 static void usage(void)
 {
 	printf("usage: aisb autophase [--launcher CMD] [--push REMOTE [--push-branch BRANCH]]\n"
+	       "                      [--retries N] [--backoff SECONDS] [--fix-rounds N]\n"
 	       "                      [--trust-git-changes] [--status|--dry-run] [-- RUN-FLAGS...]\n"
 	       "Runs the project's .agents/phases/NN-name.md in name order: for each phase not yet on the\n"
 	       "branch, the launcher runs in a sandbox ('aisb run RUN-FLAGS -- LAUNCHER PHASE-FILE', the\n"
@@ -67,6 +69,9 @@ static void usage(void)
 	       "hooks or config of .git changed since before the first unit (--trust-git-changes accepts\n"
 	       "both), when .agents/validate.sh or the launcher file changed, or HEAD left the branch.\n"
 	       "A launcher whose program is pi, codex or claude runs as the harness (config bridged).\n"
+	       "An agent that exits non-zero is rerun up to --retries times (2), after --backoff seconds\n"
+	       "(30, doubled each time); a failed validation gets up to --fix-rounds (2) rounds of the\n"
+	       "agent with the fix prompt (the failure and validate.sh's output) and the gate again.\n"
 	       "--status reports where the pipeline stands; --dry-run checks everything and prints the\n"
 	       "plan; neither starts a sandbox or commits.\n"
 	       "Exit: 0 all delivered; 1 a phase, its validation, commit or push failed; 2 usage;\n"
@@ -122,7 +127,7 @@ int cmd_autophase(int argc, char **argv)
 	_cleanup_strv_free_ char **push_env = NULL;
 	_cleanup_free_ char *config = hostenv_config_path(), *cfg_launcher = NULL, *home = NULL;
 	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
-	struct autophase_options o = { .self = "/proc/self/exe" };
+	struct autophase_options o = { .self = "/proc/self/exe", .retries = 2, .backoff = 30, .fix_rounds = 2 };
 	int i, r;
 
 	for (i = 1; i < argc; i++) {
@@ -140,7 +145,19 @@ int cmd_autophase(int argc, char **argv)
 			o.dry_run = true;
 		else if (streq(a, "--trust-git-changes"))
 			o.trust_git_changes = true;
-		else if (streq(a, "--launcher") || streq(a, "--push") || streq(a, "--push-branch")) {
+		else if (streq(a, "--retries") || streq(a, "--backoff") || streq(a, "--fix-rounds")) {
+			unsigned *dst = streq(a, "--retries") ? &o.retries : streq(a, "--backoff") ? &o.backoff : &o.fix_rounds;
+			unsigned max = streq(a, "--backoff") ? 3600 : 20;
+			char *end = NULL;
+			unsigned long v;
+			if (i + 1 >= argc)
+				return log_error("autophase: %s needs a value", a), AISB_EXIT_USAGE;
+			errno = 0;
+			v = strtoul(argv[++i], &end, 10);
+			if (errno || !*argv[i] || *end || argv[i][0] == '-' || v > max)
+				return log_error("autophase: %s takes a number from 0 to %u", a, max), AISB_EXIT_USAGE;
+			*dst = (unsigned)v;
+		} else if (streq(a, "--launcher") || streq(a, "--push") || streq(a, "--push-branch")) {
 			if (i + 1 >= argc || !*argv[i + 1])
 				return log_error("autophase: %s needs a value", a), AISB_EXIT_USAGE;
 			*(streq(a, "--launcher") ? &o.launcher : streq(a, "--push") ? &o.push_remote : &o.push_branch) =

@@ -75,4 +75,24 @@ int autophase_parse_history(const char *log, char *const *names, size_t n, char 
  */
 char *autophase_preview_word(const char *prev, const char *arg);
 
+#define AUTOPHASE_MAX_FEEDBACK (8u << 10) /* validate.sh's output kept for a fix prompt (its tail) */
+
+/**
+ * autophase_prompt() - the prompt of one agent run, the seed's first_prompt / fix_prompt
+ * @phase: the phase name
+ * @rel: the phase file's path from the top of the work tree
+ * @text: the phase file (as it was before the unit), @len its length
+ * @round: 0 for the first prompt, else the fix round (1..@rounds)
+ * @rounds: how many fix rounds there are
+ * @status: the exit status of the failed validation (fix rounds)
+ * @out: the tail of its output (fix rounds), @out_len its length; control bytes but '\n' and
+ *       '\t' are replaced
+ *
+ * The phase's task, then what the agent cannot do in the sandbox (push, reach the network
+ * beyond its allowlist, edit the gate, commit: the driver commits); a fix prompt starts with the
+ * failure and ends with validate.sh's output. Pure. Return: malloc'd, NULL on ENOMEM.
+ */
+char *autophase_prompt(const char *phase, const char *rel, const char *text, size_t len, unsigned round,
+		       unsigned rounds, int status, const char *out, size_t out_len);
+
 #endif

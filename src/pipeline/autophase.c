@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,6 +44,8 @@ struct ap {
 	const char *vproblem; /* what is wrong with validate.sh (for --status), or NULL */
 	size_t llen, vlen;
 	struct gitguard_snapshot *snap;
+	int capture_fd;  /* a unit's stdout and stderr go here when >= 0 (run_gate()) */
+	unsigned round;  /* the fix round of the unit running (AISB_PHASE_ROUND) */
 	char **phases;   /* phase names, in order */
 	char **done;     /* per phase: the commit delivering it, or NULL */
 	size_t n;
@@ -600,12 +603,13 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 	_cleanup_close_ int vr = -1, vw = -1;
 	int vfds[2];
 	_cleanup_strv_free_ char **argv = NULL;
-	_cleanup_free_ char *e1 = NULL, *e2 = NULL;
+	_cleanup_free_ char *e1 = NULL, *e2 = NULL, *e3 = NULL;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 	int st = 0;
 	pid_t pid;
 
-	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 || asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0)
+	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 || asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
+	    asprintf(&e3, "AISB_PHASE_ROUND=%u", a->round) < 0)
 		return AISB_EXIT_FAILED;
 	bool harness = flags & RUN_HARNESS;
 
@@ -616,7 +620,7 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 		if (strv_push(&argv, a->o->run_flags[i]) < 0)
 			return AISB_EXIT_FAILED;
 	if (strv_push(&argv, "--env") < 0 || strv_push(&argv, e1) < 0 || strv_push(&argv, "--env") < 0 ||
-	    strv_push(&argv, e2) < 0)
+	    strv_push(&argv, e2) < 0 || strv_push(&argv, "--env") < 0 || strv_push(&argv, e3) < 0)
 		return AISB_EXIT_FAILED;
 	if (harness ? strv_push(&argv, "--harness") < 0 || strv_push(&argv, cmd[0]) < 0 ||
 			      strv_push(&argv, "--harness-args") < 0
@@ -652,6 +656,8 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 			if (null < 0 || dup2(null, 1) < 0)
 				_exit(AISB_EXIT_FAILED);
 		}
+		if (a->capture_fd >= 0 && (dup2(a->capture_fd, 1) < 0 || dup2(a->capture_fd, 2) < 0))
+			_exit(AISB_EXIT_FAILED);
 		/* fd 3, without O_CLOEXEC, named to aisb by AISB_GUARD_VERDICT_FD (cli/resolve.c) */
 		if ((vw == 3 ? fcntl(3, F_SETFD, 0) : dup2(vw, 3)) < 0 || setenv("AISB_GUARD_VERDICT_FD", "3", 1) < 0)
 			_exit(AISB_EXIT_FAILED);
@@ -667,14 +673,6 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 	*verdict = (struct unit_verdict){ 0 };
 	parse_verdict(vr, verdict);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* A unit's exit status as the driver's: aisb's own refusals and signals pass through. */
-static int unit_code(int st)
-{
-	if (st == AISB_EXIT_ENFORCE || st == AISB_EXIT_POLICY || st == AISB_EXIT_FAILED || st >= 128)
-		return st;
-	return 1;
 }
 
 /* One driver per repository: a flock on <state>/autophase/<dev>-<ino of the common dir>.lock,
@@ -727,64 +725,158 @@ static char **quarantines(const struct ap *a)
 	return v;
 }
 
-/* Step 3: the agent, then the gate, each in its own sandbox; then gitguard's verdict on both runs
- * (a new quarantine refuses, unless trust_git_changes). Return: 0 or an exit code. Logs. */
-static int run_unit(struct ap *a, const char *phase)
+/* A memfd holding @text, at offset 0: a unit's stdin (a plain file to the agent). */
+static int text_fd(const char *text)
 {
-	_cleanup_free_ char *rel = NULL, *path = NULL;
-	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher), **vcmd = NULL, **before = NULL, **after = NULL;
-	_cleanup_close_ int fd = -1, devnull = -1;
-	struct unit_verdict v1 = { 0 }, v2 = { 0 };
-	int st;
+	int fd = memfd_create("aisb-autophase-prompt", MFD_CLOEXEC);
 
-	if (!cmd || asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 || !(path = path_join(a->top, rel)) ||
-	    strv_push(&cmd, rel) < 0 || strv_push(&vcmd, AUTOPHASE_VALIDATE) < 0 || strv_push(&vcmd, rel) < 0)
-		return AISB_EXIT_FAILED;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-		return log_error_errno(-errno, "autophase: cannot open '%s': %m", path), AISB_EXIT_POLICY;
-	{
-		/* the agent reads its prompt from stdin as a plain blocking file */
-		int fl = fcntl(fd, F_GETFL);
-		if (fl >= 0)
-			(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+		return -errno;
+	if (write_full(fd, text, strlen(text)) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
 	}
-	before = quarantines(a);
-	log_info("phase %s: agent (%s) in a sandbox", phase, source_words[a->lsrc]);
-	st = run_sandbox(a, phase, cmd, fd, autophase_is_harness(cmd[0]) ? RUN_HARNESS : 0, &v1);
-	if (st != 0) {
-		log_error("phase %s: the agent exited %d; nothing of it is delivered (its changes stay in the work tree "
-			  "for you to inspect)", phase, st);
-		return unit_code(st);
+	return fd;
+}
+
+/* A check that never ran, or could not judge everything, vouches for nothing: no delivery,
+ * --trust-git-changes or not (issue 21). Return: 0 or 78 (logged). */
+static int check_verdict(const char *phase, const char *who, const struct unit_verdict *v)
+{
+	if (!v->got)
+		return log_error("phase %s: refusing to deliver: the check for planted git files of the %s's run "
+				 "never reported (aisb was cut short, or the launcher did not run aisb); the phase's work "
+				 "stays in the work tree. The next aisb command runs the pending check; inspect its "
+				 "findings before you rerun", phase, who),
+		       AISB_EXIT_POLICY;
+	if (v->incomplete || v->unjudged || v->failed)
+		return log_error("phase %s: refusing to deliver: the check for planted git files of the %s's run "
+				 "could not vouch for everything (%lu director%s not checked, %lu file%s not moved; "
+				 "named above); the phase's work stays in the work tree. Make them checkable and rerun",
+				 phase, who, v->unjudged, v->unjudged == 1 ? "y" : "ies", v->failed,
+				 v->failed == 1 ? "" : "s"),
+		       AISB_EXIT_POLICY;
+	return 0;
+}
+
+/* The agent of one round, retried when it fails (a provider error, a crash) up to o->retries
+ * times, waiting o->backoff seconds, doubled each time. Return: 0 or an exit code. Logs. */
+static int run_agent(struct ap *a, const char *phase, char *const *cmd, const char *prompt)
+{
+	unsigned delay = a->o->backoff;
+
+	for (unsigned try = 0;; try++) {
+		struct unit_verdict v = { 0 };
+		_cleanup_close_ int fd = text_fd(prompt);
+		int st, r;
+
+		if (fd < 0)
+			return log_error_errno(fd, "autophase: cannot hold the prompt: %m"), AISB_EXIT_FAILED;
+		st = run_sandbox(a, phase, cmd, fd, autophase_is_harness(cmd[0]) ? RUN_HARNESS : 0, &v);
+		if (st >= 128 || st == AISB_EXIT_POLICY || st == AISB_EXIT_ENFORCE || st == AISB_EXIT_FAILED)
+			return log_error("phase %s: the agent's run exited %d; nothing of it is delivered", phase, st), st;
+		r = check_verdict(phase, "agent", &v);
+		if (r != 0)
+			return r;
+		if (st == 0)
+			return 0;
+		if (try >= a->o->retries)
+			return log_error("phase %s: the agent exited %d%s; nothing of it is delivered (its changes stay in "
+					 "the work tree for you to inspect)", phase, st, try ? " on its last retry" : ""),
+			       1;
+		log_warn("phase %s: the agent exited %d; retry %u of %u in %u s", phase, st, try + 1, a->o->retries, delay);
+		if (delay)
+			sleep(delay);
+		delay = delay > 3600 ? delay : delay * 2;
 	}
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (devnull < 0)
+}
+
+/* The gate of one round in its own sandbox, its output (stdout and stderr) captured, shown on
+ * the driver's stderr and its tail kept in @tail for a fix prompt. Return: validate.sh's exit
+ * status (0 passes), or an exit code of aisb's own (>= 77). Logs. */
+static int run_gate(struct ap *a, const char *phase, char *const *vcmd, char *tail, size_t *tail_len)
+{
+	_cleanup_close_ int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int out = memfd_create("aisb-autophase-validate", MFD_CLOEXEC);
+	struct unit_verdict v = { 0 };
+	char buf[4096];
+	ssize_t n;
+	int st, r;
+
+	_Static_assert(sizeof(buf) <= AUTOPHASE_MAX_FEEDBACK, "one read fits the tail");
+	*tail_len = 0;
+	if (devnull < 0 || out < 0)
 		return AISB_EXIT_FAILED;
-	log_info("phase %s: %s in a sandbox", phase, AUTOPHASE_VALIDATE);
-	st = run_sandbox(a, phase, vcmd, devnull, 0, &v2);
-	if (st != 0) {
-		log_error("phase %s: %s exited %d; nothing of it is delivered (its changes stay in the work tree for "
-			  "you to inspect)", phase, AUTOPHASE_VALIDATE, st);
-		return unit_code(st);
-	}
-	/* A check that never ran, or could not judge everything, vouches for nothing: no delivery,
-	 * --trust-git-changes or not (issue 21) */
-	for (int k = 0; k < 2; k++) {
-		const struct unit_verdict *v = k ? &v2 : &v1;
-		const char *who = k ? AUTOPHASE_VALIDATE : "agent";
-		if (!v->got)
-			return log_error("phase %s: refusing to deliver: the check for planted git files of the %s's run "
-					 "never reported (aisb was cut short); the phase's work stays in the work tree. The "
-					 "next aisb command runs the pending check; inspect its findings before you rerun",
-					 phase, who),
-			       AISB_EXIT_POLICY;
-		if (v->incomplete || v->unjudged || v->failed)
-			return log_error("phase %s: refusing to deliver: the check for planted git files of the %s's run "
-					 "could not vouch for everything (%lu director%s not checked, %lu file%s not moved; "
-					 "named above); the phase's work stays in the work tree. Make them checkable and rerun",
-					 phase, who, v->unjudged, v->unjudged == 1 ? "y" : "ies", v->failed,
-					 v->failed == 1 ? "" : "s"),
-			       AISB_EXIT_POLICY;
+	a->capture_fd = out;
+	st = run_sandbox(a, phase, vcmd, devnull, 0, &v);
+	a->capture_fd = -1;
+	if (lseek(out, 0, SEEK_SET) == 0)
+		while ((n = read(out, buf, sizeof(buf))) > 0) {
+			(void)write_full(2, buf, (size_t)n);
+			if (*tail_len + (size_t)n > AUTOPHASE_MAX_FEEDBACK) {
+				size_t drop = *tail_len + (size_t)n - AUTOPHASE_MAX_FEEDBACK;
+				memmove(tail, tail + drop, *tail_len - drop);
+				*tail_len -= drop;
+			}
+			memcpy(tail + *tail_len, buf, (size_t)n);
+			*tail_len += (size_t)n;
+		}
+	if (st >= 128 || st == AISB_EXIT_POLICY || st == AISB_EXIT_ENFORCE || st == AISB_EXIT_FAILED)
+		return log_error("phase %s: the run of %s exited %d; nothing of it is delivered", phase, AUTOPHASE_VALIDATE,
+				 st),
+		       st;
+	r = check_verdict(phase, AUTOPHASE_VALIDATE, &v);
+	return r ? -r : st;
+}
+
+/* Step 3: the agent, then the gate, each in its own sandbox; when the gate fails, up to
+ * o->fix_rounds rounds of the agent with the fix prompt and the gate again; then gitguard's
+ * verdict on the unit's runs (a new quarantine refuses, unless trust_git_changes). @text: the
+ * phase file as it was before the unit. Return: 0 or an exit code. Logs. */
+static int run_unit(struct ap *a, const char *phase, const char *text, size_t len)
+{
+	_cleanup_free_ char *rel = NULL, *tail = malloc(AUTOPHASE_MAX_FEEDBACK);
+	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher), **vcmd = NULL, **before = NULL, **after = NULL;
+	size_t tail_len = 0;
+	int st = 0;
+
+	if (!cmd || !tail || asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 || strv_push(&cmd, rel) < 0 ||
+	    strv_push(&vcmd, AUTOPHASE_VALIDATE) < 0 || strv_push(&vcmd, rel) < 0)
+		return AISB_EXIT_FAILED;
+	before = quarantines(a);
+	for (unsigned round = 0;; round++) {
+		_cleanup_free_ char *prompt = autophase_prompt(phase, rel, text, len, round, a->o->fix_rounds, st, tail,
+							       tail_len);
+		int r;
+
+		if (!prompt)
+			return AISB_EXIT_FAILED;
+		a->round = round;
+		if (round)
+			log_info("phase %s: fix round %u of %u: agent (%s) in a sandbox", phase, round, a->o->fix_rounds,
+				 source_words[a->lsrc]);
+		else
+			log_info("phase %s: agent (%s) in a sandbox", phase, source_words[a->lsrc]);
+		r = run_agent(a, phase, cmd, prompt);
+		if (r != 0)
+			return r;
+		log_info("phase %s: %s in a sandbox", phase, AUTOPHASE_VALIDATE);
+		st = run_gate(a, phase, vcmd, tail, &tail_len);
+		if (st < 0)
+			return -st;
+		if (st == 0)
+			break;
+		if (st >= 128 || st == AISB_EXIT_POLICY || st == AISB_EXIT_ENFORCE || st == AISB_EXIT_FAILED)
+			return st;
+		if (round >= a->o->fix_rounds) {
+			log_error("phase %s: %s exited %d%s; nothing of it is delivered (its changes stay in the work tree for "
+				  "you to inspect)", phase, AUTOPHASE_VALIDATE, st,
+				  a->o->fix_rounds ? " after the last fix round" : "");
+			return 1;
+		}
+		log_warn("phase %s: %s exited %d; fix round %u of %u follows", phase, AUTOPHASE_VALIDATE, st, round + 1,
+			 a->o->fix_rounds);
 	}
 	/* gitguard's verdict on the unit's runs: what it moved away was planted for git */
 	after = quarantines(a);
@@ -847,16 +939,22 @@ static int check_guards(struct ap *a, const char *phase)
 	return 0;
 }
 
-/* The commit subject of @phase from its file now. Return: malloc'd, NULL on ENOMEM. */
-static char *phase_subject(const struct ap *a, const char *phase)
+/* The phase file now (before its unit: the agent can edit it), bounded; empty when it cannot
+ * be read (the unit's run says why). Return: 0 or -ENOMEM. */
+static int read_phase(const struct ap *a, const char *phase, char **text, size_t *len)
 {
-	_cleanup_free_ char *rel = NULL, *text = NULL;
-	size_t len = 0;
+	_cleanup_free_ char *rel = NULL;
 
+	*text = NULL;
+	*len = 0;
 	if (asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0)
-		return NULL;
-	(void)read_project_file(a, rel, &text, &len, NULL); /* run_unit() says why it cannot be read */
-	return autophase_title(phase, text ? text : "", text ? len : 0);
+		return -ENOMEM;
+	if (read_project_file(a, rel, text, len, NULL) < 0) {
+		*len = 0;
+		if (!(*text = strdup("")))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* Step 5: the work tree as one commit on top of the last delivered one, made with a private
@@ -1007,11 +1105,11 @@ int autophase_main(const struct autophase_options *o)
 	const struct gitrun_user u = { .home = o->home, .xdg_config = o->xdg_config_home, .env_name = o->env_name,
 				       .env_email = o->env_email, .ssh_auth_sock = o->ssh_auth_sock,
 				       .user_env = o->push_env };
-	struct ap a = { .o = o };
+	struct ap a = { .o = o, .capture_fd = -1 };
 	_cleanup_strv_free_ char **ignored = NULL;
 	_cleanup_close_ int lock = -1;
-	_cleanup_free_ char *subject = NULL;
-	size_t delivered = 0, i;
+	_cleanup_free_ char *subject = NULL, *ptext = NULL;
+	size_t delivered = 0, i, plen = 0;
 	bool earlier = false; /* the branch held delivered phases before this run */
 	int r;
 
@@ -1076,12 +1174,13 @@ int autophase_main(const struct autophase_options *o)
 			(void)push_tip(&a, what);
 		}
 		free(subject);
-		subject = phase_subject(&a, a.phases[i]);
-		if (!subject) {
+		free(ptext);
+		if (read_phase(&a, a.phases[i], &ptext, &plen) < 0 ||
+		    !(subject = autophase_title(a.phases[i], ptext, plen))) {
 			r = AISB_EXIT_FAILED;
 			break;
 		}
-		r = run_unit(&a, a.phases[i]);
+		r = run_unit(&a, a.phases[i], ptext, plen);
 		if (r == 0)
 			r = check_guards(&a, a.phases[i]);
 		if (r == 0)

@@ -35,6 +35,9 @@ struct autophase_options {
 	const char *push_remote;          /* --push REMOTE (a remote's name, a URL or a path), or NULL */
 	const char *push_branch;          /* --push-branch BRANCH; NULL: the current branch's name */
 	bool trust_git_changes;
+	unsigned retries;                 /* --retries: reruns of an agent that exited non-zero */
+	unsigned backoff;                 /* --backoff: seconds before the first retry, doubled each time */
+	unsigned fix_rounds;              /* --fix-rounds: agent + gate rounds after a failed validation */
 	bool status;                      /* report only */
 	bool dry_run;                     /* check everything, print the plan, start nothing */
 	char *const *run_flags;           /* given to every `aisb run` (checked by the caller) */

@@ -171,7 +171,7 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	run --separate-stderr ap --push origin -- --net none
 	echo "$stderr"
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == *"phase 01-one: .agents/validate.sh exited 3; nothing of it is delivered"* ]]
+	[[ "$stderr" == *"phase 01-one: .agents/validate.sh exited 3 after the last fix round; nothing of it is delivered"* ]]
 	[ "$(git rev-parse HEAD)" = "$BASE" ]
 	[ -z "$(git -C "$WORK/bare.git" for-each-ref)" ]
 	[ -e .ran-01-one ]
@@ -592,4 +592,54 @@ fake_ssh() {
 	rm .agents/validate.sh
 	run ap --status
 	[[ "$output" == *"validate:  .agents/validate.sh: missing"* ]]
+}
+
+@test "autophase: a phase that fails validation twice passes on the second fix round; the agent gets the fix prompt with the gate's output" {
+	cat >.agents/validate.sh <<-'EOF'
+	#!/bin/sh
+	n=$(cat .ran-vcount 2>/dev/null || echo 0); n=$((n + 1)); echo $n >.ran-vcount
+	echo "VALIDATE_SAYS attempt $n"
+	[ "$n" -ge 3 ] && test -f one.txt
+	EOF
+	printf 'echo "$AISB_PHASE_ROUND" >>.ran-rounds-$AISB_PHASE\n' >.agents/plant
+	git add -A
+	git commit -q -m "a gate that passes the third time"
+	BASE=$(git rev-parse HEAD)
+	# control: one fix round is not enough; the phase fails, nothing is delivered
+	run --separate-stderr ap --fix-rounds 1 -- --net none
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"phase 01-one: .agents/validate.sh exited 1 after the last fix round"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	rm -f one.txt .ran-*
+	# the default two fix rounds: fails, fails, passes; the agent ran three times
+	run --separate-stderr ap -- --net none
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(cat .ran-rounds-01-one | tr '\n' ' ')" = "0 1 2 " ]
+	[[ "$stderr" == *"phase 01-one: .agents/validate.sh exited 1; fix round 1 of 2 follows"* ]]
+	[[ "$stderr" == *"phase 01-one: .agents/validate.sh exited 1; fix round 2 of 2 follows"* ]]
+	[[ "$stderr" == *"VALIDATE_SAYS attempt 2"* ]]   # the gate's output is shown
+	[[ "$output" == *"agent 01-one got 'Fix round 2 of 2 for phase 01-one: .agents/validate.sh exited 1 on your work."* ]]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	# phase two passed at once (its gate's fourth call)
+	[ "$(cat .ran-rounds-02-two)" = 0 ]
+}
+
+@test "autophase: an agent that exits non-zero is retried (--backoff 0 here); --retries 0 stops at the first failure" {
+	printf 'if [ ! -e .ran-failed-once ]; then touch .ran-failed-once; exit 7; fi\n' >.agents/plant
+	git add -A
+	git commit -q -m "an agent that fails once"
+	BASE=$(git rev-parse HEAD)
+	run --separate-stderr ap --retries 0 -- --net none
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"phase 01-one: the agent exited 7; nothing of it is delivered"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	rm -f one.txt .ran-*
+	# control: the default retries, without the wait
+	run --separate-stderr ap --backoff 0 -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"phase 01-one: the agent exited 7; retry 1 of 2 in 0 s"* ]]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
 }
