@@ -58,6 +58,7 @@ static void usage(void)
 {
 	printf("usage: aisb autophase [--launcher CMD] [--push REMOTE [--push-branch BRANCH]]\n"
 	       "                      [--retries N] [--backoff SECONDS] [--fix-rounds N]\n"
+	       "                      [--validate-in sandbox|host]\n"
 	       "                      [--trust-git-changes] [--status|--dry-run] [-- RUN-FLAGS...]\n"
 	       "Runs the project's .agents/phases/NN-name.md in name order: for each phase not yet on the\n"
 	       "branch, the launcher runs in a sandbox ('aisb run RUN-FLAGS -- LAUNCHER PHASE-FILE', the\n"
@@ -72,6 +73,7 @@ static void usage(void)
 	       "An agent that exits non-zero is rerun up to --retries times (2), after --backoff seconds\n"
 	       "(30, doubled each time); a failed validation gets up to --fix-rounds (2) rounds of the\n"
 	       "agent with the fix prompt (the failure and validate.sh's output) and the gate again.\n"
+	       "--validate-in host runs validate.sh on this machine, outside the sandbox (warned).\n"
 	       "--status reports where the pipeline stands; --dry-run checks everything and prints the\n"
 	       "plan; neither starts a sandbox or commits.\n"
 	       "Exit: 0 all delivered; 1 a phase, its validation, commit or push failed; 2 usage;\n"
@@ -157,6 +159,10 @@ int cmd_autophase(int argc, char **argv)
 			if (errno || !*argv[i] || *end || argv[i][0] == '-' || v > max)
 				return log_error("autophase: %s takes a number from 0 to %u", a, max), AISB_EXIT_USAGE;
 			*dst = (unsigned)v;
+		} else if (streq(a, "--validate-in")) {
+			if (i + 1 >= argc || (!streq(argv[i + 1], "sandbox") && !streq(argv[i + 1], "host")))
+				return log_error("autophase: --validate-in takes 'sandbox' or 'host'"), AISB_EXIT_USAGE;
+			o.validate_on_host = streq(argv[++i], "host");
 		} else if (streq(a, "--launcher") || streq(a, "--push") || streq(a, "--push-branch")) {
 			if (i + 1 >= argc || !*argv[i + 1])
 				return log_error("autophase: %s needs a value", a), AISB_EXIT_USAGE;

@@ -552,12 +552,13 @@ static void print_report(struct ap *a, bool plan)
 				printf(" %s", w ? w : "?");
 			}
 			if (autophase_is_harness(a->launcher[0]))
-				printf(" --harness %s --harness-args <launcher arguments> %s/%s.md; then %s; then a commit%s",
-				       a->launcher[0], AUTOPHASE_DIR, a->phases[i],
-				       AUTOPHASE_VALIDATE, a->o->push_remote ? " and a push" : "");
+				printf(" --harness %s --harness-args <launcher arguments> %s/%s.md; then %s%s; then a commit%s",
+				       a->launcher[0], AUTOPHASE_DIR, a->phases[i], AUTOPHASE_VALIDATE,
+				       a->o->validate_on_host ? " on the host" : "", a->o->push_remote ? " and a push" : "");
 			else
-				printf(" -- <launcher> %s/%s.md; then %s; then a commit%s", AUTOPHASE_DIR, a->phases[i],
-			       AUTOPHASE_VALIDATE, a->o->push_remote ? " and a push" : "");
+				printf(" -- <launcher> %s/%s.md; then %s%s; then a commit%s", AUTOPHASE_DIR, a->phases[i],
+				       AUTOPHASE_VALIDATE, a->o->validate_on_host ? " on the host" : "",
+				       a->o->push_remote ? " and a push" : "");
 		}
 		printf("\n");
 		next_shown = true;
@@ -792,6 +793,53 @@ static int run_agent(struct ap *a, const char *phase, char *const *cmd, const ch
 	}
 }
 
+/* validate.sh as it was before the first unit? (the gate must not be edited by what it gates;
+ * under --validate-in host this is checked before every run of it, not only before delivery) */
+static bool gate_unchanged(const struct ap *a)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+
+	return read_project_file(a, AUTOPHASE_VALIDATE, &text, &len, NULL) == 0 && len == a->vlen &&
+	       memcmp(text, a->vtext, len) == 0;
+}
+
+/* --validate-in host: validate.sh PHASE-FILE on this machine, as the caller, in the top of the
+ * work tree, with the driver's environment and AISB_PHASE*, stdin /dev/null, stdout and stderr
+ * to a->capture_fd. Refused (78) when the gate changed since the first unit: an edited gate is
+ * never run outside the sandbox. Return: its exit status, 128+N, or an exit code. Logs. */
+static int run_gate_on_host(struct ap *a, const char *phase, char *const *vcmd)
+{
+	_cleanup_free_ char *e1 = NULL, *e2 = NULL, *e3 = NULL;
+	int st = 0;
+	pid_t pid;
+
+	if (!gate_unchanged(a))
+		return log_error("phase %s: refusing to run %s on the host: it changed during the pipeline (the gate "
+				 "must not be edited by what it gates); restore it (git checkout -- %s) and rerun", phase,
+				 AUTOPHASE_VALIDATE, AUTOPHASE_VALIDATE),
+		       AISB_EXIT_POLICY;
+	if (asprintf(&e1, "%s", phase) < 0 || asprintf(&e2, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
+	    asprintf(&e3, "%u", a->round) < 0)
+		return AISB_EXIT_FAILED;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return log_error_errno(-errno, "autophase: cannot start %s: %m", AUTOPHASE_VALIDATE), AISB_EXIT_FAILED;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(a->capture_fd, 1) < 0 || dup2(a->capture_fd, 2) < 0 ||
+		    chdir(a->top) < 0 || setenv("AISB_PHASE", e1, 1) < 0 || setenv("AISB_PHASE_FILE", e2, 1) < 0 ||
+		    setenv("AISB_PHASE_ROUND", e3, 1) < 0)
+			_exit(AISB_EXIT_FAILED);
+		execv(vcmd[0], vcmd);
+		_exit(AISB_EXIT_NOEXEC);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 /* The gate of one round in its own sandbox, its output (stdout and stderr) captured, shown on
  * the driver's stderr and its tail kept in @tail for a fix prompt. Return: validate.sh's exit
  * status (0 passes), or an exit code of aisb's own (>= 77). Logs. */
@@ -809,7 +857,7 @@ static int run_gate(struct ap *a, const char *phase, char *const *vcmd, char *ta
 	if (devnull < 0 || out < 0)
 		return AISB_EXIT_FAILED;
 	a->capture_fd = out;
-	st = run_sandbox(a, phase, vcmd, devnull, 0, &v);
+	st = a->o->validate_on_host ? run_gate_on_host(a, phase, vcmd) : run_sandbox(a, phase, vcmd, devnull, 0, &v);
 	a->capture_fd = -1;
 	if (lseek(out, 0, SEEK_SET) == 0)
 		while ((n = read(out, buf, sizeof(buf))) > 0) {
@@ -826,6 +874,8 @@ static int run_gate(struct ap *a, const char *phase, char *const *vcmd, char *ta
 		return log_error("phase %s: the run of %s exited %d; nothing of it is delivered", phase, AUTOPHASE_VALIDATE,
 				 st),
 		       st;
+	if (a->o->validate_on_host)
+		return st; /* no sandbox, no git check: the user chose it, warned (warn_host_gate()) */
 	r = check_verdict(phase, AUTOPHASE_VALIDATE, &v);
 	return r ? -r : st;
 }
@@ -861,7 +911,8 @@ static int run_unit(struct ap *a, const char *phase, const char *text, size_t le
 		r = run_agent(a, phase, cmd, prompt);
 		if (r != 0)
 			return r;
-		log_info("phase %s: %s in a sandbox", phase, AUTOPHASE_VALIDATE);
+		log_info("phase %s: %s %s", phase, AUTOPHASE_VALIDATE,
+			 a->o->validate_on_host ? "on the host (--validate-in host)" : "in a sandbox");
 		st = run_gate(a, phase, vcmd, tail, &tail_len);
 		if (st < 0)
 			return -st;
@@ -917,15 +968,12 @@ static int check_guards(struct ap *a, const char *phase)
 		       AISB_EXIT_POLICY;
 	if (r > 0)
 		log_warn("phase %s: %s since the pipeline started; delivering anyway (--trust-git-changes)", phase, what);
-	r = read_project_file(a, AUTOPHASE_VALIDATE, &text, &len, NULL);
-	if (r < 0 || len != a->vlen || memcmp(text, a->vtext, len) != 0)
+	if (!gate_unchanged(a))
 		return log_error("phase %s: refusing to deliver: %s changed during the pipeline (the gate must not be "
 				 "edited by what it gates); restore it (git checkout -- %s) and rerun", phase,
 				 AUTOPHASE_VALIDATE, AUTOPHASE_VALIDATE),
 		       AISB_EXIT_POLICY;
 	if (a->lfile) {
-		free(text);
-		text = NULL;
 		r = read_project_file(a, a->lfile, &text, &len, NULL);
 		if (r < 0 || len != a->llen || memcmp(text, a->ltext, len) != 0)
 			return log_error("phase %s: refusing to deliver: the launcher '%s' changed during the pipeline; "
@@ -1100,6 +1148,16 @@ static int preflight(struct ap *a, const char *phase)
 	return 0;
 }
 
+/* --validate-in host is said on every run, dry run and status included. */
+static void warn_host_gate(const struct ap *a)
+{
+	if (a->o->validate_on_host)
+		log_warn("autophase: --validate-in host: %s runs on this machine, outside any sandbox, as you, with your "
+			 "environment; it is checked unchanged since the first unit before each run, but what it calls "
+			 "(a Makefile, the tests, the build) is the agent's to edit and runs on the host too",
+			 AUTOPHASE_VALIDATE);
+}
+
 int autophase_main(const struct autophase_options *o)
 {
 	const struct gitrun_user u = { .home = o->home, .xdg_config = o->xdg_config_home, .env_name = o->env_name,
@@ -1124,6 +1182,8 @@ int autophase_main(const struct autophase_options *o)
 	}
 	if (r == 0)
 		r = resolve_push_url(&a);
+	if (r == 0)
+		warn_host_gate(&a);
 	if (r == 0 && o->status) {
 		/* a missing launcher or gate is reported, not fatal; each is looked at on its own */
 		(void)find_pipeline(&a);

@@ -37,6 +37,7 @@ struct autophase_options {
 	bool trust_git_changes;
 	unsigned retries;                 /* --retries: reruns of an agent that exited non-zero */
 	unsigned backoff;                 /* --backoff: seconds before the first retry, doubled each time */
+	bool validate_on_host;            /* --validate-in host: the gate outside any sandbox (warned) */
 	unsigned fix_rounds;              /* --fix-rounds: agent + gate rounds after a failed validation */
 	bool status;                      /* report only */
 	bool dry_run;                     /* check everything, print the plan, start nothing */

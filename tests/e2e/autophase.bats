@@ -643,3 +643,39 @@ fake_ssh() {
 	[[ "$stderr" == *"phase 01-one: the agent exited 7; retry 1 of 2 in 0 s"* ]]
 	[ "$(commits_since_base | wc -l)" -eq 2 ]
 }
+
+@test "autophase: --validate-in host runs the gate with a toolchain only on the machine, warned on every run; an edited gate never runs there" {
+	# a "toolchain" outside the project: invisible inside the sandbox
+	printf '#!/bin/sh\necho hosttool ran >>%s/hosttool.log\n' "$WORK" >"$WORK/hosttool"
+	chmod +x "$WORK/hosttool"
+	printf '#!/bin/sh\n%s/hosttool && test -f one.txt\n' "$WORK" >.agents/validate.sh
+	git commit -q -am "a gate that needs the host's tool"
+	BASE=$(git rev-parse HEAD)
+	# control: in the sandbox (the default) the tool is not there and the gate fails
+	run --separate-stderr ap --fix-rounds 0 -- --net none
+	[ "$status" -eq 1 ]
+	[ ! -e "$WORK/hosttool.log" ]
+	rm -f one.txt .ran-*
+	run --separate-stderr ap --dry-run --validate-in host -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"--validate-in host: .agents/validate.sh runs on this machine, outside any sandbox"* ]]
+	[[ "$output" == *"then .agents/validate.sh on the host; then a commit"* ]]
+	run --separate-stderr ap --validate-in host -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"--validate-in host: .agents/validate.sh runs on this machine, outside any sandbox"* ]]
+	[[ "$stderr" == *"phase 01-one: .agents/validate.sh on the host (--validate-in host)"* ]]
+	[ "$(wc -l <"$WORK/hosttool.log")" -eq 2 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	# an agent that edits the gate: refused before it would run on the host
+	printf '#!/bin/sh\ntouch %s/edited-gate-ran\n' "$WORK" >edit.sh
+	printf 'cp edit.sh .agents/validate.sh\n' >.agents/plant
+	printf '# Three\n' >.agents/phases/03-three.md
+	git add -A
+	git commit -q -m "an agent that edits the gate"
+	run --separate-stderr ap --validate-in host -- --net none
+	echo "$stderr"
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"phase 03-three: refusing to run .agents/validate.sh on the host: it changed during the pipeline"* ]]
+	[ ! -e "$WORK/edited-gate-ran" ]
+}
