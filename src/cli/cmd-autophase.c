@@ -58,14 +58,18 @@ static void usage(void)
 {
 	printf("usage: aisb autophase [--launcher CMD] [--push REMOTE [--push-branch BRANCH]]\n"
 	       "                      [--retries N] [--backoff SECONDS] [--fix-rounds N]\n"
-	       "                      [--validate-in sandbox|host]\n"
+	       "                      [--validate-in sandbox|host] [--pi-cmd NAME]\n"
 	       "                      [--trust-git-changes] [--status|--dry-run] [-- RUN-FLAGS...]\n"
 	       "Runs the project's .agents/phases/NN-name.md in name order: for each phase not yet on the\n"
 	       "branch, the launcher runs in a sandbox ('aisb run RUN-FLAGS -- LAUNCHER PHASE-FILE', the\n"
 	       "phase also on stdin), then .agents/validate.sh in another; when both exit 0 the work tree\n"
 	       "is committed on the host (trailer 'Aisb-Phase: NN-name') and, with --push, pushed.\n"
 	       "Launcher: --launcher CMD (words split at blanks, no shell), else 'autophase_launcher = CMD'\n"
-	       "in the aisb config, else the executable .agents/launcher.\n"
+	       "in the aisb config, else the executable .agents/launcher, else the host launcher\n"
+	       "sandbox-pi. A host launcher (--pi-cmd NAME, AISB_AP_PI_CMD, sandbox-pi) is your own\n"
+	       "function, alias or program found in ~/.bashrc.d/*, ~/.bashrc, ~/.bash_aliases,\n"
+	       "~/.profile or PATH; it runs on the host per unit and must run aisb with \"$@\"\n"
+	       "(RUN-FLAGS, the phase's variables, then -p PROMPT, or -- validate.sh PHASE-FILE).\n"
 	       "Delivery is refused (78) when gitguard quarantined files a unit planted for git or the\n"
 	       "hooks or config of .git changed since before the first unit (--trust-git-changes accepts\n"
 	       "both), when .agents/validate.sh or the launcher file changed, or HEAD left the branch.\n"
@@ -163,11 +167,11 @@ int cmd_autophase(int argc, char **argv)
 			if (i + 1 >= argc || (!streq(argv[i + 1], "sandbox") && !streq(argv[i + 1], "host")))
 				return log_error("autophase: --validate-in takes 'sandbox' or 'host'"), AISB_EXIT_USAGE;
 			o.validate_on_host = streq(argv[++i], "host");
-		} else if (streq(a, "--launcher") || streq(a, "--push") || streq(a, "--push-branch")) {
+		} else if (streq(a, "--launcher") || streq(a, "--push") || streq(a, "--push-branch") || streq(a, "--pi-cmd")) {
 			if (i + 1 >= argc || !*argv[i + 1])
 				return log_error("autophase: %s needs a value", a), AISB_EXIT_USAGE;
-			*(streq(a, "--launcher") ? &o.launcher : streq(a, "--push") ? &o.push_remote : &o.push_branch) =
-				argv[++i];
+			*(streq(a, "--launcher") ? &o.launcher : streq(a, "--pi-cmd") ? &o.pi_cmd
+				: streq(a, "--push") ? &o.push_remote : &o.push_branch) = argv[++i];
 		} else
 			return log_error("autophase: unexpected argument '%s' (see 'aisb autophase --help')", a),
 			       AISB_EXIT_USAGE;
@@ -193,6 +197,13 @@ int cmd_autophase(int argc, char **argv)
 	o.config_path = config;
 	o.home = home;
 	o.xdg_config_home = hostenv_get("XDG_CONFIG_HOME");
+	o.path = hostenv_get("PATH");
+	if (!o.pi_cmd && hostenv_get("AISB_AP_PI_CMD") && *hostenv_get("AISB_AP_PI_CMD"))
+		o.pi_cmd = hostenv_get("AISB_AP_PI_CMD");
+	if (o.pi_cmd && o.launcher)
+		return log_error("autophase: --launcher (a command inside the sandbox) and a host launcher (--pi-cmd or "
+				 "AISB_AP_PI_CMD) exclude each other"),
+		       AISB_EXIT_USAGE;
 	o.ssh_auth_sock = hostenv_get("SSH_AUTH_SOCK");
 	o.env_name = hostenv_get("GIT_AUTHOR_NAME");
 	o.env_email = hostenv_get("GIT_AUTHOR_EMAIL");

@@ -95,4 +95,21 @@ char *autophase_preview_word(const char *prev, const char *arg);
 char *autophase_prompt(const char *phase, const char *rel, const char *text, size_t len, unsigned round,
 		       unsigned rounds, int status, const char *out, size_t out_len);
 
+/* The rc files a host launcher is looked up in, in order (the seed's): every file of
+ * ~/.bashrc.d/ in name order, then these, relative to the home. */
+#define AUTOPHASE_RC_DIR ".bashrc.d"
+#define AUTOPHASE_RC_FILES { ".bashrc", ".bash_aliases", ".profile" }
+#define AUTOPHASE_DEFAULT_PI_CMD "sandbox-pi"
+#define AUTOPHASE_PROBE_SECONDS 10     /* the rc probe's bound */
+#define AUTOPHASE_PROBE_MAX (64u << 10) /* what the probe may print */
+
+/* Whether @name can be a launcher's name (a function, alias or PATH program): letters, digits
+ * and "_.:+-", not starting with '-'; such a name is safe in the unit's bash script. Pure. */
+bool autophase_launcher_name_ok(const char *name);
+
+/* Whether a captured function definition forwards its arguments ("$@", $*, ${@...}): one that
+ * does not (ends at `--env NAME`, the shape written for typing by hand) would run the image's
+ * default harness with no prompt. Pure. */
+bool autophase_forwards_args(const char *definition);
+
 #endif

@@ -185,3 +185,18 @@ char *autophase_prompt(const char *phase, const char *rel, const char *text, siz
 	}
 	return b.p;
 }
+
+bool autophase_launcher_name_ok(const char *name)
+{
+	if (!name || !*name || name[0] == '-' || strlen(name) > AUTOPHASE_MAX_NAME)
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("_.:+-", *c))
+			return false;
+	return true;
+}
+
+bool autophase_forwards_args(const char *def)
+{
+	return def && (strstr(def, "$@") || strstr(def, "$*") || strstr(def, "${@") || strstr(def, "${*"));
+}

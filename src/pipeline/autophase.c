@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +39,12 @@ struct ap {
 	char *pushed;    /* the commit the push target was last seen to take in this run, or NULL */
 	char *tried;     /* the commit of the last push attempt, or NULL */
 	enum autophase_launcher_source lsrc;
+	/* a host launcher (AUTOPHASE_LAUNCHER_HOST): its name, the rc file defining it (NULL for a
+	 * PATH program), what it is, whether it forwards its arguments */
+	char *hl_name, *hl_rc, *hl_prog;
+	const char *hl_kind; /* "function", "alias", "program" */
+	bool hl_forwards;
+	const char *prompt;  /* the agent's prompt while run_agent() runs it, else NULL */
 	char **launcher; /* the launcher's words */
 	char *lfile;     /* the launcher's program when it is a file of the project, relative */
 	char *ltext, *vtext; /* the launcher file's and validate.sh's content before the first unit */
@@ -74,6 +81,9 @@ static void ap_free(struct ap *a)
 	free(a->tried);
 	gitrun_done(&a->g);
 	strv_free(a->launcher);
+	free(a->hl_name);
+	free(a->hl_rc);
+	free(a->hl_prog);
 	free(a->lfile);
 	free(a->ltext);
 	free(a->vtext);
@@ -294,6 +304,221 @@ static int scan_delivered(struct ap *a)
 	return autophase_parse_history(log, a->phases, a->n, a->done) < 0 ? AISB_EXIT_FAILED : 0;
 }
 
+/* The rc probe's and the units' bash: no rc of its own (--norc --noprofile), interactive (-i:
+ * ~/.bashrc guards on $-), `exit`, `logout` and `exec` neutered while the one file is sourced
+ * (its output to /dev/null), then either the definition printed (the probe) or the launcher run
+ * with the positional arguments (a unit: eval of the checked name, so an alias expands). Each
+ * unit's bash starts with stderr on /dev/null (no job-control chatter, and no terminal to take:
+ * bash finds its tty on stderr) and gets it back from fd 4. The rc path and the name are
+ * arguments ($1, $2), never text of the script. */
+static const char probe_script[] =
+	"exit() { :; }; logout() { :; }; exec() { :; }\n"
+	". \"$1\" >/dev/null 2>&1 </dev/null\n"
+	"unset -f exit logout exec\n"
+	"case $(type -t -- \"$2\") in\n"
+	"function) echo function; declare -f -- \"$2\" ;;\n"
+	"alias) echo alias ;;\n"
+	"*) echo none ;;\n"
+	"esac\n";
+static const char unit_script[] =
+	"exec 2>&4 4>&-\n"
+	"exit() { :; }; logout() { :; }; exec() { :; }\n"
+	". \"$1\" >/dev/null 2>&1 </dev/null\n"
+	"unset -f exit logout exec\n"
+	"n=$2; shift 2\n"
+	"eval \"$n\"' \"$@\"'\n";
+#define BASH "/bin/bash"
+
+/* Sources @rc in a throwaway interactive bash (setsid: no controlling terminal; stdin, stderr
+ * /dev/null; killed after AUTOPHASE_PROBE_SECONDS) and asks what @name is there. Never calls it.
+ * Return: 1 found (@kind, @forwards set), 0 not defined there, -errno. Does not log. */
+static int probe_rc(const char *rc, const char *name, const char **kind, bool *forwards)
+{
+	_cleanup_free_ char *out = malloc(AUTOPHASE_PROBE_MAX + 1);
+	int p[2], st = 0;
+	size_t len = 0;
+	pid_t pid;
+
+	if (!out)
+		return -ENOMEM;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+		close(p[0]);
+		close(p[1]);
+		return r;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (setsid() < 0 || null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0 || dup2(null, 2) < 0)
+			_exit(127);
+		execl(BASH, "bash", "--norc", "--noprofile", "-i", "-c", probe_script, "aisb-probe", rc, name, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	for (int waited = 0;;) {
+		struct pollfd pf = { .fd = p[0], .events = POLLIN };
+		int n = poll(&pf, 1, 1000);
+		ssize_t k;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0) {
+			if (++waited >= AUTOPHASE_PROBE_SECONDS) {
+				kill(-pid, SIGKILL);
+				break;
+			}
+			continue;
+		}
+		k = read(p[0], out + len, AUTOPHASE_PROBE_MAX - len);
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+		if (len >= AUTOPHASE_PROBE_MAX)
+			break;
+	}
+	close(p[0]);
+	kill(-pid, SIGKILL); /* whatever the rc file left running in its session */
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	out[len] = 0;
+	/* the rc file's own output went to /dev/null; the answer is the first line (a background job
+	 * the file started and that prints first makes it "not found", never a wrong definition) */
+	if (strncmp(out, "function\n", 9) == 0) {
+		*kind = "function";
+		*forwards = autophase_forwards_args(out + 9);
+		explicit_bzero(out, len); /* the body may hold how a token is fetched */
+		return 1;
+	}
+	if (strncmp(out, "alias\n", 6) == 0) {
+		*kind = "alias";
+		*forwards = true; /* the shell appends the arguments to an alias */
+		return 1;
+	}
+	return 0;
+}
+
+/* A program of the driver's PATH, as an absolute path (the seed captures it so: a name
+ * resolved later could be something else). Return: malloc'd or NULL. */
+static char *path_program(const char *a_path, const char *name)
+{
+	const char *path = a_path;
+
+	for (const char *e = path ? path : ""; *e;) {
+		size_t n = strcspn(e, ":");
+		_cleanup_free_ char *dir = strndup(e, n), *p = NULL;
+		e += n + (e[n] == ':');
+		if (!dir || dir[0] != '/' || !(p = path_join(dir, name)))
+			continue;
+		if (access(p, X_OK) == 0)
+			return TAKE_PTR(p);
+	}
+	return NULL;
+}
+
+/* The host launcher @name: defined in a file of ~/.bashrc.d/, ~/.bashrc, ~/.bash_aliases or
+ * ~/.profile (the first file that defines it), else a PATH program, else a path. Never called
+ * here. Return: 1 found, 0 not, or an exit code < 0 negated. Logs only a refusal. */
+static int find_host_launcher(struct ap *a, const char *name)
+{
+	static const char *const files[] = AUTOPHASE_RC_FILES;
+	_cleanup_strv_free_ char **rcs = NULL;
+	const char *home = a->o->home;
+	int r;
+
+	if (strchr(name, '/')) {
+		if (!path_is_absolute(name) || access(name, X_OK) < 0)
+			return log_error("autophase: the launcher '%s' is not an executable absolute path", name),
+			       -AISB_EXIT_POLICY;
+		if (!(a->hl_prog = strdup(name)) || !(a->hl_name = strdup(name)))
+			return -AISB_EXIT_FAILED;
+		a->hl_kind = "program";
+		a->hl_forwards = true;
+		return 1;
+	}
+	if (!autophase_launcher_name_ok(name))
+		return log_error("autophase: '%s' cannot be a launcher's name (letters, digits, '_.:+-')", name),
+		       -AISB_EXIT_POLICY;
+	if (home && path_is_absolute(home)) {
+		_cleanup_free_ char *dir = path_join(home, AUTOPHASE_RC_DIR);
+		DIR *d = dir ? opendir(dir) : NULL;
+		struct dirent *de;
+		_cleanup_strv_free_ char **names = NULL;
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] != '.' && strv_push(&names, de->d_name) < 0)
+				break;
+		if (d)
+			closedir(d);
+		if (names)
+			qsort(names, strv_length(names), sizeof(*names), cmp_str);
+		for (size_t i = 0; names && names[i]; i++) {
+			char *p = path_join(dir, names[i]);
+			if (!p || strv_push_take(&rcs, p) < 0)
+				return -AISB_EXIT_FAILED;
+		}
+		for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+			char *p = path_join(home, files[i]);
+			if (!p || strv_push_take(&rcs, p) < 0)
+				return -AISB_EXIT_FAILED;
+		}
+	}
+	for (size_t i = 0; rcs && rcs[i]; i++) {
+		struct stat st;
+		if (stat(rcs[i], &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		r = probe_rc(rcs[i], name, &a->hl_kind, &a->hl_forwards);
+		if (r < 0)
+			return log_error_errno(r, "autophase: cannot probe '%s' for the launcher '%s': %m", rcs[i], name),
+			       -AISB_EXIT_FAILED;
+		if (r > 0) {
+			if (!(a->hl_rc = strdup(rcs[i])) || !(a->hl_name = strdup(name)))
+				return -AISB_EXIT_FAILED;
+			return 1;
+		}
+	}
+	if ((a->hl_prog = path_program(a->o->path, name))) {
+		if (!(a->hl_name = strdup(name)))
+			return -AISB_EXIT_FAILED;
+		a->hl_kind = "program";
+		a->hl_forwards = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* The host launcher mode: found, forwarding its arguments. Return: 0 or an exit code. Logs. */
+static int use_host_launcher(struct ap *a, const char *name, bool quiet_missing)
+{
+	int r = find_host_launcher(a, name);
+
+	if (r < 0)
+		return -r;
+	if (r == 0) {
+		if (quiet_missing)
+			return AISB_EXIT_POLICY;
+		return log_error("autophase: no launcher '%s': it is not a function or alias in ~/.bashrc.d/*, ~/.bashrc, "
+				 "~/.bash_aliases or ~/.profile, nor a program on PATH", name),
+		       AISB_EXIT_POLICY;
+	}
+	a->lsrc = AUTOPHASE_LAUNCHER_HOST;
+	if (strv_push(&a->launcher, a->hl_name) < 0)
+		return AISB_EXIT_FAILED;
+	return 0;
+}
+
+/* The preflight of a host launcher: one that drops its arguments would run the image's default
+ * harness with no prompt (the seed refuses it). Nothing is called. Return: 0 or 78. Logs. */
+static int check_host_launcher(const struct ap *a)
+{
+	if (a->lsrc != AUTOPHASE_LAUNCHER_HOST || a->hl_forwards)
+		return 0;
+	return log_error("autophase: preflight: the launcher '%s' (a %s in %s) drops its arguments (it never uses "
+			 "\"$@\"): the units would run your sandbox's default command with no prompt. End its aisb "
+			 "command line with \"$@\"", a->hl_name, a->hl_kind, a->hl_rc ? a->hl_rc : "PATH"),
+	       AISB_EXIT_POLICY;
+}
+
 /* Step 2: the launcher (--launcher, the config's autophase_launcher, .agents/launcher) and the
  * validation gate, with the content of each file recorded for the between-units check. */
 static int find_pipeline(struct ap *a)
@@ -303,6 +528,8 @@ static int find_pipeline(struct ap *a)
 	mode_t mode = 0;
 	int r;
 
+	if (o->pi_cmd)
+		return use_host_launcher(a, o->pi_cmd, false);
 	if (o->launcher) {
 		a->lsrc = AUTOPHASE_LAUNCHER_FLAG;
 		cmd = o->launcher;
@@ -313,8 +540,13 @@ static int find_pipeline(struct ap *a)
 		r = read_project_file(a, AUTOPHASE_LAUNCHER, &a->ltext, &a->llen, &mode);
 		if (r == -ENOENT) {
 			a->lsrc = AUTOPHASE_LAUNCHER_NONE;
-			return log_error("autophase: no launcher: pass --launcher CMD, set 'autophase_launcher = CMD' in "
-					 "%s, or make %s/%s an executable that starts your agent",
+			r = use_host_launcher(a, AUTOPHASE_DEFAULT_PI_CMD, true);
+			if (r != AISB_EXIT_POLICY || a->lsrc == AUTOPHASE_LAUNCHER_HOST)
+				return r;
+			return log_error("autophase: no launcher: define '%s' (a function or alias in ~/.bashrc.d/*, "
+					 "~/.bashrc, ~/.bash_aliases or ~/.profile that runs aisb with \"$@\"), or pass "
+					 "--pi-cmd NAME, --launcher CMD, set 'autophase_launcher = CMD' in %s, or make %s/%s "
+					 "an executable that starts your agent", AUTOPHASE_DEFAULT_PI_CMD,
 					 o->config_path ? o->config_path : "your aisb config", a->top, AUTOPHASE_LAUNCHER),
 			       AISB_EXIT_POLICY;
 		}
@@ -489,6 +721,7 @@ static const char *const source_words[AUTOPHASE_LAUNCHER_SOURCE_MAX] = {
 	[AUTOPHASE_LAUNCHER_FLAG] = "--launcher",
 	[AUTOPHASE_LAUNCHER_CONFIG] = "autophase_launcher in the config",
 	[AUTOPHASE_LAUNCHER_FILE] = AUTOPHASE_LAUNCHER,
+	[AUTOPHASE_LAUNCHER_HOST] = "the host launcher",
 	[AUTOPHASE_LAUNCHER_NONE] = "none",
 };
 
@@ -501,6 +734,18 @@ static void print_launcher(const struct ap *a, FILE *f)
 
 	if (!n) {
 		fprintf(f, "launcher:  none\n");
+		return;
+	}
+	if (a->lsrc == AUTOPHASE_LAUNCHER_HOST) {
+		/* named, never shown: a function's body is where the token is fetched */
+		if (a->hl_rc)
+			fprintf(f, "launcher:  %s, %s %s in %s, run on the host per unit (its body is never shown)\n",
+				a->hl_name, a->hl_kind[0] == 'a' ? "an" : "a", a->hl_kind, a->hl_rc);
+		else
+			fprintf(f, "launcher:  %s, the program %s, run on the host per unit\n", a->hl_name, a->hl_prog);
+		if (!a->hl_forwards)
+			fprintf(f, "launcher:  %s DROPS ITS ARGUMENTS (never uses \"$@\"): refused by the preflight\n",
+				a->hl_name);
 		return;
 	}
 	fprintf(f, "launcher:  %s from %s", prog ? prog : "?", source_words[a->lsrc]);
@@ -544,7 +789,23 @@ static void print_report(struct ap *a, bool plan)
 			continue;
 		}
 		printf("phase %s: %s", a->phases[i], next_shown ? "pending" : "next");
-		if (plan) {
+		if (plan && a->lsrc == AUTOPHASE_LAUNCHER_HOST) {
+			_cleanup_free_ char *flags = NULL;
+			size_t fl = 0;
+			FILE *m = open_memstream(&flags, &fl);
+			for (size_t k = 0; m && a->o->run_flags && a->o->run_flags[k]; k++) {
+				_cleanup_free_ char *w = autophase_preview_word(k ? a->o->run_flags[k - 1] : NULL,
+										a->o->run_flags[k]);
+				fprintf(m, " %s", w ? w : "?");
+			}
+			if (m)
+				fclose(m);
+			printf(": %s%s --env AISB_PHASE=%s ... -p <prompt>; then %s%s%s%s; then a commit%s", a->hl_name,
+			       flags ? flags : "", a->phases[i], a->o->validate_on_host ? "" : a->hl_name,
+			       a->o->validate_on_host ? "" : flags ? flags : "", a->o->validate_on_host ? "" : " ... -- ",
+			       a->o->validate_on_host ? AUTOPHASE_VALIDATE " on the host" : AUTOPHASE_VALIDATE,
+			       a->o->push_remote ? " and a push" : "");
+		} else if (plan) {
 			printf(": aisb run");
 			for (size_t k = 0; a->o->run_flags && a->o->run_flags[k]; k++) {
 				_cleanup_free_ char *w = autophase_preview_word(k ? a->o->run_flags[k - 1] : NULL,
@@ -612,10 +873,18 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 || asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
 	    asprintf(&e3, "AISB_PHASE_ROUND=%u", a->round) < 0)
 		return AISB_EXIT_FAILED;
-	bool harness = flags & RUN_HARNESS;
+	bool harness = flags & RUN_HARNESS, host = a->lsrc == AUTOPHASE_LAUNCHER_HOST, host_bash = host && a->hl_rc;
 
-	if (strv_push(&argv, "aisb") < 0 || strv_push(&argv, "run") < 0 ||
-	    ((flags & RUN_DRY) && strv_push(&argv, "--dry-run") < 0))
+	/* a host launcher: the user's command, which runs aisb itself with "$@" (RUN-FLAGS, the
+	 * phase's variables, then `-p PROMPT` for the agent or `-- validate.sh PHASE-FILE`) */
+	if (host_bash ? strv_push(&argv, BASH) < 0 || strv_push(&argv, "--norc") < 0 || strv_push(&argv, "--noprofile") < 0 ||
+				strv_push(&argv, "-i") < 0 || strv_push(&argv, "-c") < 0 ||
+				strv_push(&argv, unit_script) < 0 || strv_push(&argv, "aisb-launcher") < 0 ||
+				strv_push(&argv, a->hl_rc) < 0 || strv_push(&argv, a->hl_name) < 0
+	    : host    ? strv_push(&argv, a->hl_prog) < 0
+		      : strv_push(&argv, "aisb") < 0 || strv_push(&argv, "run") < 0)
+		return AISB_EXIT_FAILED;
+	if ((flags & RUN_DRY) && strv_push(&argv, "--dry-run") < 0)
 		return AISB_EXIT_FAILED;
 	for (size_t i = 0; a->o->run_flags && a->o->run_flags[i]; i++)
 		if (strv_push(&argv, a->o->run_flags[i]) < 0)
@@ -623,13 +892,19 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 	if (strv_push(&argv, "--env") < 0 || strv_push(&argv, e1) < 0 || strv_push(&argv, "--env") < 0 ||
 	    strv_push(&argv, e2) < 0 || strv_push(&argv, "--env") < 0 || strv_push(&argv, e3) < 0)
 		return AISB_EXIT_FAILED;
-	if (harness ? strv_push(&argv, "--harness") < 0 || strv_push(&argv, cmd[0]) < 0 ||
-			      strv_push(&argv, "--harness-args") < 0
-		    : strv_push(&argv, "--") < 0)
-		return AISB_EXIT_FAILED;
-	for (size_t i = harness ? 1 : 0; cmd[i]; i++)
-		if (strv_push(&argv, cmd[i]) < 0)
+	if (host && a->prompt) {
+		/* the prompt is one argument, never text of a command line */
+		if (strv_push(&argv, "-p") < 0 || strv_push(&argv, a->prompt) < 0)
 			return AISB_EXIT_FAILED;
+	} else {
+		if (harness ? strv_push(&argv, "--harness") < 0 || strv_push(&argv, cmd[0]) < 0 ||
+				      strv_push(&argv, "--harness-args") < 0
+			    : strv_push(&argv, "--") < 0)
+			return AISB_EXIT_FAILED;
+		for (size_t i = harness ? 1 : 0; cmd[i]; i++)
+			if (strv_push(&argv, cmd[i]) < 0)
+				return AISB_EXIT_FAILED;
+	}
 	/* the verdict pipe: read after the unit ended, whatever still holds its write end */
 	if (pipe2(vfds, O_CLOEXEC | O_NONBLOCK) < 0)
 		return log_error_errno(-errno, "autophase: cannot make a pipe: %m"), AISB_EXIT_FAILED;
@@ -659,10 +934,16 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 		}
 		if (a->capture_fd >= 0 && (dup2(a->capture_fd, 1) < 0 || dup2(a->capture_fd, 2) < 0))
 			_exit(AISB_EXIT_FAILED);
+		if (host_bash) {
+			/* bash -i starts with stderr on /dev/null (unit_script restores it from fd 4) */
+			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			if (null < 0 || dup2(2, 4) < 0 || dup2(null, 2) < 0)
+				_exit(AISB_EXIT_FAILED);
+		}
 		/* fd 3, without O_CLOEXEC, named to aisb by AISB_GUARD_VERDICT_FD (cli/resolve.c) */
 		if ((vw == 3 ? fcntl(3, F_SETFD, 0) : dup2(vw, 3)) < 0 || setenv("AISB_GUARD_VERDICT_FD", "3", 1) < 0)
 			_exit(AISB_EXIT_FAILED);
-		execv(a->o->self, argv);
+		execv(host ? argv[0] : a->o->self, argv);
 		_exit(AISB_EXIT_NOEXEC);
 	}
 	/* only the unit holds the write end now: EOF once it and its helpers are gone */
@@ -769,12 +1050,17 @@ static int run_agent(struct ap *a, const char *phase, char *const *cmd, const ch
 
 	for (unsigned try = 0;; try++) {
 		struct unit_verdict v = { 0 };
-		_cleanup_close_ int fd = text_fd(prompt);
+		/* a host launcher gets the prompt as its last argument, stdin /dev/null; one inside
+		 * the sandbox on stdin */
+		_cleanup_close_ int fd = a->lsrc == AUTOPHASE_LAUNCHER_HOST ? open("/dev/null", O_RDONLY | O_CLOEXEC)
+									    : text_fd(prompt);
 		int st, r;
 
 		if (fd < 0)
 			return log_error_errno(fd, "autophase: cannot hold the prompt: %m"), AISB_EXIT_FAILED;
+		a->prompt = prompt;
 		st = run_sandbox(a, phase, cmd, fd, autophase_is_harness(cmd[0]) ? RUN_HARNESS : 0, &v);
+		a->prompt = NULL;
 		if (st >= 128 || st == AISB_EXIT_POLICY || st == AISB_EXIT_ENFORCE || st == AISB_EXIT_FAILED)
 			return log_error("phase %s: the agent's run exited %d; nothing of it is delivered", phase, st), st;
 		r = check_verdict(phase, "agent", &v);
@@ -1135,6 +1421,9 @@ static int preflight(struct ap *a, const char *phase)
 	struct unit_verdict v = { 0 };
 	int st;
 
+	if (a->lsrc == AUTOPHASE_LAUNCHER_HOST)
+		/* never called before the first unit (it may fetch a token): its definition is checked */
+		return check_host_launcher(a);
 	if (!phase)
 		return 0;
 	if (!cmd || asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 || strv_push(&cmd, rel) < 0 ||

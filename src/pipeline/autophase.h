@@ -24,12 +24,14 @@ enum autophase_launcher_source {
 	AUTOPHASE_LAUNCHER_FLAG,   /* --launcher CMD */
 	AUTOPHASE_LAUNCHER_CONFIG, /* autophase_launcher = CMD in the user's config */
 	AUTOPHASE_LAUNCHER_FILE,   /* the executable .agents/launcher */
+	AUTOPHASE_LAUNCHER_HOST,   /* the user's host command (--pi-cmd, AISB_AP_PI_CMD, sandbox-pi) */
 	AUTOPHASE_LAUNCHER_NONE,
 	AUTOPHASE_LAUNCHER_SOURCE_MAX,
 };
 
 struct autophase_options {
 	const char *launcher;             /* --launcher CMD, or NULL */
+	const char *pi_cmd;               /* --pi-cmd NAME or AISB_AP_PI_CMD, or NULL (sandbox-pi looked for) */
 	const char *config_launcher;      /* the config's autophase_launcher, or NULL */
 	const char *config_path;          /* where that came from (for messages) */
 	const char *push_remote;          /* --push REMOTE (a remote's name, a URL or a path), or NULL */
@@ -44,7 +46,8 @@ struct autophase_options {
 	char *const *run_flags;           /* given to every `aisb run` (checked by the caller) */
 	const char *self;                 /* the aisb binary to run units with */
 	const char *state_dir;            /* aisb's state dir (the driver's lock lives there) */
-	const char *home;                 /* the user's home (git's ~/.gitconfig, ssh), or NULL */
+	const char *home;                 /* the user's home (git's ~/.gitconfig, ssh, the rc files), or NULL */
+	const char *path;                 /* the caller's PATH (a host launcher that is a program), or NULL */
 	const char *xdg_config_home;      /* $XDG_CONFIG_HOME or NULL (git's XDG config) */
 	const char *ssh_auth_sock;        /* passed to a push */
 	const char *const *push_env;      /* NAME=VALUE the push gets (PATH, a credential helper's), or NULL */

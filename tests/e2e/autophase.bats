@@ -14,6 +14,10 @@ setup() {
 	require_feature git command -v git
 	# the driver's identity must come from the repository's config here, not the caller's env
 	unset GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+	# the driver reads the user's rc files (the host launcher) and global git config (the push):
+	# this test's own, never the real user's
+	mkdir -p "$WORK/home"
+	export HOME="$WORK/home"
 	git init -q -b main .
 	git config user.name "Host Person"
 	git config user.email host@example.test
@@ -308,7 +312,7 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	git commit -q -m "no launcher"
 	run ap -- --net none
 	[ "$status" -eq 78 ]
-	[[ "$output" == *"no launcher: pass --launcher CMD, set 'autophase_launcher = CMD'"* ]]
+	[[ "$output" == *"no launcher: define 'sandbox-pi' (a function or alias in ~/.bashrc.d/*, ~/.bashrc, ~/.bash_aliases or ~/.profile that runs aisb with \"\$@\"), or pass --pi-cmd NAME, --launcher CMD, set 'autophase_launcher = CMD'"* ]]
 	# control: the config's launcher is found
 	git show HEAD~1:.agents/launcher >fake.sh
 	git add fake.sh
@@ -678,4 +682,114 @@ fake_ssh() {
 	[ "$status" -eq 78 ]
 	[[ "$stderr" == *"phase 03-three: refusing to run .agents/validate.sh on the host: it changed during the pipeline"* ]]
 	[ ! -e "$WORK/edited-gate-ran" ]
+}
+
+# host_launcher_env: the seed's setup: HOME with rc files, a fake `pass` on PATH that hands out a
+# new token per call (and counts), and a fake pi harness (inside the sandbox) that records the
+# token and the prompt's first line and does the phase's edit. The project's own .agents/launcher
+# is removed, so the default host launcher sandbox-pi is the one looked for.
+host_launcher_env() {
+	mkdir -p "$WORK/home" "$WORK/bin" "$WORK/fakepi/bin"
+	export HOME="$WORK/home" PATH="$WORK/bin:$PATH"
+	printf '#!/bin/sh\nn=$(cat %s/pass-count 2>/dev/null || echo 0); n=$((n + 1)); echo $n >%s/pass-count\necho "TOKEN_CANARY_$n"\n' \
+		"$WORK" "$WORK" >"$WORK/bin/pass"
+	cat >"$WORK/fakepi/bin/pi" <<-'EOF'
+	#!/bin/sh
+	[ "$1" = -p ] || { echo "pi: no prompt ($*)"; exit 9; }
+	echo "$AP_TOKEN" >".ran-token-$AISB_PHASE"
+	printf '%s\n' "$2" | head -n 1 >".ran-prompt-$AISB_PHASE"
+	case "$AISB_PHASE" in 01-*) echo one >one.txt ;; 02-*) echo two >two.txt ;; esac
+	EOF
+	chmod +x "$WORK/bin/pass" "$WORK/fakepi/bin/pi"
+	chmod -R a+rX "$WORK/fakepi"
+	git rm -q .agents/launcher
+	git commit -q -m "no project launcher"
+	BASE=$(git rev-parse HEAD)
+	# the launcher's aisb command line, as a user writes it (the token fetched per call)
+	LAUNCH="AP_TOKEN=\$(pass show aisb/token) \"$AISB\" --harness-from \"$WORK/fakepi\" --no-pi-config --env AP_TOKEN"
+}
+
+@test "autophase: the seed's launcher: sandbox-pi, a function in ~/.bashrc, found by the rc probe, never called by --status/--dry-run, run per unit with its own pass token" {
+	host_launcher_env
+	# a guarded ~/.bashrc that ends in exit, as many do: the probe neuters exit
+	printf 'case $- in *i*) ;; *) return ;; esac\necho noise from bashrc\nsandbox-pi() {\n\t%s "$@"\n}\nexit 0\n' \
+		"$LAUNCH" >"$HOME/.bashrc"
+	run --separate-stderr ap --status
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"launcher:  sandbox-pi, a function in $HOME/.bashrc, run on the host per unit (its body is never shown)"* ]]
+	[[ "$output" != *"pass show"* ]] && [[ "$output" != *TOKEN_CANARY* ]]
+	run --separate-stderr ap --dry-run -- --net none
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"phase 01-one: next: sandbox-pi --net none --env AISB_PHASE=01-one ... -p <prompt>"* ]]
+	[[ "$output$stderr" != *"pass show"* ]]
+	[ ! -e "$WORK/pass-count" ]                         # nothing called: no token fetched
+	run --separate-stderr ap -- --net none
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	# one token per run of the launcher: agent 1, gate 1, agent 2, gate 2
+	[ "$(cat "$WORK/pass-count")" -eq 4 ]
+	[ "$(cat .ran-token-01-one)" = TOKEN_CANARY_1 ]
+	[ "$(cat .ran-token-02-two)" = TOKEN_CANARY_3 ]
+	# the prompt is one argument: the phase's text first
+	[ "$(cat .ran-prompt-01-one)" = "# Make one" ]
+	[[ "$output$stderr" != *TOKEN_CANARY* ]] && [[ "$output$stderr" != *"pass show"* ]]
+	[[ "$output$stderr" != *"noise from bashrc"* ]]
+}
+
+@test "autophase: sandbox-pi as an alias in ~/.bashrc.d/; --pi-cmd and AISB_AP_PI_CMD name another, in ~/.bash_aliases or on PATH" {
+	host_launcher_env
+	mkdir -p "$HOME/.bashrc.d"
+	printf "alias sandbox-pi='%s'\n" "$LAUNCH" >"$HOME/.bashrc.d/20-ai"
+	run ap --status
+	[[ "$output" == *"launcher:  sandbox-pi, an alias in $HOME/.bashrc.d/20-ai"* ]]
+	run --separate-stderr ap --fix-rounds 0 -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(cat .ran-token-01-one)" = TOKEN_CANARY_1 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	# another name, by --pi-cmd and by AISB_AP_PI_CMD (a phase three to run)
+	printf 'my-pi() { %s "$@"; }\n' "$LAUNCH" >"$HOME/.bash_aliases"
+	printf '# Three\n' >.agents/phases/03-three.md
+	git add -A && git commit -q -m three
+	run ap --status --pi-cmd my-pi
+	[[ "$output" == *"launcher:  my-pi, a function in $HOME/.bash_aliases"* ]]
+	run env AISB_AP_PI_CMD=my-pi "$AISB" autophase --status
+	[[ "$output" == *"launcher:  my-pi, a function in $HOME/.bash_aliases"* ]]
+	run --separate-stderr ap --pi-cmd my-pi -- --net none
+	[ "$status" -eq 0 ]
+	[ -e .ran-token-03-three ]
+	# a program on PATH is captured as its absolute path
+	printf '#!/bin/sh\nexec %s "$@"\n' "$LAUNCH" >"$WORK/bin/pi-prog"
+	chmod +x "$WORK/bin/pi-prog"
+	run ap --status --pi-cmd pi-prog
+	[[ "$output" == *"launcher:  pi-prog, the program $WORK/bin/pi-prog"* ]]
+	# a name that is nowhere is refused by name
+	run ap --pi-cmd no-such-pi -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"no launcher 'no-such-pi'"* ]]
+}
+
+@test "autophase: a launcher that drops its arguments is named by --status and refused by the preflight; nothing is called" {
+	host_launcher_env
+	printf 'sandbox-pi() {\n\t%s\n}\n' "$LAUNCH" >"$HOME/.bashrc"
+	run ap --status
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"sandbox-pi DROPS ITS ARGUMENTS"* ]]
+	run ap --dry-run -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"preflight: the launcher 'sandbox-pi' (a function in $HOME/.bashrc) drops its arguments"* ]]
+	run ap -- --net none
+	[ "$status" -eq 78 ]
+	[ ! -e "$WORK/pass-count" ]
+	[ -z "$(ls .ran-* 2>/dev/null)" ]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	# control: the same launcher with "$@" runs
+	printf 'sandbox-pi() {\n\t%s "$@"\n}\n' "$LAUNCH" >"$HOME/.bashrc"
+	run ap -- --net none
+	[ "$status" -eq 0 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
 }

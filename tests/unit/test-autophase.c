@@ -137,6 +137,23 @@ static void test_preview_word(void **state)
 	}
 }
 
+static void test_host_launcher(void **state)
+{
+	(void)state;
+	assert_true(autophase_launcher_name_ok("sandbox-pi"));
+	assert_true(autophase_launcher_name_ok("my_pi.2"));
+	assert_false(autophase_launcher_name_ok("-x"));
+	assert_false(autophase_launcher_name_ok("a b"));
+	assert_false(autophase_launcher_name_ok("a;b"));
+	assert_false(autophase_launcher_name_ok("$(x)"));
+	assert_false(autophase_launcher_name_ok(""));
+	assert_true(autophase_forwards_args("sandbox-pi () \n{ \n    K=$(pass x) aisb --env K \"$@\"\n}"));
+	assert_true(autophase_forwards_args("f () { aisb $*; }"));
+	assert_true(autophase_forwards_args("f () { aisb \"${@:1}\"; }"));
+	assert_false(autophase_forwards_args("sandbox-pi () \n{ \n    K=$(pass x) aisb --env K\n}"));
+	assert_false(autophase_forwards_args(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +162,7 @@ int main(void)
 		cmocka_unit_test(test_title),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_preview_word),
+		cmocka_unit_test(test_host_launcher),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
