@@ -58,7 +58,7 @@ static void usage(void)
 {
 	printf("usage: aisb autophase [--launcher CMD] [--push REMOTE [--push-branch BRANCH]]\n"
 	       "                      [--retries N] [--backoff SECONDS] [--fix-rounds N]\n"
-	       "                      [--validate-in sandbox|host] [--pi-cmd NAME]\n"
+	       "                      [--validate-in sandbox|host] [--pi-cmd NAME] [--library LIB]\n"
 	       "                      [--trust-git-changes] [--status|--dry-run] [-- RUN-FLAGS...]\n"
 	       "Runs the project's .agents/phases/NN-name.md in name order: for each phase not yet on the\n"
 	       "branch, the launcher runs in a sandbox ('aisb run RUN-FLAGS -- LAUNCHER PHASE-FILE', the\n"
@@ -78,6 +78,8 @@ static void usage(void)
 	       "(30, doubled each time); a failed validation gets up to --fix-rounds (2) rounds of the\n"
 	       "agent with the fix prompt (the failure and validate.sh's output) and the gate again.\n"
 	       "--validate-in host runs validate.sh on this machine, outside the sandbox (warned).\n"
+	       "--library LIB runs the seed's pipeline library with pi, first_prompt, fix_prompt,\n"
+	       "run_validation and push_phase shadowed (refused unless it defines them and run_pipeline).\n"
 	       "--status reports where the pipeline stands; --dry-run checks everything and prints the\n"
 	       "plan; neither starts a sandbox or commits.\n"
 	       "Exit: 0 all delivered; 1 a phase, its validation, commit or push failed; 2 usage;\n"
@@ -149,6 +151,8 @@ int cmd_autophase(int argc, char **argv)
 			o.status = true;
 		else if (streq(a, "--dry-run"))
 			o.dry_run = true;
+		else if (streq(a, "--push-only"))
+			o.push_only = true;
 		else if (streq(a, "--trust-git-changes"))
 			o.trust_git_changes = true;
 		else if (streq(a, "--retries") || streq(a, "--backoff") || streq(a, "--fix-rounds")) {
@@ -167,10 +171,11 @@ int cmd_autophase(int argc, char **argv)
 			if (i + 1 >= argc || (!streq(argv[i + 1], "sandbox") && !streq(argv[i + 1], "host")))
 				return log_error("autophase: --validate-in takes 'sandbox' or 'host'"), AISB_EXIT_USAGE;
 			o.validate_on_host = streq(argv[++i], "host");
-		} else if (streq(a, "--launcher") || streq(a, "--push") || streq(a, "--push-branch") || streq(a, "--pi-cmd")) {
+		} else if (streq(a, "--launcher") || streq(a, "--push") || streq(a, "--push-branch") || streq(a, "--pi-cmd") ||
+			   streq(a, "--library")) {
 			if (i + 1 >= argc || !*argv[i + 1])
 				return log_error("autophase: %s needs a value", a), AISB_EXIT_USAGE;
-			*(streq(a, "--launcher") ? &o.launcher : streq(a, "--pi-cmd") ? &o.pi_cmd
+			*(streq(a, "--launcher") ? &o.launcher : streq(a, "--pi-cmd") ? &o.pi_cmd : streq(a, "--library") ? &o.library
 				: streq(a, "--push") ? &o.push_remote : &o.push_branch) = argv[++i];
 		} else
 			return log_error("autophase: unexpected argument '%s' (see 'aisb autophase --help')", a),

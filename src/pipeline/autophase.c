@@ -1349,14 +1349,19 @@ static int push_tip(struct ap *a, const char *what)
 {
 	_cleanup_free_ char *spec = NULL, *target = push_target(a), *dir = NULL, *alt = NULL, *line = NULL;
 	_cleanup_free_ char *objects = path_join(a->commondir, "objects");
+	_cleanup_free_ char *dir_of_push = path_join(a->o->state_dir, "autophase");
 	int r;
 
 	if (a->pushed && streq(a->pushed, a->tip))
 		return 0;
+	if (!dir_of_push)
+		return AISB_EXIT_FAILED;
 	if (!objects || asprintf(&spec, "%s:refs/heads/%s", a->tip, a->o->push_branch ? a->o->push_branch : a->branch) < 0 ||
 	    asprintf(&dir, "%s/autophase/push.XXXXXX", a->o->state_dir) < 0 || asprintf(&line, "%s\n", objects) < 0)
 		return AISB_EXIT_FAILED;
 	log_info("%s: pushing %.12s to %s", what, a->tip, target ? target : "?");
+	if (mkdir_p(dir_of_push, 0700) < 0)
+		return log_error_errno(-errno, "%s: cannot create '%s': %m", what, dir_of_push), 1;
 	free(a->tried);
 	a->tried = strdup(a->tip);
 	if (!mkdtemp(dir))
@@ -1447,6 +1452,89 @@ static void warn_host_gate(const struct ap *a)
 			 AUTOPHASE_VALIDATE);
 }
 
+/* --library LIB: the seed's pipeline library run under aisb. The library keeps scheduling,
+ * retries, backoff, report recovery, the scoped commit and notifications; aisb shadows the five
+ * functions the seed shadows, after a `declare -F` check that the library provides them and its
+ * entry point (a library that changed shape is refused, never half-wired):
+ *   pi              an aisb run of the pi harness with the run flags
+ *   first_prompt    the library's, then what the agent cannot do in the sandbox
+ *   fix_prompt      the same
+ *   run_validation  .agents/validate.sh in an aisb run with the run flags
+ *   push_phase      `aisb autophase --push-only`: the guarded push of the branch's tip
+ * The library's own git runs with the seed's git environment (no hooks, no fsmonitor, no system
+ * config, no ext::, no pager). $1 the library, $2 aisb, $3 the push target or "", then the run
+ * flags. */
+static const char library_script[] =
+	"lib=$1; self=$2; push=$3; shift 3; run_flags=(\"$@\"); set --\n"
+	". \"$lib\" || { echo \"aisb: autophase: the library '$lib' failed to load\" >&2; exit 78; }\n"
+	"missing=\n"
+	"for f in pi first_prompt fix_prompt run_validation push_phase run_pipeline; do\n"
+	"\tdeclare -F \"$f\" >/dev/null || missing=\"$missing $f\"\n"
+	"done\n"
+	"if [ -n \"$missing\" ]; then\n"
+	"\techo \"aisb: autophase: the library '$lib' does not have the contract's functions (missing:$missing); "
+	"refusing to run it half-wired\" >&2\n"
+	"\texit 78\n"
+	"fi\n"
+	"eval \"aisb_lib_first_prompt() $(declare -f first_prompt | tail -n +2)\"\n"
+	"eval \"aisb_lib_fix_prompt() $(declare -f fix_prompt | tail -n +2)\"\n"
+	"aisb_note='You are running inside an aisb sandbox: only this project is writable, the network reaches "
+	"only the allowed hosts, you cannot push (the pipeline commits and pushes after .agents/validate.sh "
+	"passes); do not commit, do not edit .agents/validate.sh, do not change .git.'\n"
+	"first_prompt() { aisb_lib_first_prompt \"$@\"; printf '\\n---\\n%s\\n' \"$aisb_note\"; }\n"
+	"fix_prompt() { aisb_lib_fix_prompt \"$@\"; printf '\\n---\\n%s\\n' \"$aisb_note\"; }\n"
+	"pi() { \"$self\" run \"${run_flags[@]}\" --harness pi --harness-args \"$@\"; }\n"
+	"run_validation() { \"$self\" run \"${run_flags[@]}\" -- .agents/validate.sh \"$@\" </dev/null; }\n"
+	"push_phase() { [ -z \"$push\" ] || \"$self\" autophase --push-only --push \"$push\"; }\n"
+	"run_pipeline\n";
+
+/* The seed's git environment for the library's own git (its scoped commit): GIT_CONFIG_COUNT
+ * entries, so they win over every config file. */
+static const char *const library_git_env[][2] = {
+	{ "GIT_CONFIG_NOSYSTEM", "1" }, { "GIT_PAGER", "cat" }, { "GIT_CONFIG_COUNT", "3" },
+	{ "GIT_CONFIG_KEY_0", "core.hooksPath" }, { "GIT_CONFIG_VALUE_0", "/dev/null" },
+	{ "GIT_CONFIG_KEY_1", "protocol.ext.allow" }, { "GIT_CONFIG_VALUE_1", "never" },
+	{ "GIT_CONFIG_KEY_2", "core.fsmonitor" }, { "GIT_CONFIG_VALUE_2", "false" },
+};
+
+static int run_library(struct ap *a)
+{
+	const struct autophase_options *o = a->o;
+	_cleanup_strv_free_ char **argv = NULL;
+	_cleanup_free_ char *self = realpath(o->self, NULL), *lib = realpath(o->library, NULL);
+	int st = 0;
+	pid_t pid;
+
+	if (!lib)
+		return log_error_errno(-errno, "autophase: the library '%s': %m", o->library), AISB_EXIT_POLICY;
+	if (!self || strv_push(&argv, "bash") < 0 || strv_push(&argv, "-c") < 0 ||
+	    strv_push(&argv, library_script) < 0 || strv_push(&argv, "aisb-library") < 0 ||
+	    strv_push(&argv, lib) < 0 || strv_push(&argv, self) < 0 ||
+	    strv_push(&argv, o->push_remote ? o->push_remote : "") < 0)
+		return AISB_EXIT_FAILED;
+	for (size_t i = 0; o->run_flags && o->run_flags[i]; i++)
+		if (strv_push(&argv, o->run_flags[i]) < 0)
+			return AISB_EXIT_FAILED;
+	log_info("autophase: running the pipeline library '%s' (pi, first_prompt, fix_prompt, run_validation and "
+		 "push_phase shadowed by aisb)", o->library);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return log_error_errno(-errno, "autophase: cannot start bash: %m"), AISB_EXIT_FAILED;
+	if (pid == 0) {
+		if (chdir(a->top) < 0)
+			_exit(AISB_EXIT_FAILED);
+		for (size_t i = 0; i < ELEMENTSOF(library_git_env); i++)
+			if (setenv(library_git_env[i][0], library_git_env[i][1], 1) < 0)
+				_exit(AISB_EXIT_FAILED);
+		execv(BASH, argv);
+		_exit(AISB_EXIT_NOEXEC);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 int autophase_main(const struct autophase_options *o)
 {
 	const struct gitrun_user u = { .home = o->home, .xdg_config = o->xdg_config_home, .env_name = o->env_name,
@@ -1473,6 +1561,18 @@ int autophase_main(const struct autophase_options *o)
 		r = resolve_push_url(&a);
 	if (r == 0)
 		warn_host_gate(&a);
+	if (r == 0 && o->push_only) {
+		/* push_phase of a library (run_library()): the branch's tip, the same guarded push */
+		r = o->push_remote ? push_tip(&a, "push_phase") : 0;
+		goto out;
+	}
+	if (r == 0 && o->library && !o->status && !o->dry_run) {
+		lock = take_lock(&a);
+		r = lock < 0 ? -lock : 0;
+		if (r == 0 && !(r = find_identity(&a)))
+			r = run_library(&a);
+		goto out;
+	}
 	if (r == 0 && o->status) {
 		/* a missing launcher or gate is reported, not fatal; each is looked at on its own */
 		(void)find_pipeline(&a);

@@ -31,6 +31,8 @@ enum autophase_launcher_source {
 
 struct autophase_options {
 	const char *launcher;             /* --launcher CMD, or NULL */
+	const char *library;              /* --library LIB: the seed's pipeline library, or NULL */
+	bool push_only;                   /* --push-only: the library's push_phase */
 	const char *pi_cmd;               /* --pi-cmd NAME or AISB_AP_PI_CMD, or NULL (sandbox-pi looked for) */
 	const char *config_launcher;      /* the config's autophase_launcher, or NULL */
 	const char *config_path;          /* where that came from (for messages) */

@@ -793,3 +793,61 @@ host_launcher_env() {
 	[ "$status" -eq 0 ]
 	[ "$(commits_since_base | wc -l)" -eq 2 ]
 }
+
+# phase_lib: a fixture of the seed's pipeline library: the five functions aisb shadows (their
+# unshadowed bodies say so loudly and fail) and the entry point, with the library's own
+# scheduling, fix round, scoped commit and push_phase call
+phase_lib() {
+	cat >"$WORK/phase-lib.sh" <<-'EOF'
+	first_prompt() { cat "$1"; }
+	fix_prompt() { printf 'Fix: validation failed for %s\n' "$1"; cat "$1"; }
+	pi() { echo "UNSHADOWED pi ran on the host" >&2; return 99; }
+	run_validation() { echo "UNSHADOWED validation ran on the host" >&2; return 99; }
+	push_phase() { echo "UNSHADOWED push" >&2; git push -q origin HEAD; }
+	run_pipeline() {
+		for f in .agents/phases/*.md; do
+			name=$(basename "$f" .md)
+			pi -p "$(first_prompt "$f")" || return 1
+			if ! run_validation "$f"; then
+				pi -p "$(fix_prompt "$f")" || return 1
+				run_validation "$f" || return 1
+			fi
+			git add -A && git commit -q -m "$name" || return 1
+			push_phase || return 1
+		done
+	}
+	EOF
+	mkdir -p "$WORK/fakepi/bin"
+	cat >"$WORK/fakepi/bin/pi" <<-'EOF'
+	#!/bin/sh
+	case "$2" in *"inside an aisb sandbox"*) touch .ran-note ;; esac
+	case "$2" in "# Make one"*) echo one >one.txt ;; "# Make two"*) echo two >two.txt ;; esac
+	EOF
+	chmod +x "$WORK/fakepi/bin/pi"
+	chmod -R a+rX "$WORK/fakepi"
+}
+
+@test "autophase: --library runs the seed's pipeline library with its five functions shadowed; a library that changed shape is refused" {
+	phase_lib
+	printf '#!/bin/sh\ntouch %s/hook-ran\n' "$WORK" >.git/hooks/pre-commit
+	chmod +x .git/hooks/pre-commit
+	# a library that changed shape (fix_prompt renamed): refused before anything runs
+	sed 's/^fix_prompt()/make_fix_prompt()/' "$WORK/phase-lib.sh" >"$WORK/changed-lib.sh"
+	run --separate-stderr ap --library "$WORK/changed-lib.sh" --push origin -- --net none --harness-from "$WORK/fakepi" --no-pi-config
+	echo "$stderr"
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"does not have the contract's functions (missing: fix_prompt); refusing to run it half-wired"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	[ -z "$(ls .ran-* one.txt 2>/dev/null)" ]
+	# control: the library that implements the contract
+	run --separate-stderr ap --library "$WORK/phase-lib.sh" --push origin -- --net none --harness-from "$WORK/fakepi" --no-pi-config
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *UNSHADOWED* ]]
+	[ "$(git log --format=%s "$BASE..HEAD" | tr '\n' ' ')" = "02-two 01-one " ]
+	[ "$(git show HEAD~1:one.txt)" = one ]
+	[ -e .ran-note ]                                   # the shadowed first_prompt told the agent
+	[[ "$stderr" == *"push_phase: pushing"* ]]          # every push is aisb's
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+	[ ! -e "$WORK/hook-ran" ]                           # the library's git ran no hook
+}
