@@ -188,6 +188,9 @@ int cmd_autophase(int argc, char **argv)
 									   strpbrk(o.push_branch, ": \t~^?*[\\"))))
 		return log_error("autophase: invalid --push or --push-branch value (a remote, and a branch name)"),
 		       AISB_EXIT_USAGE;
+	if (o.push_only && (!o.push_remote || o.status || o.dry_run || o.library))
+		return log_error("autophase: --push-only needs --push REMOTE and excludes --status, --dry-run and --library"),
+		       AISB_EXIT_USAGE;
 	if (o.push_branch && !o.push_remote)
 		return log_error("autophase: --push-branch needs --push REMOTE"), AISB_EXIT_USAGE;
 	o.run_flags = i < argc ? argv + i : NULL;

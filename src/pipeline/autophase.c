@@ -1366,7 +1366,10 @@ static int push_tip(struct ap *a, const char *what)
 	a->tried = strdup(a->tip);
 	if (!mkdtemp(dir))
 		return log_error_errno(-errno, "%s: cannot make the push repository '%s': %m", what, dir), 1;
-	r = git(a, NULL, "init", "--bare", "-q", dir);
+	/* git --git-dir=DIR init: nothing of the project is read, not even by discovery */
+	a->g.bare = dir;
+	r = git(a, NULL, "init", "--bare", "-q");
+	a->g.bare = NULL;
 	if (r == 0 && (!(alt = path_join(dir, "objects/info/alternates")) ||
 		       write_file_at(AT_FDCWD, alt, line, strlen(line), 0600) < 0))
 		r = (log_error_errno(-EIO, "%s: cannot write '%s': %m", what, alt ? alt : dir), 1);

@@ -14,6 +14,12 @@
  * launcher file changed, or when HEAD left the branch. Host git is gitrun.h's. The sandbox's
  * stdout is the command's; the driver's own lines go to stderr (status and dry-run reports to
  * stdout). docs/autophase.md is the user's view and lists the choices made.
+ *
+ * Issue 23 made it the seed's driver: a host launcher (the user's sandbox-pi, found by an rc
+ * probe that never calls it, run per unit with the prompt as one argument), retries with
+ * backoff and fix rounds, the four push points with the user's global git config (from a bare
+ * repository of the driver's own: never the project's config), --validate-in host, the
+ * preflight, and --library (the seed's pipeline library with five functions shadowed).
  */
 #ifndef AISB_PIPELINE_AUTOPHASE_H
 #define AISB_PIPELINE_AUTOPHASE_H
