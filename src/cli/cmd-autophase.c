@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/args.h"
@@ -12,6 +13,7 @@
 #include "cli/sessions.h"
 #include "pipeline/autophase.h"
 #include "util/log.h"
+#include "util/strbuf.h"
 #include "util/util.h"
 
 /* Run flags a unit cannot take: they would start nothing, start something else than the
@@ -55,17 +57,29 @@ static int check_run_flags(char *const *v)
 static void usage(void)
 {
 	printf("usage: aisb autophase [--launcher CMD] [--push REMOTE [--push-branch BRANCH]]\n"
+	       "                      [--retries N] [--backoff SECONDS] [--fix-rounds N]\n"
+	       "                      [--validate-in sandbox|host] [--pi-cmd NAME] [--library LIB]\n"
 	       "                      [--trust-git-changes] [--status|--dry-run] [-- RUN-FLAGS...]\n"
 	       "Runs the project's .agents/phases/NN-name.md in name order: for each phase not yet on the\n"
 	       "branch, the launcher runs in a sandbox ('aisb run RUN-FLAGS -- LAUNCHER PHASE-FILE', the\n"
 	       "phase also on stdin), then .agents/validate.sh in another; when both exit 0 the work tree\n"
 	       "is committed on the host (trailer 'Aisb-Phase: NN-name') and, with --push, pushed.\n"
 	       "Launcher: --launcher CMD (words split at blanks, no shell), else 'autophase_launcher = CMD'\n"
-	       "in the aisb config, else the executable .agents/launcher.\n"
+	       "in the aisb config, else the executable .agents/launcher, else the host launcher\n"
+	       "sandbox-pi. A host launcher (--pi-cmd NAME, AISB_AP_PI_CMD, sandbox-pi) is your own\n"
+	       "function, alias or program found in ~/.bashrc.d/*, ~/.bashrc, ~/.bash_aliases,\n"
+	       "~/.profile or PATH; it runs on the host per unit and must run aisb with \"$@\"\n"
+	       "(RUN-FLAGS, the phase's variables, then -p PROMPT, or -- validate.sh PHASE-FILE).\n"
 	       "Delivery is refused (78) when gitguard quarantined files a unit planted for git or the\n"
 	       "hooks or config of .git changed since before the first unit (--trust-git-changes accepts\n"
 	       "both), when .agents/validate.sh or the launcher file changed, or HEAD left the branch.\n"
 	       "A launcher whose program is pi, codex or claude runs as the harness (config bridged).\n"
+	       "An agent that exits non-zero is rerun up to --retries times (2), after --backoff seconds\n"
+	       "(30, doubled each time); a failed validation gets up to --fix-rounds (2) rounds of the\n"
+	       "agent with the fix prompt (the failure and validate.sh's output) and the gate again.\n"
+	       "--validate-in host runs validate.sh on this machine, outside the sandbox (warned).\n"
+	       "--library LIB runs the seed's pipeline library with pi, first_prompt, fix_prompt,\n"
+	       "run_validation and push_phase shadowed (refused unless it defines them and run_pipeline).\n"
 	       "--status reports where the pipeline stands; --dry-run checks everything and prints the\n"
 	       "plan; neither starts a sandbox or commits.\n"
 	       "Exit: 0 all delivered; 1 a phase, its validation, commit or push failed; 2 usage;\n"
@@ -89,11 +103,39 @@ static int config_launcher(const char *path, char **out)
 	return args_config_lookup(text, "autophase_launcher", out) < 0 ? AISB_EXIT_FAILED : 0;
 }
 
+/* The caller's variables a push that reads the user's git config gets (gitrun.h
+ * .user_config): what a credential helper or ssh typically needs, named, nothing else. */
+static const char *const push_env_names[] = {
+	"DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "GNUPGHOME", "GPG_AGENT_INFO",
+	"PASSWORD_STORE_DIR", "USER", "LOGNAME",
+};
+
+/* The caller's PATH without empty or relative entries (they would name the directory git runs
+ * in), for a credential helper of the user's config. Return: "PATH=..." malloc'd, or NULL. */
+static char *push_path(const char *path)
+{
+	struct strbuf b = { 0 };
+
+	if (!path || strbuf_puts(&b, "PATH=") < 0)
+		return NULL;
+	for (const char *e = path; *e;) {
+		size_t n = strcspn(e, ":");
+		if (e[0] == '/' && ((b.n > 5 && strbuf_putc(&b, ':') < 0) || strbuf_put(&b, e, n) < 0))
+			break;
+		e += n + (e[n] == ':');
+	}
+	if (b.n > 5)
+		return b.p;
+	free(b.p);
+	return NULL;
+}
+
 int cmd_autophase(int argc, char **argv)
 {
+	_cleanup_strv_free_ char **push_env = NULL;
 	_cleanup_free_ char *config = hostenv_config_path(), *cfg_launcher = NULL, *home = NULL;
 	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
-	struct autophase_options o = { .self = "/proc/self/exe" };
+	struct autophase_options o = { .self = "/proc/self/exe", .retries = 2, .backoff = 30, .fix_rounds = 2 };
 	int i, r;
 
 	for (i = 1; i < argc; i++) {
@@ -109,13 +151,32 @@ int cmd_autophase(int argc, char **argv)
 			o.status = true;
 		else if (streq(a, "--dry-run"))
 			o.dry_run = true;
+		else if (streq(a, "--push-only"))
+			o.push_only = true;
 		else if (streq(a, "--trust-git-changes"))
 			o.trust_git_changes = true;
-		else if (streq(a, "--launcher") || streq(a, "--push") || streq(a, "--push-branch")) {
+		else if (streq(a, "--retries") || streq(a, "--backoff") || streq(a, "--fix-rounds")) {
+			unsigned *dst = streq(a, "--retries") ? &o.retries : streq(a, "--backoff") ? &o.backoff : &o.fix_rounds;
+			unsigned max = streq(a, "--backoff") ? 3600 : 20;
+			char *end = NULL;
+			unsigned long v;
+			if (i + 1 >= argc)
+				return log_error("autophase: %s needs a value", a), AISB_EXIT_USAGE;
+			errno = 0;
+			v = strtoul(argv[++i], &end, 10);
+			if (errno || !*argv[i] || *end || argv[i][0] == '-' || v > max)
+				return log_error("autophase: %s takes a number from 0 to %u", a, max), AISB_EXIT_USAGE;
+			*dst = (unsigned)v;
+		} else if (streq(a, "--validate-in")) {
+			if (i + 1 >= argc || (!streq(argv[i + 1], "sandbox") && !streq(argv[i + 1], "host")))
+				return log_error("autophase: --validate-in takes 'sandbox' or 'host'"), AISB_EXIT_USAGE;
+			o.validate_on_host = streq(argv[++i], "host");
+		} else if (streq(a, "--launcher") || streq(a, "--push") || streq(a, "--push-branch") || streq(a, "--pi-cmd") ||
+			   streq(a, "--library")) {
 			if (i + 1 >= argc || !*argv[i + 1])
 				return log_error("autophase: %s needs a value", a), AISB_EXIT_USAGE;
-			*(streq(a, "--launcher") ? &o.launcher : streq(a, "--push") ? &o.push_remote : &o.push_branch) =
-				argv[++i];
+			*(streq(a, "--launcher") ? &o.launcher : streq(a, "--pi-cmd") ? &o.pi_cmd : streq(a, "--library") ? &o.library
+				: streq(a, "--push") ? &o.push_remote : &o.push_branch) = argv[++i];
 		} else
 			return log_error("autophase: unexpected argument '%s' (see 'aisb autophase --help')", a),
 			       AISB_EXIT_USAGE;
@@ -126,6 +187,9 @@ int cmd_autophase(int argc, char **argv)
 	if ((o.push_remote && o.push_remote[0] == '-') || (o.push_branch && (o.push_branch[0] == '-' ||
 									   strpbrk(o.push_branch, ": \t~^?*[\\"))))
 		return log_error("autophase: invalid --push or --push-branch value (a remote, and a branch name)"),
+		       AISB_EXIT_USAGE;
+	if (o.push_only && (!o.push_remote || o.status || o.dry_run || o.library))
+		return log_error("autophase: --push-only needs --push REMOTE and excludes --status, --dry-run and --library"),
 		       AISB_EXIT_USAGE;
 	if (o.push_branch && !o.push_remote)
 		return log_error("autophase: --push-branch needs --push REMOTE"), AISB_EXIT_USAGE;
@@ -141,8 +205,27 @@ int cmd_autophase(int argc, char **argv)
 	o.config_path = config;
 	o.home = home;
 	o.xdg_config_home = hostenv_get("XDG_CONFIG_HOME");
+	o.path = hostenv_get("PATH");
+	if (!o.pi_cmd && hostenv_get("AISB_AP_PI_CMD") && *hostenv_get("AISB_AP_PI_CMD"))
+		o.pi_cmd = hostenv_get("AISB_AP_PI_CMD");
+	if (o.pi_cmd && o.launcher)
+		return log_error("autophase: --launcher (a command inside the sandbox) and a host launcher (--pi-cmd or "
+				 "AISB_AP_PI_CMD) exclude each other"),
+		       AISB_EXIT_USAGE;
 	o.ssh_auth_sock = hostenv_get("SSH_AUTH_SOCK");
 	o.env_name = hostenv_get("GIT_AUTHOR_NAME");
 	o.env_email = hostenv_get("GIT_AUTHOR_EMAIL");
+	{
+		char *p = push_path(hostenv_get("PATH"));
+		if (p && strv_push_take(&push_env, p) < 0)
+			return AISB_EXIT_FAILED;
+		for (size_t k = 0; k < ELEMENTSOF(push_env_names); k++) {
+			const char *v = hostenv_get(push_env_names[k]);
+			_cleanup_free_ char *e = NULL;
+			if (v && (asprintf(&e, "%s=%s", push_env_names[k], v) < 0 || strv_push(&push_env, e) < 0))
+				return AISB_EXIT_FAILED;
+		}
+		o.push_env = (const char *const *)push_env;
+	}
 	return autophase_main(&o);
 }

@@ -82,8 +82,12 @@ static const struct cli_flag doctor_flags[] = {
 static const struct cli_flag autophase_flags[] = {
 	{ "launcher", 0, CLI_VALUE_WORD, NULL, false }, { "push", 0, CLI_VALUE_WORD, NULL, false },
 	{ "push-branch", 0, CLI_VALUE_WORD, NULL, false }, { "trust-git-changes", 0, CLI_VALUE_NONE, NULL, false },
-	{ "status", 0, CLI_VALUE_NONE, NULL, false }, { "dry-run", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG,
-	{ NULL, 0, 0, NULL, false },
+	{ "status", 0, CLI_VALUE_NONE, NULL, false }, { "dry-run", 0, CLI_VALUE_NONE, NULL, false },
+	{ "retries", 0, CLI_VALUE_WORD, NULL, false }, { "backoff", 0, CLI_VALUE_WORD, NULL, false },
+	{ "fix-rounds", 0, CLI_VALUE_WORD, NULL, false }, { "validate-in", 0, CLI_VALUE_CHOICE, "sandbox host", false },
+	{ "pi-cmd", 0, CLI_VALUE_WORD, NULL, false }, { "library", 0, CLI_VALUE_FILE, NULL, false },
+	{ "push-only", 0, CLI_VALUE_NONE, NULL, false },
+	HELP_FLAG, { NULL, 0, 0, NULL, false },
 };
 
 const struct cli_command cli_commands[] = {

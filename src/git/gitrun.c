@@ -161,16 +161,44 @@ static int env_push(char ***v, const char *name, const char *value)
 	return strv_push_take(v, e);
 }
 
+/* Whether @entry (NAME=VALUE) sets a name of the base environment (which wins) or a GIT_
+ * variable (which could point git at other config, objects or programs). Pure. */
+static bool user_env_refused(const char *entry)
+{
+	size_t n = strcspn(entry, "=");
+
+	if (!entry[n] || n == 0 || strncmp(entry, "GIT_", 4) == 0 || strncmp(entry, "HOME=", 5) == 0 ||
+	    strncmp(entry, "XDG_CONFIG_HOME=", 16) == 0)
+		return true;
+	for (size_t i = 0; i < ELEMENTSOF(base_env); i++)
+		if (strncmp(base_env[i], entry, n + 1) == 0)
+			return strncmp(entry, "PATH=", 5) != 0; /* PATH: the caller's, for a credential helper */
+	return false;
+}
+
 static int build_env(const struct gitrun *g, const struct gitrun_call *c, char ***out)
 {
+	bool user = c->remote && c->user_config;
+	bool user_path = false;
 	char **v = NULL;
 	int r = 0;
 
+	for (size_t i = 0; user && g->user_env && g->user_env[i]; i++)
+		if (strncmp(g->user_env[i], "PATH=", 5) == 0)
+			user_path = true;
 	for (size_t i = 0; i < ELEMENTSOF(base_env) && r >= 0; i++) {
 		if (c->remote && g->home && strncmp(base_env[i], "HOME=", 5) == 0)
 			continue;
+		if (user && (streq(base_env[i], "GIT_CONFIG_GLOBAL=/dev/null") ||
+			     (user_path && strncmp(base_env[i], "PATH=", 5) == 0)))
+			continue;
 		r = strv_push(&v, base_env[i]);
 	}
+	for (size_t i = 0; user && g->user_env && g->user_env[i] && r >= 0; i++)
+		if (!user_env_refused(g->user_env[i]))
+			r = strv_push(&v, g->user_env[i]);
+	if (r >= 0 && user && g->xdg_config)
+		r = env_push(&v, "XDG_CONFIG_HOME", g->xdg_config);
 	/* a push over ssh: ssh reads ~/.ssh (keys, known_hosts) and may use the agent; git's
 	 * global config stays off (GIT_CONFIG_GLOBAL) */
 	if (r >= 0 && c->remote && g->home)
@@ -201,8 +229,15 @@ static int build_argv(const struct gitrun *g, const struct gitrun_call *c, char 
 	const char *tr[16];
 	size_t nt = gitrun_transport_args(c->remote, tr, ELEMENTSOF(tr));
 
-	for (size_t i = 0; i < ELEMENTSOF(hardening) && r >= 0; i++)
+	for (size_t i = 0; i < ELEMENTSOF(hardening) && r >= 0; i++) {
+		/* the user's own credential helpers answer a push that reads the user's config */
+		if (c->remote && c->user_config && streq(hardening[i], "-c") && i + 1 < ELEMENTSOF(hardening) &&
+		    streq(hardening[i + 1], "credential.helper=")) {
+			i++;
+			continue;
+		}
 		r = strv_push(&v, hardening[i]);
+	}
 	for (size_t i = 0; i < nt && r >= 0; i++)
 		r = strv_push(&v, tr[i]);
 	if (r >= 0 && g->excludes) {
@@ -576,6 +611,9 @@ int gitrun_setup(struct gitrun *g, const struct gitrun_user *u)
 	    (u->env_email && *u->env_email && !(g->env_email = dup_opt(u->env_email))) ||
 	    (u->ssh_auth_sock && *u->ssh_auth_sock && !(g->ssh_auth_sock = dup_opt(u->ssh_auth_sock))))
 		return -ENOMEM;
+	for (size_t i = 0; u->user_env && u->user_env[i]; i++)
+		if (strv_push(&g->user_env, u->user_env[i]) < 0)
+			return -ENOMEM;
 	return 0;
 }
 
@@ -670,5 +708,6 @@ void gitrun_done(struct gitrun *g)
 	free(g->env_name);
 	free(g->env_email);
 	free(g->ssh_auth_sock);
+	strv_free(g->user_env);
 	memset(g, 0, sizeof(*g));
 }

@@ -39,6 +39,7 @@ struct gitrun {
 	char *home, *xdg_config; /* where the user's config is (and HOME of a .remote call) */
 	char *env_name, *env_email; /* the caller's GIT_AUTHOR_NAME / GIT_AUTHOR_EMAIL, or NULL */
 	char *ssh_auth_sock; /* SSH_AUTH_SOCK of a .remote call, or NULL */
+	char **user_env;     /* NAME=VALUE of the caller a .user_config call gets (gitrun_user), or NULL */
 	/* A bare repository the caller created itself (the workspace's quarantine), or NULL: a
 	 * call whose dir is this path names it with --git-dir=, which safe.bareRepository=explicit
 	 * accepts; every other dir is -C, where a bare repository is never entered by discovery. */
@@ -50,6 +51,9 @@ struct gitrun_user {
 	const char *home, *xdg_config;
 	const char *env_name, *env_email;
 	const char *ssh_auth_sock;
+	/* NAME=VALUE entries of the caller's environment that a .user_config call gets (PATH, what
+	 * a credential helper needs: the caller chooses them), NULL-terminated, or NULL */
+	const char *const *user_env;
 };
 
 struct gitrun_call {
@@ -61,6 +65,13 @@ struct gitrun_call {
 	int in_fd;                  /* stdin from this fd when >= 0 (takes precedence over @in) */
 	bool ident;                 /* pass the identity as GIT_AUTHOR_* and GIT_COMMITTER_* */
 	bool remote;                /* network transports allowed (a push), see the header comment */
+	/* With .remote only: the user's global config is read (~/.gitconfig, $XDG_CONFIG_HOME/git/
+	 * config: url.*.insteadOf, credential helpers, core.sshCommand), the system config still
+	 * not; credential.helper is not reset; the user's HOME, XDG_CONFIG_HOME and user_env are
+	 * passed. The hardening options (hooks, fsmonitor, protocols...) still override it. Only for
+	 * a call whose git dir is one aisb made (the autophase push repository): a repository a
+	 * sandbox wrote must never contribute config to such a call. */
+	bool user_config;
 	/* results */
 	char *out;                  /* stdout, NUL-terminated (caller frees) */
 	size_t out_len;

@@ -64,4 +64,52 @@ char *autophase_title(const char *name, const char *text, size_t len);
  */
 int autophase_parse_history(const char *log, char *const *names, size_t n, char **commits);
 
+/**
+ * autophase_preview_word() - a run flag as previews show it
+ * @prev: the word before @arg, or NULL
+ * @arg: the word
+ *
+ * The value of `--env NAME=VALUE` (and `--env=NAME=VALUE`) becomes `<redacted>`, credentials of a
+ * URL are hidden (gitrun_redact()): a preview names what is passed, never a value (issue 23).
+ * Pure. Return: malloc'd, or NULL on ENOMEM.
+ */
+char *autophase_preview_word(const char *prev, const char *arg);
+
+#define AUTOPHASE_MAX_FEEDBACK (8u << 10) /* validate.sh's output kept for a fix prompt (its tail) */
+
+/**
+ * autophase_prompt() - the prompt of one agent run, the seed's first_prompt / fix_prompt
+ * @phase: the phase name
+ * @rel: the phase file's path from the top of the work tree
+ * @text: the phase file (as it was before the unit), @len its length
+ * @round: 0 for the first prompt, else the fix round (1..@rounds)
+ * @rounds: how many fix rounds there are
+ * @status: the exit status of the failed validation (fix rounds)
+ * @out: the tail of its output (fix rounds), @out_len its length; control bytes but '\n' and
+ *       '\t' are replaced
+ *
+ * The phase's task, then what the agent cannot do in the sandbox (push, reach the network
+ * beyond its allowlist, edit the gate, commit: the driver commits); a fix prompt starts with the
+ * failure and ends with validate.sh's output. Pure. Return: malloc'd, NULL on ENOMEM.
+ */
+char *autophase_prompt(const char *phase, const char *rel, const char *text, size_t len, unsigned round,
+		       unsigned rounds, int status, const char *out, size_t out_len);
+
+/* The rc files a host launcher is looked up in, in order (the seed's): every file of
+ * ~/.bashrc.d/ in name order, then these, relative to the home. */
+#define AUTOPHASE_RC_DIR ".bashrc.d"
+#define AUTOPHASE_RC_FILES { ".bashrc", ".bash_aliases", ".profile" }
+#define AUTOPHASE_DEFAULT_PI_CMD "sandbox-pi"
+#define AUTOPHASE_PROBE_SECONDS 10     /* the rc probe's bound */
+#define AUTOPHASE_PROBE_MAX (64u << 10) /* what the probe may print */
+
+/* Whether @name can be a launcher's name (a function, alias or PATH program): letters, digits
+ * and "_.:+-", not starting with '-'; such a name is safe in the unit's bash script. Pure. */
+bool autophase_launcher_name_ok(const char *name);
+
+/* Whether a captured function definition forwards its arguments ("$@", $*, ${@...}): one that
+ * does not (ends at `--env NAME`, the shape written for typing by hand) would run the image's
+ * default harness with no prompt. Pure. */
+bool autophase_forwards_args(const char *definition);
+
 #endif

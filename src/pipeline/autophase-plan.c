@@ -2,8 +2,10 @@
 /* autophase-plan.c — phase names, launcher words, commit subjects, delivered phases (pure) */
 #include <ctype.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "git/gitrun.h"
 #include "pipeline/autophase-internal.h"
 #include "util/strbuf.h"
 #include "util/util.h"
@@ -130,4 +132,71 @@ int autophase_parse_history(const char *log, char *const *names, size_t n, char 
 		line = nl ? nl + 1 : NULL;
 	}
 	return 0;
+}
+
+char *autophase_preview_word(const char *prev, const char *arg)
+{
+	const char *value = NULL;
+	char *out;
+
+	if (prev && streq(prev, "--env"))
+		value = strchr(arg, '=');
+	else if (strncmp(arg, "--env=", 6) == 0)
+		value = strchr(arg + 6, '=');
+	if (!value)
+		return gitrun_redact(arg);
+	if (asprintf(&out, "%.*s=<redacted>", (int)(value - arg), arg) < 0)
+		return NULL;
+	return out;
+}
+
+/* What the agent is told it cannot do where it runs (the seed's first_prompt does the same). */
+static const char sandbox_note[] =
+	"You are running inside an aisb sandbox. Only this project directory is writable; the network "
+	"reaches only the hosts this pipeline allows. You cannot push or publish anything: when you are "
+	"done, the driver runs .agents/validate.sh, then commits your work on the host and pushes it. Do "
+	"not commit (the driver commits the work tree), do not edit .agents/validate.sh or the launcher "
+	"(a changed gate refuses the delivery), and do not change .git.";
+
+char *autophase_prompt(const char *phase, const char *rel, const char *text, size_t len, unsigned round,
+		       unsigned rounds, int status, const char *out, size_t out_len)
+{
+	struct strbuf b = { 0 };
+	int r = 0;
+
+	if (round > 0)
+		r = strbuf_printf(&b, "Fix round %u of %u for phase %s: .agents/validate.sh exited %d on your work. "
+				  "Change the work until it passes; its output is at the end. The phase's task (%s):\n\n",
+				  round, rounds, phase, status, rel);
+	if (r >= 0)
+		r = strbuf_put(&b, text, len);
+	if (r >= 0)
+		r = strbuf_printf(&b, "%s\n---\n%s\n", len && text[len - 1] != '\n' ? "\n" : "", sandbox_note);
+	if (r >= 0 && round > 0) {
+		r = strbuf_puts(&b, "\n--- output of .agents/validate.sh (its end) ---\n");
+		for (size_t i = 0; r >= 0 && i < out_len; i++) {
+			unsigned char c = (unsigned char)out[i];
+			r = strbuf_putc(&b, (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?' : (char)c);
+		}
+	}
+	if (r < 0 || !b.p) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+bool autophase_launcher_name_ok(const char *name)
+{
+	if (!name || !*name || name[0] == '-' || strlen(name) > AUTOPHASE_MAX_NAME)
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("_.:+-", *c))
+			return false;
+	return true;
+}
+
+bool autophase_forwards_args(const char *def)
+{
+	return def && (strstr(def, "$@") || strstr(def, "$*") || strstr(def, "${@") || strstr(def, "${*"));
 }

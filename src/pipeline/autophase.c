@@ -4,12 +4,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,12 +35,24 @@ struct ap {
 	char *branch;   /* BRANCH */
 	char *tip;      /* its commit: before the first unit, then each delivered one */
 	char *name, *email;
+	char *push_url;  /* the push target, resolved before the first unit (resolve_push_url()) */
+	char *pushed;    /* the commit the push target was last seen to take in this run, or NULL */
+	char *tried;     /* the commit of the last push attempt, or NULL */
 	enum autophase_launcher_source lsrc;
+	/* a host launcher (AUTOPHASE_LAUNCHER_HOST): its name, the rc file defining it (NULL for a
+	 * PATH program), what it is, whether it forwards its arguments */
+	char *hl_name, *hl_rc, *hl_prog;
+	const char *hl_kind; /* "function", "alias", "program" */
+	bool hl_forwards;
+	const char *prompt;  /* the agent's prompt while run_agent() runs it, else NULL */
 	char **launcher; /* the launcher's words */
 	char *lfile;     /* the launcher's program when it is a file of the project, relative */
 	char *ltext, *vtext; /* the launcher file's and validate.sh's content before the first unit */
+	const char *vproblem; /* what is wrong with validate.sh (for --status), or NULL */
 	size_t llen, vlen;
 	struct gitguard_snapshot *snap;
+	int capture_fd;  /* a unit's stdout and stderr go here when >= 0 (run_gate()) */
+	unsigned round;  /* the fix round of the unit running (AISB_PHASE_ROUND) */
 	char **phases;   /* phase names, in order */
 	char **done;     /* per phase: the commit delivering it, or NULL */
 	size_t n;
@@ -62,8 +76,14 @@ static void ap_free(struct ap *a)
 	free(a->tip);
 	free(a->name);
 	free(a->email);
+	free(a->push_url);
+	free(a->pushed);
+	free(a->tried);
 	gitrun_done(&a->g);
 	strv_free(a->launcher);
+	free(a->hl_name);
+	free(a->hl_rc);
+	free(a->hl_prog);
 	free(a->lfile);
 	free(a->ltext);
 	free(a->vtext);
@@ -96,7 +116,7 @@ static void chomp(char *s)
 
 enum {
 	GIT_QUIET = 1 << 0,  /* a failure is the caller's to judge (not logged) */
-	GIT_REMOTE = 1 << 1, /* the push: network transports, HOME and SSH_AUTH_SOCK (gitrun.h) */
+	GIT_REMOTE = 1 << 1, /* the push: network transports, the user's global config (gitrun.h) */
 };
 
 /* Runs host git (gitrun.h) in the work tree with the argument list (NULL-terminated), as the
@@ -107,8 +127,9 @@ static int gitv(struct ap *a, unsigned flags, char **out, const char *first, ...
 	const char *args[MAX_GIT_ARGS + 1];
 	_cleanup_free_ char *idx = NULL, *what = NULL;
 	const char *env[2] = { NULL, NULL };
-	struct gitrun_call c = { .dir = a->top ? a->top : a->cwd, .args = args, .env = env, .in_fd = -1,
-				 .ident = true, .remote = flags & GIT_REMOTE };
+	struct gitrun_call c = { .dir = a->g.bare ? a->g.bare : a->top ? a->top : a->cwd, .args = args, .env = env,
+				 .in_fd = -1, .ident = true, .remote = flags & GIT_REMOTE,
+				 .user_config = flags & GIT_REMOTE };
 	size_t n = 0;
 	va_list ap;
 	int r;
@@ -283,6 +304,221 @@ static int scan_delivered(struct ap *a)
 	return autophase_parse_history(log, a->phases, a->n, a->done) < 0 ? AISB_EXIT_FAILED : 0;
 }
 
+/* The rc probe's and the units' bash: no rc of its own (--norc --noprofile), interactive (-i:
+ * ~/.bashrc guards on $-), `exit`, `logout` and `exec` neutered while the one file is sourced
+ * (its output to /dev/null), then either the definition printed (the probe) or the launcher run
+ * with the positional arguments (a unit: eval of the checked name, so an alias expands). Each
+ * unit's bash starts with stderr on /dev/null (no job-control chatter, and no terminal to take:
+ * bash finds its tty on stderr) and gets it back from fd 4. The rc path and the name are
+ * arguments ($1, $2), never text of the script. */
+static const char probe_script[] =
+	"exit() { :; }; logout() { :; }; exec() { :; }\n"
+	". \"$1\" >/dev/null 2>&1 </dev/null\n"
+	"unset -f exit logout exec\n"
+	"case $(type -t -- \"$2\") in\n"
+	"function) echo function; declare -f -- \"$2\" ;;\n"
+	"alias) echo alias ;;\n"
+	"*) echo none ;;\n"
+	"esac\n";
+static const char unit_script[] =
+	"exec 2>&4 4>&-\n"
+	"exit() { :; }; logout() { :; }; exec() { :; }\n"
+	". \"$1\" >/dev/null 2>&1 </dev/null\n"
+	"unset -f exit logout exec\n"
+	"n=$2; shift 2\n"
+	"eval \"$n\"' \"$@\"'\n";
+#define BASH "/bin/bash"
+
+/* Sources @rc in a throwaway interactive bash (setsid: no controlling terminal; stdin, stderr
+ * /dev/null; killed after AUTOPHASE_PROBE_SECONDS) and asks what @name is there. Never calls it.
+ * Return: 1 found (@kind, @forwards set), 0 not defined there, -errno. Does not log. */
+static int probe_rc(const char *rc, const char *name, const char **kind, bool *forwards)
+{
+	_cleanup_free_ char *out = malloc(AUTOPHASE_PROBE_MAX + 1);
+	int p[2], st = 0;
+	size_t len = 0;
+	pid_t pid;
+
+	if (!out)
+		return -ENOMEM;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+		close(p[0]);
+		close(p[1]);
+		return r;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (setsid() < 0 || null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0 || dup2(null, 2) < 0)
+			_exit(127);
+		execl(BASH, "bash", "--norc", "--noprofile", "-i", "-c", probe_script, "aisb-probe", rc, name, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	for (int waited = 0;;) {
+		struct pollfd pf = { .fd = p[0], .events = POLLIN };
+		int n = poll(&pf, 1, 1000);
+		ssize_t k;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0) {
+			if (++waited >= AUTOPHASE_PROBE_SECONDS) {
+				kill(-pid, SIGKILL);
+				break;
+			}
+			continue;
+		}
+		k = read(p[0], out + len, AUTOPHASE_PROBE_MAX - len);
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+		if (len >= AUTOPHASE_PROBE_MAX)
+			break;
+	}
+	close(p[0]);
+	kill(-pid, SIGKILL); /* whatever the rc file left running in its session */
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	out[len] = 0;
+	/* the rc file's own output went to /dev/null; the answer is the first line (a background job
+	 * the file started and that prints first makes it "not found", never a wrong definition) */
+	if (strncmp(out, "function\n", 9) == 0) {
+		*kind = "function";
+		*forwards = autophase_forwards_args(out + 9);
+		explicit_bzero(out, len); /* the body may hold how a token is fetched */
+		return 1;
+	}
+	if (strncmp(out, "alias\n", 6) == 0) {
+		*kind = "alias";
+		*forwards = true; /* the shell appends the arguments to an alias */
+		return 1;
+	}
+	return 0;
+}
+
+/* A program of the driver's PATH, as an absolute path (the seed captures it so: a name
+ * resolved later could be something else). Return: malloc'd or NULL. */
+static char *path_program(const char *a_path, const char *name)
+{
+	const char *path = a_path;
+
+	for (const char *e = path ? path : ""; *e;) {
+		size_t n = strcspn(e, ":");
+		_cleanup_free_ char *dir = strndup(e, n), *p = NULL;
+		e += n + (e[n] == ':');
+		if (!dir || dir[0] != '/' || !(p = path_join(dir, name)))
+			continue;
+		if (access(p, X_OK) == 0)
+			return TAKE_PTR(p);
+	}
+	return NULL;
+}
+
+/* The host launcher @name: defined in a file of ~/.bashrc.d/, ~/.bashrc, ~/.bash_aliases or
+ * ~/.profile (the first file that defines it), else a PATH program, else a path. Never called
+ * here. Return: 1 found, 0 not, or an exit code < 0 negated. Logs only a refusal. */
+static int find_host_launcher(struct ap *a, const char *name)
+{
+	static const char *const files[] = AUTOPHASE_RC_FILES;
+	_cleanup_strv_free_ char **rcs = NULL;
+	const char *home = a->o->home;
+	int r;
+
+	if (strchr(name, '/')) {
+		if (!path_is_absolute(name) || access(name, X_OK) < 0)
+			return log_error("autophase: the launcher '%s' is not an executable absolute path", name),
+			       -AISB_EXIT_POLICY;
+		if (!(a->hl_prog = strdup(name)) || !(a->hl_name = strdup(name)))
+			return -AISB_EXIT_FAILED;
+		a->hl_kind = "program";
+		a->hl_forwards = true;
+		return 1;
+	}
+	if (!autophase_launcher_name_ok(name))
+		return log_error("autophase: '%s' cannot be a launcher's name (letters, digits, '_.:+-')", name),
+		       -AISB_EXIT_POLICY;
+	if (home && path_is_absolute(home)) {
+		_cleanup_free_ char *dir = path_join(home, AUTOPHASE_RC_DIR);
+		DIR *d = dir ? opendir(dir) : NULL;
+		struct dirent *de;
+		_cleanup_strv_free_ char **names = NULL;
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] != '.' && strv_push(&names, de->d_name) < 0)
+				break;
+		if (d)
+			closedir(d);
+		if (names)
+			qsort(names, strv_length(names), sizeof(*names), cmp_str);
+		for (size_t i = 0; names && names[i]; i++) {
+			char *p = path_join(dir, names[i]);
+			if (!p || strv_push_take(&rcs, p) < 0)
+				return -AISB_EXIT_FAILED;
+		}
+		for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+			char *p = path_join(home, files[i]);
+			if (!p || strv_push_take(&rcs, p) < 0)
+				return -AISB_EXIT_FAILED;
+		}
+	}
+	for (size_t i = 0; rcs && rcs[i]; i++) {
+		struct stat st;
+		if (stat(rcs[i], &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		r = probe_rc(rcs[i], name, &a->hl_kind, &a->hl_forwards);
+		if (r < 0)
+			return log_error_errno(r, "autophase: cannot probe '%s' for the launcher '%s': %m", rcs[i], name),
+			       -AISB_EXIT_FAILED;
+		if (r > 0) {
+			if (!(a->hl_rc = strdup(rcs[i])) || !(a->hl_name = strdup(name)))
+				return -AISB_EXIT_FAILED;
+			return 1;
+		}
+	}
+	if ((a->hl_prog = path_program(a->o->path, name))) {
+		if (!(a->hl_name = strdup(name)))
+			return -AISB_EXIT_FAILED;
+		a->hl_kind = "program";
+		a->hl_forwards = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* The host launcher mode: found, forwarding its arguments. Return: 0 or an exit code. Logs. */
+static int use_host_launcher(struct ap *a, const char *name, bool quiet_missing)
+{
+	int r = find_host_launcher(a, name);
+
+	if (r < 0)
+		return -r;
+	if (r == 0) {
+		if (quiet_missing)
+			return AISB_EXIT_POLICY;
+		return log_error("autophase: no launcher '%s': it is not a function or alias in ~/.bashrc.d/*, ~/.bashrc, "
+				 "~/.bash_aliases or ~/.profile, nor a program on PATH", name),
+		       AISB_EXIT_POLICY;
+	}
+	a->lsrc = AUTOPHASE_LAUNCHER_HOST;
+	if (strv_push(&a->launcher, a->hl_name) < 0)
+		return AISB_EXIT_FAILED;
+	return 0;
+}
+
+/* The preflight of a host launcher: one that drops its arguments would run the image's default
+ * harness with no prompt (the seed refuses it). Nothing is called. Return: 0 or 78. Logs. */
+static int check_host_launcher(const struct ap *a)
+{
+	if (a->lsrc != AUTOPHASE_LAUNCHER_HOST || a->hl_forwards)
+		return 0;
+	return log_error("autophase: preflight: the launcher '%s' (a %s in %s) drops its arguments (it never uses "
+			 "\"$@\"): the units would run your sandbox's default command with no prompt. End its aisb "
+			 "command line with \"$@\"", a->hl_name, a->hl_kind, a->hl_rc ? a->hl_rc : "PATH"),
+	       AISB_EXIT_POLICY;
+}
+
 /* Step 2: the launcher (--launcher, the config's autophase_launcher, .agents/launcher) and the
  * validation gate, with the content of each file recorded for the between-units check. */
 static int find_pipeline(struct ap *a)
@@ -292,6 +528,8 @@ static int find_pipeline(struct ap *a)
 	mode_t mode = 0;
 	int r;
 
+	if (o->pi_cmd)
+		return use_host_launcher(a, o->pi_cmd, false);
 	if (o->launcher) {
 		a->lsrc = AUTOPHASE_LAUNCHER_FLAG;
 		cmd = o->launcher;
@@ -302,8 +540,13 @@ static int find_pipeline(struct ap *a)
 		r = read_project_file(a, AUTOPHASE_LAUNCHER, &a->ltext, &a->llen, &mode);
 		if (r == -ENOENT) {
 			a->lsrc = AUTOPHASE_LAUNCHER_NONE;
-			return log_error("autophase: no launcher: pass --launcher CMD, set 'autophase_launcher = CMD' in "
-					 "%s, or make %s/%s an executable that starts your agent",
+			r = use_host_launcher(a, AUTOPHASE_DEFAULT_PI_CMD, true);
+			if (r != AISB_EXIT_POLICY || a->lsrc == AUTOPHASE_LAUNCHER_HOST)
+				return r;
+			return log_error("autophase: no launcher: define '%s' (a function or alias in ~/.bashrc.d/*, "
+					 "~/.bashrc, ~/.bash_aliases or ~/.profile that runs aisb with \"$@\"), or pass "
+					 "--pi-cmd NAME, --launcher CMD, set 'autophase_launcher = CMD' in %s, or make %s/%s "
+					 "an executable that starts your agent", AUTOPHASE_DEFAULT_PI_CMD,
 					 o->config_path ? o->config_path : "your aisb config", a->top, AUTOPHASE_LAUNCHER),
 			       AISB_EXIT_POLICY;
 		}
@@ -336,16 +579,37 @@ static int find_pipeline(struct ap *a)
 			if (!(a->lfile = strdup(w)))
 				return AISB_EXIT_FAILED;
 		}
-	r = read_project_file(a, AUTOPHASE_VALIDATE, &a->vtext, &a->vlen, &mode);
-	if (r == -ENOENT)
-		return log_error("autophase: no %s/%s: every phase is validated before it is delivered; write one "
-				 "that exits 0 when the work is acceptable", a->top, AUTOPHASE_VALIDATE),
-		       AISB_EXIT_POLICY;
-	if (r < 0)
-		return log_error("autophase: '%s/%s': %s", a->top, AUTOPHASE_VALIDATE, file_error(r)), AISB_EXIT_POLICY;
-	if (!(mode & 0111))
-		return log_error("autophase: '%s/%s' is not executable (chmod +x it)", a->top, AUTOPHASE_VALIDATE),
-		       AISB_EXIT_POLICY;
+	return 0;
+}
+
+/* The validation gate, its content recorded for the between-units check; a->vproblem says
+ * what is wrong with it for --status. Return: 0 or 78 (logged unless @quiet). */
+static int find_gate(struct ap *a, bool quiet)
+{
+	mode_t mode = 0;
+	int r = read_project_file(a, AUTOPHASE_VALIDATE, &a->vtext, &a->vlen, &mode);
+
+	if (r == -ENOENT) {
+		a->vproblem = "missing";
+		return quiet ? AISB_EXIT_POLICY
+			     : (log_error("autophase: no %s/%s: every phase is validated before it is delivered; write "
+					  "one that exits 0 when the work is acceptable", a->top, AUTOPHASE_VALIDATE),
+				AISB_EXIT_POLICY);
+	}
+	if (r < 0) {
+		a->vproblem = file_error(r);
+		return quiet ? AISB_EXIT_POLICY
+			     : (log_error("autophase: '%s/%s': %s", a->top, AUTOPHASE_VALIDATE, file_error(r)),
+				AISB_EXIT_POLICY);
+	}
+	if (!(mode & 0111)) {
+		free(a->vtext);
+		a->vtext = NULL;
+		a->vproblem = "not executable (chmod +x it)";
+		return quiet ? AISB_EXIT_POLICY
+			     : (log_error("autophase: '%s/%s' is not executable (chmod +x it)", a->top, AUTOPHASE_VALIDATE),
+				AISB_EXIT_POLICY);
+	}
 	return 0;
 }
 
@@ -396,26 +660,68 @@ static int take_snapshot(struct ap *a, struct gitguard_snapshot **s)
 	return 0;
 }
 
-/* The push target for messages: a remote's name with its URL, or the URL; credentials hidden. */
+/* Whether @s is a URL or scp-like address ("host:path") rather than a local path. Pure. */
+static bool is_url(const char *s)
+{
+	const char *colon = strchr(s, ':');
+	return colon && (strstr(s, "://") || !memchr(s, '/', (size_t)(colon - s)));
+}
+
+/* The push target, resolved once before the first unit: a remote's pushurl (else its url),
+ * read raw from the repository's config as the user left it (the fingerprint then vouches for
+ * it until the end), else --push's value itself; a local path made absolute against the top.
+ * Read raw so that the user's global url.*.insteadOf applies when the push runs. The push
+ * itself never reads the repository's config (push_tip()). Return: 0 or an exit code. */
+static int resolve_push_url(struct ap *a)
+{
+	_cleanup_free_ char *key = NULL, *url = NULL;
+	const char *remote = a->o->push_remote;
+
+	if (!remote)
+		return 0;
+	if (asprintf(&key, "remote.%s.pushurl", remote) < 0)
+		return AISB_EXIT_FAILED;
+	if (git_quiet(a, &url, "config", "--get", key) != 0 || !*url) {
+		free(url);
+		url = NULL;
+		free(key);
+		if (asprintf(&key, "remote.%s.url", remote) < 0)
+			return AISB_EXIT_FAILED;
+		if (git_quiet(a, &url, "config", "--get", key) != 0 || !*url) {
+			free(url);
+			url = strdup(remote);
+		}
+	}
+	if (!url)
+		return AISB_EXIT_FAILED;
+	if (!is_url(url) && !path_is_absolute(url)) {
+		char *abs = path_join(a->top, url);
+		if (!abs)
+			return AISB_EXIT_FAILED;
+		free(url);
+		url = abs;
+	}
+	a->push_url = TAKE_PTR(url);
+	return 0;
+}
+
+/* The push target for messages: the remote's name with its URL, or the URL; credentials hidden. */
 static char *push_target(struct ap *a)
 {
-	_cleanup_free_ char *url = NULL, *raw = NULL;
-	const char *remote = a->o->push_remote;
-	char *out;
+	_cleanup_free_ char *raw = NULL;
+	const char *remote = a->o->push_remote, *branch = a->o->push_branch ? a->o->push_branch : a->branch;
 
-	if (git_quiet(a, &url, "remote", "get-url", "--push", remote) == 0 && *url) {
-		if (asprintf(&raw, "%s (%s) branch %s", remote, url, a->o->push_branch ? a->o->push_branch : a->branch) < 0)
-			return NULL;
-	} else if (asprintf(&raw, "%s branch %s", remote, a->o->push_branch ? a->o->push_branch : a->branch) < 0)
+	if (!a->push_url || streq(a->push_url, remote) ? asprintf(&raw, "%s branch %s", remote, branch) < 0
+						       : asprintf(&raw, "%s (%s) branch %s", remote, a->push_url, branch) < 0)
 		return NULL;
-	out = gitrun_redact(raw);
-	return out;
+	return gitrun_redact(raw);
 }
 
 static const char *const source_words[AUTOPHASE_LAUNCHER_SOURCE_MAX] = {
 	[AUTOPHASE_LAUNCHER_FLAG] = "--launcher",
 	[AUTOPHASE_LAUNCHER_CONFIG] = "autophase_launcher in the config",
 	[AUTOPHASE_LAUNCHER_FILE] = AUTOPHASE_LAUNCHER,
+	[AUTOPHASE_LAUNCHER_HOST] = "the host launcher",
 	[AUTOPHASE_LAUNCHER_NONE] = "none",
 };
 
@@ -430,10 +736,31 @@ static void print_launcher(const struct ap *a, FILE *f)
 		fprintf(f, "launcher:  none\n");
 		return;
 	}
+	if (a->lsrc == AUTOPHASE_LAUNCHER_HOST) {
+		/* named, never shown: a function's body is where the token is fetched */
+		if (a->hl_rc)
+			fprintf(f, "launcher:  %s, %s %s in %s, run on the host per unit (its body is never shown)\n",
+				a->hl_name, a->hl_kind[0] == 'a' ? "an" : "a", a->hl_kind, a->hl_rc);
+		else
+			fprintf(f, "launcher:  %s, the program %s, run on the host per unit\n", a->hl_name, a->hl_prog);
+		if (!a->hl_forwards)
+			fprintf(f, "launcher:  %s DROPS ITS ARGUMENTS (never uses \"$@\"): refused by the preflight\n",
+				a->hl_name);
+		return;
+	}
 	fprintf(f, "launcher:  %s from %s", prog ? prog : "?", source_words[a->lsrc]);
 	if (n > 1)
 		fprintf(f, ", %zu argument%s not shown", n - 1, n > 2 ? "s" : "");
 	fprintf(f, "%s\n", a->lfile ? " (its content is never shown)" : "");
+}
+
+/* The first phase not delivered yet, or NULL. */
+static const char *first_pending(const struct ap *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (!a->done[i])
+			return a->phases[i];
+	return NULL;
 }
 
 static void print_report(struct ap *a, bool plan)
@@ -444,12 +771,17 @@ static void print_report(struct ap *a, bool plan)
 	printf("project:   %s\n", a->top);
 	printf("branch:    %s at %.12s\n", a->branch, a->tip);
 	print_launcher(a, stdout);
-	printf("validate:  %s\n", a->vtext ? AUTOPHASE_VALIDATE : "missing");
+	if (a->vtext)
+		printf("validate:  %s\n", AUTOPHASE_VALIDATE);
+	else
+		printf("validate:  %s: %s\n", AUTOPHASE_VALIDATE, a->vproblem ? a->vproblem : "not read");
 	printf("push:      %s\n", target ? target : "no (commits stay local)");
 	if (plan) {
 		printf("identity:  %s <%s>\n", a->name, a->email);
 		printf("git guard: %zu entries of .git fingerprinted%s\n", gitguard_snapshot_size(a->snap),
 		       a->o->trust_git_changes ? " (changes trusted: --trust-git-changes)" : "");
+		printf("preflight: %s\n", first_pending(a) ? "the first unit's 'aisb run --dry-run' accepts the plan"
+							      : "nothing pending");
 	}
 	for (size_t i = 0; i < a->n; i++) {
 		if (a->done[i]) {
@@ -457,19 +789,37 @@ static void print_report(struct ap *a, bool plan)
 			continue;
 		}
 		printf("phase %s: %s", a->phases[i], next_shown ? "pending" : "next");
-		if (plan) {
+		if (plan && a->lsrc == AUTOPHASE_LAUNCHER_HOST) {
+			_cleanup_free_ char *flags = NULL;
+			size_t fl = 0;
+			FILE *m = open_memstream(&flags, &fl);
+			for (size_t k = 0; m && a->o->run_flags && a->o->run_flags[k]; k++) {
+				_cleanup_free_ char *w = autophase_preview_word(k ? a->o->run_flags[k - 1] : NULL,
+										a->o->run_flags[k]);
+				fprintf(m, " %s", w ? w : "?");
+			}
+			if (m)
+				fclose(m);
+			printf(": %s%s --env AISB_PHASE=%s ... -p <prompt>; then %s%s%s%s; then a commit%s", a->hl_name,
+			       flags ? flags : "", a->phases[i], a->o->validate_on_host ? "" : a->hl_name,
+			       a->o->validate_on_host ? "" : flags ? flags : "", a->o->validate_on_host ? "" : " ... -- ",
+			       a->o->validate_on_host ? AUTOPHASE_VALIDATE " on the host" : AUTOPHASE_VALIDATE,
+			       a->o->push_remote ? " and a push" : "");
+		} else if (plan) {
 			printf(": aisb run");
 			for (size_t k = 0; a->o->run_flags && a->o->run_flags[k]; k++) {
-				_cleanup_free_ char *w = gitrun_redact(a->o->run_flags[k]);
+				_cleanup_free_ char *w = autophase_preview_word(k ? a->o->run_flags[k - 1] : NULL,
+										a->o->run_flags[k]);
 				printf(" %s", w ? w : "?");
 			}
 			if (autophase_is_harness(a->launcher[0]))
-				printf(" --harness %s --harness-args <launcher arguments> %s/%s.md; then %s; then a commit%s",
-				       a->launcher[0], AUTOPHASE_DIR, a->phases[i],
-				       AUTOPHASE_VALIDATE, a->o->push_remote ? " and a push" : "");
+				printf(" --harness %s --harness-args <launcher arguments> %s/%s.md; then %s%s; then a commit%s",
+				       a->launcher[0], AUTOPHASE_DIR, a->phases[i], AUTOPHASE_VALIDATE,
+				       a->o->validate_on_host ? " on the host" : "", a->o->push_remote ? " and a push" : "");
 			else
-				printf(" -- <launcher> %s/%s.md; then %s; then a commit%s", AUTOPHASE_DIR, a->phases[i],
-			       AUTOPHASE_VALIDATE, a->o->push_remote ? " and a push" : "");
+				printf(" -- <launcher> %s/%s.md; then %s%s; then a commit%s", AUTOPHASE_DIR, a->phases[i],
+				       AUTOPHASE_VALIDATE, a->o->validate_on_host ? " on the host" : "",
+				       a->o->push_remote ? " and a push" : "");
 		}
 		printf("\n");
 		next_shown = true;
@@ -504,34 +854,57 @@ static void parse_verdict(int fd, struct unit_verdict *v)
 			&v->incomplete) == 4;
 }
 
-static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in_fd, bool harness,
+enum {
+	RUN_HARNESS = 1 << 0, /* the launcher's program is one of aisb's harnesses */
+	RUN_DRY = 1 << 1,     /* the preflight: `aisb run --dry-run`, its plan to /dev/null */
+};
+
+static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in_fd, unsigned flags,
 		       struct unit_verdict *verdict)
 {
 	_cleanup_close_ int vr = -1, vw = -1;
 	int vfds[2];
 	_cleanup_strv_free_ char **argv = NULL;
-	_cleanup_free_ char *e1 = NULL, *e2 = NULL;
+	_cleanup_free_ char *e1 = NULL, *e2 = NULL, *e3 = NULL;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 	int st = 0;
 	pid_t pid;
 
-	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 || asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0)
+	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 || asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
+	    asprintf(&e3, "AISB_PHASE_ROUND=%u", a->round) < 0)
 		return AISB_EXIT_FAILED;
-	if (strv_push(&argv, "aisb") < 0 || strv_push(&argv, "run") < 0)
+	bool harness = flags & RUN_HARNESS, host = a->lsrc == AUTOPHASE_LAUNCHER_HOST, host_bash = host && a->hl_rc;
+
+	/* a host launcher: the user's command, which runs aisb itself with "$@" (RUN-FLAGS, the
+	 * phase's variables, then `-p PROMPT` for the agent or `-- validate.sh PHASE-FILE`) */
+	if (host_bash ? strv_push(&argv, BASH) < 0 || strv_push(&argv, "--norc") < 0 || strv_push(&argv, "--noprofile") < 0 ||
+				strv_push(&argv, "-i") < 0 || strv_push(&argv, "-c") < 0 ||
+				strv_push(&argv, unit_script) < 0 || strv_push(&argv, "aisb-launcher") < 0 ||
+				strv_push(&argv, a->hl_rc) < 0 || strv_push(&argv, a->hl_name) < 0
+	    : host    ? strv_push(&argv, a->hl_prog) < 0
+		      : strv_push(&argv, "aisb") < 0 || strv_push(&argv, "run") < 0)
+		return AISB_EXIT_FAILED;
+	if ((flags & RUN_DRY) && strv_push(&argv, "--dry-run") < 0)
 		return AISB_EXIT_FAILED;
 	for (size_t i = 0; a->o->run_flags && a->o->run_flags[i]; i++)
 		if (strv_push(&argv, a->o->run_flags[i]) < 0)
 			return AISB_EXIT_FAILED;
 	if (strv_push(&argv, "--env") < 0 || strv_push(&argv, e1) < 0 || strv_push(&argv, "--env") < 0 ||
-	    strv_push(&argv, e2) < 0)
+	    strv_push(&argv, e2) < 0 || strv_push(&argv, "--env") < 0 || strv_push(&argv, e3) < 0)
 		return AISB_EXIT_FAILED;
-	if (harness ? strv_push(&argv, "--harness") < 0 || strv_push(&argv, cmd[0]) < 0 ||
-			      strv_push(&argv, "--harness-args") < 0
-		    : strv_push(&argv, "--") < 0)
-		return AISB_EXIT_FAILED;
-	for (size_t i = harness ? 1 : 0; cmd[i]; i++)
-		if (strv_push(&argv, cmd[i]) < 0)
+	if (host && a->prompt) {
+		/* the prompt is one argument, never text of a command line */
+		if (strv_push(&argv, "-p") < 0 || strv_push(&argv, a->prompt) < 0)
 			return AISB_EXIT_FAILED;
+	} else {
+		if (harness ? strv_push(&argv, "--harness") < 0 || strv_push(&argv, cmd[0]) < 0 ||
+				      strv_push(&argv, "--harness-args") < 0
+			    : strv_push(&argv, "--") < 0)
+			return AISB_EXIT_FAILED;
+		for (size_t i = harness ? 1 : 0; cmd[i]; i++)
+			if (strv_push(&argv, cmd[i]) < 0)
+				return AISB_EXIT_FAILED;
+	}
 	/* the verdict pipe: read after the unit ended, whatever still holds its write end */
 	if (pipe2(vfds, O_CLOEXEC | O_NONBLOCK) < 0)
 		return log_error_errno(-errno, "autophase: cannot make a pipe: %m"), AISB_EXIT_FAILED;
@@ -554,10 +927,23 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 		signal(SIGQUIT, SIG_DFL);
 		if (dup2(in_fd, 0) < 0 || chdir(a->top) < 0)
 			_exit(AISB_EXIT_FAILED);
+		if (flags & RUN_DRY) {
+			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			if (null < 0 || dup2(null, 1) < 0)
+				_exit(AISB_EXIT_FAILED);
+		}
+		if (a->capture_fd >= 0 && (dup2(a->capture_fd, 1) < 0 || dup2(a->capture_fd, 2) < 0))
+			_exit(AISB_EXIT_FAILED);
+		if (host_bash) {
+			/* bash -i starts with stderr on /dev/null (unit_script restores it from fd 4) */
+			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			if (null < 0 || dup2(2, 4) < 0 || dup2(null, 2) < 0)
+				_exit(AISB_EXIT_FAILED);
+		}
 		/* fd 3, without O_CLOEXEC, named to aisb by AISB_GUARD_VERDICT_FD (cli/resolve.c) */
 		if ((vw == 3 ? fcntl(3, F_SETFD, 0) : dup2(vw, 3)) < 0 || setenv("AISB_GUARD_VERDICT_FD", "3", 1) < 0)
 			_exit(AISB_EXIT_FAILED);
-		execv(a->o->self, argv);
+		execv(host ? argv[0] : a->o->self, argv);
 		_exit(AISB_EXIT_NOEXEC);
 	}
 	/* only the unit holds the write end now: EOF once it and its helpers are gone */
@@ -569,14 +955,6 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 	*verdict = (struct unit_verdict){ 0 };
 	parse_verdict(vr, verdict);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* A unit's exit status as the driver's: aisb's own refusals and signals pass through. */
-static int unit_code(int st)
-{
-	if (st == AISB_EXIT_ENFORCE || st == AISB_EXIT_POLICY || st == AISB_EXIT_FAILED || st >= 128)
-		return st;
-	return 1;
 }
 
 /* One driver per repository: a flock on <state>/autophase/<dev>-<ino of the common dir>.lock,
@@ -629,64 +1007,213 @@ static char **quarantines(const struct ap *a)
 	return v;
 }
 
-/* Step 3: the agent, then the gate, each in its own sandbox; then gitguard's verdict on both runs
- * (a new quarantine refuses, unless trust_git_changes). Return: 0 or an exit code. Logs. */
-static int run_unit(struct ap *a, const char *phase)
+/* A memfd holding @text, at offset 0: a unit's stdin (a plain file to the agent). */
+static int text_fd(const char *text)
 {
-	_cleanup_free_ char *rel = NULL, *path = NULL;
-	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher), **vcmd = NULL, **before = NULL, **after = NULL;
-	_cleanup_close_ int fd = -1, devnull = -1;
-	struct unit_verdict v1 = { 0 }, v2 = { 0 };
-	int st;
+	int fd = memfd_create("aisb-autophase-prompt", MFD_CLOEXEC);
 
-	if (!cmd || asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 || !(path = path_join(a->top, rel)) ||
-	    strv_push(&cmd, rel) < 0 || strv_push(&vcmd, AUTOPHASE_VALIDATE) < 0 || strv_push(&vcmd, rel) < 0)
-		return AISB_EXIT_FAILED;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-		return log_error_errno(-errno, "autophase: cannot open '%s': %m", path), AISB_EXIT_POLICY;
-	{
-		/* the agent reads its prompt from stdin as a plain blocking file */
-		int fl = fcntl(fd, F_GETFL);
-		if (fl >= 0)
-			(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+		return -errno;
+	if (write_full(fd, text, strlen(text)) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
 	}
-	before = quarantines(a);
-	log_info("phase %s: agent (%s) in a sandbox", phase, source_words[a->lsrc]);
-	st = run_sandbox(a, phase, cmd, fd, autophase_is_harness(cmd[0]), &v1);
-	if (st != 0) {
-		log_error("phase %s: the agent exited %d; nothing of it is delivered (its changes stay in the work tree "
-			  "for you to inspect)", phase, st);
-		return unit_code(st);
+	return fd;
+}
+
+/* A check that never ran, or could not judge everything, vouches for nothing: no delivery,
+ * --trust-git-changes or not (issue 21). Return: 0 or 78 (logged). */
+static int check_verdict(const char *phase, const char *who, const struct unit_verdict *v)
+{
+	if (!v->got)
+		return log_error("phase %s: refusing to deliver: the check for planted git files of the %s's run "
+				 "never reported (aisb was cut short, or the launcher did not run aisb); the phase's work "
+				 "stays in the work tree. The next aisb command runs the pending check; inspect its "
+				 "findings before you rerun", phase, who),
+		       AISB_EXIT_POLICY;
+	if (v->incomplete || v->unjudged || v->failed)
+		return log_error("phase %s: refusing to deliver: the check for planted git files of the %s's run "
+				 "could not vouch for everything (%lu director%s not checked, %lu file%s not moved; "
+				 "named above); the phase's work stays in the work tree. Make them checkable and rerun",
+				 phase, who, v->unjudged, v->unjudged == 1 ? "y" : "ies", v->failed,
+				 v->failed == 1 ? "" : "s"),
+		       AISB_EXIT_POLICY;
+	return 0;
+}
+
+/* The agent of one round, retried when it fails (a provider error, a crash) up to o->retries
+ * times, waiting o->backoff seconds, doubled each time. Return: 0 or an exit code. Logs. */
+static int run_agent(struct ap *a, const char *phase, char *const *cmd, const char *prompt)
+{
+	unsigned delay = a->o->backoff;
+
+	for (unsigned try = 0;; try++) {
+		struct unit_verdict v = { 0 };
+		/* a host launcher gets the prompt as its last argument, stdin /dev/null; one inside
+		 * the sandbox on stdin */
+		_cleanup_close_ int fd = a->lsrc == AUTOPHASE_LAUNCHER_HOST ? open("/dev/null", O_RDONLY | O_CLOEXEC)
+									    : text_fd(prompt);
+		int st, r;
+
+		if (fd < 0)
+			return log_error_errno(fd, "autophase: cannot hold the prompt: %m"), AISB_EXIT_FAILED;
+		a->prompt = prompt;
+		st = run_sandbox(a, phase, cmd, fd, autophase_is_harness(cmd[0]) ? RUN_HARNESS : 0, &v);
+		a->prompt = NULL;
+		if (st >= 128 || st == AISB_EXIT_POLICY || st == AISB_EXIT_ENFORCE || st == AISB_EXIT_FAILED)
+			return log_error("phase %s: the agent's run exited %d; nothing of it is delivered", phase, st), st;
+		r = check_verdict(phase, "agent", &v);
+		if (r != 0)
+			return r;
+		if (st == 0)
+			return 0;
+		if (try >= a->o->retries)
+			return log_error("phase %s: the agent exited %d%s; nothing of it is delivered (its changes stay in "
+					 "the work tree for you to inspect)", phase, st, try ? " on its last retry" : ""),
+			       1;
+		log_warn("phase %s: the agent exited %d; retry %u of %u in %u s", phase, st, try + 1, a->o->retries, delay);
+		if (delay)
+			sleep(delay);
+		delay = delay > 3600 ? delay : delay * 2;
 	}
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (devnull < 0)
+}
+
+/* validate.sh as it was before the first unit? (the gate must not be edited by what it gates;
+ * under --validate-in host this is checked before every run of it, not only before delivery) */
+static bool gate_unchanged(const struct ap *a)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+
+	return read_project_file(a, AUTOPHASE_VALIDATE, &text, &len, NULL) == 0 && len == a->vlen &&
+	       memcmp(text, a->vtext, len) == 0;
+}
+
+/* --validate-in host: validate.sh PHASE-FILE on this machine, as the caller, in the top of the
+ * work tree, with the driver's environment and AISB_PHASE*, stdin /dev/null, stdout and stderr
+ * to a->capture_fd. Refused (78) when the gate changed since the first unit: an edited gate is
+ * never run outside the sandbox. Return: its exit status, 128+N, or an exit code. Logs. */
+static int run_gate_on_host(struct ap *a, const char *phase, char *const *vcmd)
+{
+	_cleanup_free_ char *e1 = NULL, *e2 = NULL, *e3 = NULL;
+	int st = 0;
+	pid_t pid;
+
+	if (!gate_unchanged(a))
+		return log_error("phase %s: refusing to run %s on the host: it changed during the pipeline (the gate "
+				 "must not be edited by what it gates); restore it (git checkout -- %s) and rerun", phase,
+				 AUTOPHASE_VALIDATE, AUTOPHASE_VALIDATE),
+		       AISB_EXIT_POLICY;
+	if (asprintf(&e1, "%s", phase) < 0 || asprintf(&e2, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
+	    asprintf(&e3, "%u", a->round) < 0)
 		return AISB_EXIT_FAILED;
-	log_info("phase %s: %s in a sandbox", phase, AUTOPHASE_VALIDATE);
-	st = run_sandbox(a, phase, vcmd, devnull, false, &v2);
-	if (st != 0) {
-		log_error("phase %s: %s exited %d; nothing of it is delivered (its changes stay in the work tree for "
-			  "you to inspect)", phase, AUTOPHASE_VALIDATE, st);
-		return unit_code(st);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return log_error_errno(-errno, "autophase: cannot start %s: %m", AUTOPHASE_VALIDATE), AISB_EXIT_FAILED;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(a->capture_fd, 1) < 0 || dup2(a->capture_fd, 2) < 0 ||
+		    chdir(a->top) < 0 || setenv("AISB_PHASE", e1, 1) < 0 || setenv("AISB_PHASE_FILE", e2, 1) < 0 ||
+		    setenv("AISB_PHASE_ROUND", e3, 1) < 0)
+			_exit(AISB_EXIT_FAILED);
+		execv(vcmd[0], vcmd);
+		_exit(AISB_EXIT_NOEXEC);
 	}
-	/* A check that never ran, or could not judge everything, vouches for nothing: no delivery,
-	 * --trust-git-changes or not (issue 21) */
-	for (int k = 0; k < 2; k++) {
-		const struct unit_verdict *v = k ? &v2 : &v1;
-		const char *who = k ? AUTOPHASE_VALIDATE : "agent";
-		if (!v->got)
-			return log_error("phase %s: refusing to deliver: the check for planted git files of the %s's run "
-					 "never reported (aisb was cut short); the phase's work stays in the work tree. The "
-					 "next aisb command runs the pending check; inspect its findings before you rerun",
-					 phase, who),
-			       AISB_EXIT_POLICY;
-		if (v->incomplete || v->unjudged || v->failed)
-			return log_error("phase %s: refusing to deliver: the check for planted git files of the %s's run "
-					 "could not vouch for everything (%lu director%s not checked, %lu file%s not moved; "
-					 "named above); the phase's work stays in the work tree. Make them checkable and rerun",
-					 phase, who, v->unjudged, v->unjudged == 1 ? "y" : "ies", v->failed,
-					 v->failed == 1 ? "" : "s"),
-			       AISB_EXIT_POLICY;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The gate of one round in its own sandbox, its output (stdout and stderr) captured, shown on
+ * the driver's stderr and its tail kept in @tail for a fix prompt. Return: validate.sh's exit
+ * status (0 passes), or an exit code of aisb's own (>= 77). Logs. */
+static int run_gate(struct ap *a, const char *phase, char *const *vcmd, char *tail, size_t *tail_len)
+{
+	_cleanup_close_ int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int out = memfd_create("aisb-autophase-validate", MFD_CLOEXEC);
+	struct unit_verdict v = { 0 };
+	char buf[4096];
+	ssize_t n;
+	int st, r;
+
+	_Static_assert(sizeof(buf) <= AUTOPHASE_MAX_FEEDBACK, "one read fits the tail");
+	*tail_len = 0;
+	if (devnull < 0 || out < 0)
+		return AISB_EXIT_FAILED;
+	a->capture_fd = out;
+	st = a->o->validate_on_host ? run_gate_on_host(a, phase, vcmd) : run_sandbox(a, phase, vcmd, devnull, 0, &v);
+	a->capture_fd = -1;
+	if (lseek(out, 0, SEEK_SET) == 0)
+		while ((n = read(out, buf, sizeof(buf))) > 0) {
+			(void)write_full(2, buf, (size_t)n);
+			if (*tail_len + (size_t)n > AUTOPHASE_MAX_FEEDBACK) {
+				size_t drop = *tail_len + (size_t)n - AUTOPHASE_MAX_FEEDBACK;
+				memmove(tail, tail + drop, *tail_len - drop);
+				*tail_len -= drop;
+			}
+			memcpy(tail + *tail_len, buf, (size_t)n);
+			*tail_len += (size_t)n;
+		}
+	if (st >= 128 || st == AISB_EXIT_POLICY || st == AISB_EXIT_ENFORCE || st == AISB_EXIT_FAILED)
+		return log_error("phase %s: the run of %s exited %d; nothing of it is delivered", phase, AUTOPHASE_VALIDATE,
+				 st),
+		       st;
+	if (a->o->validate_on_host)
+		return st; /* no sandbox, no git check: the user chose it, warned (warn_host_gate()) */
+	r = check_verdict(phase, AUTOPHASE_VALIDATE, &v);
+	return r ? -r : st;
+}
+
+/* Step 3: the agent, then the gate, each in its own sandbox; when the gate fails, up to
+ * o->fix_rounds rounds of the agent with the fix prompt and the gate again; then gitguard's
+ * verdict on the unit's runs (a new quarantine refuses, unless trust_git_changes). @text: the
+ * phase file as it was before the unit. Return: 0 or an exit code. Logs. */
+static int run_unit(struct ap *a, const char *phase, const char *text, size_t len)
+{
+	_cleanup_free_ char *rel = NULL, *tail = malloc(AUTOPHASE_MAX_FEEDBACK);
+	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher), **vcmd = NULL, **before = NULL, **after = NULL;
+	size_t tail_len = 0;
+	int st = 0;
+
+	if (!cmd || !tail || asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 || strv_push(&cmd, rel) < 0 ||
+	    strv_push(&vcmd, AUTOPHASE_VALIDATE) < 0 || strv_push(&vcmd, rel) < 0)
+		return AISB_EXIT_FAILED;
+	before = quarantines(a);
+	for (unsigned round = 0;; round++) {
+		_cleanup_free_ char *prompt = autophase_prompt(phase, rel, text, len, round, a->o->fix_rounds, st, tail,
+							       tail_len);
+		int r;
+
+		if (!prompt)
+			return AISB_EXIT_FAILED;
+		a->round = round;
+		if (round)
+			log_info("phase %s: fix round %u of %u: agent (%s) in a sandbox", phase, round, a->o->fix_rounds,
+				 source_words[a->lsrc]);
+		else
+			log_info("phase %s: agent (%s) in a sandbox", phase, source_words[a->lsrc]);
+		r = run_agent(a, phase, cmd, prompt);
+		if (r != 0)
+			return r;
+		log_info("phase %s: %s %s", phase, AUTOPHASE_VALIDATE,
+			 a->o->validate_on_host ? "on the host (--validate-in host)" : "in a sandbox");
+		st = run_gate(a, phase, vcmd, tail, &tail_len);
+		if (st < 0)
+			return -st;
+		if (st == 0)
+			break;
+		if (st >= 128 || st == AISB_EXIT_POLICY || st == AISB_EXIT_ENFORCE || st == AISB_EXIT_FAILED)
+			return st;
+		if (round >= a->o->fix_rounds) {
+			log_error("phase %s: %s exited %d%s; nothing of it is delivered (its changes stay in the work tree for "
+				  "you to inspect)", phase, AUTOPHASE_VALIDATE, st,
+				  a->o->fix_rounds ? " after the last fix round" : "");
+			return 1;
+		}
+		log_warn("phase %s: %s exited %d; fix round %u of %u follows", phase, AUTOPHASE_VALIDATE, st, round + 1,
+			 a->o->fix_rounds);
 	}
 	/* gitguard's verdict on the unit's runs: what it moved away was planted for git */
 	after = quarantines(a);
@@ -727,15 +1254,12 @@ static int check_guards(struct ap *a, const char *phase)
 		       AISB_EXIT_POLICY;
 	if (r > 0)
 		log_warn("phase %s: %s since the pipeline started; delivering anyway (--trust-git-changes)", phase, what);
-	r = read_project_file(a, AUTOPHASE_VALIDATE, &text, &len, NULL);
-	if (r < 0 || len != a->vlen || memcmp(text, a->vtext, len) != 0)
+	if (!gate_unchanged(a))
 		return log_error("phase %s: refusing to deliver: %s changed during the pipeline (the gate must not be "
 				 "edited by what it gates); restore it (git checkout -- %s) and rerun", phase,
 				 AUTOPHASE_VALIDATE, AUTOPHASE_VALIDATE),
 		       AISB_EXIT_POLICY;
 	if (a->lfile) {
-		free(text);
-		text = NULL;
 		r = read_project_file(a, a->lfile, &text, &len, NULL);
 		if (r < 0 || len != a->llen || memcmp(text, a->ltext, len) != 0)
 			return log_error("phase %s: refusing to deliver: the launcher '%s' changed during the pipeline; "
@@ -749,16 +1273,22 @@ static int check_guards(struct ap *a, const char *phase)
 	return 0;
 }
 
-/* The commit subject of @phase from its file now. Return: malloc'd, NULL on ENOMEM. */
-static char *phase_subject(const struct ap *a, const char *phase)
+/* The phase file now (before its unit: the agent can edit it), bounded; empty when it cannot
+ * be read (the unit's run says why). Return: 0 or -ENOMEM. */
+static int read_phase(const struct ap *a, const char *phase, char **text, size_t *len)
 {
-	_cleanup_free_ char *rel = NULL, *text = NULL;
-	size_t len = 0;
+	_cleanup_free_ char *rel = NULL;
 
+	*text = NULL;
+	*len = 0;
 	if (asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0)
-		return NULL;
-	(void)read_project_file(a, rel, &text, &len, NULL); /* run_unit() says why it cannot be read */
-	return autophase_title(phase, text ? text : "", text ? len : 0);
+		return -ENOMEM;
+	if (read_project_file(a, rel, text, len, NULL) < 0) {
+		*len = 0;
+		if (!(*text = strdup("")))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* Step 5: the work tree as one commit on top of the last delivered one, made with a private
@@ -809,17 +1339,61 @@ static int commit_phase(struct ap *a, const char *phase, const char *subject)
 	return 0;
 }
 
-/* Step 6: the delivered commit to the push target; no force, no hook, no credential helper. */
+/* Step 6: the delivered commit to the push target; no force, no hook; the user's global git
+ * config (url.*.insteadOf, credential helpers) but never the project's: git runs in a bare
+ * repository made for the push outside the project, whose only link to the project is an
+ * alternates entry naming its object store (objects are data: nothing in them runs), so no
+ * config, hook or attribute the sandbox could write is read. @what names the push point.
+ * Return: 0, or 1 when the push failed (logged). */
 static int push_tip(struct ap *a, const char *what)
 {
-	_cleanup_free_ char *spec = NULL, *target = push_target(a);
+	_cleanup_free_ char *spec = NULL, *target = push_target(a), *dir = NULL, *alt = NULL, *line = NULL;
+	_cleanup_free_ char *objects = path_join(a->commondir, "objects");
+	_cleanup_free_ char *dir_of_push = path_join(a->o->state_dir, "autophase");
+	int r;
 
-	if (asprintf(&spec, "%s:refs/heads/%s", a->tip, a->o->push_branch ? a->o->push_branch : a->branch) < 0)
+	if (a->pushed && streq(a->pushed, a->tip))
+		return 0;
+	if (!dir_of_push)
+		return AISB_EXIT_FAILED;
+	if (!objects || asprintf(&spec, "%s:refs/heads/%s", a->tip, a->o->push_branch ? a->o->push_branch : a->branch) < 0 ||
+	    asprintf(&dir, "%s/autophase/push.XXXXXX", a->o->state_dir) < 0 || asprintf(&line, "%s\n", objects) < 0)
 		return AISB_EXIT_FAILED;
 	log_info("%s: pushing %.12s to %s", what, a->tip, target ? target : "?");
-	if (git_remote(a, NULL, "push", "--porcelain", "--", a->o->push_remote, spec) != 0)
-		return log_error("%s: the push failed; the commit %.12s is delivered locally (rerun to push it)", what, a->tip), 1;
+	if (mkdir_p(dir_of_push, 0700) < 0)
+		return log_error_errno(-errno, "%s: cannot create '%s': %m", what, dir_of_push), 1;
+	free(a->tried);
+	a->tried = strdup(a->tip);
+	if (!mkdtemp(dir))
+		return log_error_errno(-errno, "%s: cannot make the push repository '%s': %m", what, dir), 1;
+	/* git --git-dir=DIR init: nothing of the project is read, not even by discovery */
+	a->g.bare = dir;
+	r = git(a, NULL, "init", "--bare", "-q");
+	a->g.bare = NULL;
+	if (r == 0 && (!(alt = path_join(dir, "objects/info/alternates")) ||
+		       write_file_at(AT_FDCWD, alt, line, strlen(line), 0600) < 0))
+		r = (log_error_errno(-EIO, "%s: cannot write '%s': %m", what, alt ? alt : dir), 1);
+	if (r == 0) {
+		a->g.bare = dir;
+		r = git_remote(a, NULL, "push", "--porcelain", "--", a->push_url, spec);
+		a->g.bare = NULL;
+	}
+	(void)rm_rf(dir);
+	if (r != 0)
+		return log_error("%s: the push failed; the commit %.12s is delivered locally (it is pushed again before "
+				 "the next phase, at the end, and by the next run)", what, a->tip), 1;
+	free(a->pushed);
+	a->pushed = strdup(a->tip);
 	return 0;
+}
+
+/* Whether the branch holds any delivered phase (what an earlier run may not have pushed). */
+static bool any_delivered(const struct ap *a)
+{
+	for (size_t i = 0; a->done && i < a->n; i++)
+		if (a->done[i])
+			return true;
+	return false;
 }
 
 static int next_phase(struct ap *a, size_t *idx)
@@ -843,15 +1417,138 @@ static int next_phase(struct ap *a, size_t *idx)
 	return 0;
 }
 
+/* The preflight, before the first unit and in --dry-run: the first pending unit's `aisb run`
+ * with --dry-run (which resolves and checks the whole plan and starts nothing), so a plan that
+ * would fail 78 at the first unit fails here, named, before anything ran. @phase NULL: nothing
+ * pending, nothing to check. Return: 0 or the run's exit code (logged). */
+static int preflight(struct ap *a, const char *phase)
+{
+	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher);
+	_cleanup_free_ char *rel = NULL;
+	_cleanup_close_ int devnull = -1;
+	struct unit_verdict v = { 0 };
+	int st;
+
+	if (a->lsrc == AUTOPHASE_LAUNCHER_HOST)
+		/* never called before the first unit (it may fetch a token): its definition is checked */
+		return check_host_launcher(a);
+	if (!phase)
+		return 0;
+	if (!cmd || asprintf(&rel, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 || strv_push(&cmd, rel) < 0 ||
+	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		return AISB_EXIT_FAILED;
+	st = run_sandbox(a, phase, cmd, devnull, RUN_DRY | (autophase_is_harness(cmd[0]) ? RUN_HARNESS : 0), &v);
+	if (st != 0)
+		return log_error("autophase: preflight: the units' 'aisb run' refuses this plan (exit %d, the reason "
+				 "above); no unit was started", st),
+		       st == AISB_EXIT_POLICY || st == AISB_EXIT_ENFORCE || st >= 128 ? st : AISB_EXIT_POLICY;
+	return 0;
+}
+
+/* --validate-in host is said on every run, dry run and status included. */
+static void warn_host_gate(const struct ap *a)
+{
+	if (a->o->validate_on_host)
+		log_warn("autophase: --validate-in host: %s runs on this machine, outside any sandbox, as you, with your "
+			 "environment; it is checked unchanged since the first unit before each run, but what it calls "
+			 "(a Makefile, the tests, the build) is the agent's to edit and runs on the host too",
+			 AUTOPHASE_VALIDATE);
+}
+
+/* --library LIB: the seed's pipeline library run under aisb. The library keeps scheduling,
+ * retries, backoff, report recovery, the scoped commit and notifications; aisb shadows the five
+ * functions the seed shadows, after a `declare -F` check that the library provides them and its
+ * entry point (a library that changed shape is refused, never half-wired):
+ *   pi              an aisb run of the pi harness with the run flags
+ *   first_prompt    the library's, then what the agent cannot do in the sandbox
+ *   fix_prompt      the same
+ *   run_validation  .agents/validate.sh in an aisb run with the run flags
+ *   push_phase      `aisb autophase --push-only`: the guarded push of the branch's tip
+ * The library's own git runs with the seed's git environment (no hooks, no fsmonitor, no system
+ * config, no ext::, no pager). $1 the library, $2 aisb, $3 the push target or "", then the run
+ * flags. */
+static const char library_script[] =
+	"lib=$1; self=$2; push=$3; shift 3; run_flags=(\"$@\"); set --\n"
+	". \"$lib\" || { echo \"aisb: autophase: the library '$lib' failed to load\" >&2; exit 78; }\n"
+	"missing=\n"
+	"for f in pi first_prompt fix_prompt run_validation push_phase run_pipeline; do\n"
+	"\tdeclare -F \"$f\" >/dev/null || missing=\"$missing $f\"\n"
+	"done\n"
+	"if [ -n \"$missing\" ]; then\n"
+	"\techo \"aisb: autophase: the library '$lib' does not have the contract's functions (missing:$missing); "
+	"refusing to run it half-wired\" >&2\n"
+	"\texit 78\n"
+	"fi\n"
+	"eval \"aisb_lib_first_prompt() $(declare -f first_prompt | tail -n +2)\"\n"
+	"eval \"aisb_lib_fix_prompt() $(declare -f fix_prompt | tail -n +2)\"\n"
+	"aisb_note='You are running inside an aisb sandbox: only this project is writable, the network reaches "
+	"only the allowed hosts, you cannot push (the pipeline commits and pushes after .agents/validate.sh "
+	"passes); do not commit, do not edit .agents/validate.sh, do not change .git.'\n"
+	"first_prompt() { aisb_lib_first_prompt \"$@\"; printf '\\n---\\n%s\\n' \"$aisb_note\"; }\n"
+	"fix_prompt() { aisb_lib_fix_prompt \"$@\"; printf '\\n---\\n%s\\n' \"$aisb_note\"; }\n"
+	"pi() { \"$self\" run \"${run_flags[@]}\" --harness pi --harness-args \"$@\"; }\n"
+	"run_validation() { \"$self\" run \"${run_flags[@]}\" -- .agents/validate.sh \"$@\" </dev/null; }\n"
+	"push_phase() { [ -z \"$push\" ] || \"$self\" autophase --push-only --push \"$push\"; }\n"
+	"run_pipeline\n";
+
+/* The seed's git environment for the library's own git (its scoped commit): GIT_CONFIG_COUNT
+ * entries, so they win over every config file. */
+static const char *const library_git_env[][2] = {
+	{ "GIT_CONFIG_NOSYSTEM", "1" }, { "GIT_PAGER", "cat" }, { "GIT_CONFIG_COUNT", "3" },
+	{ "GIT_CONFIG_KEY_0", "core.hooksPath" }, { "GIT_CONFIG_VALUE_0", "/dev/null" },
+	{ "GIT_CONFIG_KEY_1", "protocol.ext.allow" }, { "GIT_CONFIG_VALUE_1", "never" },
+	{ "GIT_CONFIG_KEY_2", "core.fsmonitor" }, { "GIT_CONFIG_VALUE_2", "false" },
+};
+
+static int run_library(struct ap *a)
+{
+	const struct autophase_options *o = a->o;
+	_cleanup_strv_free_ char **argv = NULL;
+	_cleanup_free_ char *self = realpath(o->self, NULL), *lib = realpath(o->library, NULL);
+	int st = 0;
+	pid_t pid;
+
+	if (!lib)
+		return log_error_errno(-errno, "autophase: the library '%s': %m", o->library), AISB_EXIT_POLICY;
+	if (!self || strv_push(&argv, "bash") < 0 || strv_push(&argv, "-c") < 0 ||
+	    strv_push(&argv, library_script) < 0 || strv_push(&argv, "aisb-library") < 0 ||
+	    strv_push(&argv, lib) < 0 || strv_push(&argv, self) < 0 ||
+	    strv_push(&argv, o->push_remote ? o->push_remote : "") < 0)
+		return AISB_EXIT_FAILED;
+	for (size_t i = 0; o->run_flags && o->run_flags[i]; i++)
+		if (strv_push(&argv, o->run_flags[i]) < 0)
+			return AISB_EXIT_FAILED;
+	log_info("autophase: running the pipeline library '%s' (pi, first_prompt, fix_prompt, run_validation and "
+		 "push_phase shadowed by aisb)", o->library);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return log_error_errno(-errno, "autophase: cannot start bash: %m"), AISB_EXIT_FAILED;
+	if (pid == 0) {
+		if (chdir(a->top) < 0)
+			_exit(AISB_EXIT_FAILED);
+		for (size_t i = 0; i < ELEMENTSOF(library_git_env); i++)
+			if (setenv(library_git_env[i][0], library_git_env[i][1], 1) < 0)
+				_exit(AISB_EXIT_FAILED);
+		execv(BASH, argv);
+		_exit(AISB_EXIT_NOEXEC);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 int autophase_main(const struct autophase_options *o)
 {
 	const struct gitrun_user u = { .home = o->home, .xdg_config = o->xdg_config_home, .env_name = o->env_name,
-				       .env_email = o->env_email, .ssh_auth_sock = o->ssh_auth_sock };
-	struct ap a = { .o = o };
+				       .env_email = o->env_email, .ssh_auth_sock = o->ssh_auth_sock,
+				       .user_env = o->push_env };
+	struct ap a = { .o = o, .capture_fd = -1 };
 	_cleanup_strv_free_ char **ignored = NULL;
 	_cleanup_close_ int lock = -1;
-	_cleanup_free_ char *subject = NULL;
-	size_t delivered = 0, i;
+	_cleanup_free_ char *subject = NULL, *ptext = NULL;
+	size_t delivered = 0, i, plen = 0;
+	bool earlier = false; /* the branch held delivered phases before this run */
 	int r;
 
 	r = gitrun_setup(&a.g, &u) < 0 ? AISB_EXIT_FAILED : 0;
@@ -863,8 +1560,26 @@ int autophase_main(const struct autophase_options *o)
 		a.n = strv_length(a.phases);
 		r = scan_delivered(&a);
 	}
+	if (r == 0)
+		r = resolve_push_url(&a);
+	if (r == 0)
+		warn_host_gate(&a);
+	if (r == 0 && o->push_only) {
+		/* push_phase of a library (run_library()): the branch's tip, the same guarded push */
+		r = o->push_remote ? push_tip(&a, "push_phase") : 0;
+		goto out;
+	}
+	if (r == 0 && o->library && !o->status && !o->dry_run) {
+		lock = take_lock(&a);
+		r = lock < 0 ? -lock : 0;
+		if (r == 0 && !(r = find_identity(&a)))
+			r = run_library(&a);
+		goto out;
+	}
 	if (r == 0 && o->status) {
-		(void)find_pipeline(&a); /* a missing launcher or gate is reported, not fatal */
+		/* a missing launcher or gate is reported, not fatal; each is looked at on its own */
+		(void)find_pipeline(&a);
+		(void)find_gate(&a, true);
 		print_report(&a, false);
 		for (size_t k = 0; ignored && ignored[k]; k++)
 			printf("ignored:   %s/%s (not NN-name.md)\n", AUTOPHASE_DIR, ignored[k]);
@@ -872,6 +1587,8 @@ int autophase_main(const struct autophase_options *o)
 	}
 	if (r == 0)
 		r = find_pipeline(&a);
+	if (r == 0)
+		r = find_gate(&a, false);
 	if (r == 0 && !o->dry_run) {
 		lock = take_lock(&a);
 		r = lock < 0 ? -lock : 0;
@@ -882,34 +1599,65 @@ int autophase_main(const struct autophase_options *o)
 		r = check_clean(&a);
 	if (r == 0)
 		r = take_snapshot(&a, &a.snap);
+	if (r == 0)
+		r = preflight(&a, first_pending(&a));
 	if (r != 0 || o->dry_run) {
 		if (r == 0)
 			print_report(&a, true);
 		goto out;
 	}
+	/* the four push points (the seed's): what an earlier run could not deliver, before the
+	 * first unit; after each phase's commit; again before the next phase starts when that
+	 * failed; at the end. A failed push does not stop the pipeline (the commit is delivered
+	 * locally); the run's exit is 1 when the end's push failed. */
+	earlier = any_delivered(&a);
+	if (o->push_remote && earlier)
+		(void)push_tip(&a, "autophase: before the first unit, what an earlier run may not have pushed");
 	for (;;) {
 		r = next_phase(&a, &i);
 		if (r != 0 || i >= a.n)
 			break;
+		if (o->push_remote && delivered > 0) {
+			_cleanup_free_ char *what = NULL;
+			if (asprintf(&what, "before phase %s", a.phases[i]) < 0) {
+				r = AISB_EXIT_FAILED;
+				break;
+			}
+			(void)push_tip(&a, what);
+		}
 		free(subject);
-		subject = phase_subject(&a, a.phases[i]);
-		if (!subject) {
+		free(ptext);
+		if (read_phase(&a, a.phases[i], &ptext, &plen) < 0 ||
+		    !(subject = autophase_title(a.phases[i], ptext, plen))) {
 			r = AISB_EXIT_FAILED;
 			break;
 		}
-		r = run_unit(&a, a.phases[i]);
+		r = run_unit(&a, a.phases[i], ptext, plen);
 		if (r == 0)
 			r = check_guards(&a, a.phases[i]);
 		if (r == 0)
 			r = commit_phase(&a, a.phases[i], subject);
-		if (r == 0 && o->push_remote)
-			r = push_tip(&a, a.phases[i]);
 		if (r != 0)
 			break;
 		delivered++;
+		if (o->push_remote) {
+			_cleanup_free_ char *what = NULL;
+			if (asprintf(&what, "phase %s", a.phases[i]) < 0) {
+				r = AISB_EXIT_FAILED;
+				break;
+			}
+			(void)push_tip(&a, what);
+		}
 	}
-	if (r == 0 && delivered == 0 && o->push_remote)
-		r = push_tip(&a, "autophase"); /* a rerun after a failed push */
+	/* at the end, whatever stopped the pipeline (a delivered commit must not stay local because
+	 * a later phase failed), but not after ^C */
+	if (o->push_remote && a.push_url && (earlier || delivered > 0) && r < 128) {
+		/* the last phase's own push just failed on this commit: the end is that push's answer */
+		int p = a.tried && streq(a.tried, a.tip) && !(a.pushed && streq(a.pushed, a.tip)) ? 1
+			: push_tip(&a, "autophase: at the end");
+		if (r == 0)
+			r = p;
+	}
 	if (r == 0)
 		log_info("autophase: %zu phase%s delivered, %zu in all", delivered, delivered == 1 ? "" : "s", a.n);
 out:

@@ -14,6 +14,12 @@
  * launcher file changed, or when HEAD left the branch. Host git is gitrun.h's. The sandbox's
  * stdout is the command's; the driver's own lines go to stderr (status and dry-run reports to
  * stdout). docs/autophase.md is the user's view and lists the choices made.
+ *
+ * Issue 23 made it the seed's driver: a host launcher (the user's sandbox-pi, found by an rc
+ * probe that never calls it, run per unit with the prompt as one argument), retries with
+ * backoff and fix rounds, the four push points with the user's global git config (from a bare
+ * repository of the driver's own: never the project's config), --validate-in host, the
+ * preflight, and --library (the seed's pipeline library with five functions shadowed).
  */
 #ifndef AISB_PIPELINE_AUTOPHASE_H
 #define AISB_PIPELINE_AUTOPHASE_H
@@ -24,25 +30,35 @@ enum autophase_launcher_source {
 	AUTOPHASE_LAUNCHER_FLAG,   /* --launcher CMD */
 	AUTOPHASE_LAUNCHER_CONFIG, /* autophase_launcher = CMD in the user's config */
 	AUTOPHASE_LAUNCHER_FILE,   /* the executable .agents/launcher */
+	AUTOPHASE_LAUNCHER_HOST,   /* the user's host command (--pi-cmd, AISB_AP_PI_CMD, sandbox-pi) */
 	AUTOPHASE_LAUNCHER_NONE,
 	AUTOPHASE_LAUNCHER_SOURCE_MAX,
 };
 
 struct autophase_options {
 	const char *launcher;             /* --launcher CMD, or NULL */
+	const char *library;              /* --library LIB: the seed's pipeline library, or NULL */
+	bool push_only;                   /* --push-only: the library's push_phase */
+	const char *pi_cmd;               /* --pi-cmd NAME or AISB_AP_PI_CMD, or NULL (sandbox-pi looked for) */
 	const char *config_launcher;      /* the config's autophase_launcher, or NULL */
 	const char *config_path;          /* where that came from (for messages) */
 	const char *push_remote;          /* --push REMOTE (a remote's name, a URL or a path), or NULL */
 	const char *push_branch;          /* --push-branch BRANCH; NULL: the current branch's name */
 	bool trust_git_changes;
+	unsigned retries;                 /* --retries: reruns of an agent that exited non-zero */
+	unsigned backoff;                 /* --backoff: seconds before the first retry, doubled each time */
+	bool validate_on_host;            /* --validate-in host: the gate outside any sandbox (warned) */
+	unsigned fix_rounds;              /* --fix-rounds: agent + gate rounds after a failed validation */
 	bool status;                      /* report only */
 	bool dry_run;                     /* check everything, print the plan, start nothing */
 	char *const *run_flags;           /* given to every `aisb run` (checked by the caller) */
 	const char *self;                 /* the aisb binary to run units with */
 	const char *state_dir;            /* aisb's state dir (the driver's lock lives there) */
-	const char *home;                 /* the user's home (git's ~/.gitconfig, ssh), or NULL */
+	const char *home;                 /* the user's home (git's ~/.gitconfig, ssh, the rc files), or NULL */
+	const char *path;                 /* the caller's PATH (a host launcher that is a program), or NULL */
 	const char *xdg_config_home;      /* $XDG_CONFIG_HOME or NULL (git's XDG config) */
 	const char *ssh_auth_sock;        /* passed to a push */
+	const char *const *push_env;      /* NAME=VALUE the push gets (PATH, a credential helper's), or NULL */
 	const char *env_name, *env_email; /* GIT_AUTHOR_NAME / GIT_AUTHOR_EMAIL of the caller, or NULL */
 };
 

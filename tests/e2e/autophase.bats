@@ -14,6 +14,10 @@ setup() {
 	require_feature git command -v git
 	# the driver's identity must come from the repository's config here, not the caller's env
 	unset GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+	# the driver reads the user's rc files (the host launcher) and global git config (the push):
+	# this test's own, never the real user's
+	mkdir -p "$WORK/home"
+	export HOME="$WORK/home"
 	git init -q -b main .
 	git config user.name "Host Person"
 	git config user.email host@example.test
@@ -171,7 +175,7 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	run --separate-stderr ap --push origin -- --net none
 	echo "$stderr"
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == *"phase 01-one: .agents/validate.sh exited 3; nothing of it is delivered"* ]]
+	[[ "$stderr" == *"phase 01-one: .agents/validate.sh exited 3 after the last fix round; nothing of it is delivered"* ]]
 	[ "$(git rev-parse HEAD)" = "$BASE" ]
 	[ -z "$(git -C "$WORK/bare.git" for-each-ref)" ]
 	[ -e .ran-01-one ]
@@ -266,14 +270,15 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 		[ "$status" -eq 0 ]
 		[[ "$output" != *CANARY* ]]
 	done
-	# a real run: delivered locally, the push fails (nothing listens there), every line redacted
+	# a real run: delivered locally (a failed push does not stop the pipeline), every push
+	# fails (nothing listens there), every line redacted
 	run ap --push "$url" -- --net none
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"pushing"*"http://<redacted>@127.0.0.1:$port/r.git"* ]]
 	[[ "$output" == *"the push failed"* ]]
 	[[ "$output" != *CANARY* ]]
-	[ "$(commits_since_base | wc -l)" -eq 1 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
 	# control: the local bare repository takes the same push on a rerun
 	run ap --push origin -- --net none
 	[ "$status" -eq 0 ]
@@ -307,7 +312,7 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	git commit -q -m "no launcher"
 	run ap -- --net none
 	[ "$status" -eq 78 ]
-	[[ "$output" == *"no launcher: pass --launcher CMD, set 'autophase_launcher = CMD'"* ]]
+	[[ "$output" == *"no launcher: define 'sandbox-pi' (a function or alias in ~/.bashrc.d/*, ~/.bashrc, ~/.bash_aliases or ~/.profile that runs aisb with \"\$@\"), or pass --pi-cmd NAME, --launcher CMD, set 'autophase_launcher = CMD'"* ]]
 	# control: the config's launcher is found
 	git show HEAD~1:.agents/launcher >fake.sh
 	git add fake.sh
@@ -462,4 +467,387 @@ Host Person <host@example.test>|Host Person <host@example.test>|02-two: Make two
 	run ap --push origin --push-branch fresh -- --net none
 	[ "$status" -eq 0 ]
 	[ "$(git -C "$WORK/bare.git" rev-parse fresh)" = "$(git rev-parse HEAD)" ]
+}
+
+# fake_ssh: the user's global git config (HOME=$WORK/home) sends ssh:// pushes through a fake
+# ssh that serves the local bare repository, fails while $WORK/ssh-down exists or on the call
+# numbered in $WORK/ssh-fail-at, and logs per call the bare repository's main before it
+fake_ssh() {
+	mkdir -p "$WORK/home"
+	cat >"$WORK/fake-ssh" <<-EOF
+	#!/bin/sh
+	n=\$(cat "$WORK/ssh-count" 2>/dev/null || echo 0); n=\$((n + 1)); echo \$n >"$WORK/ssh-count"
+	echo "call \$n: \$(git --git-dir="$WORK/bare.git" rev-parse -q --verify main)" >>"$WORK/ssh-log"
+	if [ -e "$WORK/ssh-down" ] || [ "\$n" = "\$(cat "$WORK/ssh-fail-at" 2>/dev/null)" ]; then
+		echo "fake ssh: connection refused" >&2; exit 255
+	fi
+	for last; do :; done
+	exec sh -c "\$last"
+	EOF
+	chmod +x "$WORK/fake-ssh"
+	printf '[core]\n\tsshCommand = %s\n[ssh]\n\tvariant = simple\n' "$WORK/fake-ssh" >"$WORK/home/.gitconfig"
+	export HOME="$WORK/home"
+}
+
+@test "autophase: a push that fails is made again before the next phase starts; the user's global core.sshCommand is honoured" {
+	fake_ssh
+	echo 1 >"$WORK/ssh-fail-at"
+	run --separate-stderr ap --push "ssh://fakehost$WORK/bare.git" -- --net none
+	echo "$stderr"; cat "$WORK/ssh-log"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"phase 01-one: the push failed; the commit"* ]]
+	[[ "$stderr" == *"before phase 02-two: pushing"* ]]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+	# three pushes: phase one's (refused), again before phase two (phase one arrives), phase two's
+	[ "$(cat "$WORK/ssh-count")" -eq 3 ]
+	[ "$(sed -n 3p "$WORK/ssh-log")" = "call 3: $(git rev-parse HEAD~1)" ]
+}
+
+@test "autophase: what a run could not push is pushed by the next run before its first unit; the end's failed push is exit 1" {
+	fake_ssh
+	touch "$WORK/ssh-down"
+	run --separate-stderr ap --push "ssh://fakehost$WORK/bare.git" -- --net none
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]          # delivered locally all the same
+	[ -z "$(git -C "$WORK/bare.git" for-each-ref)" ]
+	# control: the remote is back; the next run has nothing to run and pushes first
+	rm "$WORK/ssh-down"
+	run --separate-stderr ap --push "ssh://fakehost$WORK/bare.git" -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"before the first unit, what an earlier run may not have pushed: pushing"* ]]
+	[[ "$stderr" == *"0 phases delivered, 2 in all"* ]]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+}
+
+@test "autophase: the push honours the user's global url.*.insteadOf and never the project's config" {
+	mkdir -p "$WORK/home" "$WORK/decoy.git"
+	git init -q --bare "$WORK/decoy.git"
+	export HOME="$WORK/home"
+	# the project's own config (writable by a sandbox under --writable-git) points the same
+	# prefix elsewhere, and plants a receive-pack command that a push reading it would run
+	git config "url.$WORK/decoy.git.insteadOf" aisbtest://proj
+	git config remote.named.url aisbtest://proj
+	git config remote.named.receivepack "touch $WORK/receivepack-ran; git-receive-pack"
+	# no rewrite in the user's config: aisbtest:: is a remote helper, never allowed
+	run --separate-stderr ap --push aisbtest://proj -- --net none
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"the push failed"* ]]
+	[ -z "$(git -C "$WORK/bare.git" for-each-ref)" ]
+	# control: the user's global config rewrites it to the bare repository; the next run pushes
+	printf '[url "%s"]\n\tinsteadOf = aisbtest://proj\n' "$WORK/bare.git" >"$WORK/home/.gitconfig"
+	run --separate-stderr ap --push named -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+	[ -z "$(git -C "$WORK/decoy.git" for-each-ref)" ]
+	[ ! -e "$WORK/receivepack-ran" ]
+}
+
+@test "autophase: --dry-run never prints an --env value (canary); the run flags are shown with it redacted" {
+	local canary=ENV_VALUE_CANARY_4b7d
+	run --separate-stderr ap --dry-run -- --net none --env "FOO=$canary" "--env=BAR=$canary" --env HOME
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"aisb run --net none --env FOO=<redacted> --env=BAR=<redacted> --env HOME -- <launcher>"* ]]
+	[[ "$output" != *"$canary"* ]]
+	[[ "$stderr" != *"$canary"* ]]
+	# control: the value does reach the units in a real run (the agent sees it)
+	printf 'echo "foo is $FOO" >foo.txt\n' >.agents/plant
+	git add .agents/plant
+	git commit -q -m plant
+	run --separate-stderr ap -- --net none --env "FOO=$canary"
+	[ "$status" -eq 0 ]
+	[ "$(git show HEAD:foo.txt)" = "foo is $canary" ]
+	[[ "$stderr" != *"$canary"* ]]
+}
+
+@test "autophase: the dry run preflights the units: a plan the first unit's aisb run would refuse (78) is refused by the dry run and before any unit" {
+	unset AP_UNSET_VAR_91
+	run --separate-stderr ap --dry-run -- --net none --env AP_UNSET_VAR_91
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"AP_UNSET_VAR_91"* ]]
+	[[ "$stderr" == *"preflight: the units' 'aisb run' refuses this plan (exit 78"* ]]
+	run --separate-stderr ap -- --net none --env AP_UNSET_VAR_91
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"no unit was started"* ]]
+	[ -z "$(ls .ran-* 2>/dev/null)" ]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	# control: with the variable set the same plan passes the preflight
+	run --separate-stderr env AP_UNSET_VAR_91=1 "$AISB" autophase --dry-run -- --net none --env AP_UNSET_VAR_91
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"preflight: the first unit's 'aisb run --dry-run' accepts the plan"* ]]
+}
+
+@test "autophase: --status names validate.sh when there is no launcher, and what is wrong with it otherwise" {
+	git rm -q .agents/launcher
+	git commit -q -m "no launcher"
+	run ap --status
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"launcher:  none"* ]]
+	[[ "$output" == *"validate:  .agents/validate.sh"$'\n'* ]]
+	chmod -x .agents/validate.sh
+	run ap --status
+	[[ "$output" == *"validate:  .agents/validate.sh: not executable"* ]]
+	rm .agents/validate.sh
+	run ap --status
+	[[ "$output" == *"validate:  .agents/validate.sh: missing"* ]]
+}
+
+@test "autophase: a phase that fails validation twice passes on the second fix round; the agent gets the fix prompt with the gate's output" {
+	cat >.agents/validate.sh <<-'EOF'
+	#!/bin/sh
+	n=$(cat .ran-vcount 2>/dev/null || echo 0); n=$((n + 1)); echo $n >.ran-vcount
+	echo "VALIDATE_SAYS attempt $n"
+	[ "$n" -ge 3 ] && test -f one.txt
+	EOF
+	printf 'echo "$AISB_PHASE_ROUND" >>.ran-rounds-$AISB_PHASE\n' >.agents/plant
+	git add -A
+	git commit -q -m "a gate that passes the third time"
+	BASE=$(git rev-parse HEAD)
+	# control: one fix round is not enough; the phase fails, nothing is delivered
+	run --separate-stderr ap --fix-rounds 1 -- --net none
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"phase 01-one: .agents/validate.sh exited 1 after the last fix round"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	rm -f one.txt .ran-*
+	# the default two fix rounds: fails, fails, passes; the agent ran three times
+	run --separate-stderr ap -- --net none
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(cat .ran-rounds-01-one | tr '\n' ' ')" = "0 1 2 " ]
+	[[ "$stderr" == *"phase 01-one: .agents/validate.sh exited 1; fix round 1 of 2 follows"* ]]
+	[[ "$stderr" == *"phase 01-one: .agents/validate.sh exited 1; fix round 2 of 2 follows"* ]]
+	[[ "$stderr" == *"VALIDATE_SAYS attempt 2"* ]]   # the gate's output is shown
+	[[ "$output" == *"agent 01-one got 'Fix round 2 of 2 for phase 01-one: .agents/validate.sh exited 1 on your work."* ]]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	# phase two passed at once (its gate's fourth call)
+	[ "$(cat .ran-rounds-02-two)" = 0 ]
+}
+
+@test "autophase: an agent that exits non-zero is retried (--backoff 0 here); --retries 0 stops at the first failure" {
+	printf 'if [ ! -e .ran-failed-once ]; then touch .ran-failed-once; exit 7; fi\n' >.agents/plant
+	git add -A
+	git commit -q -m "an agent that fails once"
+	BASE=$(git rev-parse HEAD)
+	run --separate-stderr ap --retries 0 -- --net none
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"phase 01-one: the agent exited 7; nothing of it is delivered"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	rm -f one.txt .ran-*
+	# control: the default retries, without the wait
+	run --separate-stderr ap --backoff 0 -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"phase 01-one: the agent exited 7; retry 1 of 2 in 0 s"* ]]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+}
+
+@test "autophase: --validate-in host runs the gate with a toolchain only on the machine, warned on every run; an edited gate never runs there" {
+	# a "toolchain" outside the project: invisible inside the sandbox
+	printf '#!/bin/sh\necho hosttool ran >>%s/hosttool.log\n' "$WORK" >"$WORK/hosttool"
+	chmod +x "$WORK/hosttool"
+	printf '#!/bin/sh\n%s/hosttool && test -f one.txt\n' "$WORK" >.agents/validate.sh
+	git commit -q -am "a gate that needs the host's tool"
+	BASE=$(git rev-parse HEAD)
+	# control: in the sandbox (the default) the tool is not there and the gate fails
+	run --separate-stderr ap --fix-rounds 0 -- --net none
+	[ "$status" -eq 1 ]
+	[ ! -e "$WORK/hosttool.log" ]
+	rm -f one.txt .ran-*
+	run --separate-stderr ap --dry-run --validate-in host -- --net none
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"--validate-in host: .agents/validate.sh runs on this machine, outside any sandbox"* ]]
+	[[ "$output" == *"then .agents/validate.sh on the host; then a commit"* ]]
+	run --separate-stderr ap --validate-in host -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"--validate-in host: .agents/validate.sh runs on this machine, outside any sandbox"* ]]
+	[[ "$stderr" == *"phase 01-one: .agents/validate.sh on the host (--validate-in host)"* ]]
+	[ "$(wc -l <"$WORK/hosttool.log")" -eq 2 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	# an agent that edits the gate: refused before it would run on the host
+	printf '#!/bin/sh\ntouch %s/edited-gate-ran\n' "$WORK" >edit.sh
+	printf 'cp edit.sh .agents/validate.sh\n' >.agents/plant
+	printf '# Three\n' >.agents/phases/03-three.md
+	git add -A
+	git commit -q -m "an agent that edits the gate"
+	run --separate-stderr ap --validate-in host -- --net none
+	echo "$stderr"
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"phase 03-three: refusing to run .agents/validate.sh on the host: it changed during the pipeline"* ]]
+	[ ! -e "$WORK/edited-gate-ran" ]
+}
+
+# host_launcher_env: the seed's setup: HOME with rc files, a fake `pass` on PATH that hands out a
+# new token per call (and counts), and a fake pi harness (inside the sandbox) that records the
+# token and the prompt's first line and does the phase's edit. The project's own .agents/launcher
+# is removed, so the default host launcher sandbox-pi is the one looked for.
+host_launcher_env() {
+	mkdir -p "$WORK/home" "$WORK/bin" "$WORK/fakepi/bin"
+	export HOME="$WORK/home" PATH="$WORK/bin:$PATH"
+	printf '#!/bin/sh\nn=$(cat %s/pass-count 2>/dev/null || echo 0); n=$((n + 1)); echo $n >%s/pass-count\necho "TOKEN_CANARY_$n"\n' \
+		"$WORK" "$WORK" >"$WORK/bin/pass"
+	cat >"$WORK/fakepi/bin/pi" <<-'EOF'
+	#!/bin/sh
+	[ "$1" = -p ] || { echo "pi: no prompt ($*)"; exit 9; }
+	echo "$AP_TOKEN" >".ran-token-$AISB_PHASE"
+	printf '%s\n' "$2" | head -n 1 >".ran-prompt-$AISB_PHASE"
+	case "$AISB_PHASE" in 01-*) echo one >one.txt ;; 02-*) echo two >two.txt ;; esac
+	EOF
+	chmod +x "$WORK/bin/pass" "$WORK/fakepi/bin/pi"
+	chmod -R a+rX "$WORK/fakepi"
+	git rm -q .agents/launcher
+	git commit -q -m "no project launcher"
+	BASE=$(git rev-parse HEAD)
+	# the launcher's aisb command line, as a user writes it (the token fetched per call)
+	LAUNCH="AP_TOKEN=\$(pass show aisb/token) \"$AISB\" --harness-from \"$WORK/fakepi\" --no-pi-config --env AP_TOKEN"
+}
+
+@test "autophase: the seed's launcher: sandbox-pi, a function in ~/.bashrc, found by the rc probe, never called by --status/--dry-run, run per unit with its own pass token" {
+	host_launcher_env
+	# a guarded ~/.bashrc that ends in exit, as many do: the probe neuters exit
+	printf 'case $- in *i*) ;; *) return ;; esac\necho noise from bashrc\nsandbox-pi() {\n\t%s "$@"\n}\nexit 0\n' \
+		"$LAUNCH" >"$HOME/.bashrc"
+	run --separate-stderr ap --status
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"launcher:  sandbox-pi, a function in $HOME/.bashrc, run on the host per unit (its body is never shown)"* ]]
+	[[ "$output" != *"pass show"* ]] && [[ "$output" != *TOKEN_CANARY* ]]
+	run --separate-stderr ap --dry-run -- --net none
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"phase 01-one: next: sandbox-pi --net none --env AISB_PHASE=01-one ... -p <prompt>"* ]]
+	[[ "$output$stderr" != *"pass show"* ]]
+	[ ! -e "$WORK/pass-count" ]                         # nothing called: no token fetched
+	run --separate-stderr ap -- --net none
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	# one token per run of the launcher: agent 1, gate 1, agent 2, gate 2
+	[ "$(cat "$WORK/pass-count")" -eq 4 ]
+	[ "$(cat .ran-token-01-one)" = TOKEN_CANARY_1 ]
+	[ "$(cat .ran-token-02-two)" = TOKEN_CANARY_3 ]
+	# the prompt is one argument: the phase's text first
+	[ "$(cat .ran-prompt-01-one)" = "# Make one" ]
+	[[ "$output$stderr" != *TOKEN_CANARY* ]] && [[ "$output$stderr" != *"pass show"* ]]
+	[[ "$output$stderr" != *"noise from bashrc"* ]]
+}
+
+@test "autophase: sandbox-pi as an alias in ~/.bashrc.d/; --pi-cmd and AISB_AP_PI_CMD name another, in ~/.bash_aliases or on PATH" {
+	host_launcher_env
+	mkdir -p "$HOME/.bashrc.d"
+	printf "alias sandbox-pi='%s'\n" "$LAUNCH" >"$HOME/.bashrc.d/20-ai"
+	run ap --status
+	[[ "$output" == *"launcher:  sandbox-pi, an alias in $HOME/.bashrc.d/20-ai"* ]]
+	run --separate-stderr ap --fix-rounds 0 -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(cat .ran-token-01-one)" = TOKEN_CANARY_1 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+	# another name, by --pi-cmd and by AISB_AP_PI_CMD (a phase three to run)
+	printf 'my-pi() { %s "$@"; }\n' "$LAUNCH" >"$HOME/.bash_aliases"
+	printf '# Three\n' >.agents/phases/03-three.md
+	git add -A && git commit -q -m three
+	run ap --status --pi-cmd my-pi
+	[[ "$output" == *"launcher:  my-pi, a function in $HOME/.bash_aliases"* ]]
+	run env AISB_AP_PI_CMD=my-pi "$AISB" autophase --status
+	[[ "$output" == *"launcher:  my-pi, a function in $HOME/.bash_aliases"* ]]
+	run --separate-stderr ap --pi-cmd my-pi -- --net none
+	[ "$status" -eq 0 ]
+	[ -e .ran-token-03-three ]
+	# a program on PATH is captured as its absolute path
+	printf '#!/bin/sh\nexec %s "$@"\n' "$LAUNCH" >"$WORK/bin/pi-prog"
+	chmod +x "$WORK/bin/pi-prog"
+	run ap --status --pi-cmd pi-prog
+	[[ "$output" == *"launcher:  pi-prog, the program $WORK/bin/pi-prog"* ]]
+	# a name that is nowhere is refused by name
+	run ap --pi-cmd no-such-pi -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"no launcher 'no-such-pi'"* ]]
+}
+
+@test "autophase: a launcher that drops its arguments is named by --status and refused by the preflight; nothing is called" {
+	host_launcher_env
+	printf 'sandbox-pi() {\n\t%s\n}\n' "$LAUNCH" >"$HOME/.bashrc"
+	run ap --status
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"sandbox-pi DROPS ITS ARGUMENTS"* ]]
+	run ap --dry-run -- --net none
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"preflight: the launcher 'sandbox-pi' (a function in $HOME/.bashrc) drops its arguments"* ]]
+	run ap -- --net none
+	[ "$status" -eq 78 ]
+	[ ! -e "$WORK/pass-count" ]
+	[ -z "$(ls .ran-* 2>/dev/null)" ]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	# control: the same launcher with "$@" runs
+	printf 'sandbox-pi() {\n\t%s "$@"\n}\n' "$LAUNCH" >"$HOME/.bashrc"
+	run ap -- --net none
+	[ "$status" -eq 0 ]
+	[ "$(commits_since_base | wc -l)" -eq 2 ]
+}
+
+# phase_lib: a fixture of the seed's pipeline library: the five functions aisb shadows (their
+# unshadowed bodies say so loudly and fail) and the entry point, with the library's own
+# scheduling, fix round, scoped commit and push_phase call
+phase_lib() {
+	cat >"$WORK/phase-lib.sh" <<-'EOF'
+	first_prompt() { cat "$1"; }
+	fix_prompt() { printf 'Fix: validation failed for %s\n' "$1"; cat "$1"; }
+	pi() { echo "UNSHADOWED pi ran on the host" >&2; return 99; }
+	run_validation() { echo "UNSHADOWED validation ran on the host" >&2; return 99; }
+	push_phase() { echo "UNSHADOWED push" >&2; git push -q origin HEAD; }
+	run_pipeline() {
+		for f in .agents/phases/*.md; do
+			name=$(basename "$f" .md)
+			pi -p "$(first_prompt "$f")" || return 1
+			if ! run_validation "$f"; then
+				pi -p "$(fix_prompt "$f")" || return 1
+				run_validation "$f" || return 1
+			fi
+			git add -A && git commit -q -m "$name" || return 1
+			push_phase || return 1
+		done
+	}
+	EOF
+	mkdir -p "$WORK/fakepi/bin"
+	cat >"$WORK/fakepi/bin/pi" <<-'EOF'
+	#!/bin/sh
+	case "$2" in *"inside an aisb sandbox"*) touch .ran-note ;; esac
+	case "$2" in "# Make one"*) echo one >one.txt ;; "# Make two"*) echo two >two.txt ;; esac
+	EOF
+	chmod +x "$WORK/fakepi/bin/pi"
+	chmod -R a+rX "$WORK/fakepi"
+}
+
+@test "autophase: --library runs the seed's pipeline library with its five functions shadowed; a library that changed shape is refused" {
+	phase_lib
+	printf '#!/bin/sh\ntouch %s/hook-ran\n' "$WORK" >.git/hooks/pre-commit
+	chmod +x .git/hooks/pre-commit
+	# a library that changed shape (fix_prompt renamed): refused before anything runs
+	sed 's/^fix_prompt()/make_fix_prompt()/' "$WORK/phase-lib.sh" >"$WORK/changed-lib.sh"
+	run --separate-stderr ap --library "$WORK/changed-lib.sh" --push origin -- --net none --harness-from "$WORK/fakepi" --no-pi-config
+	echo "$stderr"
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"does not have the contract's functions (missing: fix_prompt); refusing to run it half-wired"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	[ -z "$(ls .ran-* one.txt 2>/dev/null)" ]
+	# control: the library that implements the contract
+	run --separate-stderr ap --library "$WORK/phase-lib.sh" --push origin -- --net none --harness-from "$WORK/fakepi" --no-pi-config
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *UNSHADOWED* ]]
+	[ "$(git log --format=%s "$BASE..HEAD" | tr '\n' ' ')" = "02-two 01-one " ]
+	[ "$(git show HEAD~1:one.txt)" = one ]
+	[ -e .ran-note ]                                   # the shadowed first_prompt told the agent
+	[[ "$stderr" == *"push_phase: pushing"* ]]          # every push is aisb's
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+	[ ! -e "$WORK/hook-ran" ]                           # the library's git ran no hook
 }

@@ -114,6 +114,46 @@ static void test_history(void **state)
 	assert_null(got[0]); /* a prefix is not the name */
 }
 
+static void test_preview_word(void **state)
+{
+	static const struct {
+		const char *prev, *arg, *want;
+	} t[] = {
+		{ "--env", "FOO=VALUE_CANARY", "FOO=<redacted>" },
+		{ "--env", "FOO=", "FOO=<redacted>" },
+		{ "--env", "FOO", "FOO" },
+		{ NULL, "--env=FOO=VALUE_CANARY", "--env=FOO=<redacted>" },
+		{ NULL, "--env=FOO", "--env=FOO" },
+		{ "--allow", "FOO=bar", "FOO=bar" },
+		{ "--proxy", "http://u:TOKEN_CANARY@127.0.0.1:3128", "http://<redacted>@127.0.0.1:3128" },
+		{ NULL, "--net", "--net" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *w = autophase_preview_word(t[i].prev, t[i].arg);
+		assert_non_null(w);
+		assert_string_equal(w, t[i].want);
+		free(w);
+	}
+}
+
+static void test_host_launcher(void **state)
+{
+	(void)state;
+	assert_true(autophase_launcher_name_ok("sandbox-pi"));
+	assert_true(autophase_launcher_name_ok("my_pi.2"));
+	assert_false(autophase_launcher_name_ok("-x"));
+	assert_false(autophase_launcher_name_ok("a b"));
+	assert_false(autophase_launcher_name_ok("a;b"));
+	assert_false(autophase_launcher_name_ok("$(x)"));
+	assert_false(autophase_launcher_name_ok(""));
+	assert_true(autophase_forwards_args("sandbox-pi () \n{ \n    K=$(pass x) aisb --env K \"$@\"\n}"));
+	assert_true(autophase_forwards_args("f () { aisb $*; }"));
+	assert_true(autophase_forwards_args("f () { aisb \"${@:1}\"; }"));
+	assert_false(autophase_forwards_args("sandbox-pi () \n{ \n    K=$(pass x) aisb --env K\n}"));
+	assert_false(autophase_forwards_args(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +161,8 @@ int main(void)
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_title),
 		cmocka_unit_test(test_history),
+		cmocka_unit_test(test_preview_word),
+		cmocka_unit_test(test_host_launcher),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
