@@ -88,7 +88,7 @@ int mount_remap_probe(const char *const *paths, uid_t id, char *why, size_t n)
 		if (!p)
 			return -ENOMEM;
 		/* not made yet (the home, the session's dir): where it will be made */
-		while ((src = open(p, O_PATH | O_CLOEXEC)) < 0 && errno == ENOENT && strrchr(p, '/') && strcmp(p, "/")) {
+		while ((src = open(p, O_PATH | O_CLOEXEC)) < 0 && errno == ENOENT && strrchr(p, '/') && !streq(p, "/")) {
 			char *slash = strrchr(p, '/');
 			if (slash == p)
 				slash[1] = 0;
