@@ -32,15 +32,25 @@
  * LSM that restricts unprivileged user namespaces, as Ubuntu's AppArmor does, exempts it); that
  * namespace then takes it from the host, and caps_drop_all() from the namespace. Mustn't: fail a
  * root caller that holds no CAP_SETUID/CAP_SETGID (a container that dropped them): it stays uid 0
- * then, confined as before, and says so with -v. */
+ * then, confined as before, and says so with -v; nor one without CAP_SYS_ADMIN (a container's
+ * default set: caught by tests/containers): it unshares unprivileged then. */
 static int confine_ids(const char *name)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
 	const uid_t id = USERNS_ROOT_RUN_ID;
 
+	uint32_t keep;
+
 	if (getuid() != 0)
 		return 0;
+	/* CAP_SYS_ADMIN only where this process holds it: a container's root often does not (its
+	 * engine's default set), and an unprivileged unshare works there */
+	hdr.pid = 0;
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return log_error_errno(-errno, "%s: cannot read its capabilities: %m", name);
+	keep = data[0].permitted & (1u << CAP_SYS_ADMIN);
+	memset(data, 0, sizeof(data));
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setgroups(0, NULL) < 0 || setresgid(id, id, id) < 0 ||
 	    setresuid(id, id, id) < 0) {
 		int e = errno;
@@ -53,7 +63,7 @@ static int confine_ids(const char *name)
 		return log_error_errno(-e, "%s: cannot leave uid 0 for uid %u: %m", name, id);
 	}
 	(void)prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
-	data[0].effective = data[0].permitted = 1u << CAP_SYS_ADMIN;
+	data[0].effective = data[0].permitted = keep;
 	if (syscall(SYS_capset, &hdr, data) < 0)
 		return log_error_errno(-errno, "%s: cannot keep CAP_SYS_ADMIN for its user namespace: %m", name);
 	return 0;
