@@ -20,18 +20,12 @@ bool mount_remap_possible(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
-	_cleanup_free_ char *map = NULL;
-	unsigned a, b, c;
 
 	if (getuid() != 0 || geteuid() != 0)
 		return false;
 	if (syscall(SYS_capget, &hdr, data) < 0 || !(data[0].effective & (1u << CAP_SYS_ADMIN)))
 		return false;
-	/* the initial user namespace maps all of 0..2^32-2 onto itself; a container's does not */
-	if (read_file_at(AT_FDCWD, "/proc/self/uid_map", 4096, &map, NULL) < 0 ||
-	    sscanf(map, "%u %u %u", &a, &b, &c) != 3)
-		return false;
-	return a == 0 && b == 0 && c == 4294967295u;
+	return userns_is_initial();
 }
 
 /* The user namespace of the idmap: 0 <-> @id for uid and gid, made once per process (a fork

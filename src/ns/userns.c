@@ -180,3 +180,14 @@ out:
 		close(pfd[1]);
 	return r < 0 ? r : ufd;
 }
+
+bool userns_is_initial(void)
+{
+	_cleanup_free_ char *map = NULL;
+	unsigned a, b, c;
+
+	/* the initial user namespace maps all of 0..2^32-2 onto itself; a container's does not */
+	if (read_file_at(AT_FDCWD, "/proc/self/uid_map", 4096, &map, NULL) < 0 || sscanf(map, "%u %u %u", &a, &b, &c) != 3)
+		return false;
+	return a == 0 && b == 0 && c == 4294967295u;
+}

@@ -103,4 +103,8 @@ int userns_open(const struct userns_map *m);
 bool userns_clone_filtered(void);
 bool userns_unshare_filtered(void);
 
+/* Whether this process is in the initial user namespace (its uid_map is the identity of every
+ * id), as real root outside any container's user namespace is. Does not log. */
+bool userns_is_initial(void);
+
 #endif
