@@ -2,6 +2,7 @@
 /* seccomp.c — the one rule table of every sandbox, and the filters compiled from it when aisb was
  * built (seccomp-gen.c, seccomp-compile.c) */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
@@ -11,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -130,6 +132,28 @@ static const int netlink_protocols[] = {
 			    * CAP_NET_ADMIN, which the workload lacks) */
 };
 
+/* Set-user-ID and set-group-ID bits (issue 22's review): the sandbox owns the project's files,
+ * and the owner of a file may set its set-id bits, so `chmod 4755 f` in the project left a
+ * set-id file on the host: for a root caller, a setuid-root program that any local user who
+ * can reach the project runs as root (measured: `-rwsr-xr-x 0 0`). Every mount inside is
+ * nosuid, so no program of the sandbox needs a set-id bit on a file it writes; in a build's
+ * RUN steps dpkg sets them on the image's own files (the fakeroot table leaves them out). The
+ * calls that give a mode: the chmod family, and a creation's mode (open and openat with O_CREAT
+ * or O_TMPFILE, creat, mknod and mknodat of a regular file). openat2 carries its mode in a
+ * struct a filter cannot read: ENOSYS, the answer of a kernel before 5.6, and callers fall back
+ * to openat. The kernel reads a umode_t, so only the two bits count. */
+struct setid_call {
+	const char *name;
+	unsigned mode_arg;      /* the argument that holds the mode */
+	int flags_arg;          /* the argument that holds the open flags, or -1: always a mode */
+};
+
+static const struct setid_call setid_calls[] = {
+	{ "chmod", 1, -1 },     { "fchmod", 1, -1 },   { "fchmodat", 2, -1 }, { "fchmodat2", 2, -1 },
+	{ "creat", 1, -1 },     { "mknod", 1, -1 },    { "mknodat", 2, -1 },  { "open", 2, 1 },
+	{ "openat", 3, 2 },
+};
+
 struct rule_buf {
 	struct seccomp_rule *out;
 	size_t cap, n;
@@ -192,6 +216,35 @@ static int push_allowlist(struct rule_buf *b, const char *call, int err, unsigne
 	return 0;
 }
 
+static int push_setid_rules(struct rule_buf *b)
+{
+	static const uint64_t bits[] = { S_ISUID, S_ISGID };
+	/* a mode counts only where the call creates a file: O_TMPFILE is __O_TMPFILE | O_DIRECTORY */
+	static const uint64_t creating[] = { O_CREAT, __O_TMPFILE };
+
+	for (size_t i = 0; i < ELEMENTSOF(setid_calls); i++) {
+		const struct setid_call *c = &setid_calls[i];
+
+		for (size_t k = 0; k < ELEMENTSOF(bits); k++) {
+			struct seccomp_rule r = { .name = c->name, .err = EPERM,
+						  .cmp = { { SC_CMP_MASKED_EQ, c->mode_arg, bits[k], bits[k] } } };
+
+			if (c->flags_arg < 0) {
+				if (push(b, r) < 0)
+					return -ENOSPC;
+				continue;
+			}
+			for (size_t f = 0; f < ELEMENTSOF(creating); f++) {
+				r.cmp[1] = (struct seccomp_arg_cmp){ SC_CMP_MASKED_EQ, (unsigned)c->flags_arg,
+								     creating[f], creating[f] };
+				if (push(b, r) < 0)
+					return -ENOSPC;
+			}
+		}
+	}
+	return push(b, (struct seccomp_rule){ .name = "openat2", .err = ENOSYS });
+}
+
 static int push_socket_rules(struct rule_buf *b)
 {
 	static const struct seccomp_arg_cmp netlink = { SC_CMP_EQ, 0, 0, AF_NETLINK };
@@ -228,7 +281,7 @@ int seccomp_policy_rules(const struct seccomp_options *o, struct seccomp_rule *o
 	struct rule_buf b = { .out = out, .cap = cap };
 
 	if (push_all(&b, base_rules, ELEMENTSOF(base_rules)) < 0 || push_socket_rules(&b) < 0 ||
-	    push_personality_rules(&b) < 0 ||
+	    push_personality_rules(&b) < 0 || (!o->fakeroot && push_setid_rules(&b) < 0) ||
 	    (!o->allow_ptrace && push_all(&b, ptrace_rules, ELEMENTSOF(ptrace_rules)) < 0) ||
 	    (o->fakeroot && push_all(&b, fakeroot_rules, ELEMENTSOF(fakeroot_rules)) < 0))
 		return -ENOSPC;

@@ -4,7 +4,8 @@
  *
  * seccomp_policy_rules() is the pure rule list for a set of options (unit-tested by name and
  * argument filter): the deny list, the socket-family allowlist, the ptrace family unless
- * --allow-ptrace, and for a build's root RUN steps the fakeroot no-ops. One table, one compiler:
+ * --allow-ptrace, set-id mode bits refused (except in a build's root RUN steps), and for a
+ * build's root RUN steps the fakeroot no-ops. One table, one compiler:
  * a fix made here protects both paths. The list is turned into BPF by libseccomp when aisb is
  * BUILT (seccomp-gen.c writes the programs of the four option sets into the binary), not at
  * every start: compiling cost ~50 copy-on-write and heap page faults per run (15-55 us each on

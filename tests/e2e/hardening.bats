@@ -228,6 +228,33 @@ for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6"
 
 # ---- environment -----------------------------------------------------------------------------
 
+@test "hardening: no call gives a project file a set-id bit (chmod family, O_CREAT, O_TMPFILE, mknod; openat2 is ENOSYS); every other mode works; the host does" {
+	with_probe
+	# the attack (issue 22's review): the sandbox owns the project's files and an owner may set
+	# a file's set-id bits; for a root caller that left a setuid-root file on the host
+	run sb -- ./probe setid .
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local attacks='chmod u+s: err1 chmod g+s: err1 fchmodat: err1 fchmod: err1 fchmodat2: err1 openat O_CREAT: err1 open O_CREAT: err1 creat: err1 O_TMPFILE: err1 mknod: err1 mknodat: err1 openat2: err38'
+	local controls='control chmod: ok control fchmodat2: ok control openat O_CREAT: ok control setid without creating: ok control mknod: ok'
+	[ "${lines[*]}" = "$attacks $controls" ]
+	# what the host finds in the project afterwards: no set-id file, the files themselves exist
+	[ -z "$(find "$PROJ" -perm /6000)" ]
+	[ -f "$PROJ/chmod-u" ] && [ -f "$PROJ/mknod" ] && [ -f "$PROJ/openat" ]
+	[ "$(stat -c %a "$PROJ/ctl-fchmodat2")" = 1755 ]
+	# the ordinary tools: the same refusal, a plain mode is fine
+	run sb -- sh -c 'cp /bin/true suidt; chmod 4755 suidt 2>/dev/null || echo refused; chmod 755 suidt && echo plain'
+	[ "${lines[*]}" = "refused plain" ]
+	[ -z "$(find "$PROJ" -perm /6000)" ]
+	# control: the same probe on the host makes every one of those files set-id
+	mkdir "$WORK/host-setid"
+	run "$PROJ/probe" setid "$WORK/host-setid"
+	local host=${attacks//err1/ok}
+	[ "${lines[*]}" = "${host/openat2: err38/openat2: ok} $controls" ]
+	# eleven named files (the O_TMPFILE one has no name)
+	[ "$(find "$WORK/host-setid" -perm /6000 | wc -l)" -eq 11 ]
+}
+
 @test "hardening: more than 255 environment entries are refused (78) naming the count and the limit; 200 pass" {
 	local args=() i
 	for i in $(seq 300); do args+=(--env "V$i=x$i"); done
@@ -273,7 +300,7 @@ for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6"
 	cat >Containerfile <<-EOF
 	FROM oci:$WORK/bb:v1
 	COPY probe /probe
-	RUN echo $new > $SYSCTL 2>/dev/null && echo sysctl-written || echo sysctl-refused; for p in "openw /proc/sys/kernel/core_pattern" "socket 40 1 0" "socket 17 2 0" "socket 2 1 0" "socket 10 2 0" "personality 0xffffffff" "personality 0x0400000" "kcmp"; do echo "\$p: \$(/probe \$p)"; done; echo 300 > /proc/self/oom_score_adj 2>/dev/null || echo "oom refused"; echo "userns \$(cat /proc/sys/user/max_user_namespaces)"; echo "keys \$(wc -c < /proc/keys)"; echo "writable sysctls \$(/probe writable /proc/sys/kernel /proc/sys/vm /proc/sys/fs /proc/sys/net/core)"; grep -c "^Pid:" /proc/self/status
+	RUN echo $new > $SYSCTL 2>/dev/null && echo sysctl-written || echo sysctl-refused; for p in "openw /proc/sys/kernel/core_pattern" "socket 40 1 0" "socket 17 2 0" "socket 2 1 0" "socket 10 2 0" "personality 0xffffffff" "personality 0x0400000" "kcmp"; do echo "\$p: \$(/probe \$p)"; done; echo 300 > /proc/self/oom_score_adj 2>/dev/null || echo "oom refused"; echo "userns \$(cat /proc/sys/user/max_user_namespaces)"; echo "keys \$(wc -c < /proc/keys)"; echo "writable sysctls \$(/probe writable /proc/sys/kernel /proc/sys/vm /proc/sys/fs /proc/sys/net/core)"; grep -c "^Pid:" /proc/self/status; chmod 4755 /probe && echo "image setid \$(ls -l /probe | cut -c1-10)"
 	EOF
 	run "$AISB" build -f Containerfile -t hardening-run .
 	echo "$output"
@@ -294,6 +321,8 @@ for name, fam in (("vsock", socket.AF_VSOCK), ("inet", socket.AF_INET), ("inet6"
 	[[ "$output" == *"keys 0"* ]]
 	[[ "$output" == *"writable sysctls 0"* ]]
 	[[ "$output" == *$'\n1\n'* || "$output" == *$'\n1' ]] # one Pid: line in /proc/self/status
+	# the one difference: a root step may set set-id bits on the image's own files (dpkg does)
+	[[ "$output" == *"image setid -rwsr-xr-x"* ]]
 }
 
 # ---- fail closed -----------------------------------------------------------------------------

@@ -12,6 +12,9 @@
  * probe mount DIR                       mount(2) a tmpfs on DIR (unmounted again at once)
  * probe umount DIR                      umount2(2) DIR, MNT_DETACH (a cover of /proc, say)
  * probe sethostname NAME                sethostname(2) (CAP_SYS_ADMIN over the UTS namespace)
+ * probe setid DIR                       every call that can give a file in DIR a set-id bit, one
+ *                                       new file each ("call: answer" lines), then the controls:
+ *                                       the same calls without the bit
  *
  * Linked statically (tests/e2e/Makefile.inc), so that it also runs in a busybox image's
  * `aisb build` RUN step. Exit status 0 unless the usage is wrong: the answer is the output.
@@ -20,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kcmp.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +32,7 @@
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -107,6 +112,105 @@ static int writable(int n, char **dirs)
 	return 0;
 }
 
+static void say(const char *what, long r)
+{
+	printf("%s: ", what);
+	answer(r);
+}
+
+/* a new regular file DIR/NAME with mode 0755, its fd (or -1) */
+static int fresh(int dir, const char *name)
+{
+	(void)unlinkat(dir, name, 0);
+	return openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+}
+
+static long chmod_try(int dir, const char *name, mode_t mode, int how)
+{
+	int fd = fresh(dir, name);
+	long r;
+
+	if (fd < 0)
+		return -1;
+	switch (how) {
+	case 0:
+		r = fchmodat(dir, name, mode, 0); /* glibc: fchmodat(2) */
+		break;
+	case 1:
+		r = fchmod(fd, mode);
+		break;
+	default:
+		r = syscall(452 /* fchmodat2, Linux 6.6 */, dir, name, mode, 0);
+		break;
+	}
+	close(fd);
+	return r;
+}
+
+static long open_try(int dir, const char *name, int flags, mode_t mode)
+{
+	long fd;
+
+	(void)unlinkat(dir, name, 0);
+	fd = syscall(SYS_openat, dir, name, flags | O_CLOEXEC, mode);
+	if (fd >= 0)
+		close((int)fd);
+	return fd;
+}
+
+static int setid(const char *path)
+{
+	int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct open_how how = { .flags = O_WRONLY | O_CREAT | O_CLOEXEC, .mode = 04755 };
+	long r;
+
+	if (dir < 0 || fchdir(dir) < 0)
+		return answer(-1);
+	umask(022);
+	say("chmod u+s", fresh(dir, "chmod-u") < 0 ? -1 : syscall(SYS_chmod, "chmod-u", 04755));
+	say("chmod g+s", fresh(dir, "chmod-g") < 0 ? -1 : syscall(SYS_chmod, "chmod-g", 02755));
+	say("fchmodat", chmod_try(dir, "fchmodat", 04755, 0));
+	say("fchmod", chmod_try(dir, "fchmod", 06755, 1));
+	say("fchmodat2", chmod_try(dir, "fchmodat2", 04755, 2));
+	say("openat O_CREAT", open_try(dir, "openat", O_WRONLY | O_CREAT, 04755));
+	(void)unlink("open");
+	r = syscall(SYS_open, "open", O_WRONLY | O_CREAT | O_CLOEXEC, 02755);
+	say("open O_CREAT", r);
+	if (r >= 0)
+		close((int)r);
+	(void)unlink("creat");
+	r = syscall(SYS_creat, "creat", 04755);
+	say("creat", r);
+	if (r >= 0)
+		close((int)r);
+	r = syscall(SYS_openat, dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 04755);
+	say("O_TMPFILE", r);
+	if (r >= 0)
+		close((int)r);
+	(void)unlink("mknod");
+	say("mknod", syscall(SYS_mknod, "mknod", S_IFREG | 04755, 0));
+	(void)unlinkat(dir, "mknodat", 0);
+	say("mknodat", syscall(SYS_mknodat, dir, "mknodat", S_IFREG | 02755, 0));
+	(void)unlinkat(dir, "openat2", 0);
+	r = syscall(SYS_openat2, dir, "openat2", &how, sizeof(how));
+	say("openat2", r);
+	if (r >= 0)
+		close((int)r);
+	/* controls: the same calls give every other mode */
+	say("control chmod", fresh(dir, "ctl-chmod") < 0 ? -1 : syscall(SYS_chmod, "ctl-chmod", 0700));
+	say("control fchmodat2", chmod_try(dir, "ctl-fchmodat2", 01755, 2));
+	say("control openat O_CREAT", open_try(dir, "ctl-openat", O_WRONLY | O_CREAT, 0755));
+	/* an existing file, opened with a mode argument that does not count */
+	r = syscall(SYS_openat, dir, "ctl-openat", O_WRONLY | O_CLOEXEC, 04755);
+	say("control setid without creating", r);
+	if (r >= 0)
+		close((int)r);
+	(void)unlink("ctl-mknod");
+	say("control mknod", syscall(SYS_mknod, "ctl-mknod", S_IFIFO | 0600, 0));
+	close(dir);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -167,6 +271,8 @@ int main(int argc, char **argv)
 		return answer(sethostname(argv[2], strlen(argv[2])));
 	if (strcmp(what, "umount") == 0 && argc == 3)
 		return answer(umount2(argv[2], MNT_DETACH));
-	fprintf(stderr, "usage: probe socket|socketpair|personality|openw|kcmp|pidfd_getfd|process_madvise|memwrite|writable|mount|umount|sethostname ...\n");
+	if (strcmp(what, "setid") == 0 && argc == 3)
+		return setid(argv[2]);
+	fprintf(stderr, "usage: probe socket|socketpair|personality|openw|kcmp|pidfd_getfd|process_madvise|memwrite|writable|mount|umount|sethostname|setid ...\n");
 	return 2;
 }

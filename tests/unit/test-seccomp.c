@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/netlink.h>
 #include <sched.h>
@@ -14,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -204,6 +206,52 @@ static void test_socket_families(void **state)
 	assert_int_equal(decide1(r, n, "socketpair", AF_NETLINK, NETLINK_AUDIT), -1);
 }
 
+/* Set-id mode bits: refused in every call that gives a file its mode, where it does (open and
+ * openat only when they create); the same modes without the bits, and the bits where no file is
+ * created, go through; a build's root RUN steps keep them (dpkg). */
+static void test_setid_modes(void **state)
+{
+	struct seccomp_options o = { 0 };
+	struct seccomp_rule r[SECCOMP_RULES_MAX];
+	int n = seccomp_policy_rules(&o, r, ELEMENTSOF(r));
+	uint64_t chmod_a[6] = { 0, 04755 }, chmod_g[6] = { 0, 02755 }, chmod_ok[6] = { 0, 0755 };
+	uint64_t at[6] = { (uint64_t)AT_FDCWD, 0, 06777 }, at_ok[6] = { (uint64_t)AT_FDCWD, 0, 01777 };
+	uint64_t open_c[6] = { 0, O_WRONLY | O_CREAT, 04755 }, open_t[6] = { 0, O_TMPFILE | O_RDWR, 02700 };
+	uint64_t open_nc[6] = { 0, O_RDONLY, 04755 }, open_ok[6] = { 0, O_CREAT | O_EXCL, 0700 };
+	uint64_t openat_c[6] = { (uint64_t)AT_FDCWD, 0, O_CREAT | O_TRUNC, 0xffffffff00000000ull | 04000 };
+	uint64_t openat_nc[6] = { (uint64_t)AT_FDCWD, 0, O_RDWR, 04755 };
+	uint64_t mknod_a[6] = { 0, S_IFREG | 04755 }, mknodat_a[6] = { 0, 0, S_IFREG | 02755 };
+	uint64_t mknod_ok[6] = { 0, S_IFIFO | 0600 };
+
+	assert_true(n > 0);
+	assert_int_equal(decide(r, n, "chmod", chmod_a), EPERM);
+	assert_int_equal(decide(r, n, "chmod", chmod_g), EPERM);
+	assert_int_equal(decide(r, n, "fchmod", chmod_a), EPERM);
+	assert_int_equal(decide(r, n, "creat", chmod_g), EPERM);
+	assert_int_equal(decide(r, n, "fchmodat", at), EPERM);
+	assert_int_equal(decide(r, n, "fchmodat2", at), EPERM);
+	assert_int_equal(decide(r, n, "open", open_c), EPERM);
+	assert_int_equal(decide(r, n, "open", open_t), EPERM);
+	assert_int_equal(decide(r, n, "openat", openat_c), EPERM);
+	assert_int_equal(decide(r, n, "mknod", mknod_a), EPERM);
+	assert_int_equal(decide(r, n, "mknodat", mknodat_a), EPERM);
+	assert_int_equal(find(r, n, "openat2")->err, ENOSYS);
+	/* controls: no set-id bit (the sticky bit is fine), or no file created */
+	assert_int_equal(decide(r, n, "chmod", chmod_ok), -1);
+	assert_int_equal(decide(r, n, "fchmodat", at_ok), -1);
+	assert_int_equal(decide(r, n, "fchmodat2", at_ok), -1);
+	assert_int_equal(decide(r, n, "open", open_nc), -1);
+	assert_int_equal(decide(r, n, "open", open_ok), -1);
+	assert_int_equal(decide(r, n, "openat", openat_nc), -1);
+	assert_int_equal(decide(r, n, "mknod", mknod_ok), -1);
+	/* a build's root RUN steps: dpkg sets them on the image's files */
+	o.fakeroot = true;
+	n = seccomp_policy_rules(&o, r, ELEMENTSOF(r));
+	assert_int_equal(decide(r, n, "chmod", chmod_a), -1);
+	assert_int_equal(decide(r, n, "openat", openat_c), -1);
+	assert_null(find(r, n, "openat2"));
+}
+
 static void test_capacity(void **state)
 {
 	struct seccomp_rule r[SECCOMP_RULES_MAX];
@@ -304,6 +352,10 @@ static void test_compile_and_load(void **state)
 			_exit(7);
 		if (sys(SYS_kcmp, getpid(), getpid(), 0) != -1 || errno != EPERM)
 			_exit(8);
+		if (sys(SYS_chmod, (long)"/", 04755, 0) != -1 || errno != EPERM)
+			_exit(13);
+		if (sys(SYS_openat2, AT_FDCWD, (long)"/", 0) != -1 || errno != ENOSYS)
+			_exit(14);
 		/* controls */
 		if (sys(SYS_personality, 0xffffffff, 0, 0) < 0 || sys(SYS_personality, PER_LINUX, 0, 0) < 0)
 			_exit(9);
@@ -333,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_allow_ptrace),
 		cmocka_unit_test(test_personality),
 		cmocka_unit_test(test_socket_families),
+		cmocka_unit_test(test_setid_modes),
 		cmocka_unit_test(test_capacity),
 		cmocka_unit_test(test_fail_closed),
 		cmocka_unit_test(test_builtin_is_the_table),
