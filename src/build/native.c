@@ -498,7 +498,7 @@ static int run_pid1(const struct run_args *a)
 				       "pid_max: %m"),
 		       AISB_EXIT_ENFORCE;
 	/* the /proc stage of `aisb run` (ns/procfs.h): a root caller's step is kuid 0 */
-	r = procfs_stage(a->uid == 0, false, &failed);
+	r = procfs_stage(a->uid == 0, false, false, &failed);
 	if (r < 0)
 		return log_error_errno(r, "build: cannot cover '%s' in the step's /proc: %m", failed), AISB_EXIT_ENFORCE;
 	if ((r = step_env(a, &env)) != 0)

@@ -132,7 +132,7 @@ int cmd_clean(int argc, char **argv)
 			return log_error("clean: unknown argument '%s' (see 'aisb clean --help')", argv[i]), AISB_EXIT_USAGE;
 	}
 	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
-		return AISB_EXIT_FAILED;
+		return AISB_EXIT_POLICY; /* the environment names no usable dir (sessions.h) */
 	r = sessions_list(state, &v, &n);
 	if (r < 0)
 		return log_error_errno(r, "cannot list sessions in '%s/sessions': %m", state), AISB_EXIT_FAILED;

@@ -11,12 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/capview.h"
 #include "cli/commands.h"
 #include "cli/doctor.h"
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "ns/cgroup.h"
+#include "util/container.h"
 #include "util/dl.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -122,11 +124,13 @@ static pid_t wait_workload(pid_t sup, const char *comm)
 
 /* Starts a sandbox running `sleep`, reads its workload's capability sets back from outside with
  * libcap (cli/capview.h) and stops it: an independent look at what the "hardening" check asks
- * the workload itself. A missing libcap is a warning. Return: 1 when it failed. */
-static int deep_caps(const char *self)
+ * the workload itself. A missing libcap is a warning. @cproc: doctor was given --container-proc,
+ * passed on (else --no-cwd holds its place). Return: 1 when it failed. */
+static int deep_caps(const char *self, bool cproc)
 {
 	char *const argv[] = { (char *)self, (char *)"run", (char *)"--no-cwd", (char *)"--ephemeral-home",
-			       (char *)"--net", (char *)"none", (char *)"--", (char *)"sleep", (char *)"30", NULL };
+			       (char *)"--net", (char *)"none", cproc ? (char *)"--container-proc" : (char *)"--no-cwd",
+			       (char *)"--", (char *)"sleep", (char *)"30", NULL };
 	char text[2048] = "";
 	pid_t pid, w;
 	int r = -ESRCH, st;
@@ -170,50 +174,98 @@ static int deep_caps(const char *self)
 	return 1;
 }
 
+/* The run's settings that change what doctor must check, from the sources a run reads (user
+ * config < AISB_* < flags; a project policy cannot set them): --container-proc. @flag: doctor
+ * was given --container-proc. Return: 0, or the exit code a run would refuse the settings with
+ * (78). Logs on failure. */
+static int run_settings(struct doctor_env *e, bool flag, char *by, size_t bylen)
+{
+	_cleanup_free_ char *config = hostenv_config_path();
+	char *args[] = { (char *)"doctor", NULL };
+	struct aisb_settings s;
+	int r = args_load(&s, 1, args, config, hostenv_get);
+
+	if (r != 0)
+		return r;
+	e->container_proc = flag || s.container_proc;
+	if (flag)
+		snprintf(by, bylen, "the flag");
+	else if (hostenv_get("AISB_CONTAINER_PROC"))
+		snprintf(by, bylen, "AISB_CONTAINER_PROC");
+	else
+		snprintf(by, bylen, "container_proc in '%s'", config ? config : "?");
+	e->container_proc_by = by;
+	settings_free(&s);
+	return 0;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	struct passwd *pw = getpwuid(getuid());
-	char self[PATH_MAX] = "aisb";
+	char self[PATH_MAX] = "aisb", by[PATH_MAX + 64];
 	struct doctor_env e = {
 		.proc = "/proc", .sys = "/sys", .etc = "/etc", .cgroup_root = "", .uid = getuid(),
 		.user = pw ? pw->pw_name : NULL, .self_exe = self, .get = hostenv_get, .live = true,
 	};
-	bool deep = false;
+	bool deep = false, cproc = false;
 	ssize_t k;
-	int fails;
+	int fails, r;
 
 	for (int i = 1; i < argc; i++) {
 		if (streq(argv[i], "--deep"))
 			deep = true;
+		else if (streq(argv[i], "--container-proc"))
+			cproc = true;
 		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
-			printf("usage: aisb doctor [--deep]\n"
+			printf("usage: aisb doctor [--deep] [--container-proc]\n"
 			       "Checks every prerequisite and prints the fix for each problem; --deep also runs\n"
-			       "real sandboxes. Exits 1 when a required check fails.\n");
+			       "real sandboxes. --container-proc checks as for runs with it (it is read from the\n"
+			       "config and AISB_CONTAINER_PROC too). Exits 1 when a required check fails.\n");
 			return 0;
 		} else
 			return log_error("doctor: unknown argument '%s'", argv[i]), AISB_EXIT_USAGE;
 	}
+	r = run_settings(&e, cproc, by, sizeof(by));
 	k = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (k > 0)
 		self[k] = 0;
 	printf("aisb %s doctor (uid %u)\n", PACKAGE_VERSION, (unsigned)getuid());
 	fails = doctor_run(&e, stdout);
+	/* a config or AISB_* value every run refuses (args_load() said which, above) */
+	if (r != 0) {
+		printf("FAIL %-10s runs refuse the config or an AISB_* variable (exit %d): see the error above\n",
+		       "config", r);
+		fails++;
+	}
 	if (deep) {
 		char why[320];
 		char *true_cmd[] = { (char *)"true", NULL };
 		char *proc_cmd[] = { (char *)"sh", (char *)"-c", (char *)"test -r /proc/self/status && test ! -e /proc/1/environ -o -r /proc/1/environ", NULL };
+		/* --container-proc in a masked /proc: the trade as stated, the container's PID 1's
+		 * environ refused, the sandbox's own readable (docs/threat-model.md) */
+		char *cproc_cmd[] = { (char *)"sh", (char *)"-c", (char *)"test -r /proc/self/environ && ! cat /proc/1/environ >/dev/null 2>&1", NULL };
+		char *cproc_flag[] = { (char *)"--container-proc", NULL };
+		_cleanup_free_ char *mi = NULL;
+		bool traded = e.container_proc && read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 20, &mi, NULL) >= 0 &&
+			      container_proc_overmounts(mi, "/proc") > 0;
+		char *const *extra = cproc ? cproc_flag : NULL;
 		char *caps_cmd[] = { (char *)"sh", (char *)"-c",
 				     (char *)"grep -q '^CapEff:[[:space:]]*0*$' /proc/self/status && grep -q '^NoNewPrivs:[[:space:]]*1' /proc/self/status && grep -q '^Seccomp:[[:space:]]*2' /proc/self/status", NULL };
 		char *ns_cmd[] = { (char *)"sh", (char *)"-c", (char *)"! unshare -U true 2>/dev/null", NULL };
-		char *mem[] = { (char *)"--memory", (char *)"64M", (char *)"--pids", (char *)"64", NULL };
+		char *mem[] = { (char *)"--memory", (char *)"64M", (char *)"--pids", (char *)"64",
+				cproc ? (char *)"--container-proc" : NULL, NULL };
 
 		printf("-- deep: real sandboxes --\n");
-		fails += deep_run(self, "run", "a sandbox starts and runs 'true'", NULL, true_cmd);
-		fails += deep_run(self, "proc", "the sandbox has its own /proc", NULL, proc_cmd);
-		fails += deep_run(self, "hardening", "no capabilities, no_new_privs, seccomp filter inside", NULL, caps_cmd);
-		fails += deep_caps(self);
+		fails += deep_run(self, "run", "a sandbox starts and runs 'true'", extra, true_cmd);
+		if (traded)
+			fails += deep_run(self, "proc", "the container's /proc (--container-proc): the container's PID 1's "
+					  "environ is refused, the sandbox's own readable", extra, cproc_cmd);
+		else
+			fails += deep_run(self, "proc", "the sandbox has its own /proc", extra, proc_cmd);
+		fails += deep_run(self, "hardening", "no capabilities, no_new_privs, seccomp filter inside", extra, caps_cmd);
+		fails += deep_caps(self, cproc);
 		if (access("/usr/bin/unshare", X_OK) == 0)
-			fails += deep_run(self, "nested-ns", "a nested user namespace is refused inside", NULL, ns_cmd);
+			fails += deep_run(self, "nested-ns", "a nested user namespace is refused inside", extra, ns_cmd);
 		if (cgroup_probe("", CGROUP_MEMORY | CGROUP_PIDS, why, sizeof(why)))
 			fails += deep_run(self, "limits", "--memory 64M --pids 64 are enforced", mem, true_cmd);
 		else

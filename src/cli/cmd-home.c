@@ -130,7 +130,7 @@ int cmd_home(int argc, char **argv)
 			return log_error("home: unexpected argument '%s' (see 'aisb home --help')", argv[i]), AISB_EXIT_USAGE;
 	}
 	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
-		return AISB_EXIT_FAILED;
+		return AISB_EXIT_POLICY; /* the environment names no usable dir (sessions.h) */
 	if (arg && !streq(arg, "project") && !args_home_name_valid(arg))
 		return log_error("home: invalid home name '%s'", arg), AISB_EXIT_USAGE;
 	if (streq(op, "--reset") && !arg)

@@ -162,7 +162,7 @@ int cmd_import(int argc, char **argv)
 		return log_error("import: --yes answers --review's question; without --review nothing is asked"), AISB_EXIT_USAGE;
 	o.confirm = cli_import_confirm;
 	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
-		return AISB_EXIT_FAILED;
+		return AISB_EXIT_POLICY; /* the environment names no usable dir (sessions.h) */
 	if (!sessions_id_valid(id))
 		return log_error("import: '%s' is not a session id", id), AISB_EXIT_USAGE;
 	if (cli_session_live(state, id))

@@ -17,6 +17,7 @@
 
 int cmd_inspect(int argc, char **argv)
 {
+	_cleanup_free_ char *state_dir = NULL;
 	const char *ref = NULL;
 	bool json = false;
 	int r;
@@ -35,6 +36,9 @@ int cmd_inspect(int argc, char **argv)
 	}
 	if (!ref)
 		return log_error("inspect: which session or image? usage: aisb inspect ID|REF [--json]"), AISB_EXIT_USAGE;
+	/* no usable state dir: 78 naming the variable, as every command (cli/sessions.h) */
+	if (sessions_state_dir_checked(hostenv_get, &state_dir) < 0)
+		return AISB_EXIT_POLICY;
 	r = session_inspect(ref, json);
 	if (r == 0 || r == -ENOENT) {
 		/* a clone workspace outlives its session dir (workspace/workspace.h) */

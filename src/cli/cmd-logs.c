@@ -37,7 +37,7 @@ int cmd_logs(int argc, char **argv)
 	if (!sessions_id_valid(id))
 		return log_error("logs: '%s' is not a session id", id), AISB_EXIT_USAGE;
 	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
-		return AISB_EXIT_FAILED;
+		return AISB_EXIT_POLICY; /* the environment names no usable dir (sessions.h) */
 
 	r = sessions_load(state, id, &si);
 	printf("# session %s\n", id);

@@ -151,7 +151,7 @@ int cmd_trust(int argc, char **argv)
 	if (show && revoke)
 		return log_error("trust: --show and --revoke exclude each other"), AISB_EXIT_USAGE;
 	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
-		return AISB_EXIT_FAILED;
+		return AISB_EXIT_POLICY; /* the environment names no usable dir (sessions.h) */
 	r = trust_read_policy(dir, &pp);
 	if (r < 0) {
 		log_error("trust: cannot read the policy in '%s/.aisb': %s", dir,

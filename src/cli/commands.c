@@ -76,7 +76,8 @@ static const struct cli_flag trust_flags[] = {
 	{ NULL, 0, 0, NULL, false },
 };
 static const struct cli_flag doctor_flags[] = {
-	{ "deep", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
+	{ "deep", 0, CLI_VALUE_NONE, NULL, false }, { "container-proc", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG,
+	{ NULL, 0, 0, NULL, false },
 };
 
 static const struct cli_flag autophase_flags[] = {

@@ -26,6 +26,7 @@
 #include "net/pasta.h"
 #include "ns/cgroup.h"
 #include "ns/limits.h"
+#include "ns/mounts.h"
 #include "ns/refusal.h"
 #include "ns/userns.h"
 #include "util/container.h"
@@ -107,6 +108,25 @@ static int probe_proc(void)
 	if (waitpid(pid, &st, 0) < 0)
 		return -errno;
 	return WIFEXITED(st) ? -WEXITSTATUS(st) : -EINTR;
+}
+
+/* --container-proc's trade, as init makes it (ns/mounts.h): the container's /proc, cloned with
+ * its masks, attached in a new user+mount namespace, and a file of it readable. */
+static int probe_container_proc(void)
+{
+	_cleanup_close_ int tree = -1;
+	int r = enter(CLONE_NEWNS);
+
+	if (r < 0)
+		return r;
+	if (mount("tmpfs", "/tmp", "tmpfs", 0, "size=1m") < 0 || mkdir("/tmp/proc", 0755) < 0)
+		return -errno;
+	tree = mount_container_proc_detached();
+	if (tree < 0)
+		return tree;
+	if (move_mount(tree, "", AT_FDCWD, "/tmp/proc", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return -errno;
+	return access("/tmp/proc/self/status", R_OK) < 0 ? -errno : 0;
 }
 
 /* Where probe_overlay() works: "" for a tmpfs of its own, else a directory on the filesystem
@@ -374,17 +394,42 @@ void doctor_check_seccomp(const struct doctor_env *e, struct doctor_result *r)
 		set(r, DOCTOR_OK, "seccomp", "no inherited seccomp filter", NULL);
 }
 
-/* A masked /proc is a FAIL, not a warning: the run refuses there (77) and there is no
- * fallback (container.h). The message and fix are the run's refusal, word for word. */
+/* What a run does where a fresh /proc is refused and --container-proc was chosen: it binds the
+ * container's /proc (a warning with the exposure, the run's own words: mount-apply.c), or, when
+ * that bind fails too (@bind < 0), refuses. */
+static void proc_trade(const struct doctor_env *e, struct doctor_result *r, int bind)
+{
+	const char *by = e->container_proc_by ? e->container_proc_by : "the flag";
+	enum container_engine eng = container_detect(e->root);
+	char msg[768], fix[384];
+
+	if (bind < 0) {
+		snprintf(msg, sizeof(msg), "a fresh /proc cannot be mounted here (masked), and the container's /proc "
+			 "cannot be bound either (--container-proc, chosen with %s): %s", by, strerror(-bind));
+		set(r, DOCTOR_FAIL, "proc", msg, container_fix(eng, CONTAINER_NEED_PROC));
+		return;
+	}
+	snprintf(msg, sizeof(msg), "a fresh /proc cannot be mounted here (masked): runs with --container-proc "
+		 "(chosen with %s) use the container's /proc: " CONTAINER_PROC_EXPOSURE, by);
+	snprintf(fix, sizeof(fix), "to keep the container's processes out of the sandbox: %s",
+		 container_fix(eng, CONTAINER_NEED_PROC));
+	set(r, DOCTOR_WARN, "proc", msg, fix);
+}
+
+/* A masked /proc is a FAIL, not a warning: the run refuses there (77) unless --container-proc
+ * was chosen (container.h). The message and fix are the run's refusal, word for word; with
+ * --container-proc, the run's warning (proc_trade()). */
 void doctor_check_proc(const struct doctor_env *e, struct doctor_result *r)
 {
 	_cleanup_free_ char *mi = read_under(e->proc, "self/mountinfo");
 	unsigned over = mi ? container_proc_overmounts(mi, "/proc") : 0;
-	char msg[384], fix[384];
+	char msg[512], fix[512];
 	int k;
 
 	if (!e->live) {
-		if (over) {
+		if (over && e->container_proc)
+			proc_trade(e, r, 0);
+		else if (over) {
 			container_proc_refusal(container_detect(e->root), EPERM, over, msg, sizeof(msg), fix, sizeof(fix));
 			set(r, DOCTOR_FAIL, "proc", msg, fix);
 		} else
@@ -396,6 +441,11 @@ void doctor_check_proc(const struct doctor_env *e, struct doctor_result *r)
 	k = probe(probe_proc);
 	if (k == 0) {
 		set(r, DOCTOR_OK, "proc", "a fresh /proc mounts in a new user+pid namespace", NULL);
+		return;
+	}
+	/* the run binds the container's /proc exactly on EPERM (mount-apply.c apply_fs()) */
+	if (k == -EPERM && e->container_proc) {
+		proc_trade(e, r, probe(probe_container_proc));
 		return;
 	}
 	container_proc_refusal(container_detect(e->root), -k, over, msg, sizeof(msg), fix, sizeof(fix));

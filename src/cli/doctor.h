@@ -21,7 +21,7 @@ enum doctor_status { DOCTOR_OK, DOCTOR_WARN, DOCTOR_FAIL, DOCTOR_STATUS_MAX };
 struct doctor_result {
 	enum doctor_status status;
 	char name[24];
-	char msg[512];
+	char msg[768]; /* the proc trade: the exposure and where it was chosen */
 	char fix[640];
 };
 
@@ -36,6 +36,12 @@ struct doctor_env {
 	const char *self_exe;  /* path of this aisb, for the AppArmor fix */
 	env_getter get;
 	bool live;             /* run probes that need the kernel */
+	/* --container-proc chosen (the config key container_proc, AISB_CONTAINER_PROC or doctor's
+	 * own --container-proc, as a run reads them): a masked /proc is then what the run binds,
+	 * so the proc check reports that trade instead of the refusal. @container_proc_by names
+	 * the source for the message (NULL: "the flag"). */
+	bool container_proc;
+	const char *container_proc_by;
 	struct dl_lib *const *libs; /* NULL-terminated; NULL: the optional libraries of util/dl.h */
 };
 

@@ -522,9 +522,10 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		return log_error("--untracked, --target, --import-uncommitted and --review need --workspace clone"),
 		       AISB_EXIT_POLICY;
 
-	/* State and home: the rule every command shares (util/homedir.h). */
+	/* State and home: the rule every command shares (util/homedir.h); a dir the environment
+	 * does not let aisb use is configuration, 78, as for the image store (cli/sessions.h). */
 	if (homedir_aisb_usable(get, HOMEDIR_STATE, &p->state_dir) < 0)
-		return AISB_EXIT_FAILED;
+		return AISB_EXIT_POLICY;
 	/* the session's throw-away files (NULL: the session dir) */
 	p->run_dir = session_run_dir(get);
 	if (!s->ephemeral_home) {

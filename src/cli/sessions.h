@@ -37,7 +37,9 @@ char *sessions_state_dir(env_getter get);
 
 /* The state dir for a command that needs it: frees *@state and stores the dir, checked to be
  * usable by the rule every command shares (homedir_aisb_usable()). Return: 0, or -errno.
- * Logs on failure (naming the variable to set). */
+ * Logs on failure (naming the variable to set). Commands exit 78 on that failure, as for the
+ * image store's dir: the environment (HOME, XDG_STATE_HOME, a read-only root) is configuration
+ * the user fixes, not aisb failing (docs/troubleshooting.md, Exit codes). */
 int sessions_state_dir_checked(env_getter get, char **state);
 
 /* Is @id shaped like a session id (lower-case hex, 1..64 chars)? Does not log. */

@@ -66,7 +66,13 @@ static int proc_stage(const struct aisb_plan *p, const char **failed)
 {
 	/* kernel uid 0 (a root caller that could not be remapped): owner bits of root's files
 	 * would apply to it */
-	return procfs_stage(p->run_uid == 0, p->allow_ptrace, failed);
+	int r = procfs_stage(p->run_uid == 0, p->allow_ptrace, p->container_proc, failed);
+
+	if (r == 1)
+		/* --container-proc on a container's read-only /proc/sys: the trade it states */
+		log_warn("the container's /proc/sys is read-only, so user.max_user_namespaces=0 cannot be set: "
+			 "nested user namespaces are refused by seccomp alone (--container-proc)");
+	return r;
 }
 
 /* Everything the workload needs, made by init before the clone: the workload shares init's
@@ -346,7 +352,7 @@ _Noreturn void init_main(const struct init_args *a)
 	struct sync_go go;
 	struct sync_ready ready = { .magic = SYNC_MAGIC };
 	struct seccomp_prog filter;
-	char err[512] = "";
+	char err[STAGE_MSG_MAX] = "";
 	bool fell_back = false;
 	char slave[128];
 	int master = -1, r;

@@ -381,7 +381,7 @@ static int mirror_dir(int srcfd, int dstfd, const char *skip, char *err, size_t 
 static int proc_refused(int e, char *err, size_t errlen)
 {
 	_cleanup_free_ char *mi = NULL;
-	char msg[384], fix[384];
+	char msg[512], fix[512];
 
 	if (read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 20, &mi, NULL) < 0)
 		mi = NULL;
@@ -517,17 +517,27 @@ static int stage_new_root(struct apply *a)
 	return 0;
 }
 
+int mount_container_proc_detached(void)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+	_cleanup_close_ int tree = open_tree(AT_FDCWD, "/proc", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+
+	if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+		return -errno;
+	return TAKE_FD(tree);
+}
+
 /* --container-proc, chosen (plan.h): the fresh proc was refused next to the container's masks,
  * so the caller's /proc (the container's, with its masks, recursively) is bound at @tfd, nosuid,
  * nodev, noexec; procfs_stage() then covers it as it covers a fresh one. Said on stderr with
  * what it exposes. Runs before the pivot. */
 static int bind_container_proc(const struct apply *a, int tfd)
 {
-	struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
-	_cleanup_close_ int tree = open_tree(AT_FDCWD, "/proc", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	_cleanup_close_ int tree = mount_container_proc_detached();
 
-	if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0 ||
-	    move_mount(tree, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+	if (tree < 0)
+		return fail(a->err, a->errlen, tree, "cannot bind the container's /proc (--container-proc)");
+	if (move_mount(tree, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return fail(a->err, a->errlen, -errno, "cannot bind the container's /proc (--container-proc)");
 	log_warn("a fresh /proc cannot be mounted here (masked): the sandbox uses the container's /proc "
 		 "(--container-proc): " CONTAINER_PROC_EXPOSURE);

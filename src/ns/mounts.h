@@ -231,4 +231,14 @@ int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, si
  */
 int mount_overlay_detached(const char *lower, const char *upper, const char *work, char *err, size_t errlen);
 
+/**
+ * mount_container_proc_detached() - the caller's /proc, with the mounts below it, detached
+ *
+ * What --container-proc binds where a fresh proc is refused next to a container's masks (plan.h):
+ * a recursive clone of /proc (the masks stay), nosuid, nodev, noexec. The one way to make it:
+ * init's mount plan and doctor's probe of the same trade. Must run in the mount namespace that
+ * will use it. Return: the mount fd, or -errno. Does not log.
+ */
+int mount_container_proc_detached(void);
+
 #endif

@@ -108,11 +108,12 @@ static int cover_hide(int proc_fd, int null_fd, const char *name, bool always)
 	return 0;
 }
 
-int procfs_harden(int proc_fd, int null_fd, bool kuid0, bool writable, const char **failed)
+int procfs_harden(int proc_fd, int null_fd, bool kuid0, bool writable, bool container_proc, const char **failed)
 {
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
 	_cleanup_close_ int fd = -1;
 	struct statfs sf;
+	bool skipped = false;
 	int r;
 
 	*failed = "/proc";
@@ -124,14 +125,18 @@ int procfs_harden(int proc_fd, int null_fd, bool kuid0, bool writable, const cha
 	 * value is this user namespace's (machine-facts: the host's is unchanged). */
 	*failed = "sys/user/max_user_namespaces";
 	fd = openat(proc_fd, "sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	if (fd < 0 && errno == EROFS && container_proc)
+		skipped = true; /* the container's read-only /proc/sys (the flag's stated trade) */
+	else if (fd < 0)
 		return -errno;
-	r = write_full(fd, "0\n", 2);
-	if (r < 0)
-		return r;
-	/* an fd open for writing keeps the mount from turning read-only (EBUSY) */
-	closep(&fd);
-	fd = -1;
+	else {
+		r = write_full(fd, "0\n", 2);
+		if (r < 0)
+			return r;
+		/* an fd open for writing keeps the mount from turning read-only (EBUSY) */
+		closep(&fd);
+		fd = -1;
+	}
 	/* Stage: the whole /proc read-only, unless the caller asked for a writable one. A read-only
 	 * mount refuses every write-open of a regular file under it (EROFS, checked on the mount by
 	 * the VFS before procfs sees the open), which covers every host-global entry at once, the
@@ -154,10 +159,10 @@ int procfs_harden(int proc_fd, int null_fd, bool kuid0, bool writable, const cha
 			return r;
 	}
 	*failed = NULL;
-	return 0;
+	return skipped ? 1 : 0;
 }
 
-int procfs_stage(bool kuid0, bool writable, const char **failed)
+int procfs_stage(bool kuid0, bool writable, bool container_proc, const char **failed)
 {
 	_cleanup_close_ int proc = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	_cleanup_close_ int null = open("/dev/null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -165,5 +170,5 @@ int procfs_stage(bool kuid0, bool writable, const char **failed)
 	*failed = proc < 0 ? "/proc" : "/dev/null";
 	if (proc < 0 || null < 0)
 		return -errno;
-	return procfs_harden(proc, null, kuid0, writable, failed);
+	return procfs_harden(proc, null, kuid0, writable, container_proc, failed);
 }

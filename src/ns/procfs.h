@@ -46,16 +46,23 @@ const struct procfs_cover *procfs_covers(size_t *n);
  * @writable: keep /proc writable (--allow-ptrace: /proc/PID/mem, /proc/self/oom_score_adj, ...)
  *            and bind the host-global trees read-only one by one; otherwise the proc mount itself
  *            becomes read-only and those binds are not needed
+ * @container_proc: @proc_fd is the container's /proc, bound by --container-proc (plan.h), not a
+ *                  fresh one: where the container engine made its /proc/sys read-only (podman's
+ *                  and Docker's masks, measured in rootful podman 4.3.1: EROFS), the sysctl
+ *                  cannot be written through any mount of it, so it is skipped (return 1) and
+ *                  nested user namespaces are refused by seccomp alone, as CONTAINER_PROC_EXPOSURE
+ *                  states; every other stage runs as for a fresh /proc
  * @failed: set to the entry that could not be covered (or the sysctl) on failure
  *
  * Must run with CAP_SYS_ADMIN and CAP_SYS_RESOURCE in the sandbox's user namespace, in its mount
- * namespace, before anything of the sandbox's own runs. Return: 0 or -errno. Does not log.
+ * namespace, before anything of the sandbox's own runs. Return: 0; 1 when the sysctl was skipped
+ * (only with @container_proc); or -errno. Does not log.
  */
-int procfs_harden(int proc_fd, int null_fd, bool kuid0, bool writable, const char **failed);
+int procfs_harden(int proc_fd, int null_fd, bool kuid0, bool writable, bool container_proc, const char **failed);
 
 /* procfs_harden() on the caller's /proc with its /dev/null, after the pivot: the stage `aisb
- * run`'s init and a build's RUN step both run. Return: 0 or -errno (*@failed names the entry).
- * Does not log. */
-int procfs_stage(bool kuid0, bool writable, const char **failed);
+ * run`'s init and a build's RUN step both run. Return: as procfs_harden() (*@failed names the
+ * entry). Does not log. */
+int procfs_stage(bool kuid0, bool writable, bool container_proc, const char **failed);
 
 #endif

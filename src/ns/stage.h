@@ -32,10 +32,14 @@ struct sync_ready {
 
 #define SYNC_MAGIC 0x41495342u /* "AISB" */
 
+/* A report's message: a refusal with its fix (the unknown engine's proc refusal is ~570 bytes);
+ * the whole report stays below PIPE_BUF, so one write delivers it. */
+#define STAGE_MSG_MAX 1024
+
 struct stage_report {
 	int32_t code;           /* exit code for the supervisor: 77, 125, 126, 127 */
 	int32_t err;            /* errno, 0 if none */
-	char msg[480];          /* names the step; never an env value */
+	char msg[STAGE_MSG_MAX]; /* names the step; never an env value */
 };
 
 struct init_args {

@@ -36,10 +36,13 @@ enum container_need {
  * refusal's second advice, --print-policy, and the run's start and exit lines. */
 #define CONTAINER_PROC_EXPOSURE "every process of the container is visible to the sandbox with " \
 	"its argv (cmdline), status and mountinfo; the kernel still refuses their environ, memory, " \
-	"maps and fd targets (another user namespace)"
+	"maps and fd targets (another user namespace); where the container's /proc/sys is read-only " \
+	"(podman's and Docker's default), nested user namespaces are refused by seccomp alone " \
+	"(user.max_user_namespaces=0 cannot be set there)"
 
 #define CONTAINER_PROC_EXPOSURE_SHORT "the sandbox then sees the container's processes and their " \
-	"argv (never their environ, memory or fds)"
+	"argv (never their environ, memory or fds), and nested user namespaces are refused by seccomp " \
+	"alone"
 
 /* The engine whose marker files exist below @root ("" or NULL: the real /), with
  * @root/proc/self/mountinfo looking like a container's. Does not log. */

@@ -1143,6 +1143,43 @@ masked_proc() {
 	unshare -m sh -c 'mount --make-rprivate / && mount --bind /dev/null "$0" && exec "$@"' "$f" "$@"
 }
 
+@test "core: doctor reads --container-proc as a run does: a masked /proc FAILs without it; with the config key, AISB_CONTAINER_PROC or its own flag it WARNs with the run's exposure and the run works; a value a run refuses is a FAIL" {
+	is_root || skip "needs root for a private mount namespace with a masked /proc (unshare -m)"
+	need unshare
+	local exposure="every process of the container is visible to the sandbox with its argv (cmdline), status and mountinfo; the kernel still refuses their environ"
+	run masked_proc "$AISB" doctor
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"FAIL proc       a fresh /proc cannot be mounted"*"pass --container-proc"* ]]
+	echo 'container_proc = true' >>"$XDG_CONFIG_HOME/aisb/config"
+	run masked_proc "$AISB" doctor
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"warn proc       a fresh /proc cannot be mounted here (masked): runs with --container-proc (chosen with container_proc in '$XDG_CONFIG_HOME/aisb/config') use the container's /proc: $exposure"* ]]
+	[[ "$output" != *"FAIL"* ]]
+	# the run agrees: it works, with the same exposure
+	run masked_proc "$AISB" --net none --no-cwd -- echo ran
+	[ "$status" -eq 0 ]
+	[[ "$output" == *ran* && "$output" == *"the sandbox uses the container's /proc (--container-proc): $exposure"* ]]
+	sed -i '/^container_proc/d' "$XDG_CONFIG_HOME/aisb/config"
+	run masked_proc env AISB_CONTAINER_PROC=true "$AISB" doctor
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"(chosen with AISB_CONTAINER_PROC)"* ]]
+	run masked_proc "$AISB" doctor --container-proc
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"(chosen with the flag)"* ]]
+	# a value every run refuses: doctor says so (the run: 78)
+	run env AISB_CONTAINER_PROC=maybe "$AISB" doctor
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'container_proc' takes true or false, not 'maybe'"* ]]
+	[[ "$output" == *"FAIL config     runs refuse the config or an AISB_* variable (exit 78)"* ]]
+	run env AISB_CONTAINER_PROC=maybe "$AISB" --net none --no-cwd -- true
+	[ "$status" -eq 78 ]
+	# control: an unmasked /proc, the key set: doctor's proc line is the plain ok
+	run env AISB_CONTAINER_PROC=true "$AISB" doctor
+	[[ "$output" == *"ok   proc       a fresh /proc mounts in a new user+pid namespace"* ]]
+}
+
 @test "core: --container-proc: a masked /proc is refused naming the unmask first and the trade second; with the flag a sibling's environ stays unreadable while its argv is visible, said at start, at exit and in --print-policy" {
 	is_root || skip "needs root for a private mount namespace with a masked /proc (unshare -m)"
 	need unshare
@@ -1152,7 +1189,7 @@ masked_proc() {
 	run masked_proc "$AISB" --net none --no-cwd --accept-unenforced-limits -- true
 	echo "$output"
 	[ "$status" -eq 77 ]
-	[[ "$output" == *"a fresh /proc cannot be mounted"*"fix: run the container with"*"; or, accepting that the sandbox then sees the container's processes and their argv (never their environ, memory or fds), pass --container-proc"* ]]
+	[[ "$output" == *"a fresh /proc cannot be mounted"*"fix: run the container with"*"; or, accepting that the sandbox then sees the container's processes and their argv (never their environ, memory or fds), and nested user namespaces are refused by seccomp alone, pass --container-proc"* ]]
 	run masked_proc "$AISB" --net none --no-cwd --accept-unenforced-limits --container-proc -- sh -c \
 		"cat /proc/$sib/environ && echo ENV-READ; tr '\\0' ' ' </proc/$sib/cmdline; echo; readlink /proc/$sib/fd/0 || echo FD-REFUSED; cat /proc/self/environ | tr '\\0' '\\n' | grep -c = | sed 's/^/own-env-vars=/'"
 	kill "$sib"

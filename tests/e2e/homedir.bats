@@ -187,7 +187,7 @@ as_nobody() {
 	setpriv --reuid=1234 --regid=1234 --clear-groups env -i PATH=/usr/bin:/bin HOME=/ "$@"
 }
 
-@test "home: a uid with no passwd entry (HOME=/): every subcommand refuses naming the variable to set; control: with XDG_STATE_HOME and XDG_CACHE_HOME every one works" {
+@test "home: a uid with no passwd entry (HOME=/): every subcommand refuses (78, configuration) naming the variable to set; control: with XDG_STATE_HOME and XDG_CACHE_HOME every one works" {
 	is_root || skip "needs root to become a uid with no passwd entry (setpriv)"
 	need setpriv
 	! getent passwd 1234 >/dev/null || skip "uid 1234 has a passwd entry here"
@@ -197,16 +197,18 @@ as_nobody() {
 	chown 1234:1234 "$WORK/st" "$WORK/ca"
 	chmod o+rx "$(dirname "$WORK")" "$(dirname "$(dirname "$WORK")")" 2>/dev/null || true
 	cd "$proj"
-	for sub in "--net none -- true" ps clean "logs 0123456789ab" "home"; do
+	# the state dir and the image store refuse with one code: the environment is configuration
+	# (78), not aisb failing (125; docs/troubleshooting.md, Exit codes)
+	for sub in "--net none -- true" ps clean "logs 0123456789ab" "inspect 0123456789ab" "home"; do
 		# shellcheck disable=SC2086
 		run as_nobody "$AISB" $sub
 		echo "$sub: $status $output"
-		[ "$status" -ne 0 ]
+		[ "$status" -eq 78 ]
 		[[ "$output" == *"cannot use '/.local/state/aisb' for aisb's state"* ]]
 		[[ "$output" == *"set XDG_STATE_HOME (or HOME) to a writable directory"* ]]
 	done
 	run as_nobody "$AISB" images
-	[ "$status" -ne 0 ]
+	[ "$status" -eq 78 ]
 	[[ "$output" == *"cannot use '/.cache/aisb' for aisb's image cache"*"set XDG_CACHE_HOME (or HOME)"* ]]
 	# doctor fails its dirs check with the same message
 	run as_nobody "$AISB" doctor
@@ -228,7 +230,7 @@ as_nobody() {
 	cd /
 }
 
-@test "home: read-only root and no HOME: the state dir is refused naming XDG_STATE_HOME, with the kernel's reason; control: a writable XDG_STATE_HOME works" {
+@test "home: read-only root and no HOME: the state dir is refused (78) naming XDG_STATE_HOME, with the kernel's reason; control: a writable XDG_STATE_HOME works" {
 	is_root || skip "needs root for a private mount namespace with a read-only root (unshare -m)"
 	need unshare
 	local proj="$WORK/proj"
@@ -242,10 +244,10 @@ as_nobody() {
 	}
 	run ro_root "$AISB" --net none --accept-unenforced-limits -- true
 	echo "$output"
-	[ "$status" -ne 0 ]
+	[ "$status" -eq 78 ]
 	[[ "$output" == *"for aisb's state (below the home directory): Read-only file system: set XDG_STATE_HOME (or HOME)"* ]]
 	run ro_root "$AISB" ps
-	[ "$status" -ne 0 ]
+	[ "$status" -eq 78 ]
 	[[ "$output" == *"Read-only file system: set XDG_STATE_HOME (or HOME)"* ]]
 	# control: the same read-only root with XDG_STATE_HOME on the tmpfs runs
 	run ro_root env XDG_STATE_HOME="$WORK/st" "$AISB" --net none --accept-unenforced-limits -- echo ran

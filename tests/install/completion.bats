@@ -53,7 +53,7 @@ comp() {
 	[[ $output == *--file* && $output == *--builder* ]]
 	[[ $output != *--net* && $output != *--deep* ]]
 	run comp aisb doctor --
-	[ "$output" = "$(printf '%s\n' --deep --help)" ]
+	[ "$output" = "$(printf '%s\n' --deep --container-proc --help)" ]
 	run comp aisb build --builder ''
 	[ "$output" = "$(printf '%s\n' native podman)" ]
 }

@@ -158,7 +158,7 @@ static void test_subcommand_flags(void **state)
 	expect_has("build --", "--net", false);
 	expect_has("ps --", "--json", true);
 	expect_has("ps --", "--deep", false);
-	expect("doctor --", "--deep --help");
+	expect("doctor --", "--deep --container-proc --help");
 	expect("build --builder ", "native podman");
 	expect("build -f ", ":files");
 	expect("build ", ":dirs");

@@ -16,7 +16,7 @@
 #include "cli/doctor.h"
 #include "util/container.h"
 
-#define PROC_TRADE "; or, accepting that the sandbox then sees the container's processes and their argv (never their environ, memory or fds), pass --container-proc"
+#define PROC_TRADE "; or, accepting that the sandbox then sees the container's processes and their argv (never their environ, memory or fds), and nested user namespaces are refused by seccomp alone, pass --container-proc"
 #include "util/util.h"
 
 static char root[64];
@@ -155,6 +155,8 @@ static void test_proc_masked(void **s)
 	assert_non_null(strstr(r.fix, "--security-opt unmask=ALL"));
 	assert_non_null(strstr(r.fix, "systempaths=unconfined"));
 	assert_non_null(strstr(r.fix, "procMount: Unmasked"));
+	/* every engine's option and the trade fit (no truncation of the longest fix) */
+	assert_non_null(strstr(r.fix, "seccomp alone, pass --container-proc"));
 	/* podman's marker: podman's option only, the same text the run's refusal prints */
 	put("run/.containerenv", "");
 	doctor_check_proc(&env, &r);
@@ -163,6 +165,18 @@ static void test_proc_masked(void **s)
 	container_proc_refusal(CONTAINER_PODMAN, EPERM, 3, msg, sizeof(msg), fix, sizeof(fix));
 	assert_string_equal(r.msg, msg);
 	assert_string_equal(r.fix, fix);
+	/* --container-proc chosen (config, AISB_CONTAINER_PROC or doctor's flag): what the run does
+	 * there, binding the container's /proc, is a warning with the exposure, the unmask as fix */
+	env.container_proc = true;
+	env.container_proc_by = "AISB_CONTAINER_PROC";
+	doctor_check_proc(&env, &r);
+	assert_int_equal(r.status, DOCTOR_WARN);
+	assert_non_null(strstr(r.msg, "runs with --container-proc (chosen with AISB_CONTAINER_PROC) use the container's "
+				      "/proc: " CONTAINER_PROC_EXPOSURE));
+	assert_string_equal(r.fix, "to keep the container's processes out of the sandbox: run the container with "
+				   "--security-opt unmask=ALL (podman)");
+	env.container_proc = false;
+	env.container_proc_by = NULL;
 	unlink_under("run/.containerenv");
 	put(".dockerenv", "");
 	doctor_check_proc(&env, &r);
@@ -206,6 +220,11 @@ static void test_proc_masked(void **s)
 	put("proc/self/mountinfo", "1 0 8:1 / / rw - ext4 /dev/sda rw\n2 1 0:5 / /proc rw - proc proc rw\n");
 	doctor_check_proc(&env, &r);
 	assert_int_equal(r.status, DOCTOR_OK);
+	/* control: --container-proc changes nothing where /proc is not masked (a fresh one mounts) */
+	env.container_proc = true;
+	doctor_check_proc(&env, &r);
+	assert_int_equal(r.status, DOCTOR_OK);
+	env.container_proc = false;
 }
 
 static void test_overlay(void **s)

@@ -15,7 +15,7 @@
 
 #include "util/container.h"
 
-#define PROC_TRADE "; or, accepting that the sandbox then sees the container's processes and their argv (never their environ, memory or fds), pass --container-proc"
+#define PROC_TRADE "; or, accepting that the sandbox then sees the container's processes and their argv (never their environ, memory or fds), and nested user namespaces are refused by seccomp alone, pass --container-proc"
 #include "util/homedir.h"
 #include "util/util.h"
 

@@ -77,7 +77,7 @@ static int pid1(const char *dir, bool harden, bool writable)
 		return CHILD_FAIL + 2;
 	if (harden) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (procfs_harden(proc, null, true, writable, &failed) < 0) {
+		if (procfs_harden(proc, null, true, writable, false, &failed) < 0) {
 			fprintf(stderr, "procfs_harden: %s: %m\n", failed);
 			return CHILD_FAIL + 3;
 		}
