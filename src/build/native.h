@@ -41,6 +41,12 @@ struct native_build {
 	int log_fd;                        /* the build transcript, or -1 */
 	const struct net_plan *net;        /* the build's allowlist, or NULL: no network */
 	int egress_fd;                     /* the build's egress log (with @net), or -1 */
+	/* the host ids RUN steps run as: the caller's, or a root caller's USERNS_ROOT_RUN_ID
+	 * (ns/userns.h; issue 22), for which the step's overlay layers are idmapped clones (the
+	 * lower read-only, the build dir read-write: ns/mounts.h, mount_remap_plan()), so that what
+	 * a step writes is stored as root's, as at kernel uid 0, and the layer is the same */
+	uid_t run_uid;
+	gid_t run_gid;
 };
 
 /* Whether the native builder can run here: a child creates a user namespace (one id) and a
