@@ -6,8 +6,9 @@
  * namespace, on the build's overlay (lower: the base image's unpacked rootfs, read-only; upper
  * and work: in the build dir; `userxattr`) as a detached mount made by the mount applier
  * (mount_overlay_detached()). Each RUN runs as PID 1 of its own user, mount, pid, net, ipc and
- * uts namespaces, rooted by the same applier as `aisb run` (mount_plan_build_step(): the
- * overlay, the /proc and /dev of `aisb run`, with the gate its resolver file; pivot_root, old
+ * uts namespaces (a root caller's as USERNS_ROOT_RUN_ID, run_uid below), rooted by the same
+ * applier as `aisb run` (mount_plan_build_step(): the overlay, the /proc and /dev of `aisb run`,
+ * with the gate its resolver file; pivot_root, old
  * root detached), then the same /proc stage (procfs_stage()) and the same hardening sequence
  * (harden_before_exec(): fds, capabilities — the fakeroot set for a root step, none for a USER
  * step — no_new_privs, the one seccomp table with the fakeroot rules for a root step). Network:
