@@ -437,7 +437,7 @@ static int step_plan(const struct run_args *a, struct mount_plan *mp)
 
 	if (r < 0)
 		return log_error_errno(r, "build: %m"), AISB_EXIT_FAILED;
-	if (a->uid != getuid() && (r = mount_remap_plan(mp, a->uid, err, sizeof(err))) < 0)
+	if (a->uid != getuid() && mount_remap_plan(mp, a->uid, err, sizeof(err)) < 0)
 		return log_error("build: the step's tree cannot be idmapped for uid %u: %s", (unsigned)a->uid, err),
 		       AISB_EXIT_FAILED;
 	return 0;
