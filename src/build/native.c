@@ -2,6 +2,7 @@
 /* native.c — the native builder: WORKDIR/COPY on the build overlay, RUN steps through the core (native.h) */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,6 +356,7 @@ struct run_args {
 	int sync_fd; /* with a gate: the listeners go to the parent over it */
 	const struct native_user *user; /* USER in force, not uid 0; NULL: fakeroot root */
 	const char *resolv; /* with the gate: the host file bound over /etc/resolv.conf */
+	const struct mount_plan *mp; /* the step's tree (step_plan()), for PID 1 */
 };
 
 #define NATIVE_GATE_MAGIC 0x61697362u  /* "aisb": the listeners follow */
@@ -421,24 +423,36 @@ static int gate_env(char ***env)
 	return 0;
 }
 
-/* Stage: mounts, by the applier of `aisb run` (ns/mount-apply.c). Should: root the step in the
- * build's overlay, with the /proc and /dev of `aisb run`, MOUNT_STEP_DIR and, with the gate, its
- * resolver file over /etc/resolv.conf; pivot and detach the old root. Mustn't: fall back to a
- * read-only root, follow a symlink of the image, or leave a path to the host. Logs on failure;
- * returns an exit code. */
-static int step_mounts(const struct run_args *a)
+/* Stage: the step's tree, planned by the holder before it leaves the host's namespaces: the
+ * build's overlay, with the /proc and /dev of `aisb run`, MOUNT_STEP_DIR and, with the gate,
+ * its resolver file over /etc/resolv.conf; for a step off the caller's ids (a root caller's,
+ * USERNS_ROOT_RUN_ID) its sources as idmapped trees, which only real root can make
+ * (mount_remap_plan()). Logs on failure; returns an exit code. */
+static int step_plan(const struct run_args *a, struct mount_plan *mp)
 {
 	const struct mount_step ms = { .lower = a->nb->base_rootfs, .upper = a->nb->upper, .work = a->nb->work,
 				       .resolv = a->resolv };
-	struct mount_plan mp = { 0 };
-	char err[512] = "";
-	bool fell_back;
-	int r = mount_plan_build_step(&ms, &mp);
+	char err[PATH_MAX + 128] = "";
+	int r = mount_plan_build_step(&ms, mp);
 
 	if (r < 0)
 		return log_error_errno(r, "build: %m"), AISB_EXIT_FAILED;
-	r = mount_plan_apply(&mp, &fell_back, err, sizeof(err));
-	mount_plan_free(&mp);
+	if (a->uid != getuid() && mount_remap_plan(mp, a->uid, err, sizeof(err)) < 0)
+		return log_error("build: the step's tree cannot be idmapped for uid %u: %s", (unsigned)a->uid, err),
+		       AISB_EXIT_FAILED;
+	return 0;
+}
+
+/* Stage: mounts, by the applier of `aisb run` (ns/mount-apply.c). Should: root the step in the
+ * tree step_plan() made; pivot and detach the old root. Mustn't: fall back to a read-only root,
+ * follow a symlink of the image, or leave a path to the host. Logs on failure; returns an exit
+ * code. */
+static int step_mounts(const struct run_args *a)
+{
+	char err[512] = "";
+	bool fell_back;
+	int r = mount_plan_apply(a->mp, &fell_back, err, sizeof(err));
+
 	if (r != 0)
 		return log_error("build: %s", err), r > 0 ? r : AISB_EXIT_FAILED;
 	return 0;
@@ -535,10 +549,16 @@ static int run_pid1(const struct run_args *a)
  * PID 1 in a child; its exit code is the step's. */
 static int run_entry(void *p)
 {
-	const struct run_args *a = p;
+	struct run_args b = *(const struct run_args *)p;
+	const struct run_args *a = &b;
+	struct mount_plan mp = { 0 };
 	uint32_t magic = NATIVE_GATE_MAGIC;
 	pid_t pid;
+	int ex;
 
+	if ((ex = step_plan(a, &mp)) != 0)
+		return ex;
+	b.mp = &mp;
 	if (enter_build_ns(a->uid, a->gid, a->user ? a->user->uid : 0, a->user ? a->user->gid : 0,
 			   CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
 		return AISB_EXIT_FAILED;
@@ -758,7 +778,7 @@ static int step_start(struct run_args *a, struct gate **gate, pid_t *pid, int *o
 static int run_step(const struct native_build *nb, size_t i, const char *resolv)
 {
 	const struct cf_step *st = &nb->rc->steps[i];
-	struct run_args a = { .nb = nb, .st = st, .uid = getuid(), .gid = getgid(), .resolv = resolv };
+	struct run_args a = { .nb = nb, .st = st, .uid = nb->run_uid, .gid = nb->run_gid, .resolv = resolv };
 	struct gate *gate = NULL;
 	struct native_user user;
 	bool is_user = false, not_enforced = false;

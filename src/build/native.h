@@ -6,8 +6,9 @@
  * namespace, on the build's overlay (lower: the base image's unpacked rootfs, read-only; upper
  * and work: in the build dir; `userxattr`) as a detached mount made by the mount applier
  * (mount_overlay_detached()). Each RUN runs as PID 1 of its own user, mount, pid, net, ipc and
- * uts namespaces, rooted by the same applier as `aisb run` (mount_plan_build_step(): the
- * overlay, the /proc and /dev of `aisb run`, with the gate its resolver file; pivot_root, old
+ * uts namespaces (a root caller's as USERNS_ROOT_RUN_ID, run_uid below), rooted by the same
+ * applier as `aisb run` (mount_plan_build_step(): the overlay, the /proc and /dev of `aisb run`,
+ * with the gate its resolver file; pivot_root, old
  * root detached), then the same /proc stage (procfs_stage()) and the same hardening sequence
  * (harden_before_exec(): fds, capabilities — the fakeroot set for a root step, none for a USER
  * step — no_new_privs, the one seccomp table with the fakeroot rules for a root step). Network:
@@ -41,6 +42,12 @@ struct native_build {
 	int log_fd;                        /* the build transcript, or -1 */
 	const struct net_plan *net;        /* the build's allowlist, or NULL: no network */
 	int egress_fd;                     /* the build's egress log (with @net), or -1 */
+	/* the host ids RUN steps run as: the caller's, or a root caller's USERNS_ROOT_RUN_ID
+	 * (ns/userns.h; issue 22), for which the step's overlay layers are idmapped clones (the
+	 * lower read-only, the build dir read-write: ns/mounts.h, mount_remap_plan()), so that what
+	 * a step writes is stored as root's, as at kernel uid 0, and the layer is the same */
+	uid_t run_uid;
+	gid_t run_gid;
 };
 
 /* Whether the native builder can run here: a child creates a user namespace (one id) and a

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,7 +31,11 @@
 #include "cli/commands.h"
 #include "cli/hostenv.h"
 #include "cli/regflags.h"
+#include "cli/resolve.h"
 #include "net/netplan.h"
+#include "ns/limits.h"
+#include "ns/mounts.h"
+#include "ns/userns.h"
 #include "util/dl.h"
 #include "rootfs/image.h"
 #include "rootfs/ref.h"
@@ -866,6 +871,30 @@ static int native_key(struct native_job *j, const struct containerfile *cf)
 	return r > 0 ? -1 : r < 0 ? AISB_EXIT_FAILED : 0;
 }
 
+/* The host ids the RUN steps run as (issue 22): the caller's, or for a root caller
+ * USERNS_ROOT_RUN_ID when the base's tree and the build dir can be idmapped (build/native.h);
+ * else kernel uid 0, said, with the pid namespace's pid_max as the steps' process bound
+ * (RLIMIT_NPROC does not bind uid 0; Linux 6.14+, ns/limits.h). AISB_TEST_NO_IDMAP=1 forces
+ * that. Does not fail. */
+static void native_ids(const struct native_job *j, uid_t *uid, gid_t *gid)
+{
+	const char *paths[] = { j->base_rootfs, j->bdir, NULL };
+	char why[PATH_MAX + 128] = "no idmapped mounts: they need CAP_SYS_ADMIN in the initial user namespace, or AISB_TEST_NO_IDMAP=1 is set";
+
+	*uid = getuid();
+	*gid = getgid();
+	if (!j->run || *uid != 0)
+		return;
+	if (plan_root_remap_wanted(hostenv_get) && mount_remap_probe(paths, USERNS_ROOT_RUN_ID, why, sizeof(why)) == 0) {
+		*uid = USERNS_ROOT_RUN_ID;
+		*gid = USERNS_ROOT_RUN_ID;
+		return;
+	}
+	log_info("RUN steps run as kernel uid 0 (%s): %s", why,
+		 limits_pidns_supported() ? "their processes are bounded by their pid namespace's pid_max"
+					  : "RLIMIT_NPROC does not bind them, and nothing else does without cgroups");
+}
+
 /* Stage: the steps. Should: load libmnl and libnftnl when RUN steps install the nftables
  * ruleset, here, while this process sees the host's root (util/dl.h), before any step's
  * namespaces exist (not before the cache hit, which needs neither: measured, the two dlopen()s
@@ -897,6 +926,7 @@ static int native_steps(struct native_job *j)
 		struct native_build nb = { .base_rootfs = j->base_rootfs, .upper = j->upper, .work = j->work,
 					   .ctx_fd = j->ctx_fd, .ctx = &j->cs.ctx, .copies = j->cs.copies, .rc = &j->rc,
 					   .log_fd = j->log_fd, .net = j->np, .egress_fd = j->egress_fd };
+		native_ids(j, &nb.run_uid, &nb.run_gid);
 		r = native_apply_steps(&nb);
 	}
 	if (r < 0)

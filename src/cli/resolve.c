@@ -23,6 +23,7 @@
 #include "ns/userns.h"
 #include "net/gate.h"
 #include "net/netplan.h"
+#include "rootfs/image.h"
 #include "rootfs/ref.h"
 #include "util/container.h"
 #include "util/homedir.h"
@@ -378,14 +379,25 @@ bool plan_root_remap_wanted(env_getter get)
 	return !(t && streq(t, "1")) && mount_remap_possible();
 }
 
-/* Takes USERNS_ROOT_RUN_ID when every source the sandbox will bind can be idmapped; else the
- * sandbox stays kernel uid 0 (with /etc and /opt masked, and the pid namespace's pid_max as its
- * process bound: ns/limits.h), said with -v. Does not fail. */
-static void root_remap_probe(struct aisb_plan *p)
+/* Takes USERNS_ROOT_RUN_ID when every source the sandbox will bind can be idmapped (for an
+ * --image run also the image store, whose unpacked tree is the overlay's lower: ns/mounts.h,
+ * mount_remap_plan()); else the sandbox stays kernel uid 0 (on the host rootfs with /etc and
+ * /opt masked; its process bound the pid namespace's pid_max: ns/limits.h), said with -v.
+ * Does not fail. */
+static void root_remap_probe(struct aisb_plan *p, env_getter get)
 {
 	const char *paths[8 + 64];
 	size_t k = 0;
 	char why[PATH_MAX + 128];
+	struct image_opts io = { 0 };
+
+	if (p->rootfs == ROOTFS_IMAGE) {
+		if (image_opts_init(&io, get) < 0) {
+			image_opts_done(&io);
+			return; /* said; the image cannot be attached either */
+		}
+		paths[k++] = io.store_root;
+	}
 
 	if (p->project_src)
 		paths[k++] = p->project_src;
@@ -400,15 +412,13 @@ static void root_remap_probe(struct aisb_plan *p)
 	for (size_t i = 0; i < p->n_mounts && k < ELEMENTSOF(paths) - 1; i++)
 		paths[k++] = p->mounts[i].src;
 	paths[k] = NULL;
-	if (p->n_mounts > ELEMENTSOF(paths) - 6) {
+	if (p->n_mounts > ELEMENTSOF(paths) - 7)
 		log_debug("root caller: more mounts than the idmap probe takes: the sandbox stays uid 0");
-		return;
-	}
-	if (mount_remap_probe(paths, USERNS_ROOT_RUN_ID, why, sizeof(why)) < 0) {
+	else if (mount_remap_probe(paths, USERNS_ROOT_RUN_ID, why, sizeof(why)) < 0)
 		log_debug("root caller: the sandbox stays kernel uid 0: %s", why);
-		return;
-	}
-	p->run_uid = p->run_gid = USERNS_ROOT_RUN_ID;
+	else
+		p->run_uid = p->run_gid = USERNS_ROOT_RUN_ID;
+	image_opts_done(&io);
 }
 
 int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get)
@@ -563,8 +573,8 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	 * its bind sources idmapped (ns/mounts.h), decided before the limits, which depend on it */
 	p->run_uid = p->host_uid;
 	p->run_gid = p->host_gid;
-	if (plan_root_remap_wanted(get) && p->rootfs != ROOTFS_IMAGE)
-		root_remap_probe(p);
+	if (plan_root_remap_wanted(get))
+		root_remap_probe(p, get);
 
 	/* Limits (issue 5): enforce with cgroup v2, re-run in a systemd scope, refuse (78) or
 	 * degrade the defaults with one warning. */

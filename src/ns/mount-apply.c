@@ -41,6 +41,13 @@ static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
 	return r;
 }
 
+/* A copy of @fd (O_CLOEXEC, above the standard streams). Return: the fd or -errno. */
+static int dup_fd(int fd)
+{
+	int r = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	return r < 0 ? -errno : r;
+}
+
 /* Opens a host source once, refusing a symlink anywhere in the path (the plan holds canonical
  * paths, so a symlink means something changed under us). */
 static int open_source(const char *path)
@@ -213,15 +220,18 @@ static int mount_fs(const char *type, const char *data, unsigned attrs, int tfd)
  * opened first and named to the kernel as /proc/self/fd/N, so nothing is re-resolved by name and
  * a tmpfs later mounted on /tmp cannot hide a store or session under /tmp. `userxattr` is
  * required in a user namespace (measured: without it, removing or renaming a lower directory
- * fails with EIO). Return: the mount fd, or -errno with @err filled. */
-static int overlay_root_create(const struct mount_op *op, bool *unsupported, char *err, size_t errlen)
+ * fails with EIO). @layers: the lower and the dir of the upper and work already attached
+ * (stage_layers(), a remapped root caller's), each -1 when opened here by name. Return: the
+ * mount fd, or -errno with @err filled. */
+static int overlay_root_create(const struct mount_op *op, const int layers[2], bool *unsupported, char *err,
+			       size_t errlen)
 {
 	_cleanup_free_ char *dirs = op->data ? strdup(op->data) : NULL;
 	_cleanup_close_ int fs = -1, lower = -1, upper = -1, work = -1, scratch = -1;
 	char lp[64], up[64], wp[64];
 	int mnt;
 
-	lower = open_source(op->src);
+	lower = layers[0] >= 0 ? dup_fd(layers[0]) : open_source(op->src);
 	if (lower < 0)
 		return fail(err, errlen, lower, "cannot open the image rootfs '%s'", op->src);
 	if (op->flags & MOP_F_TMPFS_UPPER) {
@@ -249,8 +259,15 @@ static int overlay_root_create(const struct mount_op *op, bool *unsupported, cha
 		if (!dirs || !(nl = strchr(dirs, '\n')))
 			return fail(err, errlen, -EINVAL, "overlay dirs");
 		*nl = 0;
-		upper = open_source(dirs);
-		work = open_source(nl + 1);
+		if (layers[1] >= 0) {
+			/* siblings in the attached tree of their parent (mount_remap_plan()) */
+			const char *us = strrchr(dirs, '/'), *ws = strrchr(nl + 1, '/');
+			upper = us ? openat_nofollow(layers[1], us + 1, O_PATH | O_DIRECTORY, 0) : -EINVAL;
+			work = ws ? openat_nofollow(layers[1], ws + 1, O_PATH | O_DIRECTORY, 0) : -EINVAL;
+		} else {
+			upper = open_source(dirs);
+			work = open_source(nl + 1);
+		}
 	}
 	if (upper < 0 || work < 0)
 		return fail(err, errlen, upper < 0 ? upper : work, "cannot open the overlay upper/work dirs");
@@ -288,13 +305,15 @@ static int overlay_root_create(const struct mount_op *op, bool *unsupported, cha
 int mount_overlay_detached(const char *lower, const char *upper, const char *work, char *err, size_t errlen)
 {
 	_cleanup_free_ char *dirs = NULL;
-	struct mount_op op = { .kind = MOP_OVERLAY, .src = (char *)lower, .dst = (char *)"/" };
+	struct mount_op op = { .kind = MOP_OVERLAY, .src = (char *)lower, .dst = (char *)"/", .lower_tree = -1,
+			       .dirs_tree = -1 };
+	const int layers[2] = { -1, -1 };
 	bool unsupported;
 
 	if (asprintf(&dirs, "%s\n%s", upper, work) < 0)
 		return fail(err, errlen, -ENOMEM, "overlay dirs");
 	op.data = dirs;
-	return overlay_root_create(&op, &unsupported, err, errlen);
+	return overlay_root_create(&op, layers, &unsupported, err, errlen);
 }
 
 static bool name_in_list(const char *name, const char *list)
@@ -392,11 +411,12 @@ static int proc_refused(int e, char *err, size_t errlen)
 }
 
 /* The applier's state: one detached tree (or directory fd) per op, the new root and, for an
- * image, its overlay or the fallback's image directory. */
+ * image, its overlay or the fallback's image directory, and a remapped root's attached layers
+ * (the lower, the dir of the upper and work; -1: none). */
 struct apply {
 	const struct mount_plan *mp;
 	int *trees;
-	int rootfd, overlay, imagefd;
+	int rootfd, overlay, imagefd, layers[2];
 	bool image, fallback;
 	char *err;
 	size_t errlen;
@@ -442,6 +462,17 @@ static int open_bind_source(const struct mount_op *op, int *tree, char *err, siz
 	return 0;
 }
 
+/* @path relative to @dir when it is below it ("." for @dir itself), or NULL. Pure. */
+static const char *below(const char *path, const char *dir)
+{
+	if (!dir || !path_startswith(path, dir))
+		return NULL;
+	path += strlen(dir);
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
+}
+
 /* Stage: sources. Should: open every source once, as a detached clone of its tree, with the
  * attributes it must have (read-only, nosuid, nodev) set before it is attached anywhere; a
  * mirror's directory is opened now, before a tmpfs on /tmp could hide the store. Mustn't:
@@ -453,8 +484,10 @@ static int stage_sources(struct apply *a)
 		int r;
 
 		if (op->kind == MOP_MIRROR) {
-			/* absent is empty */
-			_cleanup_close_ int p = open_source(op->src);
+			/* absent is empty; a remapped root's image directories are read in its
+			 * attached lower, which is where the store's tree is readable */
+			const char *rel = a->layers[0] >= 0 ? below(op->src, a->mp->ops[0].src) : NULL;
+			_cleanup_close_ int p = rel ? openat_nofollow(a->layers[0], rel, O_PATH, 0) : open_source(op->src);
 			if (p >= 0)
 				a->trees[i] = openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if ((p < 0 && p != -ENOENT) || (p >= 0 && a->trees[i] < 0))
@@ -471,6 +504,40 @@ static int stage_sources(struct apply *a)
 	return 0;
 }
 
+/* Stage: layers. Should: for a root whose layers the supervisor made (a remapped root caller's,
+ * MOP_F_PREPARED on MOP_OVERLAY: idmapped clones, see mount_remap_plan()), attach them on the
+ * directories of a small tmpfs of this namespace on /tmp, because overlayfs clones each layer's
+ * mount and refuses a detached one made outside this user namespace (EPERM, measured on 6.18)
+ * while it accepts it attached here; the root tmpfs of stage_new_root() covers them and the
+ * pivot's detach takes them away (the overlay keeps its private clones). Mustn't: open a layer
+ * by name (the store and the session dir are root's, not traversable by this id). */
+static int stage_layers(struct apply *a)
+{
+	const struct mount_op *op0 = &a->mp->ops[0];
+	static const char *const names[2] = { "lower", "dirs" };
+	const int trees[2] = { op0->lower_tree, op0->dirs_tree };
+	_cleanup_close_ int anchor = -1;
+
+	if (!(op0->flags & MOP_F_PREPARED))
+		return 0;
+	anchor = fs_detached("tmpfs", "mode=0700,size=65536", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (anchor < 0)
+		return fail(a->err, a->errlen, anchor, "cannot create the tmpfs for the image's layers");
+	if (move_mount(anchor, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return fail(a->err, a->errlen, -errno, "cannot attach the tmpfs for the image's layers");
+	for (size_t i = 0; i < ELEMENTSOF(trees); i++) {
+		if (trees[i] < 0)
+			continue;
+		if (mkdirat(anchor, names[i], 0700) < 0 ||
+		    move_mount(trees[i], "", anchor, names[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return fail(a->err, a->errlen, -errno, "cannot attach the image's %s layer", names[i]);
+		/* the fd now names the attached mount */
+		if ((a->layers[i] = dup_fd(trees[i])) < 0)
+			return fail(a->err, a->errlen, a->layers[i], "cannot keep the image's %s layer", names[i]);
+	}
+	return 0;
+}
+
 /* Stage: image root. Should: make the image's overlay as a detached mount; where the kernel
  * refuses an unprivileged overlay (or MOP_F_NO_OVERLAY says it did), use the image for the
  * read-only fallback instead (opened before the overlay is tried), unless MOP_F_NO_FALLBACK makes that refusal an error (a build
@@ -481,11 +548,11 @@ static int stage_image_root(struct apply *a)
 	bool unsupported = false, may_fall_back = !(op0->flags & MOP_F_NO_FALLBACK);
 	/* opened before the overlay is tried: a tmpfs upper is attached on /tmp on the way
 	 * (overlay_root_create()), and would hide an image under /tmp from a second open by name */
-	_cleanup_close_ int p = may_fall_back ? open_source(op0->src) : -ENOENT;
+	_cleanup_close_ int p = !may_fall_back ? -ENOENT : a->layers[0] >= 0 ? dup_fd(a->layers[0]) : open_source(op0->src);
 
 	if (may_fall_back && p < 0)
 		return fail(a->err, a->errlen, p, "cannot open the image rootfs '%s'", op0->src);
-	if ((a->overlay = overlay_root_create(op0, &unsupported, a->err, a->errlen)) < 0) {
+	if ((a->overlay = overlay_root_create(op0, a->layers, &unsupported, a->err, a->errlen)) < 0) {
 		if (!unsupported || !may_fall_back)
 			return a->overlay;
 		a->fallback = true;
@@ -679,7 +746,7 @@ static int stage_pivot(const struct apply *a)
 int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, size_t errlen)
 {
 	_cleanup_free_ int *trees = calloc(mp->n ? mp->n : 1, sizeof(int));
-	struct apply a = { .mp = mp, .trees = trees, .rootfd = -1, .overlay = -1, .imagefd = -1,
+	struct apply a = { .mp = mp, .trees = trees, .rootfd = -1, .overlay = -1, .imagefd = -1, .layers = { -1, -1 },
 			   .image = mp->n && mp->ops[0].kind == MOP_OVERLAY, .err = err, .errlen = errlen };
 	int r;
 
@@ -692,7 +759,9 @@ int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, si
 	/* Stage: propagation. Nothing we mount may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return fail(err, errlen, -errno, "cannot make the mount tree private");
-	r = stage_sources(&a);
+	r = a.image ? stage_layers(&a) : 0;
+	if (r == 0)
+		r = stage_sources(&a);
 	if (r == 0 && a.image)
 		r = stage_image_root(&a);
 	if (r == 0)
@@ -711,6 +780,9 @@ int mount_plan_apply(const struct mount_plan *mp, bool *fell_back, char *err, si
 		close(a.overlay);
 	if (a.imagefd >= 0)
 		close(a.imagefd);
+	for (size_t i = 0; i < ELEMENTSOF(a.layers); i++)
+		if (a.layers[i] >= 0)
+			close(a.layers[i]);
 	if (r == 0)
 		*fell_back = a.fallback;
 	return r;

@@ -39,7 +39,9 @@ static int add(struct mount_plan *mp, enum mount_op_kind k, const char *src, con
 	if (!n)
 		return -ENOMEM;
 	mp->ops = n;
-	n[mp->n] = (struct mount_op){ k, src ? strdup(src) : NULL, strdup(dst), data ? strdup(data) : NULL, flags };
+	n[mp->n] = (struct mount_op){ .kind = k, .src = src ? strdup(src) : NULL, .dst = strdup(dst),
+				      .data = data ? strdup(data) : NULL, .flags = flags, .lower_tree = -1,
+				      .dirs_tree = -1 };
 	if ((src && !n[mp->n].src) || !n[mp->n].dst || (data && !n[mp->n].data)) {
 		mp->n++;
 		return -ENOMEM;
@@ -366,6 +368,10 @@ void mount_plan_free(struct mount_plan *mp)
 		if ((mp->ops[i].flags & MOP_F_REMAPPED) && mp->ops[i].data && parse_u64(mp->ops[i].data, &fd) == 0 &&
 		    fd <= INT32_MAX)
 			close((int)fd);
+		if (mp->ops[i].lower_tree >= 0)
+			close(mp->ops[i].lower_tree);
+		if (mp->ops[i].dirs_tree >= 0)
+			close(mp->ops[i].dirs_tree);
 		free(mp->ops[i].src);
 		free(mp->ops[i].dst);
 		free(mp->ops[i].data);

@@ -104,6 +104,51 @@ int mount_remap_probe(const char *const *paths, uid_t id, char *why, size_t n)
 	return 0;
 }
 
+/* The idmapped tree of directory @path, as the applier opens it (mount-apply.c: no symlink
+ * anywhere). Return: the tree's fd or -errno with @err filled. */
+static int remap_dir(const char *path, int ns, bool ro, char *err, size_t n)
+{
+	_cleanup_close_ int src = openat_nofollow(AT_FDCWD, path, O_PATH | O_DIRECTORY, 0);
+	int tree;
+
+	if (src < 0) {
+		snprintf(err, n, "cannot open '%s': %s", path, strerror(-src));
+		return src;
+	}
+	tree = remap_tree(src, ns, ro);
+	if (tree < 0)
+		snprintf(err, n, "'%s' cannot be idmapped: %s", path, strerror(-tree));
+	return tree;
+}
+
+/* An overlay root's layers (mounts.h, MOP_OVERLAY): the lower read-only and, for a disk upper
+ * ("UPPER\nWORK" in data, siblings: overlayfs wants them on one mount), their parent
+ * read-write, so that what the sandbox writes is stored as root's, as it was at kernel uid 0.
+ * Return: 0 or -errno with @err filled. */
+static int remap_overlay(struct mount_op *op, int ns, char *err, size_t n)
+{
+	_cleanup_free_ char *dirs = NULL;
+
+	if ((op->lower_tree = remap_dir(op->src, ns, true, err, n)) < 0)
+		return op->lower_tree;
+	if (!(op->flags & MOP_F_TMPFS_UPPER)) {
+		char *nl, *us, *ws;
+
+		if (!op->data || !(dirs = strdup(op->data)) || !(nl = strchr(dirs, '\n')))
+			return snprintf(err, n, "the overlay's upper and work dirs"), -EINVAL;
+		*nl = 0;
+		us = strrchr(dirs, '/');
+		ws = strrchr(nl + 1, '/');
+		if (!us || !ws || us == dirs || us - dirs != ws - (nl + 1) || strncmp(dirs, nl + 1, (size_t)(us - dirs)) != 0)
+			return snprintf(err, n, "the overlay's upper and work dirs are not siblings"), -EINVAL;
+		*us = 0;
+		if ((op->dirs_tree = remap_dir(dirs, ns, false, err, n)) < 0)
+			return op->dirs_tree;
+	}
+	op->flags |= MOP_F_PREPARED;
+	return 0;
+}
+
 int mount_remap_plan(struct mount_plan *mp, uid_t id, char *err, size_t n)
 {
 	int ns = -1;
@@ -115,6 +160,17 @@ int mount_remap_plan(struct mount_plan *mp, uid_t id, char *err, size_t n)
 		char buf[24];
 		int tree;
 
+		if (op->kind == MOP_OVERLAY && !(op->flags & MOP_F_PREPARED)) {
+			int r;
+
+			if (ns < 0 && (ns = remap_userns(id)) < 0) {
+				snprintf(err, n, "cannot create the user namespace of the idmap: %s", strerror(-ns));
+				return ns;
+			}
+			if ((r = remap_overlay(op, ns, err, n)) < 0)
+				return r;
+			continue;
+		}
 		if (op->kind != MOP_BIND || (op->flags & (MOP_F_SYSTEM | MOP_F_DEV | MOP_F_PREPARED)) || !op->src)
 			continue;
 		if (ns < 0 && (ns = remap_userns(id)) < 0) {

@@ -48,7 +48,8 @@ enum {
 	MOP_F_FALLBACK = 1 << 5,  /* applied only when the image overlay could not be mounted */
 	MOP_F_NO_OVERLAY = 1 << 6,/* on MOP_OVERLAY: do not try overlay, take the fallback (test hook) */
 	MOP_F_PREPARED = 1 << 7,  /* on MOP_BIND: the tree is a detached mount the supervisor made
-				   * (fd number in data, inherited through clone), attributes set */
+				   * (fd number in data, inherited through clone), attributes set;
+				   * on MOP_OVERLAY: its layers are (lower_tree, dirs_tree) */
 	MOP_F_NO_FALLBACK = 1 << 8,/* on MOP_OVERLAY: a kernel that refuses the overlay is an error,
 				   * never the read-only fallback (a build step's root) */
 	MOP_F_SYSTEM = 1 << 10,   /* on MOP_BIND: a host system dir (/usr, /lib*, /etc, /opt) */
@@ -73,6 +74,11 @@ struct mount_op {
 	char *dst;        /* absolute path inside the sandbox */
 	char *data;       /* tmpfs options */
 	unsigned flags;
+	/* MOP_OVERLAY with MOP_F_PREPARED (mount_remap_plan()): detached idmapped clones the
+	 * supervisor made of src (read-only) and, without MOP_F_TMPFS_UPPER, of the directory
+	 * holding the upper and work dirs data names (their common parent); -1 when not made.
+	 * The plan owns them (closed by mount_plan_free()). */
+	int lower_tree, dirs_tree;
 };
 
 struct mount_plan {
@@ -158,7 +164,13 @@ int mount_remap_probe(const char *const *paths, uid_t id, char *why, size_t n);
 /* Makes every MOP_BIND of @mp that is not MOP_F_SYSTEM or MOP_F_DEV (and not prepared already)
  * into such a tree for @id, with the bind's own attributes (read-only, nosuid, nodev): the op
  * becomes MOP_F_PREPARED | MOP_F_REMAPPED with the fd in data. An optional source that is
- * absent is left as it is. Return: 0, or -errno with @err naming the source. Does not log. */
+ * absent is left as it is. A MOP_OVERLAY root (an --image run's, a build step's) gets its
+ * layers the same way (lower_tree read-only; dirs_tree, the parent of a disk upper and work,
+ * read-write) and becomes MOP_F_PREPARED: the applier attaches them in the sandbox's mount
+ * namespace before overlayfs takes them (overlayfs clones each layer's mount, which the
+ * kernel allows only from one's own namespace or a detached mount one may administer: EPERM
+ * for the supervisor's, measured on 6.18). Return: 0, or -errno with @err naming the source.
+ * Does not log. */
 int mount_remap_plan(struct mount_plan *mp, uid_t id, char *err, size_t n);
 
 /**

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +65,31 @@ int userns_write_maps(pid_t pid, const struct userns_map *m, const char **failed
 	return 0;
 }
 
+/* userns_enter() for host ids that are not this process's own (a root caller's build step as
+ * USERNS_ROOT_RUN_ID): a process that unshares loses the parent namespace's CAP_SETUID it would
+ * need to write such a map itself, so the namespace is made and mapped by userns_open() and
+ * joined (root holds every capability over it); root's supplementary groups are dropped first
+ * (setgroups is denied inside), and the process takes @m's inside ids, which makes it @m's host
+ * ids (its kernel uid 0 is not mapped there). Return: 0 or -errno. */
+static int enter_mapped(const struct userns_map *m, const char **failed)
+{
+	_cleanup_close_ int fd = -1;
+
+	*failed = "setgroups";
+	if (setgroups(0, NULL) < 0)
+		return -errno;
+	*failed = "user namespace";
+	if ((fd = userns_open(m)) < 0)
+		return fd;
+	if (setns(fd, CLONE_NEWUSER) < 0)
+		return -errno;
+	*failed = "ids";
+	if (setresgid(m->inside_gid, m->inside_gid, m->inside_gid) < 0 ||
+	    setresuid(m->inside_uid, m->inside_uid, m->inside_uid) < 0)
+		return -errno;
+	return 0;
+}
+
 int userns_enter(const struct userns_map *m, int more, const char **failed)
 {
 	const char *dummy;
@@ -71,6 +97,16 @@ int userns_enter(const struct userns_map *m, int more, const char **failed)
 
 	if (!failed)
 		failed = &dummy;
+	if (m->host_uid != geteuid() || m->host_gid != getegid()) {
+		r = enter_mapped(m, failed);
+		if (r < 0)
+			return r;
+		*failed = "namespaces";
+		if (more && unshare(more) < 0)
+			return -errno;
+		*failed = NULL;
+		return 0;
+	}
 	*failed = "user namespace";
 	if (unshare(CLONE_NEWUSER) < 0)
 		return -errno;

@@ -42,8 +42,9 @@ int userns_write_maps(pid_t pid, const struct userns_map *m, const char **failed
 
 /**
  * userns_enter() - move this process into a new user namespace mapped by @m, then unshare @more
- * @m:      the map (written by this process itself, so only the caller's ids can be mapped
- *          without CAP_SETUID/CAP_SETGID over the parent namespace)
+ * @m:      the map (written by this process itself when its host ids are the caller's own;
+ *          other host ids, for root only, through userns_open() and setns(): then root's
+ *          supplementary groups are dropped and the process takes @m's inside ids)
  * @more:   further CLONE_NEW* flags, unshared after the maps so that they are owned by it
  * @failed: set to the step that failed ("user namespace", a map file, "namespaces"); may be NULL
  *

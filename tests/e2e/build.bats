@@ -210,27 +210,94 @@ mk_oci_busybox() {
 	printf '{"imageLayoutVersion":"1.0.0"}' >"$out/oci-layout"
 }
 
-@test "build: native: a RUN step and an --image run are process-bounded for every caller: a root caller's, at kernel uid 0 there, by its pid namespace's pid_max (issue 22); a user's by RLIMIT_NPROC" {
+@test "build: native: a RUN step and an --image run are process-bounded for every caller: a root caller's run as host uid 1879048192, bound by RLIMIT_NPROC; at kernel uid 0 (AISB_TEST_NO_IDMAP=1) by their pid namespace's pid_max (issue 22)" {
 	require_feature "busybox" command -v busybox
 	mk_oci_busybox "$WORK/bb"
-	printf 'FROM oci:%s:latest\nRUN cat /proc/sys/kernel/pid_max >/pidmax; cat /proc/self/limits >/limits\n' "$WORK/bb" >Containerfile
+	printf 'FROM oci:%s:latest\nRUN cat /proc/self/uid_map >/uidmap; cat /proc/sys/kernel/pid_max >/pidmax; cat /proc/self/limits >/limits\n' "$WORK/bb" >Containerfile
+	local id
+	if [ "$(id -u)" -eq 0 ]; then id=1879048192; else id=$(id -u); fi
 	run "$AISB" build -f Containerfile -t pidmax-demo .
 	[ "$status" -eq 0 ]
-	run "$AISB" run --net none --image localhost/pidmax-demo -- sh -c 'cat /pidmax; cat /proc/sys/kernel/pid_max; cat /limits /proc/self/limits'
+	[[ "$output" != *"kernel uid 0"* ]]
+	run "$AISB" run --net none --image localhost/pidmax-demo -- sh -c 'cat /uidmap /pidmax; cat /proc/self/uid_map; cat /proc/sys/kernel/pid_max; cat /limits /proc/self/limits'
 	echo "$output"
 	[ "$status" -eq 0 ]
+	[ "$(awk '{print $1, $2, $3}' <<<"${lines[0]}")" = "0 $id 1" ]    # the step: root inside
+	[ "$(awk '{print $1, $2, $3}' <<<"${lines[2]}")" = "1000 $id 1" ] # the run
+	[ "${lines[1]}" != 4097 ] && [ "${lines[3]}" != 4097 ]
+	# RLIMIT_NPROC 4096 in the step and in the run (no cgroups here) or cgroups
+	[ "$(grep -c '^Max processes *4096 *4096' <<<"$output")" -eq 2 ] ||
+		! "$AISB" doctor 2>/dev/null | grep -q '^warn cgroup'
+	if [ "$(id -u)" -ne 0 ]; then
+		return 0
+	fi
+	# kernel uid 0, which RLIMIT_NPROC does not bind: the step and the run get pid_max (in a
+	# store of their own: the same recipe would be a cache hit)
 	local rel=$(uname -r) major minor
 	major=${rel%%.*} minor=${rel#*.} minor=${minor%%.*}
-	if [ "$(id -u)" -eq 0 ]; then
-		require_feature "a per-namespace pid_max (Linux 6.14+; this is $rel)" \
-			test "$major" -gt 6 -o \( "$major" -eq 6 -a "$minor" -ge 14 \)
-		[ "${lines[0]}" = 4097 ] # the step
-		[ "${lines[1]}" = 4097 ] # the run
-	else
-		# RLIMIT_NPROC 4096 in the step and in the run (no cgroups here) or cgroups
-		[ "$(grep -c '^Max processes *4096 *4096' <<<"$output")" -eq 2 ] ||
-			! "$AISB" doctor 2>/dev/null | grep -q '^warn cgroup' 
-	fi
+	require_feature "a per-namespace pid_max (Linux 6.14+; this is $rel)" \
+		test "$major" -gt 6 -o \( "$major" -eq 6 -a "$minor" -ge 14 \)
+	run env AISB_TEST_NO_IDMAP=1 AISB_STORE="$WORK/store0" "$AISB" build -f Containerfile -t pidmax-demo .
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"RUN steps run as kernel uid 0 ("*"AISB_TEST_NO_IDMAP=1"*"): their processes are bounded by their pid namespace's pid_max"* ]]
+	run env AISB_TEST_NO_IDMAP=1 AISB_STORE="$WORK/store0" "$AISB" run --net none --image localhost/pidmax-demo -- sh -c 'cat /uidmap /pidmax; cat /proc/self/uid_map; cat /proc/sys/kernel/pid_max'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(awk '{print $1, $2}' <<<"${lines[0]}")" = "0 0" ]
+	[ "${lines[1]}" = 4097 ] # the step
+	[ "$(awk '{print $1, $2}' <<<"${lines[2]}")" = "1000 0" ]
+	[ "${lines[3]}" = 4097 ] # the run
+}
+
+# layer_of STORE NAME: the last layer's digest of the pin NAME in STORE; layer_blob: its file
+layer_of() {
+	python3 -c 'import json,sys,glob
+for f in glob.glob(sys.argv[1] + "/refs/*.json"):
+    p = json.load(open(f))
+    if p["name"] == sys.argv[2]:
+        m = json.load(open(sys.argv[1] + "/blobs/sha256/" + p["digest"].split(":")[1]))
+        print(m["layers"][-1]["digest"])' "$1" "$2"
+}
+
+@test "build: native: a root caller's RUN step off kernel uid 0 writes the very layer it wrote at kernel uid 0: the same digest, every entry owned by 0 in the layer and the image's tree the caller's (control: AISB_TEST_NO_IDMAP=1)" {
+	require_feature "busybox" command -v busybox
+	mk_oci_busybox "$WORK/bb"
+	# what a step makes as root: dirs, a private file, a setuid one, a symlink, a copy-up of a
+	# base file; times pinned (a whiteout's cannot be: it is the step's clock)
+	cat > Containerfile <<-EOF
+	FROM oci:$WORK/bb:latest
+	RUN cat /proc/self/uid_map && mkdir -p /made/sub && echo f > /made/f && chmod 600 /made/f && echo s > /made/suid && chmod 4755 /made/suid && ln -s f /made/l && echo more >> /etc/passwd && busybox touch -h -t 200001010000 /made/l /made/f /made/suid /made/sub /made /etc/passwd /etc /
+	EOF
+	local m digest=()
+	for m in 1 0; do
+		run env AISB_TEST_NO_IDMAP=$m AISB_STORE="$WORK/store$m" "$AISB" build -f Containerfile -t same .
+		echo "$output"
+		[ "$status" -eq 0 ]
+		if [ "$(id -u)" -eq 0 ] && [ "$m" = 0 ]; then
+			grep -Eq '^ *0 +1879048192 +1 *$' <<<"$output"
+		elif [ "$(id -u)" -eq 0 ]; then
+			grep -Eq '^ *0 +0 +1 *$' <<<"$output"
+		fi
+		digest[$m]=$(layer_of "$WORK/store$m" localhost/same:latest)
+		[[ "${digest[$m]}" == sha256:* ]]
+	done
+	echo "layer at kernel uid 0 ${digest[1]}, off it ${digest[0]}"
+	[ "${digest[0]}" = "${digest[1]}" ]
+	# the layer records root's files as root's
+	tar -tv --numeric-owner -f "$WORK/store0/blobs/sha256/${digest[0]#sha256:}" >"$WORK/list"
+	cat "$WORK/list"
+	grep -q ' made/f$' "$WORK/list"
+	[ "$(awk '{print $2}' "$WORK/list" | sort -u)" = "0/0" ]
+	# the image's tree, made from the step's upper, is the caller's on the host, as before
+	local tree
+	tree=$(python3 -c 'import json,sys,glob
+for f in glob.glob(sys.argv[1] + "/refs/*.json"):
+    p = json.load(open(f))
+    if p["name"] == "localhost/same:latest": print(sys.argv[1] + "/rootfs/" + p["rootfs"])' "$WORK/store0")
+	[ -d "$tree/made" ]
+	[ "$(find "$tree/made" "$tree/etc/passwd" -printf '%U:%G\n' | sort -u)" = "$(id -u):$(id -g)" ]
+	[ "$(stat -c %a "$tree/made/f")" = 600 ]
 }
 
 @test "build: native: FROM an OCI layout with ENV, WORKDIR and COPY; aisb run sees them; cache hit; a change rebuilds" {

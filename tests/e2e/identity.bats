@@ -9,6 +9,7 @@ load lib/common
 
 ROOT_RUN_ID=1879048192
 CANARY="aisb-identity-canary-$$"
+PROBE="${AISB_E2E_DIR:-}/helpers/probe"
 
 setup() {
 	common_setup
@@ -21,6 +22,57 @@ teardown() {
 	[ -n "${SUP:-}" ] && kill "$SUP" 2>/dev/null
 	[ -n "${USR_PROBE:-}" ] && rm -rf "$USR_PROBE"
 	common_teardown
+}
+
+# check_host_ids MARKER: once $PROJ/ready exists, the sandbox's process "sleep MARKER" (the
+# sandbox started in the background as $SUP) has $RUN_ID as every one of its real, effective,
+# saved and fs uids and gids on the host; then the sandbox is stopped
+check_host_ids() {
+	timeout 20 sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' _ "$PROJ/ready" || { cat "$WORK/out"; return 1; }
+	local pid
+	pid=$(pgrep -f "^sleep $1\$" | head -1)
+	[ -n "$pid" ] || return 1
+	awk '$1 == "Uid:" || $1 == "Gid:"' "/proc/$pid/status"
+	[ "$(awk '$1 == "Uid:" {print $2 $3 $4 $5}' "/proc/$pid/status")" = "$RUN_ID$RUN_ID$RUN_ID$RUN_ID" ] || return 1
+	[ "$(awk '$1 == "Gid:" {print $2 $3 $4 $5}' "/proc/$pid/status")" = "$RUN_ID$RUN_ID$RUN_ID$RUN_ID" ] || return 1
+	kill "$SUP"
+	wait "$SUP" || true
+	SUP=
+}
+
+# bb_image: a static-busybox OCI layout (offline) as $IMG, with the static probe helper in the
+# project (./probe: a busybox image has no python3)
+bb_image() {
+	require_feature "busybox" command -v busybox
+	require_feature "tests/e2e/probe (built by make check)" test -x "$PROBE"
+	"$BATS_TEST_DIRNAME/lib/images/mk-busybox-oci.sh" "$WORK/bb" v1 >/dev/null
+	IMG="oci:$WORK/bb:v1"
+	cp "$PROBE" "$PROJ/probe"
+}
+
+# per_ns_pid_max: Linux 6.14+, where a pid namespace has a pid_max of its own
+per_ns_pid_max() {
+	local rel major minor
+	rel=$(uname -r)
+	major=${rel%%.*}
+	minor=${rel#*.}
+	minor=${minor%%.*}
+	require_feature "a per-namespace pid_max (Linux 6.14+; this is $rel)" \
+		test "$major" -gt 6 -o \( "$major" -eq 6 -a "$minor" -ge 14 \)
+}
+
+# flood_bounded FORKER...: FORKER N (python3 forkn.py, or the probe's forkn) forks 200 (the
+# control) but not 4500: refused (EAGAIN) between 3500 and 4096 forks
+flood_bounded() {
+	local n
+	run "$@" 200
+	echo "$output"
+	[ "$status" -eq 0 ] && [ "$output" = "forked 200" ] || return 1
+	run "$@" 4500
+	echo "$output"
+	[ "$status" -eq 0 ] && [[ "$output" == "failed after "*"11" ]] || return 1
+	n=$(awk '{print $3}' <<<"$output")
+	[ "$n" -le 4096 ] && [ "$n" -ge 3500 ]
 }
 
 forker() {
@@ -54,17 +106,7 @@ EOF
 	"$AISB" --net none -- sh -c "cat /proc/self/uid_map >uidmap; grep '^Groups:' /proc/self/status >groups
 		cat mine >read; echo new >sub/made; mkdir sub/dir; touch ready; exec sleep $marker" >"$WORK/out" 2>&1 &
 	SUP=$!
-	timeout 20 sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' _ "$PROJ/ready"
-	local pid
-	pid=$(pgrep -f "^sleep $marker\$" | head -1)
-	[ -n "$pid" ]
-	awk '$1 == "Uid:" || $1 == "Gid:"' "/proc/$pid/status"
-	# every one of real, effective, saved and fs ids, on the host
-	[ "$(awk '$1 == "Uid:" {print $2 $3 $4 $5}' "/proc/$pid/status")" = "$RUN_ID$RUN_ID$RUN_ID$RUN_ID" ]
-	[ "$(awk '$1 == "Gid:" {print $2 $3 $4 $5}' "/proc/$pid/status")" = "$RUN_ID$RUN_ID$RUN_ID$RUN_ID" ]
-	kill "$SUP"
-	wait "$SUP" || true
-	SUP=
+	check_host_ids "$marker"
 	cat "$PROJ/uidmap"
 	[ "$(awk '{print $1, $2, $3}' "$PROJ/uidmap")" = "1000 $RUN_ID 1" ]
 	# no supplementary group for a root caller (its kgid 0 would open root-group files); a
@@ -110,29 +152,14 @@ EOF
 
 @test "identity: a fork flood stops at the process limit (4096) for every caller, a root caller's too, also where it stays kernel uid 0 (control: 200 forks succeed)" {
 	forker
-	run sb -- python3 forkn.py 200
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[ "$output" = "forked 200" ]
-	run sb -- python3 forkn.py 4500
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[[ "$output" == "failed after "*" 11" ]]
-	local n
-	n=$(awk '{print $3}' <<<"$output")
-	[ "$n" -le 4096 ] && [ "$n" -ge 3500 ]
+	flood_bounded sb -- python3 forkn.py
 	if ! is_root; then
 		return 0
 	fi
 	# kernel uid 0 is exempt from RLIMIT_NPROC: its bound is the pid namespace's pid_max
 	# (Linux 6.14+; before, the run warns that the process limit is off)
-	local rel major minor
-	rel=$(uname -r)
-	major=${rel%%.*}
-	minor=${rel#*.}
-	minor=${minor%%.*}
-	require_feature "a per-namespace pid_max (Linux 6.14+; this is $rel)" \
-		test "$major" -gt 6 -o \( "$major" -eq 6 -a "$minor" -ge 14 \)
+	per_ns_pid_max
+	local n
 	run env AISB_TEST_NO_IDMAP=1 "$AISB" --net none -- sh -c 'cat /proc/self/uid_map; cat /proc/sys/kernel/pid_max; python3 forkn.py 4500'
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -143,4 +170,59 @@ EOF
 	[ "$n" -le 4096 ] && [ "$n" -ge 3500 ]
 	run env AISB_TEST_NO_IDMAP=1 "$AISB" --net none --print-policy -- true
 	[[ "$output" == *"limits_enforced=pidns-pid-max-only"* ]] || [[ "$output" == *"limits_enforced=cgroup"* ]]
+}
+
+@test "identity: an --image run's processes run as the caller's uid, a root caller's as an unprivileged one; the image's files are the sandbox's own inside and what it writes in a kept upper stays the caller's (control: kernel uid 0 with AISB_TEST_NO_IDMAP=1)" {
+	bb_image
+	local marker="86401.$RANDOM$RANDOM"
+	"$AISB" --net none --image "$IMG" -- sh -c "id -u >uid; cat /proc/self/uid_map >uidmap
+		stat -c %u:%a /etc/motd /bin/busybox >owners; echo x >/made; stat -c %u /made >>owners
+		grep '^Groups:' /proc/self/status >groups; touch ready; exec sleep $marker" >"$WORK/out" 2>&1 &
+	SUP=$!
+	check_host_ids "$marker"
+	cat "$PROJ/uidmap" "$PROJ/owners" "$PROJ/groups"
+	# inside, the image's user is 1000 as in every run, and the image's files (root's in the
+	# store) are its own: readable, the upper's new file its too
+	[ "$(cat "$PROJ/uid")" = 1000 ]
+	[ "$(awk '{print $1, $2, $3}' "$PROJ/uidmap")" = "1000 $RUN_ID 1" ]
+	[ "$(tr '\n' ' ' <"$PROJ/owners")" = "1000:644 1000:755 1000 " ]
+	if is_root; then [ "$(awk '{print $2}' "$PROJ/groups")" = "" ]; fi
+	run "$AISB" --net none --image "$IMG" --print-policy -- true
+	[[ "$output" == *"host_uid=$RUN_ID"* ]]
+	# --keep: the upper is the session's, on disk; what the sandbox wrote there is the caller's
+	run "$AISB" --net none --keep --image "$IMG" -- sh -c 'echo k >/kept; mkdir /keptdir; rm /etc/motd'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local upper
+	upper=$(find "$XDG_STATE_HOME/aisb/sessions" -path '*/overlay/upper' -type d | head -1)
+	[ -n "$upper" ]
+	[ "$(stat -c %u:%g "$upper/kept" "$upper/keptdir" | sort -u)" = "$(id -u):$(id -g)" ]
+	if ! is_root; then
+		return 0
+	fi
+	# the fallback: kernel uid 0, the image's files root's as before, bounded by pid_max
+	run env AISB_TEST_NO_IDMAP=1 "$AISB" --net none --image "$IMG" -- sh -c 'cat /proc/self/uid_map; stat -c %u /etc/motd'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(awk '{print $1, $2}' <<<"${lines[0]}")" = "1000 0" ]
+	[ "${lines[1]}" = 1000 ]
+	run env AISB_TEST_NO_IDMAP=1 "$AISB" --net none --image "$IMG" --print-policy -- true
+	[[ "$output" == *"host_uid=0"* ]]
+	[[ "$output" == *"limits_enforced=pidns-pid-max-only"* ]] || [[ "$output" == *"limits_enforced=cgroup"* ]]
+}
+
+@test "identity: an --image run's fork flood stops at the process limit (4096) for every caller, a root caller's too (control: 200 forks succeed; kernel uid 0 with AISB_TEST_NO_IDMAP=1: pid_max)" {
+	bb_image
+	flood_bounded "$AISB" --net none --image "$IMG" -- ./probe forkn
+	if ! is_root; then
+		return 0
+	fi
+	run "$AISB" --net none --image "$IMG" -- cat /proc/sys/kernel/pid_max
+	[ "$output" != 4097 ] # not the kernel-uid-0 bound: RLIMIT_NPROC binds
+	per_ns_pid_max
+	run env AISB_TEST_NO_IDMAP=1 "$AISB" --net none --image "$IMG" -- sh -c 'cat /proc/sys/kernel/pid_max; ./probe forkn 4500'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 4097 ]
+	[[ "${lines[1]}" == "failed after "*" err11" ]]
 }

@@ -15,6 +15,8 @@
  * probe setid DIR                       every call that can give a file in DIR a set-id bit, one
  *                                       new file each ("call: answer" lines), then the controls:
  *                                       the same calls without the bit
+ * probe forkn N                         forks N children that wait to be killed: "forked N" or
+ *                                       "failed after K errN"; then kills and reaps them
  *
  * Linked statically (tests/e2e/Makefile.inc), so that it also runs in a busybox image's
  * `aisb build` RUN step. Exit status 0 unless the usage is wrong: the answer is the output.
@@ -211,6 +213,40 @@ static int setid(const char *path)
 	return 0;
 }
 
+/* A fork flood that cleans up after itself (a busybox image has no python3). */
+static int forkn(long n)
+{
+	pid_t *kids = calloc((size_t)(n > 0 ? n : 1), sizeof(*kids));
+	long k = 0;
+	int e = 0;
+
+	if (!kids)
+		return 1;
+	for (; k < n; k++) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			e = errno;
+			break;
+		}
+		if (pid == 0) {
+			for (;;)
+				pause();
+		}
+		kids[k] = pid;
+	}
+	if (k == n)
+		printf("forked %ld\n", k);
+	else
+		printf("failed after %ld err%d\n", k, e);
+	fflush(stdout);
+	for (long i = 0; i < k; i++)
+		kill(kids[i], SIGKILL);
+	for (long i = 0; i < k; i++)
+		waitpid(kids[i], NULL, 0);
+	free(kids);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -269,10 +305,12 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(what, "sethostname") == 0 && argc == 3)
 		return answer(sethostname(argv[2], strlen(argv[2])));
+	if (strcmp(what, "forkn") == 0 && argc == 3)
+		return forkn(strtol(argv[2], NULL, 10));
 	if (strcmp(what, "umount") == 0 && argc == 3)
 		return answer(umount2(argv[2], MNT_DETACH));
 	if (strcmp(what, "setid") == 0 && argc == 3)
 		return setid(argv[2]);
-	fprintf(stderr, "usage: probe socket|socketpair|personality|openw|kcmp|pidfd_getfd|process_madvise|memwrite|writable|mount|umount|sethostname|setid ...\n");
+	fprintf(stderr, "usage: probe socket|socketpair|personality|openw|kcmp|pidfd_getfd|process_madvise|memwrite|writable|mount|umount|sethostname|forkn|setid ...\n");
 	return 2;
 }

@@ -413,6 +413,11 @@ static void test_build_step(void **state)
 	assert_string_equal(op->data, "/store/tmp/b/upper\n/store/tmp/b/work");
 	assert_true(op->flags & MOP_F_NO_FALLBACK);
 	assert_false(op->flags & MOP_F_NO_OVERLAY);
+	/* no layer trees until mount_remap_plan() makes them (a root caller's step): the applier
+	 * opens the dirs by name, and mount_plan_free() closes nothing */
+	assert_false(op->flags & MOP_F_PREPARED);
+	assert_int_equal(op->lower_tree, -1);
+	assert_int_equal(op->dirs_tree, -1);
 	op = must(&step, "/etc/resolv.conf", MOP_BIND);
 	assert_string_equal(op->src, ms.resolv);
 	assert_int_equal(op->flags, MOP_F_RO | MOP_F_FILE | MOP_F_OVER_LINK);
