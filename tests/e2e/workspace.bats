@@ -637,6 +637,7 @@ review_setup() {
 	# the control: valid UTF-8 text is shown as it is
 	[[ "$output" == *" café ünïcode"* ]]
 	[[ "$output" == *"A café-ü.txt | +1 -0"* ]]
+	[[ "$output" != *"this session was passed --env"* ]]  # no --env: nothing to warn about
 	[ "$(git rev-list --count "$BASE..aisb/$id")" -eq 2 ]
 }
 
@@ -694,6 +695,7 @@ review_setup() {
 	[[ "$output" != *"$canary"* ]]
 	[[ "$output" == *"agent: REDACTED"* ]]
 	[[ "$output" == *"A d-REDACTED"* ]]
+	[[ "$output" != *"this session was passed --env"* ]]  # the run's review knows the values
 	local id
 	id=$(ws_ids)
 	run grep -q "$canary" "$XDG_STATE_HOME/aisb/workspaces/$id/workspace.json"
@@ -704,10 +706,16 @@ review_setup() {
 	local id2
 	id2=$(imported)
 	id2=${id2#aisb/}
+	# the name is recorded, never the value
+	tr -d ' \n' <"$XDG_STATE_HOME/aisb/workspaces/$id2/workspace.json" | grep -q '"env_names":\["SECRET"\]'
+	run grep -q "$canary" "$XDG_STATE_HOME/aisb/workspaces/$id2/workspace.json"
+	[ "$status" -eq 1 ]
 	run "$AISB" import "$id2" --review --yes </dev/null
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"A src/leak2.c | +1 -0"* ]]
 	[[ "$output" != *"$canary"* ]]
+	# ... and says so, by the variable's name (recorded without its value)
+	[[ "$output" == *"WARNING: this session was passed --env SECRET: their values are never kept, so this review cannot mask them"* ]]
 	# control: the value really was there
 	run "$AISB" import "$id"
 	[ "$status" -eq 0 ]
