@@ -1368,6 +1368,41 @@ static int commit_phase(struct ap *a, const char *phase, const char *subject)
 	return 0;
 }
 
+/* A shallow project (git clone --depth N): its .git/shallow, the commits whose parents it does
+ * not have, goes to the push repository too, or git there walks into the missing parents and
+ * the push fails. It is data (commit ids, checked one per line), never run. Return: 0, or 1
+ * (logged). */
+static int copy_shallow(struct ap *a, const char *dir, const char *what)
+{
+	_cleanup_free_ char *src = path_join(a->commondir, "shallow"), *dst = path_join(dir, "shallow"), *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!src || !dst)
+		return 1;
+	r = read_regular_at(AT_FDCWD, src, 1 << 20, &text, &len, NULL);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return log_error_errno(r, "%s: the repository is shallow and its '%s' cannot be read (%m): not pushed", what,
+				       src),
+		       1;
+	for (char *l = text, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		nl = strchr(l, '\n');
+		if (nl)
+			*nl = 0;
+		if (!gitrun_is_oid(l))
+			return log_error("%s: the repository is shallow and '%s' is not a list of commit ids (one per line): "
+					 "not pushed; make it whole (git fetch --unshallow) or repair it", what, src),
+			       1;
+		if (nl)
+			*nl = '\n';
+	}
+	if (write_file_at(AT_FDCWD, dst, text, len, 0600) < 0)
+		return log_error_errno(-errno, "%s: cannot write '%s': %m", what, dst), 1;
+	return 0;
+}
+
 /* Step 6: the delivered commit to the push target; no force, no hook; the user's global git
  * config (url.*.insteadOf, credential helpers) but never the project's: git runs in a bare
  * repository made for the push outside the project, whose only link to the project is an
@@ -1402,6 +1437,8 @@ static int push_tip(struct ap *a, const char *what)
 	if (r == 0 && (!(alt = path_join(dir, "objects/info/alternates")) ||
 		       write_file_at(AT_FDCWD, alt, line, strlen(line), 0600) < 0))
 		r = (log_error_errno(-EIO, "%s: cannot write '%s': %m", what, alt ? alt : dir), 1);
+	if (r == 0)
+		r = copy_shallow(a, dir, what);
 	if (r == 0) {
 		a->g.bare = dir;
 		r = git_remote(a, NULL, "push", "--porcelain", "--", a->push_url, spec);

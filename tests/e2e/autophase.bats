@@ -546,6 +546,35 @@ fake_ssh() {
 	[ ! -e "$WORK/receivepack-ran" ]
 }
 
+@test "autophase: a shallow clone delivers and pushes (its .git/shallow goes to the push repository); one the driver cannot read as plain data is refused by name" {
+	git commit -q --allow-empty -m second
+	git commit -q --allow-empty -m third
+	git push -q origin main
+	git clone -q --depth 1 -b main "file://$WORK/bare.git" "$WORK/shallow"
+	cd "$WORK/shallow"
+	git config user.name "Host Person"
+	git config user.email host@example.test
+	[ "$(git rev-parse --is-shallow-repository)" = true ]
+	TIP=$(git rev-parse HEAD)
+	# refused: a .git/shallow that is a symlink (git follows it; the driver reads only a plain file)
+	cp .git/shallow "$WORK/shallow-copy"
+	ln -sf "$WORK/shallow-copy" .git/shallow
+	run --separate-stderr ap --push origin -- --net none
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"the repository is shallow and its '$WORK/shallow/.git/shallow' cannot be read"*"not pushed"* ]]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$TIP" ]
+	[ "$(git rev-list --count "$TIP..HEAD")" -eq 2 ]      # delivered locally
+	# control: the plain file; the next run pushes what the first could not
+	rm .git/shallow && mv "$WORK/shallow-copy" .git/shallow
+	run --separate-stderr ap --push origin -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+	[ "$(git -C "$WORK/bare.git" rev-list --count main)" -eq 5 ]
+	git -C "$WORK/bare.git" fsck --strict >/dev/null
+}
+
 @test "autophase: --dry-run never prints an --env value (canary); the run flags are shown with it redacted" {
 	local canary=ENV_VALUE_CANARY_4b7d
 	run --separate-stderr ap --dry-run -- --net none --env "FOO=$canary" "--env=BAR=$canary" --env HOME
