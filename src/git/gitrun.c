@@ -111,11 +111,49 @@ size_t gitrun_base_env(const char **env, size_t max)
 	return copy_list(base_env, ELEMENTSOF(base_env), env, max);
 }
 
+/* The length of the valid UTF-8 sequence at @p (2 to 4), 0 when it is not one (a stray
+ * continuation byte, an overlong form, a surrogate, past U+10FFFF, cut short). */
+static size_t utf8_seq(const unsigned char *p)
+{
+	size_t n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) || (p[0] == 0xf0 && p[1] < 0x90) ||
+	    (p[0] == 0xf4 && p[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+/* In place, same length: C0 controls (but '\n' when @keep_nl) and DEL, the C1 controls both as
+ * single bytes (0x80-0x9f: CSI is 0x9b to a terminal in an 8-bit mode) and UTF-8-encoded
+ * (U+0080-U+009F, 0xc2 0x80-0x9f), and every byte of invalid UTF-8 become '?'. Valid UTF-8 stays. */
+static void sanitize(char *s, bool keep_nl)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (p && *p) {
+		size_t n;
+		if (*p < 0x80) {
+			if ((*p < 0x20 && !(keep_nl && *p == '\n')) || *p == 0x7f)
+				*p = '?';
+			p++;
+			continue;
+		}
+		n = utf8_seq(p);
+		if (n == 0 || (p[0] == 0xc2 && p[1] < 0xa0)) {
+			/* one byte of it: the rest is judged on its own */
+			*p++ = '?';
+			continue;
+		}
+		p += n;
+	}
+}
+
 void gitrun_sanitize(char *s)
 {
-	for (; s && *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
+	sanitize(s, false);
 }
 
 bool gitrun_is_oid(const char *s)
@@ -506,9 +544,7 @@ char *gitrun_message(const char *text)
 {
 	char *m = gitrun_redact(text ? text : "");
 
-	for (char *s = m; s && *s; s++)
-		if (((unsigned char)*s < 0x20 && *s != '\n') || *s == 0x7f)
-			*s = '?';
+	sanitize(m, true);
 	return m;
 }
 

@@ -163,8 +163,11 @@ size_t gitrun_hardening_args(const char **argv, size_t max);
 size_t gitrun_transport_args(bool remote, const char **argv, size_t max);
 size_t gitrun_base_env(const char **env, size_t max);
 
-/* Replaces control bytes (below 0x20, 0x7f) in @s with '?': git's messages can quote what a
- * sandbox wrote, and they go to the user's terminal. Pure. */
+/* Replaces control bytes in @s with '?', in place: C0 (below 0x20) and 0x7f, the C1 controls
+ * as single bytes (0x80-0x9f) and UTF-8-encoded (U+0080-U+009F: 0xc2 0x80-0x9f), and every
+ * byte that is not part of valid UTF-8; valid UTF-8 text ("café") is kept. git's messages, a
+ * commit's subject and its paths can hold what a sandbox wrote, and they go to the user's
+ * terminal. Pure. */
 void gitrun_sanitize(char *s);
 
 /**
@@ -181,7 +184,7 @@ char *gitrun_redact(const char *text);
 bool gitrun_has_credentials(const char *text);
 
 /* What every git message shown to the user goes through: gitrun_redact(), then control bytes
- * but '\n' replaced (gitrun_sanitize()). Pure. Return: malloc'd, or NULL on ENOMEM. */
+ * but '\n' replaced (as gitrun_sanitize() does). Pure. Return: malloc'd, or NULL on ENOMEM. */
 char *gitrun_message(const char *text);
 
 /**

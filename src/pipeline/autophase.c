@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "git/gitguard.h"
@@ -56,6 +57,12 @@ struct ap {
 	char **phases;   /* phase names, in order */
 	char **done;     /* per phase: the commit delivering it, or NULL */
 	size_t n;
+	/* --library (run_library()) */
+	char **lib_args;    /* the arguments of the library's pi while its agent runs, else NULL */
+	char *lib_phase;    /* the phase the library last validated, or NULL */
+	char **lib_before;  /* the quarantines before the library started */
+	struct timespec lib_since; /* when it started (the work tree's check at delivery) */
+	unsigned lib_checks;
 };
 
 static void done_free(struct ap *a)
@@ -90,6 +97,8 @@ static void ap_free(struct ap *a)
 	gitguard_snapshot_free(a->snap);
 	done_free(a);
 	strv_free(a->phases);
+	free(a->lib_phase);
+	strv_free(a->lib_before);
 }
 
 /* Prints git's stderr, redacted and sanitized, one line per message. */
@@ -892,7 +901,12 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 	if (strv_push(&argv, "--env") < 0 || strv_push(&argv, e1) < 0 || strv_push(&argv, "--env") < 0 ||
 	    strv_push(&argv, e2) < 0 || strv_push(&argv, "--env") < 0 || strv_push(&argv, e3) < 0)
 		return AISB_EXIT_FAILED;
-	if (host && a->prompt) {
+	if (host && a->lib_args) {
+		/* the library's pi: its arguments as they are */
+		for (size_t i = 0; a->lib_args[i]; i++)
+			if (strv_push(&argv, a->lib_args[i]) < 0)
+				return AISB_EXIT_FAILED;
+	} else if (host && a->prompt) {
 		/* the prompt is one argument, never text of a command line */
 		if (strv_push(&argv, "-p") < 0 || strv_push(&argv, a->prompt) < 0)
 			return AISB_EXIT_FAILED;
@@ -1166,6 +1180,28 @@ static int run_gate(struct ap *a, const char *phase, char *const *vcmd, char *ta
 	return r ? -r : st;
 }
 
+/* A quarantine that is not in @seen: what a unit's gitguard moved away was planted for git.
+ * One delivered anyway (trust_git_changes) is added to @seen. Return: 0 or 78 (logged). */
+static int check_quarantines(struct ap *a, const char *phase, char ***seen)
+{
+	_cleanup_strv_free_ char **after = quarantines(a);
+
+	for (size_t i = 0; after && after[i]; i++) {
+		if (strv_contains(*seen, after[i]) || strncmp(after[i], "autophase-", 10) == 0)
+			continue;
+		if (!a->o->trust_git_changes)
+			return log_error("phase %s: refusing to deliver: a unit planted files for git, moved to '%s/quarantine/%s' "
+					 "(named above); the phase's work stays in the work tree. Inspect it; rerun with "
+					 "--trust-git-changes to deliver such work anyway", phase, a->o->state_dir, after[i]),
+			       AISB_EXIT_POLICY;
+		log_warn("phase %s: a unit planted files for git (moved to '%s/quarantine/%s'); delivering anyway "
+			 "(--trust-git-changes)", phase, a->o->state_dir, after[i]);
+		if (strv_push(seen, after[i]) < 0)
+			return AISB_EXIT_FAILED;
+	}
+	return 0;
+}
+
 /* Step 3: the agent, then the gate, each in its own sandbox; when the gate fails, up to
  * o->fix_rounds rounds of the agent with the fix prompt and the gate again; then gitguard's
  * verdict on the unit's runs (a new quarantine refuses, unless trust_git_changes). @text: the
@@ -1173,7 +1209,7 @@ static int run_gate(struct ap *a, const char *phase, char *const *vcmd, char *ta
 static int run_unit(struct ap *a, const char *phase, const char *text, size_t len)
 {
 	_cleanup_free_ char *rel = NULL, *tail = malloc(AUTOPHASE_MAX_FEEDBACK);
-	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher), **vcmd = NULL, **before = NULL, **after = NULL;
+	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher), **vcmd = NULL, **before = NULL;
 	size_t tail_len = 0;
 	int st = 0;
 
@@ -1216,19 +1252,7 @@ static int run_unit(struct ap *a, const char *phase, const char *text, size_t le
 			 a->o->fix_rounds);
 	}
 	/* gitguard's verdict on the unit's runs: what it moved away was planted for git */
-	after = quarantines(a);
-	for (size_t i = 0; after && after[i]; i++) {
-		if (strv_contains(before, after[i]))
-			continue;
-		if (!a->o->trust_git_changes)
-			return log_error("phase %s: refusing to deliver: a unit planted files for git, moved to '%s/quarantine/%s' "
-					 "(named above); the phase's work stays in the work tree. Inspect it; rerun with "
-					 "--trust-git-changes to deliver such work anyway", phase, a->o->state_dir, after[i]),
-			       AISB_EXIT_POLICY;
-		log_warn("phase %s: a unit planted files for git (moved to '%s/quarantine/%s'); delivering anyway "
-			 "(--trust-git-changes)", phase, a->o->state_dir, after[i]);
-	}
-	return 0;
+	return check_quarantines(a, phase, &before);
 }
 
 /* Step 4, the guards before a delivery: .git's entry points as before the first unit, the gate
@@ -1306,7 +1330,12 @@ static int commit_phase(struct ap *a, const char *phase, const char *subject)
 		return AISB_EXIT_FAILED;
 	if (git_quiet(a, &now, "rev-parse", "-q", "--verify", a->ref) != 0)
 		return log_error("phase %s: branch '%s' is gone; nothing delivered", phase, a->branch), AISB_EXIT_POLICY;
-	if (!streq(now, a->tip))
+	if (!streq(now, a->tip) && a->o->library)
+		/* the library's own commits: their work is delivered, as the driver's commit */
+		log_info("phase %s: the library committed on '%s' (%.12s -> %.12s); the driver commits the work tree "
+			 "on %.12s instead (private index, your identity, trailer), the library's commits stay only in "
+			 "the reflog", phase, a->branch, a->tip, now, a->tip);
+	else if (!streq(now, a->tip))
 		/* the agent committed inside: its commit objects are not published, the work tree is */
 		log_warn("phase %s: '%s' moved during the phase (%.12s -> %.12s: a commit made inside the sandbox); the "
 			 "driver commits the work tree on %.12s instead, the sandbox's commits stay only in the reflog",
@@ -1336,6 +1365,41 @@ static int commit_phase(struct ap *a, const char *phase, const char *subject)
 	free(a->tip);
 	a->tip = TAKE_PTR(commit);
 	log_info("phase %s: delivered as %.12s", phase, a->tip);
+	return 0;
+}
+
+/* A shallow project (git clone --depth N): its .git/shallow, the commits whose parents it does
+ * not have, goes to the push repository too, or git there walks into the missing parents and
+ * the push fails. It is data (commit ids, checked one per line), never run. Return: 0, or 1
+ * (logged). */
+static int copy_shallow(struct ap *a, const char *dir, const char *what)
+{
+	_cleanup_free_ char *src = path_join(a->commondir, "shallow"), *dst = path_join(dir, "shallow"), *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!src || !dst)
+		return 1;
+	r = read_regular_at(AT_FDCWD, src, 1 << 20, &text, &len, NULL);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return log_error_errno(r, "%s: the repository is shallow and its '%s' cannot be read (%m): not pushed", what,
+				       src),
+		       1;
+	for (char *l = text, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		nl = strchr(l, '\n');
+		if (nl)
+			*nl = 0;
+		if (!gitrun_is_oid(l))
+			return log_error("%s: the repository is shallow and '%s' is not a list of commit ids (one per line): "
+					 "not pushed; make it whole (git fetch --unshallow) or repair it", what, src),
+			       1;
+		if (nl)
+			*nl = '\n';
+	}
+	if (write_file_at(AT_FDCWD, dst, text, len, 0600) < 0)
+		return log_error_errno(-errno, "%s: cannot write '%s': %m", what, dst), 1;
 	return 0;
 }
 
@@ -1373,6 +1437,8 @@ static int push_tip(struct ap *a, const char *what)
 	if (r == 0 && (!(alt = path_join(dir, "objects/info/alternates")) ||
 		       write_file_at(AT_FDCWD, alt, line, strlen(line), 0600) < 0))
 		r = (log_error_errno(-EIO, "%s: cannot write '%s': %m", what, alt ? alt : dir), 1);
+	if (r == 0)
+		r = copy_shallow(a, dir, what);
 	if (r == 0) {
 		a->g.bare = dir;
 		r = git_remote(a, NULL, "push", "--porcelain", "--", a->push_url, spec);
@@ -1456,19 +1522,29 @@ static void warn_host_gate(const struct ap *a)
 }
 
 /* --library LIB: the seed's pipeline library run under aisb. The library keeps scheduling,
- * retries, backoff, report recovery, the scoped commit and notifications; aisb shadows the five
- * functions the seed shadows, after a `declare -F` check that the library provides them and its
- * entry point (a library that changed shape is refused, never half-wired):
- *   pi              an aisb run of the pi harness with the run flags
+ * retries, backoff, report recovery and notifications; aisb shadows the five functions the seed
+ * shadows, after a `declare -F` check that the library provides them and its entry point (a
+ * library that changed shape is refused, never half-wired), and makes them read-only so the
+ * library cannot define them again:
+ *   pi              the agent: the driver's launcher (the same resolution as without a library:
+ *                   --pi-cmd, AISB_AP_PI_CMD, --launcher, the config, .agents/launcher, sandbox-pi)
+ *                   with the library's arguments, then the driver's checks
  *   first_prompt    the library's, then what the agent cannot do in the sandbox
  *   fix_prompt      the same
- *   run_validation  .agents/validate.sh in an aisb run with the run flags
- *   push_phase      `aisb autophase --push-only`: the guarded push of the branch's tip
- * The library's own git runs with the seed's git environment (no hooks, no fsmonitor, no system
- * config, no ext::, no pager). $1 the library, $2 aisb, $3 the push target or "", then the run
- * flags. */
+ *   run_validation  .agents/validate.sh as the driver runs it (--validate-in), then the checks
+ *   push_phase      the driver's delivery: guards, its own commit of the work tree, the push
+ * Each of the three is a request to the driver (this process), which runs it and answers with
+ * its status, so no unit runs and no commit is delivered without the driver's guards. A unit the
+ * guards refuse ends the library at once (SIGKILL while it waits for the answer): the library's
+ * own git never runs after it. The library's own git runs with the seed's git environment (no
+ * hooks, no fsmonitor, no system config, no ext::, no pager) and no transport at all: only
+ * push_phase pushes. $1 the library. */
+#define LIB_REQ_FD "62"
+#define LIB_REP_FD "63"
+#define LIB_MAX_WORDS 4096
+#define LIB_MAX_REQUEST (1U << 20)
 static const char library_script[] =
-	"lib=$1; self=$2; push=$3; shift 3; run_flags=(\"$@\"); set --\n"
+	"lib=$1; set --\n"
 	". \"$lib\" || { echo \"aisb: autophase: the library '$lib' failed to load\" >&2; exit 78; }\n"
 	"missing=\n"
 	"for f in pi first_prompt fix_prompt run_validation push_phase run_pipeline; do\n"
@@ -1486,56 +1562,316 @@ static const char library_script[] =
 	"passes); do not commit, do not edit .agents/validate.sh, do not change .git.'\n"
 	"first_prompt() { aisb_lib_first_prompt \"$@\"; printf '\\n---\\n%s\\n' \"$aisb_note\"; }\n"
 	"fix_prompt() { aisb_lib_fix_prompt \"$@\"; printf '\\n---\\n%s\\n' \"$aisb_note\"; }\n"
-	"pi() { \"$self\" run \"${run_flags[@]}\" --harness pi --harness-args \"$@\"; }\n"
-	"run_validation() { \"$self\" run \"${run_flags[@]}\" -- .agents/validate.sh \"$@\" </dev/null; }\n"
-	"push_phase() { [ -z \"$push\" ] || \"$self\" autophase --push-only --push \"$push\"; }\n"
+	"aisb_call() {\n"
+	"\tprintf '%s\\0' \"$#\" \"$@\" >&" LIB_REQ_FD " || exit 125\n"
+	"\tlocal aisb_st\n"
+	"\tIFS= read -r aisb_st <&" LIB_REP_FD " || exit 125\n"
+	"\treturn \"$aisb_st\"\n"
+	"}\n"
+	"pi() { aisb_call pi \"$@\"; }\n"
+	"run_validation() { aisb_call validate \"$@\"; }\n"
+	"push_phase() { aisb_call deliver; }\n"
+	"readonly -f aisb_call pi first_prompt fix_prompt run_validation push_phase aisb_lib_first_prompt "
+	"aisb_lib_fix_prompt\n"
 	"run_pipeline\n";
 
 /* The seed's git environment for the library's own git (its scoped commit): GIT_CONFIG_COUNT
- * entries, so they win over every config file. */
+ * entries, so they win over every config file; protocol.allow=never: it cannot fetch or push
+ * (push_phase is the driver's). */
 static const char *const library_git_env[][2] = {
-	{ "GIT_CONFIG_NOSYSTEM", "1" }, { "GIT_PAGER", "cat" }, { "GIT_CONFIG_COUNT", "3" },
+	{ "GIT_CONFIG_NOSYSTEM", "1" }, { "GIT_PAGER", "cat" }, { "GIT_CONFIG_COUNT", "4" },
 	{ "GIT_CONFIG_KEY_0", "core.hooksPath" }, { "GIT_CONFIG_VALUE_0", "/dev/null" },
 	{ "GIT_CONFIG_KEY_1", "protocol.ext.allow" }, { "GIT_CONFIG_VALUE_1", "never" },
 	{ "GIT_CONFIG_KEY_2", "core.fsmonitor" }, { "GIT_CONFIG_VALUE_2", "false" },
+	{ "GIT_CONFIG_KEY_3", "protocol.allow" }, { "GIT_CONFIG_VALUE_3", "never" },
 };
+
+/* One request of the library's shell: "COUNT\0WORD\0..." (lib_call()). Return: 1 (@v set), 0 at
+ * the end of the stream, -EBADMSG for anything else. */
+static int lib_read_request(FILE *f, char ***v)
+{
+	_cleanup_free_ char *w = NULL;
+	size_t cap = 0, total = 0;
+	unsigned long count;
+	char *end;
+	ssize_t n = getdelim(&w, &cap, 0, f);
+
+	*v = NULL;
+	if (n < 0)
+		return feof(f) ? 0 : -EBADMSG;
+	errno = 0;
+	count = strtoul(w, &end, 10);
+	if (errno || end == w || *end || count == 0 || count > LIB_MAX_WORDS)
+		return -EBADMSG;
+	for (unsigned long i = 0; i < count; i++) {
+		n = getdelim(&w, &cap, 0, f);
+		total += n > 0 ? (size_t)n : 0;
+		if (n <= 0 || total > LIB_MAX_REQUEST || strv_push(v, w) < 0) {
+			strv_free(*v);
+			*v = NULL;
+			return -EBADMSG;
+		}
+	}
+	return 1;
+}
+
+/* The phase the library works on: the one it last validated (its PHASE-FILE), else the first
+ * one not delivered on the branch. */
+static const char *lib_phase(const struct ap *a)
+{
+	const char *p = a->lib_phase ? a->lib_phase : first_pending(a);
+	return p ? p : "library";
+}
+
+/* After each of the library's units, before it gets an answer: the unit's git check, what
+ * gitguard quarantined since the library started, the guards of a delivery. Return: 0 or 78. */
+static int lib_after_unit(struct ap *a, const char *phase, const char *who, const struct unit_verdict *v)
+{
+	int r = v ? check_verdict(phase, who, v) : 0;
+
+	if (r == 0)
+		r = check_quarantines(a, phase, &a->lib_before);
+	if (r == 0)
+		r = check_guards(a, phase);
+	return r;
+}
+
+/* pi ARGS: the driver's launcher with the library's arguments (a host launcher gets them after
+ * the run flags and the phase's variables, one in the sandbox after its words), stdin
+ * /dev/null. Return: its exit status, or an exit code < 0 negated (a refusal). */
+static int lib_agent(struct ap *a, char **args)
+{
+	const char *phase = lib_phase(a);
+	_cleanup_strv_free_ char **cmd = strv_copy(a->launcher);
+	_cleanup_close_ int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	struct unit_verdict v = { 0 };
+	int st, r;
+
+	if (!cmd || devnull < 0)
+		return -AISB_EXIT_FAILED;
+	for (size_t i = 1; a->lsrc != AUTOPHASE_LAUNCHER_HOST && args[i]; i++)
+		if (strv_push(&cmd, args[i]) < 0)
+			return -AISB_EXIT_FAILED;
+	log_info("phase %s: the library's pi: agent (%s) in a sandbox", phase, source_words[a->lsrc]);
+	a->lib_args = args + 1;
+	st = run_sandbox(a, phase, cmd, devnull, autophase_is_harness(cmd[0]) ? RUN_HARNESS : 0, &v);
+	a->lib_args = NULL;
+	r = lib_after_unit(a, phase, "agent", &v);
+	return r ? -r : st;
+}
+
+/* run_validation ARGS: validate.sh ARGS as the driver runs it (its output on stderr); a first
+ * argument naming a phase file (.agents/phases/NN-name.md) says which phase is worked on. */
+static int lib_validate(struct ap *a, char **args)
+{
+	_cleanup_free_ char *tail = malloc(AUTOPHASE_MAX_FEEDBACK);
+	_cleanup_strv_free_ char **vcmd = NULL;
+	size_t tail_len = 0, dl = strlen(AUTOPHASE_DIR);
+	const char *f = args[1], *phase;
+	int st, r;
+
+	if (f && strncmp(f, a->top, strlen(a->top)) == 0 && f[strlen(a->top)] == '/')
+		f += strlen(a->top) + 1;
+	for (size_t i = 0; f && i < a->n; i++)
+		if (strncmp(f, AUTOPHASE_DIR, dl) == 0 && f[dl] == '/' && strncmp(f + dl + 1, a->phases[i], strlen(a->phases[i])) == 0 &&
+		    streq(f + dl + 1 + strlen(a->phases[i]), ".md")) {
+			free(a->lib_phase);
+			if (!(a->lib_phase = strdup(a->phases[i])))
+				return -AISB_EXIT_FAILED;
+		}
+	phase = lib_phase(a);
+	if (!tail || strv_push(&vcmd, AUTOPHASE_VALIDATE) < 0)
+		return -AISB_EXIT_FAILED;
+	for (size_t i = 1; args[i]; i++)
+		if (strv_push(&vcmd, args[i]) < 0)
+			return -AISB_EXIT_FAILED;
+	log_info("phase %s: the library's run_validation: %s %s", phase, AUTOPHASE_VALIDATE,
+		 a->o->validate_on_host ? "on the host (--validate-in host)" : "in a sandbox");
+	st = run_gate(a, phase, vcmd, tail, &tail_len);
+	if (st < 0)
+		return st;
+	r = lib_after_unit(a, phase, AUTOPHASE_VALIDATE, NULL);
+	return r ? -r : st;
+}
+
+/* What git would run that changed in the work tree since the library started, made by anything
+ * (the library's own steps run on the host, outside every sandbox's check): moved into a
+ * quarantine like a unit's. Return: 0 or 78 (logged). */
+static int lib_check_tree(struct ap *a, const char *phase)
+{
+	struct gitguard_job j = { .since = a->lib_since };
+	struct gitguard_verdict v = { 0 };
+	_cleanup_free_ char *q = NULL;
+
+	if (asprintf(&q, "%s/quarantine/autophase-%d-%u", a->o->state_dir, (int)getpid(), ++a->lib_checks) < 0 ||
+	    gitguard_job_add(&j, a->top, false, NULL, q) < 0)
+		return AISB_EXIT_FAILED;
+	fflush(NULL);
+	(void)gitguard_job_run(&j, stderr, &v);
+	gitguard_job_free(&j);
+	if (v.incomplete || v.failed || (v.found && !a->o->trust_git_changes))
+		return log_error("phase %s: refusing to deliver: the library's work tree holds files for git made since it "
+				 "started%s (named above, moved to '%s'); nothing of it is delivered. Inspect it; rerun with "
+				 "--trust-git-changes to deliver such work anyway", phase,
+				 v.incomplete || v.failed ? ", not all of them checkable or moved" : "", q),
+		       AISB_EXIT_POLICY;
+	if (v.found)
+		log_warn("phase %s: the library's work tree held files for git (moved to '%s'); delivering the rest "
+			 "anyway (--trust-git-changes)", phase, q);
+	return 0;
+}
+
+/* push_phase, and the end of a library that committed: the guards, then the driver's commit of
+ * the work tree on the last delivered commit (private index, host identity, trailer, the
+ * library's last subject) when the library committed since, then the push. Return: 0, 1 (the
+ * push failed) or an exit code < 0 negated (a refusal). */
+static int lib_deliver(struct ap *a, const char *what)
+{
+	const char *phase = lib_phase(a);
+	_cleanup_free_ char *now = NULL, *subject = NULL;
+	size_t idx;
+	int r = lib_check_tree(a, phase);
+
+	if (r == 0)
+		r = check_guards(a, phase);
+	if (r == 0 && git_quiet(a, &now, "rev-parse", "-q", "--verify", a->ref) != 0)
+		r = (log_error("phase %s: branch '%s' is gone; nothing delivered", phase, a->branch), AISB_EXIT_POLICY);
+	if (r != 0)
+		return -r;
+	if (!streq(now, a->tip)) {
+		if (git_quiet(a, &subject, "log", "-1", "--format=%s", now) != 0 || !*subject) {
+			free(subject);
+			subject = strdup(phase);
+		}
+		if (!subject)
+			return -AISB_EXIT_FAILED;
+		r = commit_phase(a, phase, subject);
+		if (r != 0)
+			return -(r == 1 ? AISB_EXIT_POLICY : r);
+		free(a->lib_phase);
+		a->lib_phase = NULL;
+		r = next_phase(a, &idx);
+		if (r != 0)
+			return -r;
+	}
+	return a->o->push_remote ? push_tip(a, what) : 0;
+}
+
+/* The branch back at the last delivered commit when the library moved it and that was not
+ * delivered (a refusal, a library that failed): its commits stay in the reflog, its work in the
+ * work tree. */
+static void lib_restore(struct ap *a)
+{
+	_cleanup_free_ char *now = NULL;
+
+	if (git_quiet(a, &now, "rev-parse", "-q", "--verify", a->ref) != 0 || streq(now, a->tip))
+		return;
+	if (git(a, NULL, "update-ref", "-m", "aisb autophase: the library's undelivered commits", a->ref, a->tip, now) != 0)
+		return (void)log_error("autophase: the library's commit %.12s on '%s' was not delivered, and the branch "
+				       "could not be put back at %.12s: do it yourself (git reset --soft %.12s)", now,
+				       a->branch, a->tip, a->tip);
+	log_warn("autophase: the library's commit %.12s was not delivered: '%s' is back at %.12s (the commit stays in "
+		 "the reflog, its work in the work tree)", now, a->branch, a->tip);
+}
+
+static int lib_serve(struct ap *a, int req, int rep, pid_t pid, bool *refused)
+{
+	FILE *f = fdopen(req, "r");
+	int r = 0;
+
+	if (!f)
+		return close(req), AISB_EXIT_FAILED;
+	for (;;) {
+		_cleanup_strv_free_ char **v = NULL;
+		char ans[16];
+		int st, k = lib_read_request(f, &v);
+
+		if (k == 0)
+			break;
+		if (k < 0 || !v[0]) {
+			r = (log_error("autophase: the library's shell sent a request that is not one (kept apart from its "
+				       "own output: nothing else writes to it)"), AISB_EXIT_FAILED);
+			*refused = true;
+			break;
+		}
+		st = streq(v[0], "pi") ? lib_agent(a, v) : streq(v[0], "validate") ? lib_validate(a, v)
+			: streq(v[0], "deliver") ? lib_deliver(a, "push_phase") : -AISB_EXIT_FAILED;
+		if (st < 0) {
+			/* never answered: the library stops here, before anything of its own runs */
+			*refused = true;
+			r = -st;
+			break;
+		}
+		snprintf(ans, sizeof(ans), "%d\n", st > 255 ? 255 : st);
+		if (write_full(rep, ans, strlen(ans)) < 0)
+			break;
+	}
+	if (*refused)
+		kill(pid, SIGKILL);
+	fclose(f);
+	return r;
+}
 
 static int run_library(struct ap *a)
 {
 	const struct autophase_options *o = a->o;
-	_cleanup_strv_free_ char **argv = NULL;
-	_cleanup_free_ char *self = realpath(o->self, NULL), *lib = realpath(o->library, NULL);
-	int st = 0;
+	_cleanup_free_ char *lib = realpath(o->library, NULL);
+	int req[2] = { -1, -1 }, rep[2] = { -1, -1 }, st = 0, r;
+	bool refused = false;
 	pid_t pid;
 
 	if (!lib)
 		return log_error_errno(-errno, "autophase: the library '%s': %m", o->library), AISB_EXIT_POLICY;
-	if (!self || strv_push(&argv, "bash") < 0 || strv_push(&argv, "-c") < 0 ||
-	    strv_push(&argv, library_script) < 0 || strv_push(&argv, "aisb-library") < 0 ||
-	    strv_push(&argv, lib) < 0 || strv_push(&argv, self) < 0 ||
-	    strv_push(&argv, o->push_remote ? o->push_remote : "") < 0)
-		return AISB_EXIT_FAILED;
-	for (size_t i = 0; o->run_flags && o->run_flags[i]; i++)
-		if (strv_push(&argv, o->run_flags[i]) < 0)
-			return AISB_EXIT_FAILED;
+	if (pipe2(req, O_CLOEXEC) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
+		r = -errno;
+		if (req[0] >= 0)
+			close(req[0]), close(req[1]);
+		return log_error_errno(r, "autophase: cannot make a pipe: %m"), AISB_EXIT_FAILED;
+	}
+	a->lib_before = quarantines(a);
+	clock_gettime(CLOCK_REALTIME, &a->lib_since);
 	log_info("autophase: running the pipeline library '%s' (pi, first_prompt, fix_prompt, run_validation and "
 		 "push_phase shadowed by aisb)", o->library);
 	fflush(NULL);
 	pid = fork();
-	if (pid < 0)
-		return log_error_errno(-errno, "autophase: cannot start bash: %m"), AISB_EXIT_FAILED;
+	if (pid < 0) {
+		r = -errno;
+		close(req[0]), close(req[1]), close(rep[0]), close(rep[1]);
+		return log_error_errno(r, "autophase: cannot start bash: %m"), AISB_EXIT_FAILED;
+	}
 	if (pid == 0) {
-		if (chdir(a->top) < 0)
+		/* dup2 clears O_CLOEXEC on the copies: only these two reach bash */
+		if (chdir(a->top) < 0 || dup2(req[1], atoi(LIB_REQ_FD)) < 0 || dup2(rep[0], atoi(LIB_REP_FD)) < 0)
 			_exit(AISB_EXIT_FAILED);
 		for (size_t i = 0; i < ELEMENTSOF(library_git_env); i++)
 			if (setenv(library_git_env[i][0], library_git_env[i][1], 1) < 0)
 				_exit(AISB_EXIT_FAILED);
-		execv(BASH, argv);
+		execl(BASH, "bash", "-c", library_script, "aisb-library", lib, (char *)NULL);
 		_exit(AISB_EXIT_NOEXEC);
 	}
+	close(req[1]);
+	close(rep[0]);
+	r = lib_serve(a, req[0], rep[1], pid, &refused);
+	close(rep[1]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (!refused && st == 0) {
+		/* commits the library made after its last push_phase: delivered like one */
+		_cleanup_free_ char *now = NULL;
+		if (git_quiet(a, &now, "rev-parse", "-q", "--verify", a->ref) == 0 && !streq(now, a->tip)) {
+			int d = lib_deliver(a, "autophase: at the end");
+			if (d < 0)
+				r = -d;
+		}
+	}
+	if (refused || r != 0 || st != 0)
+		lib_restore(a);
+	if (refused)
+		return r ? r : AISB_EXIT_POLICY;
+	if (r == 0 && st == 0 && o->push_remote && a->push_url && any_delivered(a))
+		r = push_tip(a, "autophase: at the end");
+	return r ? r : st;
 }
 
 int autophase_main(const struct autophase_options *o)
@@ -1569,13 +1905,6 @@ int autophase_main(const struct autophase_options *o)
 		r = o->push_remote ? push_tip(&a, "push_phase") : 0;
 		goto out;
 	}
-	if (r == 0 && o->library && !o->status && !o->dry_run) {
-		lock = take_lock(&a);
-		r = lock < 0 ? -lock : 0;
-		if (r == 0 && !(r = find_identity(&a)))
-			r = run_library(&a);
-		goto out;
-	}
 	if (r == 0 && o->status) {
 		/* a missing launcher or gate is reported, not fatal; each is looked at on its own */
 		(void)find_pipeline(&a);
@@ -1604,6 +1933,11 @@ int autophase_main(const struct autophase_options *o)
 	if (r != 0 || o->dry_run) {
 		if (r == 0)
 			print_report(&a, true);
+		goto out;
+	}
+	if (o->library) {
+		/* the library schedules; every unit and delivery is still the driver's */
+		r = run_library(&a);
 		goto out;
 	}
 	/* the four push points (the seed's): what an earlier run could not deliver, before the

@@ -561,6 +561,15 @@ int workspace_prepare(struct aisb_plan *p)
 	json_object_object_add(m, "untracked_copy", json_object_new_boolean(w->untracked_copy));
 	json_object_object_add(m, "import_uncommitted", json_object_new_boolean(w->import_uncommitted));
 	json_object_object_add(m, "review", json_object_new_boolean(w->review));
+	{
+		/* the names of the values passed in, never a value: a later review says it cannot
+		 * mask them */
+		json_object *env = json_object_new_array();
+		for (size_t i = 0; i < p->n_env; i++)
+			if (p->env[i].secret) /* --env / --env-file, not aisb's own TERM, PATH, ... */
+				json_object_array_add(env, json_object_new_string(p->env[i].name));
+		json_object_object_add(m, "env_names", env);
+	}
 	json_object_object_add(m, "created", json_object_new_int64((int64_t)time(NULL)));
 	mset(m, "state", "running");
 	r = meta_save(w->dir, m);
@@ -1261,6 +1270,23 @@ static int review_print(struct import *im, const char *target, const struct work
 	}
 	if (flagged > shown)
 		fprintf(f, "  ... and %zu more\n", flagged - shown);
+	if (!o->n_needles) {
+		/* a later review: the values passed into the session are not known (never kept) */
+		json_object *env = NULL;
+		size_t k = json_object_object_get_ex(im->m, "env_names", &env) && json_object_is_type(env, json_type_array)
+				   ? json_object_array_length(env) : 0;
+		if (k) {
+			fprintf(f, "WARNING: this session was passed --env");
+			for (size_t i = 0; i < k; i++) {
+				_cleanup_free_ char *name = strdup(json_object_get_string(json_object_array_get_idx(env, i)) ?: "");
+				gitrun_sanitize(name);
+				fprintf(f, " %s", name ? name : "?");
+			}
+			fprintf(f, ": their values are never kept, so this review cannot mask them; a value the sandbox wrote "
+				   "into a subject or a path above is shown as it is (the review at the end of the run, "
+				   "aisb run --review, masks them)\n");
+		}
+	}
 	if (fclose(f) != 0)
 		return -ENOMEM;
 	if (o->n_needles) {

@@ -546,6 +546,35 @@ fake_ssh() {
 	[ ! -e "$WORK/receivepack-ran" ]
 }
 
+@test "autophase: a shallow clone delivers and pushes (its .git/shallow goes to the push repository); one the driver cannot read as plain data is refused by name" {
+	git commit -q --allow-empty -m second
+	git commit -q --allow-empty -m third
+	git push -q origin main
+	git clone -q --depth 1 -b main "file://$WORK/bare.git" "$WORK/shallow"
+	cd "$WORK/shallow"
+	git config user.name "Host Person"
+	git config user.email host@example.test
+	[ "$(git rev-parse --is-shallow-repository)" = true ]
+	TIP=$(git rev-parse HEAD)
+	# refused: a .git/shallow that is a symlink (git follows it; the driver reads only a plain file)
+	cp .git/shallow "$WORK/shallow-copy"
+	ln -sf "$WORK/shallow-copy" .git/shallow
+	run --separate-stderr ap --push origin -- --net none
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"the repository is shallow and its '$WORK/shallow/.git/shallow' cannot be read"*"not pushed"* ]]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$TIP" ]
+	[ "$(git rev-list --count "$TIP..HEAD")" -eq 2 ]      # delivered locally
+	# control: the plain file; the next run pushes what the first could not
+	rm .git/shallow && mv "$WORK/shallow-copy" .git/shallow
+	run --separate-stderr ap --push origin -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+	[ "$(git -C "$WORK/bare.git" rev-list --count main)" -eq 5 ]
+	git -C "$WORK/bare.git" fsck --strict >/dev/null
+}
+
 @test "autophase: --dry-run never prints an --env value (canary); the run flags are shown with it redacted" {
 	local canary=ENV_VALUE_CANARY_4b7d
 	run --separate-stderr ap --dry-run -- --net none --env "FOO=$canary" "--env=BAR=$canary" --env HOME
@@ -698,7 +727,9 @@ host_launcher_env() {
 	[ "$1" = -p ] || { echo "pi: no prompt ($*)"; exit 9; }
 	echo "$AP_TOKEN" >".ran-token-$AISB_PHASE"
 	printf '%s\n' "$2" | head -n 1 >".ran-prompt-$AISB_PHASE"
-	case "$AISB_PHASE" in 01-*) echo one >one.txt ;; 02-*) echo two >two.txt ;; esac
+	case "$AISB_PHASE" in 01-*) echo one >one.txt ;; 02-*) echo two >two.txt ;; 03-*) echo three >three.txt ;; esac
+	case "$2" in *"inside an aisb sandbox"*) touch ".ran-note-$AISB_PHASE" ;; esac
+	[ ! -f .agents/plant ] || sh .agents/plant
 	EOF
 	chmod +x "$WORK/bin/pass" "$WORK/fakepi/bin/pi"
 	chmod -R a+rX "$WORK/fakepi"
@@ -796,35 +827,47 @@ host_launcher_env() {
 
 # phase_lib: a fixture of the seed's pipeline library: the five functions aisb shadows (their
 # unshadowed bodies say so loudly and fail) and the entry point, with the library's own
-# scheduling, fix round, scoped commit and push_phase call
+# scheduling, fix round, scoped commit and push_phase call; it logs each step it reaches to
+# $WORK/lib-log. LIB_PLANT=1: the library itself (on the host) adds a hook-like file before its
+# commit. LIB_REDEFINE=1: it tries to define pi again. The agent is the seed's launcher
+# (host_launcher_env: sandbox-pi in ~/.bashrc with a per-call pass token).
 phase_lib() {
-	cat >"$WORK/phase-lib.sh" <<-'EOF'
+	host_launcher_env
+	printf 'case $- in *i*) ;; *) return ;; esac\nsandbox-pi() {\n\t%s "$@"\n}\n' "$LAUNCH" >"$HOME/.bashrc"
+	cat >"$WORK/phase-lib.sh" <<-EOF
+	log() { echo "\$*" >>"$WORK/lib-log"; }
+	EOF
+	cat >>"$WORK/phase-lib.sh" <<-'EOF'
 	first_prompt() { cat "$1"; }
 	fix_prompt() { printf 'Fix: validation failed for %s\n' "$1"; cat "$1"; }
 	pi() { echo "UNSHADOWED pi ran on the host" >&2; return 99; }
 	run_validation() { echo "UNSHADOWED validation ran on the host" >&2; return 99; }
 	push_phase() { echo "UNSHADOWED push" >&2; git push -q origin HEAD; }
 	run_pipeline() {
+		if [ -n "${LIB_REDEFINE:-}" ]; then
+			eval 'pi() { echo "REDEFINED pi ran on the host" >&2; }' 2>/dev/null || log "pi is read-only"
+		fi
 		for f in .agents/phases/*.md; do
 			name=$(basename "$f" .md)
+			# the library's report recovery: a phase it committed before is done
+			git log --format=%s | grep -qx "$name" && continue
 			pi -p "$(first_prompt "$f")" || return 1
+			log "pi $name returned"
 			if ! run_validation "$f"; then
 				pi -p "$(fix_prompt "$f")" || return 1
 				run_validation "$f" || return 1
 			fi
+			log "validated $name"
+			if [ -n "${LIB_PLANT:-}" ]; then
+				mkdir -p tools/hooks && printf '#!/bin/sh\n' >tools/hooks/pre-commit
+			fi
 			git add -A && git commit -q -m "$name" || return 1
+			log "committed $name"
 			push_phase || return 1
+			log "pushed $name"
 		done
 	}
 	EOF
-	mkdir -p "$WORK/fakepi/bin"
-	cat >"$WORK/fakepi/bin/pi" <<-'EOF'
-	#!/bin/sh
-	case "$2" in *"inside an aisb sandbox"*) touch .ran-note ;; esac
-	case "$2" in "# Make one"*) echo one >one.txt ;; "# Make two"*) echo two >two.txt ;; esac
-	EOF
-	chmod +x "$WORK/fakepi/bin/pi"
-	chmod -R a+rX "$WORK/fakepi"
 }
 
 @test "autophase: --library runs the seed's pipeline library with its five functions shadowed; a library that changed shape is refused" {
@@ -833,21 +876,82 @@ phase_lib() {
 	chmod +x .git/hooks/pre-commit
 	# a library that changed shape (fix_prompt renamed): refused before anything runs
 	sed 's/^fix_prompt()/make_fix_prompt()/' "$WORK/phase-lib.sh" >"$WORK/changed-lib.sh"
-	run --separate-stderr ap --library "$WORK/changed-lib.sh" --push origin -- --net none --harness-from "$WORK/fakepi" --no-pi-config
+	run --separate-stderr ap --library "$WORK/changed-lib.sh" --push origin -- --net none
 	echo "$stderr"
 	[ "$status" -eq 78 ]
 	[[ "$stderr" == *"does not have the contract's functions (missing: fix_prompt); refusing to run it half-wired"* ]]
 	[ "$(git rev-parse HEAD)" = "$BASE" ]
 	[ -z "$(ls .ran-* one.txt 2>/dev/null)" ]
-	# control: the library that implements the contract
-	run --separate-stderr ap --library "$WORK/phase-lib.sh" --push origin -- --net none --harness-from "$WORK/fakepi" --no-pi-config
+	[ ! -e "$WORK/pass-count" ]
+	# control: the library that implements the contract; it tries to redefine pi (read-only)
+	run --separate-stderr env LIB_REDEFINE=1 "$AISB" autophase --library "$WORK/phase-lib.sh" --push origin -- --net none
 	echo "$output"; echo "$stderr"
 	[ "$status" -eq 0 ]
-	[[ "$stderr" != *UNSHADOWED* ]]
-	[ "$(git log --format=%s "$BASE..HEAD" | tr '\n' ' ')" = "02-two 01-one " ]
+	[[ "$stderr" != *UNSHADOWED* ]] && [[ "$stderr" != *REDEFINED* ]]
+	grep -qx "pi is read-only" "$WORK/lib-log"
+	# the library's subjects, the driver's commits: host identity and the phase trailer
+	[ "$(commits_since_base | tr '\n' ' ')" = "Host Person <host@example.test>|Host Person <host@example.test>|01-one|01-one Host Person <host@example.test>|Host Person <host@example.test>|02-two|02-two " ]
 	[ "$(git show HEAD~1:one.txt)" = one ]
-	[ -e .ran-note ]                                   # the shadowed first_prompt told the agent
+	[ -e .ran-note-01-one ] && [ -e .ran-note-02-two ]  # the shadowed first_prompt told the agent
+	# the library's pi and run_validation went through the host launcher, one pass token each
+	[ "$(cat "$WORK/pass-count")" -eq 4 ]
+	[ "$(cat .ran-token-01-one)" = TOKEN_CANARY_1 ]
+	[ "$(cat .ran-token-02-two)" = TOKEN_CANARY_3 ]
+	[[ "$output$stderr" != *TOKEN_CANARY* ]] && [[ "$output$stderr" != *"pass show"* ]]
 	[[ "$stderr" == *"push_phase: pushing"* ]]          # every push is aisb's
 	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
 	[ ! -e "$WORK/hook-ran" ]                           # the library's git ran no hook
+	# a rerun: the trailers say both phases are delivered
+	run ap --status
+	[[ "$output" == *"01-one"*"delivered"* ]]
+}
+
+@test "autophase: --library: what a unit planted for git stops the library before its own commit; the library's own hook-like file is refused at delivery" {
+	phase_lib
+	# the agent plants a hook-like file (gitguard quarantines it in the unit's run)
+	printf 'mkdir -p tools/hooks && printf "#!/bin/sh\\n" >tools/hooks/pre-commit && echo kept >tools/readme\n' \
+		>.agents/plant
+	git add .agents/plant
+	git commit -q -m plant
+	BASE=$(git rev-parse HEAD)
+	run --separate-stderr ap --library "$WORK/phase-lib.sh" --push origin -- --net none
+	echo "$stderr"
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"phase 01-one: refusing to deliver: a unit planted files for git, moved to '$XDG_STATE_HOME/aisb/quarantine/"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	[ ! -e "$WORK/lib-log" ]                            # the library never got past its first pi
+	[ -z "$(git -C "$WORK/bare.git" for-each-ref)" ]
+	# control: accepted by the user, the same library delivers what gitguard left in place
+	rm -rf one.txt tools .ran-*
+	run --separate-stderr ap --library "$WORK/phase-lib.sh" --push origin --trust-git-changes -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"a unit planted files for git"*"delivering anyway (--trust-git-changes)"* ]]
+	[ "$(git show HEAD:tools/readme)" = kept ]
+	[ -z "$(git ls-tree -r --name-only HEAD tools/hooks)" ]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
+	# the library's own step on the host makes a hook-like file and commits it: its commit is not
+	# delivered, the branch is put back, nothing pushed beyond what was delivered
+	git rm -q -r tools .agents/plant && git commit -q -m "no plant" && rm -f "$WORK/lib-log"
+	printf '# Three\n' >.agents/phases/03-three.md
+	git add -A && git commit -q -m three
+	BASE=$(git rev-parse HEAD)
+	PUSHED=$(git -C "$WORK/bare.git" rev-parse main)
+	run --separate-stderr env LIB_PLANT=1 "$AISB" autophase --library "$WORK/phase-lib.sh" --push origin -- --net none
+	echo "$stderr"
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"refusing to deliver: the library's work tree holds files for git made since it started"* ]]
+	[[ "$stderr" == *"is back at ${BASE:0:12}"* ]]
+	[ "$(git rev-parse HEAD)" = "$BASE" ]
+	[ -z "$(git ls-tree -r --name-only HEAD tools)" ]
+	[ ! -e tools/hooks/pre-commit ]                      # moved into the quarantine
+	grep -qx "committed 03-three" "$WORK/lib-log" && ! grep -q "pushed" "$WORK/lib-log"
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$PUSHED" ]
+	# control: the same library without the plant delivers (the work tree is clean again first)
+	git reset -q --hard "$BASE" && git clean -qfdx -e '.ran-*'
+	run --separate-stderr ap --library "$WORK/phase-lib.sh" --push origin -- --net none
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(git log -1 --format=%s%n%b | sed '/^$/d' | tr '\n' ' ')" = "03-three Aisb-Phase: 03-three " ]
+	[ "$(git -C "$WORK/bare.git" rev-parse main)" = "$(git rev-parse HEAD)" ]
 }

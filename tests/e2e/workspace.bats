@@ -616,6 +616,31 @@ review_setup() {
 	[ "$(git show "aisb/$id:newdir/f")" = f ]
 }
 
+@test "workspace: --review shows a subject and a path holding ESC, C1 0x9b and U+009B as '?'; a UTF-8 subject and path (control) unchanged" {
+	review_setup
+	# shellcheck disable=SC2016
+	clone_run --review -- 'bad=$(printf "s \033[31m r \233[2J c \302\233[2J e"); f=$(printf "p\033[1mq\233r\302\233t.txt");
+		echo x >"$f" && git add -A && git commit -q -m "$bad" &&
+		echo y >"café-ü.txt" && git add -A && git commit -q -m "café ünïcode"' </dev/null
+	[ "$status" -eq 125 ]                              # no terminal: kept for a later review
+	[ -z "$(printf '%s' "$output" | od -An -v -tx1 | tr ' ' '\n' | grep -xE '1b|9b')" ]
+	local id
+	id=$(ws_ids)
+	run "$AISB" import "$id" --review --yes </dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# no ESC, no single-byte CSI, no U+009B reached the terminal
+	[ -z "$(printf '%s' "$output" | od -An -v -tx1 | tr ' ' '\n' | grep -xE '1b|9b')" ]
+	# (git may re-encode a lone 0x9b of a message as U+009B: one '?' or two, never the byte)
+	[[ "$output" == *" s ?[31m r ?"*"[2J c ??[2J e"* ]]
+	[[ "$output" == *"A p?[1mq?r??t.txt | +1 -0"* ]]
+	# the control: valid UTF-8 text is shown as it is
+	[[ "$output" == *" café ünïcode"* ]]
+	[[ "$output" == *"A café-ü.txt | +1 -0"* ]]
+	[[ "$output" != *"this session was passed --env"* ]]  # no --env: nothing to warn about
+	[ "$(git rev-list --count "$BASE..aisb/$id")" -eq 2 ]
+}
+
 @test "workspace: --review on a terminal: declined (n) publishes nothing and keeps the workspace; confirmed (y, control) publishes" {
 	review_setup
 	clone_run --keep -- "$REVIEW_WORK"
@@ -670,6 +695,7 @@ review_setup() {
 	[[ "$output" != *"$canary"* ]]
 	[[ "$output" == *"agent: REDACTED"* ]]
 	[[ "$output" == *"A d-REDACTED"* ]]
+	[[ "$output" != *"this session was passed --env"* ]]  # the run's review knows the values
 	local id
 	id=$(ws_ids)
 	run grep -q "$canary" "$XDG_STATE_HOME/aisb/workspaces/$id/workspace.json"
@@ -680,10 +706,16 @@ review_setup() {
 	local id2
 	id2=$(imported)
 	id2=${id2#aisb/}
+	# the name is recorded, never the value
+	tr -d ' \n' <"$XDG_STATE_HOME/aisb/workspaces/$id2/workspace.json" | grep -q '"env_names":\["SECRET"\]'
+	run grep -q "$canary" "$XDG_STATE_HOME/aisb/workspaces/$id2/workspace.json"
+	[ "$status" -eq 1 ]
 	run "$AISB" import "$id2" --review --yes </dev/null
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"A src/leak2.c | +1 -0"* ]]
 	[[ "$output" != *"$canary"* ]]
+	# ... and says so, by the variable's name (recorded without its value)
+	[[ "$output" == *"WARNING: this session was passed --env SECRET: their values are never kept, so this review cannot mask them"* ]]
 	# control: the value really was there
 	run "$AISB" import "$id"
 	[ "$status" -eq 0 ]

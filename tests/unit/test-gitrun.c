@@ -249,6 +249,32 @@ static void test_hardening(void **state)
 		gitrun_sanitize(m);
 		assert_string_equal(m, "fatal: ?]52;c;x? bad?");
 	}
+	{
+		/* the C1 range: a single 0x9b (CSI in an 8-bit terminal), U+009B as UTF-8 (0xc2 0x9b),
+		 * 0x85 (NEL), a stray continuation byte, overlong and cut-short forms; same length */
+		static const struct {
+			const char *in, *out;
+		} c1[] = {
+			{ "a\x9b" "31mb", "a?31mb" },
+			{ "a\xc2\x9b" "31mb", "a??31mb" },
+			{ "\xc2\x80\xc2\x9f\xc2\xa0", "????\xc2\xa0" }, /* U+00A0 is not a control */
+			{ "x\x85y", "x?y" },
+			{ "\xc0\x9b", "??" },                /* overlong ESC-like */
+			{ "\xe2\x82", "??" },                /* cut short */
+			{ "\xed\xa0\x80", "???" },          /* a surrogate */
+			{ "caf\xc3\xa9 \xc3\xbcn\xc3\xaf" "code \xe2\x82\xac \xf0\x9f\x99\x82",
+			  "caf\xc3\xa9 \xc3\xbcn\xc3\xaf" "code \xe2\x82\xac \xf0\x9f\x99\x82" }, /* the control: kept */
+		};
+		for (size_t i = 0; i < ELEMENTSOF(c1); i++) {
+			_cleanup_free_ char *m = strdup(c1[i].in), *g = gitrun_message(c1[i].in);
+			assert_non_null(m);
+			gitrun_sanitize(m);
+			assert_string_equal(m, c1[i].out);
+			assert_string_equal(g, c1[i].out);
+		}
+		_cleanup_free_ char *nl = gitrun_message("one\ntwo\xc2\x9b\x1b");
+		assert_string_equal(nl, "one\ntwo???");
+	}
 	assert_true(gitrun_is_oid("1111111111111111111111111111111111111111"));
 	assert_false(gitrun_is_oid("HEAD"));
 	assert_false(gitrun_is_oid("1111111111111111111111111111111111111Z11"));
