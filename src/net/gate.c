@@ -112,7 +112,8 @@ struct conn {
 	size_t in_len, in_cap, in_max;
 	struct buf to_u, to_c;  /* bytes to write before the relay takes over each direction */
 	char *fwd;              /* rewritten absolute-form head (+ body bytes already read) */
-	size_t fwd_len;
+	size_t fwd_len, fwd_head; /* fwd_head: the head's part of it */
+	bool key_added;         /* --key-via-gate: the model key is in the head (key_apply()) */
 	char *uhead;            /* upstream proxy's answer head */
 	size_t uhead_len;
 
@@ -268,6 +269,7 @@ struct record {
 	long long dur_ms;
 	uint64_t repeated;      /* an aggregate of repeated denials (struct agg); 0: not one */
 	uint64_t dropped;       /* the last note: records not written */
+	bool key_added;         /* the gate put the model key into the request (never the value) */
 };
 
 /* Formats @r as one JSON line of at most LOG_LINE_MAX bytes: the time and keys (~200 bytes),
@@ -303,6 +305,8 @@ static size_t record_format(const struct record *r, char *line)
 	json_str(line, &n, r->reason ? r->reason : "", 1536);
 	n += (size_t)snprintf(line + n, size - n, ",\"bytes_out\":%llu,\"bytes_in\":%llu,\"duration_ms\":%lld",
 			      (unsigned long long)r->bytes_out, (unsigned long long)r->bytes_in, r->dur_ms);
+	if (r->key_added)
+		n += (size_t)snprintf(line + n, size - n, ",\"key\":\"added\"");
 	if (r->repeated)
 		n += (size_t)snprintf(line + n, size - n, ",\"repeated\":%llu", (unsigned long long)r->repeated);
 	if (r->dropped)
@@ -602,7 +606,7 @@ static void conn_record(const struct conn *c, bool allowed, const char *reason, 
 			      .method = c->kind == K_PROXY ? c->method : NULL, .host = c->d.host, .port = c->d.port,
 			      .addr = c->has_dialed ? &c->dialed : NULL, .allowed = allowed, .rule = c->d.rule,
 			      .reason = reason, .bytes_out = c->bytes_out, .bytes_in = c->bytes_in,
-			      .dur_ms = now_ms() - c->t_start };
+			      .dur_ms = now_ms() - c->t_start, .key_added = c->key_added };
 }
 
 /* The connection's record: from the room it holds if it was allowed (log_hold()). */
@@ -720,6 +724,75 @@ static void in_release(struct conn *c);
 
 /* ---- decisions ---------------------------------------------------------------------------- */
 
+/* Whether @placeholder is a key of the endpoint @host:@port. */
+static const struct gate_key *key_for(const struct gate_config *cfg, const char *placeholder, const char *host,
+				      uint16_t port)
+{
+	for (size_t i = 0; i < cfg->n_keys; i++)
+		if (cfg->keys[i].port == port && strcasecmp(cfg->keys[i].host, host) == 0 &&
+		    streq(cfg->keys[i].placeholder, placeholder))
+			return &cfg->keys[i];
+	return NULL;
+}
+
+/* Stage: the model key (--key-via-gate) of a plain request whose destination is decided.
+ * Should: put the real key in place of its placeholder in the auth headers of a request to that
+ * key's endpoint (http_put_key()); refuse a head that carries a placeholder to any other
+ * destination, with a record that names the destination and no value (a placeholder is worth
+ * nothing elsewhere, but a request that carries it there is the sandbox trying). Mustn't: put a
+ * value anywhere but that head, or into a record, or substitute for another host. A request to
+ * the endpoint without a placeholder passes as it is: the gate adds a key only where the sandbox
+ * asked for one (docs/agents.md). Return: true to go on, false when the connection was refused. */
+static bool key_apply(struct conn *c)
+{
+	const struct gate_config *cfg = &c->g->cfg;
+
+	for (size_t i = 0; i < cfg->n_keys; i++) {
+		const struct gate_key *k = &cfg->keys[i];
+		char *out = NULL;
+		size_t out_len = 0;
+		int r;
+
+		if (!memmem(c->fwd, c->fwd_head, k->placeholder, strlen(k->placeholder)))
+			continue;
+		if (!key_for(cfg, k->placeholder, c->d.host, c->d.port)) {
+			char reason[ALLOW_NAME_MAX + 160];
+
+			snprintf(reason, sizeof(reason), "the model key's placeholder in a request to %s:%u, which is not "
+				 "its model endpoint (the gate adds the key for that endpoint only)", c->d.host,
+				 (unsigned)c->d.port);
+			deny(c, reason, NULL);
+			return false;
+		}
+		if (k->port != c->d.port || strcasecmp(k->host, c->d.host) != 0)
+			continue; /* the same placeholder's entry for this endpoint comes in its turn */
+		r = http_put_key(c->fwd, c->fwd_head, k->placeholder, k->value, &out, &out_len);
+		if (r < 0) {
+			fail(c, 503, "out of memory");
+			return false;
+		}
+		if (r == 0)
+			continue;
+		{
+			char *p = realloc(out, out_len + c->fwd_len - c->fwd_head);
+
+			if (!p) {
+				free(out);
+				fail(c, 503, "out of memory");
+				return false;
+			}
+			memcpy(p + out_len, c->fwd + c->fwd_head, c->fwd_len - c->fwd_head);
+			explicit_bzero(c->fwd, c->fwd_len);
+			free(c->fwd);
+			c->fwd = p;
+			c->fwd_len = out_len + c->fwd_len - c->fwd_head;
+			c->fwd_head = out_len;
+			c->key_added = true;
+		}
+	}
+	return true;
+}
+
 static void decided(struct conn *c)
 {
 	if (c->d.step == POLICY_DENY) {
@@ -736,6 +809,8 @@ static void decided(struct conn *c)
 		fail(c, 503, "the egress log is full (its bound is reached): no more connections are made");
 		return;
 	}
+	if (c->framed && c->g->cfg.n_keys && !key_apply(c))
+		return;
 	c->check_sni = c->d.port == 443 && !c->d.is_literal && !c->d.host_internal;
 	if (!c->check_sni)
 		return start_dial(c);
@@ -1129,6 +1204,7 @@ static void on_head(struct conn *c)
 
 		if (http_rewrite_origin(c->in, &req, &c->fwd, &c->fwd_len) < 0)
 			return fail(c, 503, "out of memory");
+		c->fwd_head = c->fwd_len;
 		/* of what followed the head, only the body's bytes go with it; the rest (a pipelined
 		 * request) is dropped, and a malformed chunked body is refused before any dial */
 		c->framed = true;

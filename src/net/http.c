@@ -598,6 +598,84 @@ int http_rewrite_origin(const char *buf, const struct http_request *req, char **
 	return 0;
 }
 
+/* The value of the header line [@line, @line + @len) named @name, without its optional
+ * whitespace, or NULL. */
+static const char *header_value(const char *line, size_t len, const char *name, size_t *vlen)
+{
+	const char *v, *e = line + len;
+
+	if (!header_is(line, len, name))
+		return NULL;
+	v = line + strlen(name) + 1;
+	trim_ows(&v, &e);
+	*vlen = (size_t)(e - v);
+	return v;
+}
+
+/**
+ * http_put_key() - the model key in place of its placeholder in a head's auth headers
+ * @head: a head as http_rewrite_origin() wrote it (CRLF lines, the empty line last)
+ * @len: its length
+ * @placeholder: the session's placeholder (GATE_PLACEHOLDER_PREFIX + hex)
+ * @value: the real key
+ * @out: the new head (malloc'd), when a line was replaced
+ * @out_len: its length
+ *
+ * Replaced are exactly the lines `Authorization: Bearer <placeholder>` and `x-api-key:
+ * <placeholder>` (names case-insensitive, the scheme too, optional whitespace around the value):
+ * the two ways pi, codex and claude send their key. The placeholder anywhere else (a URL, another
+ * header) is left as it is: the key goes where the harness sends a key, nowhere else.
+ * Return: the number of lines replaced (0: *@out untouched), or -ENOMEM. Does not log.
+ */
+int http_put_key(const char *head, size_t len, const char *placeholder, const char *value, char **out,
+		 size_t *out_len)
+{
+	size_t pl = strlen(placeholder), vl = strlen(value), pos = 0, n = 0, lines = 1;
+	int count = 0;
+	char *o = NULL;
+
+	for (const char *p = head; (p = memchr(p, '\n', len - (size_t)(p - head))); p++)
+		lines++;
+	while (pos < len) {
+		const char *line = head + pos, *nl = memchr(line, '\n', len - pos), *v;
+		size_t l = nl ? (size_t)(nl - line) + 1 : len - pos;
+		size_t content = l - (nl ? 1 : 0), vlen = 0;
+		bool bearer = false;
+
+		if (content && line[content - 1] == '\r')
+			content--;
+		if ((v = header_value(line, content, "authorization", &vlen)) && vlen > 7 &&
+		    strncasecmp(v, "bearer ", 7) == 0) {
+			bearer = true;
+			v += 7, vlen -= 7;
+			while (vlen && (*v == ' ' || *v == '\t'))
+				v++, vlen--;
+		} else if (!(v = header_value(line, content, "x-api-key", &vlen))) {
+			v = NULL;
+		}
+		if (v && vlen == pl && memcmp(v, placeholder, pl) == 0) {
+			if (!o && !(o = malloc(len + lines * (vl + 32) + 1)))
+				return -ENOMEM;
+			if (!count) {
+				memcpy(o, head, pos);
+				n = pos;
+			}
+			n += (size_t)snprintf(o + n, vl + 32, "%s: %s%s\r\n", bearer ? "Authorization" : "x-api-key",
+					      bearer ? "Bearer " : "", value);
+			count++;
+		} else if (count) {
+			memcpy(o + n, line, l);
+			n += l;
+		}
+		pos += l;
+	}
+	if (count) {
+		*out = o;
+		*out_len = n;
+	}
+	return count;
+}
+
 const char *http_status_text(int status)
 {
 	switch (status) {
