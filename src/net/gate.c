@@ -114,6 +114,9 @@ struct conn {
 	char *fwd;              /* rewritten absolute-form head (+ body bytes already read) */
 	size_t fwd_len, fwd_head; /* fwd_head: the head's part of it */
 	bool key_added;         /* --key-via-gate: the model key is in the head (key_apply()) */
+	bool keyed;             /* a tunnel or transparent connection to a key's endpoint: the client's
+				 * bytes are read as requests, one after another (key_pump()) */
+	bool in_body;           /* keyed: the body of the last head is still coming */
 	char *uhead;            /* upstream proxy's answer head */
 	size_t uhead_len;
 
@@ -793,6 +796,15 @@ static bool key_apply(struct conn *c)
 	return true;
 }
 
+/* Whether @host:@port is the endpoint of a --key-via-gate key. */
+static bool endpoint_keyed(const struct gate_config *cfg, const char *host, uint16_t port)
+{
+	for (size_t i = 0; i < cfg->n_keys; i++)
+		if (cfg->keys[i].port == port && strcasecmp(cfg->keys[i].host, host) == 0)
+			return true;
+	return false;
+}
+
 static void decided(struct conn *c)
 {
 	if (c->d.step == POLICY_DENY) {
@@ -812,6 +824,9 @@ static void decided(struct conn *c)
 	if (c->framed && c->g->cfg.n_keys && !key_apply(c))
 		return;
 	c->check_sni = c->d.port == 443 && !c->d.is_literal && !c->d.host_internal;
+	/* An http:// model endpoint reached through a CONNECT tunnel (undici, pi's HTTP client,
+	 * tunnels http:// too) or the transparent listener: its requests are read one by one. */
+	c->keyed = !c->framed && !c->check_sni && c->g->cfg.n_keys && endpoint_keyed(&c->g->cfg, c->d.host, c->d.port);
 	if (!c->check_sni)
 		return start_dial(c);
 	/* The ClientHello is read and its SNI checked before anything is dialled: a refused name
@@ -1031,16 +1046,19 @@ static void connected(struct conn *c)
 		c->to_u = (struct buf){ .p = c->fwd, .len = c->fwd_len };
 		c->fwd = NULL;
 	}
-	/* the client's bytes so far (a checked ClientHello, or what followed a CONNECT) go first */
-	if (c->in_len && buf_append(&c->to_u, c->in, c->in_len) < 0)
+	/* the client's bytes so far (a checked ClientHello, or what followed a CONNECT) go first;
+	 * a keyed connection's are the start of its first request: key_pump() reads them */
+	if (!c->keyed && c->in_len && buf_append(&c->to_u, c->in, c->in_len) < 0)
 		return fail(c, 503, "out of memory");
-	c->in_len = 0;
-	in_release(c);
+	if (!c->keyed) {
+		c->in_len = 0;
+		in_release(c);
+	}
 	c->st = CS_RELAY;
 	/* Only the queued bytes (the 200, a head, a checked ClientHello) go now: a splice from
 	 * either socket here found nothing in the measured CONNECT (two EAGAINs before the first
 	 * byte), and the level-triggered epoll set reports what is readable in the next wait. */
-	relay(c, false, false);
+	relay(c, c->keyed && c->in_len, false); /* a keyed request that came with the CONNECT */
 }
 
 static void on_connect_ready(struct conn *c)
@@ -1480,6 +1498,137 @@ static int answer_head(struct conn *c)
 	}
 }
 
+/* Queues @n bytes at @p for the server and writes what it can. Return: 1 all written, 0 the rest
+ * waits for EPOLLOUT, -1 a write failed. */
+static int to_server(struct conn *c, const char *p, size_t n)
+{
+	int r;
+
+	if (buf_append(&c->to_u, p, n) < 0)
+		return -1;
+	r = buf_flush(c->ufd, &c->to_u);
+	if (r <= 0)
+		return r;
+	c->bytes_out += c->to_u.len;
+	c->to_u.len = c->to_u.off = 0;
+	return 1;
+}
+
+/* Drops the first @n bytes of the client input. */
+static void in_consume(struct conn *c, size_t n)
+{
+	memmove(c->in, c->in + n, c->in_len - n);
+	c->in_len -= n;
+}
+
+/* One request head of a keyed connection, [c->in, +@len), parsed into @req: to the server, with
+ * the key in place of its placeholder. Return: 1, 0 (waits for EPOLLOUT), -1. */
+static int key_head(struct conn *c, size_t len)
+{
+	const struct gate_config *cfg = &c->g->cfg;
+	char *head = c->in, *out = NULL;
+	size_t hl = len;
+	int r;
+
+	for (size_t i = 0; i < cfg->n_keys; i++) {
+		const struct gate_key *k = &cfg->keys[i];
+		size_t ol = 0;
+
+		if (k->port != c->d.port || strcasecmp(k->host, c->d.host) != 0)
+			continue;
+		r = http_put_key(head, hl, k->placeholder, k->value, &out, &ol);
+		if (r < 0)
+			break;
+		if (r > 0) {
+			if (head != c->in) {
+				explicit_bzero(head, hl);
+				free(head);
+			}
+			head = out, hl = ol;
+			c->key_added = true;
+		}
+	}
+	r = to_server(c, head, hl);
+	if (head != c->in) {
+		explicit_bzero(head, hl);
+		free(head);
+	}
+	in_consume(c, len);
+	return r;
+}
+
+/* Stage: the client-to-server direction of a keyed connection (--key-via-gate, a tunnel or
+ * transparent connection to an http:// model endpoint). Should: read the client's bytes as
+ * HTTP/1.x requests one after another, each head bounded and checked like a proxy head
+ * (http_parse_origin_head(): origin-form, the Host the endpoint, no ambiguous framing), with the
+ * key put in place of its placeholder (key_head()), each body framed (http_body_feed()) and
+ * forwarded as it is; pass the client's EOF on. Mustn't: forward bytes it could not read as a
+ * request (a reset instead), or keep a key anywhere but the head it goes out in. Return: 0,
+ * -EBADMSG (c->body.bad says why), -1 when closed. */
+static int key_pump(struct conn *c)
+{
+	/* 16 reads, then back to epoll, like pump(); bytes already read are always handled (each
+	 * turn consumes some or returns), since no event would come for them */
+	for (int round = 0; round < 16 || c->in_len; round++) {
+		struct http_request req;
+		size_t used = 0;
+		int rr = 0, r, status;
+
+		if (!c->in_len) {
+			rr = read_in(c, HTTP_HEAD_MAX);
+			if (rr == -ECONNRESET) {
+				c->eof_c = true;
+				if (!c->done_cu) {
+					shutdown(c->ufd, SHUT_WR);
+					c->done_cu = true;
+				}
+				return 0;
+			}
+			if (rr < 0)
+				return -1;
+			if (!c->in_len)
+				return 0;
+		}
+		if (c->in_body) {
+			r = http_body_feed(&c->body, c->in, c->in_len, &used);
+			if (r < 0)
+				return -EBADMSG;
+			c->in_body = r != 1;
+			if (used) {
+				int w = to_server(c, c->in, used);
+
+				in_consume(c, used);
+				if (w <= 0)
+					return w;
+			}
+			continue;
+		}
+		r = http_parse_origin_head(c->in, c->in_len, c->d.host, c->d.port, &req, &status);
+		if (r == HTTP_NEED_MORE) {
+			size_t had = c->in_len;
+
+			rr = read_in(c, HTTP_HEAD_MAX);
+			if (rr == -ECONNRESET || rr < 0)
+				return -1; /* a request cut off: nothing of it goes out */
+			if (c->in_len == had)
+				return 0;
+			continue;
+		}
+		if (r < 0 || req.host_mismatch) {
+			c->body.bad = r < 0 ? (req.bad ? req.bad : status == 431 ? "request head too large" :
+					       "malformed request inside the tunnel to the model endpoint") :
+				      "the Host header names another host than the model endpoint";
+			return -EBADMSG;
+		}
+		http_body_init(&c->body, &req);
+		c->in_body = req.body != HTTP_BODY_NONE;
+		r = key_head(c, (size_t)r);
+		if (r <= 0)
+			return r;
+	}
+	return 0;
+}
+
 /* A chunked body broke the rules half-way: the server got a body it cannot finish, so it gets
  * a reset (a FIN could look like an end), and the client a 400 when it has seen no answer yet. */
 static void body_refused(struct conn *c)
@@ -1511,8 +1660,8 @@ static void relay(struct conn *c, bool cu, bool uc)
 	if (r > 0) {
 		c->bytes_out += c->to_u.len;
 		c->to_u.len = c->to_u.off = 0;
-		if (cu && c->framed) {
-			int fr = frame_pump(c);
+		if (cu && (c->framed || c->keyed)) {
+			int fr = c->keyed ? key_pump(c) : frame_pump(c);
 
 			if (fr == -EBADMSG)
 				return body_refused(c);

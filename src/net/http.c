@@ -364,6 +364,59 @@ static int parse_headers(const char *buf, size_t pos, size_t end, struct http_re
 	return (int)n_headers;
 }
 
+/* The common start of a head's parse: @req cleared, the head's end in *@end. Return: 1 (a
+ * complete head within the bounds), HTTP_NEED_MORE, -EBADMSG, -EMSGSIZE (*@status 431). */
+static int head_bounds(const char *buf, size_t len, struct http_request *req, int *status, size_t *end)
+{
+	memset(req, 0, sizeof(*req));
+	*status = 400;
+	if (memchr(buf, '\0', len))
+		return -EBADMSG;
+	*end = head_end(buf, len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX);
+	if (*end)
+		return 1;
+	if (len >= HTTP_HEAD_MAX) {
+		*status = 431;
+		return -EMSGSIZE;
+	}
+	/* Reject a garbage request line early instead of waiting for 64 KiB of it. */
+	for (size_t i = 0; i < len && buf[i] != ' '; i++)
+		if (!is_tchar(buf[i]) || i >= sizeof(req->method) - 1)
+			return -EBADMSG;
+	return HTTP_NEED_MORE;
+}
+
+/* A proxy head (@host NULL: CONNECT or absolute-form) or an origin-form head inside a tunnel to
+ * @host:@port. */
+static int parse_head(const char *buf, size_t len, const char *host, uint16_t port, struct http_request *req,
+		      int *status)
+{
+	const char *target;
+	size_t end, line_end, tlen;
+	int r;
+
+	if ((r = head_bounds(buf, len, req, status, &end)) <= 0)
+		return r;
+	line_end = (size_t)((const char *)memchr(buf, '\n', end) - buf);
+	if ((r = parse_request_line(buf, line_end, req, &target, &tlen)) < 0)
+		return r;
+	if (!host) {
+		r = parse_target(buf, target, tlen, req);
+	} else if (target[0] != '/' || streq(req->method, "CONNECT")) {
+		req->bad = "a request inside the tunnel to the model endpoint must be origin-form (\"/...\")";
+		r = -EBADMSG;
+	} else {
+		snprintf(req->host, sizeof(req->host), "%s", host);
+		req->port = port;
+	}
+	if (r < 0 || (r = parse_headers(buf, line_end + 1, end, req, status)) < 0)
+		return r;
+	req->n_headers = (size_t)r;
+	req->head_len = end;
+	*status = 0;
+	return (int)end;
+}
+
 /**
  * http_parse_head() - parse a proxy request head
  * @buf: bytes received so far
@@ -376,34 +429,28 @@ static int parse_headers(const char *buf, size_t pos, size_t end, struct http_re
  */
 int http_parse_head(const char *buf, size_t len, struct http_request *req, int *status)
 {
-	const char *target;
-	size_t end, line_end, tlen;
-	int r;
+	return parse_head(buf, len, NULL, 0, req, status);
+}
 
-	memset(req, 0, sizeof(*req));
-	*status = 400;
-	if (memchr(buf, '\0', len))
-		return -EBADMSG;
-	end = head_end(buf, len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX);
-	if (end == 0) {
-		if (len >= HTTP_HEAD_MAX) {
-			*status = 431;
-			return -EMSGSIZE;
-		}
-		/* Reject a garbage request line early instead of waiting for 64 KiB of it. */
-		for (size_t i = 0; i < len && buf[i] != ' '; i++)
-			if (!is_tchar(buf[i]) || i >= sizeof(req->method) - 1)
-				return -EBADMSG;
-		return HTTP_NEED_MORE;
-	}
-	line_end = (size_t)((const char *)memchr(buf, '\n', end) - buf);
-	if ((r = parse_request_line(buf, line_end, req, &target, &tlen)) < 0 ||
-	    (r = parse_target(buf, target, tlen, req)) < 0 || (r = parse_headers(buf, line_end + 1, end, req, status)) < 0)
-		return r;
-	req->n_headers = (size_t)r;
-	req->head_len = end;
-	*status = 0;
-	return (int)end;
+/**
+ * http_parse_origin_head() - parse an origin-form request head inside a tunnel to a known server
+ * @buf: bytes received so far
+ * @len: their count
+ * @host: the server the tunnel leads to (a Host header must name it)
+ * @port: its port
+ * @req: result (host_mismatch when a Host header names another host or port)
+ * @status: on error, 400 or 431
+ *
+ * For --key-via-gate: a CONNECT tunnel or transparent connection to an http:// model endpoint
+ * carries plain requests, one after another (undici tunnels http:// through a proxy too), and the
+ * gate reads each head to put the key in. The same bounds and smuggling refusals as
+ * http_parse_head(); the target must be origin-form ("/..."), so the server can only be @host.
+ * Return: as http_parse_head(). Does not log.
+ */
+int http_parse_origin_head(const char *buf, size_t len, const char *host, uint16_t port, struct http_request *req,
+			   int *status)
+{
+	return parse_head(buf, len, host, port, req, status);
 }
 
 /* Where a chunked body's reader is (RFC 9112 7.1), strictly: no chunk extensions, no trailer

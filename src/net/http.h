@@ -60,6 +60,8 @@ struct http_body_framer {
 #define HTTP_NEED_MORE 0
 
 int http_parse_head(const char *buf, size_t len, struct http_request *req, int *status);
+int http_parse_origin_head(const char *buf, size_t len, const char *host, uint16_t port, struct http_request *req,
+			   int *status);
 void http_body_init(struct http_body_framer *f, const struct http_request *req);
 int http_body_feed(struct http_body_framer *f, const char *buf, size_t len, size_t *used);
 int http_rewrite_origin(const char *buf, const struct http_request *req, char **out, size_t *out_len);

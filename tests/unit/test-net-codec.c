@@ -310,6 +310,37 @@ static void test_http_put_key(void **state)
 #undef PH
 }
 
+/* --key-via-gate: the heads inside a tunnel to the model endpoint, checked like proxy heads. */
+static void test_http_origin_head(void **state)
+{
+	static const struct {
+		const char *in;
+		int ok;        /* 1 accepted, 0 refused (-EBADMSG) */
+		bool mismatch;
+	} t[] = {
+		{ "POST /v1/chat HTTP/1.1\r\nHost: host.aisb.internal:8080\r\nContent-Length: 2\r\n\r\n", 1, false },
+		{ "GET / HTTP/1.1\r\n\r\n", 1, false },
+		{ "GET / HTTP/1.1\r\nHost: evil.test:8080\r\n\r\n", 1, true },
+		{ "GET / HTTP/1.1\r\nHost: host.aisb.internal:9\r\n\r\n", 1, true },
+		{ "GET http://host.aisb.internal:8080/ HTTP/1.1\r\n\r\n", 0, false },
+		{ "CONNECT /x HTTP/1.1\r\n\r\n", 0, false },
+		{ "POST / HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n", 0, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct http_request req;
+		int status, r = http_parse_origin_head(t[i].in, strlen(t[i].in), "host.aisb.internal", 8080, &req, &status);
+
+		if (t[i].ok) {
+			assert_int_equal(r, (int)strlen(t[i].in));
+			assert_int_equal(req.host_mismatch, t[i].mismatch);
+		} else {
+			assert_int_equal(r, -EBADMSG);
+		}
+	}
+}
+
 static void test_http_rewrite(void **state)
 {
 	static const struct {
@@ -505,7 +536,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_heads),  cmocka_unit_test(test_http_bounds), cmocka_unit_test(test_http_host_header),
 		cmocka_unit_test(test_http_framing),cmocka_unit_test(test_http_body),
-		cmocka_unit_test(test_http_rewrite),cmocka_unit_test(test_http_put_key),cmocka_unit_test(test_http_error),
+		cmocka_unit_test(test_http_rewrite),cmocka_unit_test(test_http_put_key),cmocka_unit_test(test_http_origin_head),cmocka_unit_test(test_http_error),
 		cmocka_unit_test(test_dns_parse),   cmocka_unit_test(test_dns_answers),
 		cmocka_unit_test(test_dns_pool),
 	};
