@@ -117,6 +117,9 @@ struct conn {
 	bool keyed;             /* a tunnel or transparent connection to a key's endpoint: the client's
 				 * bytes are read as requests, one after another (key_pump()) */
 	bool in_body;           /* keyed: the body of the last head is still coming */
+	char *hold;             /* keyed answers: a tail that may begin a key (mask_out()); allocated
+				 * when first needed (HOLD_MAX), as 1,000 tunnels must stay small */
+	size_t hold_len;
 	char *uhead;            /* upstream proxy's answer head */
 	size_t uhead_len;
 
@@ -533,6 +536,8 @@ static void conn_free(struct conn *c)
 	free(c->fwd);
 	free(c->uhead);
 	free(c->rhead);
+	free(c->hold);
+	c->hold = NULL;
 	c->in = c->to_u.p = c->to_c.p = c->fwd = c->uhead = c->rhead = NULL;
 	if (c->prev)
 		c->prev->next = c->next;
@@ -1440,6 +1445,168 @@ static int queue_answer_head(struct conn *c, const char *h, size_t len)
 	return 1;
 }
 
+/* The most a held-back tail of a keyed answer may be: a key's first bytes with chunk boundaries
+ * between them. A longer possible key is masked as far as it went instead (key_match()). */
+#define HOLD_MAX (2 * GATE_KEY_VALUE_MAX)
+
+/* Whether @key starts at @b[@pos], allowing a chunk boundary of a chunked answer (CRLF, hex
+ * digits, an optional ";extension", CRLF: RFC 9112 7.1) between any two of its bytes: on the
+ * wire a key quoted in a chunked body can be cut by one, and the client joins it again. A key
+ * holds no CR or LF (netplan_add_key()), so a boundary can never be read as part of it. With
+ * @mask, its bytes (not the boundaries) are overwritten with "REDACTED..." as they match.
+ * Return: 1 (*@end after its last byte), 0 no key here, 2 the buffer ended inside a possible key.
+ * Does not log. */
+static int key_match(char *b, size_t n, size_t pos, const char *key, size_t vl, bool mask, size_t *end)
+{
+	size_t i = 0, j = pos;
+
+	while (i < vl) {
+		size_t q, hex = 0;
+
+		if (j >= n)
+			return 2;
+		if (b[j] == key[i]) {
+			if (mask)
+				b[j] = "REDACTED"[i % 8];
+			i++, j++;
+			continue;
+		}
+		if (i == 0 || b[j] != '\r')
+			return 0;
+		q = j + 1;
+		if (q < n && b[q] != '\n')
+			return 0;
+		for (q++; q < n && ((b[q] >= '0' && b[q] <= '9') || ((b[q] | 0x20) >= 'a' && (b[q] | 0x20) <= 'f')); q++)
+			hex++;
+		if (q < n && !hex)
+			return 0;
+		if (q < n && b[q] == ';')
+			while (q < n && b[q] != '\r')
+				q++;
+		if (q + 1 >= n)
+			return 2;
+		if (b[q] != '\r' || b[q + 1] != '\n')
+			return 0;
+		j = q + 2;
+	}
+	*end = j;
+	return 1;
+}
+
+/* Overwrites, in place, every occurrence in [@b, @b + @n) of a key the gate adds on this
+ * connection with "REDACTED..." of the same length (so Content-Length and chunk sizes stay
+ * right), also one cut by chunk boundaries (key_match()). Return: how many bytes at the end may
+ * be the start of such a key (completed by the next bytes), for the caller to hold back. */
+static size_t mask_keys(const struct conn *c, char *b, size_t n)
+{
+	const struct gate_config *cfg = &c->g->cfg;
+	size_t keep = 0;
+
+	for (size_t i = 0; i < cfg->n_keys; i++) {
+		const struct gate_key *k = &cfg->keys[i];
+		size_t vl = strlen(k->value), pos = 0, end;
+		const char *p;
+
+		if (k->port != c->d.port || strcasecmp(k->host, c->d.host) != 0)
+			continue;
+		while (pos < n && (p = memchr(b + pos, k->value[0], n - pos))) {
+			int r;
+
+			pos = (size_t)(p - b);
+			r = key_match(b, n, pos, k->value, vl, false, &end);
+			if (r == 1 || (r == 2 && n - pos > HOLD_MAX)) {
+				/* a possible key too long to hold is masked as far as it went */
+				(void)key_match(b, n, pos, k->value, vl, true, &end);
+				pos = r == 1 ? end : n;
+				continue;
+			}
+			if (r == 2) {
+				if (n - pos > keep)
+					keep = n - pos;
+				break;
+			}
+			pos++;
+		}
+	}
+	return keep;
+}
+
+/* Queues @len answer bytes for the client of a keyed connection, with every key the gate added
+ * masked (mask_keys()): an endpoint that echoes a request header (an error message quoting the
+ * key, a debugging route) must not hand the key to the sandbox. A tail that may begin a key is
+ * held back until the next bytes decide (@final: the answer ended, send it). Return: 0, -ENOMEM. */
+static int mask_out(struct conn *c, const char *data, size_t len, bool final)
+{
+	char b[16384 + HOLD_MAX];
+	size_t n, keep;
+
+	while (len) {
+		size_t take = len < sizeof(b) - c->hold_len ? len : sizeof(b) - c->hold_len;
+
+		if (c->hold_len)
+			memcpy(b, c->hold, c->hold_len);
+		memcpy(b + c->hold_len, data, take);
+		n = c->hold_len + take;
+		data += take, len -= take;
+		keep = mask_keys(c, b, n);
+		if (final && !len)
+			keep = 0;
+		if (keep && !c->hold && !(c->hold = malloc(HOLD_MAX)))
+			return -ENOMEM;
+		if (buf_append(&c->to_c, b, n - keep) < 0)
+			return -ENOMEM;
+		if (keep)
+			memcpy(c->hold, b + n - keep, keep);
+		c->hold_len = keep;
+		explicit_bzero(b, n);
+	}
+	if (final && c->hold_len) {
+		if (buf_append(&c->to_c, c->hold, c->hold_len) < 0)
+			return -ENOMEM;
+		c->hold_len = 0;
+	}
+	return 0;
+}
+
+/* Stage: the server-to-client direction of a connection that carries a key (--key-via-gate),
+ * after any answer head. Should: pass the answers through mask_out(), in userspace (not splice:
+ * the bytes must be looked at), as they come (a streamed answer is never held back but for a
+ * possible key's first bytes), then pass the server's EOF on. Return: 0, -1 when closed. */
+static int mask_pump(struct conn *c)
+{
+	char tmp[16384];
+
+	for (int round = 0; round < 16; round++) {
+		ssize_t k;
+		int r;
+
+		if (c->to_c.off < c->to_c.len) {
+			r = buf_flush(c->cfd, &c->to_c);
+			if (r <= 0)
+				return r;
+		}
+		c->to_c.len = c->to_c.off = 0;
+		if (c->eof_u) {
+			if (!c->done_uc) {
+				shutdown(c->cfd, SHUT_WR);
+				c->done_uc = true;
+			}
+			return 0;
+		}
+		k = recv(c->ufd, tmp, sizeof(tmp), 0);
+		if (k < 0)
+			return errno == EAGAIN ? 0 : -1;
+		if (k == 0)
+			c->eof_u = true;
+		else
+			c->bytes_in += (uint64_t)k;
+		if (mask_out(c, tmp, (size_t)k, k == 0) < 0)
+			return -1;
+		explicit_bzero(tmp, (size_t)k);
+	}
+	return 0;
+}
+
 /* Stage: the server-to-client direction of a plain request, until its final answer head.
  * Should: read the head(s) (at most UPSTREAM_HEAD_MAX), queue them through
  * queue_answer_head(), then the body bytes read with them, and leave the rest to pump().
@@ -1459,7 +1626,10 @@ static int answer_head(struct conn *c)
 			}
 			c->rhead_len = 0;
 		}
-		/* complete heads already read go first (an interim 100 and the final answer) */
+		/* complete heads already read go first (an interim 100 and the final answer); a head
+		 * that echoes the key is masked like the body (mask_out()) */
+		if (c->key_added)
+			(void)mask_keys(c, c->rhead, c->rhead_len);
 		if ((used = answer_head_end(c->rhead, c->rhead_len))) {
 			r = queue_answer_head(c, c->rhead, used);
 			if (r == -ENOMEM || r == -EBADMSG) {
@@ -1470,7 +1640,8 @@ static int answer_head(struct conn *c)
 			c->rhead_len -= used;
 			if (r == 1) {
 				/* the body bytes read with the head follow it; the rest is spliced */
-				if (c->rhead_len && buf_append(&c->to_c, c->rhead, c->rhead_len) < 0) {
+				if (c->rhead_len && (c->key_added ? mask_out(c, c->rhead, c->rhead_len, false) :
+						     buf_append(&c->to_c, c->rhead, c->rhead_len)) < 0) {
 					fail(c, 503, "out of memory");
 					return -1;
 				}
@@ -1682,6 +1853,9 @@ static void relay(struct conn *c, bool cu, bool uc)
 				return;
 			if (c->to_c.len) /* the head is queued: flush it, then splice */
 				return relay(c, false, c->resp_passed);
+		} else if (uc && (c->keyed || c->key_added)) {
+			if (mask_pump(c) < 0)
+				goto closed;
 		} else if (uc && pump(c->ufd, c->p_uc[1], c->p_uc[0], c->cfd, &c->q_uc, &c->eof_u, &c->done_uc, &c->grown_uc,
 				      &c->bytes_in) < 0) {
 			goto closed;

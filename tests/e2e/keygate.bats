@@ -32,17 +32,25 @@ teardown() {
 	common_teardown
 }
 
+# serve PORTFILE CMD...: CMD in the background (killed at teardown), until it has written its
+# port to PORTFILE (the servers write it once they listen).
+serve() {
+	local f=$1 _
+	shift
+	"$@" &
+	MOCK_PIDS+=($!)
+	for _ in $(seq 200); do
+		[ -s "$f" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # mock NAME [TOKEN]: lib/key-mock.py on a free port of 127.0.0.1, which is in $WORK/NAME.port
 # once it listens; its log is $WORK/NAME.jsonl.
 mock() {
-	local _
-	"$PY" "$LIB/key-mock.py" --port-file "$WORK/$1.port" --log "$WORK/$1.jsonl" --expect-token "${2:-}" &
-	MOCK_PIDS+=($!)
-	for _ in $(seq 200); do
-		[ -s "$WORK/$1.port" ] && break
-		sleep 0.05
-	done
-	[ -s "$WORK/$1.port" ]
+	serve "$WORK/$1.port" "$PY" "$LIB/key-mock.py" --port-file "$WORK/$1.port" --log "$WORK/$1.jsonl" \
+		--expect-token "${2:-}"
 	: >"$WORK/$1.jsonl"
 }
 
@@ -136,6 +144,32 @@ assert_keyed() {
 	[[ "$output" == *"holds a placeholder inside (--key-via-gate)"* ]]
 }
 
+@test "keygate: an endpoint that quotes the key back gives the sandbox REDACTED in its place, by every path, in the head and in a body split across chunks; control: without the mode the quote is the key" {
+	mock model "$CANARY"
+	PORT_model=$(cat "$WORK/model.port")
+	pi_config "$PORT_model"
+	fake_pi 'u="http://host.aisb.internal:$MPORT/v1"
+curl -fsS -D - -H "Authorization: Bearer $AI_API_TOKEN" "$u/echo"
+curl -fsS -D - -p -H "x-api-key: $AI_API_TOKEN" "$u/echo/stream"
+curl -fsS -D - --noproxy "*" -H "Authorization: Bearer $AI_API_TOKEN" "$u/echo/stream"'
+	local mask
+	mask=$(printf 'REDACTED%.0s' $(seq 8) | cut -c1-${#CANARY})
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--key-via-gate pi --env MPORT="$PORT_model" -p x </dev/null
+	echo "$output"
+	[[ "$output" != *"$CANARY"* ]]
+	[ "$(grep -c "^X-Echo: Bearer $mask" <<<"$output")" -eq 2 ]
+	[ "$(grep -c "^X-Echo: $mask" <<<"$output")" -eq 1 ]
+	[ "$(grep -c "^echo:Bearer $mask:end" <<<"$output")" -eq 2 ]
+	[ "$(grep -c "^echo:$mask:end" <<<"$output")" -eq 1 ]
+	# the endpoint did get the key
+	assert_keyed "$WORK/model.jsonl" 3
+	# control: without the mode the sandbox sent the key itself, and the quote is the key
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--env MPORT="$PORT_model" -p x </dev/null
+	[ "$(grep -c "^echo:.*$CANARY:end" <<<"$output")" -eq 3 ]
+}
+
 @test "keygate: the placeholder sent to another allowed host is refused through the proxy and never replaced anywhere; the endpoint gets a request without the placeholder unchanged" {
 	mock model "$CANARY"
 	PORT_model=$(cat "$WORK/model.port")
@@ -213,30 +247,57 @@ echo "none:$(curl -sS -o /dev/null -w "%{http_code}" "$m/none")"'
 	[[ "$output" == *"token=unset"* ]]
 }
 
-@test "keygate: the real pi CLI reaches the model with the real key through the gate; the key is nowhere in the home or aisb's state" {
-	require_feature "pi from npm (.ci/run installs it)" command -v pi
-	"$PY" "$LIB/mock-model.py" --port-file "$WORK/pi.port" --log "$WORK/pi.jsonl" \
-		--command 'echo "ran:$(id -u)" > agent-proof.txt' --expect-token "$CANARY" &
-	MOCK_PIDS+=($!)
-	local _
-	for _ in $(seq 200); do
-		[ -s "$WORK/pi.port" ] && break
-		sleep 0.05
-	done
-	local port
-	port=$(cat "$WORK/pi.port")
-	pi_config "$port"
-	AI_API_TOKEN=$CANARY run -0 timeout 120 "$AISB" --allow-host-port "$port" --key-via-gate pi --keep \
-		-p "write the proof file" </dev/null
-	echo "$output"
+# model_mock: lib/mock-model.py (the scripted model of agents.bats) expecting the canary; sets
+# MPORT_REAL.
+model_mock() {
+	serve "$WORK/real.port" "$PY" "$LIB/mock-model.py" --port-file "$WORK/real.port" --log "$WORK/real.jsonl" \
+		--command 'echo "ran:$(id -u)" > agent-proof.txt' --expect-token "$CANARY"
+	MPORT_REAL=$(cat "$WORK/real.port")
+}
+
+# assert_real_keyed: the tool ran, both streamed model requests carried the canary, the gate
+# added it, and it is nowhere in aisb's state, the project or the output.
+assert_real_keyed() {
 	[[ "$output" == *MOCK-DONE* ]]
 	[ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000" ]
-	# two model requests (the tool call, then the answer), streamed, each with the real key
-	[ "$(grep -c '"auth_ok": true' "$WORK/pi.jsonl")" -ge 2 ]
-	! grep -q '"auth_ok": false' "$WORK/pi.jsonl" || false
-	grep -q '"stream": true' "$WORK/pi.jsonl"
+	[ "$(grep -c '"auth_ok": true' "$WORK/real.jsonl")" -ge 2 ]
+	! grep -q '"auth_ok": false' "$WORK/real.jsonl" || false
+	grep -q '"stream": true' "$WORK/real.jsonl"
 	grep -q '"key":"added"' "$(session_dir)/egress.jsonl"
-	# pi's own files in the persistent home (sessions, settings) hold no trace of the key
 	no_trace "$CANARY" "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" "$XDG_CACHE_HOME" "$PROJ" "$(run_dir)"
 	[[ "$output" != *"$CANARY"* ]]
+}
+
+@test "keygate: the real codex (env_key, the plain proxy) and claude (apiKeyHelper, x-api-key) reach the model with the real key; it is nowhere in their homes or aisb's state" {
+	require_feature "codex and claude from npm (.ci/run installs them)" sh -c 'command -v codex && command -v claude'
+	model_mock
+	git -C "$PROJ" init -q # codex exec wants a git repository
+	mkdir -p "$HOME/.codex"
+	printf '%s\n' 'model = "mock-model"' 'model_provider = "mock"' '' '[model_providers.mock]' 'name = "Mock"' \
+		"base_url = \"http://127.0.0.1:$MPORT_REAL/v1\"" 'env_key = "MOCK_KEY"' 'wire_api = "responses"' \
+		>"$HOME/.codex/config.toml"
+	MOCK_KEY=$CANARY run -0 timeout 120 "$AISB" --harness codex --allow-host-port "$MPORT_REAL" --key-via-gate codex \
+		--keep exec "write the proof file" </dev/null
+	echo "$output"
+	[[ "$output" == *'$MOCK_KEY holds a placeholder inside'* ]]
+	assert_real_keyed
+	rm -f "$PROJ/agent-proof.txt"
+	: >"$WORK/real.jsonl"
+	ANTHROPIC_BASE_URL="http://127.0.0.1:$MPORT_REAL" ANTHROPIC_API_KEY=$CANARY run -0 timeout 120 "$AISB" \
+		--harness claude --allow-host-port "$MPORT_REAL" --key-via-gate claude --keep -p "write the proof file" </dev/null
+	echo "$output"
+	[[ "$output" == *'$AISB_ANTHROPIC_API_KEY holds a placeholder inside'* ]]
+	assert_real_keyed
+}
+
+@test "keygate: the real pi CLI reaches the model with the real key through the gate; the key is nowhere in the home or aisb's state" {
+	require_feature "pi from npm (.ci/run installs it)" command -v pi
+	model_mock
+	pi_config "$MPORT_REAL"
+	AI_API_TOKEN=$CANARY run -0 timeout 120 "$AISB" --allow-host-port "$MPORT_REAL" --key-via-gate pi --keep \
+		-p "write the proof file" </dev/null
+	echo "$output"
+	# the tool ran; its two streamed model requests (the tool call, then the answer) carried the
+	# real key; pi's own files in the persistent home (sessions, settings) hold no trace of it
+	assert_real_keyed
 }

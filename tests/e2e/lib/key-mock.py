@@ -6,10 +6,12 @@
 # JSON line in --log: method, path, whether the bearer or x-api-key header equals --expect-token,
 # whether any header carried a placeholder (aisb-placeholder-...), and the body length. Values
 # are never logged. A path ending in /stream is answered with a chunked body of three chunks,
-# flushed one by one; any other path with a Content-Length body.
+# flushed one by one; any other path with a Content-Length body. A path with /echo quotes the
+# auth headers it got back (the header X-Echo and the body), as a careless gateway might.
 import argparse
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
@@ -49,6 +51,28 @@ class Handler(BaseHTTPRequestHandler):
         }
         with LOCK, open(ARGS.log, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
+        if "/echo" in self.path:
+            # an endpoint that quotes the key back (an error message, a debugging route): in a
+            # header, and in the body, split across two chunks flushed apart on /echo/stream
+            said = (bearer + " " + key).strip()
+            self.send_response(200)
+            self.send_header("X-Echo", said)
+            if self.path.endswith("/stream"):
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                half = len(said) // 2
+                for part in ("echo:" + said[:half], said[half:] + ":end\n"):
+                    data = part.encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                    time.sleep(0.05)
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            data = ("echo:" + said + ":end\n").encode()
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         if self.path.endswith("/stream"):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
