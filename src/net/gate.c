@@ -1447,7 +1447,7 @@ static int queue_answer_head(struct conn *c, const char *h, size_t len)
 
 /* The most a held-back tail of a keyed answer may be: a key's first bytes with chunk boundaries
  * between them. A longer possible key is masked as far as it went instead (key_match()). */
-#define HOLD_MAX (2 * GATE_KEY_VALUE_MAX)
+#define HOLD_MAX ((size_t)2 * GATE_KEY_VALUE_MAX)
 
 /* Whether @key starts at @b[@pos], allowing a chunk boundary of a chunked answer (CRLF, hex
  * digits, an optional ";extension", CRLF: RFC 9112 7.1) between any two of its bytes: on the
