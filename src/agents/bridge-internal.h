@@ -28,6 +28,7 @@ struct bridge_endpoint {
 	char host[256];      /* after the rewrite: host.aisb.internal for a loopback endpoint */
 	uint16_t port;
 	bool loopback;       /* the host config named a loopback address */
+	bool tls;            /* https:// (or a built-in endpoint, always https) */
 	char origin[160];    /* "~/.pi/agent/models.json provider 'mock'" */
 };
 
@@ -47,6 +48,8 @@ struct bridge_result {
 	char **pass;              /* host variables to pass by name (their values are secrets) */
 	char **alias;             /* "INSIDE=HOST": host variable HOST passed as INSIDE (secret) */
 	char **set;               /* NAME=VALUE the sandbox gets (not secret: URLs, switches) */
+	char **keys;              /* the names inside (of pass and alias) that hold a model key, not a
+				   * header value: what --key-via-gate keeps outside */
 	char **notes;             /* one line each, announced on stderr; never a value */
 	bool need_token;          /* a literal or command key became a reference to the token variable */
 	char *token_origin;       /* which key needs it, for the refusal message */

@@ -26,6 +26,7 @@ void bridge_result_done(struct bridge_result *r)
 	strv_free(r->pass);
 	strv_free(r->alias);
 	strv_free(r->set);
+	strv_free(r->keys);
 	strv_free(r->notes);
 	free(r->token_origin);
 	memset(r, 0, sizeof(*r));
@@ -50,6 +51,15 @@ static int pass_var(struct bridge_result *r, const char *name)
 	if (strv_contains(r->pass, name))
 		return 0;
 	return strv_push(&r->pass, name) < 0 ? -ENOMEM : 0;
+}
+
+/* A variable that holds the model key (not a header's value): passed, and kept outside with
+ * --key-via-gate. */
+static int key_var(struct bridge_result *r, const char *name)
+{
+	if (!strv_contains(r->keys, name) && strv_push(&r->keys, name) < 0)
+		return -ENOMEM;
+	return pass_var(r, name);
 }
 
 static int set_var(struct bridge_result *r, const char *name, const char *value)
@@ -392,7 +402,8 @@ static bool host_has(const struct bridge_ctx *c, const char *name)
 	return v && *v;
 }
 
-static int add_endpoint(struct bridge_result *r, const char *host, uint16_t port, bool loopback, const char *origin)
+static int add_endpoint(struct bridge_result *r, const char *host, uint16_t port, bool loopback, bool tls,
+			const char *origin)
 {
 	for (size_t i = 0; i < r->n_ep; i++)
 		if (streq(r->ep[i].host, host) && r->ep[i].port == port)
@@ -403,6 +414,7 @@ static int add_endpoint(struct bridge_result *r, const char *host, uint16_t port
 	snprintf(e->host, sizeof(e->host), "%s", host);
 	e->port = port;
 	e->loopback = loopback;
+	e->tls = tls;
 	snprintf(e->origin, sizeof(e->origin), "%s", origin);
 	return 0;
 }
@@ -434,6 +446,7 @@ static int rewrite_url(json_object *o, const char *k, const char *origin, struct
 		snprintf(ep->host, sizeof(ep->host), "%s", host);
 		ep->port = port;
 		ep->loopback = lo;
+		ep->tls = strncasecmp(url, "https://", 8) == 0;
 		snprintf(ep->origin, sizeof(ep->origin), "%s", origin);
 	}
 	return 1;
@@ -529,7 +542,7 @@ int bridge_pi(json_object *models_in, json_object *settings_in, const struct bri
 				if (key) {
 					enum key_kind kk = classify(key, c);
 					if (kk == KEY_ENV) {
-						if ((e = pass_var(r, key)) < 0)
+						if ((e = key_var(r, key)) < 0)
 							goto out;
 					} else {
 						if ((e = set_str(pv, "apiKey", c->token_env)) < 0)
@@ -570,7 +583,7 @@ int bridge_pi(json_object *models_in, json_object *settings_in, const struct bri
 				if (ep.port) {
 					if (dp && streq(dp, name))
 						def = ep;
-					else if ((e = add_endpoint(r, ep.host, ep.port, ep.loopback, ep.origin)) < 0)
+					else if ((e = add_endpoint(r, ep.host, ep.port, ep.loopback, ep.tls, ep.origin)) < 0)
 						goto out;
 				}
 			}
@@ -580,16 +593,16 @@ int bridge_pi(json_object *models_in, json_object *settings_in, const struct bri
 	 * provider models.json points somewhere. */
 	if (def.port) {
 		r->n_ep = 0;
-		add_endpoint(r, def.host, def.port, def.loopback, def.origin);
+		add_endpoint(r, def.host, def.port, def.loopback, def.tls, def.origin);
 	} else if (dp) {
 		for (size_t i = 0; i < ELEMENTSOF(pi_builtin); i++)
 			if (streq(dp, pi_builtin[i].name)) {
 				char origin[160];
 				snprintf(origin, sizeof(origin), "%s defaultProvider '%s'", sfile, dp);
 				r->n_ep = 0;
-				add_endpoint(r, pi_builtin[i].host, 443, false, origin);
+				add_endpoint(r, pi_builtin[i].host, 443, false, true, origin);
 				/* its key: by name from the host (auth.json, where a login keeps it, is never read) */
-				if (host_has(c, pi_builtin[i].env) && (e = pass_var(r, pi_builtin[i].env)) < 0)
+				if (host_has(c, pi_builtin[i].env) && (e = key_var(r, pi_builtin[i].env)) < 0)
 					goto out;
 			}
 	}
@@ -664,7 +677,7 @@ int bridge_codex(json_object *in, const struct bridge_ctx *c, struct bridge_resu
 			if (streq(name, active)) {
 				prov = pv;
 				if (ep.port)
-					add_endpoint(r, ep.host, ep.port, ep.loopback, ep.origin);
+					add_endpoint(r, ep.host, ep.port, ep.loopback, ep.tls, ep.origin);
 			}
 		}
 	}
@@ -677,7 +690,7 @@ int bridge_codex(json_object *in, const struct bridge_ctx *c, struct bridge_resu
 				if ((e = note(r, "%s: dropped env_key (not a variable name)", origin)) < 0)
 					goto out;
 			} else if (host_has(c, key)) {
-				if ((e = pass_var(r, key)) < 0)
+				if ((e = key_var(r, key)) < 0)
 					goto out;
 			} else {
 				/* codex cannot reach its model without it: refused by bridge_resolve() */
@@ -687,14 +700,14 @@ int bridge_codex(json_object *in, const struct bridge_ctx *c, struct bridge_resu
 					r->token_origin = NULL;
 					goto out;
 				}
-				if ((e = pass_var(r, key)) < 0)
+				if ((e = key_var(r, key)) < 0)
 					goto out;
 			}
 		}
 	} else if (streq(active, "openai")) {
-		add_endpoint(r, "api.openai.com", 443, false, origin);
+		add_endpoint(r, "api.openai.com", 443, false, true, origin);
 		if (host_has(c, "OPENAI_API_KEY")) {
-			if ((e = pass_var(r, "OPENAI_API_KEY")) < 0)
+			if ((e = key_var(r, "OPENAI_API_KEY")) < 0)
 				goto out;
 		} else if ((e = note(r, "codex: OPENAI_API_KEY is not set and aisb never copies ~/.codex/auth.json: "
 				     "export OPENAI_API_KEY, or log in inside the sandbox")) < 0)
@@ -819,21 +832,22 @@ int bridge_claude(json_object *state_in, json_object *settings_in, const struct 
 				goto out;
 			if ((e = set_var(r, "ANTHROPIC_BASE_URL", nu)) < 0)
 				goto out;
-			add_endpoint(r, ep.host, ep.port, ep.loopback, origin);
+			add_endpoint(r, ep.host, ep.port, ep.loopback, strncasecmp(base, "https://", 8) == 0, origin);
 		}
 	} else
-		add_endpoint(r, "api.anthropic.com", 443, false, "claude's default endpoint");
+		add_endpoint(r, "api.anthropic.com", 443, false, true, "claude's default endpoint");
 	/* The key reaches claude through apiKeyHelper, under another name: claude asks before it
 	 * uses an ANTHROPIC_API_KEY from the environment, and its answer stores the key's tail in
 	 * .claude.json (measured with 2.1.332). The helper runs inside the sandbox. */
 	if (host_has(c, "ANTHROPIC_API_KEY")) {
 		if (strv_push(&r->alias, CLAUDE_KEY_VAR "=ANTHROPIC_API_KEY") < 0 ||
+		    strv_push(&r->keys, CLAUDE_KEY_VAR) < 0 ||
 		    set_str(settings, "apiKeyHelper", "printenv " CLAUDE_KEY_VAR) < 0) {
 			e = -ENOMEM;
 			goto out;
 		}
 	}
-	if (host_has(c, "ANTHROPIC_AUTH_TOKEN") && (e = pass_var(r, "ANTHROPIC_AUTH_TOKEN")) < 0)
+	if (host_has(c, "ANTHROPIC_AUTH_TOKEN") && (e = key_var(r, "ANTHROPIC_AUTH_TOKEN")) < 0)
 		goto out;
 	/* Only the model endpoint is allowed: no telemetry or update checks that would be denied. */
 	if (!(fenv = obj_child(sforce, "env")) ||

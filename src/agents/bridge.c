@@ -22,6 +22,7 @@
 
 struct bridge_plan {
 	char *harness;
+	bool key_via_gate;       /* the key variables hold placeholders; the gate adds the keys */
 	struct bridge_result res;
 	char **binds;            /* ephemeral home: top-level dirs under <session>/bridge-home */
 };
@@ -156,6 +157,84 @@ static int check_endpoints(const struct aisb_plan *p, const char *harness, const
 	return 0;
 }
 
+/* ---- the key stays outside (--key-via-gate) -------------------------------------------------- */
+
+/* Whether --key-via-gate (a list: "pi,codex", or one name per flag or config line) names @h.
+ * Return: 0 (*@on set), or 78 for a name that is not a harness. Logs on failure. */
+static int key_mode(const struct aisb_settings *s, const char *h, bool *on)
+{
+	*on = false;
+	for (size_t i = 0; s->key_via_gate && s->key_via_gate[i]; i++) {
+		const char *v = s->key_via_gate[i];
+
+		while (*v) {
+			size_t n = strcspn(v, ", ");
+
+			if (n && !((n == 2 && !strncmp(v, "pi", 2)) || (n == 5 && !strncmp(v, "codex", 5)) ||
+				   (n == 6 && !strncmp(v, "claude", 6))))
+				return log_error("--key-via-gate '%s': name a harness (pi, codex or claude)",
+						 s->key_via_gate[i]), AISB_EXIT_POLICY;
+			if (n == strlen(h) && !strncmp(v, h, n))
+				*on = true;
+			v += n;
+			v += strspn(v, ", ");
+		}
+	}
+	return 0;
+}
+
+/* Can the gate add @h's key? Only where it reads the request: an http:// endpoint through the
+ * gate (the https:// part is a plan: docs/key-via-gate-tls.md). Return: 0 or 78. Logs on failure. */
+static int key_mode_check(const struct aisb_plan *p, const char *h, const struct bridge_result *r)
+{
+	if (p->netp->mode != NET_ALLOW || p->netp->defaulted_to_none)
+		return log_error("%s: --key-via-gate needs the gate (--net allow with its model endpoint allowed): "
+				 "with --net %s no request passes through it", h,
+				 p->netp->mode == NET_FULL ? "full" : "none"), AISB_EXIT_POLICY;
+	if (!r->n_ep)
+		return log_error("%s: --key-via-gate needs the model endpoint, and aisb knows none (is the %s "
+				 "config bridged?)", h, h), AISB_EXIT_POLICY;
+	for (size_t i = 0; i < r->n_ep; i++)
+		if (r->ep[i].tls)
+			return log_error("%s: --key-via-gate works for http:// model endpoints only so far (a loopback "
+					 "gateway with --allow-host-port), and %s:%u (%s) is https://: the gate cannot "
+					 "read the request inside TLS", h, r->ep[i].host, (unsigned)r->ep[i].port,
+					 r->ep[i].origin), AISB_EXIT_POLICY;
+	return 0;
+}
+
+/* Sets the key variable @inside for the sandbox: with --key-via-gate a placeholder, random per
+ * session, and the real @value goes to the gate for each model endpoint (net/gate.h); without
+ * it the value itself. Return: 0 or an exit code. Logs on failure. */
+static int set_key(struct aisb_plan *p, const struct bridge_result *r, bool via_gate, const char *inside,
+		   const char *value)
+{
+	char hex[GATE_PLACEHOLDER_HEX + 1], ph[GATE_PLACEHOLDER_SIZE];
+	int e;
+
+	if (!via_gate || !strv_contains(r->keys, inside))
+		return plan_set_env(p, inside, value, true) < 0 ? AISB_EXIT_FAILED : 0;
+	if ((e = random_hex(hex, GATE_PLACEHOLDER_HEX / 2)) < 0)
+		return log_error_errno(e, "cannot make a placeholder key: %m"), AISB_EXIT_FAILED;
+	snprintf(ph, sizeof(ph), GATE_PLACEHOLDER_PREFIX "%s", hex);
+	for (size_t i = 0; i < r->n_ep; i++) {
+		struct policy_decision d;
+
+		policy_check(&p->netp->policy, r->ep[i].host, r->ep[i].port, &d);
+		e = netplan_add_key(p->netp, d.host, d.port, ph, value);
+		if (e == -EINVAL)
+			return log_error("--key-via-gate: the value of $%s cannot go into a request header (empty, "
+					 "longer than %d bytes, or a control character)", inside, GATE_KEY_VALUE_MAX),
+			       AISB_EXIT_POLICY;
+		if (e == -E2BIG)
+			return log_error("--key-via-gate: more than %d keys and endpoints", GATE_KEYS_MAX),
+			       AISB_EXIT_POLICY;
+		if (e < 0)
+			return AISB_EXIT_FAILED;
+	}
+	return plan_set_env(p, inside, ph, true) < 0 ? AISB_EXIT_FAILED : 0;
+}
+
 /* ---- resolve ------------------------------------------------------------------------------- */
 
 static int announce(const char *harness, const struct bridge_result *r)
@@ -178,13 +257,28 @@ static int announce(const char *harness, const struct bridge_result *r)
 	return 0;
 }
 
+/* With --key-via-gate: which variables hold a placeholder, and where the gate adds the key. */
+static void key_line(const struct bridge_plan *b, char *out, size_t size)
+{
+	char names[256] = "", eps[512] = "";
+	size_t o = 0, e = 0, n = 0;
+
+	for (size_t i = 0; b->res.keys && b->res.keys[i] && o < sizeof(names); i++, n++)
+		o += (size_t)snprintf(names + o, sizeof(names) - o, "%s$%s", i ? ", " : "", b->res.keys[i]);
+	for (size_t i = 0; i < b->res.n_ep && e < sizeof(eps); i++)
+		e += (size_t)snprintf(eps + e, sizeof(eps) - e, "%s%s:%u", i ? ", " : "", b->res.ep[i].host,
+				      (unsigned)b->res.ep[i].port);
+	snprintf(out, size, "%s: %s %s a placeholder inside (--key-via-gate); the gate adds the key to requests to %s",
+		 b->harness, names, n > 1 ? "hold" : "holds", eps);
+}
+
 int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get, const char *host_home)
 {
 	struct bridge_ctx c = { .host_home = host_home, .get = get, .project_dst = p->project_dst ? p->project_dst : NULL };
 	_cleanup_close_ int homefd = -1;
 	struct bridge_plan *b;
 	const char *h = s->harness, *off;
-	bool enabled;
+	bool enabled, via_gate;
 	int r;
 
 	if (s->thinking && !streq(s->thinking, "host") && !bridge_thinking_valid(s->thinking))
@@ -196,6 +290,8 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 		return 0;
 	if (!p->argv || !p->argv[0] || !streq(p->argv[0], h))
 		return 0; /* an image's Entrypoint/Cmd runs instead of the harness */
+	if ((r = key_mode(s, h, &via_gate)) != 0)
+		return r;
 
 	if (streq(h, "pi"))
 		enabled = !s->no_pi_config, off = "--no-pi-config";
@@ -279,13 +375,17 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 					 b->res.token_origin ? b->res.token_origin : "the config", name, name),
 			       AISB_EXIT_POLICY;
 		}
-		if (name && strv_push(&b->res.pass, name) < 0)
+		if (name && (strv_push(&b->res.pass, name) < 0 ||
+			     (!strv_contains(b->res.keys, name) && strv_push(&b->res.keys, name) < 0)))
 			return AISB_EXIT_FAILED;
 	}
+	if (via_gate && (r = key_mode_check(p, h, &b->res)) != 0)
+		return r;
+	b->key_via_gate = via_gate;
 	for (size_t i = 0; b->res.pass && b->res.pass[i]; i++) {
 		const char *v = get(b->res.pass[i]);
-		if (v && *v && plan_set_env(p, b->res.pass[i], v, true) < 0)
-			return AISB_EXIT_FAILED;
+		if (v && *v && (r = set_key(p, &b->res, via_gate, b->res.pass[i], v)) != 0)
+			return r;
 	}
 	for (size_t i = 0; b->res.alias && b->res.alias[i]; i++) {
 		_cleanup_free_ char *inside = strndup(b->res.alias[i], strcspn(b->res.alias[i], "="));
@@ -293,13 +393,19 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 		if (!inside)
 			return AISB_EXIT_FAILED;
 		v = get(b->res.alias[i] + strlen(inside) + 1);
-		if (v && *v && plan_set_env(p, inside, v, true) < 0)
-			return AISB_EXIT_FAILED;
+		if (v && *v && (r = set_key(p, &b->res, via_gate, inside, v)) != 0)
+			return r;
 	}
 	for (size_t i = 0; b->res.set && b->res.set[i]; i++) {
 		_cleanup_free_ char *name = strndup(b->res.set[i], strcspn(b->res.set[i], "="));
 		if (!name || plan_set_env(p, name, b->res.set[i] + strlen(name) + 1, false) < 0)
 			return AISB_EXIT_FAILED;
+	}
+	if (via_gate && b->res.keys && *b->res.keys) {
+		char line[1024];
+
+		key_line(b, line, sizeof(line));
+		log_info("%s", line);
 	}
 	return announce(h, &b->res);
 }
@@ -500,6 +606,8 @@ void bridge_print_policy(const struct bridge_plan *b, FILE *f)
 		fprintf(f, "bridge_endpoint=%s:%u\n", b->res.ep[i].host, (unsigned)b->res.ep[i].port);
 	for (size_t i = 0; b->res.pass && b->res.pass[i]; i++)
 		fprintf(f, "bridge_env=%s\n", b->res.pass[i]);
+	for (size_t i = 0; b->key_via_gate && b->res.keys && b->res.keys[i]; i++)
+		fprintf(f, "bridge_key_via_gate=%s\n", b->res.keys[i]);
 }
 
 void bridge_print(const struct bridge_plan *b, FILE *f)
@@ -516,4 +624,10 @@ void bridge_print(const struct bridge_plan *b, FILE *f)
 	for (size_t i = 0; i < b->res.n_ep; i++)
 		fprintf(f, "bridge:     %s: model endpoint %s:%u (%s)\n", b->harness, b->res.ep[i].host,
 			(unsigned)b->res.ep[i].port, b->res.ep[i].origin);
+	if (b->key_via_gate && b->res.keys && *b->res.keys) {
+		char line[1024];
+
+		key_line(b, line, sizeof(line));
+		fprintf(f, "bridge:     %s\n", line);
+	}
 }

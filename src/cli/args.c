@@ -54,6 +54,7 @@ enum opt_id {
 	OPT_QUIET,
 	OPT_PI_TOKEN_ENV,     /* the harness config bridges (agents/bridge.h) */
 	OPT_NO_PI_TOKEN_ENV,
+	OPT_KEY_VIA_GATE,
 	OPT_THINKING,
 	OPT_NO_PI_CONFIG,
 	OPT_NO_CODEX_CONFIG,
@@ -123,6 +124,7 @@ static const struct opt_def opts[] = {
 	{ "accept-unenforced-limits", "accept_unenforced_limits", OPT_BOOL, OPT_ACCEPT_UNENFORCED_LIMITS, NULL, "do not warn when the default limits cannot be enforced here" },
 	{ "pi-token-env", "pi_token_env", OPT_VALUE, OPT_PI_TOKEN_ENV, "NAME", "pi's provider keys become $NAME (default AI_API_TOKEN), passed by name" },
 	{ "no-pi-token-env", "no_pi_token_env", OPT_BOOL, OPT_NO_PI_TOKEN_ENV, NULL, "pass no key variable to pi (an endpoint without a key)" },
+	{ "key-via-gate", "key_via_gate", OPT_LIST, OPT_KEY_VIA_GATE, "HARNESS", "HARNESS (pi, codex, claude) gets a placeholder key; the gate adds the real one for its http:// endpoint" },
 	{ "thinking", "thinking", OPT_VALUE, OPT_THINKING, "LEVEL|host", "pi's thinking level (off minimal low medium high xhigh; default xhigh)" },
 	{ "no-pi-config", "no_pi_config", OPT_BOOL, OPT_NO_PI_CONFIG, NULL, "do not bridge ~/.pi/agent into the sandbox home" },
 	{ "no-codex-config", "no_codex_config", OPT_BOOL, OPT_NO_CODEX_CONFIG, NULL, "do not bridge ~/.codex/config.toml" },
@@ -236,6 +238,7 @@ static char ***list_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_PUBLISH: return &s->publish;
 	case OPT_ALLOW_HOST_PORT: return &s->allow_host_ports;
 	case OPT_HARNESS_FROM: return &s->harness_from;
+	case OPT_KEY_VIA_GATE: return &s->key_via_gate;
 	case OPT_AUTHFILE: return &s->authfiles;
 	default: return NULL;
 	}
@@ -660,6 +663,7 @@ void settings_free(struct aisb_settings *s)
 	free(s->home);
 	strv_free(s->harness_from);
 	free(s->pi_token_env);
+	strv_free(s->key_via_gate);
 	free(s->thinking);
 	free(s->workspace);
 	free(s->untracked);

@@ -66,6 +66,7 @@ struct aisb_settings {
 	bool quiet;           /* no informational notices */
 	char *pi_token_env;   /* the harness config bridges (agents/bridge.h) */
 	bool no_pi_token_env;
+	char **key_via_gate;  /* harnesses whose key stays outside: the gate adds it (net/gate.h) */
 	char *thinking;       /* pi's level, "host", or NULL: xhigh */
 	bool no_pi_config, no_codex_config, no_claude_config;
 	char *workspace;      /* "bind" (NULL) or "clone" (workspace/workspace.h) */

@@ -112,7 +112,14 @@ struct conn {
 	size_t in_len, in_cap, in_max;
 	struct buf to_u, to_c;  /* bytes to write before the relay takes over each direction */
 	char *fwd;              /* rewritten absolute-form head (+ body bytes already read) */
-	size_t fwd_len;
+	size_t fwd_len, fwd_head; /* fwd_head: the head's part of it */
+	bool key_added;         /* --key-via-gate: the model key is in the head (key_apply()) */
+	bool keyed;             /* a tunnel or transparent connection to a key's endpoint: the client's
+				 * bytes are read as requests, one after another (key_pump()) */
+	bool in_body;           /* keyed: the body of the last head is still coming */
+	char *hold;             /* keyed answers: a tail that may begin a key (mask_out()); allocated
+				 * when first needed (HOLD_MAX), as 1,000 tunnels must stay small */
+	size_t hold_len;
 	char *uhead;            /* upstream proxy's answer head */
 	size_t uhead_len;
 
@@ -268,6 +275,7 @@ struct record {
 	long long dur_ms;
 	uint64_t repeated;      /* an aggregate of repeated denials (struct agg); 0: not one */
 	uint64_t dropped;       /* the last note: records not written */
+	bool key_added;         /* the gate put the model key into the request (never the value) */
 };
 
 /* Formats @r as one JSON line of at most LOG_LINE_MAX bytes: the time and keys (~200 bytes),
@@ -303,6 +311,8 @@ static size_t record_format(const struct record *r, char *line)
 	json_str(line, &n, r->reason ? r->reason : "", 1536);
 	n += (size_t)snprintf(line + n, size - n, ",\"bytes_out\":%llu,\"bytes_in\":%llu,\"duration_ms\":%lld",
 			      (unsigned long long)r->bytes_out, (unsigned long long)r->bytes_in, r->dur_ms);
+	if (r->key_added)
+		n += (size_t)snprintf(line + n, size - n, ",\"key\":\"added\"");
 	if (r->repeated)
 		n += (size_t)snprintf(line + n, size - n, ",\"repeated\":%llu", (unsigned long long)r->repeated);
 	if (r->dropped)
@@ -526,6 +536,8 @@ static void conn_free(struct conn *c)
 	free(c->fwd);
 	free(c->uhead);
 	free(c->rhead);
+	free(c->hold);
+	c->hold = NULL;
 	c->in = c->to_u.p = c->to_c.p = c->fwd = c->uhead = c->rhead = NULL;
 	if (c->prev)
 		c->prev->next = c->next;
@@ -602,7 +614,7 @@ static void conn_record(const struct conn *c, bool allowed, const char *reason, 
 			      .method = c->kind == K_PROXY ? c->method : NULL, .host = c->d.host, .port = c->d.port,
 			      .addr = c->has_dialed ? &c->dialed : NULL, .allowed = allowed, .rule = c->d.rule,
 			      .reason = reason, .bytes_out = c->bytes_out, .bytes_in = c->bytes_in,
-			      .dur_ms = now_ms() - c->t_start };
+			      .dur_ms = now_ms() - c->t_start, .key_added = c->key_added };
 }
 
 /* The connection's record: from the room it holds if it was allowed (log_hold()). */
@@ -720,6 +732,84 @@ static void in_release(struct conn *c);
 
 /* ---- decisions ---------------------------------------------------------------------------- */
 
+/* Whether @placeholder is a key of the endpoint @host:@port. */
+static const struct gate_key *key_for(const struct gate_config *cfg, const char *placeholder, const char *host,
+				      uint16_t port)
+{
+	for (size_t i = 0; i < cfg->n_keys; i++)
+		if (cfg->keys[i].port == port && strcasecmp(cfg->keys[i].host, host) == 0 &&
+		    streq(cfg->keys[i].placeholder, placeholder))
+			return &cfg->keys[i];
+	return NULL;
+}
+
+/* Stage: the model key (--key-via-gate) of a plain request whose destination is decided.
+ * Should: put the real key in place of its placeholder in the auth headers of a request to that
+ * key's endpoint (http_put_key()); refuse a head that carries a placeholder to any other
+ * destination, with a record that names the destination and no value (a placeholder is worth
+ * nothing elsewhere, but a request that carries it there is the sandbox trying). Mustn't: put a
+ * value anywhere but that head, or into a record, or substitute for another host. A request to
+ * the endpoint without a placeholder passes as it is: the gate adds a key only where the sandbox
+ * asked for one (docs/agents.md). Return: true to go on, false when the connection was refused. */
+static bool key_apply(struct conn *c)
+{
+	const struct gate_config *cfg = &c->g->cfg;
+
+	for (size_t i = 0; i < cfg->n_keys; i++) {
+		const struct gate_key *k = &cfg->keys[i];
+		char *out = NULL;
+		size_t out_len = 0;
+		int r;
+
+		if (!memmem(c->fwd, c->fwd_head, k->placeholder, strlen(k->placeholder)))
+			continue;
+		if (!key_for(cfg, k->placeholder, c->d.host, c->d.port)) {
+			char reason[ALLOW_NAME_MAX + 160];
+
+			snprintf(reason, sizeof(reason), "the model key's placeholder in a request to %s:%u, which is not "
+				 "its model endpoint (the gate adds the key for that endpoint only)", c->d.host,
+				 (unsigned)c->d.port);
+			deny(c, reason, NULL);
+			return false;
+		}
+		if (k->port != c->d.port || strcasecmp(k->host, c->d.host) != 0)
+			continue; /* the same placeholder's entry for this endpoint comes in its turn */
+		r = http_put_key(c->fwd, c->fwd_head, k->placeholder, k->value, &out, &out_len);
+		if (r < 0) {
+			fail(c, 503, "out of memory");
+			return false;
+		}
+		if (r == 0)
+			continue;
+		{
+			char *p = realloc(out, out_len + c->fwd_len - c->fwd_head);
+
+			if (!p) {
+				free(out);
+				fail(c, 503, "out of memory");
+				return false;
+			}
+			memcpy(p + out_len, c->fwd + c->fwd_head, c->fwd_len - c->fwd_head);
+			explicit_bzero(c->fwd, c->fwd_len);
+			free(c->fwd);
+			c->fwd = p;
+			c->fwd_len = out_len + c->fwd_len - c->fwd_head;
+			c->fwd_head = out_len;
+			c->key_added = true;
+		}
+	}
+	return true;
+}
+
+/* Whether @host:@port is the endpoint of a --key-via-gate key. */
+static bool endpoint_keyed(const struct gate_config *cfg, const char *host, uint16_t port)
+{
+	for (size_t i = 0; i < cfg->n_keys; i++)
+		if (cfg->keys[i].port == port && strcasecmp(cfg->keys[i].host, host) == 0)
+			return true;
+	return false;
+}
+
 static void decided(struct conn *c)
 {
 	if (c->d.step == POLICY_DENY) {
@@ -736,7 +826,12 @@ static void decided(struct conn *c)
 		fail(c, 503, "the egress log is full (its bound is reached): no more connections are made");
 		return;
 	}
+	if (c->framed && c->g->cfg.n_keys && !key_apply(c))
+		return;
 	c->check_sni = c->d.port == 443 && !c->d.is_literal && !c->d.host_internal;
+	/* An http:// model endpoint reached through a CONNECT tunnel (undici, pi's HTTP client,
+	 * tunnels http:// too) or the transparent listener: its requests are read one by one. */
+	c->keyed = !c->framed && !c->check_sni && c->g->cfg.n_keys && endpoint_keyed(&c->g->cfg, c->d.host, c->d.port);
 	if (!c->check_sni)
 		return start_dial(c);
 	/* The ClientHello is read and its SNI checked before anything is dialled: a refused name
@@ -956,16 +1051,19 @@ static void connected(struct conn *c)
 		c->to_u = (struct buf){ .p = c->fwd, .len = c->fwd_len };
 		c->fwd = NULL;
 	}
-	/* the client's bytes so far (a checked ClientHello, or what followed a CONNECT) go first */
-	if (c->in_len && buf_append(&c->to_u, c->in, c->in_len) < 0)
+	/* the client's bytes so far (a checked ClientHello, or what followed a CONNECT) go first;
+	 * a keyed connection's are the start of its first request: key_pump() reads them */
+	if (!c->keyed && c->in_len && buf_append(&c->to_u, c->in, c->in_len) < 0)
 		return fail(c, 503, "out of memory");
-	c->in_len = 0;
-	in_release(c);
+	if (!c->keyed) {
+		c->in_len = 0;
+		in_release(c);
+	}
 	c->st = CS_RELAY;
 	/* Only the queued bytes (the 200, a head, a checked ClientHello) go now: a splice from
 	 * either socket here found nothing in the measured CONNECT (two EAGAINs before the first
 	 * byte), and the level-triggered epoll set reports what is readable in the next wait. */
-	relay(c, false, false);
+	relay(c, c->keyed && c->in_len, false); /* a keyed request that came with the CONNECT */
 }
 
 static void on_connect_ready(struct conn *c)
@@ -1129,6 +1227,7 @@ static void on_head(struct conn *c)
 
 		if (http_rewrite_origin(c->in, &req, &c->fwd, &c->fwd_len) < 0)
 			return fail(c, 503, "out of memory");
+		c->fwd_head = c->fwd_len;
 		/* of what followed the head, only the body's bytes go with it; the rest (a pipelined
 		 * request) is dropped, and a malformed chunked body is refused before any dial */
 		c->framed = true;
@@ -1346,6 +1445,168 @@ static int queue_answer_head(struct conn *c, const char *h, size_t len)
 	return 1;
 }
 
+/* The most a held-back tail of a keyed answer may be: a key's first bytes with chunk boundaries
+ * between them. A longer possible key is masked as far as it went instead (key_match()). */
+#define HOLD_MAX ((size_t)2 * GATE_KEY_VALUE_MAX)
+
+/* Whether @key starts at @b[@pos], allowing a chunk boundary of a chunked answer (CRLF, hex
+ * digits, an optional ";extension", CRLF: RFC 9112 7.1) between any two of its bytes: on the
+ * wire a key quoted in a chunked body can be cut by one, and the client joins it again. A key
+ * holds no CR or LF (netplan_add_key()), so a boundary can never be read as part of it. With
+ * @mask, its bytes (not the boundaries) are overwritten with "REDACTED..." as they match.
+ * Return: 1 (*@end after its last byte), 0 no key here, 2 the buffer ended inside a possible key.
+ * Does not log. */
+static int key_match(char *b, size_t n, size_t pos, const char *key, size_t vl, bool mask, size_t *end)
+{
+	size_t i = 0, j = pos;
+
+	while (i < vl) {
+		size_t q, hex = 0;
+
+		if (j >= n)
+			return 2;
+		if (b[j] == key[i]) {
+			if (mask)
+				b[j] = "REDACTED"[i % 8];
+			i++, j++;
+			continue;
+		}
+		if (i == 0 || b[j] != '\r')
+			return 0;
+		q = j + 1;
+		if (q < n && b[q] != '\n')
+			return 0;
+		for (q++; q < n && ((b[q] >= '0' && b[q] <= '9') || ((b[q] | 0x20) >= 'a' && (b[q] | 0x20) <= 'f')); q++)
+			hex++;
+		if (q < n && !hex)
+			return 0;
+		if (q < n && b[q] == ';')
+			while (q < n && b[q] != '\r')
+				q++;
+		if (q + 1 >= n)
+			return 2;
+		if (b[q] != '\r' || b[q + 1] != '\n')
+			return 0;
+		j = q + 2;
+	}
+	*end = j;
+	return 1;
+}
+
+/* Overwrites, in place, every occurrence in [@b, @b + @n) of a key the gate adds on this
+ * connection with "REDACTED..." of the same length (so Content-Length and chunk sizes stay
+ * right), also one cut by chunk boundaries (key_match()). Return: how many bytes at the end may
+ * be the start of such a key (completed by the next bytes), for the caller to hold back. */
+static size_t mask_keys(const struct conn *c, char *b, size_t n)
+{
+	const struct gate_config *cfg = &c->g->cfg;
+	size_t keep = 0;
+
+	for (size_t i = 0; i < cfg->n_keys; i++) {
+		const struct gate_key *k = &cfg->keys[i];
+		size_t vl = strlen(k->value), pos = 0, end;
+		const char *p;
+
+		if (k->port != c->d.port || strcasecmp(k->host, c->d.host) != 0)
+			continue;
+		while (pos < n && (p = memchr(b + pos, k->value[0], n - pos))) {
+			int r;
+
+			pos = (size_t)(p - b);
+			r = key_match(b, n, pos, k->value, vl, false, &end);
+			if (r == 1 || (r == 2 && n - pos > HOLD_MAX)) {
+				/* a possible key too long to hold is masked as far as it went */
+				(void)key_match(b, n, pos, k->value, vl, true, &end);
+				pos = r == 1 ? end : n;
+				continue;
+			}
+			if (r == 2) {
+				if (n - pos > keep)
+					keep = n - pos;
+				break;
+			}
+			pos++;
+		}
+	}
+	return keep;
+}
+
+/* Queues @len answer bytes for the client of a keyed connection, with every key the gate added
+ * masked (mask_keys()): an endpoint that echoes a request header (an error message quoting the
+ * key, a debugging route) must not hand the key to the sandbox. A tail that may begin a key is
+ * held back until the next bytes decide (@final: the answer ended, send it). Return: 0, -ENOMEM. */
+static int mask_out(struct conn *c, const char *data, size_t len, bool final)
+{
+	char b[16384 + HOLD_MAX];
+	size_t n, keep;
+
+	while (len) {
+		size_t take = len < sizeof(b) - c->hold_len ? len : sizeof(b) - c->hold_len;
+
+		if (c->hold_len)
+			memcpy(b, c->hold, c->hold_len);
+		memcpy(b + c->hold_len, data, take);
+		n = c->hold_len + take;
+		data += take, len -= take;
+		keep = mask_keys(c, b, n);
+		if (final && !len)
+			keep = 0;
+		if (keep && !c->hold && !(c->hold = malloc(HOLD_MAX)))
+			return -ENOMEM;
+		if (buf_append(&c->to_c, b, n - keep) < 0)
+			return -ENOMEM;
+		if (keep)
+			memcpy(c->hold, b + n - keep, keep);
+		c->hold_len = keep;
+		explicit_bzero(b, n);
+	}
+	if (final && c->hold_len) {
+		if (buf_append(&c->to_c, c->hold, c->hold_len) < 0)
+			return -ENOMEM;
+		c->hold_len = 0;
+	}
+	return 0;
+}
+
+/* Stage: the server-to-client direction of a connection that carries a key (--key-via-gate),
+ * after any answer head. Should: pass the answers through mask_out(), in userspace (not splice:
+ * the bytes must be looked at), as they come (a streamed answer is never held back but for a
+ * possible key's first bytes), then pass the server's EOF on. Return: 0, -1 when closed. */
+static int mask_pump(struct conn *c)
+{
+	char tmp[16384];
+
+	for (int round = 0; round < 16; round++) {
+		ssize_t k;
+		int r;
+
+		if (c->to_c.off < c->to_c.len) {
+			r = buf_flush(c->cfd, &c->to_c);
+			if (r <= 0)
+				return r;
+		}
+		c->to_c.len = c->to_c.off = 0;
+		if (c->eof_u) {
+			if (!c->done_uc) {
+				shutdown(c->cfd, SHUT_WR);
+				c->done_uc = true;
+			}
+			return 0;
+		}
+		k = recv(c->ufd, tmp, sizeof(tmp), 0);
+		if (k < 0)
+			return errno == EAGAIN ? 0 : -1;
+		if (k == 0)
+			c->eof_u = true;
+		else
+			c->bytes_in += (uint64_t)k;
+		if (mask_out(c, tmp, (size_t)k, k == 0) < 0)
+			return -1;
+		explicit_bzero(tmp, (size_t)k);
+	}
+	return 0;
+}
+
 /* Stage: the server-to-client direction of a plain request, until its final answer head.
  * Should: read the head(s) (at most UPSTREAM_HEAD_MAX), queue them through
  * queue_answer_head(), then the body bytes read with them, and leave the rest to pump().
@@ -1365,7 +1626,10 @@ static int answer_head(struct conn *c)
 			}
 			c->rhead_len = 0;
 		}
-		/* complete heads already read go first (an interim 100 and the final answer) */
+		/* complete heads already read go first (an interim 100 and the final answer); a head
+		 * that echoes the key is masked like the body (mask_out()) */
+		if (c->key_added)
+			(void)mask_keys(c, c->rhead, c->rhead_len);
 		if ((used = answer_head_end(c->rhead, c->rhead_len))) {
 			r = queue_answer_head(c, c->rhead, used);
 			if (r == -ENOMEM || r == -EBADMSG) {
@@ -1376,7 +1640,8 @@ static int answer_head(struct conn *c)
 			c->rhead_len -= used;
 			if (r == 1) {
 				/* the body bytes read with the head follow it; the rest is spliced */
-				if (c->rhead_len && buf_append(&c->to_c, c->rhead, c->rhead_len) < 0) {
+				if (c->rhead_len && (c->key_added ? mask_out(c, c->rhead, c->rhead_len, false) :
+						     buf_append(&c->to_c, c->rhead, c->rhead_len)) < 0) {
 					fail(c, 503, "out of memory");
 					return -1;
 				}
@@ -1402,6 +1667,137 @@ static int answer_head(struct conn *c)
 		}
 		c->rhead_len += (size_t)k;
 	}
+}
+
+/* Queues @n bytes at @p for the server and writes what it can. Return: 1 all written, 0 the rest
+ * waits for EPOLLOUT, -1 a write failed. */
+static int to_server(struct conn *c, const char *p, size_t n)
+{
+	int r;
+
+	if (buf_append(&c->to_u, p, n) < 0)
+		return -1;
+	r = buf_flush(c->ufd, &c->to_u);
+	if (r <= 0)
+		return r;
+	c->bytes_out += c->to_u.len;
+	c->to_u.len = c->to_u.off = 0;
+	return 1;
+}
+
+/* Drops the first @n bytes of the client input. */
+static void in_consume(struct conn *c, size_t n)
+{
+	memmove(c->in, c->in + n, c->in_len - n);
+	c->in_len -= n;
+}
+
+/* One request head of a keyed connection, [c->in, +@len), parsed into @req: to the server, with
+ * the key in place of its placeholder. Return: 1, 0 (waits for EPOLLOUT), -1. */
+static int key_head(struct conn *c, size_t len)
+{
+	const struct gate_config *cfg = &c->g->cfg;
+	char *head = c->in, *out = NULL;
+	size_t hl = len;
+	int r;
+
+	for (size_t i = 0; i < cfg->n_keys; i++) {
+		const struct gate_key *k = &cfg->keys[i];
+		size_t ol = 0;
+
+		if (k->port != c->d.port || strcasecmp(k->host, c->d.host) != 0)
+			continue;
+		r = http_put_key(head, hl, k->placeholder, k->value, &out, &ol);
+		if (r < 0)
+			break;
+		if (r > 0) {
+			if (head != c->in) {
+				explicit_bzero(head, hl);
+				free(head);
+			}
+			head = out, hl = ol;
+			c->key_added = true;
+		}
+	}
+	r = to_server(c, head, hl);
+	if (head != c->in) {
+		explicit_bzero(head, hl);
+		free(head);
+	}
+	in_consume(c, len);
+	return r;
+}
+
+/* Stage: the client-to-server direction of a keyed connection (--key-via-gate, a tunnel or
+ * transparent connection to an http:// model endpoint). Should: read the client's bytes as
+ * HTTP/1.x requests one after another, each head bounded and checked like a proxy head
+ * (http_parse_origin_head(): origin-form, the Host the endpoint, no ambiguous framing), with the
+ * key put in place of its placeholder (key_head()), each body framed (http_body_feed()) and
+ * forwarded as it is; pass the client's EOF on. Mustn't: forward bytes it could not read as a
+ * request (a reset instead), or keep a key anywhere but the head it goes out in. Return: 0,
+ * -EBADMSG (c->body.bad says why), -1 when closed. */
+static int key_pump(struct conn *c)
+{
+	/* 16 reads, then back to epoll, like pump(); bytes already read are always handled (each
+	 * turn consumes some or returns), since no event would come for them */
+	for (int round = 0; round < 16 || c->in_len; round++) {
+		struct http_request req;
+		size_t used = 0;
+		int rr = 0, r, status;
+
+		if (!c->in_len) {
+			rr = read_in(c, HTTP_HEAD_MAX);
+			if (rr == -ECONNRESET) {
+				c->eof_c = true;
+				if (!c->done_cu) {
+					shutdown(c->ufd, SHUT_WR);
+					c->done_cu = true;
+				}
+				return 0;
+			}
+			if (rr < 0)
+				return -1;
+			if (!c->in_len)
+				return 0;
+		}
+		if (c->in_body) {
+			r = http_body_feed(&c->body, c->in, c->in_len, &used);
+			if (r < 0)
+				return -EBADMSG;
+			c->in_body = r != 1;
+			if (used) {
+				int w = to_server(c, c->in, used);
+
+				in_consume(c, used);
+				if (w <= 0)
+					return w;
+			}
+			continue;
+		}
+		r = http_parse_origin_head(c->in, c->in_len, c->d.host, c->d.port, &req, &status);
+		if (r == HTTP_NEED_MORE) {
+			size_t had = c->in_len;
+
+			rr = read_in(c, HTTP_HEAD_MAX);
+			if (rr == -ECONNRESET || rr < 0)
+				return -1; /* a request cut off: nothing of it goes out */
+			if (c->in_len == had)
+				return 0;
+			continue;
+		}
+		if (r < 0 || req.host_mismatch) {
+			c->body.bad = r < 0 ? (req.bad ? req.bad : status == 431 ? "request head too large" :
+					       "malformed request inside the tunnel to the model endpoint") :
+				      "the Host header names another host than the model endpoint";
+			return -EBADMSG;
+		}
+		http_body_init(&c->body, &req);
+		c->in_body = req.body != HTTP_BODY_NONE;
+		r = key_head(c, (size_t)r);
+		if (r <= 0)
+			return r;
+	}
+	return 0;
 }
 
 /* A chunked body broke the rules half-way: the server got a body it cannot finish, so it gets
@@ -1435,8 +1831,8 @@ static void relay(struct conn *c, bool cu, bool uc)
 	if (r > 0) {
 		c->bytes_out += c->to_u.len;
 		c->to_u.len = c->to_u.off = 0;
-		if (cu && c->framed) {
-			int fr = frame_pump(c);
+		if (cu && (c->framed || c->keyed)) {
+			int fr = c->keyed ? key_pump(c) : frame_pump(c);
 
 			if (fr == -EBADMSG)
 				return body_refused(c);
@@ -1457,6 +1853,9 @@ static void relay(struct conn *c, bool cu, bool uc)
 				return;
 			if (c->to_c.len) /* the head is queued: flush it, then splice */
 				return relay(c, false, c->resp_passed);
+		} else if (uc && (c->keyed || c->key_added)) {
+			if (mask_pump(c) < 0)
+				goto closed;
 		} else if (uc && pump(c->ufd, c->p_uc[1], c->p_uc[0], c->cfd, &c->q_uc, &c->eof_u, &c->done_uc, &c->grown_uc,
 				      &c->bytes_in) < 0) {
 			goto closed;

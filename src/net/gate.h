@@ -37,6 +37,26 @@
  * and the count is written at the end. */
 #define GATE_LOG_MAX ((uint64_t)64 << 20)
 
+/* The model key the gate adds on the way out (--key-via-gate, docs/agents.md "The key stays
+ * outside"): the sandbox holds only a placeholder, random per session; in the head of a plain
+ * HTTP request to the model endpoint (host, port as the policy names them) the gate replaces
+ * `Authorization: Bearer <placeholder>` and `x-api-key: <placeholder>` with the real value. A head
+ * that carries the placeholder to any other destination is refused. The value reaches the gate
+ * only as memory of the supervisor it is forked from: never argv, an environment, a file or
+ * the egress log, and no system call is added to the gate's allowlist. */
+#define GATE_PLACEHOLDER_PREFIX "aisb-placeholder-"
+#define GATE_PLACEHOLDER_HEX 32
+#define GATE_PLACEHOLDER_SIZE (sizeof(GATE_PLACEHOLDER_PREFIX) + GATE_PLACEHOLDER_HEX)
+#define GATE_KEYS_MAX 16
+#define GATE_KEY_VALUE_MAX 4096
+
+struct gate_key {
+	char host[ALLOW_NAME_MAX + 1];   /* the model endpoint, as policy_check() names it */
+	uint16_t port;
+	char placeholder[GATE_PLACEHOLDER_SIZE];
+	char *value;                     /* the real key (the plan's memory; never printed) */
+};
+
 /* The gate's own ports inside the sandbox, with what listens there: never publishable. */
 struct gate_port {
 	uint16_t port;
@@ -60,6 +80,8 @@ struct gate_config {
 	uint64_t log_max;      /* the egress log's bound in bytes (0: GATE_LOG_MAX; at least 64 KiB) */
 	unsigned max_conns;    /* 0: default */
 	unsigned head_timeout_ms, connect_timeout_ms, idle_timeout_ms; /* 0: defaults */
+	const struct gate_key *keys;     /* --key-via-gate: the caller's, outliving the gate */
+	size_t n_keys;
 };
 
 struct gate;

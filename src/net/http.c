@@ -364,6 +364,59 @@ static int parse_headers(const char *buf, size_t pos, size_t end, struct http_re
 	return (int)n_headers;
 }
 
+/* The common start of a head's parse: @req cleared, the head's end in *@end. Return: 1 (a
+ * complete head within the bounds), HTTP_NEED_MORE, -EBADMSG, -EMSGSIZE (*@status 431). */
+static int head_bounds(const char *buf, size_t len, struct http_request *req, int *status, size_t *end)
+{
+	memset(req, 0, sizeof(*req));
+	*status = 400;
+	if (memchr(buf, '\0', len))
+		return -EBADMSG;
+	*end = head_end(buf, len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX);
+	if (*end)
+		return 1;
+	if (len >= HTTP_HEAD_MAX) {
+		*status = 431;
+		return -EMSGSIZE;
+	}
+	/* Reject a garbage request line early instead of waiting for 64 KiB of it. */
+	for (size_t i = 0; i < len && buf[i] != ' '; i++)
+		if (!is_tchar(buf[i]) || i >= sizeof(req->method) - 1)
+			return -EBADMSG;
+	return HTTP_NEED_MORE;
+}
+
+/* A proxy head (@host NULL: CONNECT or absolute-form) or an origin-form head inside a tunnel to
+ * @host:@port. */
+static int parse_head(const char *buf, size_t len, const char *host, uint16_t port, struct http_request *req,
+		      int *status)
+{
+	const char *target;
+	size_t end, line_end, tlen;
+	int r;
+
+	if ((r = head_bounds(buf, len, req, status, &end)) <= 0)
+		return r;
+	line_end = (size_t)((const char *)memchr(buf, '\n', end) - buf);
+	if ((r = parse_request_line(buf, line_end, req, &target, &tlen)) < 0)
+		return r;
+	if (!host) {
+		r = parse_target(buf, target, tlen, req);
+	} else if (target[0] != '/' || streq(req->method, "CONNECT")) {
+		req->bad = "a request inside the tunnel to the model endpoint must be origin-form (\"/...\")";
+		r = -EBADMSG;
+	} else {
+		snprintf(req->host, sizeof(req->host), "%s", host);
+		req->port = port;
+	}
+	if (r < 0 || (r = parse_headers(buf, line_end + 1, end, req, status)) < 0)
+		return r;
+	req->n_headers = (size_t)r;
+	req->head_len = end;
+	*status = 0;
+	return (int)end;
+}
+
 /**
  * http_parse_head() - parse a proxy request head
  * @buf: bytes received so far
@@ -376,34 +429,28 @@ static int parse_headers(const char *buf, size_t pos, size_t end, struct http_re
  */
 int http_parse_head(const char *buf, size_t len, struct http_request *req, int *status)
 {
-	const char *target;
-	size_t end, line_end, tlen;
-	int r;
+	return parse_head(buf, len, NULL, 0, req, status);
+}
 
-	memset(req, 0, sizeof(*req));
-	*status = 400;
-	if (memchr(buf, '\0', len))
-		return -EBADMSG;
-	end = head_end(buf, len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX);
-	if (end == 0) {
-		if (len >= HTTP_HEAD_MAX) {
-			*status = 431;
-			return -EMSGSIZE;
-		}
-		/* Reject a garbage request line early instead of waiting for 64 KiB of it. */
-		for (size_t i = 0; i < len && buf[i] != ' '; i++)
-			if (!is_tchar(buf[i]) || i >= sizeof(req->method) - 1)
-				return -EBADMSG;
-		return HTTP_NEED_MORE;
-	}
-	line_end = (size_t)((const char *)memchr(buf, '\n', end) - buf);
-	if ((r = parse_request_line(buf, line_end, req, &target, &tlen)) < 0 ||
-	    (r = parse_target(buf, target, tlen, req)) < 0 || (r = parse_headers(buf, line_end + 1, end, req, status)) < 0)
-		return r;
-	req->n_headers = (size_t)r;
-	req->head_len = end;
-	*status = 0;
-	return (int)end;
+/**
+ * http_parse_origin_head() - parse an origin-form request head inside a tunnel to a known server
+ * @buf: bytes received so far
+ * @len: their count
+ * @host: the server the tunnel leads to (a Host header must name it)
+ * @port: its port
+ * @req: result (host_mismatch when a Host header names another host or port)
+ * @status: on error, 400 or 431
+ *
+ * For --key-via-gate: a CONNECT tunnel or transparent connection to an http:// model endpoint
+ * carries plain requests, one after another (undici tunnels http:// through a proxy too), and the
+ * gate reads each head to put the key in. The same bounds and smuggling refusals as
+ * http_parse_head(); the target must be origin-form ("/..."), so the server can only be @host.
+ * Return: as http_parse_head(). Does not log.
+ */
+int http_parse_origin_head(const char *buf, size_t len, const char *host, uint16_t port, struct http_request *req,
+			   int *status)
+{
+	return parse_head(buf, len, host, port, req, status);
 }
 
 /* Where a chunked body's reader is (RFC 9112 7.1), strictly: no chunk extensions, no trailer
@@ -596,6 +643,84 @@ int http_rewrite_origin(const char *buf, const struct http_request *req, char **
 	*out = o;
 	*out_len = n;
 	return 0;
+}
+
+/* The value of the header line [@line, @line + @len) named @name, without its optional
+ * whitespace, or NULL. */
+static const char *header_value(const char *line, size_t len, const char *name, size_t *vlen)
+{
+	const char *v, *e = line + len;
+
+	if (!header_is(line, len, name))
+		return NULL;
+	v = line + strlen(name) + 1;
+	trim_ows(&v, &e);
+	*vlen = (size_t)(e - v);
+	return v;
+}
+
+/**
+ * http_put_key() - the model key in place of its placeholder in a head's auth headers
+ * @head: a head as http_rewrite_origin() wrote it (CRLF lines, the empty line last)
+ * @len: its length
+ * @placeholder: the session's placeholder (GATE_PLACEHOLDER_PREFIX + hex)
+ * @value: the real key
+ * @out: the new head (malloc'd), when a line was replaced
+ * @out_len: its length
+ *
+ * Replaced are exactly the lines `Authorization: Bearer <placeholder>` and `x-api-key:
+ * <placeholder>` (names case-insensitive, the scheme too, optional whitespace around the value):
+ * the two ways pi, codex and claude send their key. The placeholder anywhere else (a URL, another
+ * header) is left as it is: the key goes where the harness sends a key, nowhere else.
+ * Return: the number of lines replaced (0: *@out untouched), or -ENOMEM. Does not log.
+ */
+int http_put_key(const char *head, size_t len, const char *placeholder, const char *value, char **out,
+		 size_t *out_len)
+{
+	size_t pl = strlen(placeholder), vl = strlen(value), pos = 0, n = 0, lines = 1;
+	int count = 0;
+	char *o = NULL;
+
+	for (const char *p = head; (p = memchr(p, '\n', len - (size_t)(p - head))); p++)
+		lines++;
+	while (pos < len) {
+		const char *line = head + pos, *nl = memchr(line, '\n', len - pos), *v;
+		size_t l = nl ? (size_t)(nl - line) + 1 : len - pos;
+		size_t content = l - (nl ? 1 : 0), vlen = 0;
+		bool bearer = false;
+
+		if (content && line[content - 1] == '\r')
+			content--;
+		if ((v = header_value(line, content, "authorization", &vlen)) && vlen > 7 &&
+		    strncasecmp(v, "bearer ", 7) == 0) {
+			bearer = true;
+			v += 7, vlen -= 7;
+			while (vlen && (*v == ' ' || *v == '\t'))
+				v++, vlen--;
+		} else if (!(v = header_value(line, content, "x-api-key", &vlen))) {
+			v = NULL;
+		}
+		if (v && vlen == pl && memcmp(v, placeholder, pl) == 0) {
+			if (!o && !(o = malloc(len + lines * (vl + 32) + 1)))
+				return -ENOMEM;
+			if (!count) {
+				memcpy(o, head, pos);
+				n = pos;
+			}
+			n += (size_t)snprintf(o + n, vl + 32, "%s: %s%s\r\n", bearer ? "Authorization" : "x-api-key",
+					      bearer ? "Bearer " : "", value);
+			count++;
+		} else if (count) {
+			memcpy(o + n, line, l);
+			n += l;
+		}
+		pos += l;
+	}
+	if (count) {
+		*out = o;
+		*out_len = n;
+	}
+	return count;
 }
 
 const char *http_status_text(int status)

@@ -60,9 +60,13 @@ struct http_body_framer {
 #define HTTP_NEED_MORE 0
 
 int http_parse_head(const char *buf, size_t len, struct http_request *req, int *status);
+int http_parse_origin_head(const char *buf, size_t len, const char *host, uint16_t port, struct http_request *req,
+			   int *status);
 void http_body_init(struct http_body_framer *f, const struct http_request *req);
 int http_body_feed(struct http_body_framer *f, const char *buf, size_t len, size_t *used);
 int http_rewrite_origin(const char *buf, const struct http_request *req, char **out, size_t *out_len);
+int http_put_key(const char *head, size_t len, const char *placeholder, const char *value, char **out,
+		 size_t *out_len);
 int http_error_response(int status, const char *reason, char *buf, size_t size);
 const char *http_status_text(int status);
 int http_split_hostport(const char *s, size_t len, char *host, size_t host_size, uint16_t *port,

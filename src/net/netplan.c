@@ -223,12 +223,40 @@ void netplan_free(struct net_plan *n)
 {
 	if (!n)
 		return;
+	for (size_t i = 0; i < n->n_keys; i++) {
+		explicit_bzero(n->keys[i].value, strlen(n->keys[i].value));
+		free(n->keys[i].value);
+	}
 	policy_free(&n->policy);
 	free(n->publish);
 	free(n->upstream);
 	free(n->pasta_path);
 	nft_ruleset_free(&n->ruleset);
 	free(n);
+}
+
+int netplan_add_key(struct net_plan *n, const char *host, uint16_t port, const char *placeholder, const char *value)
+{
+	size_t vl = strlen(value);
+	struct gate_key *k;
+
+	if (n->n_keys >= GATE_KEYS_MAX)
+		return -E2BIG;
+	if (!vl || vl > GATE_KEY_VALUE_MAX || strlen(host) > ALLOW_NAME_MAX ||
+	    strlen(placeholder) >= sizeof(k->placeholder))
+		return -EINVAL;
+	/* a header value: visible ASCII and spaces only, so it can never end the line or the head */
+	for (size_t i = 0; i < vl; i++)
+		if ((unsigned char)value[i] < 0x20 || (unsigned char)value[i] >= 0x7f)
+			return -EINVAL;
+	k = &n->keys[n->n_keys];
+	if (!(k->value = strdup(value)))
+		return -ENOMEM;
+	snprintf(k->host, sizeof(k->host), "%s", host);
+	k->port = port;
+	snprintf(k->placeholder, sizeof(k->placeholder), "%s", placeholder);
+	n->n_keys++;
+	return 0;
 }
 
 bool netplan_has_gate(const struct net_plan *n)
@@ -453,7 +481,8 @@ int netplan_gate_new(const struct net_plan *n, int log_fd, const char *log_path,
 {
 	const struct gate_config c = { .proxy_fd = -1, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
 				       .policy = &n->policy, .upstream = n->upstream, .log_fd = log_fd,
-				       .log_path = log_path, .log_hint = log_hint, .log_max = n->egress_log_max };
+				       .log_path = log_path, .log_hint = log_hint, .log_max = n->egress_log_max,
+				       .keys = n->keys, .n_keys = n->n_keys };
 
 	return gate_new(&c, out);
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "core/plan.h"
+#include "net/gate.h"
 #include "net/nft.h"
 #include "net/pasta.h"
 #include "net/policy.h"
@@ -32,6 +33,8 @@ struct net_plan {
 	bool ingress_only;            /* --publish without allow entries: a server-only sandbox */
 	struct nft_ruleset ruleset;   /* allow mode only */
 	uint64_t egress_log_max;      /* the gate's egress log bound (0: GATE_LOG_MAX); a test hook */
+	struct gate_key keys[GATE_KEYS_MAX]; /* --key-via-gate: what the gate adds for which endpoint */
+	size_t n_keys;
 };
 
 int netplan_resolve(const struct aisb_settings *s, struct net_plan **out);
@@ -40,6 +43,13 @@ void netplan_print(const struct net_plan *n, FILE *f);
 void netplan_print_policy(const struct net_plan *n, FILE *f);
 void netplan_print_ruleset(const struct net_plan *n, FILE *f);
 bool netplan_has_gate(const struct net_plan *n);
+
+/* --key-via-gate: the gate puts @value in place of @placeholder in requests to @host:@port (the
+ * model endpoint as the policy names it). @value is copied and kept only in this plan's memory,
+ * which the gate's process inherits: never printed, never written. Return: 0, -E2BIG (more than
+ * GATE_KEYS_MAX), -EINVAL (a value the head cannot carry: empty, too long, a control byte),
+ * -ENOMEM. Does not log. */
+int netplan_add_key(struct net_plan *n, const char *host, uint16_t port, const char *placeholder, const char *value);
 
 /* Stage: network, inside a new netns while its user namespace's capabilities are held (init of
  * `aisb run`, the holder of a build's RUN step: one implementation for both). Should: bring lo

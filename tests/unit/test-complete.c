@@ -146,7 +146,7 @@ static void test_harness_words_end_flags(void **state)
 	/* a subcommand name after flags is a harness argument, not a subcommand */
 	expect("--keep build --fi", "");
 	/* before any of that, flags are offered */
-	expect("--net none --ke", "--keep");
+	expect("--net none --kee", "--keep");
 	expect("--dry-run --net=none --read", "--read-only");
 }
 

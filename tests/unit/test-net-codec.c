@@ -273,6 +273,74 @@ static void test_http_bounds(void **state)
 	free(big);
 }
 
+/* --key-via-gate: the key goes exactly where a harness sends its key, nowhere else. */
+static void test_http_put_key(void **state)
+{
+#define PH "aisb-placeholder-0123456789abcdef0123456789abcdef"
+	static const struct {
+		const char *in, *out; /* out NULL: nothing replaced */
+		int count;
+	} t[] = {
+		{ "POST /v1 HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer " PH "\r\nConnection: close\r\n\r\n",
+		  "POST /v1 HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer sk-REAL\r\nConnection: close\r\n\r\n", 1 },
+		{ "POST /v1 HTTP/1.1\r\nx-api-key: " PH "\r\nauthorization:bearer   " PH "  \r\n\r\n",
+		  "POST /v1 HTTP/1.1\r\nx-api-key: sk-REAL\r\nAuthorization: Bearer sk-REAL\r\n\r\n", 2 },
+		{ "GET /v1 HTTP/1.1\r\nX-API-KEY:" PH "\r\n\r\n", "GET /v1 HTTP/1.1\r\nx-api-key: sk-REAL\r\n\r\n", 1 },
+		/* not an auth header, a URL, another scheme, a longer or shorter value: left as they are */
+		{ "GET /" PH " HTTP/1.1\r\nX-Other: " PH "\r\nAuthorization: Basic " PH "\r\n"
+		  "Authorization: Bearer " PH "x\r\nx-api-key: " PH "ab\r\nx-api-key: Bearer " PH "\r\n"
+		  "x-api-key-2: " PH "\r\nAuthorization: Bearer aisb-placeholder-0123\r\n\r\n", NULL, 0 },
+		{ "GET / HTTP/1.1\r\nAuthorization: Bearer sk-own\r\n\r\n", NULL, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *out = NULL;
+		size_t len = 0;
+
+		assert_int_equal(http_put_key(t[i].in, strlen(t[i].in), PH, "sk-REAL", &out, &len), t[i].count);
+		if (!t[i].out) {
+			assert_null(out);
+			continue;
+		}
+		assert_int_equal(len, strlen(t[i].out));
+		assert_memory_equal(out, t[i].out, len);
+		free(out);
+	}
+#undef PH
+}
+
+/* --key-via-gate: the heads inside a tunnel to the model endpoint, checked like proxy heads. */
+static void test_http_origin_head(void **state)
+{
+	static const struct {
+		const char *in;
+		int ok;        /* 1 accepted, 0 refused (-EBADMSG) */
+		bool mismatch;
+	} t[] = {
+		{ "POST /v1/chat HTTP/1.1\r\nHost: host.aisb.internal:8080\r\nContent-Length: 2\r\n\r\n", 1, false },
+		{ "GET / HTTP/1.1\r\n\r\n", 1, false },
+		{ "GET / HTTP/1.1\r\nHost: evil.test:8080\r\n\r\n", 1, true },
+		{ "GET / HTTP/1.1\r\nHost: host.aisb.internal:9\r\n\r\n", 1, true },
+		{ "GET http://host.aisb.internal:8080/ HTTP/1.1\r\n\r\n", 0, false },
+		{ "CONNECT /x HTTP/1.1\r\n\r\n", 0, false },
+		{ "POST / HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n", 0, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct http_request req;
+		int status, r = http_parse_origin_head(t[i].in, strlen(t[i].in), "host.aisb.internal", 8080, &req, &status);
+
+		if (t[i].ok) {
+			assert_int_equal(r, (int)strlen(t[i].in));
+			assert_int_equal(req.host_mismatch, t[i].mismatch);
+		} else {
+			assert_int_equal(r, -EBADMSG);
+		}
+	}
+}
+
 static void test_http_rewrite(void **state)
 {
 	static const struct {
@@ -468,7 +536,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_heads),  cmocka_unit_test(test_http_bounds), cmocka_unit_test(test_http_host_header),
 		cmocka_unit_test(test_http_framing),cmocka_unit_test(test_http_body),
-		cmocka_unit_test(test_http_rewrite),cmocka_unit_test(test_http_error),
+		cmocka_unit_test(test_http_rewrite),cmocka_unit_test(test_http_put_key),cmocka_unit_test(test_http_origin_head),cmocka_unit_test(test_http_error),
 		cmocka_unit_test(test_dns_parse),   cmocka_unit_test(test_dns_answers),
 		cmocka_unit_test(test_dns_pool),
 	};

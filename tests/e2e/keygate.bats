@@ -1,0 +1,303 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/e2e/keygate.bats — --key-via-gate (issue 27): the sandbox holds a placeholder key, the
+# gate puts the real one into the requests to the http:// model endpoint (a model stand-in,
+# lib/key-mock.py, on the host's 127.0.0.1 reached with --allow-host-port), nowhere else.
+# A fake pi (a shell script through --harness-from) sends the requests with curl by every path
+# the gate has: plain proxy, CONNECT tunnel, transparent; the real pi CLI runs last. Every
+# refusal is paired with the request that passes.
+# Inner commands are single-quoted on purpose: they expand inside the sandbox.
+# shellcheck disable=SC2016
+load lib/common
+bats_require_minimum_version 1.5.0
+
+LIB=${AISB_E2E_DIR:-$BATS_TEST_DIRNAME}/lib
+PY=/usr/bin/python3
+
+setup() {
+	common_setup
+	require_feature python3 test -x "$PY"
+	require_feature curl command -v curl
+	export HOME="$WORK/home"
+	mkdir -p "$HOME"
+	unset AI_API_TOKEN ANTHROPIC_API_KEY ANTHROPIC_AUTH_TOKEN ANTHROPIC_BASE_URL OPENAI_API_KEY
+	# the real key: a canary that must never be seen inside or in aisb's state
+	CANARY="sk-canary-$RANDOM$RANDOM$RANDOM$RANDOM"
+	MOCK_PIDS=()
+}
+
+teardown() {
+	local p
+	for p in "${MOCK_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	common_teardown
+}
+
+# serve PORTFILE CMD...: CMD in the background (killed at teardown), until it has written its
+# port to PORTFILE (the servers write it once they listen).
+serve() {
+	local f=$1 _
+	shift
+	"$@" &
+	MOCK_PIDS+=($!)
+	for _ in $(seq 200); do
+		[ -s "$f" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# mock NAME [TOKEN]: lib/key-mock.py on a free port of 127.0.0.1, which is in $WORK/NAME.port
+# once it listens; its log is $WORK/NAME.jsonl.
+mock() {
+	serve "$WORK/$1.port" "$PY" "$LIB/key-mock.py" --port-file "$WORK/$1.port" --log "$WORK/$1.jsonl" \
+		--expect-token "${2:-}"
+	: >"$WORK/$1.jsonl"
+}
+
+# pi_config PORT: ~/.pi/agent with the model endpoint http://127.0.0.1:PORT and a literal key
+# (the bridge makes it $AI_API_TOKEN).
+pi_config() {
+	mkdir -p "$HOME/.pi/agent"
+	cat >"$HOME/.pi/agent/models.json" <<EOF
+{"providers":{"mock":{"baseUrl":"http://127.0.0.1:$1/v1","api":"openai-completions","apiKey":"literal",
+  "models":[{"id":"mock-model"}]}}}
+EOF
+	echo '{"defaultProvider":"mock","defaultModel":"mock-model"}' >"$HOME/.pi/agent/settings.json"
+}
+
+# fake_pi BODY: a `pi` under $WORK/fake/bin that runs BODY (sh) inside the sandbox.
+fake_pi() {
+	mkdir -p "$WORK/fake/bin"
+	printf '#!/bin/sh\n%s\n' "$1" >"$WORK/fake/bin/pi"
+	chmod 755 "$WORK/fake/bin/pi" "$WORK/fake/bin" "$WORK/fake"
+}
+
+# The requests of the fake pi: the key by both headers, by every path of the gate, a chunked
+# streaming answer and a Content-Length one; then a search for the real key inside: every
+# process's environ, the home, the project. The key to look for comes in two halves, so that
+# no environment inside holds it whole ($NA$NB is joined in the shell, written to /tmp only).
+REQUESTS='u="http://host.aisb.internal:$MPORT/v1"
+echo "token=$AI_API_TOKEN"
+curl -fsS -H "Authorization: Bearer $AI_API_TOKEN" "$u/plain" && echo
+curl -fsS -H "x-api-key: $AI_API_TOKEN" -d hello "$u/plain/stream" && echo
+curl -fsS -p -H "Authorization: Bearer $AI_API_TOKEN" -d hello "$u/tunnel/stream" "$u/tunnel" && echo
+curl -fsS --noproxy "*" -H "x-api-key: $AI_API_TOKEN" -d @/etc/services "$u/transparent" && echo
+curl -fsS --noproxy "*" -H "Authorization: Bearer $AI_API_TOKEN" "$u/transparent/stream" && echo
+printf %s "$NA$NB" >/tmp/needle
+if grep -lFf /tmp/needle /proc/[0-9]*/environ 2>/dev/null; then echo FOUND-environ; fi
+if grep -rlFf /tmp/needle "$HOME" "$PWD" 2>/dev/null; then echo FOUND-files; fi
+echo searched'
+
+# assert_keyed LOG N: N requests reached the mock, each with the real key in the header it was
+# sent in, none with a placeholder.
+assert_keyed() {
+	[ "$(wc -l <"$1")" -eq "$2" ]
+	[ "$(grep -c '"placeholder_seen": false' "$1")" -eq "$2" ]
+	[ "$(grep -c -e '"bearer_ok": true' -e '"x_api_key_ok": true' "$1")" -eq "$2" ]
+}
+
+@test "keygate: --key-via-gate pi: the sandbox holds a placeholder, the model endpoint gets the real key by every gate path, streaming or not; the key is nowhere inside or in aisb's state; control: without it the sandbox holds the key" {
+	mock model "$CANARY"
+	PORT_model=$(cat "$WORK/model.port")
+	pi_config "$PORT_model"
+	fake_pi "$REQUESTS"
+	local half=$((${#CANARY} / 2))
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--key-via-gate pi --env MPORT="$PORT_model" --env NA="${CANARY:0:half}" --env NB="${CANARY:half}" \
+		--keep -p x </dev/null
+	echo "$output"
+	[[ "$output" == *"token=aisb-placeholder-"* ]]
+	[[ "$output" == *'{"ok": true, "path": "/v1/plain"}'* && "$output" == *'{"ok": true, "path": "/v1/tunnel"}'* ]]
+	[[ "$output" == *'{"ok": true, "path": "/v1/transparent"}'* ]]
+	# the chunked streams arrived whole, by all three paths
+	[ "$(grep -c '^data: part2$' <<<"$output")" -eq 3 ]
+	[[ "$output" == *searched* && "$output" != *FOUND* ]]
+	[[ "$output" == *'$AI_API_TOKEN holds a placeholder inside (--key-via-gate)'* ]]
+	assert_keyed "$WORK/model.jsonl" 6
+	grep -q '"path": "/v1/transparent", .*"body": [1-9]' "$WORK/model.jsonl"
+	# the record says the key went in, and never what it is
+	local d
+	d=$(session_dir)
+	[ "$(grep -c '"key":"added"' "$d/egress.jsonl")" -eq 5 ]
+	no_trace "$CANARY" "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" "$XDG_CACHE_HOME" "$PROJ" "$(run_dir)"
+	[[ "$output" != *"$CANARY"* ]]
+	# previews: the variable is redacted, the mode named
+	AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--key-via-gate pi --dry-run -p x
+	[[ "$output" == *"env:        AI_API_TOKEN=<redacted>"* ]]
+	[[ "$output" == *"bridge:     pi: \$AI_API_TOKEN holds a placeholder inside (--key-via-gate)"* ]]
+	[[ "$output" != *"$CANARY"* ]]
+	AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--key-via-gate pi --print-policy -p x
+	[[ "$output" == *"bridge_key_via_gate=AI_API_TOKEN"* && "$output" != *"$CANARY"* ]]
+
+	# control, today's behaviour: without the mode the sandbox holds the key, and the same search
+	# finds it; the mock gets it from the sandbox
+	: >"$WORK/model.jsonl"
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--env MPORT="$PORT_model" --env NA="${CANARY:0:half}" --env NB="${CANARY:half}" -p x </dev/null
+	[[ "$output" == *"token=$CANARY"* && "$output" == *FOUND-environ* ]]
+	assert_keyed "$WORK/model.jsonl" 6
+	# and the config key does what the flag does
+	echo 'key_via_gate = codex, pi' >>"$XDG_CONFIG_HOME/aisb/config"
+	AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" --dry-run -p x
+	[[ "$output" == *"holds a placeholder inside (--key-via-gate)"* ]]
+}
+
+@test "keygate: an endpoint that quotes the key back gives the sandbox REDACTED in its place, by every path, in the head and in a body split across chunks; control: without the mode the quote is the key" {
+	mock model "$CANARY"
+	PORT_model=$(cat "$WORK/model.port")
+	pi_config "$PORT_model"
+	fake_pi 'u="http://host.aisb.internal:$MPORT/v1"
+curl -fsS -D - -H "Authorization: Bearer $AI_API_TOKEN" "$u/echo"
+curl -fsS -D - -p -H "x-api-key: $AI_API_TOKEN" "$u/echo/stream"
+curl -fsS -D - --noproxy "*" -H "Authorization: Bearer $AI_API_TOKEN" "$u/echo/stream"'
+	local mask
+	mask=$(printf 'REDACTED%.0s' $(seq 8) | cut -c1-${#CANARY})
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--key-via-gate pi --env MPORT="$PORT_model" -p x </dev/null
+	echo "$output"
+	[[ "$output" != *"$CANARY"* ]]
+	[ "$(grep -c "^X-Echo: Bearer $mask" <<<"$output")" -eq 2 ]
+	[ "$(grep -c "^X-Echo: $mask" <<<"$output")" -eq 1 ]
+	[ "$(grep -c "^echo:Bearer $mask:end" <<<"$output")" -eq 2 ]
+	[ "$(grep -c "^echo:$mask:end" <<<"$output")" -eq 1 ]
+	# the endpoint did get the key
+	assert_keyed "$WORK/model.jsonl" 3
+	# control: without the mode the sandbox sent the key itself, and the quote is the key
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--env MPORT="$PORT_model" -p x </dev/null
+	[ "$(grep -c "^echo:.*$CANARY:end" <<<"$output")" -eq 3 ]
+}
+
+@test "keygate: the placeholder sent to another allowed host is refused through the proxy and never replaced anywhere; the endpoint gets a request without the placeholder unchanged" {
+	mock model "$CANARY"
+	PORT_model=$(cat "$WORK/model.port")
+	mock other
+	PORT_other=$(cat "$WORK/other.port")
+	pi_config "$PORT_model"
+	fake_pi 'o="http://host.aisb.internal:$OPORT"; m="http://host.aisb.internal:$MPORT/v1"
+echo "plain:$(curl -sS -o /dev/null -w "%{http_code}" -D /tmp/h -H "Authorization: Bearer $AI_API_TOKEN" "$o/leak")"
+grep -i "^X-Aisb-Denied" /tmp/h
+echo "plain-xkey:$(curl -sS -o /dev/null -w "%{http_code}" -H "x-api-key: $AI_API_TOKEN" "$o/leak2")"
+echo "control:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer sk-other" "$o/ok")"
+echo "tunnel:$(curl -sS -p -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "$o/tunnel")"
+echo "transparent:$(curl -sS --noproxy "*" -o /dev/null -w "%{http_code}" -H "x-api-key: $AI_API_TOKEN" "$o/transparent")"
+echo "own:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer sk-own" "$m/own")"
+echo "none:$(curl -sS -o /dev/null -w "%{http_code}" "$m/none")"'
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--allow-host-port "$PORT_other" --key-via-gate pi --env MPORT="$PORT_model" --env OPORT="$PORT_other" \
+		--keep -p x </dev/null
+	echo "$output"
+	# through the proxy, where the gate reads the head: refused before anything is dialled
+	[[ "$output" == *"plain:403"* && "$output" == *"plain-xkey:403"* ]]
+	[[ "$output" == *"X-Aisb-Denied: the model key's placeholder in a request to host.aisb.internal:$PORT_other, which is not its model endpoint"* ]]
+	! grep -q '"/leak' "$WORK/other.jsonl" || false
+	# control: the same request to the same host without the placeholder passes
+	[[ "$output" == *"control:200"* ]]
+	grep -q '"path": "/ok", .*"placeholder_seen": false' "$WORK/other.jsonl"
+	# a tunnel or a transparent connection to another host is opaque to the gate (TLS, any
+	# protocol): the placeholder arrives as it was sent, never replaced by the key
+	[[ "$output" == *"tunnel:200"* && "$output" == *"transparent:200"* ]]
+	grep -q '"path": "/tunnel", "bearer_ok": false, "x_api_key_ok": false, "auth_sent": true, "placeholder_seen": true' "$WORK/other.jsonl"
+	grep -q '"path": "/transparent", "bearer_ok": false, "x_api_key_ok": false, "auth_sent": true, "placeholder_seen": true' "$WORK/other.jsonl"
+	# the endpoint without a placeholder: as sent (the gate adds a key only where one was asked for)
+	[[ "$output" == *"own:200"* && "$output" == *"none:200"* ]]
+	grep -q '"path": "/v1/own", "bearer_ok": false, "x_api_key_ok": false, "auth_sent": true, "placeholder_seen": false' "$WORK/model.jsonl"
+	grep -q '"path": "/v1/none", "bearer_ok": false, "x_api_key_ok": false, "auth_sent": false' "$WORK/model.jsonl"
+	[ "$(wc -l <"$WORK/model.jsonl")" -eq 2 ]
+	# the refusals are logged, without a value
+	local d
+	d=$(session_dir)
+	[ "$(grep -c '"decision":"deny".*placeholder' "$d/egress.jsonl")" -ge 1 ]
+	! grep -q 'aisb-placeholder-' "$d/egress.jsonl" || false
+	! grep -q '"key":"added"' "$d/egress.jsonl" || false
+	no_trace "$CANARY" "$XDG_STATE_HOME" "$PROJ" "$(run_dir)"
+	[[ "$output" != *"$CANARY"* ]]
+}
+
+@test "keygate: --key-via-gate is refused (78) where the gate cannot add the key: an https:// endpoint, --net full or none, an unknown harness; a -- command is not a harness" {
+	mock model "$CANARY"
+	PORT_model=$(cat "$WORK/model.port")
+	fake_pi 'echo "token=$AI_API_TOKEN"'
+	mkdir -p "$HOME/.pi/agent"
+	echo '{"providers":{"gw":{"baseUrl":"https://gw.test/v1","api":"openai-completions","apiKey":"literal","models":[{"id":"m"}]}}}' \
+		>"$HOME/.pi/agent/models.json"
+	echo '{"defaultProvider":"gw","defaultModel":"m"}' >"$HOME/.pi/agent/settings.json"
+	AI_API_TOKEN=$CANARY run -78 "$AISB" --harness-from "$WORK/fake" --allow gw.test --key-via-gate pi -p x </dev/null
+	[[ "$output" == *"--key-via-gate works for http:// model endpoints only so far"* && "$output" == *"gw.test:443"* ]]
+	# control: without the mode the same run starts
+	AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" --allow gw.test -p x </dev/null
+	[[ "$output" == *"token=$CANARY"* ]]
+	pi_config "$PORT_model"
+	AI_API_TOKEN=$CANARY run -78 "$AISB" --harness-from "$WORK/fake" --net full --key-via-gate pi --dry-run -p x
+	[[ "$output" == *"needs the gate"* || "$output" == *"--allow-host-port"* ]]
+	AI_API_TOKEN=$CANARY run -78 "$AISB" --harness-from "$WORK/fake" --net none --key-via-gate pi -p x </dev/null
+	[[ "$output" == *"--key-via-gate needs the gate"* ]]
+	AI_API_TOKEN=$CANARY run -78 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" --key-via-gate gemini -p x </dev/null
+	[[ "$output" == *"--key-via-gate 'gemini': name a harness"* ]]
+	# control: the named harness runs
+	AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" --key-via-gate pi -p x </dev/null
+	[[ "$output" == *"token=aisb-placeholder-"* ]]
+	# another harness named: pi keeps its key (today's behaviour)
+	AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" --key-via-gate claude -p x </dev/null
+	[[ "$output" == *"token=$CANARY"* ]]
+	# a -- command is not the harness: nothing is bridged, no key variable passed at all
+	AI_API_TOKEN=$CANARY run -0 "$AISB" --allow-host-port "$PORT_model" --key-via-gate pi -- sh -c 'echo "token=${AI_API_TOKEN:-unset}"'
+	[[ "$output" == *"token=unset"* ]]
+}
+
+# model_mock: lib/mock-model.py (the scripted model of agents.bats) expecting the canary; sets
+# MPORT_REAL.
+model_mock() {
+	serve "$WORK/real.port" "$PY" "$LIB/mock-model.py" --port-file "$WORK/real.port" --log "$WORK/real.jsonl" \
+		--command 'echo "ran:$(id -u)" > agent-proof.txt' --expect-token "$CANARY"
+	MPORT_REAL=$(cat "$WORK/real.port")
+}
+
+# assert_real_keyed: the tool ran, both streamed model requests carried the canary, the gate
+# added it, and it is nowhere in aisb's state, the project or the output.
+assert_real_keyed() {
+	[[ "$output" == *MOCK-DONE* ]]
+	[ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000" ]
+	[ "$(grep -c '"auth_ok": true' "$WORK/real.jsonl")" -ge 2 ]
+	! grep -q '"auth_ok": false' "$WORK/real.jsonl" || false
+	grep -q '"stream": true' "$WORK/real.jsonl"
+	grep -q '"key":"added"' "$(session_dir)/egress.jsonl"
+	no_trace "$CANARY" "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" "$XDG_CACHE_HOME" "$PROJ" "$(run_dir)"
+	[[ "$output" != *"$CANARY"* ]]
+}
+
+@test "keygate: the real codex (env_key, the plain proxy) and claude (apiKeyHelper, x-api-key) reach the model with the real key; it is nowhere in their homes or aisb's state" {
+	require_feature "codex and claude from npm (.ci/run installs them)" sh -c 'command -v codex && command -v claude'
+	model_mock
+	git -C "$PROJ" init -q # codex exec wants a git repository
+	mkdir -p "$HOME/.codex"
+	printf '%s\n' 'model = "mock-model"' 'model_provider = "mock"' '' '[model_providers.mock]' 'name = "Mock"' \
+		"base_url = \"http://127.0.0.1:$MPORT_REAL/v1\"" 'env_key = "MOCK_KEY"' 'wire_api = "responses"' \
+		>"$HOME/.codex/config.toml"
+	MOCK_KEY=$CANARY run -0 timeout 120 "$AISB" --harness codex --allow-host-port "$MPORT_REAL" --key-via-gate codex \
+		--keep exec "write the proof file" </dev/null
+	echo "$output"
+	[[ "$output" == *'$MOCK_KEY holds a placeholder inside'* ]]
+	assert_real_keyed
+	rm -f "$PROJ/agent-proof.txt"
+	: >"$WORK/real.jsonl"
+	ANTHROPIC_BASE_URL="http://127.0.0.1:$MPORT_REAL" ANTHROPIC_API_KEY=$CANARY run -0 timeout 120 "$AISB" \
+		--harness claude --allow-host-port "$MPORT_REAL" --key-via-gate claude --keep -p "write the proof file" </dev/null
+	echo "$output"
+	[[ "$output" == *'$AISB_ANTHROPIC_API_KEY holds a placeholder inside'* ]]
+	assert_real_keyed
+}
+
+@test "keygate: the real pi CLI reaches the model with the real key through the gate; the key is nowhere in the home or aisb's state" {
+	require_feature "pi from npm (.ci/run installs it)" command -v pi
+	model_mock
+	pi_config "$MPORT_REAL"
+	AI_API_TOKEN=$CANARY run -0 timeout 120 "$AISB" --allow-host-port "$MPORT_REAL" --key-via-gate pi --keep \
+		-p "write the proof file" </dev/null
+	echo "$output"
+	# the tool ran; its two streamed model requests (the tool call, then the answer) carried the
+	# real key; pi's own files in the persistent home (sessions, settings) hold no trace of it
+	assert_real_keyed
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/e2e/lib/key-mock.py — a model endpoint stand-in for the --key-via-gate tests (stdlib only).
+#
+# Listens on 127.0.0.1 (a free port, written to --port-file once bound). Every request is one
+# JSON line in --log: method, path, whether the bearer or x-api-key header equals --expect-token,
+# whether any header carried a placeholder (aisb-placeholder-...), and the body length. Values
+# are never logged. A path ending in /stream is answered with a chunked body of three chunks,
+# flushed one by one; any other path with a Content-Length body. A path with /echo quotes the
+# auth headers it got back (the header X-Echo and the body), as a careless gateway might.
+import argparse
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOCK = threading.Lock()
+ARGS = None
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *a):
+        pass
+
+    def body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            n = 0
+            while True:
+                size = int(self.rfile.readline().strip(), 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return n
+                n += len(self.rfile.read(size))
+                self.rfile.readline()
+        return len(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+
+    def handle_any(self):
+        n = self.body()
+        bearer = self.headers.get("Authorization", "")
+        key = self.headers.get("x-api-key", "")
+        entry = {
+            "method": self.command,
+            "path": self.path,
+            "bearer_ok": bool(ARGS.expect_token) and bearer == "Bearer " + ARGS.expect_token,
+            "x_api_key_ok": bool(ARGS.expect_token) and key == ARGS.expect_token,
+            "auth_sent": bool(bearer or key),
+            "placeholder_seen": any("aisb-placeholder-" in v for v in self.headers.values()),
+            "body": n,
+        }
+        with LOCK, open(ARGS.log, "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+        if "/echo" in self.path:
+            # an endpoint that quotes the key back (an error message, a debugging route): in a
+            # header, and in the body, split across two chunks flushed apart on /echo/stream
+            said = (bearer + " " + key).strip()
+            self.send_response(200)
+            self.send_header("X-Echo", said)
+            if self.path.endswith("/stream"):
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                half = len(said) // 2
+                for part in ("echo:" + said[:half], said[half:] + ":end\n"):
+                    data = part.encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                    time.sleep(0.05)
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            data = ("echo:" + said + ":end\n").encode()
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        if self.path.endswith("/stream"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i in range(3):
+                data = ("data: part%d\n\n" % i).encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        data = json.dumps({"ok": True, "path": self.path}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = handle_any
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--expect-token", default="")
+    ARGS = ap.parse_args()
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with open(ARGS.port_file + ".tmp", "w") as f:
+        f.write(str(srv.server_address[1]))
+    import os
+    os.rename(ARGS.port_file + ".tmp", ARGS.port_file)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
