@@ -207,6 +207,14 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 		o->context = argv[optind++];
 	if (optind < argc)
 		return log_error("build: one CONTEXT only, got also '%s'", argv[optind]);
+	/* a CONTEXT that is not a directory is a typo, never a reason to build the built-in recipe */
+	if (!o->help) {
+		struct stat st;
+		if (stat(o->context, &st) < 0)
+			return log_error_errno(-errno, "build: the context directory '%s': %m", o->context);
+		if (!S_ISDIR(st.st_mode))
+			return log_error("build: the context '%s' is not a directory", o->context);
+	}
 	if (o->file && o->builtin)
 		return log_error("-f %s and --default name two recipes: pick one", o->file);
 	if (o->file && o->install)
