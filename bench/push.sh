@@ -34,7 +34,7 @@ for root, dirs, files in os.walk("/usr/lib"):
 EOS
 "$IMG/mk-busybox-oci.sh" "$T/bb" v1 >/dev/null
 printf 'FROM oci:%s/bb:v1\nCOPY data /data\n' "$T" >"$T/ctx/Containerfile"
-echo "content: $(du -sm "$T/ctx/data" | cut -f1) MB in $(ls "$T/ctx/data" | wc -l) files"
+echo "content: $(du -sm "$T/ctx/data" | cut -f1) MB in $(find "$T/ctx/data" -type f | wc -l) files"
 
 fresh_registry() { # NAME -> port
 	# (docker-registry reads REGISTRY_* variables as its config: REGISTRY_AUTH_FILE breaks it)
