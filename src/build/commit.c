@@ -167,7 +167,8 @@ int build_config_json(const struct build_commit_input *in, char **out, size_t *l
 	if (!rootfs || (r = set(rootfs, "type", json_object_new_string("layers"))) < 0)
 		return rootfs ? r : -ENOMEM;
 	diff_ids = child_array(rootfs, "diff_ids");
-	if (!diff_ids || json_object_array_add(diff_ids, json_object_new_string(in->layer_digest)) < 0)
+	if (!diff_ids ||
+	    json_object_array_add(diff_ids, json_object_new_string(in->diff_id ? in->diff_id : in->layer_digest)) < 0)
 		return -ENOMEM;
 	history = child_array(root, "history");
 	h = json_object_new_object();
@@ -233,46 +234,83 @@ int build_manifest_json(const struct build_commit_input *in, const char *config_
 				return -ENOMEM;
 		}
 	}
-	if (json_object_array_add(layers, descriptor(LAYER_MEDIA_TYPE, in->layer_digest, in->layer_size)) < 0)
+	if (json_object_array_add(layers, descriptor(in->layer_media_type ? in->layer_media_type : LAYER_MEDIA_TYPE,
+						     in->layer_digest, in->layer_size)) < 0)
 		return -ENOMEM;
 	return finish(m, out, len);
 }
 
+/* the compressed bytes, counted, into the store's blob writer (which hashes them) */
+struct blob_sink_state {
+	struct store_blob_writer *w;
+	uint64_t size;
+};
+
 static int blob_sink(void *ud, const void *buf, size_t len)
 {
-	return store_blob_write(ud, buf, len);
+	struct blob_sink_state *b = ud;
+	b->size += len;
+	return store_blob_write(b->w, buf, len);
 }
 
-int build_layer_store(struct store *s, int upper_fd, struct store_tree *tree, const struct unpack_limits *lim,
-		      struct layer_result *res)
+static int compress_sink(void *ud, const void *buf, size_t len)
 {
-	struct store_blob_writer *w = NULL;
+	return layer_compressor_write(ud, buf, len);
+}
+
+int build_layer_store_as(struct store *s, int upper_fd, struct store_tree *tree, const struct unpack_limits *lim,
+			 enum layer_compression comp, int level, struct layer_result *res, struct build_layer_blob *blob)
+{
+	struct blob_sink_state bs = { 0 };
+	struct layer_compressor *z = NULL;
 	_cleanup_free_ char *digest = NULL;
-	int r = store_blob_begin(s, NULL, -1, &w);
+	int r = store_blob_begin(s, NULL, -1, &bs.w);
 
 	if (r < 0)
 		return r;
+	if ((r = layer_compressor_new(comp, level, blob_sink, &bs, &z)) < 0) {
+		store_blob_abort(bs.w);
+		return r;
+	}
 	{
-		/* the blob writer hashes what it writes: that digest is the layer's, not a second one */
-		struct layer_out out = { .write = blob_sink, .ud = w, .digest = false,
+		/* layer.c hashes the tar (the diff_id); the blob writer the compressed bytes */
+		struct layer_out out = { .write = compress_sink, .ud = z, .digest = true,
 					 .tree_fd = tree ? store_tree_fd(tree) : -1, .lim = lim };
 		r = layer_write_out(upper_fd, &out, res);
 	}
 	if (r < 0) {
-		store_blob_abort(w);
+		layer_compressor_free(z);
+		store_blob_abort(bs.w);
 		return r;
 	}
-	r = store_blob_commit(w, &digest);
+	if ((r = layer_compressor_finish(z)) < 0) {
+		store_blob_abort(bs.w);
+		return log_error_errno(r, "Failed to compress the layer (%s): %m", layer_compression_name(comp));
+	}
+	r = store_blob_commit(bs.w, &digest);
 	if (r < 0)
 		return r;
-	if (strlen(digest) >= sizeof(res->digest))
+	if (strlen(digest) >= sizeof(blob->digest))
 		return log_error_errno(-EINVAL, "internal: digest '%s' too long", digest);
-	memcpy(res->digest, digest, strlen(digest) + 1);
+	memcpy(blob->digest, digest, strlen(digest) + 1);
+	blob->size = bs.size;
+	blob->media_type = layer_compression_media_type(comp);
 	if (res->tree_done && !unpack_summary_fits(&res->sum, lim)) {
 		log_debug("the layer is near an unpack limit: the image tree is unpacked from it instead");
 		res->tree_done = false;
 	}
 	return 0;
+}
+
+int build_layer_store(struct store *s, int upper_fd, struct store_tree *tree, const struct unpack_limits *lim,
+		      struct layer_result *res)
+{
+	struct build_layer_blob blob;
+	int r = build_layer_store_as(s, upper_fd, tree, lim, LAYER_COMP_NONE, 0, res, &blob);
+
+	if (r == 0 && !streq(blob.digest, res->digest))
+		return log_error_errno(-EINVAL, "internal: the uncompressed layer's digests differ");
+	return r;
 }
 
 int build_commit(struct store *s, const struct build_commit_input *in, char *const *names,

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "build/containerfile.h"
+#include "build/compress.h"
 #include "build/layer.h"
 #include "rootfs/store.h"
 
@@ -29,8 +30,10 @@ struct build_commit_input {
 	char *const *labels;          /* extra "key=value" labels (aisb.base-digest, ...) */
 	const char *created;          /* RFC 3339 UTC time of the build */
 	const char *created_by;       /* history text, e.g. "aisb build -f Containerfile" */
-	const char *layer_digest;     /* "sha256:..." (uncompressed: also the diff_id) */
+	const char *layer_digest;     /* "sha256:..." of the blob (uncompressed: also the diff_id) */
 	uint64_t layer_size;
+	const char *diff_id;          /* the tar's "sha256:...", or NULL: @layer_digest (uncompressed) */
+	const char *layer_media_type; /* NULL: LAYER_MEDIA_TYPE (uncompressed) */
 	const char *base_rootfs_id;   /* the base's unpacked tree, linked instead of unpacked again
 				       * (store_rootfs_ensure_on()); NULL: unpack every layer */
 	uint64_t base_size;           /* the base pin's unpacked bytes */
@@ -58,6 +61,19 @@ int build_manifest_json(const struct build_commit_input *in, const char *config_
  * and the layer within @lim (unpack_summary_fits()). Logs on failure. */
 int build_layer_store(struct store *s, int upper_fd, struct store_tree *tree, const struct unpack_limits *lim,
 		      struct layer_result *res);
+
+/* The layer's blob as build_layer_store_as() stored it. */
+struct build_layer_blob {
+	char digest[72];        /* "sha256:..." of the stored (compressed) bytes */
+	uint64_t size;
+	const char *media_type; /* layer_compression_media_type() */
+};
+
+/* build_layer_store() with the tar compressed on its way into the store (build/compress.h):
+ * res->digest is the tar's (the diff_id), @blob the stored bytes'. @level from
+ * layer_compression_level(). Logs on failure. */
+int build_layer_store_as(struct store *s, int upper_fd, struct store_tree *tree, const struct unpack_limits *lim,
+			 enum layer_compression comp, int level, struct layer_result *res, struct build_layer_blob *blob);
 
 /* Stores the config and the manifest for the layer in->layer_digest (in the store already: from
  * build_layer_store()), makes the image's tree (in->tree named, or the layer unpacked on the

@@ -491,8 +491,131 @@ int args_apply_env(struct aisb_settings *s, env_getter get)
 	return 0;
 }
 
+/* ---- the alias rule's ambiguity (issue 26) ----
+ *
+ * `alias pi=aisb` hands everything from the first word that is not an aisb flag to the harness.
+ * Two podman habits then start the agent with words meant for aisb: an unknown flag before a
+ * `--` (`aisb --net none -v /tmp:/x -- make` ran `pi -v /tmp:/x -- make`), and a podman/docker
+ * subcommand aisb does not have (`aisb rm x` started pi). Both are refused (78) with the aisb
+ * spelling and the `--harness-args` way to mean the harness; a harness's own subcommands (codex
+ * exec, claude rm) stay the harness's. */
+
+/* podman/docker run flags that aisb spells otherwise (NULL: aisb has no such thing) */
+static const struct podman_spelling {
+	const char *word;
+	const char *aisb;
+} podman_flags[] = {
+	{ "-v", "--mount SRC[:DST][:rw]" }, { "--volume", "--mount SRC[:DST][:rw]" },
+	{ "-e", "--env NAME[=VALUE]" }, { "-w", "--workdir PATH" },
+	{ "-p", "--publish [ADDR:]HOSTPORT:PORT" }, { "--network", "--net none|allow|full" },
+	{ "-m", "--memory SIZE" }, { "--pids-limit", "--pids N" },
+	{ "--entrypoint", "-- COMMAND" }, { "--rm", NULL }, { "-i", NULL }, { "-t", NULL }, { "-it", NULL },
+	{ "-ti", NULL }, { "--interactive", NULL }, { "--tty", NULL }, { "--name", NULL }, { "-u", NULL },
+	{ "--user", NULL }, { "--privileged", NULL }, { "--cap-add", NULL }, { "-d", NULL }, { "--detach", NULL },
+};
+
+/* podman's and docker's subcommands that aisb does not have (its own are in cli_commands[]) */
+static const struct podman_spelling podman_commands[] = {
+	{ "attach", NULL }, { "auto-update", NULL }, { "builder", "aisb build" }, { "buildx", "aisb build" },
+	{ "checkpoint", NULL }, { "commit", "aisb build" }, { "compose", NULL }, { "config", NULL },
+	{ "container", "aisb ps, aisb clean" }, { "context", NULL }, { "cp", "--mount SRC[:DST][:rw]" },
+	{ "create", "aisb -- COMMAND" }, { "diff", NULL }, { "events", NULL },
+	{ "exec", "aisb -- COMMAND (a new sandbox: aisb has no exec into a running one)" },
+	{ "export", "aisb save" }, { "generate", NULL }, { "healthcheck", NULL }, { "help", "aisb --help" },
+	{ "history", NULL }, { "image", "aisb images, aisb rmi" }, { "info", "aisb doctor" }, { "init", NULL },
+	{ "kill", NULL }, { "kube", NULL }, { "login", "podman login (aisb reads its auth file)" },
+	{ "logout", "podman logout" }, { "machine", NULL }, { "manifest", NULL }, { "mount", "--mount" },
+	{ "network", "--net" }, { "node", NULL }, { "pause", NULL }, { "plugin", NULL }, { "pod", NULL },
+	{ "port", "--publish" }, { "rename", NULL }, { "restart", NULL }, { "rm", "aisb clean" },
+	{ "search", NULL }, { "secret", "--env-file" }, { "service", NULL }, { "stack", NULL },
+	{ "start", "aisb -- COMMAND" }, { "stats", "aisb ps" }, { "stop", NULL }, { "swarm", NULL },
+	{ "system", "aisb doctor, aisb clean" }, { "tag", NULL }, { "top", "aisb ps" }, { "unmount", NULL },
+	{ "unpause", NULL }, { "unshare", NULL }, { "untag", "aisb rmi" }, { "version", "aisb --version" },
+	{ "volume", "--mount" }, { "wait", NULL },
+};
+
+/* Each harness's own subcommands (their --help: pi 0.73, codex, claude as installed here): a
+ * podman word that is one of them is the harness's. */
+static const struct {
+	const char *harness;
+	const char *words;
+} harness_commands[] = {
+	{ "pi", " install remove uninstall update list config " },
+	{ "codex", " agents exec e review login logout mcp plugin app-server remote-control completion update "
+		   "doctor sandbox debug apply a resume queue archive delete migrate-rollouts migrate-nfs-db "
+		   "unarchive fork cloud exec-server features help " },
+	{ "claude", " agents attach auth auto-mode doctor gateway import install logs mcp plugin purge respawn "
+		    "rm setup-token stop ultrareview update " },
+};
+
+static const struct podman_spelling *spelling_find(const struct podman_spelling *t, size_t n, const char *w)
+{
+	size_t len = strcspn(w, "="); /* --network=none */
+
+	for (size_t i = 0; i < n; i++)
+		if (strlen(t[i].word) == len && strncmp(t[i].word, w, len) == 0)
+			return &t[i];
+	return NULL;
+}
+
+static bool is_harness_command(const char *harness, const char *w)
+{
+	for (size_t i = 0; i < ELEMENTSOF(harness_commands); i++) {
+		const char *p;
+		if (!streq(harness_commands[i].harness, harness))
+			continue;
+		p = strstr(harness_commands[i].words, w);
+		while (p) {
+			if (p[-1] == ' ' && p[strlen(w)] == ' ')
+				return true;
+			p = strstr(p + 1, w);
+		}
+	}
+	return false;
+}
+
+/* Refuses harness words @v (the rest after aisb's flags, not after --harness-args) that meant
+ * aisb. Return: 0, or -EINVAL (exit 78). Logs on failure. */
+static int check_alias_ambiguity(const struct aisb_settings *s, char *const *v)
+{
+	const struct podman_spelling *ps;
+	const char *h = s->harness;
+
+	if (!v[0])
+		return 0;
+	if (v[0][0] != '-' && !is_harness_command(h, v[0]) &&
+	    (ps = spelling_find(podman_commands, ELEMENTSOF(podman_commands), v[0]))) {
+		if (ps->aisb)
+			return log_error("'%s' is a podman/docker command that aisb does not have and %s does not take: "
+					 "nothing was started. aisb's nearest: %s; to give the word to %s, put "
+					 "--harness-args before it", v[0], h, ps->aisb, h);
+		return log_error("'%s' is a podman/docker command that aisb does not have and %s does not take: "
+				 "nothing was started (see 'aisb --help'); to give the word to %s, put --harness-args "
+				 "before it", v[0], h, h);
+	}
+	for (size_t i = 0; v[i] && !streq(v[i], "--"); i++) {
+		size_t k;
+		if (v[i][0] != '-')
+			continue;
+		for (k = i + 1; v[k] && !streq(v[k], "--"); k++)
+			;
+		if (!v[k])
+			return 0; /* no '--': the harness's flags, as the alias rule says */
+		ps = spelling_find(podman_flags, ELEMENTSOF(podman_flags), v[i]);
+		if (ps && ps->aisb)
+			return log_error("'%s' is not an aisb flag and a '--' follows it: nothing was started (%s would "
+					 "have got both). podman's %s is aisb's %s; to give these words to %s, put "
+					 "--harness-args before them", v[i], h, ps->word, ps->aisb, h);
+		return log_error("'%s' is not an aisb flag and a '--' follows it: nothing was started (%s would have "
+				 "got both; aisb's flags: aisb --help); to give these words to %s, put --harness-args "
+				 "before them", v[i], h, h);
+	}
+	return 0;
+}
+
 int args_parse_flags(struct aisb_settings *s, int argc, char **argv)
 {
+	bool harness_args = false;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -521,6 +644,7 @@ int args_parse_flags(struct aisb_settings *s, int argc, char **argv)
 			/* The shared-flags rule (docs/agents.md): everything after it is the harness's,
 			 * --help, --version and codex's --image included. */
 			i++;
+			harness_args = true;
 			break;
 		}
 		snprintf(what, sizeof(what), "--%s", o->flag);
@@ -538,6 +662,8 @@ int args_parse_flags(struct aisb_settings *s, int argc, char **argv)
 		if (r < 0)
 			return r;
 	}
+	if (!harness_args && check_alias_ambiguity(s, argv + i) < 0)
+		return -EINVAL;
 	s->harness_args = strv_copy(argv + i);
 	return s->harness_args ? 0 : -ENOMEM;
 }

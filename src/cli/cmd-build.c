@@ -23,6 +23,7 @@
 
 #include "build/containerfile.h"
 #include "build/commit.h"
+#include "build/compress.h"
 #include "build/context.h"
 #include "build/layer.h"
 #include "build/native.h"
@@ -64,6 +65,8 @@ struct build_opts {
 	bool dry_run;
 	bool help;
 	struct regflags reg;               /* FROM's --tls-verify, --cert-dir, --authfile */
+	enum layer_compression comp;       /* --compression-format (default gzip; build/compress.h) */
+	int comp_level;                    /* --compression-level, or -1: the format's default */
 };
 
 static void build_opts_done(struct build_opts *o)
@@ -87,6 +90,8 @@ static void print_help(void)
 	       "\n"
 	       "  -f, --file FILE            the Containerfile (default: CONTEXT/Containerfile,\n"
 	       "                             CONTEXT/Dockerfile)\n"
+	       "      --compression-format gzip|zstd|none  the layer's compression (default gzip)\n"
+	       "      --compression-level N  gzip 1-9 (default 6), zstd 1-19 (default 3)\n"
 	       "      --default              build the built-in agent recipe, even if CONTEXT has a\n"
 	       "                             Containerfile\n"
 	       "  -t, --tag NAME             name the result in the image store\n"
@@ -123,7 +128,7 @@ static bool tag_is_plausible(const char *t)
 }
 
 enum { OPT_BUILD_ARG = 256, OPT_INSTALL, OPT_BUILDER, OPT_ALLOW, OPT_ALLOW_FILE, OPT_ADD_HOST, OPT_PRINT_CF,
-       OPT_DRY_RUN, OPT_DEFAULT };
+       OPT_DRY_RUN, OPT_DEFAULT, OPT_COMP_FORMAT, OPT_COMP_LEVEL };
 
 static int parse_args(struct build_opts *o, int argc, char **argv)
 {
@@ -139,6 +144,8 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 		{ "print-containerfile", no_argument, NULL, OPT_PRINT_CF },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "default", no_argument, NULL, OPT_DEFAULT },
+		{ "compression-format", required_argument, NULL, OPT_COMP_FORMAT },
+		{ "compression-level", required_argument, NULL, OPT_COMP_LEVEL },
 		REGFLAG_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -191,6 +198,18 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 		case OPT_DEFAULT:
 			o->builtin = true;
 			break;
+		case OPT_COMP_FORMAT:
+			if (layer_compression_parse(optarg, &o->comp) < 0)
+				return log_error("--compression-format '%s': use gzip, zstd or none", optarg);
+			break;
+		case OPT_COMP_LEVEL: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 19)
+				return log_error("--compression-level '%s': a number, 1-9 for gzip, 1-19 for zstd", optarg);
+			o->comp_level = (int)v;
+			break;
+		}
 		case REGFLAG_TLS_VERIFY:
 		case REGFLAG_CERT_DIR:
 		case REGFLAG_AUTHFILE:
@@ -212,6 +231,21 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 		o->context = argv[optind++];
 	if (optind < argc)
 		return log_error("build: one CONTEXT only, got also '%s'", argv[optind]);
+	{
+		int lv = layer_compression_level(o->comp, o->comp_level);
+		if (lv < 0)
+			return log_error("--compression-level %d does not fit --compression-format %s (gzip 1-9, zstd "
+					 "1-19, none takes no level)", o->comp_level, layer_compression_name(o->comp));
+		o->comp_level = lv;
+	}
+	/* a CONTEXT that is not a directory is a typo, never a reason to build the built-in recipe */
+	if (!o->help) {
+		struct stat st;
+		if (stat(o->context, &st) < 0)
+			return log_error_errno(-errno, "build: the context directory '%s': %m", o->context);
+		if (!S_ISDIR(st.st_mode))
+			return log_error("build: the context '%s' is not a directory", o->context);
+	}
 	if (o->file && o->builtin)
 		return log_error("-f %s and --default name two recipes: pick one", o->file);
 	if (o->file && o->install)
@@ -735,6 +769,7 @@ static int native_commit(struct store *s, const struct native_commit_in *c, stru
 	struct store_tree *tree = c->tree;
 	struct unpack_limits lim;
 	struct layer_result lr;
+	struct build_layer_blob blob;
 	char now[32], *l;
 	time_t t = time(NULL);
 	int r;
@@ -768,7 +803,7 @@ static int native_commit(struct store *s, const struct native_commit_in *c, stru
 		return log_error_errno(-errno, "Failed to open the build's upper dir: %m");
 	}
 	unpack_limits_default(&lim);
-	r = build_layer_store(s, ufd, tree, &lim, &lr);
+	r = build_layer_store_as(s, ufd, tree, &lim, c->o->comp, c->o->comp_level, &lr, &blob);
 	if (r < 0 || !lr.tree_done) {
 		store_tree_abort(tree);
 		tree = NULL;
@@ -780,7 +815,8 @@ static int native_commit(struct store *s, const struct native_commit_in *c, stru
 		struct build_commit_input in = { .base_config = c->bcfg_raw, .base_config_len = c->bcfg_len,
 						 .base_manifest = c->bman_raw, .base_manifest_len = c->bman_len,
 						 .rc = c->rc, .labels = labels, .created = now, .created_by = history,
-						 .layer_digest = lr.digest, .layer_size = lr.size,
+						 .layer_digest = blob.digest, .layer_size = blob.size,
+						 .diff_id = lr.digest, .layer_media_type = blob.media_type,
 						 .base_rootfs_id = c->base_rootfs_id, .base_size = c->base_size,
 						 .tree = tree, .tree_bytes = lr.sum.file_bytes };
 		r = build_commit(s, &in, names, pin);
@@ -861,7 +897,11 @@ static int native_key(struct native_job *j, const struct containerfile *cf)
 	if (!ser || build_sha256_hex(ser, serlen, j->recipe_sha) < 0)
 		return log_error_errno(-ENOMEM, "Out of memory"), AISB_EXIT_FAILED;
 	{
-		struct build_tag_input in = { .builder = "native", .base_digest = j->base.digest, .recipe = ser,
+		/* the layer's compression is part of what is built: another one is another image */
+		char builder[48];
+		snprintf(builder, sizeof(builder), "native layer=%s-%d", layer_compression_name(j->o->comp),
+			 j->o->comp_level);
+		struct build_tag_input in = { .builder = builder, .base_digest = j->base.digest, .recipe = ser,
 					      .recipe_len = serlen, .build_args = j->o->build_args, .ctx = &j->cs.ctx,
 					      .copies = (const bool *const *)j->cs.copies, .n_copies = j->cs.n_copies };
 		if (build_names(&in, j->o->tag, j->tag, &j->cache_ref, &j->tag_local) < 0)
@@ -1035,7 +1075,7 @@ static int native_unavailable(struct build_opts *o, const char *why, const struc
 
 int cmd_build(int argc, char **argv)
 {
-	struct build_opts o = { .context = "." };
+	struct build_opts o = { .context = ".", .comp = LAYER_COMP_GZIP, .comp_level = -1 };
 	_cleanup_free_ char *text = NULL;
 	struct containerfile cf = { 0 };
 	struct cf_recipe rc = { 0 };

@@ -210,6 +210,14 @@ int cmd_rmi(int argc, char **argv)
 
 	if (argc < 2)
 		return log_error("usage: aisb rmi REF..."), AISB_EXIT_USAGE;
+	if (streq(argv[1], "--help") || streq(argv[1], "-h")) {
+		printf("usage: aisb rmi REF...\n\nRemoves the images' pins, then every blob and tree no pin uses.\n"
+		       "An image a running sandbox uses is kept.\n\n  -h, --help  this help\n");
+		return 0;
+	}
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] == '-') /* no image reference starts with '-' */
+			return log_error("rmi: unknown option '%s' (see 'aisb rmi --help')", argv[i]), AISB_EXIT_USAGE;
 	r = open_store(&o, &s);
 	for (int i = 1; r == 0 && i < argc; i++) {
 		struct oci_ref ref;

@@ -21,6 +21,8 @@ static const struct cli_flag build_flags[] = {
 	{ "print-containerfile", 0, CLI_VALUE_NONE, NULL, false },
 	{ "dry-run", 0, CLI_VALUE_NONE, NULL, false },
 	{ "default", 0, CLI_VALUE_NONE, NULL, false },
+	{ "compression-format", 0, CLI_VALUE_CHOICE, "gzip zstd none", false },
+	{ "compression-level", 0, CLI_VALUE_WORD, NULL, false },
 	{ "tls-verify", 0, CLI_VALUE_CHOICE, "true false", true },
 	{ "cert-dir", 0, CLI_VALUE_DIR, NULL, false },
 	{ "authfile", 0, CLI_VALUE_FILE, NULL, false },
@@ -50,7 +52,6 @@ static const struct cli_flag images_flags[] = {
 	{ "format", 0, CLI_VALUE_CHOICE, "json", false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
 };
 static const struct cli_flag help_only_flags[] = { HELP_FLAG, { NULL, 0, 0, NULL, false } };
-static const struct cli_flag no_flags[] = { { NULL, 0, 0, NULL, false } };
 static const struct cli_flag ps_flags[] = {
 	{ "all", 'a', CLI_VALUE_NONE, NULL, false }, { "json", 0, CLI_VALUE_NONE, NULL, false }, HELP_FLAG,
 	{ NULL, 0, 0, NULL, false },
@@ -101,7 +102,7 @@ const struct cli_command cli_commands[] = {
 	{ "save", cmd_save, "write an image from the store to an OCI archive (-o FILE)", save_flags, CLI_VALUE_IMAGE },
 	{ "load", cmd_load, "import an OCI archive into the store (-i FILE)", load_flags, CLI_VALUE_NONE },
 	{ "images", cmd_images, "list pulled images", images_flags, CLI_VALUE_NONE },
-	{ "rmi", cmd_rmi, "remove an image from the store", no_flags, CLI_VALUE_IMAGE },
+	{ "rmi", cmd_rmi, "remove an image from the store", help_only_flags, CLI_VALUE_IMAGE },
 	{ "update", cmd_update, "re-resolve pinned image tags (--check: only compare)", update_flags,
 	  CLI_VALUE_IMAGE },
 	{ "ps", cmd_ps, "list live sessions", ps_flags, CLI_VALUE_NONE },

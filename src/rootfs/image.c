@@ -231,6 +231,29 @@ static bool rootfs_present(struct store *s, const char *digest)
 	return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Every layer's uncompressed stream is checked against the config's rootfs.diff_ids while it
+ * unpacks (rootfs/unpack.h): the manifest's digests name the compressed blobs, and only the
+ * diff_ids say what the tree is, whatever the media type claims. Logs on failure. */
+static int expect_diff_ids(struct store *s, struct oci_manifest *m)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct oci_image_config cfg;
+	size_t len;
+	int r;
+
+	r = store_blob_read(s, m->config.digest, OCI_JSON_MAX, &buf, &len);
+	if (r < 0)
+		return log_error_errno(r, "config %s missing from the store: %m", m->config.digest);
+	if ((r = oci_config_parse(buf, len, &cfg)) < 0)
+		return log_error("config %s: malformed image config", m->config.digest), r;
+	r = oci_manifest_set_diff_ids(m, &cfg);
+	if (r == -EINVAL)
+		log_error("config %s: its rootfs.diff_ids (%zu) do not name the manifest's %zu layers as "
+			  "\"sha256:<64 hex>\" each", m->config.digest, strv_length(cfg.diff_ids), m->n_layers);
+	oci_config_done(&cfg);
+	return r;
+}
+
 /* Unpacks (if needed; layers missing from the store come from @src while they unpack) and
  * records the pin. */
 static int finish(struct store *s, const struct oci_ref *ref, const char *digest, int64_t resolved_at,
@@ -245,6 +268,10 @@ static int finish(struct store *s, const struct oci_ref *ref, const char *digest
 
 	if ((r = read_manifest_blob(s, digest, &m)) < 0)
 		return r;
+	if ((r = expect_diff_ids(s, &m)) < 0) {
+		oci_manifest_done(&m);
+		return r;
+	}
 	r = store_rootfs_ensure_from(s, digest, &m, &o->lim, src, &path, &size);
 	if (r < 0) {
 		oci_manifest_done(&m);

@@ -72,6 +72,7 @@ static void descriptor_done(struct oci_descriptor *d)
 	free(d->arch);
 	free(d->variant);
 	free(d->ref_name);
+	free(d->diff_id);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -145,6 +146,22 @@ void oci_manifest_done(struct oci_manifest *m)
 	memset(m, 0, sizeof(*m));
 }
 
+int oci_manifest_set_diff_ids(struct oci_manifest *m, const struct oci_image_config *c)
+{
+	size_t n = strv_length(c->diff_ids);
+
+	if (n != m->n_layers)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!oci_digest_is_valid(c->diff_ids[i]))
+			return -EINVAL;
+		free(m->layers[i].diff_id);
+		if (!(m->layers[i].diff_id = strdup(c->diff_ids[i])))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 bool oci_layer_media_type_is_supported(const char *mt)
 {
 	static const char *const ok[] = {
@@ -154,11 +171,15 @@ bool oci_layer_media_type_is_supported(const char *mt)
 		"application/vnd.oci.image.layer.nondistributable.v1.tar",
 		"application/vnd.oci.image.layer.nondistributable.v1.tar+gzip",
 		"application/vnd.oci.image.layer.nondistributable.v1.tar+zstd",
+		"application/vnd.docker.image.rootfs.diff.tar", /* podman push --format v2s2 of an uncompressed layer */
 		"application/vnd.docker.image.rootfs.diff.tar.gzip",
 		"application/vnd.docker.image.rootfs.diff.tar.zstd",
 		"application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
 		"application/x-tar", /* synthesized for docker-archive layers */
 	};
+	/* The compression is read from the bytes (unpack.c: libarchive's gzip, zstd and none
+	 * filters), so a type only has to say "a tar, maybe compressed"; the diff_id check
+	 * (oci_manifest_set_diff_ids()) covers a type that lies about it. */
 	if (!mt)
 		return false;
 	for (size_t i = 0; i < ELEMENTSOF(ok); i++)

@@ -32,6 +32,9 @@ struct oci_descriptor {
 	/* index members only */
 	char *os, *arch, *variant;
 	char *ref_name;  /* annotation org.opencontainers.image.ref.name (oci-layout index.json) */
+	/* manifest layers only: the config's rootfs.diff_ids entry (the sha256 of the uncompressed
+	 * tar) once oci_manifest_set_diff_ids() ran; NULL: not checked */
+	char *diff_id;
 };
 
 struct oci_manifest {
@@ -63,6 +66,10 @@ void oci_manifest_done(struct oci_manifest *m);
 
 /* Is @mt a layer type aisb can unpack (tar, tar+gzip, tar+zstd; OCI or Docker)? */
 bool oci_layer_media_type_is_supported(const char *mt);
+
+/* Copies @c's rootfs.diff_ids onto @m's layers (their diff_id). Return: 0; -EINVAL when the
+ * counts differ or one is not "sha256:<64 hex>"; -ENOMEM. Does not log. */
+int oci_manifest_set_diff_ids(struct oci_manifest *m, const struct oci_image_config *c);
 
 /* The host platform in OCI terms (linux, amd64/arm64/..., variant or NULL). Does not log. */
 void oci_host_platform(const char **os, const char **arch, const char **variant);

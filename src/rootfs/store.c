@@ -378,7 +378,7 @@ static int stream_layer(int tfd, const struct oci_descriptor *d, const char *wha
 	struct unpack_stream *u;
 	int r, ru, rv;
 
-	if ((r = unpack_stream_begin(tfd, what, lim, st, &u)) < 0) {
+	if ((r = unpack_stream_begin(tfd, what, d->diff_id, lim, st, &u)) < 0) {
 		store_blob_abort(w);
 		return r;
 	}
@@ -431,7 +431,7 @@ static int apply_layer(struct store *s, int tfd, const struct oci_descriptor *d,
 	lfd = store_blob_open(s, d->digest);
 	if (lfd < 0)
 		return log_error_errno(lfd, "%s: blob missing from the store: %m", what);
-	r = unpack_layer(tfd, lfd, what, lim, st);
+	r = unpack_layer(tfd, lfd, what, d->diff_id, lim, st);
 	if (r == -EPERM) {
 		/* the layer is unsafe for every image that uses it: do not keep it */
 		_cleanup_free_ char *bp = blob_relpath(d->digest);

@@ -16,6 +16,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <linux/openat2.h>
+#include <openssl/evp.h>
 
 #include "rootfs/unpack.h"
 #include "util/chunkq.h"
@@ -908,6 +909,8 @@ struct unpack_stream {
 	int src_fd;           /* the compressed layer in a file, or -1: unpack_stream_write() */
 	struct chunkq *raw;   /* compressed bytes from unpack_stream_write() (NULL with src_fd) */
 	struct chunkq *tar;   /* decompressed bytes */
+	char *diff_id;        /* "sha256:..." the decompressed bytes must hash to, or NULL */
+	EVP_MD_CTX *md;       /* with diff_id: the decompress stage's hash of what it produced */
 	pthread_t dec, ext;
 	bool dec_on, ext_on;
 	int dec_r, ext_r;
@@ -920,9 +923,32 @@ static la_ssize_t queue_read(struct archive *a, void *ud, const void **buf)
 	return n < 0 ? -1 : n; /* the producer stopped: the stage reading this checks why */
 }
 
+/* After the tar's end the extraction reads nothing more; the bytes that follow (padding to a
+ * record, usually under 10 KiB) are only hashed for the diff_id. */
+#define TRAILING_MAX (64u << 20)
+
+/* Is the hash of everything the decompress stage produced @u->diff_id? Return: 0, or -EBADMSG
+ * after saying which digest it was. Logs on failure. */
+static int diff_id_check(struct unpack_stream *u)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	char got[7 + 64 + 1] = "sha256:";
+	unsigned int n = 0;
+
+	if (EVP_DigestFinal_ex(u->md, md, &n) != 1 || n != 32)
+		return log_error_errno(-ENOMEM, "%s: SHA-256 failed", u->what);
+	hex_encode(md, 32, got + 7);
+	if (!streq(got, u->diff_id))
+		return log_error("%s: the uncompressed layer is %s, but the image config's diff_id says %s: the "
+				 "image is corrupt or was tampered with", u->what, got, u->diff_id), -EBADMSG;
+	return 0;
+}
+
 static void *decompress_main(void *ud)
 {
 	struct unpack_stream *u = ud;
+	uint64_t trailing = 0;
+	bool tar_ended = false;
 	_cleanup_(archive_freep) struct archive *a = archive_read_new();
 	struct archive_entry *e;
 	const void *buf;
@@ -950,10 +976,29 @@ static void *decompress_main(void *ud)
 			goto out;
 		if (k != ARCHIVE_OK && k != ARCHIVE_WARN)
 			break;
+		if (u->md && EVP_DigestUpdate(u->md, buf, len) != 1) {
+			r = log_error_errno(-ENOMEM, "%s: SHA-256 failed", u->what);
+			goto out;
+		}
+		if (tar_ended) {
+			/* the diff_id covers the padding too; bounded, as a stream of zeros after
+			 * the end could be made to go on forever */
+			trailing += len;
+			if (trailing > TRAILING_MAX) {
+				r = log_error_errno(-EFBIG, "%s: more than %u MiB after the end of the tar", u->what,
+						    TRAILING_MAX >> 20);
+				goto out;
+			}
+			continue;
+		}
 		r = chunkq_write(u->tar, buf, len);
 		if (r == 1) { /* the tar stream ended: what follows is padding */
 			r = 0;
-			goto out;
+			if (!u->md)
+				goto out;
+			tar_ended = true;
+			chunkq_close_write(u->tar, 0);
+			continue;
 		}
 		if (r < 0) /* the extraction failed and said why */
 			goto out;
@@ -964,7 +1009,10 @@ static void *decompress_main(void *ud)
 		r = -EINVAL;
 	}
 out:
-	chunkq_close_write(u->tar, r);
+	if (r == 0 && u->md)
+		r = diff_id_check(u);
+	if (!tar_ended)
+		chunkq_close_write(u->tar, r);
 	if (u->raw)
 		chunkq_close_read(u->raw, r);
 	u->dec_r = r;
@@ -1015,14 +1063,17 @@ static void stream_free(struct unpack_stream *u)
 	pathset_done(&u->c.written);
 	chunkq_free(u->raw);
 	chunkq_free(u->tar);
+	if (u->md)
+		EVP_MD_CTX_free(u->md);
+	free(u->diff_id);
 	free(u->what);
 	free(u);
 }
 
 /* Sets up @u's stages and starts its threads; @src_fd < 0 makes a stream fed by
  * unpack_stream_write(). Logs on failure. */
-static int stream_start(int rootfd, int src_fd, const char *what, const struct unpack_limits *lim,
-			struct unpack_stats *stats, struct unpack_stream **out)
+static int stream_start(int rootfd, int src_fd, const char *what, const char *diff_id,
+			const struct unpack_limits *lim, struct unpack_stats *stats, struct unpack_stream **out)
 {
 	struct unpack_stream *u = calloc(1, sizeof(*u));
 	struct stat rst;
@@ -1047,9 +1098,17 @@ static int stream_start(int rootfd, int src_fd, const char *what, const struct u
 	u->c.root_ino = rst.st_ino;
 	u->c.umask = process_umask();
 	/* libarchive is loaded here, in the calling thread (dl_load() is not thread-safe) */
-	if (dl_load(&dl_libarchive) < 0) {
+	if (dl_load(&dl_libarchive) < 0 || (diff_id && dl_load(&dl_libcrypto) < 0)) {
 		stream_free(u);
 		return -ELIBACC; /* dl_load() said which library and package */
+	}
+	if (diff_id) {
+		u->diff_id = strdup(diff_id);
+		u->md = EVP_MD_CTX_new();
+		if (!u->diff_id || !u->md || EVP_DigestInit_ex(u->md, EVP_sha256(), NULL) != 1) {
+			stream_free(u);
+			return log_error_errno(-ENOMEM, "%s: %m", what);
+		}
 	}
 	if ((src_fd < 0 && chunkq_new(STREAM_CHUNK, STREAM_QUEUE, &u->raw) < 0) ||
 	    chunkq_new(STREAM_CHUNK, STREAM_QUEUE, &u->tar) < 0) {
@@ -1075,10 +1134,10 @@ static int stream_start(int rootfd, int src_fd, const char *what, const struct u
 	return 0;
 }
 
-int unpack_stream_begin(int rootfd, const char *what, const struct unpack_limits *lim, struct unpack_stats *stats,
-			struct unpack_stream **out)
+int unpack_stream_begin(int rootfd, const char *what, const char *diff_id, const struct unpack_limits *lim,
+			struct unpack_stats *stats, struct unpack_stream **out)
 {
-	return stream_start(rootfd, -1, what, lim, stats, out);
+	return stream_start(rootfd, -1, what, diff_id, lim, stats, out);
 }
 
 int unpack_stream_write(struct unpack_stream *u, const void *buf, size_t len)
@@ -1102,11 +1161,11 @@ int unpack_stream_finish(struct unpack_stream *u, int err)
 	return r;
 }
 
-int unpack_layer(int rootfd, int layer_fd, const char *what, const struct unpack_limits *lim,
+int unpack_layer(int rootfd, int layer_fd, const char *what, const char *diff_id, const struct unpack_limits *lim,
 		 struct unpack_stats *stats)
 {
 	struct unpack_stream *u;
-	int r = stream_start(rootfd, layer_fd, what, lim, stats, &u);
+	int r = stream_start(rootfd, layer_fd, what, diff_id, lim, stats, &u);
 
 	if (r < 0)
 		return r;

@@ -58,10 +58,14 @@ int unpack_path_normalize(const char *in, char **out);
 enum unpack_whiteout unpack_whiteout_kind(const char *path, char **target);
 
 /* Applies the layer read from @layer_fd onto the directory @rootfd. @what names the layer in
- * messages. @stats accumulates (and its bytes/entries count against @lim across calls).
+ * messages. @diff_id ("sha256:...", or NULL: not checked) is what the uncompressed stream,
+ * padding after the tar's end included, must hash to (the image config's rootfs.diff_ids): a
+ * mismatch fails the layer with -EBADMSG once the stream ended, and the caller discards the
+ * tree. @stats accumulates (and its bytes/entries count against @lim across calls).
  * Decompression runs on a second thread while the calling one waits for the extraction's.
- * Return: 0, -EPERM for a refused layer, other -errno. Logs on failure. */
-int unpack_layer(int rootfd, int layer_fd, const char *what, const struct unpack_limits *lim,
+ * Return: 0, -EPERM for a refused layer, -EBADMSG for a diff_id mismatch, other -errno. Logs on
+ * failure. */
+int unpack_layer(int rootfd, int layer_fd, const char *what, const char *diff_id, const struct unpack_limits *lim,
 		 struct unpack_stats *stats);
 
 /* Judges every entry of the layer in @buf (plain, gzip or zstd) as unpack_layer() does before it
@@ -80,8 +84,8 @@ int unpack_judge_layer(const void *buf, size_t len, const char *what, const stru
  * extraction's guarantees above hold for any bytes). */
 struct unpack_stream;
 /* Logs on failure. */
-int unpack_stream_begin(int rootfd, const char *what, const struct unpack_limits *lim, struct unpack_stats *stats,
-			struct unpack_stream **out);
+int unpack_stream_begin(int rootfd, const char *what, const char *diff_id, const struct unpack_limits *lim,
+			struct unpack_stats *stats, struct unpack_stream **out);
 /* Waits while the stages are behind. Return: 0 (also once the tar stream ended: the rest is
  * dropped), or the error the unpack failed with (it logged why). Does not log. */
 int unpack_stream_write(struct unpack_stream *u, const void *buf, size_t len);

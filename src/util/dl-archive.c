@@ -54,6 +54,13 @@
 	F(la_ssize_t, archive_write_data, (struct archive *a, const void *buf, size_t len),        \
 	  (a, buf, len), -1)                                                                       \
 	F(int, archive_write_close, (struct archive *a), (a), ARCHIVE_FATAL)                       \
+	/* compressing build layers: build/compress.c */                                           \
+	F(int, archive_write_set_format_raw, (struct archive *a), (a), ARCHIVE_FATAL)              \
+	F(int, archive_write_add_filter_zstd, (struct archive *a), (a), ARCHIVE_FATAL)             \
+	F(int, archive_write_add_filter_gzip, (struct archive *a), (a), ARCHIVE_FATAL)             \
+	F(int, archive_write_set_filter_option,                                                    \
+	  (struct archive *a, const char *m, const char *o, const char *v), (a, m, o, v),          \
+	  ARCHIVE_FATAL)                                                                           \
 	F(int, archive_write_free, (struct archive *a), (a), ARCHIVE_FATAL)                        \
 	/* entries */                                                                              \
 	F(struct archive_entry *, archive_entry_new, (void), (), NULL)                             \
@@ -77,7 +84,6 @@
 	/* only the unit tests, to write and read back their fixtures */                           \
 	F(int, archive_read_open_filename, (struct archive *a, const char *f, size_t block),       \
 	  (a, f, block), ARCHIVE_FATAL)                                                            \
-	F(int, archive_write_add_filter_gzip, (struct archive *a), (a), ARCHIVE_FATAL)             \
 	F(int, archive_write_open_filename, (struct archive *a, const char *f), (a, f),            \
 	  ARCHIVE_FATAL)                                                                           \
 	F(la_int64_t, archive_entry_uid, (struct archive_entry *e), (e), 0)                        \

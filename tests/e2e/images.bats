@@ -407,6 +407,83 @@ pull_corrupted() { # NAME INDEX
 	diff -r --no-dereference "$zroot" "$groot"
 }
 
+@test "every layer media type of the image and distribution specs pulls from the registry, the same tree; an unknown type is refused" {
+	need docker-registry zstd
+	local t=$BATS_TEST_TMPDIR layer mt kind lay n=0 ref root groot
+	layer=$(biggest_blob "$W/bb")
+	gzip -dc <"$layer" >"$t/layer.tar"
+	cp "$layer" "$t/layer.tar.gz"
+	zstd -q -3 <"$t/layer.tar" >"$t/layer.tar.zst"
+	for kind in tar tar.gz tar.zst; do
+		$PY "$IMG/oci-layout.py" "$t/$kind" --tag v1 --cmd /bin/sh "$t/layer.$kind" >/dev/null
+	done
+	run "$AISB" pull -q "oci:$W/bb:v1"
+	[ "$status" -eq 0 ]
+	groot=$(rootfs_of "oci:$W/bb:v1")
+	# LAYOUT MEDIA-TYPE [--docker]: the blobs as they are, the manifest naming the type
+	while read -r lay mt docker; do
+		n=$((n + 1))
+		ref=127.0.0.1:$(plain)/mt$n:v1
+		$PY "$IMG/reg-put.py" "$t/$lay" v1 "$ref" --layer-type "$mt" $docker >/dev/null
+		run "$AISB" pull -q --tls-verify=false "$ref"
+		echo "$mt: $status $output"
+		[ "$status" -eq 0 ]
+		root=$(rootfs_of "$ref")
+		[ -x "$root/bin/busybox" ]
+		diff -r --no-dereference "$root" "$groot"
+	done <<-EOF
+	tar application/vnd.oci.image.layer.v1.tar
+	tar.gz application/vnd.oci.image.layer.v1.tar+gzip
+	tar.zst application/vnd.oci.image.layer.v1.tar+zstd
+	tar application/vnd.oci.image.layer.nondistributable.v1.tar
+	tar.gz application/vnd.oci.image.layer.nondistributable.v1.tar+gzip
+	tar.zst application/vnd.oci.image.layer.nondistributable.v1.tar+zstd
+	tar application/vnd.docker.image.rootfs.diff.tar --docker
+	tar.gz application/vnd.docker.image.rootfs.diff.tar.gzip --docker
+	EOF
+	# refusal: a type no spec defines
+	$PY "$IMG/reg-put.py" "$t/tar.gz" v1 "127.0.0.1:$(plain)/mtbad:v1" --layer-type application/vnd.example.layer >/dev/null
+	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/mtbad:v1"
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"a layer has an unsupported media type"* ]]
+}
+
+@test "podman pulls the uncompressed Docker layer type and runs it; aisb pulls podman's v2s2 push of it" {
+	need docker-registry podman
+	[ "$(id -u)" = 0 ] || skip "podman with a private storage root needs root here (the user run has no subuids)"
+	local t=$BATS_TEST_TMPDIR ref id pm
+	gzip -dc <"$(biggest_blob "$W/bb")" >"$t/layer.tar"
+	$PY "$IMG/oci-layout.py" "$t/lay" --tag v1 --cmd /bin/sh "$t/layer.tar" >/dev/null
+	ref=127.0.0.1:$(plain)/v2s2:v1
+	$PY "$IMG/reg-put.py" "$t/lay" v1 "$ref" --layer-type application/vnd.docker.image.rootfs.diff.tar --docker >/dev/null
+	# (root here lacks CAP_SYS_RESOURCE: podman run needs the lower limits, /work/shared/machine-facts.md)
+	pm=(podman --root "$t/proot" --runroot "$t/prun" --storage-driver vfs)
+	"${pm[@]}" pull -q --tls-verify=false "$ref" >"$t/id"
+	run "${pm[@]}" run --rm --network none --ulimit nofile=20000:20000 --ulimit nproc=32768:32768 "$(cat "$t/id")" /bin/busybox echo podman-ran
+	echo "$output"
+	[ "$output" = podman-ran ]
+	"${pm[@]}" push -q --format v2s2 --tls-verify=false "$(cat "$t/id")" "127.0.0.1:$(plain)/v2s2back:v1"
+	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/v2s2back:v1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run "$AISB" run --no-cwd --net none --image "127.0.0.1:$(plain)/v2s2back:v1" -- /bin/busybox echo aisb-ran
+	echo "$output"
+	[ "${lines[-1]}" = aisb-ran ]
+}
+
+@test "a layer whose uncompressed bytes are not the config's diff_id is refused and leaves no tree; the true one pulls (control)" {
+	local t=$BATS_TEST_TMPDIR
+	$PY "$IMG/oci-layout.py" "$t/lie" --tag v1 --cmd /bin/sh --wrong-diff-id "$(biggest_blob "$W/bb")" >/dev/null
+	run "$AISB" pull -q "oci:$t/lie:v1"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"the image config's diff_id says sha256:"* ]]
+	store_is_empty
+	$PY "$IMG/oci-layout.py" "$t/true" --tag v1 --cmd /bin/sh "$(biggest_blob "$W/bb")" >/dev/null
+	run "$AISB" pull -q "oci:$t/true:v1"
+	[ "$status" -eq 0 ]
+}
+
 @test "a truncated download is retried, then refused, and leaves nothing" {
 	need docker-registry skopeo
 	push_plain "$W/bb:v1" bb:v1

@@ -345,6 +345,79 @@ EOS
 	[[ "$output" == *"is not an image reference"* ]]
 }
 
+@test "ux: podman habits before '--' (an unknown flag) or a podman command aisb lacks are refused with the aisb spelling; --harness-args and the harness's own words still reach it" {
+	local D=$WORK/harness
+	fake_pi "$D"
+	fake_harness "$D/bin" claude
+	echo "harness_from = $D" >>"$XDG_CONFIG_HOME/aisb/config"
+	# refusal: podman's -v before a '--' would have run 'pi -v /tmp:/x -- make'
+	run "$AISB" --net none -v /tmp:/x -- echo ran
+	echo "$output"
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"'-v' is not an aisb flag and a '--' follows it"*"aisb's --mount SRC[:DST][:rw]"*"--harness-args"* ]]
+	[[ "$output" != *"pi-fake"* ]]
+	[[ "$output" != *ran* ]]
+	run "$AISB" --net none --network=none -- echo ran
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"'--network=none' is not an aisb flag"*"--net none|allow|full"* ]]
+	# control: the aisb spelling runs the command; --harness-args hands the same words to pi
+	run "$AISB" --net none --mount /tmp:/x -- echo ran
+	[ "$status" -eq 0 ]
+	[ "$output" = "ran" ]
+	run "$AISB" --net none --harness-args -v /tmp:/x -- make
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "pi-fake args: -v /tmp:/x -- make" ]
+	# control: without a '--', a harness flag is the harness's (the alias rule)
+	run "$AISB" --net none -p hi --verbose
+	[ "$output" = "pi-fake args: -p hi --verbose" ]
+	# refusal: a podman command aisb does not have starts nothing
+	run "$AISB" --net none rm x
+	echo "$output"
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"'rm' is a podman/docker command that aisb does not have and pi does not take"*"aisb clean"*"--harness-args"* ]]
+	[[ "$output" != *"pi-fake"* ]]
+	run "$AISB" exec x
+	[ "$status" -eq 78 ]
+	# control: --harness-args gives pi the word; a harness's own subcommand stays its own
+	run "$AISB" --net none --harness-args rm x
+	[ "$status" -eq 0 ]
+	[ "$output" = "pi-fake args: rm x" ]
+	run "$AISB" --net none install x
+	[ "$output" = "pi-fake args: install x" ]
+	run "$AISB" --net none --harness claude rm x
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "claude-fake args: rm x" ]
+}
+
+@test "ux: every subcommand's --help prints its usage (exit 0); build with a missing context names it" {
+	local s
+	for s in $("$AISB" __complete '' | grep -v '^-'); do
+		run "$AISB" "$s" --help
+		echo "$s: $status ${lines[0]}"
+		[ "$status" -eq 0 ]
+		[[ "${lines[0],,}" == "usage: aisb"* ]]
+	done
+	# refusal: a context that does not exist (or is a file) is an error, not the built-in recipe
+	run "$AISB" build --dry-run "$WORK/no-such-dir"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"the context directory '$WORK/no-such-dir': No such file or directory"* ]]
+	[[ "$output" != *"built-in"* ]]
+	: >"$WORK/afile"
+	run "$AISB" build --dry-run "$WORK/afile"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"the context '$WORK/afile' is not a directory"* ]]
+	# control: an existing context is read (its Containerfile is what the error is about)
+	mkdir -p "$WORK/ctx"
+	printf 'FROM scratch\n' >"$WORK/ctx/Containerfile"
+	run "$AISB" build --dry-run "$WORK/ctx"
+	echo "$output"
+	[[ "$output" == *"$WORK/ctx/Containerfile:1:"* ]]
+	[[ "$output" != *"context"* ]]
+}
+
 # ---- the sandbox home ------------------------------------------------------------------------
 
 @test "ux: --home project gives each project its own home, 'home = project' in config too; aisb home --path/--list show them" {

@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int pass = 0; pass < 2; pass++) {
 		if (lseek(fd, 0, SEEK_SET) < 0)
 			abort();
-		r = unpack_layer(rootfd, fd, "fuzz layer", &lim, &st);
+		r = unpack_layer(rootfd, fd, "fuzz layer", NULL, &lim, &st);
 		if (pass == 0 && judged == -EPERM && r >= 0)
 			abort(); /* the judge refused what the unpacker took */
 	}

@@ -195,7 +195,7 @@ static void test_write_and_unpack(void **state)
 
 		unpack_limits_default(&lim);
 		lfd = open(lfile, O_RDONLY | O_CLOEXEC);
-		assert_int_equal(unpack_layer(rootfd, lfd, "test layer", &lim, &st), 0);
+		assert_int_equal(unpack_layer(rootfd, lfd, "test layer", NULL, &lim, &st), 0);
 		close(lfd);
 		assert_int_equal(fstatat(rootfd, "gone", &sb, AT_SYMLINK_NOFOLLOW), -1);
 		assert_int_equal(fstatat(rootfd, "keep", &sb, 0), 0);
@@ -500,7 +500,7 @@ static void test_tree_is_the_unpacked_layer(void **state)
 	{
 		struct unpack_stats st = { 0 };
 		lfd = open(lfile, O_RDONLY | O_CLOEXEC);
-		assert_int_equal(unpack_layer(bfd, lfd, "test layer", &lim, &st), 0);
+		assert_int_equal(unpack_layer(bfd, lfd, "test layer", NULL, &lim, &st), 0);
 		close(lfd);
 		assert_int_equal(st.hardlinks, 2);
 		/* what the unpacker counted is what the layer's summary says */

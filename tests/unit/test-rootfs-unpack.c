@@ -15,8 +15,10 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <cmocka.h>
+#include <openssl/evp.h>
 
 #include "rootfs/unpack.h"
+#include "util/dl.h"
 #include "util/util.h"
 
 static void test_normalize(void **state)
@@ -169,7 +171,7 @@ static int apply(struct env *e, const struct ent *ents, size_t n, bool gzip, con
 	}
 	make_layer(e->layer, ents, n, gzip);
 	fd = open(e->layer, O_RDONLY | O_CLOEXEC);
-	k = unpack_layer(e->rootfd, fd, "test layer", lim, &st);
+	k = unpack_layer(e->rootfd, fd, "test layer", NULL, lim, &st);
 	close(fd);
 	return k;
 }
@@ -526,7 +528,7 @@ static void test_judge_agrees(void **state)
 	make_layer(e->layer, ok, ELEMENTSOF(ok), true);
 	fd = open(e->layer, O_RDONLY | O_CLOEXEC);
 	unpack_limits_default(&lim);
-	assert_int_equal(unpack_layer(e->rootfd, fd, "test layer", &lim, &st), 0);
+	assert_int_equal(unpack_layer(e->rootfd, fd, "test layer", NULL, &lim, &st), 0);
 	close(fd);
 	assert_int_equal(js.entries, st.entries);
 	assert_int_equal(js.files, st.files);
@@ -578,8 +580,9 @@ static char *read_all(const char *file, size_t *len)
 	return buf;
 }
 
-/* Feeds @len bytes of @buf in pieces of 1, 7, 4093, 1 MiB, ... bytes; returns finish()'s code. */
-static int feed(struct env *e, const char *buf, size_t len, size_t stop_at, int err)
+/* Feeds @len bytes of @buf in pieces of 1, 7, 4093, 1 MiB, ... bytes, checked against @diff_id
+ * when non-NULL; returns finish()'s code. */
+static int feed_checked(struct env *e, const char *buf, size_t len, size_t stop_at, int err, const char *diff_id)
 {
 	static const size_t step[] = { 1, 7, 4093, 1 << 20, 3 };
 	struct unpack_limits lim;
@@ -588,7 +591,7 @@ static int feed(struct env *e, const char *buf, size_t len, size_t stop_at, int 
 	size_t off = 0;
 
 	unpack_limits_default(&lim);
-	assert_int_equal(unpack_stream_begin(e->rootfd, "stream layer", &lim, &st, &u), 0);
+	assert_int_equal(unpack_stream_begin(e->rootfd, "stream layer", diff_id, &lim, &st, &u), 0);
 	for (size_t i = 0; off < len && off < stop_at; i++) {
 		size_t k = step[i % ELEMENTSOF(step)];
 		if (k > len - off)
@@ -597,6 +600,16 @@ static int feed(struct env *e, const char *buf, size_t len, size_t stop_at, int 
 		off += k;
 	}
 	return unpack_stream_finish(u, err);
+}
+
+static int feed(struct env *e, const char *buf, size_t len, size_t stop_at, int err)
+{
+	return feed_checked(e, buf, len, stop_at, err, NULL);
+}
+
+static int feed_id(struct env *e, const char *buf, size_t len, const char *diff_id)
+{
+	return feed_checked(e, buf, len, SIZE_MAX, 0, diff_id);
 }
 
 static void test_stream_equals_file(void **state)
@@ -673,6 +686,63 @@ static void test_stream_corrupt(void **state)
 	assert_true(feed(e, buf, len / 2, SIZE_MAX, 0) < 0);
 }
 
+/* "sha256:<hex>" of @len bytes of @buf */
+static void sha256_id(const void *buf, size_t len, char out[7 + 64 + 1])
+{
+	unsigned char md[32];
+	unsigned int n = 0;
+	EVP_MD_CTX *c;
+
+	assert_int_equal(dl_load(&dl_libcrypto), 0);
+	c = EVP_MD_CTX_new();
+	assert_non_null(c);
+	assert_int_equal(EVP_DigestInit_ex(c, EVP_sha256(), NULL), 1);
+	assert_int_equal(EVP_DigestUpdate(c, buf, len), 1);
+	assert_int_equal(EVP_DigestFinal_ex(c, md, &n), 1);
+	EVP_MD_CTX_free(c);
+	memcpy(out, "sha256:", 7);
+	hex_encode(md, 32, out + 7);
+}
+
+/* The diff_id is checked against the uncompressed stream, padding after the tar's end included:
+ * the plain tar's hash passes for the plain and the gzip'd layer (control), any other fails
+ * with -EBADMSG, streamed or from a file. */
+static void test_diff_id(void **state)
+{
+	struct env *e = *state;
+	_cleanup_free_ char *plain = NULL, *gz = NULL, *padded = NULL;
+	char id[72], padded_id[72], wrong[72];
+	struct unpack_limits lim;
+	struct unpack_stats st = { 0 };
+	size_t plen, glen;
+	int fd;
+
+	make_layer(e->layer, stream_layer, ELEMENTSOF(stream_layer), false);
+	plain = read_all(e->layer, &plen);
+	sha256_id(plain, plen, id);
+	padded = calloc(1, plen + 8192);
+	assert_non_null(padded);
+	memcpy(padded, plain, plen);
+	sha256_id(padded, plen + 8192, padded_id);
+	snprintf(wrong, sizeof(wrong), "sha256:%064d", 0);
+	make_layer(e->layer, stream_layer, ELEMENTSOF(stream_layer), true);
+	gz = read_all(e->layer, &glen);
+
+	unpack_limits_default(&lim);
+	fd = open(e->layer, O_RDONLY | O_CLOEXEC); /* the gzip'd one */
+	assert_int_equal(unpack_layer(e->rootfd, fd, "gz layer", id, &lim, &st), 0);
+	close(fd);
+	fd = open(e->layer, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(unpack_layer(e->rootfd, fd, "gz layer", wrong, &lim, &st), -EBADMSG);
+	close(fd);
+	assert_int_equal(feed_id(e, plain, plen, id), 0);
+	assert_int_equal(feed_id(e, plain, plen, wrong), -EBADMSG);
+	assert_int_equal(feed_id(e, gz, glen, id), 0);
+	/* the padding counts: the padded stream's own hash passes, the bare tar's does not */
+	assert_int_equal(feed_id(e, padded, plen + 8192, padded_id), 0);
+	assert_int_equal(feed_id(e, padded, plen + 8192, id), -EBADMSG);
+}
+
 /* A refusal in a streamed layer is the same refusal. */
 static void test_stream_refusal(void **state)
 {
@@ -709,6 +779,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_producer_abort, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_refusal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_diff_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_judge_agrees, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 # oci-layout.py — write an OCI image layout (image-spec 1.1) from layer tarballs, reproducibly.
-# usage: oci-layout.py OUTDIR --tag TAG [--env K=V]... [--cmd ARG]... [--workdir DIR] LAYER...
-# Layers are used as they are (plain tar, or .gz / .zst by their name); the config's diff_ids
+# usage: oci-layout.py OUTDIR --tag TAG [--env K=V]... [--cmd ARG]... [--workdir DIR] [--wrong-diff-id] LAYER...
+# --wrong-diff-id: the first layer's diff_id names other bytes (a config that lies)
+# Layers are used as they are (plain tar, or gzip / zstd by their magic or .gz / .zst name); the config's diff_ids
 # are the sha256 of the uncompressed tars. Adding a second tag to an existing layout keeps the first.
 import argparse, gzip, hashlib, json, os, shutil, subprocess, sys
 
@@ -24,6 +25,7 @@ ap.add_argument("--cmd", action="append", default=None)
 ap.add_argument("--entrypoint", action="append", default=None)
 ap.add_argument("--workdir", default="")
 ap.add_argument("--arch", default="amd64")
+ap.add_argument("--wrong-diff-id", action="store_true")
 ap.add_argument("layers", nargs="*")
 a = ap.parse_intermixed_args()
 
@@ -33,9 +35,10 @@ with open(os.path.join(a.out, "oci-layout"), "w") as f:
 layers, diff_ids = [], []
 for l in a.layers:
     data = open(l, "rb").read()
-    if l.endswith(".gz"):
+    # by the bytes (a blob path has no suffix), else by the name
+    if data[:2] == b"\x1f\x8b" or l.endswith(".gz"):
         raw, mt = gzip.decompress(data), "application/vnd.oci.image.layer.v1.tar+gzip"
-    elif l.endswith(".zst"):
+    elif data[:4] == b"\x28\xb5\x2f\xfd" or l.endswith(".zst"):
         raw = subprocess.run(["zstd", "-dc", l], check=True, capture_output=True).stdout
         mt = "application/vnd.oci.image.layer.v1.tar+zstd"
     else:
@@ -43,6 +46,8 @@ for l in a.layers:
     d, n = put(a.out, data)
     layers.append({"mediaType": mt, "digest": d, "size": n})
     diff_ids.append(sha(raw))
+if a.wrong_diff_id:
+    diff_ids[0] = sha(b"not the layer")
 cfg = {"architecture": a.arch, "os": "linux",
        "config": {"Env": a.env or ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
                   "WorkingDir": a.workdir},
