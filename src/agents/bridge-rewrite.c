@@ -428,11 +428,13 @@ static int rewrite_url(json_object *o, const char *k, const char *origin, struct
 	_cleanup_free_ char *nu = NULL;
 	char host[256];
 	uint16_t port;
-	bool lo;
+	bool lo, tls;
 	int e;
 
 	if (!url)
 		return 0;
+	/* read before set_str(), which frees the string @url points into */
+	tls = strncasecmp(url, "https://", 8) == 0;
 	e = bridge_url_endpoint(url, host, sizeof(host), &port, &lo, &nu);
 	if (e == -ENOMEM)
 		return e;
@@ -446,7 +448,7 @@ static int rewrite_url(json_object *o, const char *k, const char *origin, struct
 		snprintf(ep->host, sizeof(ep->host), "%s", host);
 		ep->port = port;
 		ep->loopback = lo;
-		ep->tls = strncasecmp(url, "https://", 8) == 0;
+		ep->tls = tls;
 		snprintf(ep->origin, sizeof(ep->origin), "%s", origin);
 	}
 	return 1;
@@ -820,6 +822,8 @@ int bridge_claude(json_object *state_in, json_object *settings_in, const struct 
 		base = NULL;
 	if (base) {
 		_cleanup_free_ char *nu = NULL;
+		/* read before set_str(), which frees the string @base may point into */
+		bool tls = strncasecmp(base, "https://", 8) == 0;
 		int k = bridge_url_endpoint(base, ep.host, sizeof(ep.host), &ep.port, &ep.loopback, &nu);
 		if (k == -ENOMEM)
 			goto out;
@@ -832,7 +836,7 @@ int bridge_claude(json_object *state_in, json_object *settings_in, const struct 
 				goto out;
 			if ((e = set_var(r, "ANTHROPIC_BASE_URL", nu)) < 0)
 				goto out;
-			add_endpoint(r, ep.host, ep.port, ep.loopback, strncasecmp(base, "https://", 8) == 0, origin);
+			add_endpoint(r, ep.host, ep.port, ep.loopback, tls, origin);
 		}
 	} else
 		add_endpoint(r, "api.anthropic.com", 443, false, true, "claude's default endpoint");

@@ -37,14 +37,14 @@ comp() {
 @test "completion: a harness word ends the sandbox flags; nothing is offered after it" {
 	run comp aisb fix --
 	[ -z "$output" ]
-	run comp aisb --net none fix --ke
+	run comp aisb --net none fix --kee
 	[ -z "$output" ]
 	run comp aisb --model x --
 	[ -z "$output" ]
 	run comp aisb -- ls --
 	[ -z "$output" ]
 	# control: the same prefix before the harness word is completed
-	run comp aisb --net none --ke
+	run comp aisb --net none --kee
 	[ "$output" = --keep ]
 }
 
@@ -135,7 +135,7 @@ comp() {
 	[[ $output == *"-F _aisb pi"* ]]
 	run complete -p other
 	[ "$status" -ne 0 ]
-	run comp pi --ke
+	run comp pi --kee
 	[ "$output" = --keep ]
 	run comp pi fix --
 	[ -z "$output" ]
