@@ -874,6 +874,11 @@ phase_lib() {
 	phase_lib
 	printf '#!/bin/sh\ntouch %s/hook-ran\n' "$WORK" >.git/hooks/pre-commit
 	chmod +x .git/hooks/pre-commit
+	# the work-tree check counts a file changed in the second the library starts as the
+	# library's (ctime seconds, erring towards a refusal): the hook must be older than that
+	local made
+	made=$(stat -c %Z .git/hooks/pre-commit)
+	while [ "$(date +%s)" -le "$made" ]; do :; done
 	# a library that changed shape (fix_prompt renamed): refused before anything runs
 	sed 's/^fix_prompt()/make_fix_prompt()/' "$WORK/phase-lib.sh" >"$WORK/changed-lib.sh"
 	run --separate-stderr ap --library "$WORK/changed-lib.sh" --push origin -- --net none
