@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* commit.h — turn a build's layer into an image in the store (design section 9).
+/* commit.h — turn a build's layer into an image in the store (docs/design.md §9).
  *
  * build_config_json() and build_manifest_json() are pure: they start from the base image's own
  * config and manifest JSON (so fields aisb does not model survive), apply what the recipe set

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* containerfile.h — the Containerfile subset that `aisb build` accepts (design section 9).
+/* containerfile.h — the Containerfile subset that `aisb build` accepts (docs/design.md §9).
  *
  * Two pure stages. cf_parse() reads the text: parser directives, comments, line continuations,
  * instruction keywords, exec (JSON) versus shell form and leading --flags. Everything outside

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* layer.h — commit an overlay upper directory as one OCI layer (design section 9).
+/* layer.h — commit an overlay upper directory as one OCI layer (docs/design.md §9).
  *
  * The upper directory of a build's overlay holds what the RUN/COPY steps changed, in overlayfs's
  * own encoding: a deleted lower file is a character device 0:0 (a "whiteout"), a directory that

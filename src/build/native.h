@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* native.h — the native builder's steps (design section 9), executed by the sandbox's core.
+/* native.h — the native builder's steps (docs/design.md §9), executed by the sandbox's core.
  *
  * native_apply_steps() applies WORKDIR (mkdir -p) and COPY (copy_step) in recipe order in a
  * child with its own user namespace (ns/userns.h: inside 0 = the caller, one id) and mount

@@ -6,7 +6,7 @@
  * caller's environment (it is the user's own tool, on the host side: nothing of it reaches a
  * sandbox). Its build output goes to aisb's stderr. On hosts without a pure cgroup v2 hierarchy
  * and with runc installed, `--runtime runc` is passed: podman's crun fails on hybrid cgroups
- * (machine-facts.md), runc works on both (docs/build.md).
+ * (docs/machine-facts.md), runc works on both (docs/build.md).
  */
 #ifndef AISB_BUILD_PODMAN_H
 #define AISB_BUILD_PODMAN_H

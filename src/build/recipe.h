@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* recipe.h — the built-in default recipe of `aisb build` with no -f (design section 9).
+/* recipe.h — the built-in default recipe of `aisb build` with no -f (docs/design.md §9).
  *
  * ubuntu:24.04 with git, curl, jq, build-essential and python3; Node.js at a pinned version from
  * the official tarball, checked in the same RUN line against the release's SHASUMS256.txt (and,

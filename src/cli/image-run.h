@@ -6,7 +6,7 @@
  * (PATH replaces the sandbox default unless the user passed --env PATH; identity and proxy
  * variables are never taken from an image), WorkingDir is the cwd when there is no project
  * (--no-cwd), and Entrypoint/Cmd are the command when the user gave no `--` command and no
- * harness arguments. User is ignored: the sandbox identity is fixed (uid 1000, design section 4).
+ * harness arguments. User is ignored: the sandbox identity is fixed (uid 1000, docs/design.md §4).
  */
 #ifndef AISB_CLI_IMAGE_RUN_H
 #define AISB_CLI_IMAGE_RUN_H

@@ -3,8 +3,8 @@
  *
  * The gate refuses names that resolve into special ranges (loopback, private, link-local, CGNAT,
  * multicast, the cloud metadata address, unspecified, reserved) unless the user named the address:
- * that is the DNS-rebinding wall of design section 6. IPv4-mapped IPv6 addresses are classified by
- * the IPv4 address they carry, so ::ffff:127.0.0.1 is loopback. An address in a special range is
+ * that is the DNS-rebinding wall of docs/design.md §6. IPv4-mapped IPv6 addresses are classified
+ * by the IPv4 address they carry, so ::ffff:127.0.0.1 is loopback. An address in a special range is
  * reachable only through an entry that *names* it (addr_prefix_names(): a prefix inside the
  * range), never through one that merely contains it (0.0.0.0/0, ::/0). Everything here is pure.
  */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* allow.h — network allow entries: grammar and matching (design section 6).
+/* allow.h — network allow entries: grammar and matching (docs/design.md §6).
  *
  * Grammar: `example.com` (the name and every name below it), `*.example.com` (below only),
  * `example.com:8443`, `10.20.0.5`, `10.20.0.0/16`, `10.20.0.5:5432`, `2001:db8::1`,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* nft.h — the sandbox's in-netns nftables ruleset (design section 6).
+/* nft.h — the sandbox's in-netns nftables ruleset (docs/design.md §6).
  *
  * One description (struct nft_ruleset) is computed from the policy by a pure builder; the same
  * description is rendered as `nft -f` text for --print-ruleset and as a libnftnl batch, so the

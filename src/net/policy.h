@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* policy.h — the gate's decisions, in the order of design section 6, as pure functions.
+/* policy.h — the gate's decisions, in the order of docs/design.md §6, as pure functions.
  *
  * policy_check() decides from the destination alone: host.aisb.internal and its published ports,
  * IP literals (only when an IP/CIDR entry covers them), names (an entry must match name and

@@ -2,7 +2,7 @@
 /* sni.h — find the server name in a TLS ClientHello, without consuming it.
  *
  * For CONNECT to port 443 (and transparent TCP to 443) the gate peeks at the first TLS record
- * and refuses an SNI that differs from the name the policy checked (design section 6). Only a
+ * and refuses an SNI that differs from the name the policy checked (docs/design.md §6). Only a
  * ClientHello within one record (at most 16 KiB) is read. Pure.
  */
 #ifndef AISB_NET_SNI_H

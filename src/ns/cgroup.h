@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* cgroup.h — resource limits written directly to cgroup v2 (design section 7).
+/* cgroup.h — resource limits written directly to cgroup v2 (docs/design.md §7).
  *
  * The supervisor finds its own cgroup (/proc/self/cgroup "0::/path") and the cgroup2 mount
  * (/proc/self/mountinfo), checks that the subtree is delegated to it (writable, controllers

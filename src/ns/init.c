@@ -57,9 +57,9 @@ _Noreturn static void workload_fail(int fd, int code, int err, const char *msg)
 }
 
 /* Stage: /proc. Should: set user.max_user_namespaces=0 in the sandbox's user namespace (so even
- * a seccomp bypass cannot create one: machine-facts, unshare -U then fails with ENOSPC), then make
- * the fresh /proc read-only (only its host-global entries, with --allow-ptrace) and hide the
- * root-only ones (ns/procfs.h),
+ * a seccomp bypass cannot create one; docs/machine-facts.md: unshare -U then fails with ENOSPC),
+ * then make the fresh /proc read-only (only its host-global entries, with --allow-ptrace) and hide
+ * the root-only ones (ns/procfs.h),
  * after the network stage and before anything of the sandbox runs. Mustn't: touch the host's
  * values, or let the workload start with a cover missing (77). */
 static int proc_stage(const struct aisb_plan *p, const char **failed)

@@ -122,7 +122,7 @@ int procfs_harden(int proc_fd, int null_fd, bool kuid0, bool writable, bool cont
 	if (sf.f_type != PROC_SUPER_MAGIC)
 		return -EINVAL;
 	/* Stage: no more user namespaces, first: the file is under sys, read-only afterwards. The
-	 * value is this user namespace's (machine-facts: the host's is unchanged). */
+	 * value is this user namespace's (docs/machine-facts.md: the host's is unchanged). */
 	*failed = "sys/user/max_user_namespaces";
 	fd = openat(proc_fd, "sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 && errno == EROFS && container_proc)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sandbox.h — the supervisor: clone the sandbox, run it, tear it down.
  *
- * sandbox_run() executes a resolved plan (design section 3): it creates the session dir, clones
+ * sandbox_run() executes a resolved plan (docs/design.md §3): it creates the session dir, clones
  * init into new user/mount/pid/net/ipc/uts/cgroup namespaces, writes the single-id maps, relays the
  * pty, forwards signals, waits, and removes everything it created.
  */

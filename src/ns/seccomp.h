@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* seccomp.h — the one seccomp rule table of every sandbox: `aisb run`'s workload and `aisb build`'s
- * RUN steps (design section 7, issue 10).
+ * RUN steps (docs/design.md §7, issue 10).
  *
  * seccomp_policy_rules() is the pure rule list for a set of options (unit-tested by name and
  * argument filter): the deny list, the socket-family allowlist, the ptrace family unless

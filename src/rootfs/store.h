@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* store.h — the content-hashed image store under $XDG_CACHE_HOME/aisb (design section 8).
+/* store.h — the content-hashed image store under $XDG_CACHE_HOME/aisb (docs/design.md §8).
  *
  *   blobs/sha256/<hex>   manifests, configs and layers, each verified while it streamed in
  *   rootfs/<id>/         an unpacked image; id = sha256(manifest digest "\n" UNPACK_VERSION)

@@ -65,7 +65,7 @@ static inline void strv_freep(char ***v)
 
 #define streq(a, b) (strcmp((a), (b)) == 0)
 
-/* Exit codes of design section 2. */
+/* Exit codes of docs/design.md §2. */
 enum {
 	AISB_EXIT_USAGE = 2,
 	AISB_EXIT_ENFORCE = 77, /* enforcement could not be installed or verified */

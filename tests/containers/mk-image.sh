@@ -8,7 +8,7 @@
 # Cached twice: the rootfs tarball under $AISB_CI_CACHE (default /var/cache/aisb-ci), keyed by
 # a hash of the package list, this script and the date of the week (so the mirror's updates
 # arrive at most a week late), and the podman image of the same name; an existing image is
-# reused as it is. Root only (rootful podman: machine-facts.md).
+# reused as it is. Root only (rootful podman: docs/machine-facts.md).
 set -eu
 name=$1
 pkgs=$2

@@ -285,7 +285,7 @@ done
 # (the local one: no pull), the command (probe.sh), the probe's volumes and, for the user,
 # runAsUser are changed. podman honours hostUsers: false (a user namespace, from the
 # "containers" range of /etc/subuid, added here for the test and restored) but ignores
-# procMount: Unmasked and seccompProfile: Localhost (machine-facts.md), so /proc stays masked:
+# procMount: Unmasked and seccompProfile: Localhost (docs/machine-facts.md), so /proc stays masked:
 # the run refuses (77) and doctor agrees, as docs/ci.md says; the page's change for kube play,
 # AISB_CONTAINER_PROC=true in the pod's env (the trade), makes doctor warn and the runs work.
 kube_pod() { # WHO OUTDIR: the pod's YAML on stdout

@@ -8,7 +8,7 @@
 # root and as an unprivileged user: --net none, --net allow (loads libmnl and libnftnl), an OCI
 # image (libarchive, libcrypto), doctor. Prints TAP and the time of each stage.
 #
-# Root only (rootful podman, machine-facts.md); AISB_MUST_WORK=1 turns a missing tool into a
+# Root only (rootful podman, docs/machine-facts.md); AISB_MUST_WORK=1 turns a missing tool into a
 # failure instead of a skip. Env: AISB_SRCDIR (the source tree), AISB_DEB_KEEP=DIR keeps the
 # .deb and the logs in DIR.
 set -u

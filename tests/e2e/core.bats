@@ -1122,7 +1122,7 @@ dry_command() { "$AISB" --net none "$@" | sed -n 's/^command: *//p'; }
 @test "core: user namespaces off (max_user_namespaces=0): the run refuses (77) naming the sysctl, doctor says the same; control: the same nesting runs" {
 	need unshare
 	# a user namespace where the caller is root with caps may set the sysctl for itself and
-	# everything below it (machine-facts.md); the host's value stays
+	# everything below it (docs/machine-facts.md); the host's value stays
 	run unshare -Ur sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && "$0" --net none --no-cwd --accept-unenforced-limits -- true' "$AISB"
 	echo "$output"
 	[ "$status" -eq 77 ]

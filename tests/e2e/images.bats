@@ -456,7 +456,7 @@ pull_corrupted() { # NAME INDEX
 	$PY "$IMG/oci-layout.py" "$t/lay" --tag v1 --cmd /bin/sh "$t/layer.tar" >/dev/null
 	ref=127.0.0.1:$(plain)/v2s2:v1
 	$PY "$IMG/reg-put.py" "$t/lay" v1 "$ref" --layer-type application/vnd.docker.image.rootfs.diff.tar --docker >/dev/null
-	# (root here lacks CAP_SYS_RESOURCE: podman run needs the lower limits, /work/shared/machine-facts.md)
+	# (root here lacks CAP_SYS_RESOURCE: podman run needs the lower limits, docs/machine-facts.md)
 	pm=(podman --root "$t/proot" --runroot "$t/prun" --storage-driver vfs)
 	"${pm[@]}" pull -q --tls-verify=false "$ref" >"$t/id"
 	run "${pm[@]}" run --rm --network none --ulimit nofile=20000:20000 --ulimit nproc=32768:32768 "$(cat "$t/id")" /bin/busybox echo podman-ran

@@ -276,7 +276,7 @@ layer_of() {
 	read -r mt L3 < <(layer_of raw)
 	[ "$mt" = application/vnd.oci.image.layer.v1.tar ]
 	# podman: in the root run only (a private storage needs root here, the user has no subuids;
-	# the limits root can set: /work/shared/machine-facts.md)
+	# the limits root can set: docs/machine-facts.md)
 	[ "$(id -u)" = 0 ] || return 0
 	need podman
 	local pm=(podman --root "$WORK/proot" --runroot "$WORK/prun" --storage-driver vfs)

@@ -324,7 +324,7 @@ static void test_delegation(void **state)
 	assert_true(cgroup_check_usable(&c, CGROUP_MEMORY | CGROUP_PIDS, why, sizeof(why)));
 	assert_false(cgroup_check_usable(&c, CGROUP_CTRL_ALL, why, sizeof(why)));
 
-	/* the hybrid host of machine-facts.md: v2 offers only hugetlb */
+	/* the hybrid host of docs/machine-facts.md: v2 offers only hugetlb */
 	fake_cgroup("/", "hugetlb\n", "\n", self, true);
 	assert_int_equal(cgroup_check_dir(tmpl, "/sys/fs/cgroup", me, &c), 0);
 	assert_true(c.is_root);
