@@ -15,16 +15,11 @@
 #include "util/strbuf.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "util/sha256.h"
 
 int build_sha256_hex(const void *data, size_t len, char hex[65])
 {
-	unsigned char md[32];
-	unsigned int mdlen = 0;
-
-	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)
-		return -EIO;
-	hex_encode(md, 32, hex);
-	return 0;
+	return sha256_hex(data, len, hex) < 0 ? -EIO : 0;
 }
 
 int context_load_ignore(int dirfd, struct ignore *ig)

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* sha256.h — the one SHA-256 helper: incremental, one-shot, raw and hex.
+ *
+ * Digests are image, layer and build identities: every caller hashes through here so a fix
+ * (or a change of library) happens once. libcrypto is reached through dl-crypto.c (dlopen).
+ */
+#pragma once
+
+#include <stddef.h>
+
+#define SHA256_RAW_SIZE 32
+#define SHA256_HEX_SIZE 65 /* 64 digits and a NUL */
+
+struct sha256 {
+	void *md; /* EVP_MD_CTX, NULL when init failed */
+};
+
+/**
+ * sha256_init() - start an incremental digest
+ * @c: the context; sha256_done() releases it whatever happened
+ *
+ * Return: 0, or -ENOMEM / -ELIBACC (libcrypto missing). Does not log.
+ */
+int sha256_init(struct sha256 *c);
+/* Add @len bytes. Return: 0 or -EIO. Does not log. */
+int sha256_update(struct sha256 *c, const void *data, size_t len);
+/* Finish into @raw (32 bytes). The context may be re-initialised. Return: 0 or -EIO. Does not log. */
+int sha256_final(struct sha256 *c, unsigned char raw[SHA256_RAW_SIZE]);
+/* Finish into 64 lower-case hex digits and a NUL. Return: 0 or -EIO. Does not log. */
+int sha256_final_hex(struct sha256 *c, char hex[SHA256_HEX_SIZE]);
+/* Release the context; accepts one that was never initialised (zeroed). Does not log. */
+void sha256_done(struct sha256 *c);
+
+/* One-shot digests of @len bytes. Return: 0, or -ELIBACC / -ENOMEM / -EIO. Do not log. */
+int sha256_raw(const void *data, size_t len, unsigned char raw[SHA256_RAW_SIZE]);
+int sha256_hex(const void *data, size_t len, char hex[SHA256_HEX_SIZE]);
