@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sha256.h — the one SHA-256 helper: incremental, one-shot, raw and hex.
  *
- * Digests are image, layer and build identities: every caller hashes through here so a fix
- * (or a change of library) happens once. libcrypto is reached through dl-crypto.c (dlopen).
+ * Digests are image, layer and build identities: callers are meant to hash through here so a
+ * fix (or a change of library) happens once. So far only build_sha256_hex() does; rootfs/
+ * (registry, store, unpack) and build/ (context, copy, layer) still call EVP directly (issue 25).
+ * libcrypto is reached through dl-crypto.c (dlopen): when it cannot be loaded, dl_load() logs
+ * its one error naming the package (the first time only); nothing else here logs.
  */
 #pragma once
 
@@ -19,7 +22,7 @@ struct sha256 {
  * sha256_init() - start an incremental digest
  * @c: the context; sha256_done() releases it whatever happened
  *
- * Return: 0, or -ENOMEM / -ELIBACC (libcrypto missing). Does not log.
+ * Return: 0, or -ENOMEM / -ELIBACC (libcrypto missing: dl_load() has said so) / -EIO.
  */
 int sha256_init(struct sha256 *c);
 /* Add @len bytes. Return: 0 or -EIO. Does not log. */
@@ -31,6 +34,6 @@ int sha256_final_hex(struct sha256 *c, char hex[SHA256_HEX_SIZE]);
 /* Release the context; accepts one that was never initialised (zeroed). Does not log. */
 void sha256_done(struct sha256 *c);
 
-/* One-shot digests of @len bytes. Return: 0, or -ELIBACC / -ENOMEM / -EIO. Do not log. */
+/* One-shot digests of @len bytes. Return: 0, or -ELIBACC (dl_load() has said so) / -EIO. */
 int sha256_raw(const void *data, size_t len, unsigned char raw[SHA256_RAW_SIZE]);
 int sha256_hex(const void *data, size_t len, char hex[SHA256_HEX_SIZE]);
