@@ -174,7 +174,7 @@ struct aisb_plan {
 	char *session_id;
 	char *session_dir;
 	char *run_dir;         /* a tmpfs for the session's throw-away files: $XDG_RUNTIME_DIR/aisb,
-				* else /dev/shm/aisb-UID; NULL: none (ns/session.h) */
+				* else /dev/shm/aisb-UID; NULL: none (run/session.h) */
 	char *etc_dir;         /* where session_create() wrote the generated /etc files */
 	int guard_verdict_fd;  /* > 2: aisb autophase's pipe for the git check's verdict (internal
 				* AISB_GUARD_VERDICT_FD; written at the end, nothing when the check never ran) */

@@ -12,7 +12,7 @@ set -u
 # the modules below the CLI (issue 13): every directory under src/ but src/cli, the only one
 # that may include src/cli headers. A directory that is in neither list fails the check, so a new
 # module cannot be left out by forgetting to add it here.
-BELOW_CLI="core ns net rootfs build git agents util workspace pipeline"
+BELOW_CLI="core ns run net rootfs build git agents util workspace pipeline"
 
 # The hardening primitives (issue 13): capabilities, user namespaces, seccomp. They live in
 # src/ns with the sandbox that uses them most, and src/net's confined gate and resolver use the

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 
 #include "ns/mounts.h"
-#include "ns/sandbox.h"
+#include "run/sandbox.h"
 #include "util/util.h"
 
 static void base_plan(struct aisb_plan *p)
