@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "ns/cgroup.h"
+#include "core/plan-limits.h"
 
 enum net_mode { NET_NONE, NET_ALLOW, NET_FULL, NET_MODE_MAX };
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agents/bridge.h"
+#include "ns/cgroup.h"
 #include "ns/mounts.h"
 #include "ns/mounts-internal.h"
 #include "ns/userns.h"

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "ns/cgroup.h"
 #include "ns/mounts.h"
 #include "run/sandbox.h"
 #include "util/util.h"
