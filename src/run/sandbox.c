@@ -487,7 +487,7 @@ static int prepare_stage(struct aisb_plan *p, struct limits_run *lr, struct moun
 		return r;
 	r = mount_host_facts(p, facts);
 	if (r >= 0)
-		r = mount_plan_build(p, facts, mp);
+		r = mount_plan_build(p, facts, bridge_home_binds(p->bridge), mp);
 	if (r < 0)
 		return r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
 	if (p->run_uid != p->host_uid) {
