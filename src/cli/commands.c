@@ -23,6 +23,7 @@ static const struct cli_flag build_flags[] = {
 	{ "default", 0, CLI_VALUE_NONE, NULL, false },
 	{ "compression-format", 0, CLI_VALUE_CHOICE, "gzip zstd none", false },
 	{ "compression-level", 0, CLI_VALUE_WORD, NULL, false },
+	{ "timestamp", 0, CLI_VALUE_WORD, NULL, false },
 	{ "tls-verify", 0, CLI_VALUE_CHOICE, "true false", true },
 	{ "cert-dir", 0, CLI_VALUE_DIR, NULL, false },
 	{ "authfile", 0, CLI_VALUE_FILE, NULL, false },
