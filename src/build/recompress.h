@@ -8,8 +8,8 @@
  * diff_id the config names), and returns the manifest with those layers' media type, digest and
  * size replaced; the config is unchanged (diff_ids name the tars). Layers that are compressed
  * already, or that are not the image's to redistribute (foreign, non-distributable), are kept as
- * they are (podman's push without --force-compression). The new blobs have no pin: what `aisb
- * clean` removes once the push is done.
+ * they are (podman's push without --force-compression). The new blobs have no pin: the next
+ * store_gc() (`aisb rmi`) collects them.
  */
 #ifndef AISB_BUILD_RECOMPRESS_H
 #define AISB_BUILD_RECOMPRESS_H
