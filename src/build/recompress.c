@@ -19,6 +19,8 @@
 #define DOCKER_MT_LAYER "application/vnd.docker.image.rootfs.diff.tar"
 #define DOCKER_MT_LAYER_GZIP "application/vnd.docker.image.rootfs.diff.tar.gzip"
 
+#define RECOMPRESS_CHUNK (1 << 20) /* the store blob is read in 1 MiB chunks */
+
 /* the compressed bytes into the store's blob writer, counted */
 struct sink {
 	struct store_blob_writer *w;
@@ -33,6 +35,28 @@ static int to_blob(void *ud, const void *buf, size_t len)
 	return store_blob_write(k->w, buf, len);
 }
 
+/* Reads @fd to its end into @h and @z. Logs on failure. */
+static int pump(int fd, struct sha256 *h, struct layer_compressor *z, const char *digest, enum layer_compression comp)
+{
+	_cleanup_free_ char *buf = malloc(RECOMPRESS_CHUNK);
+	int r;
+
+	if (!buf)
+		return log_error_errno(-ENOMEM, "Out of memory");
+	for (;;) {
+		ssize_t n = read(fd, buf, RECOMPRESS_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return log_error_errno(-errno, "Failed to read the layer %s: %m", digest);
+		if (n == 0)
+			return 0;
+		if ((r = sha256_update(h, buf, (size_t)n)) < 0 || (r = layer_compressor_write(z, buf, (size_t)n)) < 0)
+			return log_error_errno(r, "Failed to compress the layer %s (%s): %m", digest,
+					       layer_compression_name(comp));
+	}
+}
+
 /* Compresses the store blob @digest (@size bytes, a tar) into a new blob: *out_digest and
  * *out_size. The tar is hashed as it is read and must be @digest. Logs on failure. */
 static int compress_blob(struct store *s, const char *digest, int64_t size, enum layer_compression comp, int level,
@@ -42,57 +66,40 @@ static int compress_blob(struct store *s, const char *digest, int64_t size, enum
 	struct layer_compressor *z = NULL;
 	struct sink k = { 0 };
 	struct sha256 h = { 0 };
-	char hex[SHA256_HEX_SIZE];
-	_cleanup_free_ char *buf = malloc(1 << 20);
+	char hex[SHA256_HEX_SIZE] = "";
 	_cleanup_close_ int fd = store_blob_open_desc(s, &d);
 	int r;
 
 	if (fd < 0)
 		return fd;
-	if (!buf)
-		return log_error_errno(-ENOMEM, "Out of memory");
 	if ((r = sha256_init(&h)) < 0)
 		return log_error_errno(r, "Failed to hash the layer %s: %m", digest);
 	if ((r = store_blob_begin(s, NULL, -1, &k.w)) < 0) {
 		sha256_done(&h);
 		return r;
 	}
-	if ((r = layer_compressor_new(comp, level, to_blob, &k, &z)) < 0)
-		goto fail;
-	for (;;) {
-		ssize_t n = read(fd, buf, 1 << 20);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = log_error_errno(-errno, "Failed to read the layer %s: %m", digest);
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		if ((r = sha256_update(&h, buf, (size_t)n)) < 0 || (r = layer_compressor_write(z, buf, (size_t)n)) < 0) {
-			r = log_error_errno(r, "Failed to compress the layer %s (%s): %m", digest, layer_compression_name(comp));
-			goto fail;
-		}
+	r = layer_compressor_new(comp, level, to_blob, &k, &z);
+	if (r >= 0)
+		r = pump(fd, &h, z, digest, comp);
+	if (r >= 0) {
+		r = layer_compressor_finish(z);
+		z = NULL;
+		if (r < 0)
+			log_error_errno(r, "Failed to compress the layer %s (%s): %m", digest, layer_compression_name(comp));
 	}
-	r = layer_compressor_finish(z);
-	z = NULL;
-	if (r < 0) {
-		r = log_error_errno(r, "Failed to compress the layer %s (%s): %m", digest, layer_compression_name(comp));
-		goto fail;
-	}
-	if ((r = sha256_final_hex(&h, hex)) < 0 || strncmp(digest, "sha256:", 7) != 0 || !streq(digest + 7, hex)) {
-		r = log_error_errno(r < 0 ? r : -EBADMSG, "The stored layer %s does not hash to its digest (sha256:%s): "
-				    "the store is damaged; pull or build the image again", digest, hex);
-		goto fail;
-	}
+	if (r >= 0 && (r = sha256_final_hex(&h, hex)) < 0)
+		log_error_errno(r, "Failed to hash the layer %s: %m", digest);
+	if (r >= 0 && (strncmp(digest, "sha256:", 7) != 0 || !streq(digest + 7, hex)))
+		r = log_error_errno(-EBADMSG, "The stored layer %s does not hash to its digest (sha256:%s): the store "
+				    "is damaged; pull or build the image again", digest, hex);
 	sha256_done(&h);
+	if (r < 0) {
+		layer_compressor_free(z);
+		store_blob_abort(k.w);
+		return r;
+	}
 	*out_size = k.size;
 	return store_blob_commit(k.w, out_digest);
-fail:
-	layer_compressor_free(z);
-	store_blob_abort(k.w);
-	sha256_done(&h);
-	return r;
 }
 
 static const char *str_of(struct json_object *o, const char *key)

@@ -972,8 +972,9 @@ static int native_key(struct native_job *j, const struct containerfile *cf)
 		 * image */
 		static const char *const how[TIME_MAX] = { "default", "sde", "timestamp" };
 		char builder[96];
-		snprintf(builder, sizeof(builder), "native layer=%s-%d times=%s:%lld", layer_compression_name(j->o->comp),
-			 j->o->comp_level, how[j->o->time_from], (long long)j->o->timestamp);
+		snprintf(builder, sizeof(builder), "native layer=%s-%d times=%s:%lld",
+			 layer_compression_name(j->o->comp), j->o->comp_level, how[j->o->time_from],
+			 (long long)j->o->timestamp);
 		struct build_tag_input in = { .builder = builder, .base_digest = j->base.digest, .recipe = ser,
 					      .recipe_len = serlen, .build_args = j->o->build_args, .ctx = &j->cs.ctx,
 					      .copies = (const bool *const *)j->cs.copies, .n_copies = j->cs.n_copies };
