@@ -58,6 +58,14 @@ for fmt in gzip zstd none; do
 	t1=$(now)
 	report "aisb push ($fmt layer)" "reg-$fmt" "$t0" "$t1"
 done
+# the uncompressed image compressed on the way (push --compression-format, podman's flag)
+for fmt in gzip zstd; do
+	p=$(fresh_registry "reg-none-$fmt")
+	t0=$(now)
+	"$AISB" push -q --tls-verify=false --compression-format "$fmt" b-none "127.0.0.1:$p/b:v1" >/dev/null
+	t1=$(now)
+	report "aisb push (none → $fmt)" "reg-none-$fmt" "$t0" "$t1"
+done
 
 if command -v podman >/dev/null && [ "$(id -u)" = 0 ]; then
 	PM=(podman --root "$T/proot" --runroot "$T/prun" --storage-driver vfs)

@@ -259,7 +259,8 @@ static int compress_sink(void *ud, const void *buf, size_t len)
 }
 
 int build_layer_store_as(struct store *s, int upper_fd, struct store_tree *tree, const struct unpack_limits *lim,
-			 enum layer_compression comp, int level, struct layer_result *res, struct build_layer_blob *blob)
+			 enum layer_compression comp, int level, const struct layer_times *times,
+			 struct layer_result *res, struct build_layer_blob *blob)
 {
 	struct blob_sink_state bs = { 0 };
 	struct layer_compressor *z = NULL;
@@ -275,7 +276,7 @@ int build_layer_store_as(struct store *s, int upper_fd, struct store_tree *tree,
 	{
 		/* layer.c hashes the tar (the diff_id); the blob writer the compressed bytes */
 		struct layer_out out = { .write = compress_sink, .ud = z, .digest = true,
-					 .tree_fd = tree ? store_tree_fd(tree) : -1, .lim = lim };
+					 .tree_fd = tree ? store_tree_fd(tree) : -1, .lim = lim, .times = times };
 		r = layer_write_out(upper_fd, &out, res);
 	}
 	if (r < 0) {
@@ -306,7 +307,7 @@ int build_layer_store(struct store *s, int upper_fd, struct store_tree *tree, co
 		      struct layer_result *res)
 {
 	struct build_layer_blob blob;
-	int r = build_layer_store_as(s, upper_fd, tree, lim, LAYER_COMP_NONE, 0, res, &blob);
+	int r = build_layer_store_as(s, upper_fd, tree, lim, LAYER_COMP_NONE, 0, NULL, res, &blob);
 
 	if (r == 0 && !streq(blob.digest, res->digest))
 		return log_error_errno(-EINVAL, "internal: the uncompressed layer's digests differ");

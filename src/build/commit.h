@@ -71,9 +71,10 @@ struct build_layer_blob {
 
 /* build_layer_store() with the tar compressed on its way into the store (build/compress.h):
  * res->digest is the tar's (the diff_id), @blob the stored bytes'. @level from
- * layer_compression_level(). Logs on failure. */
+ * layer_compression_level(); @times the entries' mtimes (NULL: the upper's). Logs on failure. */
 int build_layer_store_as(struct store *s, int upper_fd, struct store_tree *tree, const struct unpack_limits *lim,
-			 enum layer_compression comp, int level, struct layer_result *res, struct build_layer_blob *blob);
+			 enum layer_compression comp, int level, const struct layer_times *times,
+			 struct layer_result *res, struct build_layer_blob *blob);
 
 /* Stores the config and the manifest for the layer in->layer_digest (in the store already: from
  * build_layer_store()), makes the image's tree (in->tree named, or the layer unpacked on the

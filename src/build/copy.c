@@ -222,6 +222,16 @@ static int copy_file(int ctx_fd, const struct ctx_entry *e, int pfd, const char 
 	}
 	if (fchmod(out, mode) < 0)
 		return log_error_errno(-errno, "COPY: cannot set the mode of '%s': %m", target);
+	/* the context's mtime, as docker and podman keep it: a rebuild of an unchanged context
+	 * writes the same layer (the layer clamps it, docs/images.md "Reproducible builds") */
+	{
+		struct stat st;
+		if (fstat(in, &st) < 0)
+			return log_error_errno(-errno, "COPY: cannot stat '%s' in the context: %m", e->path);
+		struct timespec ts[2] = { st.st_mtim, st.st_mtim };
+		if (futimens(out, ts) < 0)
+			return log_error_errno(-errno, "COPY: cannot set the mtime of '%s': %m", target);
+	}
 	return 0;
 }
 

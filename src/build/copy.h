@@ -7,9 +7,10 @@
  * points into the image, never to the host. Docker's rules: a directory source copies its
  * contents; a file source lands at DEST, or at DEST/NAME when DEST ends in '/' or is a directory;
  * missing parent directories are created 0755. Modes come from the context (or --chmod), owners
- * stay inside-root (one owner), symlinks are copied as links. Every file is hashed again while it
- * is copied and must match the hash the tag was computed from: a context file that changed
- * between the tag and the copy fails the build instead of producing a mislabelled image.
+ * stay inside-root (one owner), symlinks are copied as links, a file keeps its mtime. Every
+ * file is hashed again while it is copied and must match the hash the tag was computed from: a
+ * context file that changed between the tag and the copy fails the build instead of producing a
+ * mislabelled image.
  */
 #ifndef AISB_BUILD_COPY_H
 #define AISB_BUILD_COPY_H

@@ -160,6 +160,20 @@ static int archive_fail(struct writer *w, const char *path)
 	return log_error_errno(r, "Failed to write the layer entry '%s': %s", path, archive_error_string(w->a));
 }
 
+int64_t layer_mtime(const struct layer_times *t, const struct timespec *mtime)
+{
+	int64_t s = mtime->tv_sec;
+
+	if (!t)
+		return s;
+	/* nanoseconds: a context file saved in the second the build started keeps its time */
+	if (t->all || s > t->since_ns / 1000000000 ||
+	    (s == t->since_ns / 1000000000 && mtime->tv_nsec >= t->since_ns % 1000000000) ||
+	    (t->clamp && s > t->epoch))
+		return t->epoch;
+	return s;
+}
+
 /* Counts entry @path as unpack_layer() will (see struct unpack_summary); @kept: not a whiteout. */
 static void count_entry(struct writer *w, const char *path, bool kept)
 {
@@ -185,6 +199,7 @@ static void count_entry(struct writer *w, const char *path, bool kept)
 static int put_header(struct writer *w, const char *path, const struct stat *st, mode_t type, const char *link,
 		      const char *hardlink, int64_t size, bool kept)
 {
+	static const struct timespec zero;
 	struct archive_entry *e = archive_entry_new();
 	int r;
 
@@ -195,7 +210,7 @@ static int put_header(struct writer *w, const char *path, const struct stat *st,
 	archive_entry_set_perm(e, st ? st->st_mode & 07777 : 0644);
 	archive_entry_set_uid(e, 0);
 	archive_entry_set_gid(e, 0);
-	archive_entry_set_mtime(e, st ? st->st_mtim.tv_sec : 0, 0);
+	archive_entry_set_mtime(e, (time_t)layer_mtime(w->out->times, st ? &st->st_mtim : &zero), 0);
 	archive_entry_set_size(e, size);
 	if (link)
 		archive_entry_set_symlink(e, link);
@@ -297,7 +312,8 @@ static bool tree_linkable(int fd)
 static int tree_file(struct writer *w, int tdir, const char *name, int fd, const struct stat *st)
 {
 	mode_t keep = st->st_mode & 01777;
-	struct timespec ts[2] = { { .tv_sec = st->st_mtim.tv_sec }, { .tv_sec = st->st_mtim.tv_sec } };
+	time_t mt = (time_t)layer_mtime(w->out->times, &st->st_mtim);
+	struct timespec ts[2] = { { .tv_sec = mt }, { .tv_sec = mt } };
 	_cleanup_close_ int ofd = -1;
 	char proc[40];
 	off_t off = 0;

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "rootfs/unpack.h"
 
@@ -44,6 +45,19 @@ enum layer_kind layer_classify(const char *name, mode_t mode, dev_t rdev, bool o
 /* The layer path that deletes @path: "a/b" → "a/.wh.b". Caller frees; NULL on ENOMEM. */
 char *layer_whiteout_path(const char *path);
 
+/* The entries' mtimes, for rebuilds that are byte for byte the same (docs/images.md,
+ * "Reproducible builds"). Whole seconds since the epoch. */
+struct layer_times {
+	int64_t epoch;    /* what a rewritten mtime becomes */
+	int64_t since_ns; /* an mtime at or after this (in ns) was written by the build itself: it
+			   * becomes @epoch */
+	bool clamp;    /* SOURCE_DATE_EPOCH: an mtime after @epoch becomes @epoch */
+	bool all;      /* --timestamp (podman's): every mtime becomes @epoch */
+};
+
+/* The mtime (whole seconds) that the layer records for @mtime under @t (NULL: as it is). Pure. */
+int64_t layer_mtime(const struct layer_times *t, const struct timespec *mtime);
+
 /* Where layer_write_out() puts the layer. */
 struct layer_out {
 	/* the tar's bytes, in order; a return < 0 (-errno) stops the layer with that error */
@@ -57,6 +71,7 @@ struct layer_out {
 	 * rest made anew. Nothing is read twice and no file data is written again. */
 	int tree_fd;
 	const struct unpack_limits *lim;
+	const struct layer_times *times; /* NULL: the upper's mtimes as they are */
 };
 
 struct layer_result {

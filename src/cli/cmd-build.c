@@ -47,6 +47,17 @@
 
 enum build_builder { BUILDER_NATIVE, BUILDER_PODMAN, BUILDER_MAX };
 
+/* The image's times: `created` and the layer's mtimes (the layer_times in native_commit()) */
+enum build_time_from {
+	TIME_DEFAULT,   /* created 0; what the build wrote gets mtime 0, the context's keep theirs */
+	TIME_SDE,       /* SOURCE_DATE_EPOCH: created from it; later mtimes clamped to it */
+	TIME_TIMESTAMP, /* --timestamp (podman's): created and every mtime from it */
+	TIME_MAX
+};
+
+/* Latest accepted time: 9999-12-31T23:59:59Z, so that `created` stays 20 characters. */
+#define BUILD_TIME_MAX 253402300799LL
+
 struct build_opts {
 	const char *file;
 	char *found_file;                  /* CONTEXT/Containerfile or Dockerfile, when -f was not given */
@@ -67,6 +78,8 @@ struct build_opts {
 	struct regflags reg;               /* FROM's --tls-verify, --cert-dir, --authfile */
 	enum layer_compression comp;       /* --compression-format (default gzip; build/compress.h) */
 	int comp_level;                    /* --compression-level, or -1: the format's default */
+	enum build_time_from time_from;    /* where the image's times come from (docs/images.md) */
+	int64_t timestamp;                 /* --timestamp or SOURCE_DATE_EPOCH; 0 otherwise */
 };
 
 static void build_opts_done(struct build_opts *o)
@@ -92,6 +105,8 @@ static void print_help(void)
 	       "                             CONTEXT/Dockerfile)\n"
 	       "      --compression-format gzip|zstd|none  the layer's compression (default gzip)\n"
 	       "      --compression-level N  gzip 1-9 (default 6), zstd 1-19 (default 3)\n"
+	       "      --timestamp SECONDS    the image's created time and every file's mtime (as podman);\n"
+	       "                             default: SOURCE_DATE_EPOCH, else 0 (docs/images.md)\n"
 	       "      --default              build the built-in agent recipe, even if CONTEXT has a\n"
 	       "                             Containerfile\n"
 	       "  -t, --tag NAME             name the result in the image store\n"
@@ -128,7 +143,23 @@ static bool tag_is_plausible(const char *t)
 }
 
 enum { OPT_BUILD_ARG = 256, OPT_INSTALL, OPT_BUILDER, OPT_ALLOW, OPT_ALLOW_FILE, OPT_ADD_HOST, OPT_PRINT_CF,
-       OPT_DRY_RUN, OPT_DEFAULT, OPT_COMP_FORMAT, OPT_COMP_LEVEL };
+       OPT_DRY_RUN, OPT_DEFAULT, OPT_COMP_FORMAT, OPT_COMP_LEVEL, OPT_TIMESTAMP };
+
+/* Seconds since the epoch, decimal, 0..BUILD_TIME_MAX. Does not log. */
+static int parse_epoch(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v > BUILD_TIME_MAX)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
 
 static int parse_args(struct build_opts *o, int argc, char **argv)
 {
@@ -146,6 +177,7 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 		{ "default", no_argument, NULL, OPT_DEFAULT },
 		{ "compression-format", required_argument, NULL, OPT_COMP_FORMAT },
 		{ "compression-level", required_argument, NULL, OPT_COMP_LEVEL },
+		{ "timestamp", required_argument, NULL, OPT_TIMESTAMP },
 		REGFLAG_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -210,6 +242,12 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 			o->comp_level = (int)v;
 			break;
 		}
+		case OPT_TIMESTAMP:
+			if (parse_epoch(optarg, &o->timestamp) < 0)
+				return log_error("--timestamp '%s': seconds since 1970-01-01 UTC, 0-%lld", optarg,
+						 BUILD_TIME_MAX);
+			o->time_from = TIME_TIMESTAMP;
+			break;
 		case REGFLAG_TLS_VERIFY:
 		case REGFLAG_CERT_DIR:
 		case REGFLAG_AUTHFILE:
@@ -231,6 +269,16 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 		o->context = argv[optind++];
 	if (optind < argc)
 		return log_error("build: one CONTEXT only, got also '%s'", argv[optind]);
+	if (o->time_from == TIME_DEFAULT) {
+		/* reproducible-builds.org: set and not a plain number is an error, never ignored */
+		const char *sde = hostenv_get("SOURCE_DATE_EPOCH");
+		if (sde && *sde) {
+			if (parse_epoch(sde, &o->timestamp) < 0)
+				return log_error("SOURCE_DATE_EPOCH='%.32s' is not seconds since 1970-01-01 UTC "
+						 "(0-%lld): fix or unset it", sde, BUILD_TIME_MAX);
+			o->time_from = TIME_SDE;
+		}
+	}
 	{
 		int lv = layer_compression_level(o->comp, o->comp_level);
 		if (lv < 0)
@@ -535,6 +583,15 @@ static int build_with_podman(const struct build_opts *o, const char *text, size_
 	size_t serlen = 0;
 	int r, status = 0, ex = AISB_EXIT_FAILED;
 
+	/* the native builder's times (native_commit()); podman 4.3 has --timestamp but no
+	 * SOURCE_DATE_EPOCH, and its default is the build's clock */
+	if (o->time_from == TIME_TIMESTAMP) {
+		log_error("--timestamp is the native builder's: with --builder podman the image's times are "
+			  "podman's (drop --timestamp, or build natively)");
+		return AISB_EXIT_POLICY;
+	}
+	if (o->time_from == TIME_SDE)
+		log_warn("SOURCE_DATE_EPOCH is not applied by --builder podman: the image's times are the build's");
 	r = podman_init(&pm, hostenv_get("PATH"));
 	if (r == -ENOENT) {
 		log_error("--builder podman: podman is not installed (apt-get install podman runc)");
@@ -757,7 +814,20 @@ struct native_commit_in {
 	const char *base_rootfs_id;       /* the base's unpacked tree and size (build_commit_input) */
 	uint64_t base_size;
 	struct store_tree *tree;          /* the image's tree, the base linked in (or NULL); taken */
+	int64_t started;                  /* the coarse clock (ns) before the steps wrote anything */
 };
+
+/* The layer's mtimes and the `created` of config and history for @o (enum build_time_from);
+ * @started: what has an mtime from then on was written by the build. Does not log. */
+static void build_times(const struct build_opts *o, int64_t started, struct layer_times *t, char created[32])
+{
+	time_t e = (time_t)o->timestamp;
+	struct tm tm;
+
+	*t = (struct layer_times){ .epoch = o->timestamp, .since_ns = started, .clamp = o->time_from == TIME_SDE,
+				   .all = o->time_from == TIME_TIMESTAMP };
+	strftime(created, 32, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&e, &tm));
+}
 
 /* The upper as one layer, committed with the base's config under the build's names; prints the
  * name. Return: 0, or -errno after logging. */
@@ -770,8 +840,8 @@ static int native_commit(struct store *s, const struct native_commit_in *c, stru
 	struct unpack_limits lim;
 	struct layer_result lr;
 	struct build_layer_blob blob;
-	char now[32], *l;
-	time_t t = time(NULL);
+	struct layer_times times;
+	char created[32], *l;
 	int r;
 
 	/* the image's tree is the base's tree linked (by a child while the steps ran), and the upper
@@ -796,14 +866,14 @@ static int native_commit(struct store *s, const struct native_commit_in *c, stru
 		store_tree_abort(tree);
 		return log_error_errno(-ENOMEM, "Out of memory");
 	}
-	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	build_times(c->o, c->started, &times, created);
 	ufd = open(c->upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (ufd < 0) {
 		store_tree_abort(tree);
 		return log_error_errno(-errno, "Failed to open the build's upper dir: %m");
 	}
 	unpack_limits_default(&lim);
-	r = build_layer_store_as(s, ufd, tree, &lim, c->o->comp, c->o->comp_level, &lr, &blob);
+	r = build_layer_store_as(s, ufd, tree, &lim, c->o->comp, c->o->comp_level, &times, &lr, &blob);
 	if (r < 0 || !lr.tree_done) {
 		store_tree_abort(tree);
 		tree = NULL;
@@ -814,7 +884,7 @@ static int native_commit(struct store *s, const struct native_commit_in *c, stru
 		char *names[] = { c->cache_ref, c->tag_local, NULL };
 		struct build_commit_input in = { .base_config = c->bcfg_raw, .base_config_len = c->bcfg_len,
 						 .base_manifest = c->bman_raw, .base_manifest_len = c->bman_len,
-						 .rc = c->rc, .labels = labels, .created = now, .created_by = history,
+						 .rc = c->rc, .labels = labels, .created = created, .created_by = history,
 						 .layer_digest = blob.digest, .layer_size = blob.size,
 						 .diff_id = lr.digest, .layer_media_type = blob.media_type,
 						 .base_rootfs_id = c->base_rootfs_id, .base_size = c->base_size,
@@ -849,6 +919,7 @@ struct native_job {
 	struct ctx_state cs;
 	char *bcfg_raw, *bman_raw, *cache_ref, *tag_local, *bdir, *upper, *work, *base_rootfs;
 	struct store_tree *tree;           /* the image's tree, linked from the base's meanwhile */
+	int64_t started;                   /* native_steps(): its start on the file times' clock */
 	size_t bcfg_len, bman_len;
 	int rootfs_lock, ctx_fd, log_fd, egress_fd;
 	char tag[65], recipe_sha[65];
@@ -897,10 +968,13 @@ static int native_key(struct native_job *j, const struct containerfile *cf)
 	if (!ser || build_sha256_hex(ser, serlen, j->recipe_sha) < 0)
 		return log_error_errno(-ENOMEM, "Out of memory"), AISB_EXIT_FAILED;
 	{
-		/* the layer's compression is part of what is built: another one is another image */
-		char builder[48];
-		snprintf(builder, sizeof(builder), "native layer=%s-%d", layer_compression_name(j->o->comp),
-			 j->o->comp_level);
+		/* the layer's compression and times are part of what is built: other ones are another
+		 * image */
+		static const char *const how[TIME_MAX] = { "default", "sde", "timestamp" };
+		char builder[96];
+		snprintf(builder, sizeof(builder), "native layer=%s-%d times=%s:%lld",
+			 layer_compression_name(j->o->comp), j->o->comp_level, how[j->o->time_from],
+			 (long long)j->o->timestamp);
 		struct build_tag_input in = { .builder = builder, .base_digest = j->base.digest, .recipe = ser,
 					      .recipe_len = serlen, .build_args = j->o->build_args, .ctx = &j->cs.ctx,
 					      .copies = (const bool *const *)j->cs.copies, .n_copies = j->cs.n_copies };
@@ -948,6 +1022,14 @@ static int native_steps(struct native_job *j)
 
 	if (j->run && j->np && (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0))
 		return AISB_EXIT_ENFORCE;
+	{
+		/* file times come from the coarse clock: a file this build writes has an mtime at or
+		 * after this, one that was there before (the context's) one tick (<= 10 ms) earlier
+		 * or more */
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		j->started = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	}
 	if (native_build_dir(j->s, &j->bdir, &j->upper, &j->work) < 0)
 		return AISB_EXIT_FAILED;
 	j->base_rootfs = store_rootfs_path(j->s, j->base.rootfs_id);
@@ -1033,7 +1115,7 @@ static int build_native(const struct build_opts *o, const struct containerfile *
 					      .base_digest = j.base.digest, .recipe_sha = j.recipe_sha,
 					      .upper = j.upper, .cache_ref = j.cache_ref,
 					      .tag_local = j.tag_local, .base_rootfs_id = j.base.rootfs_id,
-					      .base_size = j.base.size, .tree = j.tree };
+					      .base_size = j.base.size, .tree = j.tree, .started = j.started };
 		j.tree = NULL; /* native_commit() takes it */
 		ex = native_commit(j.s, &c, &j.pin) < 0 ? AISB_EXIT_FAILED : 0;
 	}

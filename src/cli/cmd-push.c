@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build/compress.h"
+#include "build/recompress.h"
 #include "cli/commands.h"
 #include "cli/hostenv.h"
 #include "cli/regflags.h"
@@ -59,10 +61,14 @@ static char *mount_source(const struct store_ref *pin, const struct oci_ref *des
 	return repo;
 }
 
+enum { OPT_COMP_FORMAT = 0x200, OPT_COMP_LEVEL };
+
 int cmd_push(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		REGFLAG_LONGOPTS,
+		{ "compression-format", required_argument, NULL, OPT_COMP_FORMAT },
+		{ "compression-level", required_argument, NULL, OPT_COMP_LEVEL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -73,8 +79,11 @@ int cmd_push(int argc, char **argv)
 	struct store_ref pin = { 0 };
 	struct oci_ref dest = { 0 };
 	struct push_stats st;
-	_cleanup_free_ char *from = NULL;
-	int c, r, ex = AISB_EXIT_FAILED;
+	_cleanup_free_ char *from = NULL, *man = NULL, *pinman = NULL;
+	enum layer_compression comp = LAYER_COMP_MAX; /* MAX: as stored */
+	int c, r, level = -1, ex = AISB_EXIT_FAILED;
+	size_t man_len = 0, pinman_len = 0;
+	unsigned n_comp = 0;
 
 	if (begin(&o) < 0)
 		return AISB_EXIT_POLICY;
@@ -88,6 +97,25 @@ int cmd_push(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_COMP_FORMAT:
+			if (layer_compression_parse(optarg, &comp) < 0 || comp == LAYER_COMP_NONE) {
+				log_error("--compression-format '%s': use gzip or zstd (without the flag the "
+					  "layers go as stored)", optarg);
+				ex = AISB_EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_COMP_LEVEL: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 19) {
+				log_error("--compression-level '%s': a number, 1-9 for gzip, 1-19 for zstd", optarg);
+				ex = AISB_EXIT_USAGE;
+				goto out;
+			}
+			level = (int)v;
+			break;
+		}
 		case 'q':
 			o.quiet = true;
 			o.reg.progress = false;
@@ -96,9 +124,12 @@ int cmd_push(int argc, char **argv)
 			log_set_level(LOG_LVL_DEBUG);
 			break;
 		case 'h':
-			printf("usage: aisb push [--tls-verify=false] [--cert-dir DIR] [--authfile FILE] [-q] REF DEST\n"
+			printf("usage: aisb push [--tls-verify=false] [--cert-dir DIR] [--authfile FILE]\n"
+			       "                 [--compression-format gzip|zstd [--compression-level N]] [-q] REF DEST\n"
 			       "  REF: an image in the store (aisb images); DEST: HOST[:PORT]/NAME[:TAG]\n"
-			       "  prints the pushed manifest digest (the same as REF's)\n");
+			       "  --compression-format: compress REF's uncompressed layers on the way (a new\n"
+			       "  manifest); without it the layers go as stored\n"
+			       "  prints the pushed manifest digest (REF's unless a layer was compressed)\n");
 			ex = 0;
 			goto out;
 		default:
@@ -106,6 +137,17 @@ int cmd_push(int argc, char **argv)
 			ex = AISB_EXIT_USAGE;
 			goto out;
 		}
+	}
+	if (level >= 0 && comp == LAYER_COMP_MAX) {
+		log_error("--compression-level needs --compression-format gzip|zstd");
+		ex = AISB_EXIT_USAGE;
+		goto out;
+	}
+	if (comp != LAYER_COMP_MAX && (level = layer_compression_level(comp, level)) < 0) {
+		log_error("--compression-level does not fit --compression-format %s (gzip 1-9, zstd 1-19)",
+			  layer_compression_name(comp));
+		ex = AISB_EXIT_USAGE;
+		goto out;
 	}
 	if (optind != argc - 2) {
 		log_error("push takes an image and a destination: aisb push REF HOST[:PORT]/NAME[:TAG]");
@@ -121,16 +163,32 @@ int cmd_push(int argc, char **argv)
 	}
 	if ((ex = open_pin(&o, argv[optind], &s, &pin)) != 0)
 		goto out;
+	if (comp != LAYER_COMP_MAX) {
+		/* the uncompressed layers compressed into new blobs, named by a new manifest */
+		r = store_blob_read(s, pin.digest, OCI_JSON_MAX, &pinman, &pinman_len);
+		if (r < 0) {
+			log_error_errno(r, "%s: manifest %s is not in the store: %m", pin.name, pin.digest);
+			goto out;
+		}
+		r = layer_recompress_manifest(s, pinman, pinman_len, comp, level, &man, &man_len, &n_comp);
+		if (r < 0) {
+			ex = r == -EINVAL ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
+			goto out;
+		}
+		if (!o.quiet)
+			log_info("%s: %u uncompressed layer(s) compressed with %s%s", pin.name, n_comp,
+				 layer_compression_name(comp), n_comp ? "" : " (none was: the layers go as stored)");
+	}
 	from = mount_source(&pin, &dest);
-	r = push_image(s, &pin, &dest, from, &o.reg, &st);
+	r = push_image(s, &pin, &dest, from, man, man_len, &o.reg, &st);
 	if (r < 0) {
 		ex = r == -EINVAL ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
 		goto out;
 	}
-	printf("%s\n", pin.digest);
+	printf("%s\n", st.digest);
 	if (!o.quiet)
 		log_info("%s: pushed %s as %s: %u blob(s) sent (%.1f MB), %u already there, %u mounted from %s",
-			 dest.name, pin.name, pin.digest, st.sent, (double)st.bytes / 1e6, st.present, st.mounted,
+			 dest.name, pin.name, st.digest, st.sent, (double)st.bytes / 1e6, st.present, st.mounted,
 			 from ? from : "-");
 	log_debug("%s: %u registry request(s)", dest.name, st.requests);
 	ex = 0;

@@ -23,6 +23,7 @@ static const struct cli_flag build_flags[] = {
 	{ "default", 0, CLI_VALUE_NONE, NULL, false },
 	{ "compression-format", 0, CLI_VALUE_CHOICE, "gzip zstd none", false },
 	{ "compression-level", 0, CLI_VALUE_WORD, NULL, false },
+	{ "timestamp", 0, CLI_VALUE_WORD, NULL, false },
 	{ "tls-verify", 0, CLI_VALUE_CHOICE, "true false", true },
 	{ "cert-dir", 0, CLI_VALUE_DIR, NULL, false },
 	{ "authfile", 0, CLI_VALUE_FILE, NULL, false },
@@ -39,7 +40,10 @@ static const struct cli_flag pull_flags[] = { REGISTRY_FLAGS, HELP_FLAG, { NULL,
 static const struct cli_flag update_flags[] = {
 	{ "check", 0, CLI_VALUE_NONE, NULL, false }, REGISTRY_FLAGS, HELP_FLAG, { NULL, 0, 0, NULL, false },
 };
-static const struct cli_flag push_flags[] = { REGISTRY_FLAGS, HELP_FLAG, { NULL, 0, 0, NULL, false } };
+static const struct cli_flag push_flags[] = { REGISTRY_FLAGS,
+					       { "compression-format", 0, CLI_VALUE_CHOICE, "gzip zstd", false },
+					       { "compression-level", 0, CLI_VALUE_WORD, NULL, false },
+					       HELP_FLAG, { NULL, 0, 0, NULL, false } };
 static const struct cli_flag save_flags[] = {
 	{ "output", 'o', CLI_VALUE_FILE, NULL, false }, HELP_FLAG, { NULL, 0, 0, NULL, false },
 };

@@ -97,6 +97,8 @@ static int descriptor_parse(json_object *o, struct oci_descriptor *d, bool platf
 		    (r = dup_opt(&d->variant, get_str(v, "variant"))) < 0)
 			return r;
 	}
+	d->has_urls = json_object_object_get_ex(o, "urls", &v) && json_object_is_type(v, json_type_array) &&
+		      json_object_array_length(v) > 0;
 	if (json_object_object_get_ex(o, "annotations", &v))
 		if ((r = dup_opt(&d->ref_name, get_str(v, "org.opencontainers.image.ref.name"))) < 0)
 			return r;

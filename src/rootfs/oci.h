@@ -35,6 +35,9 @@ struct oci_descriptor {
 	/* manifest layers only: the config's rootfs.diff_ids entry (the sha256 of the uncompressed
 	 * tar) once oci_manifest_set_diff_ids() ran; NULL: not checked */
 	char *diff_id;
+	/* "urls" (a foreign or non-distributable layer's other sources): never fetched from, only
+	 * named when the registry lacks the blob */
+	bool has_urls;
 };
 
 struct oci_manifest {

@@ -13,6 +13,7 @@
 #include "rootfs/push.h"
 #include "rootfs/registry-internal.h"
 #include "util/log.h"
+#include "util/sha256.h"
 #include "util/util.h"
 
 #define ERRBODY_MAX 512 /* the start of an error body, for the message */
@@ -327,7 +328,7 @@ out:
 }
 
 int push_image(struct store *s, const struct store_ref *pin, const struct oci_ref *dest, const char *mount_from,
-	       const struct registry_opts *o, struct push_stats *st)
+	       const char *manifest, size_t manifest_len, const struct registry_opts *o, struct push_stats *st)
 {
 	_cleanup_free_ char *buf = NULL, *path = NULL;
 	struct registry *r = NULL;
@@ -340,8 +341,24 @@ int push_image(struct store *s, const struct store_ref *pin, const struct oci_re
 	memset(st, 0, sizeof(*st));
 	if (dest->transport != OCI_TRANSPORT_REGISTRY || !dest->tag)
 		return log_error("push: '%s' is not a registry reference with a tag", dest->name), -EINVAL;
-	if ((k = layout_pin_manifest(s, pin, &buf, &len, &m)) < 0)
-		return k;
+	if (manifest) {
+		const char *why;
+		char hex[SHA256_HEX_SIZE];
+		if (!(buf = malloc(manifest_len + 1)))
+			return log_error_errno(-ENOMEM, "%m");
+		memcpy(buf, manifest, manifest_len);
+		buf[manifest_len] = 0;
+		len = manifest_len;
+		if ((k = oci_manifest_parse(buf, len, NULL, &m, &why)) < 0)
+			return log_error("%s: the manifest to push: %s", pin->name, why), k;
+		if ((k = sha256_hex(buf, len, hex)) < 0)
+			goto out;
+		snprintf(st->digest, sizeof(st->digest), "sha256:%s", hex);
+	} else {
+		if ((k = layout_pin_manifest(s, pin, &buf, &len, &m)) < 0)
+			return k;
+		snprintf(st->digest, sizeof(st->digest), "%s", pin->digest);
+	}
 	if ((k = registry_open(dest, o, &r)) < 0)
 		goto out;
 	r->push = true;
@@ -368,8 +385,8 @@ int push_image(struct store *s, const struct store_ref *pin, const struct oci_re
 		k = http_failure(r, &rs, dest->name);
 		goto out;
 	}
-	if (rs.digest && !streq(rs.digest, pin->digest)) {
-		k = (log_error("%s: the registry stored the manifest as %s, not %s", dest->name, rs.digest, pin->digest),
+	if (rs.digest && !streq(rs.digest, st->digest)) {
+		k = (log_error("%s: the registry stored the manifest as %s, not %s", dest->name, rs.digest, st->digest),
 		     -EBADMSG);
 		goto out;
 	}

@@ -25,13 +25,15 @@ struct push_stats {
 	unsigned mounted;   /* mounted from another repository */
 	uint64_t bytes;     /* bytes uploaded */
 	unsigned requests;  /* HTTP requests made */
+	char digest[72];    /* the manifest's digest as pushed ("sha256:...") */
 };
 
 /* Pushes the image @pin names to @dest (a registry reference with a tag). @mount_from is a
- * repository on @dest's registry that already has the blobs, or NULL. Return: 0, -EACCES
- * (auth), -ECONNREFUSED, -ENOENT (a blob missing from the store), other -errno. Logs on
- * failure. */
+ * repository on @dest's registry that already has the blobs, or NULL. @manifest (@manifest_len
+ * bytes) replaces the pin's manifest (its blobs in the store: build/recompress.h), or NULL.
+ * Return: 0, -EACCES (auth), -ECONNREFUSED, -ENOENT (a blob missing from the store), other
+ * -errno. Logs on failure. */
 int push_image(struct store *s, const struct store_ref *pin, const struct oci_ref *dest, const char *mount_from,
-	       const struct registry_opts *o, struct push_stats *st);
+	       const char *manifest, size_t manifest_len, const struct registry_opts *o, struct push_stats *st);
 
 #endif

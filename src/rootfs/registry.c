@@ -820,7 +820,14 @@ int registry_fetch_blob_into(struct registry *r, const struct oci_descriptor *d,
 		return log_error_errno(-ENOMEM, "%m");
 	k = do_get(r, path, NULL, &b, NULL, d->digest);
 	free(b.buf);
-	if (k == -ENOENT)
+	/* a foreign layer's urls (Windows base layers, licensed content) are not followed: only the
+	 * registry is asked, the host the network policy and the credentials are for; the image
+	 * spec makes them a place the blob MAY be downloaded from, never the only one */
+	if (k == -ENOENT && d->has_urls)
+		log_error("blob %s is missing on registry %s: it is a foreign layer whose manifest lists other "
+			  "URLs for it, and aisb fetches layers from the registry only (upload the blob to the "
+			  "registry, or pull the image from a registry that has it)", d->digest, r->registry);
+	else if (k == -ENOENT)
 		log_error("blob %s is missing on registry %s", d->digest, r->registry);
 	return k;
 }

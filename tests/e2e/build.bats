@@ -349,6 +349,106 @@ for f in glob.glob(sys.argv[1] + "/refs/*.json"):
 	[ "${lines[0]}" = "changed" ]
 }
 
+# digest_of STORE NAME: the manifest digest the pin NAME in STORE has
+digest_of() {
+	AISB_STORE="$1" "$AISB" images --format '{{.Name}} {{.Digest}}' | awk -v n="$2" '$1 == n { print $2 }'
+}
+
+# created_of STORE NAME: the image config's "created" of the pin NAME in STORE
+created_of() {
+	local c
+	c=$(AISB_STORE="$1" "$AISB" inspect "$2" | sed -n 's/^ *"config_digest":"sha256:\([0-9a-f]*\)".*/\1/p')
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["created"])' "$1/blobs/sha256/$c"
+}
+
+# next_second: returns once the clock's second has moved on (bounded: 3 s)
+next_second() {
+	local s i
+	s=$(date +%s)
+	for i in $(seq 300); do
+		[ "$(date +%s)" != "$s" ] && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
+@test "build: native: a rebuild of an unchanged context is byte for byte the same image (manifest, config, layer); SOURCE_DATE_EPOCH clamps the times and --timestamp sets them; a changed file is another digest" {
+	require_feature "busybox" command -v busybox
+	mk_oci_busybox "$WORK/bb"
+	printf 'hello\n' > greeting.txt
+	mkdir -p sub && printf 'deep\n' > sub/d.txt
+	touch -d @1600000000 greeting.txt # the context's own time, kept
+	cat > Containerfile <<-EOF
+	FROM oci:$WORK/bb:latest
+	ENV GREETING=hi
+	WORKDIR /app
+	COPY greeting.txt ./
+	COPY sub /app/sub/
+	RUN mkdir -p /made && echo made > /made/f
+	CMD ["cat", "/app/greeting.txt"]
+	EOF
+	local d1 d2 l
+	# two stores: in one the second build would be a cache hit; a second apart, so that the
+	# build's clock is not what makes them equal
+	AISB_STORE="$WORK/s1" "$AISB" build -f Containerfile -t rep .
+	next_second
+	AISB_STORE="$WORK/s2" "$AISB" build -f Containerfile -t rep .
+	d1=$(digest_of "$WORK/s1" localhost/rep:latest)
+	d2=$(digest_of "$WORK/s2" localhost/rep:latest)
+	echo "first $d1, second $d2"
+	[[ "$d1" == sha256:* ]]
+	[ "$d1" = "$d2" ]
+	cmp "$WORK/s1/blobs/sha256/${d1#sha256:}" "$WORK/s2/blobs/sha256/${d2#sha256:}"
+	# the layer: the context's mtime kept, what the build wrote at 0; created 0
+	l=$(layer_of "$WORK/s1" localhost/rep:latest)
+	tar -tvz --full-time -f "$WORK/s1/blobs/sha256/${l#sha256:}" >"$WORK/list"
+	cat "$WORK/list"
+	grep -Eq ' 2020-09-13 12:26:40 app/greeting.txt$' "$WORK/list"
+	grep -Eq ' 1970-01-01 00:00:00 made/f$' "$WORK/list"
+	grep -Eq ' 1970-01-01 00:00:00 app/$' "$WORK/list"
+	[ "$(created_of "$WORK/s1" localhost/rep)" = 1970-01-01T00:00:00Z ]
+	# SOURCE_DATE_EPOCH: created from it, a newer mtime clamped to it, an older one kept; the
+	# same again a second later
+	for s in 3 4; do
+		next_second
+		AISB_STORE="$WORK/s$s" SOURCE_DATE_EPOCH=1700000000 "$AISB" build -f Containerfile -t rep .
+	done
+	d1=$(digest_of "$WORK/s3" localhost/rep:latest)
+	[ "$d1" = "$(digest_of "$WORK/s4" localhost/rep:latest)" ]
+	[ "$d1" != "$d2" ]
+	l=$(layer_of "$WORK/s3" localhost/rep:latest)
+	tar -tvz --full-time -f "$WORK/s3/blobs/sha256/${l#sha256:}" >"$WORK/list"
+	grep -Eq ' 2020-09-13 12:26:40 app/greeting.txt$' "$WORK/list"
+	grep -Eq ' 2023-11-14 22:13:20 made/f$' "$WORK/list"
+	[ "$(created_of "$WORK/s3" localhost/rep)" = 2023-11-14T22:13:20Z ]
+	# --timestamp (podman's): every mtime and created; it wins over SOURCE_DATE_EPOCH
+	AISB_STORE="$WORK/s5" SOURCE_DATE_EPOCH=1700000000 "$AISB" build --timestamp 1000000000 -f Containerfile -t rep .
+	l=$(layer_of "$WORK/s5" localhost/rep:latest)
+	tar -tvz --full-time -f "$WORK/s5/blobs/sha256/${l#sha256:}" >"$WORK/list"
+	[ "$(awk '{print $4, $5}' "$WORK/list" | sort -u)" = "2001-09-09 01:46:40" ]
+	[ "$(created_of "$WORK/s5" localhost/rep)" = 2001-09-09T01:46:40Z ]
+	# a malformed SOURCE_DATE_EPOCH is refused, never ignored (the control: the builds above)
+	run env AISB_STORE="$WORK/s6" SOURCE_DATE_EPOCH=yesterday "$AISB" build -f Containerfile -t rep .
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"SOURCE_DATE_EPOCH='yesterday' is not seconds since 1970-01-01 UTC"* ]]
+	run "$AISB" build --timestamp -1 -f Containerfile .
+	[ "$status" -eq 2 ]
+	# --builder podman cannot honour --timestamp: refused before podman runs
+	run env AISB_STORE="$WORK/s6" "$AISB" build --builder podman --timestamp 0 -f Containerfile -t rep .
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"--timestamp is the native builder's"* ]]
+	# the control: a changed file (same size, same mtime) is another layer, another digest
+	printf 'HELLO\n' > greeting.txt
+	touch -d @1600000000 greeting.txt
+	AISB_STORE="$WORK/s2" "$AISB" build -f Containerfile -t rep .
+	d1=$(digest_of "$WORK/s2" localhost/rep:latest)
+	echo "changed: $d1"
+	[[ "$d1" == sha256:* ]]
+	[ "$d1" != "$d2" ]
+	run env AISB_STORE="$WORK/s2" "$AISB" run --net none --image localhost/rep -- cat /app/greeting.txt /made/f
+	[ "${lines[0]}" = "HELLO" ] && [ "${lines[1]}" = "made" ]
+}
+
 @test "build: native: RUN runs as fakeroot without network; deletions become whiteouts; a failing RUN names its line" {
 	require_feature "busybox" command -v busybox
 	mk_oci_busybox "$WORK/bb"

@@ -407,7 +407,7 @@ pull_corrupted() { # NAME INDEX
 	diff -r --no-dereference "$zroot" "$groot"
 }
 
-@test "every layer media type of the image and distribution specs pulls from the registry, the same tree; an unknown type is refused" {
+@test "every layer media type of the image and distribution specs pulls from the registry, the same tree; a foreign layer's urls are never followed; an unknown type is refused" {
 	need docker-registry zstd
 	local t=$BATS_TEST_TMPDIR layer mt kind lay n=0 ref root groot
 	layer=$(biggest_blob "$W/bb")
@@ -441,6 +441,27 @@ pull_corrupted() { # NAME INDEX
 	tar application/vnd.docker.image.rootfs.diff.tar --docker
 	tar.gz application/vnd.docker.image.rootfs.diff.tar.gzip --docker
 	EOF
+	# Docker's foreign layer (Windows base layers, licensed content): its "urls" are other places
+	# the blob MAY come from (image spec, descriptor.md); aisb asks the registry only, so a
+	# foreign layer the registry holds pulls (the URL, a port nothing listens on, is never
+	# asked: the pull succeeds), and one it lacks is refused naming the reason
+	# (a registry of its own: docker-registry refuses layer urls unless its config allows them)
+	local uport
+	uport=$("$IMG/registry.sh" start "$BATS_TEST_TMPDIR/reg" urls)
+	ref=127.0.0.1:$uport/mtforeign:v1
+	$PY "$IMG/reg-put.py" "$t/tar.gz" v1 "$ref" --docker --urls "http://127.0.0.1:9/foreign-layer" \
+		--layer-type application/vnd.docker.image.rootfs.foreign.diff.tar.gzip >/dev/null
+	run "$AISB" pull -q --tls-verify=false "$ref"
+	echo "foreign: $status $output"
+	[ "$status" -eq 0 ]
+	diff -r --no-dereference "$(rootfs_of "$ref")" "$groot"
+	ref=127.0.0.1:$uport/mtforeign-away:v1
+	$PY "$IMG/reg-put.py" "$t/tar.gz" v1 "$ref" --docker --urls "http://127.0.0.1:9/foreign-layer" --no-layers \
+		--layer-type application/vnd.docker.image.rootfs.foreign.diff.tar.gzip >/dev/null
+	XDG_CACHE_HOME=$t/fresh run "$AISB" pull -q --tls-verify=false "$ref"
+	echo "foreign, not on the registry: $status $output"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"is missing on registry 127.0.0.1:$uport: it is a foreign layer whose manifest lists other URLs for it, and aisb fetches layers from the registry only"* ]]
 	# refusal: a type no spec defines
 	$PY "$IMG/reg-put.py" "$t/tar.gz" v1 "127.0.0.1:$(plain)/mtbad:v1" --layer-type application/vnd.example.layer >/dev/null
 	run "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/mtbad:v1"

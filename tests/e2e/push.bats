@@ -246,8 +246,8 @@ layer_of() {
 	# a gzip header without time or name (bytes 4-7: mtime 0; flags 0)
 	[ "$(od -An -tx1 -N10 "$XDG_CACHE_HOME/aisb/blobs/sha256/${L1#sha256:}" | tr -d ' ')" = 1f8b0800000000000003 ]
 	# (the same tar gives the same compressed bytes: test_round_trip_and_stable in
-	# tests/unit/test-build-compress.c; a rebuild in a fresh store makes another tar today, as
-	# COPY stamps the build's time on the files)
+	# tests/unit/test-build-compress.c; a rebuild in a fresh store makes the same tar:
+	# build.bats "... byte for byte the same image ...")
 	# pushed, then copied by skopeo into an OCI layout: the same manifest digest (nothing to recompress)
 	run --separate-stderr "$AISB" push --tls-verify=false gz "$PLAIN/gz:v1"
 	[ "$status" -eq 0 ]
@@ -287,6 +287,74 @@ layer_of() {
 	"${pm[@]}" pull -q --tls-verify=false "$PLAIN/zs:v1" >/dev/null
 	run "${pm[@]}" run --rm --network none --ulimit nofile=20000:20000 --ulimit nproc=32768:32768 "$PLAIN/zs:v1" /bin/cat /marker
 	[ "$output" = fleet-marker ]
+}
+
+# remote_layers REF: "MEDIATYPE DIGEST" of each layer of the registry's manifest for REF
+remote_layers() {
+	skopeo inspect --raw --tls-verify=false "docker://$1" |
+		$PY -c 'import json,sys; [print(l["mediaType"], l["digest"]) for l in json.load(sys.stdin)["layers"]]'
+}
+
+@test "push: --compression-format gzip|zstd compresses an image stored uncompressed on the way (a new manifest, the registry's media types and digests); without it the layers go as stored" {
+	cd "$PROJ"
+	run "$AISB" build --tls-verify=false --compression-format none -t raw -f Plain .
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	read -r mt L0 < <(layer_of raw)
+	[ "$mt" = application/vnd.oci.image.layer.v1.tar ]
+	P=$("$AISB" images --format '{{.Name}} {{.Digest}}' | awk '$1 == "localhost/raw:latest" { print $2 }')
+	# without the flag: as stored, the pin's digest
+	run --separate-stderr "$AISB" push --tls-verify=false raw "$PLAIN/raw:as-is"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$P" ]
+	[ "$(remote_layers "$PLAIN/raw:as-is" | tail -1)" = "application/vnd.oci.image.layer.v1.tar $L0" ]
+	# gzip: a new manifest; the base's layer (gzip already) stays, the build's is compressed
+	run --separate-stderr "$AISB" push --tls-verify=false --compression-format gzip raw "$PLAIN/raw:gz"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	G=$output
+	[[ "$G" == sha256:* && "$G" != "$P" ]]
+	[[ "$stderr" == *"1 uncompressed layer(s) compressed with gzip"* ]]
+	[ "$(skopeo inspect --tls-verify=false --format '{{.Digest}}' "docker://$PLAIN/raw:gz")" = "$G" ]
+	remote_layers "$PLAIN/raw:as-is" >"$WORK/as-is"
+	remote_layers "$PLAIN/raw:gz" >"$WORK/gz"
+	cat "$WORK/gz"
+	[ "$(head -1 "$WORK/gz")" = "$(head -1 "$WORK/as-is")" ]
+	read -r mt LG < <(tail -1 "$WORK/gz")
+	[ "$mt" = application/vnd.oci.image.layer.v1.tar+gzip ]
+	[ "$LG" != "$L0" ]
+	# the blob is what its digest says, and it is the stored tar compressed
+	skopeo copy -q --src-tls-verify=false "docker://$PLAIN/raw:gz" "oci:$WORK/lay:gz"
+	[ "$(sha256sum <"$WORK/lay/blobs/sha256/${LG#sha256:}" | cut -d' ' -f1)" = "${LG#sha256:}" ]
+	zcat "$WORK/lay/blobs/sha256/${LG#sha256:}" | cmp - "$XDG_CACHE_HOME/aisb/blobs/sha256/${L0#sha256:}"
+	# the same push again: the same bytes, the same digest
+	run --separate-stderr "$AISB" push --tls-verify=false --compression-format gzip raw "$PLAIN/raw:gz2"
+	[ "$output" = "$G" ]
+	# pulled back into a fresh store, it runs with the same contents
+	XDG_CACHE_HOME=$WORK/cache4 run --separate-stderr sbimg --tls-verify=false --image "$PLAIN/raw:gz" -- /bin/cat /marker
+	[ "$output" = fleet-marker ]
+	# zstd, and its level
+	run --separate-stderr "$AISB" push --tls-verify=false --compression-format zstd --compression-level 9 raw "$PLAIN/raw:zs"
+	[ "$status" -eq 0 ]
+	[[ "$output" != "$G" && "$output" != "$P" ]]
+	[[ "$(remote_layers "$PLAIN/raw:zs" | tail -1)" == "application/vnd.oci.image.layer.v1.tar+zstd "* ]]
+	XDG_CACHE_HOME=$WORK/cache5 run --separate-stderr sbimg --tls-verify=false --image "$PLAIN/raw:zs" -- /bin/cat /marker
+	[ "$output" = fleet-marker ]
+	# usage errors (the controls: the pushes above)
+	run "$AISB" push --tls-verify=false --compression-format none raw "$PLAIN/raw:x"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"use gzip or zstd"* ]]
+	run "$AISB" push --tls-verify=false --compression-level 5 raw "$PLAIN/raw:x"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--compression-level needs --compression-format"* ]]
+	run "$AISB" push --tls-verify=false --compression-format gzip --compression-level 12 raw "$PLAIN/raw:x"
+	[ "$status" -eq 2 ]
+	# an image compressed already: nothing to do, the pin's digest
+	run --separate-stderr "$AISB" build --tls-verify=false -t gzb -f Plain .
+	Z=$("$AISB" images --format '{{.Name}} {{.Digest}}' | awk '$1 == "localhost/gzb:latest" { print $2 }')
+	run --separate-stderr "$AISB" push --tls-verify=false --compression-format gzip gzb "$PLAIN/gzb:v1"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$Z" ]
+	[[ "$stderr" == *"(none was: the layers go as stored)"* ]]
 }
 
 @test "push: TLS + basic auth from the auth files; refused without or with wrong credentials, never printed" {

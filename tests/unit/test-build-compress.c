@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test-build-compress.c — build/compress.h: stable bytes, the gzip header, round trips */
+/* test-build-compress.c — build/compress.h: stable bytes, the gzip header, round trips;
+ * build/recompress.h: a manifest's plain layers compressed into the store */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <cmocka.h>
 
 #include "build/compress.h"
+#include "build/recompress.h"
+#include "rootfs/store.h"
 #include "util/dl.h"
 #include "util/util.h"
 
@@ -143,11 +149,105 @@ static void test_words_and_levels(void **state)
 	assert_string_equal(layer_compression_media_type(LAYER_COMP_NONE), "application/vnd.oci.image.layer.v1.tar");
 }
 
+/* A manifest with a plain layer, a gzip one and a foreign one: only the plain one is compressed
+ * (into a blob of the store that decompresses to it), the rest and the config stay byte for
+ * byte; the same input gives the same manifest; a stored tar that does not hash to its name is
+ * refused, as is zstd for a Docker manifest. */
+static void test_recompress_manifest(void **state)
+{
+	static const char tar[] = "a tar, as far as this test cares";
+	static const char fake[] = "sha256:2222222222222222222222222222222222222222222222222222222222222222";
+	char dir[] = "/tmp/aisb-test-recompress-XXXXXX", *digest = NULL, *man = NULL, *out = NULL,
+	     *out2 = NULL, *blob = NULL, *p;
+	struct store *s = NULL;
+	size_t n, n2, blen;
+	unsigned done;
+
+	(void)state;
+	assert_int_equal(dl_load(&dl_libarchive), 0);
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(store_open(dir, &s), 0);
+	assert_int_equal(store_blob_put(s, tar, sizeof(tar) - 1, &digest), 0);
+	assert_true(asprintf(&man,
+			     "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
+			     "\"config\":{\"mediaType\":\"application/vnd.oci.image.config.v1+json\",\"digest\":\"%s\",\"size\":9},"
+			     "\"layers\":[{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\"%s\",\"size\":5},"
+			     "{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar\",\"digest\":\"%s\",\"size\":%zu,"
+			     "\"annotations\":{\"k\":\"v\"}},"
+			     "{\"mediaType\":\"application/vnd.docker.image.rootfs.foreign.diff.tar.gzip\",\"digest\":\"%s\",\"size\":7,"
+			     "\"urls\":[\"https://example.com/x\"]}]}",
+			     fake, fake, digest, sizeof(tar) - 1, fake) > 0);
+	assert_int_equal(layer_recompress_manifest(s, man, strlen(man), LAYER_COMP_GZIP, 6, &out, &n, &done), 0);
+	assert_int_equal(done, 1);
+	assert_non_null(out);
+	assert_int_equal(n, strlen(out));
+	/* the plain layer now: gzip, its blob in the store; annotations kept; the others as they were */
+	p = strstr(out, "\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\"sha256:");
+	assert_non_null(p = strstr(p + 1, "\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\""));
+	p += strlen("\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\"");
+	{
+		char d[72] = { 0 };
+		memcpy(d, p, 71);
+		assert_true(store_has_blob(s, d));
+		assert_int_equal(store_blob_read(s, d, 1 << 20, &blob, &blen), 0);
+		struct buf in = { .p = blob, .len = blen }, dec = decompress(&in);
+		assert_int_equal(dec.len, sizeof(tar) - 1);
+		assert_memory_equal(dec.p, tar, dec.len);
+		free(dec.p);
+	}
+	assert_non_null(strstr(out, "\"annotations\":{\"k\":\"v\"}"));
+	assert_non_null(strstr(out, "\"urls\":[\"https://example.com/x\"]"));
+	assert_null(strstr(out, digest));
+	/* the same again: the same manifest */
+	assert_int_equal(layer_recompress_manifest(s, man, strlen(man), LAYER_COMP_GZIP, 6, &out2, &n2, &done), 0);
+	assert_int_equal(n, n2);
+	assert_memory_equal(out, out2, n);
+	free(out2);
+	out2 = NULL;
+	/* nothing plain: no manifest */
+	assert_int_equal(layer_recompress_manifest(s, out, n, LAYER_COMP_ZSTD, 3, &out2, &n2, &done), 0);
+	assert_null(out2);
+	assert_int_equal(done, 0);
+	/* a Docker manifest has no zstd layer type */
+	{
+		char *dm = strdup(man);
+		char *mt = strstr(dm, "application/vnd.oci.image.manifest.v1+json");
+		static const char dmt[] = "application/vnd.docker.distribution.manifest.v2+json";
+		char *dm2 = NULL;
+		*mt = 0;
+		assert_true(asprintf(&dm2, "%s%s%s", dm, dmt, mt + strlen("application/vnd.oci.image.manifest.v1+json")) > 0);
+		assert_int_equal(layer_recompress_manifest(s, dm2, strlen(dm2), LAYER_COMP_ZSTD, 3, &out2, &n2, &done),
+				 -EINVAL);
+		free(dm);
+		free(dm2);
+	}
+	/* a stored tar that is not what its name says */
+	{
+		char path[512];
+		_cleanup_free_ char *m2 = NULL;
+		char *hex = strdup("sha256:3333333333333333333333333333333333333333333333333333333333333333");
+		snprintf(path, sizeof(path), "%s/blobs/sha256/%s", dir, hex + 7);
+		assert_int_equal(write_file_at(AT_FDCWD, path, tar, sizeof(tar) - 1, 0644), 0);
+		assert_true(asprintf(&m2, "{\"layers\":[{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar\",\"digest\":\"%s\","
+				     "\"size\":%zu}]}", hex, sizeof(tar) - 1) > 0);
+		assert_int_equal(layer_recompress_manifest(s, m2, strlen(m2), LAYER_COMP_GZIP, 6, &out2, &n2, &done),
+				 -EBADMSG);
+		free(hex);
+	}
+	free(blob);
+	free(out);
+	free(man);
+	free(digest);
+	store_free(s);
+	rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_and_stable),
 		cmocka_unit_test(test_words_and_levels),
+		cmocka_unit_test(test_recompress_manifest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

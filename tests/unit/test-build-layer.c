@@ -28,6 +28,41 @@
 #include "util/log.h"
 #include "util/util.h"
 
+/* The mtime rules of docs/images.md "Reproducible builds", as a table. */
+static void test_mtime(void **state)
+{
+	/* the build started at 1000.5 s */
+	static const struct layer_times def = { .epoch = 0, .since_ns = 1000500000000 },
+					 sde = { .epoch = 500, .since_ns = 1000500000000, .clamp = true },
+					 late = { .epoch = 2000, .since_ns = 1000500000000, .clamp = true },
+					 all = { .epoch = 7, .since_ns = 1000500000000, .all = true };
+	static const struct {
+		const struct layer_times *t;
+		int64_t sec, nsec, out;
+	} rows[] = {
+		{ NULL, 1234, 9, 1234 },          /* no rules: as the upper has it, whole seconds */
+		{ &def, 999, 0, 999 },            /* the context's file keeps its time */
+		{ &def, 1000, 499999999, 1000 },  /* ... saved in the second the build started */
+		{ &def, 1000, 500000000, 0 },     /* what the build wrote gets the epoch */
+		{ &def, 5000, 0, 0 },
+		{ &sde, 400, 0, 400 },            /* older than SOURCE_DATE_EPOCH: kept */
+		{ &sde, 500, 999999999, 500 },
+		{ &sde, 501, 0, 500 },            /* newer: clamped */
+		{ &sde, 1000, 0, 500 },
+		{ &late, 999, 0, 999 },           /* SOURCE_DATE_EPOCH after the build started: */
+		{ &late, 1500, 0, 2000 },         /* what the build wrote still gets it, not its clock */
+		{ &all, 0, 0, 7 },                /* --timestamp: every one */
+		{ &all, 999, 0, 7 },
+		{ &all, 5000, 0, 7 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct timespec m = { .tv_sec = (time_t)rows[i].sec, .tv_nsec = (long)rows[i].nsec };
+		assert_int_equal(layer_mtime(rows[i].t, &m), rows[i].out);
+	}
+}
+
 static void test_classify(void **state)
 {
 	assert_int_equal(layer_classify("f", S_IFREG | 0644, 0, false), LAYER_NORMAL);
@@ -670,6 +705,7 @@ static void test_path_too_long(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mtime),
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_whiteout_path),
 		cmocka_unit_test(test_write_and_unpack),

@@ -4,8 +4,11 @@
 # its blobs byte for byte, and a manifest whose media types are the ones asked for (skopeo and
 # podman 4.3 recompress an uncompressed layer on push, so they cannot make every type the specs
 # define). Distribution spec: POST /v2/NAME/blobs/uploads/, PUT ?digest=, PUT /v2/NAME/manifests/TAG.
-# usage: reg-put.py LAYOUT TAG 127.0.0.1:PORT/NAME:TAG [--layer-type MT] [--docker]
+# usage: reg-put.py LAYOUT TAG 127.0.0.1:PORT/NAME:TAG [--layer-type MT] [--docker] [--urls URL]
+#                   [--no-layers]
 #   --docker: a Docker v2s2 manifest (and config type) instead of the OCI one
+#   --urls URL: each layer descriptor gets "urls": [URL] (a foreign layer's other source)
+#   --no-layers: the layer blobs are not uploaded (only the config and the manifest)
 import argparse, hashlib, json, os, sys, urllib.parse, urllib.request
 
 ap = argparse.ArgumentParser()
@@ -14,6 +17,8 @@ ap.add_argument("tag")
 ap.add_argument("dest")
 ap.add_argument("--layer-type", default=None)
 ap.add_argument("--docker", action="store_true")
+ap.add_argument("--urls", default=None)
+ap.add_argument("--no-layers", action="store_true")
 a = ap.parse_args()
 
 host, rest = a.dest.split("/", 1)
@@ -43,9 +48,12 @@ md = [m for m in idx["manifests"]
 man = json.loads(blob(md))
 put_blob(man["config"]["digest"])
 for l in man["layers"]:
-    put_blob(l["digest"])
+    if not a.no_layers:
+        put_blob(l["digest"])
     if a.layer_type:
         l["mediaType"] = a.layer_type
+    if a.urls:
+        l["urls"] = [a.urls]
 if a.docker:
     man["mediaType"] = "application/vnd.docker.distribution.manifest.v2+json"
     man["config"]["mediaType"] = "application/vnd.docker.container.image.v1+json"

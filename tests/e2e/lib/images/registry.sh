@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # registry.sh — Debian's docker-registry on 127.0.0.1 for the image tests.
-#   registry.sh start DIR [tls]   start one (plain HTTP, or TLS from a fresh test CA + htpasswd
-#                                 basic auth user "aisb" / password in DIR/password); prints the port
+#   registry.sh start DIR [tls|urls]  start one (plain HTTP, or TLS from a fresh test CA + htpasswd
+#                                 basic auth user "aisb" / password in DIR/password; urls: plain HTTP
+#                                 taking manifests whose layers list http(s) "urls", which the
+#                                 registry refuses by default); prints the port
 #   registry.sh stop DIR          stop it
 # DIR/log holds the access log (one line per request); DIR/ca/ca.crt is the test CA.
 set -eu
@@ -19,6 +21,9 @@ start)
 		echo "storage: {filesystem: {rootdirectory: $dir/data}, delete: {enabled: true}}"
 		echo "http:"
 		echo "  addr: 127.0.0.1:$port"
+		if [ "$mode" = urls ]; then
+			echo "validation: {manifests: {urls: {allow: ['^https?://']}}}"
+		fi
 	} >"$dir/config.yml"
 	if [ "$mode" = tls ]; then
 		mkdir -p "$dir/ca"
