@@ -170,6 +170,35 @@ curl -fsS -D - --noproxy "*" -H "Authorization: Bearer $AI_API_TOKEN" "$u/echo/s
 	[ "$(grep -c "^echo:.*$CANARY:end" <<<"$output")" -eq 3 ]
 }
 
+@test "keygate: a placeholder the sandbox wrote down is masked after the session and named as the placeholder, no key (an info line, no warning); control: the key itself, without the mode, is the warning" {
+	mock model "$CANARY"
+	PORT_model=$(cat "$WORK/model.port")
+	pi_config "$PORT_model"
+	fake_pi 'echo "export AI_API_TOKEN=$AI_API_TOKEN" >"$HOME/.pi/agent/snapshot.sh"; echo "secret=$SECRETX" >>"$HOME/.pi/agent/snapshot.sh"'
+	local snap
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--key-via-gate pi -p x </dev/null
+	echo "$output"
+	[[ "$output" == *'the sandbox wrote the placeholder in $AI_API_TOKEN (--key-via-gate: no key, it worked with this session'"'"'s gate only) into 1 file of the sandbox home'* ]]
+	[[ "$output" != *"warning: the sandbox wrote"* && "$output" != *"wrote the value of"* ]]
+	snap=$(find "$XDG_STATE_HOME/aisb/homes" -name snapshot.sh | head -1)
+	grep -q '^export AI_API_TOKEN=REDACTEDREDACTED' "$snap"
+	! grep -q 'aisb-placeholder-' "$snap" || false
+	# a real passed value and the placeholder in one file: the warning names the value, and the
+	# placeholder as one
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--key-via-gate pi --env SECRETX=sk-passed-value-12345 -p x </dev/null
+	echo "$output"
+	[[ "$output" == *'warning: the sandbox wrote the value of $SECRETX, and the placeholder in $AI_API_TOKEN (--key-via-gate: no key) into 1 file'* ]]
+	# control: without the mode the file holds the key, and that is the warning it always was
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		-p x </dev/null
+	echo "$output"
+	[[ "$output" == *'warning: the sandbox wrote the value of $AI_API_TOKEN into 1 file of the sandbox home'* ]]
+	[[ "$output" != *placeholder* && "$output" != *"$CANARY"* ]]
+	! grep -q "$CANARY" "$snap" || false
+}
+
 @test "keygate: the placeholder sent to another allowed host is refused through the proxy and never replaced anywhere; the endpoint gets a request without the placeholder unchanged" {
 	mock model "$CANARY"
 	PORT_model=$(cat "$WORK/model.port")
