@@ -1466,7 +1466,8 @@ static size_t mask_keys(const struct conn *c, char *b, size_t n)
 {
 	const struct keymask *m[GATE_KEYS_MAX];
 
-	return keymask_scan(m, conn_masks(c, m), b, n);
+	/* not final: an answer head's possible key is decided when more of the head is read */
+	return keymask_scan(m, conn_masks(c, m), b, n, false);
 }
 
 static int to_client(void *ctx, const char *p, size_t n)

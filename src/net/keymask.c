@@ -173,13 +173,17 @@ static int match(char *b, size_t n, size_t pos, const struct keymask_needle *nd,
  * @n_m: how many
  * @b: the bytes
  * @n: their length
+ * @final: no bytes follow: a possible needle that the buffer ends in is none
  *
  * Every occurrence, also one cut by chunk boundaries, is overwritten with "REDACTED..." of the
- * same length. Return: how many bytes at the end may be the start of a needle (completed by the
- * next bytes), for the caller to hold back: at most twice the longest needle; a possible needle
- * that reaches further back is masked as far as it went. Does not log.
+ * same length. A possible needle never hides the bytes after its start: the scan goes on from
+ * the next byte (found by fuzz-keytunnel: a key's first byte, CRLF, "3;" and the key itself
+ * inside what read as a chunk extension to the buffer's end). Return: how many bytes at the end
+ * may be the start of a needle (completed by the next bytes), for the caller to hold back: at
+ * most twice the longest needle; a possible needle that reaches further back is masked as far
+ * as it went; 0 with @final. Does not log.
  */
-size_t keymask_scan(const struct keymask *const *m, size_t n_m, char *b, size_t n)
+size_t keymask_scan(const struct keymask *const *m, size_t n_m, char *b, size_t n, bool final)
 {
 	size_t keep = 0, hold_max = 0;
 
@@ -197,16 +201,15 @@ size_t keymask_scan(const struct keymask *const *m, size_t n_m, char *b, size_t 
 
 				pos = (size_t)(p - b);
 				r = match(b, n, pos, nd, false, &end);
-				if (r == 1 || (r == 2 && n - pos > hold_max)) {
+				if (r == 1) {
 					(void)match(b, n, pos, nd, true, &end);
-					pos = r == 1 ? end : n;
+					pos = end;
 					continue;
 				}
-				if (r == 2) {
-					if (n - pos > keep)
-						keep = n - pos;
-					break;
-				}
+				if (r == 2 && !final && n - pos > hold_max)
+					(void)match(b, n, pos, nd, true, &end);
+				else if (r == 2 && !final && n - pos > keep)
+					keep = n - pos;
 				pos++;
 			}
 		}
@@ -242,9 +245,7 @@ int keymask_feed(const struct keymask *const *m, size_t n_m, struct keymask_stre
 		memcpy(b + st->hold_len, data, take);
 		n = st->hold_len + take;
 		data += take, len -= take;
-		keep = keymask_scan(m, n_m, b, n);
-		if (final && !len)
-			keep = 0;
+		keep = keymask_scan(m, n_m, b, n, final && !len);
 		if (keep && !st->hold && !(st->hold = malloc(KEYMASK_HOLD_MAX)))
 			r = -ENOMEM;
 		if (r == 0 && n > keep)

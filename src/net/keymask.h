@@ -59,7 +59,7 @@ typedef int (*keymask_emit)(void *ctx, const char *p, size_t n);
 
 int keymask_init(struct keymask *m, const char *key, size_t len);
 void keymask_done(struct keymask *m);
-size_t keymask_scan(const struct keymask *const *m, size_t n_m, char *b, size_t n);
+size_t keymask_scan(const struct keymask *const *m, size_t n_m, char *b, size_t n, bool final);
 int keymask_feed(const struct keymask *const *m, size_t n_m, struct keymask_stream *st, const char *data,
 		 size_t len, bool final, keymask_emit emit, void *ctx);
 void keymask_stream_done(struct keymask_stream *st);

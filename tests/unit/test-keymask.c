@@ -220,6 +220,36 @@ static void test_long_possible(void **state)
 	keymask_done(&k);
 }
 
+/* A possible key does not hide what follows its first byte: here "s", CRLF, "3;" reads as a
+ * chunk boundary whose extension runs to the end, and the key is inside it (found by
+ * fuzz-keytunnel). Masked at the stream's end, and when the possible key grows too long. */
+static void test_hidden_in_extension(void **state)
+{
+	struct keymask k;
+	const struct keymask *m[] = { &k };
+	char in[256], want[256], big[1024];
+	struct keymask_stream st = { 0 };
+	struct sink s = { .n = 0 };
+	size_t n;
+
+	(void)state;
+	assert_int_equal(keymask_init(&k, KEY, strlen(KEY)), 0);
+	snprintf(in, sizeof(in), "ans\r\n3;x %s tail", KEY);
+	snprintf(want, sizeof(want), "ans\r\n3;x %s tail", mask_of(strlen(KEY)));
+	expect(m, 1, in, want);
+	/* not final: the possible key is held until it grows past twice the longest needle; the key
+	 * inside is masked at once either way */
+	n = (size_t)snprintf(big, sizeof(big), "s\r\n3;x %s ", KEY);
+	memset(big + n, 'x', 200);
+	n += 200;
+	assert_int_equal(keymask_feed(m, 1, &st, big, n, false, emit, &s), 0);
+	assert_int_equal(st.hold_len, 0);
+	assert_int_equal(s.n, n);
+	assert_null(memmem(s.b, s.n, KEY, strlen(KEY)));
+	keymask_stream_done(&st);
+	keymask_done(&k);
+}
+
 static void test_two_keys(void **state)
 {
 	struct keymask a, b;
@@ -342,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_positions),
 		cmocka_unit_test(test_no_key),
 		cmocka_unit_test(test_long_possible),
+		cmocka_unit_test(test_hidden_in_extension),
 		cmocka_unit_test(test_two_keys),
 		cmocka_unit_test(test_encoded),
 		cmocka_unit_test(test_init_refused),
