@@ -28,13 +28,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define KEYMASK_KEY_MAX 4096      /* the longest key (GATE_KEY_VALUE_MAX) */
+#define KEYMASK_KEY_MAX ((size_t)4096)     /* the longest key (GATE_KEY_VALUE_MAX) */
 #define KEYMASK_FORMS 9           /* the key, base64 and base64url at 3 offsets, %XX and %xx */
 #define KEYMASK_ENCODED_MIN 8     /* an encoded form shorter than this is not looked for */
 /* the longest needle is a key's percent-encoding (3 bytes a byte); a held tail is at most twice
  * a needle */
-#define KEYMASK_NEEDLE_MAX (3 * KEYMASK_KEY_MAX)
-#define KEYMASK_HOLD_MAX (2 * KEYMASK_NEEDLE_MAX)
+#define KEYMASK_NEEDLE_MAX ((size_t)3 * KEYMASK_KEY_MAX)
+#define KEYMASK_HOLD_MAX ((size_t)2 * KEYMASK_NEEDLE_MAX)
 
 struct keymask_needle {
 	char *s;
