@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "agents/harness.h"
 #include "core/plan.h"
 
 
@@ -21,8 +22,6 @@
 #define BRIDGE_HOST_INTERNAL "host.aisb.internal"
 #define BRIDGE_ENDPOINTS_MAX 16
 #define BRIDGE_FILES_MAX 4
-
-enum bridge_format { BRIDGE_JSON, BRIDGE_TOML, BRIDGE_FORMAT_MAX };
 
 struct bridge_endpoint {
 	char host[256];      /* after the rewrite: host.aisb.internal for a loopback endpoint */
@@ -100,11 +99,14 @@ int bridge_url_endpoint(const char *url, char *host, size_t host_size, uint16_t 
 /* Does @v point into @home (or start with "~/")? */
 bool bridge_value_in_home(const char *v, const char *home);
 
-/* The rewrites. @in is the parsed host file (NULL: absent); they add to @r (files, endpoints,
- * variables, notes). Return: 0 or -ENOMEM (or -EINVAL with a note for unusable input). */
-int bridge_pi(json_object *models, json_object *settings, const struct bridge_ctx *c, struct bridge_result *r);
-int bridge_codex(json_object *config, const struct bridge_ctx *c, struct bridge_result *r);
-int bridge_claude(json_object *state, json_object *settings, const struct bridge_ctx *c, struct bridge_result *r);
+/* The rewrites, one per row of the harness table (agents/harness.h). @in[i] is the parsed host
+ * file of the row's files[i] (NULL: absent; @in itself may be NULL: no file at all) — pi:
+ * models.json, settings.json; codex: config.toml; claude: ~/.claude.json, ~/.claude/settings.json.
+ * They add to @r (files, endpoints, variables, notes). Return: 0 or -ENOMEM (or -EINVAL with a
+ * note for unusable input). */
+int bridge_pi(json_object *const *in, const struct bridge_ctx *c, struct bridge_result *r);
+int bridge_codex(json_object *const *in, const struct bridge_ctx *c, struct bridge_result *r);
+int bridge_claude(json_object *const *in, const struct bridge_ctx *c, struct bridge_result *r);
 
 /* Is @level one of pi's thinking levels? */
 bool bridge_thinking_valid(const char *level);

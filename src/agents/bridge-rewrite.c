@@ -512,8 +512,9 @@ static const struct { const char *name, *host, *env; } pi_builtin[] = {
 	{ "cerebras", "api.cerebras.ai", "CEREBRAS_API_KEY" }, { "deepseek", "api.deepseek.com", "DEEPSEEK_API_KEY" },
 };
 
-int bridge_pi(json_object *models_in, json_object *settings_in, const struct bridge_ctx *c, struct bridge_result *r)
+int bridge_pi(json_object *const *in, const struct bridge_ctx *c, struct bridge_result *r)
 {
+	json_object *models_in = in ? in[0] : NULL, *settings_in = in ? in[1] : NULL;
 	static const char mfile[] = "~/.pi/agent/models.json", sfile[] = "~/.pi/agent/settings.json";
 	json_object *models = copy(models_in), *settings = settings_in ? copy(settings_in) : json_object_new_object();
 	struct bridge_endpoint def = { .port = 0 };
@@ -628,9 +629,10 @@ out:
 
 /* ---- codex -------------------------------------------------------------------------------- */
 
-int bridge_codex(json_object *in, const struct bridge_ctx *c, struct bridge_result *r)
+int bridge_codex(json_object *const *files, const struct bridge_ctx *c, struct bridge_result *r)
 {
 	static const char file[] = "~/.codex/config.toml";
+	json_object *in = files ? files[0] : NULL;
 	json_object *doc = in ? copy(in) : json_object_new_object();
 	json_object *provs, *mcp, *prov = NULL, *force = NULL;
 	const char *active;
@@ -772,8 +774,9 @@ static bool credential_name(const char *n)
 	return false;
 }
 
-int bridge_claude(json_object *state_in, json_object *settings_in, const struct bridge_ctx *c, struct bridge_result *r)
+int bridge_claude(json_object *const *in, const struct bridge_ctx *c, struct bridge_result *r)
 {
+	json_object *state_in = in ? in[0] : NULL, *settings_in = in ? in[1] : NULL;
 	static const char sfile[] = "~/.claude/settings.json";
 	json_object *settings = settings_in ? copy(settings_in) : json_object_new_object();
 	json_object *state = json_object_new_object(), *env, *perm;

@@ -12,6 +12,7 @@
 
 #include "agents/bridge.h"
 #include "agents/bridge-internal.h"
+#include "agents/harness.h"
 #include "net/netplan.h"
 #include "net/policy.h"
 #include "util/log.h"
@@ -170,10 +171,9 @@ static int key_mode(const struct aisb_settings *s, const char *h, bool *on)
 		while (*v) {
 			size_t n = strcspn(v, ", ");
 
-			if (n && !((n == 2 && !strncmp(v, "pi", 2)) || (n == 5 && !strncmp(v, "codex", 5)) ||
-				   (n == 6 && !strncmp(v, "claude", 6))))
-				return log_error("--key-via-gate '%s': name a harness (pi, codex or claude)",
-						 s->key_via_gate[i]), AISB_EXIT_POLICY;
+			if (n && !harness_findn(v, n))
+				return log_error("--key-via-gate '%s': name a harness (%s)", s->key_via_gate[i],
+						 harness_names("or")), AISB_EXIT_POLICY;
 			if (n == strlen(h) && !strncmp(v, h, n))
 				*on = true;
 			v += n;
@@ -284,7 +284,8 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 	struct bridge_ctx c = { .host_home = host_home, .get = get, .project_dst = p->project_dst ? p->project_dst : NULL };
 	_cleanup_close_ int homefd = -1;
 	struct bridge_plan *b;
-	const char *h = s->harness, *off;
+	const struct harness *hd = harness_find(s->harness);
+	const char *h = s->harness;
 	bool enabled, via_gate;
 	int r;
 
@@ -293,19 +294,13 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 				 "host's setting)", s->thinking, BRIDGE_THINKING_LEVELS), AISB_EXIT_POLICY;
 	if (s->pi_token_env && !plan_env_name_valid(s->pi_token_env))
 		return log_error("--pi-token-env '%s' is not a variable name", s->pi_token_env), AISB_EXIT_POLICY;
-	if (s->command || s->shell || !h || !(streq(h, "pi") || streq(h, "codex") || streq(h, "claude")))
+	if (s->command || s->shell || !hd)
 		return 0;
 	if (!p->argv || !p->argv[0] || !streq(p->argv[0], h))
 		return 0; /* an image's Entrypoint/Cmd runs instead of the harness */
 	if ((r = key_mode(s, h, &via_gate)) != 0)
 		return r;
-
-	if (streq(h, "pi"))
-		enabled = !s->no_pi_config, off = "--no-pi-config";
-	else if (streq(h, "codex"))
-		enabled = !s->no_codex_config, off = "--no-codex-config";
-	else
-		enabled = !s->no_claude_config, off = "--no-claude-config";
+	enabled = !harness_config_off(hd, s);
 
 	b = calloc(1, sizeof(*b));
 	if (!b || !(b->harness = strdup(h))) {
@@ -317,39 +312,20 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 	c.thinking = s->thinking ? (streq(s->thinking, "host") ? NULL : s->thinking) : DEFAULT_THINKING;
 
 	if (enabled) {
-		json_object *a = NULL, *d = NULL;
+		json_object *in[HARNESS_FILES_MAX] = { NULL };
+		int rc = 0;
 
 		homefd = open(host_home, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (homefd < 0 && errno != ENOENT)
 			return log_error_errno(-errno, "cannot open your home '%s': %m", host_home), AISB_EXIT_FAILED;
 		/* no home, no host config: nothing to read, the defaults are bridged */
-		if (homefd < 0 && streq(h, "pi"))
-			r = bridge_pi(NULL, NULL, &c, &b->res);
-		else if (homefd < 0 && streq(h, "codex"))
-			r = bridge_codex(NULL, &c, &b->res);
-		else if (homefd < 0)
-			r = bridge_claude(NULL, NULL, &c, &b->res);
-		else if (streq(h, "pi")) {
-			if ((r = host_file(homefd, ".pi/agent/models.json", BRIDGE_JSON, off, &a)) != 0 ||
-			    (r = host_file(homefd, ".pi/agent/settings.json", BRIDGE_JSON, off, &d)) != 0) {
-				json_object_put(a);
-				return r;
-			}
-			r = bridge_pi(a, d, &c, &b->res);
-		} else if (streq(h, "codex")) {
-			if ((r = host_file(homefd, ".codex/config.toml", BRIDGE_TOML, off, &a)) != 0)
-				return r;
-			r = bridge_codex(a, &c, &b->res);
-		} else {
-			if ((r = host_file(homefd, ".claude.json", BRIDGE_JSON, off, &a)) != 0 ||
-			    (r = host_file(homefd, ".claude/settings.json", BRIDGE_JSON, off, &d)) != 0) {
-				json_object_put(a);
-				return r;
-			}
-			r = bridge_claude(a, d, &c, &b->res);
-		}
-		json_object_put(a);
-		json_object_put(d);
+		for (size_t i = 0; homefd >= 0 && i < HARNESS_FILES_MAX && hd->files[i].rel && rc == 0; i++)
+			rc = host_file(homefd, hd->files[i].rel, hd->files[i].fmt, hd->no_config_flag, &in[i]);
+		r = rc == 0 ? hd->bridge(in, &c, &b->res) : 0;
+		for (size_t i = 0; i < HARNESS_FILES_MAX; i++)
+			json_object_put(in[i]);
+		if (rc != 0)
+			return rc;
 		if (r < 0)
 			return log_error_errno(r, "cannot bridge the %s config: %m", h), AISB_EXIT_FAILED;
 	}
@@ -361,17 +337,17 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 	/* The key variables: passed by name; one that the config needs but the host lacks is a
 	 * refusal, never a harness that cannot reach its model. */
 	if (b->res.need_token) {
-		const char *name = streq(h, "pi") ? c.token_env : NULL;
+		const char *name = hd->token_env ? c.token_env : NULL;
 		const char *v;
 
 		if (!name)
 			for (size_t i = 0; b->res.pass && b->res.pass[i] && !name; i++)
 				if (!((v = get(b->res.pass[i])) && *v))
 					name = b->res.pass[i];
-		if (streq(h, "pi") && s->no_pi_token_env)
+		if (hd->token_env && s->no_pi_token_env)
 			name = NULL;
 		if (name && !((v = get(name)) && *v)) {
-			if (streq(h, "pi"))
+			if (hd->token_env)
 				return log_error("pi: %s: inside the sandbox its key comes from $%s (a literal or "
 						 "'!command' key never reaches the sandbox), and %s is not set: export "
 						 "%s=<your key> (or --pi-token-env NAME for another variable, "

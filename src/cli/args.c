@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agents/harness.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/regflags.h"
@@ -270,8 +271,8 @@ static int apply(struct aisb_settings *s, const struct opt_def *o, const char *v
 			s->net_source = src;
 			return 0;
 		}
-		if (o->id == OPT_HARNESS && !(streq(v, "pi") || streq(v, "codex") || streq(v, "claude") || streq(v, "shell")))
-			return log_error("%s: unknown harness '%s' (use pi, codex, claude or shell)", what, v);
+		if (o->id == OPT_HARNESS && !harness_find(v) && !streq(v, "shell"))
+			return log_error("%s: unknown harness '%s' (use %s, or shell)", what, v, harness_names("or"));
 		if (o->id == OPT_HOME && !args_home_name_valid(v))
 			return log_error("%s: invalid home name '%s' (default, project, or letters, digits, '.', '_', '-'; "
 					 "at most 64, not starting with '.')", what, v);
@@ -534,20 +535,6 @@ static const struct podman_spelling podman_commands[] = {
 	{ "volume", "--mount" }, { "wait", NULL },
 };
 
-/* Each harness's own subcommands (their --help: pi 0.73, codex, claude as installed here): a
- * podman word that is one of them is the harness's. */
-static const struct {
-	const char *harness;
-	const char *words;
-} harness_commands[] = {
-	{ "pi", " install remove uninstall update list config " },
-	{ "codex", " agents exec e review login logout mcp plugin app-server remote-control completion update "
-		   "doctor sandbox debug apply a resume queue archive delete migrate-rollouts migrate-nfs-db "
-		   "unarchive fork cloud exec-server features help " },
-	{ "claude", " agents attach auth auto-mode doctor gateway import install logs mcp plugin purge respawn "
-		    "rm setup-token stop ultrareview update " },
-};
-
 static const struct podman_spelling *spelling_find(const struct podman_spelling *t, size_t n, const char *w)
 {
 	size_t len = strcspn(w, "="); /* --network=none */
@@ -556,22 +543,6 @@ static const struct podman_spelling *spelling_find(const struct podman_spelling 
 		if (strlen(t[i].word) == len && strncmp(t[i].word, w, len) == 0)
 			return &t[i];
 	return NULL;
-}
-
-static bool is_harness_command(const char *harness, const char *w)
-{
-	for (size_t i = 0; i < ELEMENTSOF(harness_commands); i++) {
-		const char *p;
-		if (!streq(harness_commands[i].harness, harness))
-			continue;
-		p = strstr(harness_commands[i].words, w);
-		while (p) {
-			if (p[-1] == ' ' && p[strlen(w)] == ' ')
-				return true;
-			p = strstr(p + 1, w);
-		}
-	}
-	return false;
 }
 
 /* Refuses harness words @v (the rest after aisb's flags, not after --harness-args) that meant
@@ -583,7 +554,7 @@ static int check_alias_ambiguity(const struct aisb_settings *s, char *const *v)
 
 	if (!v[0])
 		return 0;
-	if (v[0][0] != '-' && !is_harness_command(h, v[0]) &&
+	if (v[0][0] != '-' && !harness_has_subcommand(harness_find(h), v[0]) &&
 	    (ps = spelling_find(podman_commands, ELEMENTSOF(podman_commands), v[0]))) {
 		if (ps->aisb)
 			return log_error("'%s' is a podman/docker command that aisb does not have and %s does not take: "
@@ -748,7 +719,13 @@ static enum cli_value opt_value(const struct opt_def *o, const char **choices)
 		return CLI_VALUE_NONE;
 	switch (o->id) {
 	case OPT_NET: *choices = "none allow full"; return CLI_VALUE_CHOICE;
-	case OPT_HARNESS: *choices = "pi codex claude shell"; return CLI_VALUE_CHOICE;
+	case OPT_HARNESS: {
+		static char names[256];
+
+		snprintf(names, sizeof(names), "%s shell", harness_names(NULL));
+		*choices = names;
+		return CLI_VALUE_CHOICE;
+	}
 	case OPT_ROOTFS: *choices = "host"; return CLI_VALUE_CHOICE;
 	case OPT_WORKSPACE: *choices = "bind clone"; return CLI_VALUE_CHOICE;
 	case OPT_UNTRACKED: *choices = "none copy"; return CLI_VALUE_CHOICE;

@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
-#include "ns/session.h"
+#include "run/session.h"
 #include "util/log.h"
 #include "util/util.h"
 

@@ -19,7 +19,7 @@
 #include "ns/limits.h"
 #include "ns/mounts.h"
 #include "net/netplan.h"
-#include "ns/sandbox.h"
+#include "run/sandbox.h"
 #include "util/util.h"
 #include "util/log.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agents/harness.h"
 #include "cli/harness.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -168,6 +169,39 @@ static char *find_on_host(const char *cmd, env_getter get, const char *home)
 	return NULL;
 }
 
+/* Are the programs harness @h downloads when missing (its row's `fetches`) visible in the
+ * sandbox? True for a harness that fetches nothing, or for a command that is no harness. */
+static bool fetched_visible(const struct aisb_plan *p, const char *path, const struct harness *h)
+{
+	const char *w;
+
+	if (!h || !h->fetches)
+		return true;
+	for (w = h->fetches; *w;) {
+		size_t n = strcspn(w, " ");
+		bool any = false;
+
+		for (const char *a = w; a < w + n && !any;) {
+			size_t k = strcspn(a, "| ");
+			char name[64];
+
+			if (k && k < sizeof(name)) {
+				memcpy(name, a, k);
+				name[k] = '\0';
+				any = visible_in_sandbox(p, path, name);
+			}
+			a += k;
+			if (*a == '|')
+				a++;
+		}
+		if (!any)
+			return false;
+		w += n;
+		w += strspn(w, " ");
+	}
+	return true;
+}
+
 bool harness_visible(const struct aisb_plan *p)
 {
 	const char *cmd = p->argv ? p->argv[0] : NULL;
@@ -188,13 +222,8 @@ int harness_check(const struct aisb_plan *p, env_getter get, const char *home, b
 	if (p->rootfs != ROOTFS_HOST || !cmd || !*cmd || strchr(cmd, '/'))
 		return 0;
 	if (visible_in_sandbox(p, path, cmd)) {
-		if (announce && streq(cmd, "pi") && !(visible_in_sandbox(p, path, "rg") &&
-						      (visible_in_sandbox(p, path, "fd") || visible_in_sandbox(p, path, "fdfind"))))
-			/* measured with pi 0.73: tools-manager.js looks for fd, fdfind and rg, and
-			 * otherwise fetches them from GitHub on every start */
-			log_info("pi looks for fd and rg and downloads them from GitHub when missing: install them on "
-				 "the host (Debian/Ubuntu: apt-get install fd-find ripgrep; pi also finds Debian's "
-				 "'fdfind'), or run an image that has them (aisb build)");
+		if (announce && !fetched_visible(p, path, harness_find(cmd)))
+			log_info("%s", harness_find(cmd)->fetches_hint);
 		return 0;
 	}
 	found = find_on_host(cmd, get, home);

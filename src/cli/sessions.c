@@ -18,7 +18,7 @@
 #include "cli/sessions.h"
 #include "git/gitguard.h"
 #include "ns/cgroup.h"
-#include "ns/session.h"
+#include "run/session.h"
 #include "util/dl.h"
 #include "util/homedir.h"
 #include "util/log.h"
@@ -67,7 +67,7 @@ void sessions_info_done(struct session_info *si)
 
 #define RUN_DIRS_MAX 3
 
-/* The run dirs' sessions/ (ns/session.h) that are safe to read (session_run_dir_open(): the
+/* The run dirs' sessions/ (run/session.h) that are safe to read (session_run_dir_open(): the
  * caller's own, 0700, on tmpfs, no symlink): this environment's run dir, and the two a session
  * started from another environment used (systemd's $XDG_RUNTIME_DIR, /run/user/UID, and the
  * fallback /dev/shm/aisb-UID), so that `aisb ps` in a shell without XDG_RUNTIME_DIR still lists a
@@ -353,7 +353,7 @@ static bool is_run_etc(const struct session_info *si, const char *dir)
 }
 
 /* The generated /etc files of a session whose supervisor was killed, on a tmpfs outside the
- * session dir (ns/session.h): where its plan.json says, and where this environment's run dir
+ * session dir (run/session.h): where its plan.json says, and where this environment's run dir
  * has them (a supervisor killed before it wrote plan.json). Does not log. */
 static void remove_etc_dir(const struct session_info *si)
 {

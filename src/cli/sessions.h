@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sessions.h — reading the state dir for ps, inspect, logs and clean.
  *
- * Reads what src/ns/session.h documents: sessions/<id>/{plan.json,supervisor,init,cgroup,
+ * Reads what src/run/session.h documents: sessions/<id>/{plan.json,supervisor,init,cgroup,
  * egress.jsonl} of the state dir and of the run dirs (this environment's, /run/user/UID/aisb,
  * /dev/shm/aisb-UID; each only when session_run_dir_open() finds it safe), and sessions.log. A session is live when its supervisor pid still names the same
  * process (start time compared, so a reused pid is not mistaken for it). Signals go through a

@@ -17,7 +17,6 @@
 #include "util/homedir.h"
 #include "util/log.h"
 #include "util/util.h"
-#include "workspace/workspace.h"
 
 const char *net_mode_to_string(enum net_mode m)
 {
@@ -72,6 +71,23 @@ int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool 
 	return 0;
 }
 
+/* Adds the workspace to plan.json's object (mode, base, branch, target, untracked). */
+static void workspace_json(const struct workspace_plan *w, json_object *o)
+{
+	json_object *ws;
+
+	if (!w)
+		return;
+	ws = json_object_new_object();
+	json_object_object_add(ws, "mode", json_object_new_string("clone"));
+	json_object_object_add(ws, "project", json_object_new_string(w->top));
+	json_object_object_add(ws, "base", json_object_new_string(w->base));
+	json_object_object_add(ws, "branch", w->branch ? json_object_new_string(w->branch) : NULL);
+	json_object_object_add(ws, "target", w->target ? json_object_new_string(w->target) : NULL);
+	json_object_object_add(ws, "untracked", json_object_new_string(w->untracked_copy ? "copy" : "none"));
+	json_object_object_add(o, "workspace", ws);
+}
+
 char *plan_to_json(const struct aisb_plan *p)
 {
 	json_object *o = json_object_new_object(), *a, *env, *m;
@@ -99,7 +115,7 @@ char *plan_to_json(const struct aisb_plan *p)
 	json_object_object_add(o, "writable_git", json_object_new_boolean(p->writable_git));
 	json_object_object_add(o, "container_proc", json_object_new_boolean(p->container_proc));
 	json_object_object_add(o, "cwd", json_object_new_string(p->cwd));
-	workspace_plan_json(p->workspace, o);
+	workspace_json(p->workspace, o);
 	json_object_object_add(o, "home", json_object_new_string(p->home_src ? p->home_src : "ephemeral"));
 	json_object_object_add(o, "host_uid", json_object_new_int((int)p->host_uid));
 	json_object_object_add(o, "run_uid", json_object_new_int64((int64_t)p->run_uid));

@@ -16,13 +16,13 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "ns/cgroup.h"
+#include "core/plan-limits.h"
 
 enum net_mode { NET_NONE, NET_ALLOW, NET_FULL, NET_MODE_MAX };
 
 struct net_plan; /* net/netplan.h */
 struct bridge_plan; /* agents/bridge.h */
-struct workspace_plan; /* workspace/workspace.h */
+struct workspace_plan; /* below; carried out by workspace/workspace.h */
 enum rootfs_kind { ROOTFS_HOST, ROOTFS_IMAGE, ROOTFS_KIND_MAX };
 
 /* Where a setting came from; used for error messages and tests of precedence. */
@@ -175,7 +175,7 @@ struct aisb_plan {
 	char *session_id;
 	char *session_dir;
 	char *run_dir;         /* a tmpfs for the session's throw-away files: $XDG_RUNTIME_DIR/aisb,
-				* else /dev/shm/aisb-UID; NULL: none (ns/session.h) */
+				* else /dev/shm/aisb-UID; NULL: none (run/session.h) */
 	char *etc_dir;         /* where session_create() wrote the generated /etc files */
 	int guard_verdict_fd;  /* > 2: aisb autophase's pipe for the git check's verdict (internal
 				* AISB_GUARD_VERDICT_FD; written at the end, nothing when the check never ran) */
@@ -190,6 +190,22 @@ void plan_free(struct aisb_plan *p);
 
 /* A getter for host environment variables (secure_getenv in production, a table in tests). */
 typedef const char *(*env_getter)(const char *name);
+
+/* `--workspace clone` (workspace/workspace.h): the clone the sandbox works on, and where its
+ * commits go afterwards. */
+struct workspace_plan {
+	char *top;              /* the project's top-level directory on the host */
+	char *rel;              /* the working directory below it ("" at the top) */
+	char *base;             /* HEAD's commit when the plan was made */
+	char *branch;           /* the branch HEAD was on, NULL when detached */
+	char *object_format;    /* "sha1" or "sha256" */
+	char *target;           /* NULL: aisb/<session>; "current"; or a branch name */
+	bool untracked_copy;    /* --untracked copy */
+	bool import_uncommitted;/* --import-uncommitted */
+	bool review;            /* --review: the end-of-run import asks before it publishes */
+	char *dir;              /* <state>/workspaces/<session>, once prepared */
+	env_getter get;         /* the host environment the plan was resolved with */
+};
 
 /* "none" "allow" "full" */
 const char *net_mode_to_string(enum net_mode m);

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/plan-limits.h"
+
 /* Controllers aisb writes; a bit mask. */
 enum cgroup_ctrl {
 	CGROUP_MEMORY = 1u << 0,
@@ -31,28 +33,12 @@ enum cgroup_ctrl {
 
 #define CGROUP_MEMORY_DEFAULT (4ULL << 30) /* 4 GiB */
 #define CGROUP_PIDS_DEFAULT 4096ULL
-#define CGROUP_CPU_PERIOD_US 100000ULL
 #define CGROUP_MEMORY_MIN (8ULL << 20)       /* below this nothing starts */
 #define CGROUP_PIDS_MIN 2ULL                 /* init and the workload */
 #define CGROUP_CPUS_MAX 4096ULL
 
-/* What to write. A 0 value means "max" (no limit). The *_explicit flags say the user asked
- * (flag, config or environment) rather than taking the default. */
-struct cgroup_limits {
-	uint64_t memory_max;     /* bytes */
-	uint64_t pids_max;
-	uint64_t cpu_quota_us;   /* per CGROUP_CPU_PERIOD_US */
-	bool memory_explicit, pids_explicit, cpus_explicit;
-};
-
-/* How a plan's limits are enforced. */
-enum limits_mode {
-	LIMITS_NONE,       /* nothing to enforce (every limit "max") */
-	LIMITS_CGROUP,     /* a session leaf in a delegated cgroup v2 subtree */
-	LIMITS_SCOPE,      /* re-run inside a delegated systemd scope first */
-	LIMITS_DEGRADED,   /* defaults only, not enforced by cgroups (RLIMIT_NPROC at most) */
-	LIMITS_MODE_MAX,
-};
+/* struct cgroup_limits (what to write) and enum limits_mode are the plan's vocabulary: they
+ * live in core/plan-limits.h, below this module, so that core/plan.h need not include it. */
 
 /* Where we are in the cgroup v2 hierarchy. All paths are host paths without the root prefix. */
 struct cgroup_place {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* harden.h — the one hardening sequence before a sandboxed program's execve.
  *
- * `aisb run`'s workload (ns/init.c) and `aisb build`'s RUN steps (build/native.c) end the same
+ * `aisb run`'s workload (run/init.c) and `aisb build`'s RUN steps (build/native.c) end the same
  * way: every fd above 2 closed at exec, the capabilities limited (none, or a build root step's
  * fakeroot set, ns/caps.h), no_new_privs, and the seccomp filter compiled from the one table
  * (ns/seccomp.h, .fakeroot for a build's root step) loaded last. The /proc stage (ns/procfs.h)

@@ -18,7 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agents/bridge.h"
 #include "ns/mounts.h"
 #include "ns/mounts-internal.h"
 #include "ns/userns.h"

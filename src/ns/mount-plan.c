@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agents/bridge.h"
+#include "ns/cgroup.h"
 #include "ns/mounts.h"
 #include "ns/mounts-internal.h"
 #include "ns/userns.h"
@@ -217,9 +217,10 @@ static int plan_kernel_fs(struct mount_plan *mp, const char *shm, unsigned proc_
 	return 0;
 }
 
-/* Home: persistent under the state dir, or a tmpfs with the bridged harness config; ~/.agents
+/* Home: persistent under the state dir, or a tmpfs with the bridged harness config (@bb, the
+ * directories under <session dir>/bridge-home: mount_plan_build()'s @home_binds); ~/.agents
  * read-only on top. Pure. */
-static int plan_home(struct mount_plan *mp, const struct aisb_plan *p)
+static int plan_home(struct mount_plan *mp, const struct aisb_plan *p, const char *const *bb)
 {
 	char buf[64];
 	int r;
@@ -229,8 +230,6 @@ static int plan_home(struct mount_plan *mp, const struct aisb_plan *p)
 	if (p->home_src) {
 		r = add(mp, MOP_BIND, p->home_src, p->home, NULL, 0);
 	} else {
-		const char *const *bb = bridge_home_binds(p->bridge);
-
 		snprintf(buf, sizeof(buf), "mode=0700,uid=%u,gid=%u", (unsigned)p->uid, (unsigned)p->gid);
 		r = add(mp, MOP_TMPFS, NULL, p->home, buf, 0);
 		/* the bridged harness config (agents/bridge.h), written to the session dir */
@@ -302,7 +301,8 @@ static int plan_etc_files(struct mount_plan *mp, const struct aisb_plan *p, cons
 	return r;
 }
 
-int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f, struct mount_plan *out)
+int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f,
+		     const char *const *home_binds, struct mount_plan *out)
 {
 	_cleanup_free_ char *shm = NULL, *tmp = NULL, *run = NULL;
 	struct mount_plan mp = { 0 };
@@ -317,7 +317,7 @@ int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f
 	if (r >= 0 && (r = add(&mp, MOP_TMPFS, NULL, "/tmp", tmp, 0)) >= 0)
 		r = add(&mp, MOP_TMPFS, NULL, "/run", run, 0);
 	if (r >= 0)
-		r = plan_home(&mp, p);
+		r = plan_home(&mp, p, home_binds);
 	if (r >= 0)
 		r = plan_project(&mp, p, f);
 	for (size_t i = 0; r >= 0 && i < p->n_mounts; i++)

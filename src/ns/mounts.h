@@ -197,8 +197,12 @@ uint64_t mount_upper_size(uint64_t memory_max, uint64_t ram_bytes, uint64_t test
  */
 uint64_t mount_tmpfs_size(uint64_t memory_max, uint64_t ram_bytes, unsigned share);
 
-/* Builds the ordered operations for @p. Pure. Does not log. Return: 0 or -ENOMEM. */
-int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f, struct mount_plan *out);
+/* Builds the ordered operations for @p. @home_binds: the directories (relative to the home) the
+ * harness bridge wrote under <session dir>/bridge-home for an ephemeral home, bound into the tmpfs
+ * home; NULL-terminated, or NULL (the caller asks agents/bridge.h, a layer above this one).
+ * Pure. Does not log. Return: 0 or -ENOMEM. */
+int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f,
+		     const char *const *home_binds, struct mount_plan *out);
 void mount_plan_free(struct mount_plan *mp);
 
 /* What a build's RUN step is rooted in (build/native.c). */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agents/harness.h"
 #include "git/gitrun.h"
 #include "pipeline/autophase-internal.h"
 #include "util/strbuf.h"
@@ -62,7 +63,7 @@ int autophase_split_launcher(const char *cmd, char ***out)
 
 bool autophase_is_harness(const char *prog)
 {
-	return streq(prog, "pi") || streq(prog, "codex") || streq(prog, "claude");
+	return harness_find(prog) != NULL;
 }
 
 char *autophase_title(const char *name, const char *text, size_t len)

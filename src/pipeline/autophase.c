@@ -845,7 +845,7 @@ static void print_report(struct ap *a, bool plan)
  * (docs/agents.md; a `--` command bridges nothing). stdin @in_fd, stdout and stderr the
  * command's. Return: the run's exit status (128+N for signal N) or an exit code. Logs on failure
  * to start it. */
-/* The git check's verdict of one unit's run (AISB_GUARD_VERDICT_FD, ns/sandbox.c). */
+/* The git check's verdict of one unit's run (AISB_GUARD_VERDICT_FD, run/sandbox.c). */
 struct unit_verdict {
 	bool got;                 /* false: the check never ran (aisb was killed): pending */
 	unsigned long found, unjudged, failed, incomplete;

@@ -247,22 +247,6 @@ void workspace_plan_print(const struct workspace_plan *w, FILE *f)
 		w->review ? ", after your review and confirmation" : "");
 }
 
-void workspace_plan_json(const struct workspace_plan *w, struct json_object *o)
-{
-	json_object *ws;
-
-	if (!w)
-		return;
-	ws = json_object_new_object();
-	json_object_object_add(ws, "mode", json_object_new_string("clone"));
-	json_object_object_add(ws, "project", json_object_new_string(w->top));
-	json_object_object_add(ws, "base", json_object_new_string(w->base));
-	json_object_object_add(ws, "branch", w->branch ? json_object_new_string(w->branch) : NULL);
-	json_object_object_add(ws, "target", w->target ? json_object_new_string(w->target) : NULL);
-	json_object_object_add(ws, "untracked", json_object_new_string(w->untracked_copy ? "copy" : "none"));
-	json_object_object_add(o, "workspace", ws);
-}
-
 /* ---- workspace.json ---------------------------------------------------------------------- */
 
 static char *ws_path(const char *state, const char *id, const char *name)

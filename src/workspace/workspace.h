@@ -35,19 +35,8 @@
 
 #include "core/plan.h"
 
-struct workspace_plan {
-	char *top;              /* the project's top-level directory on the host */
-	char *rel;              /* the working directory below it ("" at the top) */
-	char *base;             /* HEAD's commit when the plan was made */
-	char *branch;           /* the branch HEAD was on, NULL when detached */
-	char *object_format;    /* "sha1" or "sha256" */
-	char *target;           /* NULL: aisb/<session>; "current"; or a branch name */
-	bool untracked_copy;    /* --untracked copy */
-	bool import_uncommitted;/* --import-uncommitted */
-	bool review;            /* --review: the end-of-run import asks before it publishes */
-	char *dir;              /* <state>/workspaces/<session>, once prepared */
-	env_getter get;         /* the host environment the plan was resolved with */
-};
+/* struct workspace_plan, the plan's part that this module carries out, is in core/plan.h: the
+ * plan is the core's vocabulary (core/plan.c writes it into plan.json). */
 
 /* What the export sandbox is asked to do (workspace_exporter). */
 struct workspace_export {
@@ -174,9 +163,6 @@ int workspace_clean(const char *state, bool discard, bool (*live)(const char *st
 char **workspace_ids(const char *state);
 
 void workspace_plan_free(struct workspace_plan *w);
-
-/* Adds the workspace to plan.json's object (mode, base, branch, target, untracked). */
-void workspace_plan_json(const struct workspace_plan *w, struct json_object *o);
 
 /* The --dry-run line. */
 void workspace_plan_print(const struct workspace_plan *w, FILE *f);

@@ -75,7 +75,7 @@ echo "# Recommends: $recs"
 for p in libcurl4 libarchive13 libssl3 libmnl0 libnftnl11 libjson-c5; do
 	[[ ", $deps" == *", $p "* || ", $deps," == *", $p,"* ]] || missing+=" $p"
 done
-# the seccomp filters are compiled into the binary when it is built (src/ns/seccomp-gen.c):
+# the seccomp filters are compiled into the binary when it is built (src/gen/seccomp-gen.c):
 # libseccomp is a build dependency only
 [[ $deps != *libseccomp* ]] || missing+=" (libseccomp2 is not needed at run time)"
 if [ -z "$missing" ]; then

@@ -24,7 +24,7 @@ static void rewrite_all(json_object *doc)
 				.project_dst = "/p", .get = no_env };
 	struct bridge_result r = { .n_files = 0 };
 
-	if (bridge_pi(doc, doc, &c, &r) == 0)
+	if (bridge_pi((json_object *[]){ doc, doc }, &c, &r) == 0)
 		for (size_t i = 0; i < r.n_files; i++) {
 			json_object *m = bridge_merge(r.files[i].doc, doc, r.files[i].doc);
 			char *t = m ? bridge_json_format(m) : NULL;
@@ -32,12 +32,12 @@ static void rewrite_all(json_object *doc)
 			json_object_put(m);
 		}
 	bridge_result_done(&r);
-	if (bridge_codex(doc, &c, &r) == 0 && r.n_files) {
+	if (bridge_codex((json_object *[]){ doc }, &c, &r) == 0 && r.n_files) {
 		char *t = bridge_toml_format(r.files[0].doc);
 		free(t);
 	}
 	bridge_result_done(&r);
-	(void)bridge_claude(doc, doc, &c, &r);
+	(void)bridge_claude((json_object *[]){ doc, doc }, &c, &r);
 	bridge_result_done(&r);
 }
 

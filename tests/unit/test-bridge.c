@@ -11,6 +11,7 @@
 
 #include "agents/bridge-internal.h"
 #include "agents/bridge.h"
+#include "agents/harness.h"
 #include "cli/resolve.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -190,7 +191,7 @@ static void test_pi(void **state)
 	char *out;
 
 	fake_env = env;
-	assert_int_equal(bridge_pi(m, s, &c, &r), 0);
+	assert_int_equal(bridge_pi((json_object *[]){ m, s }, &c, &r), 0);
 	assert_int_equal(r.n_files, 2);
 	assert_string_equal(r.files[0].rel, ".pi/agent/models.json");
 	assert_string_equal(r.files[1].rel, ".pi/agent/settings.json");
@@ -236,7 +237,7 @@ static void test_pi(void **state)
 	 * provider's endpoint is needed */
 	c.thinking = NULL;
 	json_object_object_del(s, "defaultProvider");
-	assert_int_equal(bridge_pi(m, s, &c, &r), 0);
+	assert_int_equal(bridge_pi((json_object *[]){ m, s }, &c, &r), 0);
 	assert_string_equal(json_object_get_string(json_object_object_get(r.files[1].doc, "defaultThinkingLevel")), "low");
 	assert_null(r.files[1].force);
 	assert_int_equal(r.n_ep, 3);
@@ -247,7 +248,7 @@ static void test_pi(void **state)
 		static const char *const env2[] = { "ANTHROPIC_API_KEY=" CANARY, NULL };
 		json_object *s2 = J("{\"defaultProvider\":\"anthropic\"}");
 		fake_env = env2;
-		assert_int_equal(bridge_pi(NULL, s2, &c, &r), 0);
+		assert_int_equal(bridge_pi((json_object *[]){ NULL, s2 }, &c, &r), 0);
 		assert_int_equal(r.n_ep, 1);
 		assert_string_equal(r.ep[0].host, "api.anthropic.com");
 		assert_true(strv_contains(r.pass, "ANTHROPIC_API_KEY"));
@@ -258,7 +259,7 @@ static void test_pi(void **state)
 
 	/* no host config at all: a settings file with the thinking level, no models file, no token */
 	c.thinking = "medium";
-	assert_int_equal(bridge_pi(NULL, NULL, &c, &r), 0);
+	assert_int_equal(bridge_pi((json_object *[]){ NULL, NULL }, &c, &r), 0);
 	assert_int_equal(r.n_files, 1);
 	assert_json_eq(r.files[0].doc, "{\"defaultThinkingLevel\":\"medium\"}");
 	assert_false(r.need_token);
@@ -388,7 +389,7 @@ static void test_codex(void **state)
 
 	fake_env = env;
 	assert_int_equal(bridge_toml_parse(codex_toml, &doc, err, sizeof(err)), 0);
-	assert_int_equal(bridge_codex(doc, &c, &r), 0);
+	assert_int_equal(bridge_codex((json_object *[]){ doc }, &c, &r), 0);
 	assert_int_equal(r.n_files, 1);
 	assert_string_equal(r.files[0].rel, ".codex/config.toml");
 	prov = json_object_object_get(json_object_object_get(r.files[0].doc, "model_providers"), "local");
@@ -414,14 +415,14 @@ static void test_codex(void **state)
 
 	/* the provider's key variable unset on the host: needed (bridge_resolve refuses) */
 	fake_env = NULL;
-	assert_int_equal(bridge_codex(doc, &c, &r), 0);
+	assert_int_equal(bridge_codex((json_object *[]){ doc }, &c, &r), 0);
 	assert_true(r.need_token);
 	assert_non_null(strstr(r.token_origin, "LOCAL_KEY"));
 	bridge_result_done(&r);
 	json_object_put(doc);
 
 	/* no config: the built-in openai provider, its endpoint, the forced sandbox mode */
-	assert_int_equal(bridge_codex(NULL, &c, &r), 0);
+	assert_int_equal(bridge_codex((json_object *[]){ NULL }, &c, &r), 0);
 	assert_int_equal(r.n_ep, 1);
 	assert_string_equal(r.ep[0].host, "api.openai.com");
 	assert_true(notes_have(&r, "OPENAI_API_KEY is not set"));
@@ -445,7 +446,7 @@ static void test_claude(void **state)
 	char *out;
 
 	fake_env = env;
-	assert_int_equal(bridge_claude(st, se, &c, &r), 0);
+	assert_int_equal(bridge_claude((json_object *[]){ st, se }, &c, &r), 0);
 	assert_int_equal(r.n_files, 2);
 	assert_string_equal(r.files[0].rel, ".claude/.claude.json");
 	assert_json_eq(r.files[0].doc, "{\"theme\":\"light\",\"hasCompletedOnboarding\":true,"
@@ -472,7 +473,7 @@ static void test_claude(void **state)
 	/* the host's own permission mode wins; no base URL: Anthropic's endpoint */
 	fake_env = NULL;
 	json_object_object_add(se, "permissions", J("{\"defaultMode\":\"acceptEdits\"}"));
-	assert_int_equal(bridge_claude(NULL, se, &c, &r), 0);
+	assert_int_equal(bridge_claude((json_object *[]){ NULL, se }, &c, &r), 0);
 	assert_string_equal(json_object_get_string(json_object_object_get(
 				    json_object_object_get(r.files[1].doc, "permissions"), "defaultMode")), "acceptEdits");
 	assert_string_equal(r.ep[0].host, "api.anthropic.com");
@@ -537,6 +538,50 @@ static void test_resolve_refusal(void **state)
 	fake_env = NULL;
 }
 
+/* The harness table: lookups, the names for messages, subcommands, the --no-*-config switch, and
+ * every row complete (a bridge, a switch, at least one host file, and the bridge runs on no file). */
+static void test_harness_table(void **state)
+{
+	struct aisb_settings st = { .no_codex_config = true };
+	const struct harness *h;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(harness_find("pi"));
+	assert_string_equal(harness_find("codex")->name, "codex");
+	assert_null(harness_find("shell"));
+	assert_null(harness_find("gemini"));
+	assert_null(harness_find(NULL));
+	assert_null(harness_find("p"));
+	assert_non_null(harness_findn("claude,pi", 6));
+	assert_null(harness_findn("claude", 5));
+	assert_string_equal(harness_names("or"), "pi, codex or claude");
+	assert_string_equal(harness_names(NULL), "pi codex claude");
+	assert_true(harness_has_subcommand(harness_find("codex"), "exec"));
+	assert_false(harness_has_subcommand(harness_find("codex"), "exe"));
+	assert_false(harness_has_subcommand(harness_find("codex"), ""));
+	assert_false(harness_has_subcommand(harness_find("codex"), "exec review"));
+	assert_false(harness_has_subcommand(harness_find("pi"), "exec"));
+	assert_true(harness_has_subcommand(harness_find("claude"), "rm"));
+	assert_false(harness_has_subcommand(NULL, "rm"));
+	assert_true(harness_config_off(harness_find("codex"), &st));
+	assert_false(harness_config_off(harness_find("pi"), &st));
+	assert_false(harness_config_off(harness_find("claude"), &st));
+	for (; (h = harness_at(n)); n++) {
+		struct bridge_ctx c = { .host_home = "/home/u", .token_env = "AI_API_TOKEN", .get = fake_get };
+		struct bridge_result r = { .n_files = 0 };
+
+		assert_non_null(h->bridge);
+		assert_non_null(h->files[0].rel);
+		assert_true(strncmp(h->no_config_flag, "--no-", 5) == 0);
+		assert_ptr_equal(harness_find(h->name), h);
+		assert_true(!h->fetches == !h->fetches_hint);
+		assert_int_equal(h->bridge(NULL, &c, &r), 0);
+		bridge_result_done(&r);
+	}
+	assert_int_equal(n, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_claude),
 		cmocka_unit_test(test_json_bounds),
 		cmocka_unit_test(test_resolve_refusal),
+		cmocka_unit_test(test_harness_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,7 +123,7 @@ static void test_mount_plan_image(void **state)
 	f.overlay_work = "/state/s/overlay/work";
 	f.session_etc = "/state/s/etc";
 	f.lib_link[0] = "usr/bin";
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_int_equal(mp.ops[0].kind, MOP_OVERLAY);
 	assert_string_equal(mp.ops[0].src, "/cache/aisb/rootfs/abc");
 	assert_string_equal(mp.ops[0].data, "/state/s/overlay/upper\n/state/s/overlay/work");
@@ -136,7 +136,7 @@ static void test_mount_plan_image(void **state)
 
 	/* not kept (or --ephemeral): no upper dirs, the overlay gets a bounded tmpfs */
 	f.overlay_upper = f.overlay_work = NULL;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_int_equal(mp.ops[0].kind, MOP_OVERLAY);
 	assert_true(mp.ops[0].flags & MOP_F_TMPFS_UPPER);
 	assert_string_equal(mp.ops[0].data, "mode=0755,size=2147483648");

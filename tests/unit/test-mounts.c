@@ -9,8 +9,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "ns/cgroup.h"
 #include "ns/mounts.h"
-#include "ns/sandbox.h"
+#include "run/sandbox.h"
 #include "util/util.h"
 
 static void base_plan(struct aisb_plan *p)
@@ -53,7 +54,7 @@ static void test_system_dirs(void **state)
 
 	base_plan(&p);
 	base_facts(&f);
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_true(must(&mp, "/usr", MOP_BIND)->flags & MOP_F_RO);
 	assert_true(must(&mp, "/etc", MOP_BIND)->flags & MOP_F_RO);
 	assert_string_equal(must(&mp, "/bin", MOP_SYMLINK)->src, "usr/bin");
@@ -109,7 +110,7 @@ static void test_project_and_git(void **state)
 	base_facts(&f);
 	f.git = GIT_DIR;
 	f.git_hooks = f.git_config = f.git_modules = true;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_true(must(&mp, "/home/alice/proj/.git/modules", MOP_BIND)->flags & MOP_F_RO);
 	assert_false(must(&mp, "/home/alice/proj", MOP_BIND)->flags & MOP_F_RO);
 	/* .git pinned (a mount point cannot be renamed), hooks and config read-only */
@@ -131,7 +132,7 @@ static void test_project_and_git(void **state)
 	char *pin_dirs[] = { strdup("worktrees/w"), NULL };
 	f.git_pin_files = pin_files;
 	f.git_pin_dirs = pin_dirs;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_true(must(&mp, "/home/alice/proj/.git/commondir", MOP_BIND)->flags & MOP_F_FILE);
 	assert_true(must(&mp, "/home/alice/proj/.git/commondir", MOP_BIND)->flags & MOP_F_RO);
 	assert_true(must(&mp, "/home/alice/proj/.git/config.worktree", MOP_BIND)->flags & MOP_F_RO);
@@ -150,7 +151,7 @@ static void test_project_and_git(void **state)
 
 	/* --writable-git: no git binds */
 	p.writable_git = true;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_null(mount_plan_find(&mp, "/home/alice/proj/.git/hooks"));
 	assert_null(mount_plan_find(&mp, "/home/alice/proj/.git"));
 	mount_plan_free(&mp);
@@ -158,7 +159,7 @@ static void test_project_and_git(void **state)
 	/* a worktree's .git file is bound read-only */
 	p.writable_git = false;
 	f.git = GIT_FILE;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_true(must(&mp, "/home/alice/proj/.git", MOP_BIND)->flags & MOP_F_RO);
 	assert_null(mount_plan_find(&mp, "/home/alice/proj/.git/hooks"));
 	mount_plan_free(&mp);
@@ -166,7 +167,7 @@ static void test_project_and_git(void **state)
 	/* --read-only: the project and its .git are read-only */
 	p.project_ro = true;
 	f.git = GIT_DIR;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_true(must(&mp, "/home/alice/proj", MOP_BIND)->flags & MOP_F_RO);
 	assert_true(must(&mp, "/home/alice/proj/.git", MOP_BIND)->flags & MOP_F_RO);
 	mount_plan_free(&mp);
@@ -188,7 +189,7 @@ static void test_home_agents_mounts(void **state)
 	p.agents_src = strdup("/home/alice/.agents");
 	p.mounts = m;
 	p.n_mounts = 2;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_false(must(&mp, "/home/sandbox", MOP_BIND)->flags & MOP_F_RO);
 	assert_true(must(&mp, "/home/sandbox/.agents", MOP_BIND)->flags & MOP_F_RO);
 	assert_true(index_of(&mp, "/home/sandbox") < index_of(&mp, "/home/sandbox/.agents"));
@@ -201,7 +202,7 @@ static void test_home_agents_mounts(void **state)
 	p.home_src = NULL;
 	free(p.project_src);
 	p.project_src = NULL;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_non_null(strstr(must(&mp, "/home/sandbox", MOP_TMPFS)->data, "uid=1000"));
 	assert_null(mount_plan_find(&mp, "/home/alice/proj"));
 	mount_plan_free(&mp);
@@ -219,7 +220,7 @@ static void test_root_masks(void **state)
 	base_facts(&f);
 	strv_push(&f.masked_files, "/etc/shadow");
 	strv_push(&f.masked_dirs, "/etc/ssl/private");
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_string_equal(must(&mp, "/etc/shadow", MOP_BIND)->src, "/dev/null");
 	assert_true(must(&mp, "/etc/shadow", MOP_BIND)->flags & MOP_F_RO);
 	assert_true(must(&mp, "/etc/ssl/private", MOP_TMPFS)->flags & MOP_F_RO);
@@ -244,7 +245,7 @@ static void test_root_idmapped(void **state)
 	f.idmapped = true;
 	f.etc_tree = 41;
 	f.opt_tree = 42;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	op = must(&mp, "/etc", MOP_BIND);
 	assert_true((op->flags & (MOP_F_PREPARED | MOP_F_RO)) == (MOP_F_PREPARED | MOP_F_RO));
 	assert_string_equal(op->data, "41");
@@ -308,7 +309,7 @@ static void test_image_fallback(void **state)
 	p.image_rootfs = strdup("/c/aisb/rootfs/abc");
 	f.overlay_upper = strdup("/s/overlay/upper");
 	f.overlay_work = strdup("/s/overlay/work");
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_int_equal(mp.ops[0].kind, MOP_OVERLAY);
 	assert_string_equal(mp.ops[0].src, "/c/aisb/rootfs/abc");
 	assert_string_equal(mp.ops[0].data, "/s/overlay/upper\n/s/overlay/work");
@@ -342,7 +343,7 @@ static void test_image_fallback(void **state)
 
 	/* with the kept session's dirs the upper is on disk; without them (a session that is not
 	 * kept, --ephemeral) a tmpfs bounded by half the memory limit, or half the RAM below it */
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_false(mp.ops[0].flags & MOP_F_TMPFS_UPPER);
 	mount_plan_free(&mp);
 	free(f.overlay_upper);
@@ -350,23 +351,23 @@ static void test_image_fallback(void **state)
 	f.overlay_upper = f.overlay_work = NULL;
 	p.limits.memory_max = 512ULL << 20;
 	f.ram_bytes = 8ULL << 30;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_true(mp.ops[0].flags & MOP_F_TMPFS_UPPER);
 	assert_string_equal(mp.ops[0].data, "mode=0755,size=268435456");
 	mount_plan_free(&mp);
 	f.ram_bytes = 256ULL << 20;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_string_equal(mp.ops[0].data, "mode=0755,size=134217728");
 	mount_plan_free(&mp);
 	p.image_upper_max = 1 << 20; /* AISB_TEST_UPPER_SIZE only lowers it */
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_string_equal(mp.ops[0].data, "mode=0755,size=1048576");
 	mount_plan_free(&mp);
 	p.image_upper_max = 0;
 
 	/* the test hook */
 	p.image_no_overlay = true;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_true(mp.ops[0].flags & MOP_F_NO_OVERLAY);
 	mount_plan_free(&mp);
 
@@ -375,7 +376,7 @@ static void test_image_fallback(void **state)
 	p.image_rootfs = NULL;
 	p.rootfs = ROOTFS_HOST;
 	p.image_no_overlay = false;
-	assert_int_equal(mount_plan_build(&p, &f, &mp), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	for (size_t i = 0; i < mp.n; i++)
 		assert_false(mp.ops[i].flags & MOP_F_FALLBACK);
 	mount_plan_free(&mp);
@@ -435,7 +436,7 @@ static void test_build_step(void **state)
 	p.rootfs = ROOTFS_IMAGE;
 	p.image_rootfs = strdup("/store/rootfs/x");
 	base_facts(&f);
-	assert_int_equal(mount_plan_build(&p, &f, &run), 0);
+	assert_int_equal(mount_plan_build(&p, &f, NULL, &run), 0);
 	for (from = 0; from < run.n && !streq(run.ops[from].dst, "/proc"); from++)
 		;
 	for (size_t i = 1; i < step.n && (step.ops[i].kind != MOP_MKDIR); i++, n++) {

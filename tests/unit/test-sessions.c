@@ -172,7 +172,7 @@ static void test_list_live_ended_remove(void **s)
 	sessions_info_done(&si);
 }
 
-/* Live session dirs in the run dir (ns/session.h) are listed and loaded next to the state
+/* Live session dirs in the run dir (run/session.h) are listed and loaded next to the state
  * dir's; a run dir that is not the caller's own 0700 directory is not read at all. */
 static void test_run_dir_sessions(void **st)
 {

@@ -29,7 +29,7 @@ common_teardown() {
 }
 
 # private_run_dir: a run dir of this test's own on tmpfs (live session dirs go there,
-# src/ns/session.h), so that the test's sessions never land in the shared /dev/shm/aisb-UID;
+# src/run/session.h), so that the test's sessions never land in the shared /dev/shm/aisb-UID;
 # private_run_dir_done removes it. (aisb ps/clean also read /run/user/UID/aisb and
 # /dev/shm/aisb-UID: a live session of this user there shows in them.)
 private_run_dir() { XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/aisb-e2e-rt.XXXXXX) && export XDG_RUNTIME_DIR; }
@@ -38,7 +38,7 @@ private_run_dir_done() {
 	return 0
 }
 
-# run_dir: aisb's run dir in this environment (src/ns/session.h).
+# run_dir: aisb's run dir in this environment (src/run/session.h).
 run_dir() {
 	if [ -n "${XDG_RUNTIME_DIR:-}" ]; then echo "$XDG_RUNTIME_DIR/aisb"; else echo "/dev/shm/aisb-$(id -u)"; fi
 }

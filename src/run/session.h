@@ -31,8 +31,8 @@
  * The session dir is removed at exit unless --keep; a supervisor killed with SIGKILL leaves it for
  * `aisb clean`.
  */
-#ifndef AISB_NS_SESSION_H
-#define AISB_NS_SESSION_H
+#ifndef AISB_RUN_SESSION_H
+#define AISB_RUN_SESSION_H
 
 #include <stdbool.h>
 #include <sys/types.h>

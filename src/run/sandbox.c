@@ -29,13 +29,13 @@
 #include "net/pasta.h"
 #include "ns/mounts.h"
 #include "ns/refusal.h"
-#include "ns/sandbox.h"
 #include "ns/scrub.h"
 #include "ns/seccomp.h"
 #include "ns/userns.h"
-#include "ns/session.h"
-#include "ns/stage.h"
 #include "ns/ttyfilter.h"
+#include "run/sandbox.h"
+#include "run/session.h"
+#include "run/stage.h"
 #include "util/container.h"
 #include "util/dl.h"
 #include "util/fdpass.h"
@@ -487,7 +487,7 @@ static int prepare_stage(struct aisb_plan *p, struct limits_run *lr, struct moun
 		return r;
 	r = mount_host_facts(p, facts);
 	if (r >= 0)
-		r = mount_plan_build(p, facts, mp);
+		r = mount_plan_build(p, facts, bridge_home_binds(p->bridge), mp);
 	if (r < 0)
 		return r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
 	if (p->run_uid != p->host_uid) {

@@ -26,7 +26,7 @@
 #include "ns/seccomp.h"
 #include "ns/limits.h"
 #include "ns/procfs.h"
-#include "ns/stage.h"
+#include "run/stage.h"
 #include "util/fdpass.h"
 #include "util/log.h"
 #include "util/util.h"

@@ -5,8 +5,8 @@
  * init into new user/mount/pid/net/ipc/uts/cgroup namespaces, writes the single-id maps, relays the
  * pty, forwards signals, waits, and removes everything it created.
  */
-#ifndef AISB_NS_SANDBOX_H
-#define AISB_NS_SANDBOX_H
+#ifndef AISB_RUN_SANDBOX_H
+#define AISB_RUN_SANDBOX_H
 
 #include "core/plan.h"
 

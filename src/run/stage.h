@@ -7,8 +7,8 @@
  * stage_report` to the CLOEXEC error pipe and exits; the pipe closing without a report means
  * execve succeeded.
  */
-#ifndef AISB_NS_STAGE_H
-#define AISB_NS_STAGE_H
+#ifndef AISB_RUN_STAGE_H
+#define AISB_RUN_STAGE_H
 
 #include <signal.h>
 #include <stdint.h>

@@ -16,7 +16,7 @@
 #include <json-c/json.h>
 
 #include "net/pasta.h"
-#include "ns/session.h"
+#include "run/session.h"
 #include "util/log.h"
 #include "util/util.h"
 
