@@ -10,6 +10,13 @@
 #   ttfb MODE HOST PORT N : N sequential connections; median/p90 ms from connect to first byte (a
 #                           name is resolved before the clock starts; that lookup is printed apart)
 #   many MODE HOST PORT N : N concurrent connections held open at once; print how many got "hi"
+#   serve-http PORT       : an HTTP/1.1 server: GET /bulk is answered with BYTES zeros
+#                           (Content-Length), any other request with "ok"; one request per
+#                           connection (the injecting path's columns, --key-via-gate)
+#   hbulk LABEL MODE HOST PORT, httfb LABEL MODE HOST PORT N: bulk and ttfb as HTTP requests
+#                           (GET /bulk, GET /), printed as LABEL, the key in $AI_API_TOKEN sent
+#                           as "Authorization: Bearer" (a --key-via-gate placeholder or a key);
+#                           the first byte is the answer's
 # MODE connect tunnels through aisb's gate (127.0.0.1:3128 in the sandbox); squid through the
 # proxy in $BENCH_PROXY (HOST:PORT, a squid on the host); srt through the proxy srt puts in
 # $HTTPS_PROXY/$https_proxy inside its sandbox. All three send the same CONNECT request.
@@ -85,6 +92,67 @@ async def serve(port):
     srv = await asyncio.start_server(handle, "127.0.0.1", port, backlog=4096)
     async with srv:
         await srv.serve_forever()
+
+
+async def serve_http(port):
+    chunk = bytes(1 << 20)
+
+    async def handle(r, w):
+        try:
+            head = await r.readuntil(b"\r\n\r\n")
+            if head.startswith(b"GET /bulk "):
+                w.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % BYTES)
+                left = BYTES
+                while left > 0:
+                    n = min(left, len(chunk))
+                    w.write(chunk[:n])
+                    await w.drain()
+                    left -= n
+            else:
+                w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n")
+                await w.drain()
+        except Exception:
+            pass
+        w.close()
+
+    srv = await asyncio.start_server(handle, "127.0.0.1", port, backlog=4096)
+    async with srv:
+        await srv.serve_forever()
+
+
+def http_request(path, host, port):
+    return b"GET %s HTTP/1.1\r\nHost: %s:%d\r\nAuthorization: Bearer %s\r\n\r\n" % (
+        path, host.encode(), port, os.environ.get("AI_API_TOKEN", "none").encode())
+
+
+def hbulk(label, mode, host, port):
+    s = dial(mode, host, port)
+    t = time.time()
+    s.sendall(http_request(b"/bulk", host, port))
+    buf = bytearray(1 << 20)
+    got = 0
+    while True:
+        n = s.recv_into(buf)
+        if not n:
+            break
+        got += n
+    dt = time.time() - t
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    print("%s %.3f s %.0f MiB/s (%d bytes) client_cpu %.3f s" % (label, dt, got / dt / (1 << 20), got,
+                                                                   ru.ru_utime + ru.ru_stime))
+
+
+def httfb(label, mode, host, port, n):
+    xs = []
+    for _ in range(n):
+        t = time.perf_counter()
+        s = dial(mode, host, port)
+        s.sendall(http_request(b"/", host, port))
+        s.recv(1)
+        xs.append((time.perf_counter() - t) * 1000)
+        s.close()
+    xs.sort()
+    print("%s ttfb median %.3f ms p90 %.3f ms (n=%d)" % (label, statistics.median(xs), xs[int(len(xs) * 0.9)], n))
 
 
 def bulk(mode, host, port):
@@ -168,5 +236,11 @@ if __name__ == "__main__":
         bulk(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif cmd == "ttfb":
         ttfb(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif cmd == "serve-http":
+        asyncio.run(serve_http(int(sys.argv[2])))
+    elif cmd == "hbulk":
+        hbulk(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif cmd == "httfb":
+        httfb(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
     elif cmd == "many":
         many(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))

@@ -13,6 +13,14 @@
 #   PIN=1                                 server and client on CPU 0, the relay on CPU 1
 #   PEERS=0                               skip squid and srt even when installed
 #   AISB_BEFORE=OTHER_BINARY              its CONNECT and transparent columns too (A/B, interleaved)
+#   KEYED=0                               skip the injecting path's table (--key-via-gate)
+#   ONLY=keyed                            the injecting path's table only
+# The injecting path (--key-via-gate, issue 27): HTTP requests (GET /bulk: BYTES; GET /: time to
+# the answer's first byte) through a CONNECT tunnel to a model endpoint on the host's loopback
+# (--allow-host-port, a fake pi as the harness so that the bridge names the endpoint), as a plain
+# tunnel (http_connect: the gate splices) and keyed (keyed_connect: the gate reads each request
+# head, puts the key in, and reads every answer byte through the key masker, net/keymask.c),
+# next to the same requests without the sandbox (http_direct).
 # The peers run when installed (they are not in contrib/packages.txt: CI does not run benches):
 #   squid: apt-get install squid          (run here as `squid -N` with a config in the work dir)
 #   srt:   apt-get install bubblewrap socat ripgrep && npm install -g @anthropic-ai/sandbox-runtime
@@ -38,7 +46,7 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
-	rm -rf "$work"
+	rm -rf "$work" "${khome:-}"
 }
 trap cleanup EXIT
 python3 "$work/gate-load.py" serve "$port" &
@@ -84,6 +92,77 @@ ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
 secs() { awk -v t="$1" -v hz="$hz" 'BEGIN {printf "%.2f", t / hz}'; }
 
+# ---- the injecting path (--key-via-gate) ----
+keyed_section() {
+	local kport kfake="$work/kfake" m out apid relay pmed
+	# the host home the bridge reads (pi's config): outside the project (the work dir)
+	khome=$(mktemp -d /tmp/aisb-gate-bench-home.XXXXXX)
+	kport=$(freeport)
+	python3 "$work/gate-load.py" serve-http "$kport" &
+	pids+=("$!")
+	waitport "$kport"
+	mkdir -p "$khome/.pi/agent" "$kfake/bin"
+	printf '{"providers":{"bench":{"baseUrl":"http://127.0.0.1:%s/v1","api":"openai-completions","apiKey":"literal","models":[{"id":"m"}]}}}\n' \
+		"$kport" >"$khome/.pi/agent/models.json"
+	echo '{"defaultProvider":"bench","defaultModel":"m"}' >"$khome/.pi/agent/settings.json"
+	# shellcheck disable=SC2016 # expanded by the fake pi's shell, inside
+	printf '#!/bin/sh\n# shellcheck disable=SC2086\nexec python3 gate-load.py $BENCH_ARGS\n' >"$kfake/bin/pi"
+	chmod 755 "$kfake" "$kfake/bin" "$kfake/bin/pi"
+	# kcmd_for LABEL ARGS...: kcmd=(the aisb command that runs gate-load.py ARGS as the fake pi;
+	# keyed for keyed_*), run with kenv=(the host environment it needs) as a simple command, so
+	# that $! of a background run is the supervisor
+	kcmd_for() {
+		local label=$1 kv=()
+		shift
+		[ "${label#keyed_}" != "$label" ] && kv=(--key-via-gate pi)
+		kcmd=("${pin_relay[@]}" "$aisb" --harness-from "$kfake" --allow-host-port "$kport" "${kv[@]}" --ephemeral-home
+			--env BENCH_ARGS="$*" --env BYTES -p x)
+	}
+	kenv=(HOME="$khome" AI_API_TOKEN=sk-bench-0123456789abcdefghij)
+	kb() { kcmd_for "$@"; env "${kenv[@]}" "${kcmd[@]}" </dev/null; }
+	: >"$work/kbulk"
+	: >"$work/kttfb"
+	echo "== the injecting path (--key-via-gate): $BYTES bytes of HTTP answer, $repeat interleaved rounds; time to first byte, $n requests a round"
+	for _ in $(seq "$repeat"); do
+		for m in http_direct http_connect keyed_connect; do
+			relay=0
+			if [ "$m" = http_direct ]; then
+				out=$("${pin_cli[@]}" "${hload[@]}" hbulk "$m" direct 127.0.0.1 "$kport")
+			else
+				kcmd_for "$m" hbulk "$m" connect host.aisb.internal "$kport"
+				env "${kenv[@]}" "${kcmd[@]}" </dev/null >"$work/out" 2>"$work/err" &
+				apid=$! # env and taskset exec: the supervisor's pid
+				cur_aisb=$aisb
+				follow_ticks aisb_relay_pids
+				relay=$relay_ticks
+				wait "$apid" || true
+				out=$(grep "^$m " "$work/out" || tail -3 "$work/err" | sed 's/^/err: /')
+			fi
+			echo "$out relay_cpu $(secs "$relay") s" | tee -a "$work/kbulk"
+		done
+		for m in http_direct http_connect keyed_connect; do
+			if [ "$m" = http_direct ]; then
+				"${hload[@]}" httfb "$m" direct 127.0.0.1 "$kport" "$n"
+			else
+				kb "$m" httfb "$m" connect host.aisb.internal "$kport" "$n" 2>/dev/null | grep "^$m "
+			fi | tee -a "$work/kttfb"
+		done
+	done
+	med() { sort -n | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print "-"}'; }
+	pmed=$(awk '$1 == "http_connect" {print $4}' "$work/kbulk" | med)
+	printf '%-16s %9s %8s %10s %10s %10s\n' path MiB/s xplain relay_cpu ttfb_ms ttfb_p90
+	for m in http_direct http_connect keyed_connect; do
+		local x c t q
+		x=$(awk -v m="$m" '$1 == m {print $4}' "$work/kbulk" | med)
+		c=$(awk -v m="$m" '$1 == m {for (i = 1; i < NF; i++) if ($i == "relay_cpu") print $(i + 1)}' "$work/kbulk" | med)
+		[ "$m" = http_direct ] && c=-
+		t=$(awk -v m="$m" '$1 == m {print $4}' "$work/kttfb" | med)
+		q=$(awk -v m="$m" '$1 == m {print $7}' "$work/kttfb" | med)
+		awk -v m="$m" -v x="$x" -v p="$pmed" -v c="$c" -v t="$t" -v q="$q" \
+			'BEGIN {printf "%-16s %9.0f %8.2f %10s %10s %10s\n", m, x, (p + 0) ? x / p : 0, c, t, q}'
+	done
+	echo "(user $(id -un), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg))"
+}
 floor=
 if command -v cc >/dev/null && cc -O2 -pthread -o "$work/relay-floor" "$here/relay-floor.c" 2>/dev/null; then
 	fport=$(freeport)
@@ -257,6 +336,11 @@ bulk() {
 	esac
 	echo "$out server_cpu $(secs $(($(ticks "$srv") - s0))) s relay_cpu $(secs "$relay") s"
 }
+
+if [ "${KEYED:-1}" != 0 ]; then
+	keyed_section
+	[ "${ONLY:-}" = keyed ] && exit 0
+fi
 
 modes=(direct)
 [ -n "$floor" ] && modes+=(floor)

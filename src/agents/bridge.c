@@ -232,7 +232,14 @@ static int set_key(struct aisb_plan *p, const struct bridge_result *r, bool via_
 		if (e < 0)
 			return AISB_EXIT_FAILED;
 	}
-	return plan_set_env(p, inside, ph, true) < 0 ? AISB_EXIT_FAILED : 0;
+	if (plan_set_env(p, inside, ph, true) < 0)
+		return AISB_EXIT_FAILED;
+	/* still "secret" (masked after the session like a passed value, never printed), but named as
+	 * a placeholder in the scrub's report: it is no key (ns/scrub.c, scrub_needles()) */
+	for (size_t i = 0; i < p->n_env; i++)
+		if (streq(p->env[i].name, inside))
+			p->env[i].placeholder = true;
+	return 0;
 }
 
 /* ---- resolve ------------------------------------------------------------------------------- */

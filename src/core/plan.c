@@ -54,6 +54,7 @@ int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool 
 			free(p->env[i].value);
 			p->env[i].value = v;
 			p->env[i].secret = secret;
+			p->env[i].placeholder = false;
 			return 0;
 		}
 	struct plan_env *n = realloc(p->env, (p->n_env + 1) * sizeof(*n));
@@ -63,6 +64,7 @@ int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool 
 	n[p->n_env].name = strdup(name);
 	n[p->n_env].value = strdup(value);
 	n[p->n_env].secret = secret;
+	n[p->n_env].placeholder = false;
 	if (!n[p->n_env].name || !n[p->n_env].value)
 		return -ENOMEM;
 	p->n_env++;

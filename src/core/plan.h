@@ -100,6 +100,7 @@ struct plan_env {
 	char *name;
 	char *value;
 	bool secret;   /* came from --env / --env-file: never printed */
+	bool placeholder; /* --key-via-gate: a placeholder key, not the key (ns/scrub.c names it so) */
 };
 
 struct aisb_plan {

@@ -25,6 +25,7 @@
 #include "net/gate-confine.h"
 #include "net/gate.h"
 #include "net/http.h"
+#include "net/keymask.h"
 #include "net/resolver.h"
 #include "net/sni.h"
 #include "util/log.h"
@@ -117,9 +118,8 @@ struct conn {
 	bool keyed;             /* a tunnel or transparent connection to a key's endpoint: the client's
 				 * bytes are read as requests, one after another (key_pump()) */
 	bool in_body;           /* keyed: the body of the last head is still coming */
-	char *hold;             /* keyed answers: a tail that may begin a key (mask_out()); allocated
-				 * when first needed (HOLD_MAX), as 1,000 tunnels must stay small */
-	size_t hold_len;
+	struct keymask_stream ks; /* keyed answers: a tail that may begin a key (mask_out()); its
+				 * buffer allocated when first needed, as 1,000 tunnels must stay small */
 	char *uhead;            /* upstream proxy's answer head */
 	size_t uhead_len;
 
@@ -209,6 +209,7 @@ struct gate {
 	uint64_t log_dropped;   /* denial and error records not written: over their share */
 	bool log_full_noted;
 	struct agg *agg;        /* AGG_SLOTS, allocated before the filter (gate_child()) */
+	struct keymask *masks;  /* gate side: cfg.keys[i]'s needles (net/keymask.h), made before the filter */
 };
 
 static long long now_ms(void)
@@ -536,8 +537,7 @@ static void conn_free(struct conn *c)
 	free(c->fwd);
 	free(c->uhead);
 	free(c->rhead);
-	free(c->hold);
-	c->hold = NULL;
+	keymask_stream_done(&c->ks);
 	c->in = c->to_u.p = c->to_c.p = c->fwd = c->uhead = c->rhead = NULL;
 	if (c->prev)
 		c->prev->next = c->next;
@@ -1445,127 +1445,47 @@ static int queue_answer_head(struct conn *c, const char *h, size_t len)
 	return 1;
 }
 
-/* The most a held-back tail of a keyed answer may be: a key's first bytes with chunk boundaries
- * between them. A longer possible key is masked as far as it went instead (key_match()). */
-#define HOLD_MAX ((size_t)2 * GATE_KEY_VALUE_MAX)
+_Static_assert(GATE_KEY_VALUE_MAX <= KEYMASK_KEY_MAX, "keymask.h holds the longest key");
 
-/* Whether @key starts at @b[@pos], allowing a chunk boundary of a chunked answer (CRLF, hex
- * digits, an optional ";extension", CRLF: RFC 9112 7.1) between any two of its bytes: on the
- * wire a key quoted in a chunked body can be cut by one, and the client joins it again. A key
- * holds no CR or LF (netplan_add_key()), so a boundary can never be read as part of it. With
- * @mask, its bytes (not the boundaries) are overwritten with "REDACTED..." as they match.
- * Return: 1 (*@end after its last byte), 0 no key here, 2 the buffer ended inside a possible key.
- * Does not log. */
-static int key_match(char *b, size_t n, size_t pos, const char *key, size_t vl, bool mask, size_t *end)
-{
-	size_t i = 0, j = pos;
-
-	while (i < vl) {
-		size_t q, hex = 0;
-
-		if (j >= n)
-			return 2;
-		if (b[j] == key[i]) {
-			if (mask)
-				b[j] = "REDACTED"[i % 8];
-			i++, j++;
-			continue;
-		}
-		if (i == 0 || b[j] != '\r')
-			return 0;
-		q = j + 1;
-		if (q < n && b[q] != '\n')
-			return 0;
-		for (q++; q < n && ((b[q] >= '0' && b[q] <= '9') || ((b[q] | 0x20) >= 'a' && (b[q] | 0x20) <= 'f')); q++)
-			hex++;
-		if (q < n && !hex)
-			return 0;
-		if (q < n && b[q] == ';')
-			while (q < n && b[q] != '\r')
-				q++;
-		if (q + 1 >= n)
-			return 2;
-		if (b[q] != '\r' || b[q + 1] != '\n')
-			return 0;
-		j = q + 2;
-	}
-	*end = j;
-	return 1;
-}
-
-/* Overwrites, in place, every occurrence in [@b, @b + @n) of a key the gate adds on this
- * connection with "REDACTED..." of the same length (so Content-Length and chunk sizes stay
- * right), also one cut by chunk boundaries (key_match()). Return: how many bytes at the end may
- * be the start of such a key (completed by the next bytes), for the caller to hold back. */
-static size_t mask_keys(const struct conn *c, char *b, size_t n)
+/* The needles (net/keymask.h) of the keys the gate adds on @c's connection (its endpoint's),
+ * into @out (GATE_KEYS_MAX). Return: how many. */
+static size_t conn_masks(const struct conn *c, const struct keymask **out)
 {
 	const struct gate_config *cfg = &c->g->cfg;
-	size_t keep = 0;
+	size_t n = 0;
 
-	for (size_t i = 0; i < cfg->n_keys; i++) {
-		const struct gate_key *k = &cfg->keys[i];
-		size_t vl = strlen(k->value), pos = 0, end;
-		const char *p;
+	for (size_t i = 0; i < cfg->n_keys && c->g->masks; i++)
+		if (cfg->keys[i].port == c->d.port && strcasecmp(cfg->keys[i].host, c->d.host) == 0)
+			out[n++] = &c->g->masks[i];
+	return n;
+}
 
-		if (k->port != c->d.port || strcasecmp(k->host, c->d.host) != 0)
-			continue;
-		while (pos < n && (p = memchr(b + pos, k->value[0], n - pos))) {
-			int r;
+/* Overwrites, in place, every copy in [@b, @b + @n) of a key the gate adds on this connection,
+ * plain or encoded (keymask_scan()). Return: how many bytes at the end may begin one. */
+static size_t mask_keys(const struct conn *c, char *b, size_t n)
+{
+	const struct keymask *m[GATE_KEYS_MAX];
 
-			pos = (size_t)(p - b);
-			r = key_match(b, n, pos, k->value, vl, false, &end);
-			if (r == 1 || (r == 2 && n - pos > HOLD_MAX)) {
-				/* a possible key too long to hold is masked as far as it went */
-				(void)key_match(b, n, pos, k->value, vl, true, &end);
-				pos = r == 1 ? end : n;
-				continue;
-			}
-			if (r == 2) {
-				if (n - pos > keep)
-					keep = n - pos;
-				break;
-			}
-			pos++;
-		}
-	}
-	return keep;
+	/* not final: an answer head's possible key is decided when more of the head is read */
+	return keymask_scan(m, conn_masks(c, m), b, n, false);
+}
+
+static int to_client(void *ctx, const char *p, size_t n)
+{
+	struct conn *c = ctx;
+
+	return buf_append(&c->to_c, p, n) < 0 ? -ENOMEM : 0;
 }
 
 /* Queues @len answer bytes for the client of a keyed connection, with every key the gate added
- * masked (mask_keys()): an endpoint that echoes a request header (an error message quoting the
+ * masked (keymask_feed()): an endpoint that echoes a request header (an error message quoting the
  * key, a debugging route) must not hand the key to the sandbox. A tail that may begin a key is
  * held back until the next bytes decide (@final: the answer ended, send it). Return: 0, -ENOMEM. */
 static int mask_out(struct conn *c, const char *data, size_t len, bool final)
 {
-	char b[16384 + HOLD_MAX];
-	size_t n, keep;
+	const struct keymask *m[GATE_KEYS_MAX];
 
-	while (len) {
-		size_t take = len < sizeof(b) - c->hold_len ? len : sizeof(b) - c->hold_len;
-
-		if (c->hold_len)
-			memcpy(b, c->hold, c->hold_len);
-		memcpy(b + c->hold_len, data, take);
-		n = c->hold_len + take;
-		data += take, len -= take;
-		keep = mask_keys(c, b, n);
-		if (final && !len)
-			keep = 0;
-		if (keep && !c->hold && !(c->hold = malloc(HOLD_MAX)))
-			return -ENOMEM;
-		if (buf_append(&c->to_c, b, n - keep) < 0)
-			return -ENOMEM;
-		if (keep)
-			memcpy(c->hold, b + n - keep, keep);
-		c->hold_len = keep;
-		explicit_bzero(b, n);
-	}
-	if (final && c->hold_len) {
-		if (buf_append(&c->to_c, c->hold, c->hold_len) < 0)
-			return -ENOMEM;
-		c->hold_len = 0;
-	}
-	return 0;
+	return keymask_feed(m, conn_masks(c, m), &c->ks, data, len, final, to_client, c);
 }
 
 /* Stage: the server-to-client direction of a connection that carries a key (--key-via-gate),
@@ -2336,6 +2256,16 @@ static _Noreturn void gate_child(struct gate *g, pid_t parent, const struct secc
 	 * filter: an allocation this large is an mmap, and under ASan also a madvise(2), which the
 	 * filter kills (measured: SIGSYS at the first denial of the --enable-sanitizers unit run). */
 	g->agg = calloc(AGG_SLOTS, sizeof(*g->agg));
+	/* Each key's needles (its encoded forms: net/keymask.h), once: without them no answer of a
+	 * keyed connection could be masked, so the gate does not start */
+	if (g->cfg.n_keys) {
+		g->masks = calloc(g->cfg.n_keys, sizeof(*g->masks));
+		if (!g->masks)
+			_exit(1);
+		for (size_t i = 0; i < g->cfg.n_keys; i++)
+			if (keymask_init(&g->masks[i], g->cfg.keys[i].value, strlen(g->cfg.keys[i].value)) < 0)
+				_exit(1);
+	}
 	/* Stage: confinement, before the first byte from the sandbox is read (gate-confine.h). The
 	 * log's bound as RLIMIT_FSIZE too: log_put() never reaches it (one record of slack). */
 	if (gate_confine(parent, prog, keep, ELEMENTSOF(keep), g->log_size + g->cfg.log_max + LOG_LINE_MAX) < 0)

@@ -659,6 +659,34 @@ static const char *header_value(const char *line, size_t len, const char *name, 
 	return v;
 }
 
+/* Drops every Accept-Encoding line of the head [@o, +*@n) and puts `Accept-Encoding: identity`
+ * before its empty line (after every line when it has none); @o has room for that line. */
+static void identity_only(char *o, size_t *n)
+{
+	static const char ae[] = "Accept-Encoding: identity\r\n";
+	size_t r = 0, w = 0, end = SIZE_MAX;
+
+	while (r < *n) {
+		const char *line = o + r, *nl = memchr(line, '\n', *n - r);
+		size_t l = nl ? (size_t)(nl - line) + 1 : *n - r, content = l - (nl ? 1 : 0), vlen;
+
+		if (content && line[content - 1] == '\r')
+			content--;
+		if (end == SIZE_MAX && !content)
+			end = w;
+		if (end != SIZE_MAX || !header_value(line, content, "accept-encoding", &vlen)) {
+			memmove(o + w, line, l);
+			w += l;
+		}
+		r += l;
+	}
+	if (end == SIZE_MAX)
+		end = w;
+	memmove(o + end + sizeof(ae) - 1, o + end, w - end);
+	memcpy(o + end, ae, sizeof(ae) - 1);
+	*n = w + sizeof(ae) - 1;
+}
+
 /**
  * http_put_key() - the model key in place of its placeholder in a head's auth headers
  * @head: a head as http_rewrite_origin() wrote it (CRLF lines, the empty line last)
@@ -671,7 +699,11 @@ static const char *header_value(const char *line, size_t len, const char *name, 
  * Replaced are exactly the lines `Authorization: Bearer <placeholder>` and `x-api-key:
  * <placeholder>` (names case-insensitive, the scheme too, optional whitespace around the value):
  * the two ways pi, codex and claude send their key. The placeholder anywhere else (a URL, another
- * header) is left as it is: the key goes where the harness sends a key, nowhere else.
+ * header) is left as it is: the key goes where the harness sends a key, nowhere else. A head that
+ * gets the key also asks for an uncompressed answer: its Accept-Encoding lines become one
+ * `Accept-Encoding: identity` (added when it had none: RFC 9110 12.5.3, no such line means any
+ * coding), so that an answer quoting the key can be masked (net/keymask.h: compressed bytes
+ * cannot be, short of decompressing them in the gate).
  * Return: the number of lines replaced (0: *@out untouched), or -ENOMEM. Does not log.
  */
 int http_put_key(const char *head, size_t len, const char *placeholder, const char *value, char **out,
@@ -701,7 +733,8 @@ int http_put_key(const char *head, size_t len, const char *placeholder, const ch
 			v = NULL;
 		}
 		if (v && vlen == pl && memcmp(v, placeholder, pl) == 0) {
-			if (!o && !(o = malloc(len + lines * (vl + 32) + 1)))
+			/* each line may become a key line, and Accept-Encoding: identity comes in */
+			if (!o && !(o = malloc(len + lines * (vl + 32) + 32)))
 				return -ENOMEM;
 			if (!count) {
 				memcpy(o, head, pos);
@@ -717,6 +750,7 @@ int http_put_key(const char *head, size_t len, const char *placeholder, const ch
 		pos += l;
 	}
 	if (count) {
+		identity_only(o, &n);
 		*out = o;
 		*out_len = n;
 	}

@@ -52,9 +52,10 @@ size_t scrub_needles(const struct aisb_plan *p, struct scrub_needle *out, size_t
 		if (j == n) {
 			if (n == SCRUB_MAX_NEEDLES)
 				continue; /* counted by the caller's check of p->n_env: SANDBOX_ENV_MAX */
-			out[n] = (struct scrub_needle){ .value = e->value, .len = len };
+			out[n] = (struct scrub_needle){ .value = e->value, .len = len, .placeholder = true };
 			n++;
 		}
+		out[j].placeholder = out[j].placeholder && e->placeholder;
 		{
 			size_t k = strlen(out[j].names);
 			snprintf(out[j].names + k, sizeof(out[j].names) - k, "%s$%s", k ? ", " : "", e->name);
@@ -357,6 +358,7 @@ static void escape(const char *s, char *out, size_t n)
 	out[k] = 0;
 }
 
+/* The variables of the needles in @bits; a placeholder's as "the placeholder in $NAME". */
 static void names_of(const struct scrub_needle *nd, size_t n_nd, uint64_t bits, char *out, size_t n)
 {
 	size_t k = 0;
@@ -364,14 +366,26 @@ static void names_of(const struct scrub_needle *nd, size_t n_nd, uint64_t bits, 
 	out[0] = 0;
 	for (size_t i = 0; i < n_nd && k < n; i++)
 		if (bits & (UINT64_C(1) << i))
-			k += (size_t)snprintf(out + k, n - k, "%s%s", k ? ", " : "", nd[i].names);
+			k += (size_t)snprintf(out + k, n - k, "%s%s%s", k ? ", " : "",
+					      nd[i].placeholder ? "the placeholder in " : "", nd[i].names);
+}
+
+/* The bits of @n_nd needles that are --key-via-gate placeholders. */
+static uint64_t placeholder_bits(const struct scrub_needle *nd, size_t n_nd)
+{
+	uint64_t b = 0;
+
+	for (size_t i = 0; i < n_nd; i++)
+		if (nd[i].placeholder)
+			b |= UINT64_C(1) << i;
+	return b;
 }
 
 static size_t report_tree(const char *what, const char *root, const struct scrub_report *rep,
 			  const struct scrub_needle *nd, size_t n_nd)
 {
-	char path[1024], names[512];
-	uint64_t all = 0;
+	char path[1024], names[512], ph_names[512];
+	uint64_t all = 0, ph;
 
 	if (rep->error) {
 		names_of(nd, n_nd, ~UINT64_C(0), names, sizeof(names));
@@ -382,10 +396,19 @@ static size_t report_tree(const char *what, const char *root, const struct scrub
 	if (rep->n_files) {
 		for (size_t i = 0; i < rep->n_files; i++)
 			all |= rep->files[i].needles;
-		names_of(nd, n_nd, all, names, sizeof(names));
-		log_warn("the sandbox wrote the value of %s into %zu file%s of %s '%s'; every occurrence was "
-			 "overwritten with 'REDACTED' (docs/agents.md, \"Secrets after the session\"):", names,
-			 rep->n_files, rep->n_files == 1 ? "" : "s", what, root);
+		ph = all & placeholder_bits(nd, n_nd);
+		names_of(nd, n_nd, all & ~ph, names, sizeof(names));
+		names_of(nd, n_nd, ph, ph_names, sizeof(ph_names));
+		if (all & ~ph)
+			log_warn("the sandbox wrote the value of %s%s%s%s into %zu file%s of %s '%s'; every occurrence "
+				 "was overwritten with 'REDACTED' (docs/agents.md, \"Secrets after the session\"):",
+				 names, ph ? ", and " : "", ph_names, ph ? " (--key-via-gate: no key)" : "",
+				 rep->n_files, rep->n_files == 1 ? "" : "s", what, root);
+		else
+			log_info("the sandbox wrote %s (--key-via-gate: no key, it worked with this session's gate "
+				 "only) into %zu file%s of %s '%s'; overwritten with 'REDACTED' all the same, so no "
+				 "stale placeholder stays (docs/agents.md, \"Secrets after the session\"):", ph_names,
+				 rep->n_files, rep->n_files == 1 ? "" : "s", what, root);
 		for (size_t i = 0; i < rep->n_files && i < SCRUB_REPORT_LINES; i++) {
 			const struct scrub_file *f = &rep->files[i];
 			escape(f->path, path, sizeof(path));

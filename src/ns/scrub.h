@@ -36,10 +36,17 @@
 #define SCRUB_MAX_BYTES ((uint64_t)4 << 30) /* bytes of changed files read, per tree */
 #define SCRUB_MAX_NEEDLES 64              /* bits of struct scrub_file.needles */
 
-/* One value to look for; @names is the variables that carried it (", "-joined). */
+/* One value to look for; @names is the variables that carried it (", "-joined). @placeholder:
+ * every variable that carried it holds a --key-via-gate placeholder, not a key: the report says
+ * so. It is masked all the same (docs/agents.md, "Secrets after the session": it works with no
+ * gate but this session's, which is gone, so nothing is lost by masking it; left in a shared
+ * home it would be a stale key that a later harness sends and its endpoint refuses; and masking
+ * it takes the same one pass, where the report shows the user where the harness writes its key,
+ * which is where the real key would be without --key-via-gate). */
 struct scrub_needle {
 	const char *value;
 	size_t len;
+	bool placeholder;
 	char names[256];
 };
 

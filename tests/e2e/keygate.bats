@@ -170,6 +170,87 @@ curl -fsS -D - --noproxy "*" -H "Authorization: Bearer $AI_API_TOKEN" "$u/echo/s
 	[ "$(grep -c "^echo:.*$CANARY:end" <<<"$output")" -eq 3 ]
 }
 
+@test "keygate: a placeholder the sandbox wrote down is masked after the session and named as the placeholder, no key (an info line, no warning); control: the key itself, without the mode, is the warning" {
+	mock model "$CANARY"
+	PORT_model=$(cat "$WORK/model.port")
+	pi_config "$PORT_model"
+	fake_pi 'echo "export AI_API_TOKEN=$AI_API_TOKEN" >"$HOME/.pi/agent/snapshot.sh"; echo "secret=$SECRETX" >>"$HOME/.pi/agent/snapshot.sh"'
+	local snap
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--key-via-gate pi -p x </dev/null
+	echo "$output"
+	[[ "$output" == *'the sandbox wrote the placeholder in $AI_API_TOKEN (--key-via-gate: no key, it worked with this session'"'"'s gate only) into 1 file of the sandbox home'* ]]
+	[[ "$output" != *"warning: the sandbox wrote"* && "$output" != *"wrote the value of"* ]]
+	snap=$(find "$XDG_STATE_HOME/aisb/homes" -name snapshot.sh | head -1)
+	grep -q '^export AI_API_TOKEN=REDACTEDREDACTED' "$snap"
+	! grep -q 'aisb-placeholder-' "$snap" || false
+	# a real passed value and the placeholder in one file: the warning names the value, and the
+	# placeholder as one
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--key-via-gate pi --env SECRETX=sk-passed-value-12345 -p x </dev/null
+	echo "$output"
+	[[ "$output" == *'warning: the sandbox wrote the value of $SECRETX, and the placeholder in $AI_API_TOKEN (--key-via-gate: no key) into 1 file'* ]]
+	# control: without the mode the file holds the key, and that is the warning it always was
+	AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		-p x </dev/null
+	echo "$output"
+	[[ "$output" == *'warning: the sandbox wrote the value of $AI_API_TOKEN into 1 file of the sandbox home'* ]]
+	[[ "$output" != *placeholder* && "$output" != *"$CANARY"* ]]
+	! grep -q "$CANARY" "$snap" || false
+}
+
+# decoded_has KEY: reads the mock's /echo64 lines (FORM:TEXT) on stdin and prints each form
+# whose text, decoded, holds KEY
+decoded_has() {
+	"$PY" -c '
+import base64, sys, urllib.parse
+key = sys.argv[1].encode()
+for line in sys.stdin:
+    form, _, text = line.strip().partition(":")
+    if form.startswith("b64url-"):
+        dec = base64.urlsafe_b64decode(text + "==")
+    elif form.startswith("b64-"):
+        dec = base64.b64decode(text + "==")
+    elif form == "pct":
+        dec = urllib.parse.unquote_to_bytes(text)
+    else:
+        continue
+    if key in dec:
+        print(form)
+' "$1"
+}
+
+@test "keygate: an endpoint that quotes the key base64 (standard, URL-safe, each offset) or percent-encoded gives the sandbox masked forms, by every path; keyed requests ask for identity encoding; control: without the mode every form decodes to the key" {
+	# a key with bytes that base64 and %XX change (+ / =)
+	local key="sk-canary+/=$RANDOM$RANDOM$RANDOM" forms
+	mock model "$key"
+	PORT_model=$(cat "$WORK/model.port")
+	pi_config "$PORT_model"
+	fake_pi 'u="http://host.aisb.internal:$MPORT/v1"
+curl -fsS --compressed -H "Authorization: Bearer $AI_API_TOKEN" "$u/echo64"
+curl -fsS --compressed -p -H "x-api-key: $AI_API_TOKEN" "$u/echo64"
+curl -fsS --compressed --noproxy "*" -H "Authorization: Bearer $AI_API_TOKEN" "$u/echo64"'
+	AI_API_TOKEN=$key run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--key-via-gate pi --env MPORT="$PORT_model" -p x </dev/null
+	echo "$output"
+	[ "$(grep -c '^b64-[012]:' <<<"$output")" -eq 9 ]
+	[ "$(grep -c '^b64url-[012]:' <<<"$output")" -eq 9 ]
+	[ "$(grep -c '^pct:REDACTED' <<<"$output")" -eq 3 ]
+	forms=$(decoded_has "$key" <<<"$output")
+	[ -z "$forms" ]
+	[[ "$output" != *"$key"* ]]
+	assert_keyed "$WORK/model.jsonl" 3
+	# curl --compressed asked for gzip, br...; the endpoint was asked for identity only
+	[ "$(grep -c '"accept_encoding": "identity"' "$WORK/model.jsonl")" -eq 3 ]
+	# control: without the mode the sandbox sent the key itself, and every form is the key
+	: >"$WORK/model.jsonl"
+	AI_API_TOKEN=$key run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" --allow-host-port "$PORT_model" \
+		--env MPORT="$PORT_model" -p x </dev/null
+	forms=$(decoded_has "$key" <<<"$output")
+	[ "$(wc -l <<<"$forms")" -eq 21 ]
+	[ "$(grep -c '"accept_encoding": "identity"' "$WORK/model.jsonl")" -eq 0 ]
+}
+
 @test "keygate: the placeholder sent to another allowed host is refused through the proxy and never replaced anywhere; the endpoint gets a request without the placeholder unchanged" {
 	mock model "$CANARY"
 	PORT_model=$(cat "$WORK/model.port")

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* gate-seccomp.c — a gate parser's fuzz target under the gate's own seccomp allowlist
  *
- * `make fuzz` links fuzz-http.c, fuzz-dns.c and fuzz-sni.c a second time with this file, as
+ * `make fuzz` links fuzz-http.c, fuzz-dns.c, fuzz-sni.c and fuzz-keytunnel.c a second time with this file, as
  * tests/fuzz/fuzz-NAME-seccomp-libfuzzer: the target's LLVMFuzzerTestOneInput is renamed
  * fuzz_gate_one (-D on its compile line), and the one here loads the filter before the first
  * input and then calls it. So every input runs under the allowlist the confined gate runs under

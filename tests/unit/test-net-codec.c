@@ -282,10 +282,23 @@ static void test_http_put_key(void **state)
 		int count;
 	} t[] = {
 		{ "POST /v1 HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer " PH "\r\nConnection: close\r\n\r\n",
-		  "POST /v1 HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer sk-REAL\r\nConnection: close\r\n\r\n", 1 },
+		  "POST /v1 HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer sk-REAL\r\nConnection: close\r\n"
+		  "Accept-Encoding: identity\r\n\r\n", 1 },
 		{ "POST /v1 HTTP/1.1\r\nx-api-key: " PH "\r\nauthorization:bearer   " PH "  \r\n\r\n",
-		  "POST /v1 HTTP/1.1\r\nx-api-key: sk-REAL\r\nAuthorization: Bearer sk-REAL\r\n\r\n", 2 },
-		{ "GET /v1 HTTP/1.1\r\nX-API-KEY:" PH "\r\n\r\n", "GET /v1 HTTP/1.1\r\nx-api-key: sk-REAL\r\n\r\n", 1 },
+		  "POST /v1 HTTP/1.1\r\nx-api-key: sk-REAL\r\nAuthorization: Bearer sk-REAL\r\n"
+		  "Accept-Encoding: identity\r\n\r\n", 2 },
+		{ "GET /v1 HTTP/1.1\r\nX-API-KEY:" PH "\r\n\r\n",
+		  "GET /v1 HTTP/1.1\r\nx-api-key: sk-REAL\r\nAccept-Encoding: identity\r\n\r\n", 1 },
+		/* a keyed head asks for an uncompressed answer: its Accept-Encoding lines (before or
+		 * after the key, any case) become one identity line; a head's bare LF lines too */
+		{ "POST /v1 HTTP/1.1\r\naccept-encoding: gzip, br\r\nx-api-key: " PH "\r\nACCEPT-ENCODING:zstd\r\n"
+		  "Content-Length: 2\r\n\r\n",
+		  "POST /v1 HTTP/1.1\r\nx-api-key: sk-REAL\r\nContent-Length: 2\r\nAccept-Encoding: identity\r\n\r\n", 1 },
+		{ "GET /v1 HTTP/1.1\nAccept-Encoding: gzip\nx-api-key: " PH "\n\n",
+		  "GET /v1 HTTP/1.1\nx-api-key: sk-REAL\r\nAccept-Encoding: identity\r\n\n", 1 },
+		/* Accept-Encoding-X is another header */
+		{ "GET /v1 HTTP/1.1\r\nAccept-Encoding-X: gzip\r\nx-api-key: " PH "\r\n\r\n",
+		  "GET /v1 HTTP/1.1\r\nAccept-Encoding-X: gzip\r\nx-api-key: sk-REAL\r\nAccept-Encoding: identity\r\n\r\n", 1 },
 		/* not an auth header, a URL, another scheme, a longer or shorter value: left as they are */
 		{ "GET /" PH " HTTP/1.1\r\nX-Other: " PH "\r\nAuthorization: Basic " PH "\r\n"
 		  "Authorization: Bearer " PH "x\r\nx-api-key: " PH "ab\r\nx-api-key: Bearer " PH "\r\n"

@@ -83,6 +83,41 @@ static void test_needles(void **s)
 	}
 	assert_non_null(strstr(line, "1 value shorter than 8 bytes is not searched"));
 	assert_null(strstr(line, KEY));
+	assert_false(nd[0].placeholder);
+}
+
+/* A --key-via-gate placeholder is a needle like a passed value, marked as one; merged with a
+ * real value it is a real value's needle (the report must then warn). */
+static void test_needles_placeholder(void **s)
+{
+	char ph[] = "aisb-placeholder-0123456789abcdef0123456789abcdef", ph2[] = "aisb-placeholder-0123456789abcdef0123456789abcdef";
+	char k1[] = KEY, n1[] = "AI_API_TOKEN", n2[] = "MOCK_KEY", n3[] = "OTHER";
+	struct plan_env env[] = {
+		{ .name = n1, .value = ph, .secret = true, .placeholder = true },
+		{ .name = n2, .value = k1, .secret = true },
+	};
+	struct aisb_plan p = { .env = env, .n_env = 2 };
+	struct scrub_needle nd[SCRUB_MAX_NEEDLES];
+	size_t n_short;
+	char line[512];
+
+	(void)s;
+	assert_int_equal(scrub_needles(&p, nd, &n_short), 2);
+	assert_string_equal(nd[0].names, "$AI_API_TOKEN"); /* 49 bytes before 24 */
+	assert_true(nd[0].placeholder);
+	assert_false(nd[1].placeholder);
+	scrub_describe(&p, line, sizeof(line));
+	assert_non_null(strstr(line, "the values of the placeholder in $AI_API_TOKEN, $MOCK_KEY are searched"));
+	{
+		struct plan_env env2[] = {
+			{ .name = n1, .value = ph, .secret = true, .placeholder = true },
+			{ .name = n3, .value = ph2, .secret = true }, /* the same bytes, passed with --env */
+		};
+		struct aisb_plan p2 = { .env = env2, .n_env = 2 };
+
+		assert_int_equal(scrub_needles(&p2, nd, &n_short), 1);
+		assert_false(nd[0].placeholder);
+	}
 }
 
 static char root[64];
@@ -205,6 +240,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buffer),
 		cmocka_unit_test(test_needles),
+		cmocka_unit_test(test_needles_placeholder),
 		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_bound),
 	};

@@ -7,9 +7,13 @@
 # whether any header carried a placeholder (aisb-placeholder-...), and the body length. Values
 # are never logged. A path ending in /stream is answered with a chunked body of three chunks,
 # flushed one by one; any other path with a Content-Length body. A path with /echo quotes the
-# auth headers it got back (the header X-Echo and the body), as a careless gateway might.
+# auth headers it got back (the header X-Echo and the body), as a careless gateway might; a path
+# with /echo64 quotes the key encoded: base64 (standard, URL-safe) of it after 0, 1 and 2 other
+# bytes, and percent-encoded, one "FORM:TEXT" line each.
 import argparse
+import base64
 import json
+import urllib.parse
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,10 +51,25 @@ class Handler(BaseHTTPRequestHandler):
             "x_api_key_ok": bool(ARGS.expect_token) and key == ARGS.expect_token,
             "auth_sent": bool(bearer or key),
             "placeholder_seen": any("aisb-placeholder-" in v for v in self.headers.values()),
+            "accept_encoding": self.headers.get("Accept-Encoding"),
             "body": n,
         }
         with LOCK, open(ARGS.log, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
+        if "/echo64" in self.path:
+            got = (bearer[7:] if bearer.startswith("Bearer ") else key).encode()
+            lines = []
+            for a in range(3):
+                text = b"x" * a + got + b"."
+                lines.append("b64-%d:%s" % (a, base64.b64encode(text).decode()))
+                lines.append("b64url-%d:%s" % (a, base64.urlsafe_b64encode(text).decode()))
+            lines.append("pct:" + urllib.parse.quote(got, safe=""))
+            data = ("\n".join(lines) + "\n").encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         if "/echo" in self.path:
             # an endpoint that quotes the key back (an error message, a debugging route): in a
             # header, and in the body, split across two chunks flushed apart on /echo/stream
