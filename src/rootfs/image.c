@@ -261,7 +261,6 @@ static int finish(struct store *s, const struct oci_ref *ref, const char *digest
 {
 	struct oci_manifest m;
 	_cleanup_free_ char *path = NULL;
-	struct store_ref old;
 	char id[65], plat[64];
 	uint64_t size = 0;
 	int r;
@@ -282,11 +281,10 @@ static int finish(struct store *s, const struct oci_ref *ref, const char *digest
 		return r;
 	}
 	memset(pin, 0, sizeof(*pin));
-	if (!size && store_ref_read(s, ref->name, &old) == 0) {
-		if (streq(old.digest, digest))
-			size = old.size;
-		store_ref_done(&old);
-	}
+	/* the tree was there already (a second pull, a load of an image the store holds, another
+	 * name): its size is what the pull that made it counted, recorded in that pin */
+	if (!size)
+		(void)store_rootfs_pinned_size(s, id, &size);
 	pin->name = strdup(ref->name);
 	pin->digest = strdup(digest);
 	pin->platform = strdup(platform_string(plat));
