@@ -415,8 +415,9 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 			resolved_at = old.resolved_at;
 			r = digest ? 0 : -ENOMEM;
 		}
-		if (r == 0 && have_old && !streq(old.digest, digest) && !o->quiet)
-			log_info("%s: pin moves from %s to %s", ref->name, old.digest, digest);
+		/* said even with -q: what runs under this name from now on is another image */
+		if (r == 0 && have_old && !streq(old.digest, digest))
+			log_info("%s moved from %s to %s: the pin follows it", ref->name, old.digest, digest);
 	}
 	if (r == -ECONNREFUSED)
 		log_error("%s is not in the image store and its registry cannot be reached: run 'aisb pull %s' "

@@ -4,8 +4,9 @@
  * Ties ref, registry, oci, store and unpack together: resolve a reference (through its pin while
  * the pin is fresh), fetch what the store lacks, unpack once, record the pin. Registry tags are
  * re-resolved every AISB_BASE_TTL_DAYS (default 7; 0 every time; -1 never) with one manifest
- * read; when the registry cannot be reached the pinned digest is used and said so. Offline
- * sources (oci:, oci-archive:, docker-archive:) are local and read again on every pull.
+ * read (`aisb pull` re-resolves at once: force); a tag that moved moves its pin, said on stderr;
+ * when the registry cannot be reached the pinned digest is used and said so. Offline sources
+ * (oci:, oci-archive:, docker-archive:) are local and read again on every pull.
  */
 #ifndef AISB_ROOTFS_IMAGE_H
 #define AISB_ROOTFS_IMAGE_H

@@ -86,6 +86,15 @@ rootfs_of() {
 	"$AISB" inspect "$1" | sed -n 's/.*"rootfs":"\(.*\)",*/\1/p'
 }
 
+size_of() { # NAME -> the unpacked Size `aisb images` shows for it, in bytes
+	"$AISB" images --format json | $PY -c 'import json,sys; print(next(i["Size"] for i in json.load(sys.stdin) if i["Name"] == sys.argv[1]))' "$1"
+}
+
+pulled_size() { # REF -> the Size of REF pulled into a store of its own
+	AISB_STORE=$BATS_TEST_TMPDIR/size-store "$AISB" pull -q "$1" >/dev/null
+	AISB_STORE=$BATS_TEST_TMPDIR/size-store size_of "$1"
+}
+
 start_proxy() { # MODE -> port
 	local f=$BATS_TEST_TMPDIR/proxy-$1
 	$PY "$IMG/proxy.py" "$1" "$(plain)" "$f" </dev/null >"$f.out" 2>&1 3>&- &
@@ -512,7 +521,7 @@ pull_corrupted() { # NAME INDEX
 	[ "$(cat "$BATS_TEST_TMPDIR/o2")" = "$(cat "$W/bb.digest")" ]
 }
 
-@test "pins: no manifest request within the TTL, one after it; offline uses the pin and says so" {
+@test "pins: a pull asks the registry each time (one manifest read, no blob again); a run within the TTL asks nothing; offline uses the pin and says so" {
 	need docker-registry skopeo
 	# a registry of its own, so it can be stopped
 	d=$BATS_TEST_TMPDIR/reg
@@ -523,21 +532,65 @@ pull_corrupted() { # NAME INDEX
 	run "$AISB" pull -q --tls-verify=false "$ref"
 	[ "$status" -eq 0 ]
 	[ "$(m)" -eq 1 ]
+	# an explicit pull re-resolves the tag (as podman's does), however fresh its pin
 	run "$AISB" pull -q --tls-verify=false "$ref"
-	[ "$status" -eq 0 ]
-	[ "$(m)" -eq 1 ]
-	AISB_BASE_TTL_DAYS=0 run "$AISB" pull -q --tls-verify=false "$ref"
 	[ "$status" -eq 0 ]
 	[ "$(m)" -eq 2 ]
 	[ "$(count "GET /v2/ttl/blobs/" "$d/log")" -eq 2 ] # config + layer, once
-	AISB_BASE_TTL_DAYS=-1 run "$AISB" pull -q --tls-verify=false "$ref"
+	# the run path within the TTL: the pin, no request (after the counts: the run of the
+	# layout stores the same blobs)
+	image_run_available
+	run --separate-stderr "$AISB" run --no-cwd --net none --image "$ref" -- /bin/true
+	[ "$status" -eq 0 ]
+	[ "$(m)" -eq 2 ]
+	AISB_BASE_TTL_DAYS=-1 run --separate-stderr "$AISB" run --no-cwd --net none --image "$ref" -- /bin/true
+	[ "$status" -eq 0 ]
 	[ "$(m)" -eq 2 ]
 	AISB_BASE_TTL_DAYS=soon run "$AISB" pull -q --tls-verify=false "$ref"
 	[ "$status" -eq 78 ]
 	"$IMG/registry.sh" stop "$d"
-	AISB_BASE_TTL_DAYS=0 run "$AISB" pull -q --tls-verify=false "$ref"
+	run "$AISB" pull -q --tls-verify=false "$ref"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"registry unreachable: using the pinned digest $(cat "$W/bb.digest")"* ]]
+}
+
+@test "pull of a tag that moved on the registry moves the pin and says so; an unmoved tag (control) and a digest say nothing" {
+	need docker-registry skopeo
+	push_plain "$W/bb:v1" mv:v1
+	ref=127.0.0.1:$(plain)/mv:v1
+	run --separate-stderr "$AISB" pull -q --tls-verify=false "$ref"
+	[ "$status" -eq 0 ]
+	old=$output
+	# control: the tag did not move: the same digest, no word of moving
+	run --separate-stderr "$AISB" pull --tls-verify=false "$ref"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$old" ]
+	[[ "$stderr" != *moved* ]]
+	push_plain "$W/bb2:v1" mv:v1
+	run --separate-stderr "$AISB" pull -q --tls-verify=false "$ref"
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	new=$output
+	[[ "$new" == sha256:* ]] && [ "$new" != "$old" ]
+	# said even with -q, once
+	[ "$(grep -c moved <<<"$stderr")" -eq 1 ]
+	[[ "$stderr" == *"aisb: $ref moved from $old to $new: the pin follows it"* ]]
+	[ "$("$AISB" images --format '{{.Name}} {{.Digest}}')" = "$ref $new" ]
+	[ "$(size_of "$ref")" -gt 0 ]
+	# pulled again: nothing moves any more
+	run --separate-stderr "$AISB" pull -q --tls-verify=false "$ref"
+	[ "$output" = "$new" ]
+	[[ "$stderr" != *moved* ]]
+	# a digest never moves: the old one is what NAME@DIGEST pins, the tag's pin stays the new one
+	run --separate-stderr "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/mv@$old"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$old" ]
+	[ -z "$stderr" ]
+	run --separate-stderr "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/mv@$old"
+	[ "$output" = "$old" ]
+	[ -z "$stderr" ]
+	run "$AISB" inspect "$ref"
+	[[ "$output" == *"\"digest\":\"$new\""* ]]
 }
 
 @test "update --check shows pinned vs upstream and changes nothing; update moves the pin" {
