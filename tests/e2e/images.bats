@@ -166,6 +166,119 @@ stop_proxy() {
 	[[ "$output" == *'"IMAGE_VAR=from-image"'* ]]
 }
 
+# podman on a private storage of this test (vfs: no mounts; rootless works here without subuids
+# for these root-owned busybox files)
+pm() {
+	podman --root "$BATS_TEST_TMPDIR/proot" --runroot "$BATS_TEST_TMPDIR/prun" --storage-driver vfs "$@"
+}
+
+pm_add() { # LAYOUT:TAG NAME -> the layout's image in pm's storage as NAME (skopeo: `podman pull
+	# oci:DIR` would name it after DIR, which has capitals here)
+	skopeo copy -q "oci:$1" "containers-storage:[vfs@$BATS_TEST_TMPDIR/proot+$BATS_TEST_TMPDIR/prun]$2"
+}
+
+@test "load: podman's oci-archive is pinned under the name it records (podman 4.3: the whole name in ref.name) and runs by it; Size is the pulled image's" {
+	need podman skopeo
+	local t=$BATS_TEST_TMPDIR want
+	pm_add "$W/bb:v1" example.com/team/bb:v1
+	pm save -q --format oci-archive -o "$t/o.tar" example.com/team/bb:v1
+	# measured: podman 4.3 writes ref.name = the whole name and no io.containerd.image.name
+	tar -xOf "$t/o.tar" index.json | grep -q '"annotations":{"org.opencontainers.image.ref.name":"example.com/team/bb:v1"}'
+	run --separate-stderr "$AISB" load -i "$t/o.tar"
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	[[ "$output" == sha256:* ]]
+	[[ "$stderr" == *"loaded example.com/team/bb:v1: $output"* ]]
+	run "$AISB" images --format '{{.Name}}'
+	[ "$output" = example.com/team/bb:v1 ]
+	want=$(pulled_size "oci:$W/bb:v1")
+	[ "$want" -gt 0 ]
+	[ "$(size_of example.com/team/bb:v1)" = "$want" ]
+	# a second load (the tree is there: nothing unpacked, nothing counted) keeps the size
+	"$AISB" load -q -i "$t/o.tar" >/dev/null
+	[ "$(size_of example.com/team/bb:v1)" = "$want" ]
+	image_run_available
+	run --separate-stderr "$AISB" run --no-cwd --net none --image example.com/team/bb:v1 -- /bin/cat /etc/motd
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image" ]
+	# a pull of the file pins it under the file's name and the recorded one
+	export AISB_STORE=$t/pullstore
+	run "$AISB" pull -q "oci-archive:$t/o.tar"
+	[ "$status" -eq 0 ]
+	run "$AISB" images --format '{{.Name}}'
+	[ "$output" = "example.com/team/bb:v1
+oci-archive:$t/o.tar" ]
+}
+
+@test "load: podman save -m (docker-archive) of two images with three tags pins every name; Size right on a second load" {
+	need podman skopeo
+	local t=$BATS_TEST_TMPDIR d1 d2
+	pm_add "$W/bb:v1" example.com/team/bb:v1
+	pm tag example.com/team/bb:v1 localhost/bb:a
+	pm_add "$W/bb2:v1" 127.0.0.1:5000/x/bb2:b
+	pm save -q -m -o "$t/d.tar" example.com/team/bb:v1 localhost/bb:a 127.0.0.1:5000/x/bb2:b
+	# what podman records: one manifest.json entry per image, every tag in its RepoTags
+	tar -xOf "$t/d.tar" manifest.json | $PY -c 'import json,sys; m=json.load(sys.stdin); print(sorted(sorted(e["RepoTags"]) for e in m))' >"$t/tags"
+	[ "$(cat "$t/tags")" = "[['127.0.0.1:5000/x/bb2:b'], ['example.com/team/bb:v1', 'localhost/bb:a']]" ]
+	run --separate-stderr "$AISB" load -i "$t/d.tar"
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ] # one digest per image
+	run "$AISB" images --format '{{.Name}} {{.Digest}}'
+	echo "$output"
+	[ "${#lines[@]}" -eq 3 ]
+	d1=$("$AISB" images --format '{{.Name}} {{.Digest}}' | sed -n 's|^example.com/team/bb:v1 ||p')
+	d2=$("$AISB" images --format '{{.Name}} {{.Digest}}' | sed -n 's|^127.0.0.1:5000/x/bb2:b ||p')
+	[[ "$d1" == sha256:* ]] && [[ "$d2" == sha256:* ]] && [ "$d1" != "$d2" ]
+	[[ "$output" == *"localhost/bb:a $d1"* ]]
+	[ "$(size_of example.com/team/bb:v1)" = "$(pulled_size "oci:$W/bb:v1")" ]
+	[ "$(size_of localhost/bb:a)" = "$(size_of example.com/team/bb:v1)" ]
+	[ "$(size_of 127.0.0.1:5000/x/bb2:b)" = "$(pulled_size "oci:$W/bb2:v1")" ]
+	# the second load finds every tree made: it said 0 B before
+	"$AISB" load -q -i "$t/d.tar" >/dev/null
+	[ "$(size_of localhost/bb:a)" = "$(pulled_size "oci:$W/bb:v1")" ]
+	[ "$(size_of 127.0.0.1:5000/x/bb2:b)" = "$(pulled_size "oci:$W/bb2:v1")" ]
+	image_run_available
+	# localhost/bb:a is what podman calls a local image: the short name finds it, as a local build
+	run --separate-stderr "$AISB" run --no-cwd --net none --image bb:a -- /bin/cat /etc/motd
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image" ]
+	run --separate-stderr "$AISB" run --no-cwd --net none --image 127.0.0.1:5000/x/bb2:b -- /bin/true
+	[ "$status" -eq 0 ]
+	# control: a pull of the file takes one image, and this one has two
+	run "$AISB" pull -q "docker-archive:$t/d.tar"
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"holds 2 images: 'aisb load -i FILE' loads each under its names"* ]]
+}
+
+@test "load: an archive that records no name is pinned as oci-archive:FILE and says so; a name of another digest is skipped, said" {
+	need skopeo
+	local t=$BATS_TEST_TMPDIR other
+	# skopeo writes the bare tag in ref.name: a tag, not an image name
+	skopeo copy -q "oci:$W/bb:v1" "oci-archive:$t/tag.tar:v1"
+	run --separate-stderr "$AISB" load -i "$t/tag.tar"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"records no registry name for image $output: pinned as oci-archive:$t/tag.tar"* ]]
+	[ "$("$AISB" images --format '{{.Name}}')" = "oci-archive:$t/tag.tar" ]
+	# a recorded NAME@DIGEST of another image is not this image's name
+	other=sha256:$(printf '%064d' 0)
+	mkdir "$t/lay"
+	tar -C "$t/lay" -xf "$t/tag.tar"
+	$PY - "$t/lay/index.json" "example.com/x@$other" <<-'EOF'
+		import json, sys
+		p, name = sys.argv[1], sys.argv[2]
+		i = json.load(open(p))
+		i["manifests"][0]["annotations"] = {"io.containerd.image.name": name}
+		json.dump(i, open(p, "w"))
+	EOF
+	tar -C "$t/lay" -cf "$t/lie.tar" .
+	export AISB_STORE=$t/store2
+	run --separate-stderr "$AISB" load -i "$t/lie.tar"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"ignoring the recorded name 'example.com/x@$other' (not a registry reference of this image)"* ]]
+	[ "$("$AISB" images --format '{{.Name}}')" = "oci-archive:$t/lie.tar" ]
+}
+
 # ---- hostile layers ----
 
 pull_crafted() { # KIND [ARG] -> runs aisb pull on a one-layer layout with that layer
