@@ -543,7 +543,9 @@ static int resolve_member(struct store *s, int dfd, const char *member, const ch
 
 	r = store_blob_read(s, member, OCI_JSON_MAX, &buf, &n);
 	if (r < 0)
-		return log_error_errno(r, "%s: manifest %s missing: %m", what, member);
+		/* `, r`: as in read_manifest_blob(), clang-analyzer does not see log_error_errno() keep
+		 * the sign this deep */
+		return log_error_errno(r, "%s: manifest %s missing: %m", what, member), r;
 	r = oci_manifest_parse(buf, n, NULL, &m, &why);
 	if (r < 0)
 		return log_error("%s: manifest %s: %s", what, member, why), r;
@@ -586,19 +588,19 @@ static int resolve_layout(struct store *s, int dfd, const char *index_buf, size_
 		return log_error("%s: index.json: %s", what, r < 0 ? why : "not an index"), -EINVAL;
 	}
 	r = choose_member(&idx, tag, what, &member);
-	for (size_t i = 0; r == 0 && i < idx.n_manifests; i++) {
+	for (size_t i = 0; r >= 0 && i < idx.n_manifests; i++) {
 		const struct oci_descriptor *d = &idx.manifests[i];
 		if (!streq(d->digest, member) || (tag && (!d->ref_name || !streq(d->ref_name, tag))))
 			continue;
 		if (dfd >= 0)
 			r = import_dir_blob(s, dfd, member, d->size);
-		if (r == 0 && name && !*name && oci_descriptor_image_name(d) &&
+		if (r >= 0 && name && !*name && oci_descriptor_image_name(d) &&
 		    !(*name = strdup(oci_descriptor_image_name(d))))
 			r = -ENOMEM;
 		break;
 	}
 	oci_manifest_done(&idx);
-	if (r == 0)
+	if (r >= 0)
 		r = resolve_member(s, dfd, member, what, digest);
 	if (r < 0 && name) {
 		free(*name);
