@@ -94,8 +94,11 @@ int cmd_pull(int argc, char **argv)
 				 "oci:DIR[:TAG])", argv[optind]), AISB_EXIT_POLICY;
 	}
 	r = store_open(o.store_root, &s);
+	/* forced: a pull asks the registry what the tag names now, as podman's does, whatever the
+	 * pin's age (AISB_BASE_TTL_DAYS spares runs and builds that request, not an explicit pull);
+	 * a moved tag moves the pin and says so; a NAME@DIGEST pull never asks */
 	if (r == 0)
-		r = image_pull(s, &ref, &o, false, &pin);
+		r = image_pull(s, &ref, &o, true, &pin);
 	if (r == 0) {
 		printf("%s\n", pin.digest);
 		if (!o.quiet)

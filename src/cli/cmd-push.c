@@ -220,11 +220,13 @@ static int archive_cmd(int argc, char **argv, bool save)
 		"  skopeo and podman read it (oci-archive:FILE); prints the manifest digest\n";
 	static const char load_usage[] =
 		"usage: aisb load -i FILE\n"
-		"  imports an OCI archive (aisb save, skopeo, podman) or a docker save archive under\n"
-		"  the name it records, else as oci-archive:FILE; prints the manifest digest\n";
+		"  imports an OCI archive (aisb save, skopeo, podman) or a docker save archive (several\n"
+		"  images with podman save -m) under every name it records, else as oci-archive:FILE;\n"
+		"  prints each image's manifest digest\n";
 	struct image_opts o;
 	struct store *s = NULL;
-	struct store_ref pin = { 0 };
+	struct store_ref pin = { 0 }, *pins = NULL;
+	size_t n_pins = 0;
 	const char *file = NULL;
 	int c, r, ex = AISB_EXIT_FAILED;
 
@@ -257,17 +259,29 @@ static int archive_cmd(int argc, char **argv, bool save)
 	} else {
 		if (store_open(o.store_root, &s) < 0)
 			goto out;
-		r = layout_load(s, file, &o, &pin);
-		if (r == 0 && !o.quiet)
-			log_info("loaded %s: %s", pin.name, pin.digest);
+		r = image_load_archive(s, file, &o, &pins, &n_pins);
+		/* stdout: each image's digest once; stderr: each name it was pinned under */
+		for (size_t i = 0; r == 0 && i < n_pins; i++) {
+			bool seen = false;
+			for (size_t j = 0; j < i; j++)
+				seen |= streq(pins[j].digest, pins[i].digest);
+			if (!seen)
+				printf("%s\n", pins[i].digest);
+			if (!o.quiet)
+				log_info("loaded %s: %s", pins[i].name, pins[i].digest);
+		}
 	}
 	if (r < 0) {
 		ex = r == -EINVAL ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
 		goto out;
 	}
-	printf("%s\n", pin.digest);
+	if (save)
+		printf("%s\n", pin.digest);
 	ex = 0;
 out:
+	for (size_t i = 0; i < n_pins; i++)
+		store_ref_done(&pins[i]);
+	free(pins);
 	store_ref_done(&pin);
 	store_free(s);
 	image_opts_done(&o);

@@ -21,6 +21,7 @@
 #include "util/util.h"
 
 #define BLOB_MAX (16ULL << 30) /* one blob from an archive or directory */
+#define ARCHIVE_NAMES_MAX 1024u  /* names (pins) one archive may make */
 
 /* ---- options ---- */
 
@@ -256,12 +257,11 @@ static int expect_diff_ids(struct store *s, struct oci_manifest *m)
 
 /* Unpacks (if needed; layers missing from the store come from @src while they unpack) and
  * records the pin. */
-static int finish(struct store *s, const struct oci_ref *ref, const char *digest, int64_t resolved_at,
+static int finish(struct store *s, const char *name, const char *digest, int64_t resolved_at,
 		  const struct image_opts *o, const struct store_layer_source *src, struct store_ref *pin)
 {
 	struct oci_manifest m;
 	_cleanup_free_ char *path = NULL;
-	struct store_ref old;
 	char id[65], plat[64];
 	uint64_t size = 0;
 	int r;
@@ -282,12 +282,11 @@ static int finish(struct store *s, const struct oci_ref *ref, const char *digest
 		return r;
 	}
 	memset(pin, 0, sizeof(*pin));
-	if (!size && store_ref_read(s, ref->name, &old) == 0) {
-		if (streq(old.digest, digest))
-			size = old.size;
-		store_ref_done(&old);
-	}
-	pin->name = strdup(ref->name);
+	/* the tree was there already (a second pull, a load of an image the store holds, another
+	 * name): its size is what the pull that made it counted, recorded in that pin */
+	if (!size)
+		(void)store_rootfs_pinned_size(s, id, &size);
+	pin->name = strdup(name);
 	pin->digest = strdup(digest);
 	pin->platform = strdup(platform_string(plat));
 	pin->config = strdup(m.config.digest);
@@ -417,8 +416,9 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 			resolved_at = old.resolved_at;
 			r = digest ? 0 : -ENOMEM;
 		}
-		if (r == 0 && have_old && !streq(old.digest, digest) && !o->quiet)
-			log_info("%s: pin moves from %s to %s", ref->name, old.digest, digest);
+		/* said even with -q: what runs under this name from now on is another image */
+		if (r == 0 && have_old && !streq(old.digest, digest))
+			log_info("%s moved from %s to %s: the pin follows it", ref->name, old.digest, digest);
 	}
 	if (r == -ECONNREFUSED)
 		log_error("%s is not in the image store and its registry cannot be reached: run 'aisb pull %s' "
@@ -435,7 +435,7 @@ static int pull_registry(struct store *s, const struct oci_ref *ref, const struc
 		goto out;
 done:
 	rs.reg = reg;
-	r = finish(s, ref, digest, resolved_at, o, reg ? &src : NULL, pin);
+	r = finish(s, ref->name, digest, resolved_at, o, reg ? &src : NULL, pin);
 out:
 	if (r < 0)
 		drop_unpinned(s, digest);
@@ -530,38 +530,22 @@ static int fetch_from_layout(void *ud, const struct oci_descriptor *d, struct st
 	return copy_layout_blob(*(const int *)ud, d->digest, w);
 }
 
-/* Resolves an oci-layout's index.json (@index_buf) to a platform manifest digest, importing
- * manifests from @dfd (or expecting them in the store when @dfd < 0). */
-static int resolve_layout(struct store *s, int dfd, const char *index_buf, size_t len, const char *tag,
-			  const char *what, char **digest)
+/* Index member @member (imported from @dfd, or in the store when @dfd < 0) to the host's platform
+ * manifest: the member itself, or the host's member of it when it is an index (multi-platform
+ * layouts). Logs on failure. */
+static int resolve_member(struct store *s, int dfd, const char *member, const char *what, char **digest)
 {
-	struct oci_manifest idx, m;
-	_cleanup_free_ char *member = NULL, *buf = NULL;
+	_cleanup_free_ char *buf = NULL;
+	struct oci_manifest m;
 	const char *why;
 	size_t n;
 	int r;
 
-	r = oci_manifest_parse(index_buf, len, OCI_MT_INDEX, &idx, &why);
-	if (r < 0 || !idx.is_index) {
-		if (r == 0)
-			oci_manifest_done(&idx);
-		return log_error("%s: index.json: %s", what, r < 0 ? why : "not an index"), -EINVAL;
-	}
-	r = choose_member(&idx, tag, what, &member);
-	if (r == 0 && dfd >= 0) {
-		int64_t sz = -1;
-		for (size_t i = 0; i < idx.n_manifests; i++)
-			if (streq(idx.manifests[i].digest, member))
-				sz = idx.manifests[i].size;
-		r = import_dir_blob(s, dfd, member, sz);
-	}
-	oci_manifest_done(&idx);
-	if (r < 0)
-		return r;
-	/* the member may itself be an index (multi-platform layouts) */
 	r = store_blob_read(s, member, OCI_JSON_MAX, &buf, &n);
 	if (r < 0)
-		return log_error_errno(r, "%s: manifest %s missing: %m", what, member);
+		/* `, r`: as in read_manifest_blob(), clang-analyzer does not see log_error_errno() keep
+		 * the sign this deep */
+		return log_error_errno(r, "%s: manifest %s missing: %m", what, member), r;
 	r = oci_manifest_parse(buf, n, NULL, &m, &why);
 	if (r < 0)
 		return log_error("%s: manifest %s: %s", what, member, why), r;
@@ -580,8 +564,49 @@ static int resolve_layout(struct store *s, int dfd, const char *index_buf, size_
 		return 0;
 	}
 	oci_manifest_done(&m);
-	*digest = TAKE_PTR(member);
-	return 0;
+	*digest = strdup(member);
+	return *digest ? 0 : -ENOMEM;
+}
+
+/* Resolves an oci-layout's index.json (@index_buf) to a platform manifest digest, importing
+ * manifests from @dfd (or expecting them in the store when @dfd < 0). With @name, *name is the
+ * image name the chosen member records (oci_descriptor_image_name()), or NULL. */
+static int resolve_layout(struct store *s, int dfd, const char *index_buf, size_t len, const char *tag,
+			  const char *what, char **digest, char **name)
+{
+	struct oci_manifest idx;
+	_cleanup_free_ char *member = NULL;
+	const char *why;
+	int r;
+
+	if (name)
+		*name = NULL;
+	r = oci_manifest_parse(index_buf, len, OCI_MT_INDEX, &idx, &why);
+	if (r < 0 || !idx.is_index) {
+		if (r == 0)
+			oci_manifest_done(&idx);
+		return log_error("%s: index.json: %s", what, r < 0 ? why : "not an index"), -EINVAL;
+	}
+	r = choose_member(&idx, tag, what, &member);
+	for (size_t i = 0; r >= 0 && i < idx.n_manifests; i++) {
+		const struct oci_descriptor *d = &idx.manifests[i];
+		if (!streq(d->digest, member) || (tag && (!d->ref_name || !streq(d->ref_name, tag))))
+			continue;
+		if (dfd >= 0)
+			r = import_dir_blob(s, dfd, member, d->size);
+		if (r >= 0 && name && !*name && oci_descriptor_image_name(d) &&
+		    !(*name = strdup(oci_descriptor_image_name(d))))
+			r = -ENOMEM;
+		break;
+	}
+	oci_manifest_done(&idx);
+	if (r >= 0)
+		r = resolve_member(s, dfd, member, what, digest);
+	if (r < 0 && name) {
+		free(*name);
+		*name = NULL;
+	}
+	return r;
 }
 
 /* The config from layout @dfd (the layers come while they unpack), or, from an archive
@@ -617,11 +642,11 @@ static int pull_oci_dir(struct store *s, const struct oci_ref *ref, const struct
 	r = read_file_at(dfd, "index.json", OCI_JSON_MAX, &buf, &len);
 	if (r < 0)
 		return log_error_errno(r, "'%s' is not an OCI layout (index.json: %m)", ref->path);
-	if ((r = resolve_layout(s, dfd, buf, len, ref->tag, ref->name, &digest)) < 0)
+	if ((r = resolve_layout(s, dfd, buf, len, ref->tag, ref->name, &digest, NULL)) < 0)
 		return r;
 	r = import_manifest_blobs(s, dfd, digest);
 	if (r == 0)
-		r = finish(s, ref, digest, time(NULL), o, &(struct store_layer_source){ .fetch = fetch_from_layout, .ud = &dfd },
+		r = finish(s, ref->name, digest, time(NULL), o, &(struct store_layer_source){ .fetch = fetch_from_layout, .ud = &dfd },
 			   pin);
 	if (r < 0)
 		drop_unpinned(s, digest);
@@ -761,76 +786,312 @@ static int scan_archive(struct store *s, const char *file, const char *what, str
 	return 0;
 }
 
-static int pull_archive(struct store *s, const struct oci_ref *ref, const struct image_opts *o, struct store_ref *pin)
+/* One image of an archive: its platform manifest (stored by the scan) and the names the archive
+ * records for it, as written there (strv). */
+struct archive_image {
+	char *digest;
+	char **names;
+};
+
+struct archive_images {
+	struct archive_image *v;
+	size_t n;
+};
+
+static void archive_images_done(struct archive_images *ai)
 {
-	struct members mb = { 0 };
-	_cleanup_free_ char *digest = NULL;
+	for (size_t i = 0; i < ai->n; i++) {
+		free(ai->v[i].digest);
+		strv_free(ai->v[i].names);
+	}
+	free(ai->v);
+	memset(ai, 0, sizeof(*ai));
+}
+
+/* Adds image @digest with @names (copied; NULL: none); an image already there gains the names. */
+static int archive_images_add(struct archive_images *ai, const char *digest, char *const *names)
+{
+	struct archive_image *img = NULL, *nv;
+
+	for (size_t i = 0; i < ai->n && !img; i++)
+		if (streq(ai->v[i].digest, digest))
+			img = &ai->v[i];
+	if (!img) {
+		nv = realloc(ai->v, (ai->n + 1) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		ai->v = nv;
+		img = &ai->v[ai->n];
+		*img = (struct archive_image){ .digest = strdup(digest), .names = calloc(1, sizeof(char *)) };
+		ai->n++;
+		if (!img->digest || !img->names)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; names && names[i]; i++)
+		if (!strv_contains(img->names, names[i]) && strv_push(&img->names, names[i]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* `docker save`: manifest.json names a config file and layer tars; synthesises and stores the OCI
+ * manifest of image @di. Logs on failure. */
+static int docker_image_manifest(struct store *s, const char *what, const struct members *mb,
+				 const struct oci_docker_image *di, char **digest)
+{
+	_cleanup_free_ char *json = NULL;
+	const struct member *cm = members_find(mb, di->config_path);
+	size_t jlen = 0;
+	FILE *f;
+
+	if (!cm)
+		return log_error("%s: config '%s' missing", what, di->config_path), -ENOENT;
+	f = open_memstream(&json, &jlen);
+	if (!f)
+		return log_error_errno(-ENOMEM, "%m");
+	fprintf(f, "{\"schemaVersion\":2,\"mediaType\":\"%s\",\"config\":{\"mediaType\":\"%s\",\"digest\":\"%s\","
+		   "\"size\":%lld},\"layers\":[", OCI_MT_MANIFEST, OCI_MT_CONFIG, cm->digest, (long long)cm->size);
+	for (size_t i = 0; di->layer_paths[i]; i++) {
+		const struct member *lm = members_find(mb, di->layer_paths[i]);
+		if (!lm) {
+			fclose(f);
+			return log_error("%s: layer '%s' missing", what, di->layer_paths[i]), -ENOENT;
+		}
+		fprintf(f, "%s{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar\",\"digest\":\"%s\",\"size\":%lld}",
+			i ? "," : "", lm->digest, (long long)lm->size);
+	}
+	fputs("]}", f);
+	if (fclose(f) != 0)
+		return log_error_errno(-ENOMEM, "%m");
+	return store_blob_put(s, json, jlen, digest);
+}
+
+/* The images of a docker archive, with every RepoTags entry; @all: every image (aisb load), else
+ * the only one (a pull of docker-archive:FILE). Logs on failure. */
+static int docker_archive_images(struct store *s, const char *what, const struct members *mb, bool all,
+				 struct archive_images *ai)
+{
+	struct oci_docker_image *di = NULL;
+	size_t n = 0;
 	int r;
 
+	if (!mb->manifest_json)
+		return log_error("%s: no manifest.json: not a docker-archive", what), -EINVAL;
+	r = oci_docker_archive_parse(mb->manifest_json, mb->manifest_len, &di, &n);
+	if (r < 0)
+		return log_error("%s: manifest.json: %s", what, r == -E2BIG ? "too many images" : "malformed"),
+		       r == -ENOMEM ? r : -EINVAL;
+	if (!all && n != 1)
+		r = (log_error("%s holds %zu images: 'aisb load -i FILE' loads each under its names", what, n), -EINVAL);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		_cleanup_free_ char *digest = NULL;
+		if ((r = docker_image_manifest(s, what, mb, &di[i], &digest)) == 0)
+			r = archive_images_add(ai, digest, di[i].repo_tags);
+	}
+	oci_docker_archive_done(di, n);
+	return r;
+}
+
+/* The images of an OCI archive. One: the member @tag names (ref.name), or the only one, or the
+ * host's of a multi-platform index; @all (aisb load, no tag): every member that records an
+ * image name (oci_descriptor_image_name()), for this platform. Logs on failure. */
+static int oci_archive_images(struct store *s, const char *what, const struct members *mb, const char *tag,
+			      bool all, struct archive_images *ai)
+{
+	_cleanup_free_ char *digest = NULL, *name = NULL;
+	struct oci_manifest idx;
+	const char *os, *arch, *variant;
+	size_t named = 0;
+	int r;
+
+	if (!mb->index_json)
+		return log_error("%s: no index.json: not an OCI archive", what), -EINVAL;
+	if (oci_manifest_parse(mb->index_json, mb->index_len, OCI_MT_INDEX, &idx, NULL) == 0) {
+		for (size_t i = 0; idx.is_index && i < idx.n_manifests; i++)
+			named += oci_descriptor_image_name(&idx.manifests[i]) != NULL;
+		if (!all || tag || !named) {
+			oci_manifest_done(&idx);
+			goto one; /* resolve_layout() says what is wrong with the index, if anything */
+		}
+	} else {
+		goto one;
+	}
+	oci_host_platform(&os, &arch, &variant);
+	r = 0;
+	for (size_t i = 0; r == 0 && i < idx.n_manifests; i++) {
+		struct oci_descriptor *d = &idx.manifests[i];
+		struct oci_manifest one = { .is_index = true, .manifests = d, .n_manifests = 1 };
+		const char *nm = oci_descriptor_image_name(d);
+		char *names[] = { (char *)nm, NULL };
+		if (oci_index_choose(&one, os, arch, variant, NULL) < 0)
+			continue; /* another platform's member */
+		if (!nm) {
+			log_warn("%s: index.json member %s records no image name: not loaded (aisb pull "
+				 "oci-archive:FILE:TAG takes it by its tag)", what, d->digest);
+			continue;
+		}
+		free(digest);
+		digest = NULL;
+		if ((r = resolve_member(s, -1, d->digest, what, &digest)) == 0)
+			r = archive_images_add(ai, digest, names);
+	}
+	oci_manifest_done(&idx);
+	return r;
+one:
+	if ((r = resolve_layout(s, -1, mb->index_json, mb->index_len, tag, what, &digest, &name)) < 0)
+		return r;
+	return archive_images_add(ai, digest, name ? (char *[]){ name, NULL } : NULL);
+}
+
+/* The registry name @recorded gives image @digest in the store: canonical (podman's
+ * normalisation), or NULL when it is not a registry reference or its digest is another image's
+ * (said, naming the archive @what). Does not fail otherwise. */
+static char *usable_name(const char *what, const char *recorded, const char *digest)
+{
+	struct oci_ref r;
+	char *out = NULL;
+
+	if (strlen(recorded) < 512 && oci_ref_parse(recorded, &r) == 0) {
+		if (r.transport == OCI_TRANSPORT_REGISTRY && (!r.digest || streq(r.digest, digest)))
+			out = strdup(r.name);
+		oci_ref_done(&r);
+	}
+	if (!out)
+		log_warn("%s: ignoring the recorded name '%s' (not a registry reference of this image)", what, recorded);
+	return out;
+}
+
+/* Pins @digest (its blobs in the store) under @name, holding that name's ref lock as a pull
+ * does unless @locked (the caller holds it: image_pull() of that name), and appends the pin to
+ * *pins. Logs on failure. */
+static int pin_archive_image(struct store *s, const char *name, bool locked, const char *digest,
+			     const struct image_opts *o, struct store_ref **pins, size_t *n_pins)
+{
+	_cleanup_close_ int lock = -1;
+	struct store_ref pin, *nv;
+	char key[65];
+	int r;
+
+	if (store_rootfs_id(name, key) < 0)
+		return -ELIBACC;
+	/* flock(2) is per open file: taking the caller's lock again would wait for ever */
+	lock = locked ? -1 : store_lock(s, "ref", key, false);
+	if (!locked && lock < 0)
+		return log_error_errno(lock, "cannot lock '%s': %m", name);
+	if ((r = finish(s, name, digest, time(NULL), o, NULL, &pin)) < 0)
+		return r;
+	nv = realloc(*pins, (*n_pins + 1) * sizeof(*nv));
+	if (!nv) {
+		store_ref_done(&pin);
+		return log_error_errno(-ENOMEM, "%m");
+	}
+	*pins = nv;
+	(*pins)[(*n_pins)++] = pin;
+	return 0;
+}
+
+/* Scans archive @ref (TRANSPORT:FILE[:TAG]) into the store and pins its images: each under
+ * every usable name it records; @pin_source: the (one) image also under @ref's own name (a pull
+ * of TRANSPORT:FILE), else that name only when the archive records none (aisb load). The
+ * caller holds the store lock shared. Logs on failure. */
+static int import_archive(struct store *s, const struct oci_ref *ref, const struct image_opts *o, bool pin_source,
+			  struct store_ref **pins, size_t *n_pins)
+{
+	struct members mb = { 0 };
+	struct archive_images ai = { 0 };
+	struct oci_ref dref = { 0 };
+	bool docker = ref->transport == OCI_TRANSPORT_DOCKER_ARCHIVE, fallback_used = false;
+	_cleanup_free_ char *dsrc = NULL;
+	int r;
+
+	*pins = NULL;
+	*n_pins = 0;
 	if ((r = scan_archive(s, ref->path, ref->name, &mb)) < 0)
 		goto out;
-	if (ref->transport == OCI_TRANSPORT_OCI_ARCHIVE) {
-		if (!mb.index_json) {
-			r = (log_error("%s: no index.json: not an OCI archive", ref->name), -EINVAL);
+	if (!pin_source && !mb.index_json && mb.manifest_json) {
+		/* aisb load of a docker archive (podman save's default format): named so */
+		docker = true;
+		if (asprintf(&dsrc, "docker-archive:%s", ref->path) < 0) {
+			dsrc = NULL;
+			r = log_error_errno(-ENOMEM, "%m");
 			goto out;
 		}
-		r = resolve_layout(s, -1, mb.index_json, mb.index_len, ref->tag, ref->name, &digest);
-	} else {
-		/* `docker save`: manifest.json names a config file and layer tars; synthesise an OCI manifest */
-		_cleanup_free_ char *cfgpath = NULL, *json = NULL;
-		_cleanup_strv_free_ char **layers = NULL;
-		const struct member *cm;
-		FILE *f;
-		size_t jlen = 0;
-
-		if (!mb.manifest_json) {
-			r = (log_error("%s: no manifest.json: not a docker-archive", ref->name), -EINVAL);
+		if ((r = oci_ref_parse(dsrc, &dref)) < 0) {
+			log_error("'%s' is not a usable archive path", ref->path);
 			goto out;
 		}
-		r = oci_docker_archive_manifest_parse(mb.manifest_json, mb.manifest_len, NULL, &cfgpath, &layers);
-		if (r < 0) {
-			log_error("%s: manifest.json: %s", ref->name,
-				  r == -ENOENT ? "holds several images (not supported)" : "malformed");
-			goto out;
+		ref = &dref;
+	}
+	r = docker ? docker_archive_images(s, ref->name, &mb, !pin_source, &ai)
+		   : oci_archive_images(s, ref->name, &mb, ref->tag, !pin_source, &ai);
+	if (r == 0 && ai.n == 0)
+		r = (log_error("%s records no image name for this platform: nothing loaded (aisb pull "
+			       "oci-archive:FILE:TAG takes one by its tag)", ref->name), -ENOENT);
+	if (r == 0) {
+		/* each name is a pin file: a manifest.json of 4 MiB could ask for 100 000 of them */
+		size_t names = 0;
+		for (size_t i = 0; i < ai.n; i++)
+			names += strv_length(ai.v[i].names);
+		if (names > ARCHIVE_NAMES_MAX)
+			r = (log_error("%s records %zu image names, more than %u: refused", ref->name, names,
+				       ARCHIVE_NAMES_MAX), -E2BIG);
+	}
+	for (size_t i = 0; r == 0 && i < ai.n; i++) {
+		const struct archive_image *img = &ai.v[i];
+		size_t before = *n_pins;
+		if ((r = import_manifest_blobs(s, -1, img->digest)) < 0)
+			break;
+		if (pin_source && (r = pin_archive_image(s, ref->name, true, img->digest, o, pins, n_pins)) < 0)
+			break;
+		for (size_t k = 0; r == 0 && img->names[k]; k++) {
+			_cleanup_free_ char *name = usable_name(ref->name, img->names[k], img->digest);
+			bool dup = false;
+			for (size_t j = before; name && j < *n_pins; j++)
+				dup |= streq((*pins)[j].name, name);
+			if (name && !dup)
+				r = pin_archive_image(s, name, false, img->digest, o, pins, n_pins);
 		}
-		cm = members_find(&mb, cfgpath);
-		if (!cm) {
-			r = (log_error("%s: config '%s' missing", ref->name, cfgpath), -ENOENT);
-			goto out;
+		if (r == 0 && *n_pins == before && fallback_used) {
+			/* the file's name is one pin: a second image would take it from the first */
+			log_warn("%s records no registry name for image %s either: not loaded (the archive's "
+				 "name pins one image)", ref->name, img->digest);
+		} else if (r == 0 && *n_pins == before) {
+			if (!o->quiet)
+				log_info("%s records no registry name for image %s: pinned as %s", ref->name, img->digest,
+					 ref->name);
+			r = pin_archive_image(s, ref->name, false, img->digest, o, pins, n_pins);
+			fallback_used = true;
 		}
-		f = open_memstream(&json, &jlen);
-		if (!f) {
-			r = -ENOMEM;
-			goto out;
-		}
-		fprintf(f, "{\"schemaVersion\":2,\"mediaType\":\"%s\",\"config\":{\"mediaType\":\"%s\",\"digest\":\"%s\","
-			   "\"size\":%lld},\"layers\":[", OCI_MT_MANIFEST, OCI_MT_CONFIG, cm->digest, (long long)cm->size);
-		for (size_t i = 0; layers[i]; i++) {
-			const struct member *lm = members_find(&mb, layers[i]);
-			if (!lm) {
-				fclose(f);
-				r = (log_error("%s: layer '%s' missing", ref->name, layers[i]), -ENOENT);
-				goto out;
-			}
-			fprintf(f, "%s{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar\",\"digest\":\"%s\",\"size\":%lld}",
-				i ? "," : "", lm->digest, (long long)lm->size);
-		}
-		fputs("]}", f);
-		if (fclose(f) != 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-		r = store_blob_put(s, json, jlen, &digest);
 	}
 	if (r < 0)
-		goto out;
-	if ((r = import_manifest_blobs(s, -1, digest)) < 0)
-		goto out;
-	r = finish(s, ref, digest, time(NULL), o, NULL, pin);
+		for (size_t i = 0; i < ai.n; i++)
+			drop_unpinned(s, ai.v[i].digest);
 out:
-	if (r < 0)
-		drop_unpinned(s, digest);
+	archive_images_done(&ai);
 	members_done(&mb);
+	oci_ref_done(&dref);
+	return r;
+}
+
+static void pins_free(struct store_ref *pins, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		store_ref_done(&pins[i]);
+	free(pins);
+}
+
+/* A pull of TRANSPORT:FILE[:TAG]: one image, pinned under that name and the names it records. */
+static int pull_archive(struct store *s, const struct oci_ref *ref, const struct image_opts *o, struct store_ref *pin)
+{
+	struct store_ref *pins = NULL;
+	size_t n = 0;
+	int r = import_archive(s, ref, o, true, &pins, &n);
+
+	memset(pin, 0, sizeof(*pin));
+	if (r == 0) {
+		*pin = pins[0]; /* the pin under ref->name: pinned first */
+		memset(&pins[0], 0, sizeof(pins[0]));
+	}
+	pins_free(pins, n);
 	return r;
 }
 
@@ -863,6 +1124,31 @@ int image_pull(struct store *s, const struct oci_ref *ref, const struct image_op
 	default:
 		return -EINVAL;
 	}
+}
+
+int image_load_archive(struct store *s, const char *file, const struct image_opts *o, struct store_ref **pins,
+		       size_t *n_pins)
+{
+	_cleanup_free_ char *src = NULL;
+	_cleanup_close_ int gc = -1;
+	struct oci_ref aref = { 0 };
+	int r;
+
+	*pins = NULL;
+	*n_pins = 0;
+	if (access(file, R_OK) < 0)
+		return log_error_errno(-errno, "cannot read '%s': %m", file);
+	/* oci-archive: for now; import_archive() decides from the members the scan finds */
+	if (asprintf(&src, "oci-archive:%s", file) < 0)
+		return log_error_errno(-ENOMEM, "%m");
+	if (oci_ref_parse(src, &aref) < 0 || aref.tag)
+		r = (log_error("'%s' is not a usable archive path", file), -EINVAL);
+	else if ((gc = store_lock(s, "store", "gc", true)) < 0)
+		r = log_error_errno(gc, "cannot lock the image store: %m");
+	else
+		r = import_archive(s, &aref, o, false, pins, n_pins);
+	oci_ref_done(&aref);
+	return r;
 }
 
 int image_load_config(struct store *s, const struct store_ref *pin, struct oci_image_config *cfg)

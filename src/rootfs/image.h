@@ -4,8 +4,10 @@
  * Ties ref, registry, oci, store and unpack together: resolve a reference (through its pin while
  * the pin is fresh), fetch what the store lacks, unpack once, record the pin. Registry tags are
  * re-resolved every AISB_BASE_TTL_DAYS (default 7; 0 every time; -1 never) with one manifest
- * read; when the registry cannot be reached the pinned digest is used and said so. Offline
- * sources (oci:, oci-archive:, docker-archive:) are local and read again on every pull.
+ * read (`aisb pull` re-resolves at once: force); a tag that moved moves its pin, said on stderr;
+ * when the registry cannot be reached the pinned digest is used and said so. Offline sources
+ * (oci:, oci-archive:, docker-archive:) are local and read again on every pull; an archive's
+ * image is pinned under that name and under the names the archive records.
  */
 #ifndef AISB_ROOTFS_IMAGE_H
 #define AISB_ROOTFS_IMAGE_H
@@ -39,6 +41,18 @@ void image_opts_done(struct image_opts *o);
  * tag even when its pin is fresh. Return: 0 or -errno. Logs on failure. */
 int image_pull(struct store *s, const struct oci_ref *ref, const struct image_opts *o, bool force,
 	       struct store_ref *pin);
+
+/* `aisb load`: scans the OCI or docker archive @file into the store (every member hashed as it
+ * streams in) and pins each of its images under every name the archive records for it: an OCI
+ * archive's index.json names (oci_descriptor_image_name(): podman save --format oci-archive,
+ * aisb save, docker save), a docker archive's every RepoTags entry (podman save -m: several
+ * images, several tags). A name that is not a registry reference of the image is skipped, said;
+ * an image with no usable name is pinned as oci-archive:FILE (docker-archive:FILE), said unless
+ * @o->quiet. Fills *@pins (*@n_pins, one per name; free each with store_ref_done(), then the
+ * array). Return: 0; -EINVAL (not an archive, malformed: exit 78); other -errno. Logs on
+ * failure. */
+int image_load_archive(struct store *s, const char *file, const struct image_opts *o, struct store_ref **pins,
+		       size_t *n_pins);
 
 /* One manifest read: the digest @ref's tag resolves to upstream now (platform manifest).
  * Changes nothing. Logs on failure. */

@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* layout.h — `aisb save` and `aisb load`: an image of the store as an OCI archive.
+/* layout.h — `aisb save`: an image of the store as an OCI archive.
  *
  * The archive is an oci-layout (image-layout spec 1.0) in a tar: "oci-layout", "index.json"
  * naming the one platform manifest, and blobs/sha256/<hex> for the manifest, config and layers,
  * copied byte for byte from the store, so a load (here, or skopeo/podman's oci-archive:) finds
  * the same digests. index.json records the pin's name as "io.containerd.image.name" (and the tag
- * as "org.opencontainers.image.ref.name", which podman and skopeo read); load pins the image
- * under that name when it is a registry reference, else as oci-archive:FILE. Loading is the
- * oci-archive pull (rootfs/image.h): every member is hashed as it streams into the store. A
- * `docker save` archive (manifest.json, podman's default format) loads too, as the
- * docker-archive pull, named after its first RepoTags entry.
+ * as "org.opencontainers.image.ref.name", which skopeo reads as the tag); `aisb load`
+ * (image_load_archive(), rootfs/image.h) pins the image under that name when it is a registry
+ * reference, else as oci-archive:FILE.
  */
 #ifndef AISB_ROOTFS_LAYOUT_H
 #define AISB_ROOTFS_LAYOUT_H
@@ -25,9 +23,5 @@ int layout_pin_manifest(struct store *s, const struct store_ref *pin, char **buf
 /* Writes the image @pin names to @file (through a temporary file in its directory, renamed
  * at the end: a failure leaves no partial archive). Return: 0 or -errno. Logs on failure. */
 int layout_save(struct store *s, const struct store_ref *pin, const char *file);
-
-/* Imports the OCI archive @file and pins it (see above); fills @pin. Return: 0, -EINVAL (not an
- * OCI archive), other -errno. Logs on failure. */
-int layout_load(struct store *s, const char *file, const struct image_opts *o, struct store_ref *pin);
 
 #endif

@@ -72,6 +72,7 @@ static void descriptor_done(struct oci_descriptor *d)
 	free(d->arch);
 	free(d->variant);
 	free(d->ref_name);
+	free(d->image_name);
 	free(d->diff_id);
 	memset(d, 0, sizeof(*d));
 }
@@ -100,7 +101,8 @@ static int descriptor_parse(json_object *o, struct oci_descriptor *d, bool platf
 	d->has_urls = json_object_object_get_ex(o, "urls", &v) && json_object_is_type(v, json_type_array) &&
 		      json_object_array_length(v) > 0;
 	if (json_object_object_get_ex(o, "annotations", &v))
-		if ((r = dup_opt(&d->ref_name, get_str(v, "org.opencontainers.image.ref.name"))) < 0)
+		if ((r = dup_opt(&d->ref_name, get_str(v, "org.opencontainers.image.ref.name"))) < 0 ||
+		    (r = dup_opt(&d->image_name, get_str(v, "io.containerd.image.name"))) < 0)
 			return r;
 	return 0;
 }
@@ -432,59 +434,79 @@ fail:
 	return r;
 }
 
-int oci_docker_archive_manifest_parse(const char *buf, size_t len, const char *tag, char **config_path,
-				      char ***layer_paths)
+const char *oci_descriptor_image_name(const struct oci_descriptor *d)
 {
-	_cleanup_json_ json_object *o = NULL;
-	json_object *entry = NULL;
-	size_t n;
+	if (d->image_name && *d->image_name)
+		return d->image_name;
+	/* a tag has neither '/' nor ':' (distribution spec: [A-Za-z0-9_][A-Za-z0-9._-]*) */
+	if (d->ref_name && strpbrk(d->ref_name, "/:@"))
+		return d->ref_name;
+	return NULL;
+}
+
+void oci_docker_archive_done(struct oci_docker_image *imgs, size_t n)
+{
+	if (!imgs)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(imgs[i].config_path);
+		strv_free(imgs[i].layer_paths);
+		strv_free(imgs[i].repo_tags);
+	}
+	free(imgs);
+}
+
+static int docker_entry_parse(json_object *e, struct oci_docker_image *img)
+{
+	json_object *v;
 	int r;
 
-	*config_path = NULL;
-	*layer_paths = NULL;
+	if (!json_object_is_type(e, json_type_object) || !get_str(e, "Config"))
+		return -EINVAL;
+	if (!(img->config_path = strdup(get_str(e, "Config"))))
+		return -ENOMEM;
+	if (!json_object_object_get_ex(e, "Layers", &v))
+		return -EINVAL;
+	if ((r = strv_from_json(v, OCI_LAYERS_MAX, &img->layer_paths)) < 0)
+		return r;
+	if (!img->layer_paths)
+		return -EINVAL;
+	/* RepoTags is null or absent for an image saved by its id */
+	if (json_object_object_get_ex(e, "RepoTags", &v) &&
+	    (r = strv_from_json(v, OCI_REPO_TAGS_MAX, &img->repo_tags)) < 0)
+		return r;
+	if (!img->repo_tags && !(img->repo_tags = calloc(1, sizeof(char *))))
+		return -ENOMEM;
+	return 0;
+}
+
+int oci_docker_archive_parse(const char *buf, size_t len, struct oci_docker_image **imgs, size_t *n)
+{
+	_cleanup_json_ json_object *o = NULL;
+	struct oci_docker_image *v;
+	size_t k;
+
+	*imgs = NULL;
+	*n = 0;
 	o = json_parse_bounded(buf, len);
 	if (!o || !json_object_is_type(o, json_type_array))
 		return -EINVAL;
-	n = json_object_array_length(o);
-	if (n == 0 || n > OCI_INDEX_MAX)
+	k = json_object_array_length(o);
+	if (k == 0)
 		return -EINVAL;
-	if (!tag) {
-		if (n != 1)
-			return -ENOENT;
-		entry = json_object_array_get_idx(o, 0);
-	} else {
-		for (size_t i = 0; i < n && !entry; i++) {
-			json_object *e = json_object_array_get_idx(o, i), *tags;
-			if (!json_object_object_get_ex(e, "RepoTags", &tags) || !json_object_is_type(tags, json_type_array))
-				continue;
-			for (size_t j = 0; j < json_object_array_length(tags); j++) {
-				const char *t = json_object_get_string(json_object_array_get_idx(tags, j));
-				if (t && streq(t, tag)) {
-					entry = e;
-					break;
-				}
-			}
-		}
-		if (!entry)
-			return -ENOENT;
-	}
-	if (!get_str(entry, "Config"))
-		return -EINVAL;
-	{
-		json_object *layers;
-		if (!json_object_object_get_ex(entry, "Layers", &layers))
-			return -EINVAL;
-		r = strv_from_json(layers, OCI_LAYERS_MAX, layer_paths);
-		if (r < 0)
-			return r;
-		if (!*layer_paths)
-			return -EINVAL;
-	}
-	*config_path = strdup(get_str(entry, "Config"));
-	if (!*config_path) {
-		strv_free(*layer_paths);
-		*layer_paths = NULL;
+	if (k > OCI_INDEX_MAX)
+		return -E2BIG;
+	v = calloc(k, sizeof(*v));
+	if (!v)
 		return -ENOMEM;
+	for (size_t i = 0; i < k; i++) {
+		int r = docker_entry_parse(json_object_array_get_idx(o, i), &v[i]);
+		if (r < 0) {
+			oci_docker_archive_done(v, k);
+			return r;
+		}
 	}
+	*imgs = v;
+	*n = k;
 	return 0;
 }

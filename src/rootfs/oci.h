@@ -32,6 +32,7 @@ struct oci_descriptor {
 	/* index members only */
 	char *os, *arch, *variant;
 	char *ref_name;  /* annotation org.opencontainers.image.ref.name (oci-layout index.json) */
+	char *image_name; /* annotation io.containerd.image.name (aisb save, docker save) */
 	/* manifest layers only: the config's rootfs.diff_ids entry (the sha256 of the uncompressed
 	 * tar) once oci_manifest_set_diff_ids() ran; NULL: not checked */
 	char *diff_id;
@@ -87,10 +88,26 @@ int oci_index_choose(const struct oci_manifest *m, const char *os, const char *a
 int oci_config_parse(const char *buf, size_t len, struct oci_image_config *c);
 void oci_config_done(struct oci_image_config *c);
 
-/* Parses `docker save`'s manifest.json: the entry whose RepoTags holds @tag, or the only entry
- * when @tag is NULL. Fills the Config path and the Layers paths (archive-relative).
- * Return: 0 or -errno (-ENOENT: no such tag). Does not log. */
-int oci_docker_archive_manifest_parse(const char *buf, size_t len, const char *tag, char **config_path,
-				      char ***layer_paths);
+/* The image name index.json member @d records, or NULL: io.containerd.image.name (aisb save and
+ * docker save write the whole name there, the tag in ref.name), else ref.name when it is a whole
+ * reference — podman save --format oci-archive writes "example.com/team/bb:v1" there — and not
+ * a bare tag ("v1", as skopeo and the image-layout spec's examples write it), which names no image.
+ * Does not log. */
+const char *oci_descriptor_image_name(const struct oci_descriptor *d);
+
+#define OCI_REPO_TAGS_MAX 256 /* names one docker-archive entry may record */
+
+/* One image of a `docker save` archive (manifest.json entry); paths are archive-relative. */
+struct oci_docker_image {
+	char *config_path;
+	char **layer_paths; /* strv */
+	char **repo_tags;   /* strv (empty: none recorded) */
+};
+
+/* Parses `docker save`'s manifest.json (also podman save's docker-archive, several images with
+ * -m): every entry, at most OCI_INDEX_MAX. Return: 0 with *imgs and *n set, -EINVAL (malformed or
+ * empty), -E2BIG, -ENOMEM. Does not log. */
+int oci_docker_archive_parse(const char *buf, size_t len, struct oci_docker_image **imgs, size_t *n);
+void oci_docker_archive_done(struct oci_docker_image *imgs, size_t n);
 
 #endif

@@ -1160,6 +1160,26 @@ int store_ref_list(struct store *s, struct store_ref **refs, size_t *n)
 	return 0;
 }
 
+int store_rootfs_pinned_size(struct store *s, const char *rootfs_id, uint64_t *size)
+{
+	struct store_ref *refs;
+	size_t n;
+	int r = -ENOENT;
+
+	*size = 0;
+	if (store_ref_list(s, &refs, &n) < 0)
+		return -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		if (r < 0 && refs[i].rootfs_id && streq(refs[i].rootfs_id, rootfs_id) && refs[i].size) {
+			*size = refs[i].size;
+			r = 0;
+		}
+		store_ref_done(&refs[i]);
+	}
+	free(refs);
+	return r;
+}
+
 bool store_pin_is_fresh(int64_t resolved_at, int64_t now, long ttl_days)
 {
 	if (ttl_days < 0)

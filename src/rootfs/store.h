@@ -159,6 +159,12 @@ int store_ref_remove(struct store *s, const char *name);                    /* -
 int store_ref_list(struct store *s, struct store_ref **refs, size_t *n);    /* logs */
 void store_ref_done(struct store_ref *r);
 
+/* The unpacked size another pin of tree @rootfs_id recorded: a tree is made once (its first
+ * pull, load or build counts its bytes), so a later pin of the same tree under another name (a
+ * load of an image the store holds, a second name) finds its size here. Return: 0 with *size
+ * set; -ENOENT when no pin of that tree records one. Logs only when refs/ cannot be read. */
+int store_rootfs_pinned_size(struct store *s, const char *rootfs_id, uint64_t *size);
+
 /* Is a pin resolved at @resolved_at still good at @now with @ttl_days (0: never; -1: always)? */
 bool store_pin_is_fresh(int64_t resolved_at, int64_t now, long ttl_days);
 

@@ -86,6 +86,15 @@ rootfs_of() {
 	"$AISB" inspect "$1" | sed -n 's/.*"rootfs":"\(.*\)",*/\1/p'
 }
 
+size_of() { # NAME -> the unpacked Size `aisb images` shows for it, in bytes
+	"$AISB" images --format json | $PY -c 'import json,sys; print(next(i["Size"] for i in json.load(sys.stdin) if i["Name"] == sys.argv[1]))' "$1"
+}
+
+pulled_size() { # REF -> the Size of REF pulled into a store of its own
+	AISB_STORE=$BATS_TEST_TMPDIR/size-store "$AISB" pull -q "$1" >/dev/null
+	AISB_STORE=$BATS_TEST_TMPDIR/size-store size_of "$1"
+}
+
 start_proxy() { # MODE -> port
 	local f=$BATS_TEST_TMPDIR/proxy-$1
 	$PY "$IMG/proxy.py" "$1" "$(plain)" "$f" </dev/null >"$f.out" 2>&1 3>&- &
@@ -155,6 +164,119 @@ stop_proxy() {
 	[ -x "$root/bin/busybox" ]
 	run "$AISB" inspect "docker-archive:$BATS_TEST_TMPDIR/bb-docker.tar"
 	[[ "$output" == *'"IMAGE_VAR=from-image"'* ]]
+}
+
+# podman on a private storage of this test (vfs: no mounts; rootless works here without subuids
+# for these root-owned busybox files)
+pm() {
+	podman --root "$BATS_TEST_TMPDIR/proot" --runroot "$BATS_TEST_TMPDIR/prun" --storage-driver vfs "$@"
+}
+
+pm_add() { # LAYOUT:TAG NAME -> the layout's image in pm's storage as NAME (skopeo: `podman pull
+	# oci:DIR` would name it after DIR, which has capitals here)
+	skopeo copy -q "oci:$1" "containers-storage:[vfs@$BATS_TEST_TMPDIR/proot+$BATS_TEST_TMPDIR/prun]$2"
+}
+
+@test "load: podman's oci-archive is pinned under the name it records (podman 4.3: the whole name in ref.name) and runs by it; Size is the pulled image's" {
+	need podman skopeo
+	local t=$BATS_TEST_TMPDIR want
+	pm_add "$W/bb:v1" example.com/team/bb:v1
+	pm save -q --format oci-archive -o "$t/o.tar" example.com/team/bb:v1
+	# measured: podman 4.3 writes ref.name = the whole name and no io.containerd.image.name
+	tar -xOf "$t/o.tar" index.json | grep -q '"annotations":{"org.opencontainers.image.ref.name":"example.com/team/bb:v1"}'
+	run --separate-stderr "$AISB" load -i "$t/o.tar"
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	[[ "$output" == sha256:* ]]
+	[[ "$stderr" == *"loaded example.com/team/bb:v1: $output"* ]]
+	run "$AISB" images --format '{{.Name}}'
+	[ "$output" = example.com/team/bb:v1 ]
+	want=$(pulled_size "oci:$W/bb:v1")
+	[ "$want" -gt 0 ]
+	[ "$(size_of example.com/team/bb:v1)" = "$want" ]
+	# a second load (the tree is there: nothing unpacked, nothing counted) keeps the size
+	"$AISB" load -q -i "$t/o.tar" >/dev/null
+	[ "$(size_of example.com/team/bb:v1)" = "$want" ]
+	image_run_available
+	run --separate-stderr "$AISB" run --no-cwd --net none --image example.com/team/bb:v1 -- /bin/cat /etc/motd
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image" ]
+	# a pull of the file pins it under the file's name and the recorded one
+	export AISB_STORE=$t/pullstore
+	run "$AISB" pull -q "oci-archive:$t/o.tar"
+	[ "$status" -eq 0 ]
+	run "$AISB" images --format '{{.Name}}'
+	[ "$output" = "example.com/team/bb:v1
+oci-archive:$t/o.tar" ]
+}
+
+@test "load: podman save -m (docker-archive) of two images with three tags pins every name; Size right on a second load" {
+	need podman skopeo
+	local t=$BATS_TEST_TMPDIR d1 d2
+	pm_add "$W/bb:v1" example.com/team/bb:v1
+	pm tag example.com/team/bb:v1 localhost/bb:a
+	pm_add "$W/bb2:v1" 127.0.0.1:5000/x/bb2:b
+	pm save -q -m -o "$t/d.tar" example.com/team/bb:v1 localhost/bb:a 127.0.0.1:5000/x/bb2:b
+	# what podman records: one manifest.json entry per image, every tag in its RepoTags
+	tar -xOf "$t/d.tar" manifest.json | $PY -c 'import json,sys; m=json.load(sys.stdin); print(sorted(sorted(e["RepoTags"]) for e in m))' >"$t/tags"
+	[ "$(cat "$t/tags")" = "[['127.0.0.1:5000/x/bb2:b'], ['example.com/team/bb:v1', 'localhost/bb:a']]" ]
+	run --separate-stderr "$AISB" load -i "$t/d.tar"
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ] # one digest per image
+	run "$AISB" images --format '{{.Name}} {{.Digest}}'
+	echo "$output"
+	[ "${#lines[@]}" -eq 3 ]
+	d1=$("$AISB" images --format '{{.Name}} {{.Digest}}' | sed -n 's|^example.com/team/bb:v1 ||p')
+	d2=$("$AISB" images --format '{{.Name}} {{.Digest}}' | sed -n 's|^127.0.0.1:5000/x/bb2:b ||p')
+	[[ "$d1" == sha256:* ]] && [[ "$d2" == sha256:* ]] && [ "$d1" != "$d2" ]
+	[[ "$output" == *"localhost/bb:a $d1"* ]]
+	[ "$(size_of example.com/team/bb:v1)" = "$(pulled_size "oci:$W/bb:v1")" ]
+	[ "$(size_of localhost/bb:a)" = "$(size_of example.com/team/bb:v1)" ]
+	[ "$(size_of 127.0.0.1:5000/x/bb2:b)" = "$(pulled_size "oci:$W/bb2:v1")" ]
+	# the second load finds every tree made: it said 0 B before
+	"$AISB" load -q -i "$t/d.tar" >/dev/null
+	[ "$(size_of localhost/bb:a)" = "$(pulled_size "oci:$W/bb:v1")" ]
+	[ "$(size_of 127.0.0.1:5000/x/bb2:b)" = "$(pulled_size "oci:$W/bb2:v1")" ]
+	image_run_available
+	# localhost/bb:a is what podman calls a local image: the short name finds it, as a local build
+	run --separate-stderr "$AISB" run --no-cwd --net none --image bb:a -- /bin/cat /etc/motd
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the image" ]
+	run --separate-stderr "$AISB" run --no-cwd --net none --image 127.0.0.1:5000/x/bb2:b -- /bin/true
+	[ "$status" -eq 0 ]
+	# control: a pull of the file takes one image, and this one has two
+	run "$AISB" pull -q "docker-archive:$t/d.tar"
+	[ "$status" -eq 78 ]
+	[[ "$output" == *"holds 2 images: 'aisb load -i FILE' loads each under its names"* ]]
+}
+
+@test "load: an archive that records no name is pinned as oci-archive:FILE and says so; a name of another digest is skipped, said" {
+	need skopeo
+	local t=$BATS_TEST_TMPDIR other
+	# skopeo writes the bare tag in ref.name: a tag, not an image name
+	skopeo copy -q "oci:$W/bb:v1" "oci-archive:$t/tag.tar:v1"
+	run --separate-stderr "$AISB" load -i "$t/tag.tar"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"records no registry name for image $output: pinned as oci-archive:$t/tag.tar"* ]]
+	[ "$("$AISB" images --format '{{.Name}}')" = "oci-archive:$t/tag.tar" ]
+	# a recorded NAME@DIGEST of another image is not this image's name
+	other=sha256:$(printf '%064d' 0)
+	mkdir "$t/lay"
+	tar -C "$t/lay" -xf "$t/tag.tar"
+	$PY - "$t/lay/index.json" "example.com/x@$other" <<-'EOF'
+		import json, sys
+		p, name = sys.argv[1], sys.argv[2]
+		i = json.load(open(p))
+		i["manifests"][0]["annotations"] = {"io.containerd.image.name": name}
+		json.dump(i, open(p, "w"))
+	EOF
+	tar -C "$t/lay" -cf "$t/lie.tar" .
+	export AISB_STORE=$t/store2
+	run --separate-stderr "$AISB" load -i "$t/lie.tar"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"ignoring the recorded name 'example.com/x@$other' (not a registry reference of this image)"* ]]
+	[ "$("$AISB" images --format '{{.Name}}')" = "oci-archive:$t/lie.tar" ]
 }
 
 # ---- hostile layers ----
@@ -533,7 +655,7 @@ pull_corrupted() { # NAME INDEX
 	[ "$(cat "$BATS_TEST_TMPDIR/o2")" = "$(cat "$W/bb.digest")" ]
 }
 
-@test "pins: no manifest request within the TTL, one after it; offline uses the pin and says so" {
+@test "pins: a pull asks the registry each time (one manifest read, no blob again); a run within the TTL asks nothing; offline uses the pin and says so" {
 	need docker-registry skopeo
 	# a registry of its own, so it can be stopped
 	d=$BATS_TEST_TMPDIR/reg
@@ -544,21 +666,65 @@ pull_corrupted() { # NAME INDEX
 	run "$AISB" pull -q --tls-verify=false "$ref"
 	[ "$status" -eq 0 ]
 	[ "$(m)" -eq 1 ]
+	# an explicit pull re-resolves the tag (as podman's does), however fresh its pin
 	run "$AISB" pull -q --tls-verify=false "$ref"
-	[ "$status" -eq 0 ]
-	[ "$(m)" -eq 1 ]
-	AISB_BASE_TTL_DAYS=0 run "$AISB" pull -q --tls-verify=false "$ref"
 	[ "$status" -eq 0 ]
 	[ "$(m)" -eq 2 ]
 	[ "$(count "GET /v2/ttl/blobs/" "$d/log")" -eq 2 ] # config + layer, once
-	AISB_BASE_TTL_DAYS=-1 run "$AISB" pull -q --tls-verify=false "$ref"
+	# the run path within the TTL: the pin, no request (after the counts: the run of the
+	# layout stores the same blobs)
+	image_run_available
+	run --separate-stderr "$AISB" run --no-cwd --net none --image "$ref" -- /bin/true
+	[ "$status" -eq 0 ]
+	[ "$(m)" -eq 2 ]
+	AISB_BASE_TTL_DAYS=-1 run --separate-stderr "$AISB" run --no-cwd --net none --image "$ref" -- /bin/true
+	[ "$status" -eq 0 ]
 	[ "$(m)" -eq 2 ]
 	AISB_BASE_TTL_DAYS=soon run "$AISB" pull -q --tls-verify=false "$ref"
 	[ "$status" -eq 78 ]
 	"$IMG/registry.sh" stop "$d"
-	AISB_BASE_TTL_DAYS=0 run "$AISB" pull -q --tls-verify=false "$ref"
+	run "$AISB" pull -q --tls-verify=false "$ref"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"registry unreachable: using the pinned digest $(cat "$W/bb.digest")"* ]]
+}
+
+@test "pull of a tag that moved on the registry moves the pin and says so; an unmoved tag (control) and a digest say nothing" {
+	need docker-registry skopeo
+	push_plain "$W/bb:v1" mv:v1
+	ref=127.0.0.1:$(plain)/mv:v1
+	run --separate-stderr "$AISB" pull -q --tls-verify=false "$ref"
+	[ "$status" -eq 0 ]
+	old=$output
+	# control: the tag did not move: the same digest, no word of moving
+	run --separate-stderr "$AISB" pull --tls-verify=false "$ref"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$old" ]
+	[[ "$stderr" != *moved* ]]
+	push_plain "$W/bb2:v1" mv:v1
+	run --separate-stderr "$AISB" pull -q --tls-verify=false "$ref"
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	new=$output
+	[[ "$new" == sha256:* ]] && [ "$new" != "$old" ]
+	# said even with -q, once
+	[ "$(grep -c moved <<<"$stderr")" -eq 1 ]
+	[[ "$stderr" == *"aisb: $ref moved from $old to $new: the pin follows it"* ]]
+	[ "$("$AISB" images --format '{{.Name}} {{.Digest}}')" = "$ref $new" ]
+	[ "$(size_of "$ref")" -gt 0 ]
+	# pulled again: nothing moves any more
+	run --separate-stderr "$AISB" pull -q --tls-verify=false "$ref"
+	[ "$output" = "$new" ]
+	[[ "$stderr" != *moved* ]]
+	# a digest never moves: the old one is what NAME@DIGEST pins, the tag's pin stays the new one
+	run --separate-stderr "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/mv@$old"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$old" ]
+	[ -z "$stderr" ]
+	run --separate-stderr "$AISB" pull -q --tls-verify=false "127.0.0.1:$(plain)/mv@$old"
+	[ "$output" = "$old" ]
+	[ -z "$stderr" ]
+	run "$AISB" inspect "$ref"
+	[[ "$output" == *"\"digest\":\"$new\""* ]]
 }
 
 @test "update --check shows pinned vs upstream and changes nothing; update moves the pin" {

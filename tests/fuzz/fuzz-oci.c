@@ -23,7 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct oci_manifest m;
 	struct oci_image_config c;
 	struct registry_challenge ch;
-	char *a = NULL, *b = NULL, **v = NULL;
+	char *a = NULL, *b = NULL;
+	struct oci_docker_image *di;
+	size_t n;
 
 	if (!text)
 		return 0;
@@ -41,10 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (oci_config_parse(text, size, &c) == 0)
 		oci_config_done(&c);
-	if (oci_docker_archive_manifest_parse(text, size, NULL, &a, &v) == 0) {
-		free(a);
-		strv_free(v);
-	}
+	if (oci_docker_archive_parse(text, size, &di, &n) == 0)
+		oci_docker_archive_done(di, n);
 	if (registry_challenge_parse(text, &ch) == 0)
 		registry_challenge_done(&ch);
 	if (registry_auth_lookup(text, "127.0.0.1:5000", &a, &b) == 0) {

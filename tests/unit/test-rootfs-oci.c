@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "rootfs/oci.h"
+#include "util/util.h"
 #include "rootfs/registry.h"
 #include "rootfs/store.h"
 #include "util/macro.h"
@@ -116,9 +117,12 @@ static void test_index_choose(void **state)
 			"{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"" DA "\",\"size\":1,"
 			"\"annotations\":{\"org.opencontainers.image.ref.name\":\"v1\"}},"
 			"{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"" DB "\",\"size\":1,"
-			"\"annotations\":{\"org.opencontainers.image.ref.name\":\"v2\"}}]}";
+			"\"annotations\":{\"org.opencontainers.image.ref.name\":\"v2\","
+			"\"io.containerd.image.name\":\"example.com/x:v2\"}}]}";
 		assert_int_equal(oci_manifest_parse(layout, strlen(layout), NULL, &m, NULL), 0);
 		assert_true(m.is_index);
+		assert_null(oci_descriptor_image_name(&m.manifests[0])); /* a bare tag names no image */
+		assert_string_equal(oci_descriptor_image_name(&m.manifests[1]), "example.com/x:v2");
 		assert_int_equal(oci_index_choose(&m, "linux", "amd64", NULL, "v2"), 1);
 		assert_int_equal(oci_index_choose(&m, "linux", "amd64", NULL, "v1"), 0);
 		assert_int_equal(oci_index_choose(&m, "linux", "amd64", NULL, "v3"), -ENOENT);
@@ -161,17 +165,69 @@ static void test_config(void **state)
 
 static void test_docker_archive(void **state)
 {
-	static const char mf[] = "[{\"Config\":\"abc.json\",\"RepoTags\":[\"x:1\"],\"Layers\":[\"l1/layer.tar\",\"l2/layer.tar\"]},"
-				 "{\"Config\":\"def.json\",\"RepoTags\":[\"y:2\"],\"Layers\":[]}]";
-	char *cfg;
-	char **layers;
-	assert_int_equal(oci_docker_archive_manifest_parse(mf, strlen(mf), "x:1", &cfg, &layers), 0);
-	assert_string_equal(cfg, "abc.json");
-	assert_string_equal(layers[1], "l2/layer.tar");
-	free(cfg);
-	strv_free(layers);
-	assert_int_equal(oci_docker_archive_manifest_parse(mf, strlen(mf), NULL, &cfg, &layers), -ENOENT);
-	assert_int_equal(oci_docker_archive_manifest_parse(mf, strlen(mf), "z:9", &cfg, &layers), -ENOENT);
+	/* podman save -m: several images, several tags each; an image saved by its id has none */
+	static const char mf[] = "[{\"Config\":\"abc.json\",\"RepoTags\":[\"x:1\",\"example.com/x:2\"],"
+				 "\"Layers\":[\"l1/layer.tar\",\"l2/layer.tar\"]},"
+				 "{\"Config\":\"def.json\",\"RepoTags\":null,\"Layers\":[]},"
+				 "{\"Config\":\"ghi.json\",\"Layers\":[\"a.tar\"]}]";
+	static const struct {
+		const char *in;
+		int ret;
+	} bad[] = {
+		{ "[]", -EINVAL },
+		{ "{}", -EINVAL },
+		{ "[{\"RepoTags\":[\"x:1\"],\"Layers\":[]}]", -EINVAL },                 /* no Config */
+		{ "[{\"Config\":\"c.json\",\"RepoTags\":[\"x:1\"]}]", -EINVAL },         /* no Layers */
+		{ "[{\"Config\":\"c.json\",\"RepoTags\":[1],\"Layers\":[]}]", -EINVAL }, /* a tag not a string */
+		{ "[{\"Config\":\"c.json\",\"RepoTags\":\"x:1\",\"Layers\":[]}]", -EINVAL },
+	};
+	struct oci_docker_image *v;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(oci_docker_archive_parse(mf, strlen(mf), &v, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(v[0].config_path, "abc.json");
+	assert_string_equal(v[0].layer_paths[1], "l2/layer.tar");
+	assert_int_equal(strv_length(v[0].repo_tags), 2);
+	assert_string_equal(v[0].repo_tags[1], "example.com/x:2");
+	assert_int_equal(strv_length(v[1].layer_paths), 0);
+	assert_int_equal(strv_length(v[1].repo_tags), 0);
+	assert_non_null(v[2].repo_tags);
+	assert_int_equal(strv_length(v[2].repo_tags), 0);
+	oci_docker_archive_done(v, n);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		assert_int_equal(oci_docker_archive_parse(bad[i].in, strlen(bad[i].in), &v, &n), bad[i].ret);
+		assert_null(v);
+	}
+}
+
+/* The name an OCI archive's index.json member records, as each tool writes it (measured:
+ * podman 4.3 save --format oci-archive, skopeo 1.9 copy oci-archive:F:TAG, aisb save). */
+static void test_descriptor_image_name(void **state)
+{
+	static const struct {
+		const char *ref_name, *image_name, *want;
+	} t[] = {
+		{ "example.com/team/bb:v1", NULL, "example.com/team/bb:v1" },             /* podman */
+		{ "v1", NULL, NULL },                                                        /* skopeo: a tag */
+		{ "v1", "127.0.0.1:5000/bb:v1", "127.0.0.1:5000/bb:v1" },                  /* aisb save */
+		{ "bb:v1", NULL, "bb:v1" },
+		{ "bb@sha256:" "0000000000000000000000000000000000000000000000000000000000000000", NULL,
+		  "bb@sha256:" "0000000000000000000000000000000000000000000000000000000000000000" },
+		{ NULL, NULL, NULL },
+		{ "latest", "", NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		struct oci_descriptor d = { .ref_name = (char *)t[i].ref_name, .image_name = (char *)t[i].image_name };
+		const char *got = oci_descriptor_image_name(&d);
+		if (t[i].want)
+			assert_string_equal(got, t[i].want);
+		else
+			assert_null(got);
+	}
 }
 
 static void test_challenge(void **state)
@@ -340,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_manifests),   cmocka_unit_test(test_manifest_refusals),
 		cmocka_unit_test(test_index_choose), cmocka_unit_test(test_host_platform),
 		cmocka_unit_test(test_config),      cmocka_unit_test(test_docker_archive),
+		cmocka_unit_test(test_descriptor_image_name),
 		cmocka_unit_test(test_challenge),   cmocka_unit_test(test_auth_lookup),
 		cmocka_unit_test(test_pin_fresh),   cmocka_unit_test(test_credentials_scope),
 		cmocka_unit_test(test_token_parse),
