@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* cmd-push.c — `aisb push REF DEST`, `aisb save REF -o FILE`, `aisb load -i FILE` */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "cli/regflags.h"
 #include "rootfs/image.h"
@@ -15,16 +15,13 @@
 #include "util/log.h"
 #include "util/util.h"
 
-/* The options from the environment, and getopt reset for this subcommand's argv. Logs on
- * failure. */
+/* The options from the environment. Logs on failure. */
 static int begin(struct image_opts *o)
 {
 	if (image_opts_init(o, hostenv_get) < 0) {
 		image_opts_done(o);
 		return -EINVAL;
 	}
-	optind = 0; /* full re-initialisation (glibc) */
-	opterr = 0;
 	return 0;
 }
 
@@ -61,65 +58,65 @@ static char *mount_source(const struct store_ref *pin, const struct oci_ref *des
 
 int cmd_push(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		REGFLAG_LONGOPTS,
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct image_opts o;
 	struct store *s = NULL;
 	struct store_ref pin = { 0 };
 	struct oci_ref dest = { 0 };
 	struct push_stats st;
 	_cleanup_free_ char *from = NULL;
-	int c, r, ex = AISB_EXIT_FAILED;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val, *w[2] = { NULL, NULL };
+	enum cli_arg k;
+	size_t nw = 0;
+	int r, rf, ex = AISB_EXIT_FAILED;
 
 	if (begin(&o) < 0)
 		return AISB_EXIT_POLICY;
-	while ((c = getopt_long(argc, argv, "qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case REGFLAG_TLS_VERIFY:
-		case REGFLAG_CERT_DIR:
-		case REGFLAG_AUTHFILE:
-			if (regflag_apply(&o.reg, (enum regflag)c, optarg) < 0) {
+	cli_args_init(&args, "push", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD) {
+			ex = AISB_EXIT_USAGE;
+			goto out;
+		}
+		if (k == CLI_ARG_WORD) {
+			if (nw < ELEMENTSOF(w))
+				w[nw] = val;
+			nw++;
+		} else if ((rf = regflag_by_name(f->name)) >= 0) {
+			if (regflag_apply(&o.reg, (enum regflag)rf, val) < 0) {
 				ex = AISB_EXIT_USAGE;
 				goto out;
 			}
-			break;
-		case 'q':
+		} else if (cli_flag_is(f, "quiet")) {
 			o.quiet = true;
 			o.reg.progress = false;
-			break;
-		case 'v':
+		} else if (cli_flag_is(f, "verbose")) {
 			log_set_level(LOG_LVL_DEBUG);
-			break;
-		case 'h':
+		} else if (cli_flag_is(f, "help")) {
 			printf("usage: aisb push [--tls-verify=false] [--cert-dir DIR] [--authfile FILE] [-q] REF DEST\n"
 			       "  REF: an image in the store (aisb images); DEST: HOST[:PORT]/NAME[:TAG]\n"
 			       "  prints the pushed manifest digest (the same as REF's)\n");
 			ex = 0;
 			goto out;
-		default:
-			log_error("unknown option '%s' (see --help)", argv[optind - 1]);
-			ex = AISB_EXIT_USAGE;
+		} else {
+			ex = cli_flag_unhandled("push", f);
 			goto out;
 		}
 	}
-	if (optind != argc - 2) {
+	if (nw != 2) {
 		log_error("push takes an image and a destination: aisb push REF HOST[:PORT]/NAME[:TAG]");
 		ex = AISB_EXIT_USAGE;
 		goto out;
 	}
-	if (oci_ref_parse(argv[optind + 1], &dest) < 0 || dest.transport != OCI_TRANSPORT_REGISTRY || dest.digest ||
+	if (oci_ref_parse(w[1], &dest) < 0 || dest.transport != OCI_TRANSPORT_REGISTRY || dest.digest ||
 	    streq(dest.registry, IMAGE_LOCAL_REGISTRY)) {
 		log_error("'%s' is not a registry destination (HOST[:PORT]/NAME[:TAG], without a digest)",
-			  argv[optind + 1]);
+			  w[1]);
 		ex = AISB_EXIT_POLICY;
 		goto out;
 	}
-	if ((ex = open_pin(&o, argv[optind], &s, &pin)) != 0)
+	if ((ex = open_pin(&o, w[0], &s, &pin)) != 0)
 		goto out;
 	from = mount_source(&pin, &dest);
 	r = push_image(s, &pin, &dest, from, &o.reg, &st);
@@ -145,17 +142,6 @@ out:
 /* save and load share their shape: one file flag (-o / -i), REF for save only. */
 static int archive_cmd(int argc, char **argv, bool save)
 {
-	static const struct option save_opts[] = {
-		{ "output", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const struct option load_opts[] = {
-		{ "input", required_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static const char save_usage[] =
 		"usage: aisb save REF -o FILE\n"
 		"  writes REF from the store as an OCI archive (an oci-layout tar): aisb load -i FILE,\n"
@@ -167,33 +153,44 @@ static int archive_cmd(int argc, char **argv, bool save)
 	struct image_opts o;
 	struct store *s = NULL;
 	struct store_ref pin = { 0 };
-	const char *file = NULL;
-	int c, r, ex = AISB_EXIT_FAILED;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *file = NULL, *ref = NULL, *val;
+	enum cli_arg k;
+	size_t nw = 0;
+	int r, ex = AISB_EXIT_FAILED;
 
 	if (begin(&o) < 0)
 		return AISB_EXIT_POLICY;
-	while ((c = getopt_long(argc, argv, save ? "o:h" : "i:qh", save ? save_opts : load_opts, NULL)) != -1) {
-		if (c == 'o' || c == 'i' || c == 'f') {
-			file = optarg;
-		} else if (c == 'q') {
+	cli_args_init(&args, save ? "save" : "load", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD) {
+			ex = AISB_EXIT_USAGE;
+			goto out;
+		}
+		if (k == CLI_ARG_WORD) {
+			ref = ref ? ref : val;
+			nw++;
+		} else if (cli_flag_is(f, "output") || cli_flag_is(f, "input")) {
+			file = val;
+		} else if (cli_flag_is(f, "quiet")) {
 			o.quiet = true;
-		} else if (c == 'h') {
+		} else if (cli_flag_is(f, "help")) {
 			printf("%s", save ? save_usage : load_usage);
 			ex = 0;
 			goto out;
 		} else {
-			log_error("%s (see --help)", c == ':' ? "the file flag needs a value" : "unknown option");
-			ex = AISB_EXIT_USAGE;
+			ex = cli_flag_unhandled(args.cmd, f);
 			goto out;
 		}
 	}
-	if (optind != argc - (save ? 1 : 0) || !file || !*file) {
+	if (nw != (save ? 1 : 0) || !file || !*file) {
 		log_error("%s", save ? "usage: aisb save REF -o FILE" : "usage: aisb load -i FILE");
 		ex = AISB_EXIT_USAGE;
 		goto out;
 	}
 	if (save) {
-		if ((ex = open_pin(&o, argv[optind], &s, &pin)) != 0)
+		if ((ex = open_pin(&o, ref, &s, &pin)) != 0)
 			goto out;
 		r = layout_save(s, &pin, file);
 	} else {
