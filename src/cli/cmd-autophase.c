@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "cli/resolve.h"
 #include "cli/sessions.h"
@@ -138,50 +139,60 @@ int cmd_autophase(int argc, char **argv)
 	_cleanup_free_ char *config = hostenv_config_path(), *cfg_launcher = NULL, *home = NULL;
 	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
 	struct autophase_options o = { .self = "/proc/self/exe", .retries = 2, .backoff = 30, .fix_rounds = 2 };
-	int i, r;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	char *const *run_flags = NULL;
+	enum cli_arg kind;
+	int r;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (streq(a, "--")) {
-			i++;
+	cli_args_init(&args, "autophase", argc, argv);
+	while ((kind = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (kind == CLI_ARG_BAD)
+			return AISB_EXIT_USAGE;
+		if (kind == CLI_ARG_WORD && args.words_only) { /* after "--": run's flags for the units */
+			run_flags = args.argv + args.i - 1;
 			break;
 		}
-		if (streq(a, "-h") || streq(a, "--help")) {
+		if (kind == CLI_ARG_WORD)
+			return log_error("autophase: unexpected argument '%s' (see 'aisb autophase --help')", val),
+			       AISB_EXIT_USAGE;
+		if (cli_flag_is(f, "help")) {
 			usage();
 			return 0;
-		} else if (streq(a, "--status"))
+		} else if (cli_flag_is(f, "status"))
 			o.status = true;
-		else if (streq(a, "--dry-run"))
+		else if (cli_flag_is(f, "dry-run"))
 			o.dry_run = true;
-		else if (streq(a, "--push-only"))
+		else if (cli_flag_is(f, "push-only"))
 			o.push_only = true;
-		else if (streq(a, "--trust-git-changes"))
+		else if (cli_flag_is(f, "trust-git-changes"))
 			o.trust_git_changes = true;
-		else if (streq(a, "--retries") || streq(a, "--backoff") || streq(a, "--fix-rounds")) {
-			unsigned *dst = streq(a, "--retries") ? &o.retries : streq(a, "--backoff") ? &o.backoff : &o.fix_rounds;
-			unsigned max = streq(a, "--backoff") ? 3600 : 20;
+		else if (cli_flag_is(f, "retries") || cli_flag_is(f, "backoff") || cli_flag_is(f, "fix-rounds")) {
+			unsigned *dst = cli_flag_is(f, "retries") ? &o.retries : cli_flag_is(f, "backoff") ? &o.backoff
+				      : &o.fix_rounds;
+			unsigned max = cli_flag_is(f, "backoff") ? 3600 : 20;
 			char *end = NULL;
 			unsigned long v;
-			if (i + 1 >= argc)
-				return log_error("autophase: %s needs a value", a), AISB_EXIT_USAGE;
+
 			errno = 0;
-			v = strtoul(argv[++i], &end, 10);
-			if (errno || !*argv[i] || *end || argv[i][0] == '-' || v > max)
-				return log_error("autophase: %s takes a number from 0 to %u", a, max), AISB_EXIT_USAGE;
+			v = strtoul(val, &end, 10);
+			if (errno || !*val || *end || val[0] == '-' || v > max)
+				return log_error("autophase: --%s takes a number from 0 to %u", f->name, max), AISB_EXIT_USAGE;
 			*dst = (unsigned)v;
-		} else if (streq(a, "--validate-in")) {
-			if (i + 1 >= argc || (!streq(argv[i + 1], "sandbox") && !streq(argv[i + 1], "host")))
+		} else if (cli_flag_is(f, "validate-in")) {
+			if (!streq(val, "sandbox") && !streq(val, "host"))
 				return log_error("autophase: --validate-in takes 'sandbox' or 'host'"), AISB_EXIT_USAGE;
-			o.validate_on_host = streq(argv[++i], "host");
-		} else if (streq(a, "--launcher") || streq(a, "--push") || streq(a, "--push-branch") || streq(a, "--pi-cmd") ||
-			   streq(a, "--library")) {
-			if (i + 1 >= argc || !*argv[i + 1])
-				return log_error("autophase: %s needs a value", a), AISB_EXIT_USAGE;
-			*(streq(a, "--launcher") ? &o.launcher : streq(a, "--pi-cmd") ? &o.pi_cmd : streq(a, "--library") ? &o.library
-				: streq(a, "--push") ? &o.push_remote : &o.push_branch) = argv[++i];
+			o.validate_on_host = streq(val, "host");
+		} else if (cli_flag_is(f, "launcher") || cli_flag_is(f, "push") || cli_flag_is(f, "push-branch") ||
+			   cli_flag_is(f, "pi-cmd") || cli_flag_is(f, "library")) {
+			if (!*val)
+				return log_error("autophase: --%s needs a value", f->name), AISB_EXIT_USAGE;
+			*(cli_flag_is(f, "launcher") ? &o.launcher : cli_flag_is(f, "pi-cmd") ? &o.pi_cmd
+			  : cli_flag_is(f, "library") ? &o.library : cli_flag_is(f, "push") ? &o.push_remote
+			  : &o.push_branch) = val;
 		} else
-			return log_error("autophase: unexpected argument '%s' (see 'aisb autophase --help')", a),
-			       AISB_EXIT_USAGE;
+			return cli_flag_unhandled("autophase", f);
 	}
 	if (o.status && o.dry_run)
 		return log_error("autophase: --status and --dry-run exclude each other"), AISB_EXIT_USAGE;
@@ -195,7 +206,7 @@ int cmd_autophase(int argc, char **argv)
 		       AISB_EXIT_USAGE;
 	if (o.push_branch && !o.push_remote)
 		return log_error("autophase: --push-branch needs --push REMOTE"), AISB_EXIT_USAGE;
-	o.run_flags = i < argc ? argv + i : NULL;
+	o.run_flags = run_flags;
 	if (check_run_flags(o.run_flags) < 0)
 		return AISB_EXIT_USAGE;
 	r = config_launcher(config, &cfg_launcher);

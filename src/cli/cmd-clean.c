@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "cli/import.h"
 #include "cli/sessions.h"
@@ -110,17 +111,26 @@ int cmd_clean(int argc, char **argv)
 	bool all = false, discard = false;
 	size_t n = 0;
 	int r, failed = 0, live = 0;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	enum cli_arg k;
 
-	for (int i = 1; i < argc; i++) {
-		if (streq(argv[i], "--all") || streq(argv[i], "-a"))
+	cli_args_init(&args, "clean", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD)
+			return AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD)
+			return log_error("clean: unknown argument '%s' (see 'aisb clean --help')", val), AISB_EXIT_USAGE;
+		if (cli_flag_is(f, "all"))
 			all = true;
-		else if (streq(argv[i], "--discard"))
+		else if (cli_flag_is(f, "discard"))
 			discard = true;
-		else if (streq(argv[i], "--volumes"))
-			volumes = "*";
-		else if (strncmp(argv[i], "--volumes=", 10) == 0 && argv[i][10])
-			volumes = argv[i] + 10;
-		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+		else if (cli_flag_is(f, "volumes") && val && !*val)
+			return log_error("clean: --volumes= needs a GLOB after '=' (or no '=': every home)"), AISB_EXIT_USAGE;
+		else if (cli_flag_is(f, "volumes"))
+			volumes = val ? val : "*";
+		else if (cli_flag_is(f, "help")) {
 			printf("usage: aisb clean [--all] [--volumes[=GLOB]] [--discard]\n"
 			       "Removes ended sessions and their kept egress logs; --all first stops live ones;\n"
 			       "--volumes also removes the persistent homes under the state dir (matching GLOB)\n"
@@ -129,7 +139,7 @@ int cmd_clean(int argc, char **argv)
 			       "regardless (their commits and uncommitted work are lost).\n");
 			return 0;
 		} else
-			return log_error("clean: unknown argument '%s' (see 'aisb clean --help')", argv[i]), AISB_EXIT_USAGE;
+			return cli_flag_unhandled("clean", f);
 	}
 	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
 		return AISB_EXIT_POLICY; /* the environment names no usable dir (sessions.h) */

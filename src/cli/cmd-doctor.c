@@ -15,6 +15,7 @@
 #include "cli/capview.h"
 #include "cli/commands.h"
 #include "cli/doctor.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "ns/cgroup.h"
@@ -210,20 +211,29 @@ int cmd_doctor(int argc, char **argv)
 	bool deep = false, cproc = false;
 	ssize_t k;
 	int fails, r;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	enum cli_arg kind;
 
-	for (int i = 1; i < argc; i++) {
-		if (streq(argv[i], "--deep"))
+	cli_args_init(&args, "doctor", argc, argv);
+	while ((kind = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (kind == CLI_ARG_BAD)
+			return AISB_EXIT_USAGE;
+		if (kind == CLI_ARG_WORD)
+			return log_error("doctor: unknown argument '%s'", val), AISB_EXIT_USAGE;
+		if (cli_flag_is(f, "deep"))
 			deep = true;
-		else if (streq(argv[i], "--container-proc"))
+		else if (cli_flag_is(f, "container-proc"))
 			cproc = true;
-		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+		else if (cli_flag_is(f, "help")) {
 			printf("usage: aisb doctor [--deep] [--container-proc]\n"
 			       "Checks every prerequisite and prints the fix for each problem; --deep also runs\n"
 			       "real sandboxes. --container-proc checks as for runs with it (it is read from the\n"
 			       "config and AISB_CONTAINER_PROC too). Exits 1 when a required check fails.\n");
 			return 0;
 		} else
-			return log_error("doctor: unknown argument '%s'", argv[i]), AISB_EXIT_USAGE;
+			return cli_flag_unhandled("doctor", f);
 	}
 	r = run_settings(&e, cproc, by, sizeof(by));
 	k = readlink("/proc/self/exe", self, sizeof(self) - 1);

@@ -11,6 +11,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/home.h"
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
@@ -112,11 +113,28 @@ int cmd_home(int argc, char **argv)
 	const char *op = "--path", *arg = NULL;
 	size_t n = 0;
 	int r;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	enum cli_arg k;
 
-	for (int i = 1; i < argc; i++) {
-		if (streq(argv[i], "--list") || streq(argv[i], "--path") || streq(argv[i], "--reset"))
-			op = argv[i];
-		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+	cli_args_init(&args, "home", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD)
+			return AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD && arg)
+			return log_error("home: unexpected argument '%s' (see 'aisb home --help')", val), AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD) {
+			arg = val;
+			continue;
+		}
+		if (cli_flag_is(f, "list"))
+			op = "--list";
+		else if (cli_flag_is(f, "path"))
+			op = "--path";
+		else if (cli_flag_is(f, "reset"))
+			op = "--reset";
+		else if (cli_flag_is(f, "help")) {
 			printf("usage: aisb home [--path [NAME]] | --list | --reset NAME\n"
 			       "The persistent /home/sandbox of runs is homes/NAME under the state dir. NAME is chosen\n"
 			       "by run's home option (config 'home', AISB_HOME): 'default' (one home for every project),\n"
@@ -124,10 +142,8 @@ int cmd_home(int argc, char **argv)
 			       "NAME (default: the home a run here would use); --list shows every home and the live\n"
 			       "session using it; --reset removes one (never while in use; never through a symlink).\n");
 			return 0;
-		} else if (argv[i][0] != '-' && !arg)
-			arg = argv[i];
-		else
-			return log_error("home: unexpected argument '%s' (see 'aisb home --help')", argv[i]), AISB_EXIT_USAGE;
+		} else
+			return cli_flag_unhandled("home", f);
 	}
 	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
 		return AISB_EXIT_POLICY; /* the environment names no usable dir (sessions.h) */

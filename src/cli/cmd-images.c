@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* cmd-images.c — `aisb images`, `aisb rmi REF`, `aisb inspect REF|ID` */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -9,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "rootfs/image.h"
 #include "util/log.h"
@@ -128,13 +128,6 @@ static void images_help(void)
 
 int cmd_images(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "all", no_argument, NULL, 'a' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "format", required_argument, NULL, 'F' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct image_opts o;
 	struct store *s = NULL;
 	struct store_ref *refs = NULL;
@@ -142,23 +135,30 @@ int cmd_images(int argc, char **argv)
 	json_object *arr = NULL;
 	bool all = false, quiet = false;
 	size_t n = 0;
-	int c, r;
+	int r;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	enum cli_arg k;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "aqh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'a': all = true; break;
-		case 'q': quiet = true; break;
-		case 'F': format = optarg; break;
-		case 'h': images_help(); return 0;
-		default:
-			return log_error("images: unknown or incomplete option '%s' (see 'aisb images --help')",
-					 argv[optind - 1]), AISB_EXIT_USAGE;
-		}
+	cli_args_init(&args, "images", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD)
+			return AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD)
+			return log_error("images takes no image names (see 'aisb images --help')"), AISB_EXIT_USAGE;
+		if (cli_flag_is(f, "all"))
+			all = true;
+		else if (cli_flag_is(f, "quiet"))
+			quiet = true;
+		else if (cli_flag_is(f, "format"))
+			format = val;
+		else if (cli_flag_is(f, "help")) {
+			images_help();
+			return 0;
+		} else
+			return cli_flag_unhandled("images", f);
 	}
-	if (optind < argc)
-		return log_error("images takes no image names (see 'aisb images --help')"), AISB_EXIT_USAGE;
 	if (quiet && format)
 		return log_error("images: --quiet and --format are two formats: pick one"), AISB_EXIT_USAGE;
 	r = open_store(&o, &s);
@@ -205,19 +205,30 @@ int cmd_rmi(int argc, char **argv)
 {
 	struct image_opts o;
 	struct store *s = NULL;
-	int r, ret = 0;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	enum cli_arg k;
+	int n = 1, r, ret = 0;
 	uint64_t freed = 0;
 
-	if (argc < 2)
-		return log_error("usage: aisb rmi REF..."), AISB_EXIT_USAGE;
-	if (streq(argv[1], "--help") || streq(argv[1], "-h")) {
+	cli_args_init(&args, "rmi", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD)
+			return AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD) {
+			argv[n++] = (char *)val; /* the words, in order, over the words already read */
+			continue;
+		}
+		if (!cli_flag_is(f, "help"))
+			return cli_flag_unhandled("rmi", f);
 		printf("usage: aisb rmi REF...\n\nRemoves the images' pins, then every blob and tree no pin uses.\n"
 		       "An image a running sandbox uses is kept.\n\n  -h, --help  this help\n");
 		return 0;
 	}
-	for (int i = 1; i < argc; i++)
-		if (argv[i][0] == '-') /* no image reference starts with '-' */
-			return log_error("rmi: unknown option '%s' (see 'aisb rmi --help')", argv[i]), AISB_EXIT_USAGE;
+	if (n < 2)
+		return log_error("usage: aisb rmi REF..."), AISB_EXIT_USAGE;
+	argc = n;
 	r = open_store(&o, &s);
 	for (int i = 1; r == 0 && i < argc; i++) {
 		struct oci_ref ref;

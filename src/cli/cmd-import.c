@@ -14,6 +14,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "cli/import.h"
 #include "cli/resolve.h"
@@ -121,10 +122,22 @@ int cmd_import(int argc, char **argv)
 	struct workspace_import_opts o = { 0 };
 	const char *id = NULL;
 	int r;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	enum cli_arg k;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (streq(a, "-h") || streq(a, "--help")) {
+	cli_args_init(&args, "import", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD)
+			return AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD && id)
+			return log_error("import: unexpected argument '%s'", val), AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD) {
+			id = val;
+			continue;
+		}
+		if (cli_flag_is(f, "help")) {
 			printf("usage: aisb import ID [--target BRANCH|current] [--rebase] [--import-uncommitted]\n"
 			       "                   [--review [--yes]]\n"
 			       "Imports the new commits of a clone-workspace session: validated, rebuilt with\n"
@@ -137,24 +150,18 @@ int cmd_import(int argc, char **argv)
 			       "tree's usual ones) and publishes only when you confirm on the terminal (--yes:\n"
 			       "without asking; no terminal and no --yes: not published).\n");
 			return 0;
-		} else if (streq(a, "--import-uncommitted"))
+		} else if (cli_flag_is(f, "import-uncommitted"))
 			o.uncommitted = true;
-		else if (streq(a, "--rebase"))
+		else if (cli_flag_is(f, "rebase"))
 			o.rebase = true;
-		else if (streq(a, "--review"))
+		else if (cli_flag_is(f, "review"))
 			o.review = true;
-		else if (streq(a, "--yes") || streq(a, "-y"))
+		else if (cli_flag_is(f, "yes"))
 			o.yes = true;
-		else if (streq(a, "--target") && i + 1 < argc)
-			o.target = argv[++i];
-		else if (strncmp(a, "--target=", 9) == 0)
-			o.target = a + 9;
-		else if (a[0] == '-')
-			return log_error("import: unknown argument '%s' (see 'aisb import --help')", a), AISB_EXIT_USAGE;
-		else if (!id)
-			id = a;
+		else if (cli_flag_is(f, "target"))
+			o.target = val;
 		else
-			return log_error("import: unexpected argument '%s'", a), AISB_EXIT_USAGE;
+			return cli_flag_unhandled("import", f);
 	}
 	if (!id)
 		return log_error("import: which session? usage: aisb import ID (see 'aisb ps')"), AISB_EXIT_USAGE;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "util/log.h"
@@ -21,18 +22,29 @@ int cmd_inspect(int argc, char **argv)
 	const char *ref = NULL;
 	bool json = false;
 	int r;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	enum cli_arg k;
 
-	for (int i = 1; i < argc; i++) {
-		if (streq(argv[i], "--json"))
+	cli_args_init(&args, "inspect", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD)
+			return AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD && ref)
+			return log_error("inspect: unexpected argument '%s'", val), AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD) {
+			ref = val;
+			continue;
+		}
+		if (cli_flag_is(f, "json"))
 			json = true;
-		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+		else if (cli_flag_is(f, "help")) {
 			printf("usage: aisb inspect ID|REF [--json]\n"
 			       "Shows a session (plan without secret values, limits, state) or an image.\n");
 			return 0;
-		} else if (!ref)
-			ref = argv[i];
-		else
-			return log_error("inspect: unexpected argument '%s'", argv[i]), AISB_EXIT_USAGE;
+		} else
+			return cli_flag_unhandled("inspect", f);
 	}
 	if (!ref)
 		return log_error("inspect: which session or image? usage: aisb inspect ID|REF [--json]"), AISB_EXIT_USAGE;

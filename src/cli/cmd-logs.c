@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "run/session.h"
@@ -21,16 +22,27 @@ int cmd_logs(int argc, char **argv)
 	const char *id = NULL;
 	char line[65536];
 	int n, r;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	enum cli_arg k;
 
-	for (int i = 1; i < argc; i++) {
-		if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+	cli_args_init(&args, "logs", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD)
+			return AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD && id)
+			return log_error("logs: unexpected argument '%s' (see 'aisb logs --help')", val), AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD) {
+			id = val;
+			continue;
+		}
+		if (cli_flag_is(f, "help")) {
 			printf("usage: aisb logs ID\n"
 			       "Prints the session's record from sessions.log and its egress log (JSON lines).\n");
 			return 0;
-		} else if (!id && argv[i][0] != '-')
-			id = argv[i];
-		else
-			return log_error("logs: unexpected argument '%s' (see 'aisb logs --help')", argv[i]), AISB_EXIT_USAGE;
+		}
+		return cli_flag_unhandled("logs", f);
 	}
 	if (!id)
 		return log_error("logs: which session? usage: aisb logs ID (see 'aisb ps -a')"), AISB_EXIT_USAGE;

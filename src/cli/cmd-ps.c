@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "cli/import.h"
 #include "cli/sessions.h"
@@ -38,19 +39,28 @@ int cmd_ps(int argc, char **argv)
 	size_t n = 0, n_unchecked = 0;
 	bool unchecked;
 	int r;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	enum cli_arg k;
 
-	for (int i = 1; i < argc; i++) {
-		if (streq(argv[i], "-a") || streq(argv[i], "--all"))
+	cli_args_init(&args, "ps", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD)
+			return AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD)
+			return log_error("ps: unexpected argument '%s' (see 'aisb ps --help')", val), AISB_EXIT_USAGE;
+		if (cli_flag_is(f, "all"))
 			all = true;
-		else if (streq(argv[i], "--json"))
+		else if (cli_flag_is(f, "json"))
 			json = true;
-		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+		else if (cli_flag_is(f, "help")) {
 			printf("usage: aisb ps [-a|--all] [--json]\n"
 			       "Lists live sessions; --all also ended ones whose dir is still there. Then the\n"
 			       "clone workspaces (workspace = clone): state, base, commits not imported yet.\n");
 			return 0;
 		} else
-			return log_error("ps: unknown argument '%s' (see 'aisb ps --help')", argv[i]), AISB_EXIT_USAGE;
+			return cli_flag_unhandled("ps", f);
 	}
 	if (sessions_state_dir_checked(hostenv_get, &state) < 0)
 		return AISB_EXIT_POLICY; /* the environment names no usable dir (sessions.h) */

@@ -1,59 +1,54 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* cmd-pull.c — `aisb pull REF` and `aisb update [--check] [REF...]` */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "cli/regflags.h"
 #include "rootfs/image.h"
 #include "util/log.h"
 #include "util/util.h"
 
-static const struct option registry_options[] = {
-	REGFLAG_LONGOPTS,
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "check", no_argument, NULL, 'c' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-/* Parses the flags pull and update share. Return: 0, or an exit code. */
-static int parse_flags(int argc, char **argv, struct image_opts *o, bool *check, const char *usage)
+/* Parses the flags pull and update share (their tables in commands.c); the first positional word
+ * ends the flags. Return: 0 with *@first the index of the first word (@argc when none), -1 after
+ * --help, or an exit code. */
+static int parse_flags(int argc, char **argv, const char *cmd, struct image_opts *o, bool *check,
+		       const char *usage, int *first)
 {
-	int c;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	enum cli_arg k;
+	int rf;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+qvh", registry_options, NULL)) != -1) {
-		switch (c) {
-		case REGFLAG_TLS_VERIFY:
-		case REGFLAG_CERT_DIR:
-		case REGFLAG_AUTHFILE:
-			if (regflag_apply(&o->reg, (enum regflag)c, optarg) < 0)
-				return AISB_EXIT_USAGE;
+	cli_args_init(&args, cmd, argc, argv);
+	args.stop_at_word = true;
+	*first = argc;
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD)
+			return AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD) {
+			*first = args.i - 1;
 			break;
-		case 'q':
+		}
+		if ((rf = regflag_by_name(f->name)) >= 0) {
+			if (regflag_apply(&o->reg, (enum regflag)rf, val) < 0)
+				return AISB_EXIT_USAGE;
+		} else if (cli_flag_is(f, "quiet")) {
 			o->quiet = true;
 			o->reg.progress = false;
-			break;
-		case 'c':
-			if (!check)
-				return log_error("unknown option '--check'"), AISB_EXIT_USAGE;
+		} else if (cli_flag_is(f, "check") && check) {
 			*check = true;
-			break;
-		case 'v':
+		} else if (cli_flag_is(f, "verbose")) {
 			log_set_level(LOG_LVL_DEBUG);
-			break;
-		case 'h':
+		} else if (cli_flag_is(f, "help")) {
 			printf("%s", usage);
 			return -1;
-		default:
-			return log_error("unknown option '%s' (see --help)", argv[optind - 1]), AISB_EXIT_USAGE;
-		}
+		} else
+			return cli_flag_unhandled(cmd, f);
 	}
 	return 0;
 }
@@ -73,25 +68,25 @@ int cmd_pull(int argc, char **argv)
 	struct oci_ref ref;
 	struct store *s = NULL;
 	struct store_ref pin = { 0 };
-	int r;
+	int first, r;
 
 	if (image_opts_init(&o, hostenv_get) < 0) {
 		image_opts_done(&o);
 		return AISB_EXIT_POLICY;
 	}
-	r = parse_flags(argc, argv, &o, NULL, usage);
+	r = parse_flags(argc, argv, "pull", &o, NULL, usage, &first);
 	if (r) {
 		image_opts_done(&o);
 		return r < 0 ? 0 : r;
 	}
-	if (optind != argc - 1) {
+	if (first != argc - 1) {
 		image_opts_done(&o);
 		return log_error("pull takes exactly one image reference (see --help)"), AISB_EXIT_USAGE;
 	}
-	if (oci_ref_parse(argv[optind], &ref) < 0) {
+	if (oci_ref_parse(argv[first], &ref) < 0) {
 		image_opts_done(&o);
 		return log_error("'%s' is not an image reference (e.g. debian:12, HOST:PORT/NAME:TAG, NAME@sha256:..., "
-				 "oci:DIR[:TAG])", argv[optind]), AISB_EXIT_POLICY;
+				 "oci:DIR[:TAG])", argv[first]), AISB_EXIT_POLICY;
 	}
 	r = store_open(o.store_root, &s);
 	/* forced: a pull asks the registry what the tag names now, as podman's does, whatever the
@@ -156,13 +151,13 @@ int cmd_update(int argc, char **argv)
 	struct image_opts o;
 	struct store *s = NULL;
 	bool check = false;
-	int r, ret = 0;
+	int first, r, ret = 0;
 
 	if (image_opts_init(&o, hostenv_get) < 0) {
 		image_opts_done(&o);
 		return AISB_EXIT_POLICY;
 	}
-	r = parse_flags(argc, argv, &o, &check, usage);
+	r = parse_flags(argc, argv, "update", &o, &check, usage, &first);
 	if (r) {
 		image_opts_done(&o);
 		return r < 0 ? 0 : r;
@@ -171,8 +166,8 @@ int cmd_update(int argc, char **argv)
 		image_opts_done(&o);
 		return AISB_EXIT_FAILED;
 	}
-	if (optind < argc) {
-		for (int i = optind; i < argc; i++)
+	if (first < argc) {
+		for (int i = first; i < argc; i++)
 			if ((r = update_one(s, argv[i], &o, check, true)) < 0 && !ret)
 				ret = exit_code(r);
 	} else {

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* cmd-push.c — `aisb push REF DEST`, `aisb save REF -o FILE`, `aisb load -i FILE` */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include "build/compress.h"
 #include "build/recompress.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "cli/regflags.h"
 #include "rootfs/image.h"
@@ -17,16 +17,13 @@
 #include "util/log.h"
 #include "util/util.h"
 
-/* The options from the environment, and getopt reset for this subcommand's argv. Logs on
- * failure. */
+/* The options from the environment. Logs on failure. */
 static int begin(struct image_opts *o)
 {
 	if (image_opts_init(o, hostenv_get) < 0) {
 		image_opts_done(o);
 		return -EINVAL;
 	}
-	optind = 0; /* full re-initialisation (glibc) */
-	opterr = 0;
 	return 0;
 }
 
@@ -65,15 +62,6 @@ enum { OPT_COMP_FORMAT = 0x200, OPT_COMP_LEVEL };
 
 int cmd_push(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		REGFLAG_LONGOPTS,
-		{ "compression-format", required_argument, NULL, OPT_COMP_FORMAT },
-		{ "compression-level", required_argument, NULL, OPT_COMP_LEVEL },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct image_opts o;
 	struct store *s = NULL;
 	struct store_ref pin = { 0 };
@@ -81,49 +69,54 @@ int cmd_push(int argc, char **argv)
 	struct push_stats st;
 	_cleanup_free_ char *from = NULL, *man = NULL, *pinman = NULL;
 	enum layer_compression comp = LAYER_COMP_MAX; /* MAX: as stored */
-	int c, r, level = -1, ex = AISB_EXIT_FAILED;
-	size_t man_len = 0, pinman_len = 0;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val, *w[2] = { NULL, NULL };
+	enum cli_arg k;
+	size_t nw = 0, man_len = 0, pinman_len = 0;
 	unsigned n_comp = 0;
+	int r, rf, level = -1, ex = AISB_EXIT_FAILED;
 
 	if (begin(&o) < 0)
 		return AISB_EXIT_POLICY;
-	while ((c = getopt_long(argc, argv, "qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case REGFLAG_TLS_VERIFY:
-		case REGFLAG_CERT_DIR:
-		case REGFLAG_AUTHFILE:
-			if (regflag_apply(&o.reg, (enum regflag)c, optarg) < 0) {
+	cli_args_init(&args, "push", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD) {
+			ex = AISB_EXIT_USAGE;
+			goto out;
+		}
+		if (k == CLI_ARG_WORD) {
+			if (nw < ELEMENTSOF(w))
+				w[nw] = val;
+			nw++;
+		} else if ((rf = regflag_by_name(f->name)) >= 0) {
+			if (regflag_apply(&o.reg, (enum regflag)rf, val) < 0) {
 				ex = AISB_EXIT_USAGE;
 				goto out;
 			}
-			break;
-		case OPT_COMP_FORMAT:
-			if (layer_compression_parse(optarg, &comp) < 0 || comp == LAYER_COMP_NONE) {
+		} else if (cli_flag_is(f, "compression-format")) {
+			if (layer_compression_parse(val, &comp) < 0 || comp == LAYER_COMP_NONE) {
 				log_error("--compression-format '%s': use gzip or zstd (without the flag the "
-					  "layers go as stored)", optarg);
+					  "layers go as stored)", val);
 				ex = AISB_EXIT_USAGE;
 				goto out;
 			}
-			break;
-		case OPT_COMP_LEVEL: {
+		} else if (cli_flag_is(f, "compression-level")) {
 			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || v < 1 || v > 19) {
-				log_error("--compression-level '%s': a number, 1-9 for gzip, 1-19 for zstd", optarg);
+			long v = strtol(val, &end, 10);
+
+			if (!*val || *end || v < 1 || v > 19) {
+				log_error("--compression-level '%s': a number, 1-9 for gzip, 1-19 for zstd", val);
 				ex = AISB_EXIT_USAGE;
 				goto out;
 			}
 			level = (int)v;
-			break;
-		}
-		case 'q':
+		} else if (cli_flag_is(f, "quiet")) {
 			o.quiet = true;
 			o.reg.progress = false;
-			break;
-		case 'v':
+		} else if (cli_flag_is(f, "verbose")) {
 			log_set_level(LOG_LVL_DEBUG);
-			break;
-		case 'h':
+		} else if (cli_flag_is(f, "help")) {
 			printf("usage: aisb push [--tls-verify=false] [--cert-dir DIR] [--authfile FILE]\n"
 			       "                 [--compression-format gzip|zstd [--compression-level N]] [-q] REF DEST\n"
 			       "  REF: an image in the store (aisb images); DEST: HOST[:PORT]/NAME[:TAG]\n"
@@ -132,9 +125,8 @@ int cmd_push(int argc, char **argv)
 			       "  prints the pushed manifest digest (REF's unless a layer was compressed)\n");
 			ex = 0;
 			goto out;
-		default:
-			log_error("unknown option '%s' (see --help)", argv[optind - 1]);
-			ex = AISB_EXIT_USAGE;
+		} else {
+			ex = cli_flag_unhandled("push", f);
 			goto out;
 		}
 	}
@@ -149,19 +141,19 @@ int cmd_push(int argc, char **argv)
 		ex = AISB_EXIT_USAGE;
 		goto out;
 	}
-	if (optind != argc - 2) {
+	if (nw != 2) {
 		log_error("push takes an image and a destination: aisb push REF HOST[:PORT]/NAME[:TAG]");
 		ex = AISB_EXIT_USAGE;
 		goto out;
 	}
-	if (oci_ref_parse(argv[optind + 1], &dest) < 0 || dest.transport != OCI_TRANSPORT_REGISTRY || dest.digest ||
+	if (oci_ref_parse(w[1], &dest) < 0 || dest.transport != OCI_TRANSPORT_REGISTRY || dest.digest ||
 	    streq(dest.registry, IMAGE_LOCAL_REGISTRY)) {
 		log_error("'%s' is not a registry destination (HOST[:PORT]/NAME[:TAG], without a digest)",
-			  argv[optind + 1]);
+			  w[1]);
 		ex = AISB_EXIT_POLICY;
 		goto out;
 	}
-	if ((ex = open_pin(&o, argv[optind], &s, &pin)) != 0)
+	if ((ex = open_pin(&o, w[0], &s, &pin)) != 0)
 		goto out;
 	if (comp != LAYER_COMP_MAX) {
 		/* the uncompressed layers compressed into new blobs, named by a new manifest */
@@ -203,17 +195,6 @@ out:
 /* save and load share their shape: one file flag (-o / -i), REF for save only. */
 static int archive_cmd(int argc, char **argv, bool save)
 {
-	static const struct option save_opts[] = {
-		{ "output", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const struct option load_opts[] = {
-		{ "input", required_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static const char save_usage[] =
 		"usage: aisb save REF -o FILE\n"
 		"  writes REF from the store as an OCI archive (an oci-layout tar): aisb load -i FILE,\n"
@@ -226,34 +207,44 @@ static int archive_cmd(int argc, char **argv, bool save)
 	struct image_opts o;
 	struct store *s = NULL;
 	struct store_ref pin = { 0 }, *pins = NULL;
-	size_t n_pins = 0;
-	const char *file = NULL;
-	int c, r, ex = AISB_EXIT_FAILED;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *file = NULL, *ref = NULL, *val;
+	enum cli_arg k;
+	size_t nw = 0, n_pins = 0;
+	int r, ex = AISB_EXIT_FAILED;
 
 	if (begin(&o) < 0)
 		return AISB_EXIT_POLICY;
-	while ((c = getopt_long(argc, argv, save ? "o:h" : "i:qh", save ? save_opts : load_opts, NULL)) != -1) {
-		if (c == 'o' || c == 'i' || c == 'f') {
-			file = optarg;
-		} else if (c == 'q') {
+	cli_args_init(&args, save ? "save" : "load", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD) {
+			ex = AISB_EXIT_USAGE;
+			goto out;
+		}
+		if (k == CLI_ARG_WORD) {
+			ref = ref ? ref : val;
+			nw++;
+		} else if (cli_flag_is(f, "output") || cli_flag_is(f, "input")) {
+			file = val;
+		} else if (cli_flag_is(f, "quiet")) {
 			o.quiet = true;
-		} else if (c == 'h') {
+		} else if (cli_flag_is(f, "help")) {
 			printf("%s", save ? save_usage : load_usage);
 			ex = 0;
 			goto out;
 		} else {
-			log_error("%s (see --help)", c == ':' ? "the file flag needs a value" : "unknown option");
-			ex = AISB_EXIT_USAGE;
+			ex = cli_flag_unhandled(args.cmd, f);
 			goto out;
 		}
 	}
-	if (optind != argc - (save ? 1 : 0) || !file || !*file) {
+	if (nw != (save ? 1 : 0) || !file || !*file) {
 		log_error("%s", save ? "usage: aisb save REF -o FILE" : "usage: aisb load -i FILE");
 		ex = AISB_EXIT_USAGE;
 		goto out;
 	}
 	if (save) {
-		if ((ex = open_pin(&o, argv[optind], &s, &pin)) != 0)
+		if ((ex = open_pin(&o, ref, &s, &pin)) != 0)
 			goto out;
 		r = layout_save(s, &pin, file);
 	} else {

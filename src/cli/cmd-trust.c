@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "cli/sessions.h"
 #include "cli/trust.h"
@@ -130,23 +131,34 @@ int cmd_trust(int argc, char **argv)
 	const char *dir = ".";
 	enum trust_state st;
 	int r;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	enum cli_arg k;
 
-	for (int i = 1; i < argc; i++) {
-		if (streq(argv[i], "--show"))
+	cli_args_init(&args, "trust", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD)
+			return AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD && !streq(dir, "."))
+			return log_error("trust: unexpected argument '%s' (see 'aisb trust --help')", val), AISB_EXIT_USAGE;
+		if (k == CLI_ARG_WORD) {
+			dir = val;
+			continue;
+		}
+		if (cli_flag_is(f, "show"))
 			show = true;
-		else if (streq(argv[i], "--revoke"))
+		else if (cli_flag_is(f, "revoke"))
 			revoke = true;
-		else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+		else if (cli_flag_is(f, "help")) {
 			printf("usage: aisb trust [--show|--revoke] [DIR]\n"
 			       "Approves the exact content of DIR/.aisb/config and DIR/.aisb/allow (default: the current\n"
 			       "directory) for runs in DIR; any later change, by you or by a sandbox, makes runs ignore\n"
 			       "it until you trust it again. Project keys: allow, env, harness, memory, pids, cpus.\n"
 			       "--show prints what the policy would add and whether it is trusted; --revoke forgets it.\n");
 			return 0;
-		} else if (argv[i][0] != '-' && streq(dir, "."))
-			dir = argv[i];
-		else
-			return log_error("trust: unexpected argument '%s' (see 'aisb trust --help')", argv[i]), AISB_EXIT_USAGE;
+		} else
+			return cli_flag_unhandled("trust", f);
 	}
 	if (show && revoke)
 		return log_error("trust: --show and --revoke exclude each other"), AISB_EXIT_USAGE;

@@ -8,6 +8,12 @@
 #include "util/log.h"
 #include "util/util.h"
 
+int regflag_by_name(const char *name)
+{
+	return streq(name, "tls-verify") ? REGFLAG_TLS_VERIFY : streq(name, "cert-dir") ? REGFLAG_CERT_DIR
+	       : streq(name, "authfile") ? REGFLAG_AUTHFILE : -1;
+}
+
 int regflag_tls_verify(const char *value, bool *out)
 {
 	if (!value || streq(value, "true"))

@@ -30,6 +30,9 @@ enum regflag {
 	{ "cert-dir", required_argument, NULL, REGFLAG_CERT_DIR },                                 \
 	{ "authfile", required_argument, NULL, REGFLAG_AUTHFILE }
 
+/* The registry flag named @name ("tls-verify", a row of a subcommand's flag table), or -1. */
+int regflag_by_name(const char *name);
+
 /* Parses a --tls-verify value: NULL (the bare flag) and "true" are true, "false" is false.
  * Return: 0, or -EINVAL for anything else. Logs on failure. */
 int regflag_tls_verify(const char *value, bool *out);

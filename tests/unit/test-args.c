@@ -7,12 +7,14 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli/args.h"
+#include "cli/flags.h"
 #include "cli/regflags.h"
 #include "cli/harness.h"
 #include "cli/home.h"
@@ -527,6 +529,81 @@ static void test_trust(void **state)
 	assert_int_equal(rm_rf(root), 0);
 }
 
+/* A subcommand's words read against its flag table (cli/flags.h): every spelling getopt_long()
+ * accepts, and each way to get it wrong. */
+static const struct cli_flag flags_table[] = {
+	{ "all", 'a', CLI_VALUE_NONE, NULL, false },
+	{ "quiet", 'q', CLI_VALUE_NONE, NULL, false },
+	{ "tag", 't', CLI_VALUE_WORD, NULL, false },
+	{ "volumes", 0, CLI_VALUE_WORD, NULL, true },
+	{ NULL, 0, 0, NULL, false },
+};
+
+/* Reads @words (NULL-terminated) into "a,q,t=X,w=Y,..." and returns the last kind read. */
+static enum cli_arg flags_read(const char *const *words, bool stop, char *out, size_t size)
+{
+	struct cli_args a = { .cmd = "t", .flags = flags_table, .argv = (char *const *)words, .i = 1,
+			       .stop_at_word = stop };
+	const struct cli_flag *f;
+	const char *v;
+	enum cli_arg k;
+	size_t o = 0;
+
+	while (words[a.argc])
+		a.argc++;
+	out[0] = '\0';
+	while ((k = cli_args_next(&a, &f, &v)) == CLI_ARG_FLAG || k == CLI_ARG_WORD)
+		o += (size_t)snprintf(out + o, size - o, "%s%s%s%s", o ? "," : "", k == CLI_ARG_WORD ? "w" : f->name,
+				      v ? "=" : "", v ? v : "");
+	return k;
+}
+
+static void test_flags(void **state)
+{
+	char out[256];
+
+	(void)state;
+	assert_int_equal(flags_read((const char *[]){ "t", "--all", "-q", "x", "--tag", "v1", "--tag=v2", NULL }, false, out,
+				    sizeof(out)), CLI_ARG_END);
+	assert_string_equal(out, "all,quiet,w=x,tag=v1,tag=v2");
+	assert_int_equal(flags_read((const char *[]){ "t", "-aq", "-tv3", "-at", "v4", "-", NULL }, false, out, sizeof(out)),
+			 CLI_ARG_END);
+	assert_string_equal(out, "all,quiet,tag=v3,all,tag=v4,w=-");
+	/* an optional value only after '=' */
+	assert_int_equal(flags_read((const char *[]){ "t", "--volumes", "x", "--volumes=g*", NULL }, false, out, sizeof(out)),
+			 CLI_ARG_END);
+	assert_string_equal(out, "volumes,w=x,volumes=g*");
+	/* "--" ends the flags; so does the first word with stop_at_word */
+	assert_int_equal(flags_read((const char *[]){ "t", "--", "--all", "-q", NULL }, false, out, sizeof(out)), CLI_ARG_END);
+	assert_string_equal(out, "w=--all,w=-q");
+	assert_int_equal(flags_read((const char *[]){ "t", "-a", "ref", "--all", NULL }, true, out, sizeof(out)), CLI_ARG_END);
+	assert_string_equal(out, "all,w=ref,w=--all");
+	/* wrong: an unknown long or short flag, a missing value, a value for a flag without one */
+	assert_int_equal(flags_read((const char *[]){ "t", "--alll", NULL }, false, out, sizeof(out)), CLI_ARG_BAD);
+	assert_int_equal(flags_read((const char *[]){ "t", "-ax", NULL }, false, out, sizeof(out)), CLI_ARG_BAD);
+	assert_string_equal(out, "all");
+	assert_int_equal(flags_read((const char *[]){ "t", "--tag", NULL }, false, out, sizeof(out)), CLI_ARG_BAD);
+	assert_int_equal(flags_read((const char *[]){ "t", "-t", NULL }, false, out, sizeof(out)), CLI_ARG_BAD);
+	assert_int_equal(flags_read((const char *[]){ "t", "--all=1", NULL }, false, out, sizeof(out)), CLI_ARG_BAD);
+	assert_int_equal(flags_read((const char *[]){ "t", NULL }, false, out, sizeof(out)), CLI_ARG_END);
+	assert_string_equal(out, "");
+}
+
+/* Every subcommand's table is one the parser can read: a name, short names unique. */
+static void test_flag_tables(void **state)
+{
+	(void)state;
+	for (const struct cli_command *c = cli_commands; c->name; c++) {
+		struct cli_flag f, g;
+
+		for (size_t i = 0; c->flags && cli_command_flag(c, i, &f); i++) {
+			assert_true(f.name && *f.name && f.name[0] != '-');
+			for (size_t j = i + 1; f.short_name && cli_command_flag(c, j, &g); j++)
+				assert_false(g.short_name == f.short_name);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -549,6 +626,8 @@ int main(void)
 		cmocka_unit_test(test_home_names),
 		cmocka_unit_test(test_harness_suggest),
 		cmocka_unit_test(test_trust),
+		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_flag_tables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
