@@ -967,7 +967,8 @@ int store_rootfs_ensure(struct store *s, const char *manifest_digest, const stru
 static char *ref_filename(const char *name)
 {
 	size_t n = strlen(name);
-	char *out = malloc(n * 3 + 8), *o = out;
+	/* room for the escaped name, and at least for the hashed one: "h-", 64 digits, ".json" */
+	char *out = malloc(n * 3 + 8 > 72 ? n * 3 + 8 : 72), *o = out;
 	static const char hex[] = "0123456789ABCDEF";
 
 	if (!out)
