@@ -12,7 +12,7 @@
  * (PR_SET_PDEATHSIG), pipeline/autophase.c (4: setsid, setenv, signal dispositions). The other
  * fork() calls run code of aisb in the child, not a program, and stay forks: rootfs/store.c
  * (links the base tree), ns/limits.c (watchdog), ns/refusal.c and cli/doctor.c (probes),
- * net/gate.c (gate, resolver), build/native.c (steps), ns/init.c (the workload, CLONE_VFORK).
+ * net/gate.c (gate, resolver), build/native.c (steps), run/init.c (the workload, CLONE_VFORK).
  */
 #pragma once
 
