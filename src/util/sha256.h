@@ -2,9 +2,10 @@
 /* sha256.h — the one SHA-256 helper: incremental, one-shot, raw and hex.
  *
  * Digests are image, layer and build identities: every SHA-256 in aisb goes through here, so a
- * fix (or a change of library) happens once — rootfs/ (registry, store, unpack) and build/
- * (context, copy, layer), none left over (issue 25). The one other libcrypto use, base64 in
- * rootfs/registry.c (EVP_DecodeBlock), is not a digest and calls dl-crypto.c directly.
+ * fix (or a change of library) happens once — rootfs/ (registry, store, unpack, push), build/
+ * (context, copy, layer, recompress) and cli/, none left over (issue 25). The one other
+ * libcrypto use, base64 in rootfs/registry.c (EVP_DecodeBlock), is not a digest and calls
+ * dl-crypto.c directly.
  * libcrypto is reached through dl-crypto.c (dlopen): when it cannot be loaded, dl_load() logs
  * its one error naming the package (the first time only); nothing else here logs.
  */
