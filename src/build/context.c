@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,8 +266,7 @@ int context_hash_files(int dirfd, struct build_context *c, const bool *take, uin
 	for (size_t i = 0; i < c->n; i++) {
 		struct ctx_entry *e = &c->e[i];
 		_cleanup_close_ int fd = -1;
-		EVP_MD_CTX *md;
-		unsigned char dig[32], buf[65536];
+		struct sha256 md = { 0 };
 		uint64_t total = 0;
 		struct stat st;
 		int r = 0;
@@ -285,34 +283,14 @@ int context_hash_files(int dirfd, struct build_context *c, const bool *take, uin
 			return log_error_errno(-errno, "Failed to stat '%s': %m", e->path);
 		if (!S_ISREG(st.st_mode))
 			return log_error_errno(-ESTALE, "'%s' in the build context changed while it was read", e->path);
-		md = EVP_MD_CTX_new();
-		if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
-			EVP_MD_CTX_free(md);
+		if (sha256_init(&md) < 0) {
+			sha256_done(&md);
 			return log_error_errno(-ENOMEM, "Failed to start sha256");
 		}
-		for (;;) {
-			ssize_t n = read(fd, buf, sizeof(buf));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				r = -errno;
-				break;
-			}
-			if (n == 0)
-				break;
-			total += (uint64_t)n;
-			if (total > *budget) {
-				r = -EFBIG;
-				break;
-			}
-			if (EVP_DigestUpdate(md, buf, (size_t)n) != 1) {
-				r = -EIO;
-				break;
-			}
-		}
-		if (r == 0 && EVP_DigestFinal_ex(md, dig, NULL) != 1)
-			r = -EIO;
-		EVP_MD_CTX_free(md);
+		r = sha256_fd(&md, fd, *budget, -1, &total);
+		if (r == 0)
+			r = sha256_final_hex(&md, e->sha256); /* written on success only */
+		sha256_done(&md);
 		if (r == -EFBIG)
 			return log_error_errno(r, "COPY takes more than %" PRIu64 " bytes from the build context",
 					       (uint64_t)CTX_MAX_BYTES);
@@ -320,7 +298,6 @@ int context_hash_files(int dirfd, struct build_context *c, const bool *take, uin
 			return log_error_errno(r, "Failed to read '%s' in the build context: %m", e->path);
 		*budget -= total;
 		e->size = total; /* what was hashed is what counts */
-		hex_encode(dig, 32, e->sha256);
 	}
 	return 0;
 }

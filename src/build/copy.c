@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "build/copy.h"
 #include "build/ignore.h"
 #include "util/log.h"
+#include "util/sha256.h"
 #include "util/util.h"
 
 /* Opens @path (relative to the root, "" = the root) with every symlink and ".." kept inside
@@ -170,9 +170,8 @@ static int copy_file(int ctx_fd, const struct ctx_entry *e, int pfd, const char 
 		     mode_t mode)
 {
 	_cleanup_close_ int in = -1, out = -1;
-	EVP_MD_CTX *md;
-	unsigned char dig[32], buf[65536];
-	char hex[65];
+	struct sha256 md = { 0 };
+	char hex[SHA256_HEX_SIZE];
 	int r = 0;
 
 	if (!e->sha256[0])
@@ -186,35 +185,16 @@ static int copy_file(int ctx_fd, const struct ctx_entry *e, int pfd, const char 
 	out = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return log_error_errno(-errno, "COPY: cannot create '%s': %m", target);
-	md = EVP_MD_CTX_new();
-	if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
-		EVP_MD_CTX_free(md);
+	if (sha256_init(&md) < 0) {
+		sha256_done(&md);
 		return log_error_errno(-ENOMEM, "%m");
 	}
-	for (;;) {
-		ssize_t n = read(in, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : 0;
-			break;
-		}
-		if (EVP_DigestUpdate(md, buf, (size_t)n) != 1) {
-			r = -EIO;
-			break;
-		}
-		r = write_full(out, buf, (size_t)n);
-		if (r < 0)
-			break;
-	}
-	/* `r >= 0`, not `r == 0`: every path that skips the digest must return below, or dig[] is
-	 * read uninitialized (clang-analyzer core.UndefinedBinaryOperatorResult). */
-	if (r >= 0 && EVP_DigestFinal_ex(md, dig, NULL) != 1)
-		r = -EIO;
-	EVP_MD_CTX_free(md);
+	r = sha256_fd(&md, in, UINT64_MAX, out, NULL);
+	if (r >= 0)
+		r = sha256_final_hex(&md, hex);
+	sha256_done(&md);
 	if (r < 0)
 		return log_error_errno(r, "COPY: cannot copy '%s' to '%s': %m", e->path, target);
-	hex_encode(dig, 32, hex);
 	if (!streq(hex, e->sha256)) {
 		(void)unlinkat(pfd, name, 0);
 		return log_error_errno(-ESTALE, "COPY: '%s' changed in the context after the build tag was "

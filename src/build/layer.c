@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "build/layer.h"
 #include "util/dl.h"
 #include "util/log.h"
+#include "util/sha256.h"
 #include "util/util.h"
 
 enum layer_kind layer_classify(const char *name, mode_t mode, dev_t rdev, bool opaque)
@@ -128,7 +128,7 @@ static void links_done(struct links *l)
 struct writer {
 	struct archive *a;
 	const struct layer_out *out;
-	EVP_MD_CTX *md; /* NULL when out->write hashes */
+	struct sha256 md; /* with out->digest; else out->write hashes */
 	uint64_t size;
 	int err;
 	struct layer_result *res;
@@ -146,7 +146,7 @@ static ssize_t write_cb(struct archive *a, void *data, const void *buf, size_t l
 		w->err = r;
 		return -1;
 	}
-	if (w->md && EVP_DigestUpdate(w->md, buf, len) != 1) {
+	if (w->out->digest && sha256_update(&w->md, buf, len) < 0) {
 		w->err = -EIO;
 		return -1;
 	}
@@ -626,19 +626,11 @@ int layer_write(int upper_fd, int out_fd, struct layer_result *res)
 int layer_write_out(int upper_fd, const struct layer_out *out, struct layer_result *res)
 {
 	struct writer w = { .out = out, .res = res, .tree = out->tree_fd >= 0 && out->lim };
-	unsigned char dig[32];
 	int top, tree = -1, r;
 
 	*res = (struct layer_result){ 0 };
 	w.a = archive_write_new();
-	if (w.a && out->digest) {
-		w.md = EVP_MD_CTX_new();
-		if (w.md && EVP_DigestInit_ex(w.md, EVP_sha256(), NULL) != 1) {
-			EVP_MD_CTX_free(w.md);
-			w.md = NULL;
-		}
-	}
-	if (!w.a || (out->digest && !w.md)) {
+	if (!w.a || (out->digest && sha256_init(&w.md) < 0)) {
 		/* a missing library was said once by dl_load(), with its package */
 		if (dl_load(&dl_libarchive) < 0 || dl_load(&dl_libcrypto) < 0)
 			r = -ELIBACC;
@@ -666,13 +658,12 @@ int layer_write_out(int upper_fd, const struct layer_out *out, struct layer_resu
 	if (r >= 0 && archive_write_close(w.a) != ARCHIVE_OK)
 		r = archive_fail(&w, "(end)");
 	if (r >= 0) {
-		if (w.md) {
-			if (EVP_DigestFinal_ex(w.md, dig, NULL) != 1) {
+		if (out->digest) {
+			if (sha256_final_hex(&w.md, res->digest + 7) < 0) {
 				r = log_error_errno(-EIO, "sha256 failed");
 				goto out;
 			}
 			memcpy(res->digest, "sha256:", 7);
-			hex_encode(dig, 32, res->digest + 7);
 		}
 		res->size = w.size;
 		res->tree_done = w.tree;
@@ -680,7 +671,7 @@ int layer_write_out(int upper_fd, const struct layer_out *out, struct layer_resu
 out:
 	if (w.a)
 		archive_write_free(w.a);
-	EVP_MD_CTX_free(w.md);
+	sha256_done(&w.md);
 	links_done(&w.links);
 	return r;
 }

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "build/podman.h"
 #include "util/log.h"
+#include "util/spawn.h"
 #include "util/util.h"
 
 char *podman_find_program(const char *path, const char *name)
@@ -58,31 +58,16 @@ void podman_done(struct podman *p)
 }
 
 /* Runs @argv; stdout goes to @out_fd (or our stderr when -1), stdin is /dev/null.
- * Return: the exit status (>= 0), or -errno when it could not be run. */
+ * Return: the exit status (>= 0, 128 + a signal), or -errno when it could not be run. */
 static int run(char *const *argv, int out_fd)
 {
+	const struct spawn_fd fds[] = { { SPAWN_DEVNULL, STDIN_FILENO },
+					{ out_fd >= 0 ? out_fd : STDERR_FILENO, STDOUT_FILENO } };
+	const struct spawn_opts o = { .argv = argv, .fds = fds, .n_fds = ELEMENTSOF(fds) };
 	pid_t pid;
-	int status;
+	int r = spawn(&o, &pid);
 
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 ||
-		    dup2(out_fd >= 0 ? out_fd : STDERR_FILENO, STDOUT_FILENO) < 0)
-			_exit(125);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
+	return r < 0 ? r : spawn_wait(pid);
 }
 
 static int push_all(char ***v, char *const *items, const char *flag)

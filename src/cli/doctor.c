@@ -31,6 +31,7 @@
 #include "ns/userns.h"
 #include "util/container.h"
 #include "util/homedir.h"
+#include "util/spawn.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -600,7 +601,8 @@ static char *which(const struct doctor_env *e, const char *name)
 /* Runs `@exe @arg` and returns its output (bounded, 5 s). */
 static char *run_text(const char *exe, const char *arg)
 {
-	int fds[2];
+	char *argv[] = { (char *)exe, (char *)arg, NULL };
+	int fds[2], r;
 	pid_t pid;
 	char *buf;
 	size_t len = 0, cap = (size_t)128 * 1024;
@@ -608,23 +610,15 @@ static char *run_text(const char *exe, const char *arg)
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return NULL;
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
+	const struct spawn_fd map[] = { { SPAWN_DEVNULL, 0 }, { fds[1], 1 }, { fds[1], 2 } };
+	const struct spawn_opts o = { .argv = argv, .fds = map, .n_fds = ELEMENTSOF(map), .alarm_s = 5 };
+
+	r = spawn(&o, &pid);
+	close(fds[1]);
+	if (r < 0) {
 		close(fds[0]);
-		close(fds[1]);
 		return NULL;
 	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (null >= 0)
-			dup2(null, 0);
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		alarm(5);
-		execl(exe, exe, arg, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
 	buf = malloc(cap + 1);
 	if (buf) {
 		ssize_t k;
@@ -640,7 +634,7 @@ static char *run_text(const char *exe, const char *arg)
 	}
 	close(fds[0]);
 	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	(void)spawn_wait(pid);
 	return buf;
 }
 

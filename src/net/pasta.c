@@ -17,6 +17,7 @@
 #include "net/pasta.h"
 #include "util/container.h"
 #include "util/log.h"
+#include "util/spawn.h"
 #include "util/util.h"
 
 static bool has_opt(const char *text, const char *opt)
@@ -207,26 +208,21 @@ int pasta_find(char **path)
 
 static int run_capture(const char *path, char *const argv[], char *buf, size_t size)
 {
-	int fds[2];
+	int fds[2], r;
 	pid_t pid;
 	size_t n = 0;
-	int st;
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -errno;
-	}
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		execv(path, argv);
-		_exit(127);
-	}
+	const struct spawn_fd map[] = { { fds[1], 1 }, { fds[1], 2 } };
+	const struct spawn_opts so = { .path = path, .argv = argv, .fds = map, .n_fds = ELEMENTSOF(map) };
+
+	r = spawn(&so, &pid);
 	close(fds[1]);
+	if (r < 0) {
+		close(fds[0]);
+		return r;
+	}
 	for (;;) {
 		ssize_t k = read(fds[0], buf + n, size - 1 - n);
 
@@ -235,8 +231,7 @@ static int run_capture(const char *path, char *const argv[], char *buf, size_t s
 	}
 	buf[n] = '\0';
 	close(fds[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	(void)spawn_wait(pid);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "rootfs/curl-dl.h"
 #include "rootfs/registry-internal.h"
 #include "util/log.h"
+#include "util/sha256.h"
 #include "util/util.h"
 
 #define MANIFEST_ACCEPT                                                                                        \
@@ -762,9 +763,7 @@ int registry_get_manifest(struct registry *r, const char *reference, char **buf,
 {
 	_cleanup_free_ char *path = NULL, *ct = NULL, *what = NULL;
 	struct body b = { .max = OCI_JSON_MAX, .r = r };
-	unsigned char md[32];
-	unsigned int mdlen;
-	char hex[65];
+	char hex[SHA256_HEX_SIZE];
 	int k;
 
 	if (asprintf(&path, "%s/manifests/%s", r->repo, reference) < 0 ||
@@ -782,8 +781,12 @@ int registry_get_manifest(struct registry *r, const char *reference, char **buf,
 		if (!b.buf)
 			return -ENOMEM;
 	}
-	EVP_Digest(b.buf, b.len, md, &mdlen, EVP_sha256(), NULL);
-	hex_encode(md, 32, hex);
+	k = sha256_hex(b.buf, b.len, hex);
+	if (k < 0) {
+		free(b.buf);
+		/* a missing libcrypto was said once by dl_load(), with its package */
+		return k == -ELIBACC ? k : log_error_errno(k, "%s: SHA-256 failed", what);
+	}
 	if (asprintf(digest, "sha256:%s", hex) < 0) {
 		free(b.buf);
 		return -ENOMEM;

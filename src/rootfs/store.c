@@ -15,12 +15,12 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
 #include "rootfs/ref.h"
 #include "rootfs/store.h"
 #include "util/dl.h"
 #include "util/log.h"
+#include "util/sha256.h"
 #include "util/util.h"
 
 static const char *const store_dirs[] = { "blobs", "blobs/sha256", "rootfs", "refs", "tmp", "locks" };
@@ -142,7 +142,7 @@ struct store_blob_writer {
 	int64_t size;
 	uint64_t written;
 	uint64_t flushed;      /* bytes whose writeback was started (store_blob_write()) */
-	EVP_MD_CTX *md;
+	struct sha256 md;
 	char tmpname[64];
 	int fd;
 	store_blob_tee_fn tee; /* a consumer of the bytes as they arrive (a streamed unpack) */
@@ -161,7 +161,7 @@ void store_blob_abort(struct store_blob_writer *w)
 		close(w->fd);
 		unlinkat(w->s->rootfd, w->tmpname, 0);
 	}
-	EVP_MD_CTX_free(w->md);
+	sha256_done(&w->md);
 	free(w->expected);
 	free(w);
 }
@@ -181,8 +181,7 @@ int store_blob_begin(struct store *s, const char *digest, int64_t size, struct s
 		store_blob_abort(w);
 		return log_error_errno(-ENOMEM, "%m");
 	}
-	w->md = EVP_MD_CTX_new();
-	if (!w->md || EVP_DigestInit_ex(w->md, EVP_sha256(), NULL) != 1) {
+	if (sha256_init(&w->md) < 0) {
 		store_blob_abort(w);
 		return log_error_errno(-ENOMEM, "cannot initialise sha256");
 	}
@@ -220,7 +219,7 @@ int store_blob_write(struct store_blob_writer *w, const void *buf, size_t len)
 		return -ECANCELED;
 	if (w->size >= 0 && w->written + len > (uint64_t)w->size)
 		return -EFBIG;
-	if (EVP_DigestUpdate(w->md, buf, len) != 1)
+	if (sha256_update(&w->md, buf, len) < 0)
 		return -EIO;
 	w->written += len;
 	if ((r = write_full(w->fd, buf, len)) < 0)
@@ -247,7 +246,7 @@ int store_blob_reset(struct store_blob_writer *w)
 	if (ftruncate(w->fd, 0) < 0 || lseek(w->fd, 0, SEEK_SET) < 0)
 		return -errno;
 	w->written = w->flushed = 0;
-	if (EVP_DigestInit_ex(w->md, EVP_sha256(), NULL) != 1)
+	if (sha256_init(&w->md) < 0)
 		return -EIO;
 	return 0;
 }
@@ -260,14 +259,10 @@ uint64_t store_blob_written(const struct store_blob_writer *w)
 /* Computes the digest once and checks size and digest. Logs a mismatch. */
 static int blob_check(struct store_blob_writer *w)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-
 	if (!w->final) {
-		if (EVP_DigestFinal_ex(w->md, md, &mdlen) != 1 || mdlen != 32)
+		if (sha256_final_hex(&w->md, w->digest + 7) < 0)
 			return log_error_errno(-EIO, "sha256 failed");
 		memcpy(w->digest, "sha256:", 7);
-		hex_encode(md, 32, w->digest + 7);
 		w->final = true;
 	}
 	if (w->size >= 0 && w->written != (uint64_t)w->size) {
@@ -336,23 +331,18 @@ int store_blob_put(struct store *s, const void *buf, size_t len, char **digest_o
 
 int store_rootfs_id(const char *manifest_digest, char id[65])
 {
-	unsigned char md[32];
-	unsigned int n = 0;
-	EVP_MD_CTX *c;
+	struct sha256 c = { 0 };
 	int ok;
 
 	if (dl_load(&dl_libcrypto) < 0)
 		return -ELIBACC;
-	c = EVP_MD_CTX_new();
 	/* The id changes with the unpacker, so a fixed unpacker never reuses an old tree. */
-	ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) == 1 &&
-	     EVP_DigestUpdate(c, manifest_digest, strlen(manifest_digest)) == 1 && EVP_DigestUpdate(c, "\n", 1) == 1 &&
-	     EVP_DigestUpdate(c, UNPACK_VERSION, strlen(UNPACK_VERSION)) == 1 && EVP_DigestFinal_ex(c, md, &n) == 1 &&
-	     n == 32;
-	EVP_MD_CTX_free(c);
+	ok = sha256_init(&c) == 0 && sha256_update(&c, manifest_digest, strlen(manifest_digest)) == 0 &&
+	     sha256_update(&c, "\n", 1) == 0 && sha256_update(&c, UNPACK_VERSION, strlen(UNPACK_VERSION)) == 0 &&
+	     sha256_final_hex(&c, id) == 0;
+	sha256_done(&c);
 	if (!ok)
 		return log_error_errno(-ENOMEM, "SHA-256 failed");
-	hex_encode(md, 32, id);
 	return 0;
 }
 
@@ -977,7 +967,8 @@ int store_rootfs_ensure(struct store *s, const char *manifest_digest, const stru
 static char *ref_filename(const char *name)
 {
 	size_t n = strlen(name);
-	char *out = malloc(n * 3 + 8), *o = out;
+	/* room for the escaped name, and at least for the hashed one: "h-", 64 digits, ".json" */
+	char *out = malloc(n * 3 + 8 > 72 ? n * 3 + 8 : 72), *o = out;
 	static const char hex[] = "0123456789ABCDEF";
 
 	if (!out)
@@ -996,11 +987,11 @@ static char *ref_filename(const char *name)
 	memcpy(o, ".json", 6);
 	if (strlen(out) > 240 || out[0] == '.') {
 		/* too long for one file name: hash it (the name itself is inside the file) */
-		unsigned char md[32];
-		unsigned int k;
-		EVP_Digest(name, n, md, &k, EVP_sha256(), NULL);
+		if (sha256_hex(name, n, out + 2) < 0) {
+			free(out);
+			return NULL; /* callers say -ENOMEM; a missing libcrypto was said by dl_load() */
+		}
 		out[0] = 'h', out[1] = '-'; /* a prefix over the old name: not a string of its own */
-		hex_encode(md, 32, out + 2);
 		memcpy(out + 66, ".json", 6);
 	}
 	return out;

@@ -16,12 +16,12 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <linux/openat2.h>
-#include <openssl/evp.h>
 
 #include "rootfs/unpack.h"
 #include "util/chunkq.h"
 #include "util/dl.h"
 #include "util/log.h"
+#include "util/sha256.h"
 #include "util/util.h"
 
 /* Each string of the path set costs its bytes, its NUL and about one malloc header. */
@@ -910,7 +910,7 @@ struct unpack_stream {
 	struct chunkq *raw;   /* compressed bytes from unpack_stream_write() (NULL with src_fd) */
 	struct chunkq *tar;   /* decompressed bytes */
 	char *diff_id;        /* "sha256:..." the decompressed bytes must hash to, or NULL */
-	EVP_MD_CTX *md;       /* with diff_id: the decompress stage's hash of what it produced */
+	struct sha256 md;     /* with diff_id: the decompress stage's hash of what it produced */
 	pthread_t dec, ext;
 	bool dec_on, ext_on;
 	int dec_r, ext_r;
@@ -931,13 +931,10 @@ static la_ssize_t queue_read(struct archive *a, void *ud, const void **buf)
  * after saying which digest it was. Logs on failure. */
 static int diff_id_check(struct unpack_stream *u)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	char got[7 + 64 + 1] = "sha256:";
-	unsigned int n = 0;
+	char got[7 + SHA256_HEX_SIZE] = "sha256:";
 
-	if (EVP_DigestFinal_ex(u->md, md, &n) != 1 || n != 32)
+	if (sha256_final_hex(&u->md, got + 7) < 0)
 		return log_error_errno(-ENOMEM, "%s: SHA-256 failed", u->what);
-	hex_encode(md, 32, got + 7);
 	if (!streq(got, u->diff_id))
 		return log_error("%s: the uncompressed layer is %s, but the image config's diff_id says %s: the "
 				 "image is corrupt or was tampered with", u->what, got, u->diff_id), -EBADMSG;
@@ -976,7 +973,7 @@ static void *decompress_main(void *ud)
 			goto out;
 		if (k != ARCHIVE_OK && k != ARCHIVE_WARN)
 			break;
-		if (u->md && EVP_DigestUpdate(u->md, buf, len) != 1) {
+		if (u->diff_id && sha256_update(&u->md, buf, len) < 0) {
 			r = log_error_errno(-ENOMEM, "%s: SHA-256 failed", u->what);
 			goto out;
 		}
@@ -994,7 +991,7 @@ static void *decompress_main(void *ud)
 		r = chunkq_write(u->tar, buf, len);
 		if (r == 1) { /* the tar stream ended: what follows is padding */
 			r = 0;
-			if (!u->md)
+			if (!u->diff_id)
 				goto out;
 			tar_ended = true;
 			chunkq_close_write(u->tar, 0);
@@ -1009,7 +1006,7 @@ static void *decompress_main(void *ud)
 		r = -EINVAL;
 	}
 out:
-	if (r == 0 && u->md)
+	if (r == 0 && u->diff_id)
 		r = diff_id_check(u);
 	if (!tar_ended)
 		chunkq_close_write(u->tar, r);
@@ -1063,8 +1060,7 @@ static void stream_free(struct unpack_stream *u)
 	pathset_done(&u->c.written);
 	chunkq_free(u->raw);
 	chunkq_free(u->tar);
-	if (u->md)
-		EVP_MD_CTX_free(u->md);
+	sha256_done(&u->md);
 	free(u->diff_id);
 	free(u->what);
 	free(u);
@@ -1104,8 +1100,7 @@ static int stream_start(int rootfd, int src_fd, const char *what, const char *di
 	}
 	if (diff_id) {
 		u->diff_id = strdup(diff_id);
-		u->md = EVP_MD_CTX_new();
-		if (!u->diff_id || !u->md || EVP_DigestInit_ex(u->md, EVP_sha256(), NULL) != 1) {
+		if (!u->diff_id || sha256_init(&u->md) < 0) {
 			stream_free(u);
 			return log_error_errno(-ENOMEM, "%s: %m", what);
 		}

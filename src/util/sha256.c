@@ -2,6 +2,7 @@
 /* sha256.c — the one SHA-256 helper over libcrypto's EVP interface (see sha256.h) */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -48,6 +49,36 @@ int sha256_final_hex(struct sha256 *c, char hex[SHA256_HEX_SIZE])
 		return r;
 	hex_encode(raw, sizeof(raw), hex);
 	return 0;
+}
+
+int sha256_fd(struct sha256 *c, int fd, uint64_t max, int copy_fd, uint64_t *size)
+{
+	unsigned char buf[65536];
+	uint64_t total = 0;
+	int r = 0;
+
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : 0;
+			break;
+		}
+		total += (uint64_t)n;
+		if (total > max) {
+			r = -EFBIG;
+			break;
+		}
+		r = sha256_update(c, buf, (size_t)n);
+		if (r < 0)
+			break;
+		if (copy_fd >= 0 && (r = write_full(copy_fd, buf, (size_t)n)) < 0)
+			break;
+	}
+	if (size)
+		*size = total;
+	return r;
 }
 
 void sha256_done(struct sha256 *c)

@@ -281,6 +281,36 @@ static void test_tree_linked_in_child(void **state)
 	assert_int_not_equal(stat(p, &b), 0);
 }
 
+/* The ids and file names that hash: the values of the formulas (sha256sum), so a change of
+ * hashing code cannot move an existing store's trees or pins. */
+static void test_hashed_names(void **state)
+{
+	struct fixture *f = *state;
+	char id[65], name[301];
+	const char *const names[] = { name, "." }; /* too long; a leading dot (11 bytes: it overflowed) */
+	const char *const pin = "sha256:0000000000000000000000000000000000000000000000000000000000000002";
+	const char *const files[] = {
+		"refs/h-0d4e2ca9e9cbced7a7a5380eb29e1a3783b9b6d0db72de36a1051038e1c1fbc7.json",
+		"refs/h-cdb4ee2aea69cc6a83331bbe96dc2caa9a299d21329efb0336fc02a82e1839a8.json",
+	};
+
+	/* printf 'sha256:0...01\naisb-unpack-1' | sha256sum */
+	assert_int_equal(store_rootfs_id("sha256:0000000000000000000000000000000000000000000000000000000000000001", id), 0);
+	assert_string_equal(id, "cdcb1895e3abef6d03921649688c255f5301531eb313d13e4cde2b1a99bcee83");
+	memset(name, 'x', 300);
+	name[300] = 0;
+	for (size_t i = 0; i < 2; i++) {
+		struct store_ref r = { .name = (char *)names[i], .digest = (char *)pin, .size = 1 }, back;
+		struct stat st;
+
+		assert_int_equal(store_ref_write(f->s, &r), 0);
+		assert_int_equal(fstatat(f->s->rootfd, files[i], &st, 0), 0);
+		assert_int_equal(store_ref_read(f->s, names[i], &back), 0);
+		assert_string_equal(back.name, names[i]);
+		store_ref_done(&back);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +318,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_digest_mismatch_leaves_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_stream_is_redone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tree_linked_in_child, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hashed_names, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
