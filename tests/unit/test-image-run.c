@@ -19,7 +19,7 @@
 static void add_env(struct aisb_plan *p, const char *n, const char *v, bool secret)
 {
 	p->env = realloc(p->env, (p->n_env + 1) * sizeof(*p->env));
-	p->env[p->n_env++] = (struct plan_env){ strdup(n), strdup(v), secret };
+	p->env[p->n_env++] = (struct plan_env){ strdup(n), strdup(v), secret, false };
 }
 
 static const char *env_get(const struct aisb_plan *p, const char *n)
