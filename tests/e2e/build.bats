@@ -737,10 +737,46 @@ podman_cleanup() {
 	[[ "$output" == *"podman build failed (exit 3); nothing was imported"* ]]
 	[ "$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 2>/dev/null | sort)" = "$before" ]
 	[ -z "$(find "$XDG_CACHE_HOME/aisb/tmp" -mindepth 1 2>/dev/null)" ]
-	# control: --allow cannot be enforced by podman, so it is refused
-	printf 'FROM %s\nRUN true\n' "$BB" > Containerfile
-	run "$AISB" build --builder podman --allow example.org -f Containerfile .
+}
+
+@test "build: --builder podman --allow: RUN behind aisb's gate, as with the native builder: the allowed host answers, another is refused" {
+	require_feature "podman (apt-get install podman runc)" command -v podman
+	require_feature "busybox" command -v busybox
+	require_feature "python3" command -v python3
+	http_srv
+	podman_base
+	allow_pair podman "$BB"
+	[[ "$output" == *"RUN steps reach the network through aisb's gate"* ]]
+	# the gate's proxy variables reached RUN only, not the image's config
+	local id
+	id=$(podman images -q --filter "label=aisb.base-digest=$BB_DIGEST" | head -1)
+	[ -n "$id" ]
+	run podman image inspect --format '{{.Config.Env}}' "$id"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"proxy"* && "$output" != *"3128"* ]]
+}
+
+@test "build: --builder podman --allow as the user: where rootless podman's user namespace cannot be found, refused (78) with the fix" {
+	is_root && skip "a root caller's podman is rootful: it joins the netns without a user namespace"
+	require_feature "podman (apt-get install podman runc)" command -v podman
+	require_feature "busybox" command -v busybox
+	require_feature "python3" command -v python3
+	http_srv
+	podman_base
+	printf 'FROM %s\nRUN busybox wget -q -O - http://svc.test:%s/\n' "$BB" "$PORT" >ok
+	# a podman whose `unshare` fails, everything else the real one
+	mkdir -p "$WORK/fakebin"
+	printf '#!/bin/sh\n[ "$1" = unshare ] && { echo "podman unshare: refused by the test" >&2; exit 125; }\nexec %s "$@"\n' \
+		"$(command -v podman)" >"$WORK/fakebin/podman"
+	chmod +x "$WORK/fakebin/podman"
+	run env PATH="$WORK/fakebin:$PATH" "$AISB" build --builder podman -f ok --add-host svc.test=127.0.0.1 --allow "svc.test:$PORT" .
 	[ "$status" -eq 78 ]
+	[[ "$output" == *"rootless podman's user namespace cannot be found"*"use the native builder"* ]]
+	[[ "$output" != *"hello from the host"* ]]
+	# control: the real podman, same recipe and flags
+	run "$AISB" build --builder podman -f ok --add-host svc.test=127.0.0.1 --allow "svc.test:$PORT" .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"hello from the host"* ]]
 }
 
 @test "build: where user namespaces are denied, --builder native refuses (77); the default falls back to podman with RUN offline" {
