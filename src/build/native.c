@@ -33,7 +33,6 @@
 #include "ns/procfs.h"
 #include "ns/seccomp.h"
 #include "ns/userns.h"
-#include "util/fdpass.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -359,9 +358,6 @@ struct run_args {
 	const struct mount_plan *mp; /* the step's tree (step_plan()), for PID 1 */
 };
 
-#define NATIVE_GATE_MAGIC 0x61697362u  /* "aisb": the listeners follow */
-#define NATIVE_GATE_FAILED 0x6661696cu /* "fail": the policy could not be enforced (said) */
-
 /* Removes from the upper the empty mount points the mount applier made for a step of an image
  * without them (open_target() creates what is missing): /proc, /dev, and /etc/resolv.conf with
  * the gate (then /etc too, when the image had none). So they never reach the layer. Does not
@@ -552,7 +548,6 @@ static int run_entry(void *p)
 	struct run_args b = *(const struct run_args *)p;
 	const struct run_args *a = &b;
 	struct mount_plan mp = { 0 };
-	uint32_t magic = NATIVE_GATE_MAGIC;
 	pid_t pid;
 	int ex;
 
@@ -579,18 +574,12 @@ static int run_entry(void *p)
 
 		if (r != 0) {
 			log_error("build: %s", err);
-			magic = NATIVE_GATE_FAILED;
 			if (a->nb->net)
-				(void)fdpass_send(a->sync_fd, &magic, sizeof(magic), NULL, 0);
+				(void)netplan_listeners_send(a->sync_fd, r, fds);
 			return r;
 		}
-		if (a->nb->net) {
-			r = fdpass_send(a->sync_fd, &magic, sizeof(magic), fds, NETPLAN_GATE_FDS);
-			for (int i = 0; i < NETPLAN_GATE_FDS; i++)
-				close(fds[i]);
-			if (r < 0)
-				return log_error_errno(r, "build: cannot pass the gate's sockets: %m"), AISB_EXIT_FAILED;
-		}
+		if (a->nb->net && (r = netplan_listeners_send(a->sync_fd, 0, fds)) < 0)
+			return log_error_errno(r, "build: cannot pass the gate's sockets: %m"), AISB_EXIT_FAILED;
 	}
 	close(a->sync_fd);
 	pid = fork();
@@ -599,29 +588,6 @@ static int run_entry(void *p)
 	if (pid == 0)
 		_exit(run_pid1(a));
 	return wait_exit(pid);
-}
-
-/* The listeners run_entry() sends on @sock, handed to the step's gate @g (gate_listen(), as
- * `aisb run`'s supervisor does with init's). Return: 0; -EPERM when the child could not install
- * the policy (it said why and exits); -EPROTO when it failed before sending (said by it), or the
- * gate refused them (said). Logs on failure. */
-static int step_listeners(int sock, struct gate *g)
-{
-	int fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 };
-	uint32_t magic = 0;
-	size_t n = 0;
-	ssize_t k;
-
-	k = fdpass_recv(sock, &magic, sizeof(magic), fds, NETPLAN_GATE_FDS, &n);
-	if (k == (ssize_t)sizeof(magic) && magic == NATIVE_GATE_FAILED)
-		return -EPERM;
-	if (k != (ssize_t)sizeof(magic) || magic != NATIVE_GATE_MAGIC || n != NETPLAN_GATE_FDS) {
-		for (size_t i = 0; i < n; i++)
-			close(fds[i]);
-		return -EPROTO;
-	}
-	/* the gate owns them from here on, also when it refuses them (it closes them) */
-	return gate_listen(g, fds[0], fds[1], fds[2], fds[3]) < 0 ? -EPROTO : 0;
 }
 
 /* In a child with the overlay mounted: USER @st->user resolved against the image's passwd and
@@ -765,7 +731,7 @@ static int step_start(struct run_args *a, struct gate **gate, pid_t *pid, int *o
 		close(sfd[0]);
 		return r;
 	}
-	if (*gate && (r = step_listeners(sfd[0], *gate)) < 0) {
+	if (*gate && (r = netplan_listeners_take(sfd[0], *gate)) < 0) {
 		*not_enforced = r == -EPERM;
 		(void)kill(*pid, SIGKILL); /* never a RUN whose listeners nobody serves */
 	}

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "build/podman.h"
+#include "net/gate.h"
 #include "util/log.h"
 #include "util/spawn.h"
 #include "util/util.h"
@@ -118,6 +119,33 @@ int podman_base_digest(const struct podman *p, const char *ref, char **digest)
 	return *digest ? 0 : log_error_errno(-ENOMEM, "%m");
 }
 
+/* --network=ns:@netns and the gate's resolver and proxy (see podman_build()). Return: 0 or
+ * -ENOMEM. Does not log. */
+static int gated_args(char ***argv, const char *netns)
+{
+	static const char *const proxy[] = { "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY" };
+	char *v;
+	int r;
+
+	if (asprintf(&v, "--network=ns:%s", netns) < 0 || strv_push_take(argv, v) < 0)
+		return -ENOMEM;
+	r = strv_push(argv, "--dns=" GATE_DNS_ADDR);
+	if (r >= 0)
+		r = strv_push(argv, "--http-proxy=false");
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(proxy); i++) {
+		r = strv_push(argv, "--build-arg");
+		if (r >= 0 && asprintf(&v, "%s=http://127.0.0.1:%d", proxy[i], GATE_PROXY_PORT) < 0)
+			r = -ENOMEM;
+		else if (r >= 0)
+			r = strv_push_take(argv, v);
+	}
+	if (r >= 0)
+		r = strv_push(argv, "--build-arg");
+	if (r >= 0)
+		r = strv_push(argv, "no_proxy=localhost,127.0.0.1");
+	return r;
+}
+
 int podman_build(const struct podman *p, const char *file, const char *context, const char *image,
 		 char *const *build_args, char *const *labels, int *status)
 {
@@ -135,6 +163,8 @@ int podman_build(const struct podman *p, const char *file, const char *context, 
 	}
 	if (r >= 0 && p->no_network)
 		r = strv_push(&argv, "--network=none");
+	if (r >= 0 && p->netns)
+		r = gated_args(&argv, p->netns);
 	/* the base was resolved (and hashed into the tag) just before: build on exactly that */
 	if (r >= 0)
 		r = strv_push(&argv, "--pull=never");

@@ -20,6 +20,8 @@ struct podman {
 	char *exe;          /* absolute path of podman */
 	bool runtime_runc;  /* pass --runtime runc */
 	bool no_network;    /* pass --network=none: RUN gets loopback only (the native default) */
+	const char *netns;  /* the gated netns (build/podman-netns.h): --network=ns:NETNS with the
+			     * gate's resolver and proxy, as a native RUN step gets them; NULL: none */
 };
 
 /* Locates podman (and runc) along @path. Return: 0, -ENOENT when podman is not installed.
@@ -31,7 +33,11 @@ void podman_done(struct podman *p);
  * ("sha256:..."). Logs on failure. */
 int podman_base_digest(const struct podman *p, const char *ref, char **digest);
 
-/* podman build --pull=never -f @file -t @image [--label L]... [--build-arg A]... @context.
+/* podman build --pull=never -f @file -t @image [--label L]... [--build-arg A]... @context; with
+ * a gated netns also --network=ns:PATH --dns=GATE_DNS_ADDR --http-proxy=false and the gate's
+ * proxy variables as build args (podman's predefined proxy ARGs: in RUN's environment, not in
+ * the image's config or history; measured, podman 4.3.1), the caller's own proxy variables not
+ * passed on.
  * Return: 0, or -ECHILD when podman failed (its exit code in *status). Logs on failure. */
 int podman_build(const struct podman *p, const char *file, const char *context, const char *image,
 		 char *const *build_args, char *const *labels, int *status);

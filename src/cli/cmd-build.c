@@ -28,6 +28,7 @@
 #include "build/layer.h"
 #include "build/native.h"
 #include "build/podman.h"
+#include "build/podman-netns.h"
 #include "build/recipe.h"
 #include "cli/commands.h"
 #include "cli/hostenv.h"
@@ -433,9 +434,8 @@ static void print_steps(const struct build_opts *o, const struct cf_recipe *rc, 
 	printf("context: %s (%zu entries)\n", o->context, n_entries);
 	for (size_t i = 0; o->build_args && o->build_args[i]; i++)
 		printf("build-arg: %.*s\n", (int)strcspn(o->build_args[i], "="), o->build_args[i]); /* names only */
-	if (o->builder == BUILDER_PODMAN)
-		printf("network: podman's, not aisb's gate%s\n",
-		       o->allow || o->allow_files || o->add_hosts ? " (the entries below are refused by a real build)" : "");
+	if (o->builder == BUILDER_PODMAN && !o->allow && !o->allow_files && !o->add_hosts)
+		printf("network: podman's, not aisb's gate\n");
 	else if (!o->allow && !o->allow_files && !o->add_hosts)
 		printf("network: none for RUN (loopback only)%s%s\n", o->file ? "" : "; the built-in recipe needs ",
 		       o->file ? "" : RECIPE_ALLOW_HINT);
@@ -566,9 +566,50 @@ static char *build_dir_new(struct store *s)
 	return dir;
 }
 
+static int open_build_file(const char *tag, const char *suffix, const char *what);
+
+/* podman build in the netns of build/podman-netns.h, behind the gate of a native RUN step: the
+ * same allowlist, egress log (build-TAG.egress.jsonl) and summary; a gate that could not confine
+ * itself fails the build closed (77), as it fails a native step. Returns an exit code. */
+static int podman_gated_build(struct podman *pm, const struct net_plan *np, const char *tag, const char *file,
+			      const char *context, const char *image, char *const *build_args, char *const *labels)
+{
+	struct podman_netns ns = { .holder = -1, .sock = -1 };
+	struct gate *gate = NULL;
+	_cleanup_close_ int egress_fd = -1;
+	int r, status = 0, ex;
+
+	if (dl_load(&dl_libmnl) < 0 || dl_load(&dl_libnftnl) < 0)
+		return AISB_EXIT_ENFORCE; /* said */
+	egress_fd = open_build_file(tag, "egress.jsonl", "egress log");
+	if (egress_fd < 0)
+		return AISB_EXIT_FAILED; /* said: every connection is logged, or none is made */
+	if (netplan_gate_new(np, egress_fd, NULL, NULL, &gate) < 0)
+		return AISB_EXIT_FAILED;
+	ex = podman_netns_open(pm->exe, np, gate, &ns);
+	if (ex != 0) {
+		gate_free(gate);
+		return ex;
+	}
+	pm->netns = ns.path;
+	r = podman_build(pm, file, context, image, build_args, labels, &status);
+	pm->netns = NULL;
+	podman_netns_close(&ns);
+	gate_stop(gate);
+	gate_summary(gate, stderr);
+	if (gate_refused(gate)) {
+		log_error("the build's network policy could not be enforced (the gate stopped); nothing was imported");
+		ex = AISB_EXIT_ENFORCE;
+	} else {
+		ex = r < 0 ? AISB_EXIT_FAILED : 0;
+	}
+	gate_free(gate);
+	return ex;
+}
+
 /* --builder podman: build, save, import; a cache hit runs nothing. Returns an exit code. */
 static int build_with_podman(const struct build_opts *o, const char *text, size_t len,
-			     const struct containerfile *cf, const struct cf_recipe *rc)
+			     const struct containerfile *cf, const struct cf_recipe *rc, const struct net_plan *np)
 {
 	struct podman pm = { 0 };
 	struct image_opts io = { 0 };
@@ -597,12 +638,6 @@ static int build_with_podman(const struct build_opts *o, const char *text, size_
 		log_error("--builder podman: podman is not installed (apt-get install podman runc)");
 		return AISB_EXIT_FAILED;
 	}
-	if (o->allow || o->allow_files || o->add_hosts) {
-		log_error("--allow, --allow-file and --add-host cannot be enforced with --builder podman: its RUN "
-			  "steps use podman's network, not aisb's gate (drop them, or use the native builder)");
-		podman_done(&pm);
-		return AISB_EXIT_POLICY;
-	}
 	if (regflags_any(&o->reg)) {
 		/* podman pulls FROM with its own registries.conf and auth; aisb's flags would not reach
 		 * it, and silently ignoring --tls-verify or --authfile is worse than refusing */
@@ -613,8 +648,9 @@ static int build_with_podman(const struct build_opts *o, const char *text, size_
 	}
 	pm.no_network = o->podman_no_network;
 	log_info("building with podman%s: %s", pm.runtime_runc ? " (--runtime runc: this host has no pure cgroup v2)" : "",
-		 pm.no_network ? "RUN steps get no network (--network=none)"
-			       : "RUN steps get podman's network, not limited by aisb's gate");
+		 np ? "RUN steps reach the network through aisb's gate (--network=ns:, as the native builder's)"
+		 : pm.no_network ? "RUN steps get no network (--network=none)"
+				 : "RUN steps get podman's network, not limited by aisb's gate");
 
 	if (podman_base_digest(&pm, rc->from, &base) < 0)
 		goto out;
@@ -669,8 +705,15 @@ static int build_with_podman(const struct build_opts *o, const char *text, size_
 		    asprintf(&l, "aisb.version=%s", PACKAGE_VERSION) < 0 || strv_push_take(&labels, l) < 0)
 			goto oom;
 	}
-	if (podman_build(&pm, file, o->context, cache_ref, o->build_args, labels, &status) < 0)
+	if (np) {
+		r = podman_gated_build(&pm, np, tag, file, o->context, cache_ref, o->build_args, labels);
+		if (r != 0) {
+			ex = r;
+			goto out;
+		}
+	} else if (podman_build(&pm, file, o->context, cache_ref, o->build_args, labels, &status) < 0) {
 		goto out;
+	}
 	if (podman_save(&pm, cache_ref, archive) < 0)
 		goto out;
 	if (asprintf(&aname, "oci-archive:%s", archive) < 0)
@@ -1139,7 +1182,7 @@ static int native_unavailable(struct build_opts *o, const char *why, const struc
 	}
 	if (np) {
 		log_error("the native builder cannot run here: %s; --allow, --allow-file and --add-host need it "
-			  "(podman's RUN network is not aisb's gate)", why);
+			  "or a chosen --builder podman (which puts its RUN steps behind the same gate)", why);
 		return AISB_EXIT_ENFORCE;
 	}
 	podman = podman_find_program(hostenv_get("PATH"), "podman");
@@ -1152,7 +1195,7 @@ static int native_unavailable(struct build_opts *o, const char *why, const struc
 		 "(--builder native refuses instead)", why);
 	o->builder = BUILDER_PODMAN;
 	o->podman_no_network = true;
-	return build_with_podman(o, text, len, cf, rc);
+	return build_with_podman(o, text, len, cf, rc, NULL);
 }
 
 int cmd_build(int argc, char **argv)
@@ -1203,10 +1246,10 @@ int cmd_build(int argc, char **argv)
 		r = r == -ENOMEM ? AISB_EXIT_FAILED : AISB_EXIT_POLICY;
 		goto out;
 	}
-	if (o.builder == BUILDER_NATIVE && (r = build_netplan(&o, &np)) != 0)
+	if ((r = build_netplan(&o, &np)) != 0)
 		goto out;
 	if (o.builder == BUILDER_PODMAN && !o.dry_run) {
-		r = build_with_podman(&o, text, len, &cf, &rc);
+		r = build_with_podman(&o, text, len, &cf, &rc, np);
 		goto out;
 	}
 	{

@@ -20,6 +20,7 @@
 #include "net/gate.h"
 #include "net/http.h"
 #include "net/netplan.h"
+#include "util/fdpass.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -485,4 +486,40 @@ int netplan_gate_new(const struct net_plan *n, int log_fd, const char *log_path,
 				       .keys = n->keys, .n_keys = n->n_keys };
 
 	return gate_new(&c, out);
+}
+
+#define LISTENERS_MAGIC 0x61697362u /* "aisb": the listeners follow */
+#define LISTENERS_FAILED 0x6661696cu /* "fail": the policy could not be enforced (said) */
+
+int netplan_listeners_send(int sock, int stage_rc, int fds[NETPLAN_GATE_FDS])
+{
+	uint32_t magic = stage_rc == 0 ? LISTENERS_MAGIC : LISTENERS_FAILED;
+	int r;
+
+	if (stage_rc != 0)
+		return fdpass_send(sock, &magic, sizeof(magic), NULL, 0);
+	r = fdpass_send(sock, &magic, sizeof(magic), fds, NETPLAN_GATE_FDS);
+	for (int i = 0; i < NETPLAN_GATE_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return r;
+}
+
+int netplan_listeners_take(int sock, struct gate *g)
+{
+	int fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 };
+	uint32_t magic = 0;
+	size_t n = 0;
+	ssize_t k;
+
+	k = fdpass_recv(sock, &magic, sizeof(magic), fds, NETPLAN_GATE_FDS, &n);
+	if (k == (ssize_t)sizeof(magic) && magic == LISTENERS_FAILED)
+		return -EPERM;
+	if (k != (ssize_t)sizeof(magic) || magic != LISTENERS_MAGIC || n != NETPLAN_GATE_FDS) {
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
+		return -EPROTO;
+	}
+	/* the gate owns them from here on, also when it refuses them (it closes them) */
+	return gate_listen(g, fds[0], fds[1], fds[2], fds[3]) < 0 ? -EPROTO : 0;
 }

@@ -60,6 +60,19 @@ int netplan_add_key(struct net_plan *n, const char *host, uint16_t port, const c
 int netplan_netns_stage(const struct net_plan *n, int fds[NETPLAN_GATE_FDS], char *err, size_t err_size);
 
 struct gate;
+/* The network stage's answer, from the process that ran netplan_netns_stage() in a netns of
+ * its own (a build's RUN holder, the podman builder's netns holder) to the supervisor that
+ * serves its gate, over the SOCK_SEQPACKET @sock: @stage_rc 0 sends the NETPLAN_GATE_FDS
+ * listeners (and closes them here), anything else says the policy could not be installed (the
+ * sender said why). Return: 0 or -errno. Does not log. */
+int netplan_listeners_send(int sock, int stage_rc, int fds[NETPLAN_GATE_FDS]);
+
+/* Receives what netplan_listeners_send() sent on @sock and hands the listeners to the gate @g
+ * (gate_listen(): the gate owns them from then on, also when it refuses them). Return: 0;
+ * -EPERM when the sender could not install the policy; -EPROTO when it sent nothing usable (it
+ * died, or said why) or the gate refused them. Does not log. */
+int netplan_listeners_take(int sock, struct gate *g);
+
 /* The supervisor's gate for @n's policy and upstream, without listeners yet (gate_listen() takes
  * what the network stage opened; gate_start() forks it): the egress log is @log_fd (the caller
  * keeps it) or, when that is -1, @log_path, created at gate_start(); @log_hint names it in the

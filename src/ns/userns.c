@@ -172,6 +172,11 @@ static int holder(void *arg)
 	return 0;
 }
 
+int userns_join(int fd)
+{
+	return setns(fd, CLONE_NEWUSER) < 0 ? -errno : 0;
+}
+
 int userns_open(const struct userns_map *m)
 {
 	const size_t stack_size = (size_t)64 * 1024;

@@ -95,6 +95,17 @@ int userns_try(void);
 int userns_open(const struct userns_map *m);
 
 /**
+ * userns_join() - setns(2) into the user namespace @fd (an fd of /proc/PID/ns/user)
+ * @fd: the namespace; its owner joins it without privilege, holding every capability in it
+ *
+ * For the podman builder's netns holder (build/podman-netns.h), which joins rootless podman's
+ * user namespace. The process must be single-threaded. The credential change clears the
+ * dumpable flag and the parent-death signal: the caller sets again what it needs. Return: 0 or
+ * -errno. Does not log.
+ */
+int userns_join(int fd);
+
+/**
  * userns_clone_filtered() - does a seccomp filter deny clone() with CLONE_NEWUSER here?
  * userns_unshare_filtered() - ... unshare() with CLONE_NEWUSER?
  *

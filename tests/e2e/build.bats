@@ -11,6 +11,7 @@ bats_require_minimum_version 1.5.0
 setup() { common_setup; }
 teardown() {
 	podman_cleanup
+	[ -z "${SRV:-}" ] || kill "$SRV" 2>/dev/null || true
 	common_teardown
 }
 
@@ -704,6 +705,63 @@ mirror_host() { local h=${1#*://}; h=${h%%/*}; echo "${h%%:*}"; }
 	[[ "$output" != *"apt"* ]]
 }
 
+# ---- --allow with either builder: a server on the host's 127.0.0.1 (svc.test pinned to it) ----
+
+# http_srv: a python http.server on 127.0.0.1:$PORT (SRV, killed by teardown) answering
+# "hello from the host"; waits until it answers (bounded).
+http_srv() {
+	local dir="$WORK/srv"
+	mkdir -p "$dir"
+	echo "hello from the host" >"$dir/index.html"
+	PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	python3 -m http.server "$PORT" --bind 127.0.0.1 --directory "$dir" >/dev/null 2>&1 3>&- &
+	SRV=$!
+	for _ in $(seq 200); do
+		python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' \
+			"http://127.0.0.1:$PORT/" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "the test server on 127.0.0.1:$PORT did not answer" >&2
+	return 1
+}
+
+# allow_pair BUILDER FROM: svc.test (pinned to 127.0.0.1) allowed; a RUN that fetches from it
+# answers, and the same RUN for other.test (pinned too, not allowed) is refused at the gate,
+# said with the fix and logged; nothing is stored for it.
+allow_pair() {
+	local builder=$1 from=$2 before
+	local -a net=(--add-host svc.test=127.0.0.1 --add-host other.test=127.0.0.1 --allow "svc.test:$PORT")
+	printf 'FROM %s\nRUN busybox wget -q -O - http://svc.test:%s/ && busybox wget -q -O /got http://svc.test:%s/\n' \
+		"$from" "$PORT" "$PORT" >ok
+	printf 'FROM %s\nRUN busybox wget -q -O - http://other.test:%s/\n' "$from" "$PORT" >bad
+	# control: the allowed host answers through the gate, and the answer is in the image
+	run "$AISB" build --builder "$builder" -f ok -t "allow-$builder-$$" "${net[@]}" .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"hello from the host"* ]]
+	[ "${lines[-1]}" = "localhost/allow-$builder-$$:latest" ]
+	grep -q "\"host\":\"svc.test\",\"port\":$PORT,.*\"decision\":\"allow\"" "$XDG_STATE_HOME"/aisb/build-*.egress.jsonl
+	run --separate-stderr "$AISB" run --net none --no-cwd --image "allow-$builder-$$" -- cat /got
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from the host" ]
+	# refusal: another host, not allowed: denied at the gate, said with the flag that allows it
+	mkdir -p "$XDG_CACHE_HOME/aisb/refs"
+	before=$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 | sort)
+	run "$AISB" build --builder "$builder" -f bad -t "deny-$builder-$$" "${net[@]}" .
+	[ "$status" -eq 125 ]
+	[[ "$output" != *"hello from the host"* ]]
+	[[ "$output" == *"denied"*"other.test:$PORT"*"--allow other.test:$PORT"* ]]
+	grep -q "\"host\":\"other.test\",\"port\":$PORT,.*\"decision\":\"deny\"" "$XDG_STATE_HOME"/aisb/build-*.egress.jsonl
+	[ "$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 | sort)" = "$before" ]
+}
+
+@test "build: native: --allow lets RUN reach the allowed host (on 127.0.0.1); another host is refused" {
+	require_feature "busybox" command -v busybox
+	require_feature "python3" command -v python3
+	http_srv
+	mk_oci_busybox "$WORK/bb"
+	allow_pair native "oci:$WORK/bb:latest"
+}
+
 # ---- --builder podman (needs podman; `apt-get install podman runc`) ----
 
 # podman_base: imports a static-busybox rootfs into the caller's podman storage as $BB.
@@ -779,10 +837,46 @@ podman_cleanup() {
 	[[ "$output" == *"podman build failed (exit 3); nothing was imported"* ]]
 	[ "$(find "$XDG_CACHE_HOME/aisb/refs" -mindepth 1 2>/dev/null | sort)" = "$before" ]
 	[ -z "$(find "$XDG_CACHE_HOME/aisb/tmp" -mindepth 1 2>/dev/null)" ]
-	# control: --allow cannot be enforced by podman, so it is refused
-	printf 'FROM %s\nRUN true\n' "$BB" > Containerfile
-	run "$AISB" build --builder podman --allow example.org -f Containerfile .
+}
+
+@test "build: --builder podman --allow: RUN behind aisb's gate, as with the native builder: the allowed host answers, another is refused" {
+	require_feature "podman (apt-get install podman runc)" command -v podman
+	require_feature "busybox" command -v busybox
+	require_feature "python3" command -v python3
+	http_srv
+	podman_base
+	allow_pair podman "$BB"
+	[[ "$output" == *"RUN steps reach the network through aisb's gate"* ]]
+	# the gate's proxy variables reached RUN only, not the image's config
+	local id
+	id=$(podman images -q --filter "label=aisb.base-digest=$BB_DIGEST" | head -1)
+	[ -n "$id" ]
+	run podman image inspect --format '{{.Config.Env}}' "$id"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"proxy"* && "$output" != *"3128"* ]]
+}
+
+@test "build: --builder podman --allow as the user: where rootless podman's user namespace cannot be found, refused (78) with the fix" {
+	is_root && skip "a root caller's podman is rootful: it joins the netns without a user namespace"
+	require_feature "podman (apt-get install podman runc)" command -v podman
+	require_feature "busybox" command -v busybox
+	require_feature "python3" command -v python3
+	http_srv
+	podman_base
+	printf 'FROM %s\nRUN busybox wget -q -O - http://svc.test:%s/\n' "$BB" "$PORT" >ok
+	# a podman whose `unshare` fails, everything else the real one
+	mkdir -p "$WORK/fakebin"
+	printf '#!/bin/sh\n[ "$1" = unshare ] && { echo "podman unshare: refused by the test" >&2; exit 125; }\nexec %s "$@"\n' \
+		"$(command -v podman)" >"$WORK/fakebin/podman"
+	chmod +x "$WORK/fakebin/podman"
+	run env PATH="$WORK/fakebin:$PATH" "$AISB" build --builder podman -f ok --add-host svc.test=127.0.0.1 --allow "svc.test:$PORT" .
 	[ "$status" -eq 78 ]
+	[[ "$output" == *"rootless podman's user namespace cannot be found"*"use the native builder"* ]]
+	[[ "$output" != *"hello from the host"* ]]
+	# control: the real podman, same recipe and flags
+	run "$AISB" build --builder podman -f ok --add-host svc.test=127.0.0.1 --allow "svc.test:$PORT" .
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"hello from the host"* ]]
 }
 
 @test "build: where user namespaces are denied, --builder native refuses (77); the default falls back to podman with RUN offline" {
