@@ -646,11 +646,12 @@ static int build_with_podman(const struct build_opts *o, const char *text, size_
 		podman_done(&pm);
 		return AISB_EXIT_POLICY;
 	}
-	pm.no_network = o->podman_no_network;
+	/* without --allow RUN steps are offline, as the native builder's: podman's own network would
+	 * be an exit no policy limits */
+	pm.no_network = o->podman_no_network || !np;
 	log_info("building with podman%s: %s", pm.runtime_runc ? " (--runtime runc: this host has no pure cgroup v2)" : "",
 		 np ? "RUN steps reach the network through aisb's gate (--network=ns:, as the native builder's)"
-		 : pm.no_network ? "RUN steps get no network (--network=none)"
-				 : "RUN steps get podman's network, not limited by aisb's gate");
+		    : "RUN steps get no network (--network=none); --allow HOST[:PORT] lets them reach a host through aisb's gate");
 
 	if (podman_base_digest(&pm, rc->from, &base) < 0)
 		goto out;

@@ -805,7 +805,7 @@ podman_cleanup() {
 	run "$AISB" build --builder podman -f Containerfile -t "$name" --build-arg MSG=hi .
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = "localhost/$name:latest" ]
-	[[ "$output" == *"RUN steps get podman's network"* ]]
+	[[ "$output" == *"RUN steps get no network (--network=none)"* ]]
 	run "$AISB" run --net none --image "localhost/$name" -- sh -c 'cat /app/greeting.txt /app/built.txt; echo "APP_MSG=$APP_MSG"'
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"hello from context"* ]]
@@ -854,6 +854,19 @@ podman_cleanup() {
 	run podman image inspect --format '{{.Config.Env}}' "$id"
 	[ "$status" -eq 0 ]
 	[[ "$output" != *"proxy"* && "$output" != *"3128"* ]]
+}
+
+@test "build: --builder podman without --allow: RUN steps are offline, as the native builder's (control: the --allow pair above)" {
+	require_feature "podman (apt-get install podman runc)" command -v podman
+	require_feature "busybox" command -v busybox
+	require_feature "python3" command -v python3
+	http_srv
+	podman_base
+	printf 'FROM %s\nRUN busybox wget -q -T 5 -O - http://127.0.0.1:%s/\n' "$BB" "$PORT" >offline
+	run "$AISB" build --builder podman -f offline -t "offline-$$" .
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"RUN steps get no network (--network=none"* ]]
+	[[ "$output" != *"hello from the host"* ]]
 }
 
 @test "build: --builder podman --allow as the user: where rootless podman's user namespace cannot be found, refused (78) with the fix" {
