@@ -41,7 +41,7 @@ mock_start() {
 		--expect-token "${1:-$TOKEN}" &
 	MOCK_PID=$!
 	local _
-	for _ in $(seq 100); do
+	for _ in $(seq 600); do    # python starts slowly on a loaded machine: 30 s at most
 		[ -s "$WORK/port" ] && break
 		sleep 0.05
 	done
@@ -341,14 +341,35 @@ tui_start() {
 	tmx new-session -d -x 100 -y 30 -s e2e "$WORK/shell.sh"
 }
 
-# tui_type TEXT: type TEXT, then Enter.
-# (codex takes keys that arrive in a burst for a paste, and an Enter right after it for a newline)
-tui_type() { tmx send-keys -t e2e -l "$1" && sleep 1 && tmx send-keys -t e2e Enter; }
+# tui_type TEXT: type TEXT, then End, and Enter once the pane shows TEXT (30 s at most).
+# codex takes keys that arrive in a burst for a paste, and an Enter up to 120 ms after the burst
+# for a newline (its paste-burst window); a key that is not a character ends the burst at once,
+# so End goes after the text (at the end of the line it moves nothing in bash, pi, claude or
+# codex). Waiting for the text on the pane, instead of for a time, makes the Enter a key of its
+# own after the text was read and drawn, which is what every one of them needs to submit it.
+# The text's tail is counted (-J: wrapped lines joined) so that an earlier copy does not count.
+tui_type() {
+	local tail=$1 n0 _
+	[ ${#tail} -le 24 ] || tail=${tail: -24}
+	n0=$(tmx capture-pane -p -J -t e2e | grep -cF -- "$tail") || true    # grep -c: 1 with 0 lines
+	tmx send-keys -t e2e -l "$1" && tmx send-keys -t e2e End || return 1
+	for _ in $(seq 150); do
+		if [ "$(tmx capture-pane -p -J -t e2e | grep -cF -- "$tail")" -gt "$n0" ]; then
+			tmx send-keys -t e2e Enter
+			return 0
+		fi
+		sleep 0.2
+	done
+	echo "the pane never showed '$1'; the pane:"
+	tmx capture-pane -p -t e2e
+	return 1
+}
 
-# tui_wait REGEX [TRIES]: until the pane shows REGEX (0.2 s per try, default 150).
+# tui_wait REGEX [TRIES]: until the pane shows REGEX (0.2 s per try, default 300: a bound for a
+# loaded machine, where node CLIs take long to start; never waited out when the state comes).
 tui_wait() {
 	local _
-	for _ in $(seq "${2:-150}"); do
+	for _ in $(seq "${2:-300}"); do
 		tmx capture-pane -p -t e2e | grep -qE -- "$1" && return 0
 		sleep 0.2
 	done
@@ -357,19 +378,15 @@ tui_wait() {
 	return 1
 }
 
-# tui_quit RCFILE: ctrl+c until the agent has exited and the shell wrote RCFILE (20 s at most).
-# claude and codex quit on a second ctrl+c; one that arrives while the model's turn is still
-# finishing only interrupts it (a CI run at load saw codex stay up after two), so keep pressing.
+# tui_quit RCFILE COMMAND: the agent's own quit command (claude /exit, codex /quit), then wait
+# for the shell to write RCFILE. Not ctrl+c: claude and codex quit on a second one only within
+# about a second of the first, and one that arrives after the agent is gone reaches aisb's
+# teardown instead and ends the shell's command list (RCFILE never written): pressed every 0.5 s
+# that failed at load 60 (the agent gone too early), pressed once the first had shown, at load
+# 16 (the second too late). The command is one state change, waited for as such.
 tui_quit() {
-	local _
-	for _ in $(seq 40); do
-		[ -s "$1" ] && return 0
-		tmx send-keys -t e2e C-c
-		sleep 0.5
-	done
-	echo "the agent did not exit on ctrl+c; the pane:"
-	tmx capture-pane -p -t e2e
-	return 1
+	tui_type "$2"
+	tui_wait_file "$1"
 }
 
 @test "agents: a pi TUI session under tmux starts, follows a resize, exits, and restores the terminal" {
@@ -392,7 +409,7 @@ tui_quit() {
 	[ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000:/home/sandbox" ]
 	# ctrl+d on an empty editor exits pi
 	tmx send-keys -t e2e C-d
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do    # 30 s at most
 		[ -s "$WORK/after" ] && break
 		sleep 0.1
 	done
@@ -412,26 +429,25 @@ tui_quit() {
 	tui_type "write the proof file"
 	tui_wait MOCK-DONE
 	[ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000:/home/sandbox" ]
-	tui_quit "$WORK/rc1"
+	tui_quit "$WORK/rc1" /exit
 	[ "$(cat "$WORK/rc1")" = 0 ]
 	rm "$PROJ/agent-proof.txt"
 	tmx send-keys -t e2e -l "clear" && tmx send-keys -t e2e Enter
 	tui_type "$(printf %q "$AISB") --harness codex --allow-host-port $PORT; echo \$? > $WORK/rc2"
 	tui_wait 'Ask Codex to do anything'
 	! tmx capture-pane -p -t e2e | grep -qiE 'trust this|sign in|log ?in' || false
-	sleep 1
 	tui_type "write the proof file"
-	tui_wait MOCK-DONE 50 || { tmx send-keys -t e2e Enter; tui_wait MOCK-DONE; }
+	tui_wait MOCK-DONE
 	[ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000:/home/sandbox" ]
-	tui_quit "$WORK/rc2"
+	tui_quit "$WORK/rc2" /quit
 	[ "$(cat "$WORK/rc2")" = 0 ]
 }
 
-# tui_wait_file FILE: until the shell wrote FILE (the agent exited and aisb finished), 30 s at
+# tui_wait_file FILE: until the shell wrote FILE (the agent exited and aisb finished), 60 s at
 # most; no key is sent meanwhile (a ctrl+c then would interrupt aisb's teardown, not the agent).
 tui_wait_file() {
 	local _
-	for _ in $(seq 150); do
+	for _ in $(seq 300); do
 		[ -s "$1" ] && return 0
 		sleep 0.2
 	done
@@ -467,16 +483,15 @@ tui_wait_file() {
 	tui_wait 'bypass permissions on'
 	tui_type "write the proof file"
 	tui_wait MOCK-DONE
-	tui_quit "$WORK/rc2"
+	tui_quit "$WORK/rc2" /exit
 	[ "$(cat "$WORK/rc2")" = 0 ]
 	# codex, left with a clean /quit
 	rm -f "$PROJ/agent-proof.txt"
 	tmx send-keys -t e2e -l "clear" && tmx send-keys -t e2e Enter
 	tui_type "$a --harness codex --allow-host-port $PORT; echo \$? > $WORK/rc3"
 	tui_wait 'Ask Codex to do anything'
-	sleep 1
 	tui_type "write the proof file"
-	tui_wait MOCK-DONE 50 || { tmx send-keys -t e2e Enter; tui_wait MOCK-DONE; }
+	tui_wait MOCK-DONE
 	[ "$(cat "$PROJ/agent-proof.txt")" = "ran:1000:/home/sandbox" ]
 	tui_type "/quit"
 	tui_wait_file "$WORK/rc3"

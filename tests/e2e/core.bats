@@ -911,8 +911,12 @@ c = socket.create_connection(s.getsockname(), timeout=2); print(c.recv(16).decod
 	run bash -c "'$AISB' --net none -- yes | head -n 1; echo \${PIPESTATUS[0]}"
 	[ "${lines[0]}" = y ]
 	[ "${lines[1]}" = 141 ]
-	# orphans are reaped by the sandbox's init: no zombie stays behind
-	run sb -- sh -c '(sleep 0.1 &); (true &); sleep 0.8; grep -l "^State:.*Z" /proc/[0-9]*/status; echo end'
+	# orphans are reaped by the sandbox's init: no zombie stays behind. Both orphans' pids are
+	# known, so the wait is for them to be gone from /proc (reaped: 10 s at most), then no zombie
+	# may be left anywhere
+	run sb -- sh -c 'a=$( (sleep 0.1 >/dev/null & echo $!) ); b=$( (true >/dev/null & echo $!) ); i=0
+		while { [ -e /proc/$a ] || [ -e /proc/$b ]; } && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+		grep -l "^State:.*Z" /proc/[0-9]*/status; echo end'
 	[ "$output" = end ]
 }
 

@@ -176,7 +176,7 @@ EVIL_CFG='printf "[core]\n\tfsmonitor = \"touch %s\"\n" "$MARK"'
 		printf "#!/bin/sh\ntouch %s\n" "$MARK" >.githooks/pre-commit && chmod +x .githooks/pre-commit &&
 		echo PLANTED'
 	# make the two files old, as the user's own are
-	sleep 1.1
+	project_aged
 	inside "$script"
 	[[ "$output" == *PLANTED* ]]
 	quarantined .gitconfig-proj
@@ -212,7 +212,7 @@ EVIL_CFG='printf "[core]\n\tfsmonitor = \"touch %s\"\n" "$MARK"'
 		chmod +x x/.git/stage/post-commit && echo STAGED'
 	[[ "$output" == *STAGED* ]]
 	[[ "$output" != *"the sandbox changed"* ]]    # not a hook yet: nothing to say
-	sleep 1.1                                      # run 2 starts a second later: the file is old
+	project_aged                                   # run 2 starts a second later: the file is old
 	local script='rm -rf x/.git/hooks && mv x/.git/stage x/.git/hooks && echo MOVED'
 	inside "$script"
 	[[ "$output" == *MOVED* ]]
@@ -224,7 +224,7 @@ EVIL_CFG='printf "[core]\n\tfsmonitor = \"touch %s\"\n" "$MARK"'
 	rm -rf x
 	inside 'git init -q x && mkdir x/.git/stage && printf "#!/bin/sh\ntouch %s\n" "$MARK" >x/.git/stage/post-commit &&
 		chmod +x x/.git/stage/post-commit'
-	sleep 1.1
+	project_aged
 	inside "$script" --writable-git
 	[[ "$output" == *"LEFT IN PLACE (--writable-git)"*"/x/.git/hooks/post-commit'"* ]]
 	git -C x commit -q --allow-empty -m x

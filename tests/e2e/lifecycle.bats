@@ -171,7 +171,7 @@ wait_for() {
 }
 
 @test "lifecycle: ps, inspect, logs and clean --all round trip on a live session" {
-	"$AISB" --net none --no-cwd -- sh -c 'sleep 30; true' lc-live >/dev/null 2>&1 3>&- &
+	"$AISB" --net none --no-cwd -- sh -c 'sleep 30; true' "lc-live-$$" >/dev/null 2>&1 3>&- &
 	BG_PIDS=$!
 	wait_for some_session_live
 	run "$AISB" ps
@@ -207,7 +207,7 @@ wait_for() {
 	wait "$BG_PIDS" || true
 	BG_PIDS=
 	[ -z "$(session_ids)" ]
-	[ -z "$(pids_with lc-live)" ]
+	[ -z "$(pids_with "lc-live-$$")" ]
 	run "$AISB" ps -a
 	[ "${#lines[@]}" -eq 1 ]
 	# the finished run's record stays in sessions.log
@@ -249,7 +249,7 @@ wait_for() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"removed home other"* ]]
 	[ -d "$XDG_STATE_HOME/aisb/homes/default" ]
-	"$AISB" --net none --no-cwd -- sh -c 'sleep 30; true' lc-vol >/dev/null 2>&1 3>&- &
+	"$AISB" --net none --no-cwd -- sh -c 'sleep 30; true' "lc-vol-$$" >/dev/null 2>&1 3>&- &
 	BG_PIDS=$!
 	wait_for some_session_live
 	run "$AISB" clean --volumes
@@ -446,11 +446,11 @@ stop_bg() {
 	# a session started where XDG_RUNTIME_DIR is unset (sudo, cron: /dev/shm/aisb-UID) is listed
 	# and inspected from a shell that has it set (not `clean --all`: it would stop this user's
 	# other sessions there too)
-	env -u XDG_RUNTIME_DIR "$AISB" --net none --no-cwd -- sh -c 'sleep 30; true' lc-other-env >/dev/null 2>&1 3>&- &
+	env -u XDG_RUNTIME_DIR "$AISB" --net none --no-cwd -- sh -c 'sleep 30; true' "lc-other-env-$$" >/dev/null 2>&1 3>&- &
 	BG_PIDS=$!
 	wait_for some_session_live
 	id=$(ls "/dev/shm/aisb-$(id -u)/sessions" | while read -r i; do
-		grep -q lc-other-env "/dev/shm/aisb-$(id -u)/sessions/$i/plan.json" 2>/dev/null && echo "$i"; done)
+		grep -q "lc-other-env-$$" "/dev/shm/aisb-$(id -u)/sessions/$i/plan.json" 2>/dev/null && echo "$i"; done)
 	[ -n "$id" ]
 	listed_live "$id"
 	stop_bg

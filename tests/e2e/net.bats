@@ -187,20 +187,23 @@ nft_bin() { command -v nft || { [ -x /usr/sbin/nft ] && echo /usr/sbin/nft; }; }
 	nft=$(nft_bin)
 	hp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	# every rule shape: names, a byte-aligned and an odd prefix, IPv6 (neighbour discovery), a
-	# catch-all with its special-range rejects, a published port; the sandbox only sleeps
+	# catch-all with its special-range rejects, a published port; the sandbox only waits. Its
+	# command starts after the ruleset is in place, so its ready file is the state to wait for;
+	# it ends when the host has listed (listed; 60 s at most)
 	local args=(--allow example.com --allow 198.51.100.0/24:22 --allow 198.18.0.0/15:7 --allow '[2001:db8::1]:443'
 		--allow 0.0.0.0/0:9 --publish "$hp:8080")
 	"$AISB" "${args[@]}" --print-ruleset -- true >"$WORK/printed"
-	"$AISB" --keep "${args[@]}" -- sleep 4 3>&- &
+	"$AISB" --keep "${args[@]}" -- sh -c 'touch ready
+		i=0; while [ ! -e listed ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done' 3>&- &
 	local apid=$!
-	for i in $(seq 100); do
+	for i in $(seq 600); do
 		sess=$(ls -d "$XDG_STATE_HOME"/aisb/sessions/*/ 2>/dev/null | head -1)
-		[ -n "$sess" ] && [ -s "$sess/init" ] && break
+		[ -n "$sess" ] && [ -s "$sess/init" ] && [ -e "$PROJ/ready" ] && break
 		sleep 0.05
 	done
 	init=$(cat "$sess/init")
-	sleep 1
 	run nsenter -t "$init" -n "$nft" list ruleset
+	touch "$PROJ/listed"
 	wait "$apid"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -243,16 +246,19 @@ nft_bin() { command -v nft || { [ -x /usr/sbin/nft ] && echo /usr/sbin/nft; }; }
 	local hp
 	hp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	echo inside >"$PROJ/index.html"
+	# the sandbox serves until the host has fetched (it touches fetched; 60 s at most)
 	"$AISB" --allow "svc.test:$PORT" --add-host svc.test=127.0.0.1 --publish "$hp:8080" -- sh -c "
-		python3 -m http.server 8080 --bind 0.0.0.0 >/dev/null 2>&1 & sleep 4
+		python3 -m http.server 8080 --bind 0.0.0.0 >/dev/null 2>&1 &
+		i=0; while [ ! -e fetched ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
 		$SCURL http://other.test:$PORT/ >egress" 2>"$WORK/err" 3>&- &
 	local apid=$!
 	local got=""
-	for _ in $(seq 60); do
+	for _ in $(seq 300); do
 		got=$(curl -s -m 2 "http://127.0.0.1:$hp/index.html" || true)
 		[ "$got" = inside ] && break
 		sleep 0.1
 	done
+	touch "$PROJ/fetched"
 	wait "$apid" || { cat "$WORK/err"; false; }
 	[ "$got" = inside ]
 	[ "$(cat "$PROJ/egress")" = 403 ]
@@ -278,14 +284,16 @@ nft_bin() { command -v nft || { [ -x /usr/sbin/nft ] && echo /usr/sbin/nft; }; }
 	# server, never the gate (the host server's page does not come back)
 	echo inside >"$PROJ/index.html"
 	"$AISB" --allow "svc.test:$PORT" --add-host svc.test=127.0.0.1 --publish "$hp:8080" -- sh -c "
-		python3 -m http.server 8080 --bind 127.0.0.1 >/dev/null 2>&1 & sleep 4" 2>"$WORK/err" 3>&- &
+		python3 -m http.server 8080 --bind 127.0.0.1 >/dev/null 2>&1 &
+		i=0; while [ ! -e fetched ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done" 2>"$WORK/err" 3>&- &
 	local apid=$! got="" via=""
-	for _ in $(seq 60); do
+	for _ in $(seq 300); do
 		got=$(curl -s -m 2 "http://127.0.0.1:$hp/index.html" || true)
 		[ "$got" = inside ] && break
 		sleep 0.1
 	done
 	via=$(curl -s -m 5 -x "http://127.0.0.1:$hp" "http://svc.test:$PORT/" || true)
+	touch "$PROJ/fetched"
 	wait "$apid" || { cat "$WORK/err"; false; }
 	[ "$got" = inside ]
 	[[ "$via" != *"hello from the host"* ]]

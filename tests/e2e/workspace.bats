@@ -805,9 +805,12 @@ review_setup() {
 }
 
 @test "workspace: while its run is live, import is refused and clean --discard keeps the workspace; once the run ended (control) its commit is imported" {
-	sb --workspace clone -- sh -c 'git commit -q --allow-empty -m inside && sleep 6' >"$WORK/out" 2>&1 3>&- &
+	# the run stays live until the host has tried import and clean (it touches sig/go; 60 s at most)
+	mkdir "$WORK/sig"
+	sb --workspace clone --mount "$WORK/sig:/sig:rw" -- sh -c 'git commit -q --allow-empty -m inside &&
+		i=0; while [ ! -e /sig/go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done' >"$WORK/out" 2>&1 3>&- &
 	local bg=$! id _
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		id=$(ws_ids)
 		[ -n "$id" ] && "$AISB" ps 2>/dev/null | grep -q "^$id .* live " && break
 		sleep 0.1
@@ -820,6 +823,7 @@ review_setup() {
 	[ "$status" -eq 0 ]
 	[ -d "$XDG_STATE_HOME/aisb/workspaces/$id/repo/.git" ]
 	[ -z "$(imported)" ]
+	touch "$WORK/sig/go"
 	wait "$bg"
 	cat "$WORK/out"
 	[ "$(imported)" = "aisb/$id" ]

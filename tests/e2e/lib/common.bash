@@ -80,9 +80,11 @@ is_root() { [ "$(id -u)" -eq 0 ]; }
 sb() { "$AISB" --net none "$@"; }
 
 # debian_cache: where lib/images/mk-debian-oci.sh keeps the Debian minbase layout (one per day
-# and user; images.bats and build.bats share it).
+# and user; images.bats and build.bats share it; run.sh names the one it made for both passes).
 debian_cache() {
-	if [ -n "${AISB_E2E_WORK:-}" ]; then
+	if [ -n "${AISB_E2E_DEBIAN:-}" ]; then
+		echo "$AISB_E2E_DEBIAN"
+	elif [ -n "${AISB_E2E_WORK:-}" ]; then
 		echo "$AISB_E2E_WORK/debian-minbase-$(date +%Y%m%d)"
 	else
 		echo "/var/tmp/aisb-e2e-debian-$(id -u)-$(date +%Y%m%d)"

@@ -15,6 +15,20 @@ gitguard_setup() {
 	MARK="$WORK/pwned"
 }
 
+# project_aged: returns once the clock is a second past every ctime in the project, so that the
+# next run judges all of it old, as the user's own files are: gitguard takes a file whose ctime
+# second is not before the run's start for the sandbox's (src/git/gitguard.c, is_fresh). A
+# ctime cannot be set back, so the clock is the state waited for (under a second; fails after 5).
+project_aged() {
+	local newest now
+	newest=$(find "$PROJ" -printf '%C@\n' | sort -n | tail -1)
+	newest=${newest%.*}
+	while now=$(date +%s) && [ "$now" -le "$newest" ]; do
+		[ "$now" -lt $((newest + 5)) ] || { echo "the clock stays at $now"; return 1; }
+		sleep 0.05
+	done
+}
+
 # inside SCRIPT [AISB FLAGS...]: runs SCRIPT in the sandbox; $MARK is the marker path there.
 inside() {
 	local script=$1
