@@ -179,8 +179,8 @@ struct aisb_plan {
 	char *etc_dir;         /* where session_create() wrote the generated /etc files */
 	int guard_verdict_fd;  /* > 2: aisb autophase's pipe for the git check's verdict (internal
 				* AISB_GUARD_VERDICT_FD; written at the end, nothing when the check never ran) */
-	/* results of the run, for sessions.log */
-	size_t git_quarantined; /* files gitguard moved (or, with --writable-git, named) after it */
+	/* the run's results are not the plan's: they live in run/sandbox.c's struct run and go to
+	 * sessions.log through session_finish() */
 };
 
 /* The CLI makes settings and plans and frees them (cli/args.c, cli/resolve.c); plan_free() wipes
