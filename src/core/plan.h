@@ -183,10 +183,9 @@ struct aisb_plan {
 	 * sessions.log through session_finish() */
 };
 
-/* The CLI makes settings and plans and frees them (cli/args.c, cli/resolve.c); plan_free() wipes
- * env values first. Do not log. */
+/* Frees what @s holds and zeroes it. Does not log. (A plan is freed by the resolver that made
+ * it, which frees the net, bridge and workspace parts too: plan_free(), cli/resolve.h.) */
 void settings_free(struct aisb_settings *s);
-void plan_free(struct aisb_plan *p);
 
 /* A getter for host environment variables (secure_getenv in production, a table in tests). */
 typedef const char *(*env_getter)(const char *name);
