@@ -326,6 +326,31 @@ layer_of() {
 	[ "$output" = "$D" ]
 }
 
+@test "round trip by archive: aisb save -> podman load -> run -> podman save (oci-archive) -> aisb load -> run: the same contents, podman's name kept" {
+	[ "$(id -u)" = 0 ] || skip "podman with a private storage root needs root here (the user run has no subuids)"
+	need podman
+	cd "$PROJ"
+	run --separate-stderr "$AISB" build --tls-verify=false -t arc -f Plain .
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$AISB" save localhost/arc -o "$WORK/arc.tar"
+	[ "$status" -eq 0 ]
+	D=$output
+	# skopeo reads aisb's archive with the store's manifest digest
+	[ "$(skopeo inspect --format '{{.Digest}}' "oci-archive:$WORK/arc.tar")" = "$D" ]
+	local pm=(podman --root "$WORK/proot" --runroot "$WORK/prun" --storage-driver vfs)
+	run "${pm[@]}" load -q -i "$WORK/arc.tar"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run "${pm[@]}" run --rm --network none --ulimit nofile=20000:20000 --ulimit nproc=32768:32768 localhost/arc:latest /bin/cat /marker
+	[ "$output" = fleet-marker ]
+	"${pm[@]}" tag localhost/arc:latest example.com/team/arc:v2
+	"${pm[@]}" save -q --format oci-archive -o "$WORK/back.tar" example.com/team/arc:v2
+	XDG_CACHE_HOME=$WORK/cache-arc run --separate-stderr "$AISB" load -i "$WORK/back.tar"
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[[ "$stderr" == *"example.com/team/arc:v2"* ]]
+	XDG_CACHE_HOME=$WORK/cache-arc run --separate-stderr sbimg --net none --image example.com/team/arc:v2 -- /bin/cat /marker
+	[ "$output" = fleet-marker ]
+}
+
 # remote_layers REF: "MEDIATYPE DIGEST" of each layer of the registry's manifest for REF
 remote_layers() {
 	skopeo inspect --raw --tls-verify=false "docker://$1" |
