@@ -749,37 +749,3 @@ bool args_flag(size_t i, struct cli_flag *out)
 	return true;
 }
 
-void settings_free(struct aisb_settings *s)
-{
-	free(s->rootfs);
-	free(s->image);
-	free(s->tls_verify);
-	free(s->cert_dir);
-	strv_free(s->authfiles);
-	free(s->harness);
-	free(s->workdir);
-	free(s->agents_dir);
-	free(s->proxy);
-	free(s->memory);
-	free(s->pids);
-	free(s->cpus);
-	free(s->home);
-	strv_free(s->harness_from);
-	free(s->pi_token_env);
-	strv_free(s->key_via_gate);
-	free(s->thinking);
-	free(s->workspace);
-	free(s->untracked);
-	free(s->target);
-	strv_free(s->mounts);
-	strv_free(s->envs);
-	strv_free(s->env_files);
-	strv_free(s->allows);
-	strv_free(s->allow_files);
-	strv_free(s->add_hosts);
-	strv_free(s->publish);
-	strv_free(s->allow_host_ports);
-	strv_free(s->harness_args);
-	strv_free(s->command);
-	memset(s, 0, sizeof(*s));
-}

@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +30,7 @@
 #include "build/podman-netns.h"
 #include "build/recipe.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/hostenv.h"
 #include "cli/regflags.h"
 #include "cli/resolve.h"
@@ -73,6 +73,7 @@ struct build_opts {
 	bool builder_explicit;
 	bool podman_no_network;            /* the fallback: podman with RUN offline, as native would be */
 	const char *context;
+	bool context_given;                /* CONTEXT was a word of the command line */
 	bool print_containerfile;
 	bool dry_run;
 	bool help;
@@ -143,9 +144,6 @@ static bool tag_is_plausible(const char *t)
 	return true;
 }
 
-enum { OPT_BUILD_ARG = 256, OPT_INSTALL, OPT_BUILDER, OPT_ALLOW, OPT_ALLOW_FILE, OPT_ADD_HOST, OPT_PRINT_CF,
-       OPT_DRY_RUN, OPT_DEFAULT, OPT_COMP_FORMAT, OPT_COMP_LEVEL, OPT_TIMESTAMP };
-
 /* Seconds since the epoch, decimal, 0..BUILD_TIME_MAX. Does not log. */
 static int parse_epoch(const char *s, int64_t *out)
 {
@@ -164,112 +162,79 @@ static int parse_epoch(const char *s, int64_t *out)
 
 static int parse_args(struct build_opts *o, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "file", required_argument, NULL, 'f' },
-		{ "tag", required_argument, NULL, 't' },
-		{ "build-arg", required_argument, NULL, OPT_BUILD_ARG },
-		{ "install", required_argument, NULL, OPT_INSTALL },
-		{ "builder", required_argument, NULL, OPT_BUILDER },
-		{ "allow", required_argument, NULL, OPT_ALLOW },
-		{ "allow-file", required_argument, NULL, OPT_ALLOW_FILE },
-		{ "add-host", required_argument, NULL, OPT_ADD_HOST },
-		{ "print-containerfile", no_argument, NULL, OPT_PRINT_CF },
-		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-		{ "default", no_argument, NULL, OPT_DEFAULT },
-		{ "compression-format", required_argument, NULL, OPT_COMP_FORMAT },
-		{ "compression-level", required_argument, NULL, OPT_COMP_LEVEL },
-		{ "timestamp", required_argument, NULL, OPT_TIMESTAMP },
-		REGFLAG_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, r = 0;
+	struct cli_args args;
+	const struct cli_flag *f;
+	const char *val;
+	enum cli_arg k;
+	int r = 0, rf;
 
-	opterr = 0;
-	optind = 0; /* full re-initialisation (glibc) */
-	while ((c = getopt_long(argc, argv, "f:t:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			o->file = optarg;
-			break;
-		case 't':
-			o->tag = optarg;
-			break;
-		case OPT_BUILD_ARG:
-			if (!strchr(optarg, '='))
+	cli_args_init(&args, "build", argc, argv);
+	while ((k = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
+		if (k == CLI_ARG_BAD)
+			return -EINVAL;
+		if (k == CLI_ARG_WORD && o->context_given)
+			return log_error("build: one CONTEXT only, got also '%s'", val);
+		if (k == CLI_ARG_WORD) {
+			o->context = val;
+			o->context_given = true;
+		} else if (cli_flag_is(f, "file")) {
+			o->file = val;
+		} else if (cli_flag_is(f, "tag")) {
+			o->tag = val;
+		} else if (cli_flag_is(f, "build-arg")) {
+			if (!strchr(val, '='))
 				return log_error("--build-arg '%s' needs a value: --build-arg NAME=VALUE "
-						 "(values are never taken from the environment)", optarg);
-			r = strv_push(&o->build_args, optarg);
-			break;
-		case OPT_INSTALL:
-			r = strv_push(&o->install, optarg);
-			break;
-		case OPT_BUILDER:
+						 "(values are never taken from the environment)", val);
+			r = strv_push(&o->build_args, val);
+		} else if (cli_flag_is(f, "install")) {
+			r = strv_push(&o->install, val);
+		} else if (cli_flag_is(f, "builder")) {
 			o->builder_explicit = true;
-			if (streq(optarg, "native"))
+			if (streq(val, "native"))
 				o->builder = BUILDER_NATIVE;
-			else if (streq(optarg, "podman"))
+			else if (streq(val, "podman"))
 				o->builder = BUILDER_PODMAN;
 			else
-				return log_error("--builder '%s': use native or podman", optarg);
-			break;
-		case OPT_ALLOW:
-			r = strv_push(&o->allow, optarg);
-			break;
-		case OPT_ALLOW_FILE:
-			r = strv_push(&o->allow_files, optarg);
-			break;
-		case OPT_ADD_HOST:
-			r = strv_push(&o->add_hosts, optarg);
-			break;
-		case OPT_PRINT_CF:
+				return log_error("--builder '%s': use native or podman", val);
+		} else if (cli_flag_is(f, "allow")) {
+			r = strv_push(&o->allow, val);
+		} else if (cli_flag_is(f, "allow-file")) {
+			r = strv_push(&o->allow_files, val);
+		} else if (cli_flag_is(f, "add-host")) {
+			r = strv_push(&o->add_hosts, val);
+		} else if (cli_flag_is(f, "print-containerfile")) {
 			o->print_containerfile = true;
-			break;
-		case OPT_DRY_RUN:
+		} else if (cli_flag_is(f, "dry-run")) {
 			o->dry_run = true;
-			break;
-		case OPT_DEFAULT:
+		} else if (cli_flag_is(f, "default")) {
 			o->builtin = true;
-			break;
-		case OPT_COMP_FORMAT:
-			if (layer_compression_parse(optarg, &o->comp) < 0)
-				return log_error("--compression-format '%s': use gzip, zstd or none", optarg);
-			break;
-		case OPT_COMP_LEVEL: {
+		} else if (cli_flag_is(f, "compression-format")) {
+			if (layer_compression_parse(val, &o->comp) < 0)
+				return log_error("--compression-format '%s': use gzip, zstd or none", val);
+		} else if (cli_flag_is(f, "compression-level")) {
 			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || v < 1 || v > 19)
-				return log_error("--compression-level '%s': a number, 1-9 for gzip, 1-19 for zstd", optarg);
+			long v = strtol(val, &end, 10);
+
+			if (!*val || *end || v < 1 || v > 19)
+				return log_error("--compression-level '%s': a number, 1-9 for gzip, 1-19 for zstd", val);
 			o->comp_level = (int)v;
-			break;
-		}
-		case OPT_TIMESTAMP:
-			if (parse_epoch(optarg, &o->timestamp) < 0)
-				return log_error("--timestamp '%s': seconds since 1970-01-01 UTC, 0-%lld", optarg,
+		} else if (cli_flag_is(f, "timestamp")) {
+			if (parse_epoch(val, &o->timestamp) < 0)
+				return log_error("--timestamp '%s': seconds since 1970-01-01 UTC, 0-%lld", val,
 						 BUILD_TIME_MAX);
 			o->time_from = TIME_TIMESTAMP;
-			break;
-		case REGFLAG_TLS_VERIFY:
-		case REGFLAG_CERT_DIR:
-		case REGFLAG_AUTHFILE:
-			if (regflags_collect(&o->reg, (enum regflag)c, optarg) < 0)
+		} else if ((rf = regflag_by_name(f->name)) >= 0) {
+			if (regflags_collect(&o->reg, (enum regflag)rf, val) < 0)
 				return -EINVAL;
-			break;
-		case 'h':
+		} else if (cli_flag_is(f, "help")) {
 			o->help = true;
-			break;
-		case ':':
-			return log_error("build: option '%s' needs a value", argv[optind - 1]);
-		default:
-			return log_error("build: unknown option '%s' (see aisb build --help)", argv[optind - 1]);
+		} else {
+			(void)cli_flag_unhandled("build", f);
+			return -EINVAL;
 		}
 		if (r < 0)
 			return log_error_errno(r, "Out of memory");
 	}
-	if (optind < argc)
-		o->context = argv[optind++];
-	if (optind < argc)
-		return log_error("build: one CONTEXT only, got also '%s'", argv[optind]);
 	if (o->time_from == TIME_DEFAULT) {
 		/* reproducible-builds.org: set and not a plain number is an error, never ignored */
 		const char *sde = hostenv_get("SOURCE_DATE_EPOCH");

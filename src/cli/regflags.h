@@ -7,8 +7,8 @@
  *   --cert-dir DIR             trust DIR/\*.crt instead of the system CAs
  *   --authfile FILE            tried before $REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/
  *                              auth.json and ~/.docker/config.json; given twice, the last first
- * The getopt commands list REGFLAG_LONGOPTS in their tables and hand the three cases to
- * regflag_apply(); `aisb run` keeps the values in its settings (cli/args.c) and applies them
+ * The subcommands list the three in their flag tables (cli/commands.c), find them with
+ * regflag_by_name() and hand them to regflag_apply(); `aisb run` keeps the values in its settings (cli/args.c) and applies them
  * through the same function when it attaches the image.
  */
 #ifndef AISB_CLI_REGFLAGS_H
@@ -19,16 +19,11 @@
 #include "rootfs/registry.h"
 
 enum regflag {
-	REGFLAG_TLS_VERIFY = 0x1000, /* getopt values, above any short option */
+	REGFLAG_TLS_VERIFY = 0x1000,
 	REGFLAG_CERT_DIR,
 	REGFLAG_AUTHFILE,
 	REGFLAG_MAX,
 };
-
-#define REGFLAG_LONGOPTS                                                                           \
-	{ "tls-verify", optional_argument, NULL, REGFLAG_TLS_VERIFY },                             \
-	{ "cert-dir", required_argument, NULL, REGFLAG_CERT_DIR },                                 \
-	{ "authfile", required_argument, NULL, REGFLAG_AUTHFILE }
 
 /* The registry flag named @name ("tls-verify", a row of a subcommand's flag table), or -1. */
 int regflag_by_name(const char *name);

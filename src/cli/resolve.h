@@ -38,6 +38,10 @@ bool plan_root_remap_wanted(env_getter get);
 
 int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get);
 
+/* Frees a plan plan_resolve() made, the parts other modules resolved into it included (net,
+ * bridge, workspace), wiping env values first; zeroes @p. Does not log. */
+void plan_free(struct aisb_plan *p);
+
 /* Prints the plan as --dry-run does, secret values replaced by <redacted>. */
 void plan_print(const struct aisb_plan *p, FILE *f);
 

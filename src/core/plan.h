@@ -179,14 +179,13 @@ struct aisb_plan {
 	char *etc_dir;         /* where session_create() wrote the generated /etc files */
 	int guard_verdict_fd;  /* > 2: aisb autophase's pipe for the git check's verdict (internal
 				* AISB_GUARD_VERDICT_FD; written at the end, nothing when the check never ran) */
-	/* results of the run, for sessions.log */
-	size_t git_quarantined; /* files gitguard moved (or, with --writable-git, named) after it */
+	/* the run's results are not the plan's: they live in run/sandbox.c's struct run and go to
+	 * sessions.log through session_finish() */
 };
 
-/* The CLI makes settings and plans and frees them (cli/args.c, cli/resolve.c); plan_free() wipes
- * env values first. Do not log. */
+/* Frees what @s holds and zeroes it. Does not log. (A plan is freed by the resolver that made
+ * it, which frees the net, bridge and workspace parts too: plan_free(), cli/resolve.h.) */
 void settings_free(struct aisb_settings *s);
-void plan_free(struct aisb_plan *p);
 
 /* A getter for host environment variables (secure_getenv in production, a table in tests). */
 typedef const char *(*env_getter)(const char *name);

@@ -662,6 +662,7 @@ struct run {
 	bool recorded;
 	bool cloned;
 	pid_t pid;                          /* init's */
+	size_t git_quarantined;             /* files gitguard moved (or, --writable-git, named) */
 };
 
 /* Stage: the pending check, on the host, init cloned but waiting for its maps. Should: record this run's
@@ -700,7 +701,7 @@ static void git_guard(struct run *r)
 
 	if (r->cloned && r->job.n)
 		(void)gitguard_job_run(&r->job, stderr, &v);
-	r->p->git_quarantined += v.found;
+	r->git_quarantined += v.found;
 	if (r->recorded && dir)
 		(void)gitguard_job_forget(&r->job, dir);
 	if (r->p->guard_verdict_fd > 2) {
@@ -927,6 +928,6 @@ finish:
 	mount_host_facts_free(&r.facts);
 	free(r.egress_path);
 	gitguard_job_free(&r.job);
-	session_finish(p, code, start);
+	session_finish(p, code, start, r.git_quarantined);
 	return code;
 }

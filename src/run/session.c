@@ -433,7 +433,7 @@ fail:
 	log_warn_errno(-errno, "cannot keep the egress log in '%s': %m", dir);
 }
 
-int session_finish(const struct aisb_plan *p, int exit_code, long long start_usec)
+int session_finish(const struct aisb_plan *p, int exit_code, long long start_usec, size_t git_quarantined)
 {
 	_cleanup_free_ char *logpath = path_join(p->state_dir, "sessions.log");
 	_cleanup_close_ int fd = -1;
@@ -454,8 +454,8 @@ int session_finish(const struct aisb_plan *p, int exit_code, long long start_use
 	json_object_object_add(o, "project", p->project_src ? json_object_new_string(p->project_src) : NULL);
 	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(p->net)));
 	json_object_object_add(o, "exit", json_object_new_int(exit_code));
-	if (p->git_quarantined)
-		json_object_object_add(o, "git_quarantined", json_object_new_int64((int64_t)p->git_quarantined));
+	if (git_quarantined)
+		json_object_object_add(o, "git_quarantined", json_object_new_int64((int64_t)git_quarantined));
 	line = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (logpath)
 		fd = open(logpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);

@@ -69,7 +69,8 @@ int session_create(struct aisb_plan *p);
 /* Records the init pid. Does not log. */
 int session_set_init_pid(const struct aisb_plan *p, pid_t pid);
 
-/* Appends the sessions.log line and removes the session dir unless p->keep. Logs on failure. */
-int session_finish(const struct aisb_plan *p, int exit_code, long long start_usec);
+/* Appends the sessions.log line (with the run's results: @exit_code, @git_quarantined files
+ * gitguard moved) and removes the session dir unless p->keep. Logs on failure. */
+int session_finish(const struct aisb_plan *p, int exit_code, long long start_usec, size_t git_quarantined);
 
 #endif

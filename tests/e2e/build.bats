@@ -601,9 +601,11 @@ for f in glob.glob(sys.argv[1] + "/refs/*.json"):
 	[ "$status" -eq 0 ]
 	run env AISB_STORE="$WORK/store2" "$AISB" pull -q "oci-archive:$WORK/img.tar"
 	[ "$status" -eq 0 ]
+	# (the archive's recorded name and the oci-archive: pin are two pins of the one tree)
 	unpacked=$(python3 -c 'import json,sys,glob
 for f in glob.glob(sys.argv[1] + "/refs/*.json"):
-    print(sys.argv[1] + "/rootfs/" + json.load(open(f))["rootfs"])' "$WORK/store2")
+    print(sys.argv[1] + "/rootfs/" + json.load(open(f))["rootfs"])' "$WORK/store2" | sort -u)
+	[ "$(printf '%s\n' "$unpacked" | wc -l)" -eq 1 ]
 	[ -d "$unpacked/etc" ]
 	python3 "$BATS_TEST_DIRNAME/lib/tree-describe.py" "$built" > "$WORK/built.txt"
 	python3 "$BATS_TEST_DIRNAME/lib/tree-describe.py" "$unpacked" > "$WORK/unpacked.txt"

@@ -289,6 +289,68 @@ layer_of() {
 	[ "$output" = fleet-marker ]
 }
 
+@test "round trip: aisb build -> push -> podman pull -> podman push -> aisb pull, and skopeo registry to registry: the same contents always, the same layer digests where the tool keeps the blobs" {
+	# root only: podman with a private storage needs root here (the user run has no subuids)
+	[ "$(id -u)" = 0 ] || skip "podman with a private storage root needs root here (the user run has no subuids)"
+	need podman
+	cd "$PROJ"
+	run --separate-stderr "$AISB" build --tls-verify=false -t rt -f Plain .
+	[ "$status" -eq 0 ]
+	read -r _ L1 < <(layer_of rt)
+	run --separate-stderr "$AISB" push --tls-verify=false rt "$PLAIN/rt:v1"
+	[ "$status" -eq 0 ]
+	D=$output
+	# skopeo, registry to registry: nothing recompressed, the manifest digest kept
+	run --separate-stderr skopeo copy -q --src-tls-verify=false --dest-tls-verify=false \
+		"docker://$PLAIN/rt:v1" "docker://$PLAIN/rt-skopeo:v1"
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[ "$(skopeo inspect --tls-verify=false --format '{{.Digest}}' "docker://$PLAIN/rt-skopeo:v1")" = "$D" ]
+	# podman pulls it, runs it, pushes it back under another name (its own manifest and
+	# compression choices); aisb pulls that and runs the same bytes
+	local pm=(podman --root "$WORK/proot" --runroot "$WORK/prun" --storage-driver vfs)
+	"${pm[@]}" pull -q --tls-verify=false "$PLAIN/rt:v1" >/dev/null
+	run "${pm[@]}" run --rm --network none --ulimit nofile=20000:20000 --ulimit nproc=32768:32768 "$PLAIN/rt:v1" /bin/cat /marker
+	[ "$output" = fleet-marker ]
+	"${pm[@]}" push -q --tls-verify=false "$PLAIN/rt:v1" "$PLAIN/rt-podman:v1"
+	XDG_CACHE_HOME=$WORK/cache-rt run --separate-stderr "$AISB" pull -q --tls-verify=false "$PLAIN/rt-podman:v1"
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	XDG_CACHE_HOME=$WORK/cache-rt run --separate-stderr sbimg --tls-verify=false --net none --image "$PLAIN/rt-podman:v1" -- /bin/cat /marker
+	[ "$output" = fleet-marker ]
+	# the layer aisb built: podman 4.3 pushes the gzip blob it pulled as it is (the same digest)
+	run remote_layers "$PLAIN/rt-podman:v1"
+	echo "$output"
+	[[ "$output" == *"$L1"* ]]
+	# and aisb pulls the skopeo copy into a fresh store with the digest it pushed
+	XDG_CACHE_HOME=$WORK/cache-rt2 run --separate-stderr "$AISB" pull -q --tls-verify=false "$PLAIN/rt-skopeo:v1"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$D" ]
+}
+
+@test "round trip by archive: aisb save -> podman load -> run -> podman save (oci-archive) -> aisb load -> run: the same contents, podman's name kept" {
+	[ "$(id -u)" = 0 ] || skip "podman with a private storage root needs root here (the user run has no subuids)"
+	need podman
+	cd "$PROJ"
+	run --separate-stderr "$AISB" build --tls-verify=false -t arc -f Plain .
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$AISB" save localhost/arc -o "$WORK/arc.tar"
+	[ "$status" -eq 0 ]
+	D=$output
+	# skopeo reads aisb's archive with the store's manifest digest
+	[ "$(skopeo inspect --format '{{.Digest}}' "oci-archive:$WORK/arc.tar")" = "$D" ]
+	local pm=(podman --root "$WORK/proot" --runroot "$WORK/prun" --storage-driver vfs)
+	run "${pm[@]}" load -q -i "$WORK/arc.tar"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run "${pm[@]}" run --rm --network none --ulimit nofile=20000:20000 --ulimit nproc=32768:32768 localhost/arc:latest /bin/cat /marker
+	[ "$output" = fleet-marker ]
+	"${pm[@]}" tag localhost/arc:latest example.com/team/arc:v2
+	"${pm[@]}" save -q --format oci-archive -o "$WORK/back.tar" example.com/team/arc:v2
+	XDG_CACHE_HOME=$WORK/cache-arc run --separate-stderr "$AISB" load -i "$WORK/back.tar"
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[[ "$stderr" == *"example.com/team/arc:v2"* ]]
+	XDG_CACHE_HOME=$WORK/cache-arc run --separate-stderr sbimg --net none --image example.com/team/arc:v2 -- /bin/cat /marker
+	[ "$output" = fleet-marker ]
+}
+
 # remote_layers REF: "MEDIATYPE DIGEST" of each layer of the registry's manifest for REF
 remote_layers() {
 	skopeo inspect --raw --tls-verify=false "docker://$1" |

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "cli/resolve.h"
 #include "ns/cgroup.h"
 #include "ns/mounts.h"
 #include "run/sandbox.h"
