@@ -29,9 +29,16 @@ static const struct cli_flag *find_short(const struct cli_args *a, char c)
 	return NULL;
 }
 
-static enum cli_arg bad(const struct cli_args *a, const char *what, const char *word)
+/* "ps: unknown flag '--x'", or with @after "ps: '--tag' needs a value". Names the flag, never
+ * what follows its '=': a value typed after a wrong flag may be a secret. */
+static enum cli_arg bad(const struct cli_args *a, const char *what, const char *word, bool after)
 {
-	log_error("%s: %s '%s' (see 'aisb %s --help')", a->cmd, what, word, a->cmd);
+	int n = (int)strcspn(word, "=");
+
+	if (after)
+		log_error("%s: '%.*s' %s (see 'aisb %s --help')", a->cmd, n, word, what, a->cmd);
+	else
+		log_error("%s: %s '%.*s' (see 'aisb %s --help')", a->cmd, what, n, word, a->cmd);
 	return CLI_ARG_BAD;
 }
 
@@ -42,7 +49,7 @@ static enum cli_arg short_flag(struct cli_args *a, const struct cli_flag **flag,
 
 	a->bundle++;
 	if (!f)
-		return a->bundle = NULL, bad(a, "unknown flag", word);
+		return a->bundle = NULL, bad(a, "unknown flag", word, false);
 	*flag = f;
 	*value = NULL;
 	if (f->value == CLI_VALUE_NONE || f->optional_value) {
@@ -55,7 +62,7 @@ static enum cli_arg short_flag(struct cli_args *a, const struct cli_flag **flag,
 	else if (a->i < a->argc)
 		*value = a->argv[a->i++];
 	else
-		return a->bundle = NULL, bad(a, "a value must follow", word);
+		return a->bundle = NULL, bad(a, "needs a value", word, true);
 	a->bundle = NULL;
 	return CLI_ARG_FLAG;
 }
@@ -89,18 +96,18 @@ enum cli_arg cli_args_next(struct cli_args *a, const struct cli_flag **flag, con
 	eq = strchr(w + 2, '=');
 	f = find_long(a, w + 2, eq ? (size_t)(eq - w - 2) : strlen(w + 2));
 	if (!f)
-		return bad(a, "unknown flag", w);
+		return bad(a, "unknown flag", w, false);
 	*flag = f;
 	if (f->value == CLI_VALUE_NONE) {
 		if (eq)
-			return bad(a, "takes no value", w);
+			return bad(a, "takes no value", w, true);
 		return CLI_ARG_FLAG;
 	}
 	if (eq)
 		*value = eq + 1;
 	else if (!f->optional_value) {
 		if (a->i >= a->argc)
-			return bad(a, "a value must follow", w);
+			return bad(a, "needs a value", w, true);
 		*value = a->argv[a->i++];
 	}
 	return CLI_ARG_FLAG;

@@ -585,6 +585,8 @@ static void test_flags(void **state)
 	assert_int_equal(flags_read((const char *[]){ "t", "--tag", NULL }, false, out, sizeof(out)), CLI_ARG_BAD);
 	assert_int_equal(flags_read((const char *[]){ "t", "-t", NULL }, false, out, sizeof(out)), CLI_ARG_BAD);
 	assert_int_equal(flags_read((const char *[]){ "t", "--all=1", NULL }, false, out, sizeof(out)), CLI_ARG_BAD);
+	assert_int_equal(flags_read((const char *[]){ "t", "--passwd=canary-3f9a", NULL }, false, out, sizeof(out)),
+			 CLI_ARG_BAD);
 	assert_int_equal(flags_read((const char *[]){ "t", NULL }, false, out, sizeof(out)), CLI_ARG_END);
 	assert_string_equal(out, "");
 }
