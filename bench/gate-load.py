@@ -68,20 +68,25 @@ def dial(mode, host, port):
     return socket.create_connection((host, port))
 
 
-async def serve(port):
+async def send_bulk(w):
+    """BYTES zero bytes to @w, in 1 MiB writes, each drained."""
     chunk = bytes(1 << 20)
+    left = BYTES
+    while left > 0:
+        n = min(left, len(chunk))
+        w.write(chunk[:n])
+        await w.drain()
+        left -= n
+
+
+async def serve(port):
 
     async def handle(r, w):
         w.write(b"hi\n")
         try:
             line = await r.readline()
             if line == b"bulk\n":
-                left = BYTES
-                while left > 0:
-                    n = min(left, len(chunk))
-                    w.write(chunk[:n])
-                    await w.drain()
-                    left -= n
+                await send_bulk(w)
                 w.close()
             else:
                 await r.read()
@@ -95,19 +100,13 @@ async def serve(port):
 
 
 async def serve_http(port):
-    chunk = bytes(1 << 20)
 
     async def handle(r, w):
         try:
             head = await r.readuntil(b"\r\n\r\n")
             if head.startswith(b"GET /bulk "):
                 w.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % BYTES)
-                left = BYTES
-                while left > 0:
-                    n = min(left, len(chunk))
-                    w.write(chunk[:n])
-                    await w.drain()
-                    left -= n
+                await send_bulk(w)
             else:
                 w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n")
                 await w.drain()

@@ -32,6 +32,18 @@ int layer_compression_parse(const char *s, enum layer_compression *out)
 	return -EINVAL;
 }
 
+int layer_compression_level_parse(const char *s)
+{
+	char *end;
+	long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return errno || *end || v < 1 || v > 19 ? -EINVAL : (int)v;
+}
+
 int layer_compression_level(enum layer_compression c, int level)
 {
 	switch (c) {

@@ -29,6 +29,11 @@ enum layer_compression {
  * -EINVAL. Does not log. */
 int layer_compression_parse(const char *s, enum layer_compression *out);
 
+/* Parses a --compression-level value (a number 1..19; whether it fits the format is
+ * layer_compression_level()'s to say, once the format is known). Return: the number, or -EINVAL.
+ * Does not log. */
+int layer_compression_level_parse(const char *s);
+
 /* Checks @level for @c (gzip 1..9, zstd 1..19; none takes none); -1 picks the default. Return:
  * the level (0 for none), or -EINVAL. Does not log. */
 int layer_compression_level(enum layer_compression c, int level);

@@ -212,12 +212,8 @@ static int parse_args(struct build_opts *o, int argc, char **argv)
 			if (layer_compression_parse(val, &o->comp) < 0)
 				return log_error("--compression-format '%s': use gzip, zstd or none", val);
 		} else if (cli_flag_is(f, "compression-level")) {
-			char *end;
-			long v = strtol(val, &end, 10);
-
-			if (!*val || *end || v < 1 || v > 19)
+			if ((o->comp_level = layer_compression_level_parse(val)) < 0)
 				return log_error("--compression-level '%s': a number, 1-9 for gzip, 1-19 for zstd", val);
-			o->comp_level = (int)v;
 		} else if (cli_flag_is(f, "timestamp")) {
 			if (parse_epoch(val, &o->timestamp) < 0)
 				return log_error("--timestamp '%s': seconds since 1970-01-01 UTC, 0-%lld", val,

@@ -102,15 +102,11 @@ int cmd_push(int argc, char **argv)
 				goto out;
 			}
 		} else if (cli_flag_is(f, "compression-level")) {
-			char *end;
-			long v = strtol(val, &end, 10);
-
-			if (!*val || *end || v < 1 || v > 19) {
+			if ((level = layer_compression_level_parse(val)) < 0) {
 				log_error("--compression-level '%s': a number, 1-9 for gzip, 1-19 for zstd", val);
 				ex = AISB_EXIT_USAGE;
 				goto out;
 			}
-			level = (int)v;
 		} else if (cli_flag_is(f, "quiet")) {
 			o.quiet = true;
 			o.reg.progress = false;

@@ -858,17 +858,24 @@ podman_cleanup() {
 	[[ "$output" != *"proxy"* && "$output" != *"3128"* ]]
 }
 
-@test "build: --builder podman without --allow: RUN steps are offline, as the native builder's (control: the --allow pair above)" {
+@test "build: --builder podman without --allow: RUN steps are offline, as the native builder's; the same recipe with --allow reaches the host (control)" {
 	require_feature "podman (apt-get install podman runc)" command -v podman
 	require_feature "busybox" command -v busybox
 	require_feature "python3" command -v python3
 	http_srv
 	podman_base
-	printf 'FROM %s\nRUN busybox wget -q -T 5 -O - http://127.0.0.1:%s/\n' "$BB" "$PORT" >offline
-	run "$AISB" build --builder podman -f offline -t "offline-$$" .
+	printf 'FROM %s\nRUN busybox wget -q -O - http://svc.test:%s/\n' "$BB" "$PORT" >probe
+	# refusal: no --allow (and no --add-host, which starts the gate too): no network for RUN at all
+	# (podman's own network would be an exit no policy limits)
+	run "$AISB" build --builder podman -f probe -t "offline-$$" .
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"RUN steps get no network (--network=none"* ]]
 	[[ "$output" != *"hello from the host"* ]]
+	# control: the same recipe, its host named and allowed: the answer arrives through aisb's gate
+	run "$AISB" build --builder podman -f probe -t "online-$$" --add-host svc.test=127.0.0.1 --allow "svc.test:$PORT" .
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"hello from the host"* ]]
 }
 
 @test "build: --builder podman --allow as the user: where rootless podman's user namespace cannot be found, refused (78) with the fix" {

@@ -144,6 +144,17 @@ static void test_words_and_levels(void **state)
 	assert_int_equal(layer_compression_level(LAYER_COMP_ZSTD, 20), -EINVAL);
 	assert_int_equal(layer_compression_level(LAYER_COMP_NONE, -1), 0);
 	assert_int_equal(layer_compression_level(LAYER_COMP_NONE, 3), -EINVAL);
+	/* the --compression-level words build and push share */
+	assert_int_equal(layer_compression_level_parse("1"), 1);
+	assert_int_equal(layer_compression_level_parse("19"), 19);
+	assert_int_equal(layer_compression_level_parse("0"), -EINVAL);
+	assert_int_equal(layer_compression_level_parse("20"), -EINVAL);
+	assert_int_equal(layer_compression_level_parse(""), -EINVAL);
+	assert_int_equal(layer_compression_level_parse("-3"), -EINVAL);
+	assert_int_equal(layer_compression_level_parse(" 3"), -EINVAL);
+	assert_int_equal(layer_compression_level_parse("3x"), -EINVAL);
+	assert_int_equal(layer_compression_level_parse("99999999999999999999"), -EINVAL);
+	assert_int_equal(layer_compression_level_parse(NULL), -EINVAL);
 	assert_string_equal(layer_compression_media_type(LAYER_COMP_GZIP), "application/vnd.oci.image.layer.v1.tar+gzip");
 	assert_string_equal(layer_compression_media_type(LAYER_COMP_ZSTD), "application/vnd.oci.image.layer.v1.tar+zstd");
 	assert_string_equal(layer_compression_media_type(LAYER_COMP_NONE), "application/vnd.oci.image.layer.v1.tar");
