@@ -15,6 +15,7 @@
 
 #include "agents/harness.h"
 #include "core/plan.h"
+#include "util/macro.h"
 
 
 #define BRIDGE_FILE_MAX (1 << 20)   /* a host config file larger than this is refused */
@@ -98,6 +99,51 @@ int bridge_url_endpoint(const char *url, char *host, size_t host_size, uint16_t 
 
 /* Does @v point into @home (or start with "~/")? */
 bool bridge_value_in_home(const char *v, const char *home);
+
+/* ---- the bridges' shared helpers (bridge-rewrite.c): what every bridge does to @r and to
+ * the json-c trees. Return -ENOMEM (or -E2BIG: more than BRIDGE_FILES_MAX files) unless said
+ * otherwise. None logs: notes go into @r and are announced by bridge_resolve(). */
+
+/* Appends one line to @r->notes. */
+_printf_(2, 3) int bridge_note(struct bridge_result *r, const char *fmt, ...);
+/* Passes host variable @name by name (once). */
+int bridge_pass_var(struct bridge_result *r, const char *name);
+/* A variable that holds the model key (not a header's value): passed, and kept outside with
+ * --key-via-gate. */
+int bridge_key_var(struct bridge_result *r, const char *name);
+/* The sandbox gets NAME=VALUE (not a secret). */
+int bridge_set_var(struct bridge_result *r, const char *name, const char *value);
+/* Adds file @rel; takes @doc and @force (may be NULL); @force is overlaid on @doc here and again
+ * after every merge. */
+int bridge_add_file(struct bridge_result *r, const char *rel, enum bridge_format fmt, json_object *doc,
+		    json_object *force);
+/* A deep copy of @o (NULL for NULL or on -ENOMEM). */
+json_object *bridge_copy(json_object *o);
+/* Removes every string below @o that points into the host's home, with a note naming the key
+ * (@file, @path: where, for the note). Arrays lose the element. Return: 0, -ENOMEM, or -EINVAL
+ * deeper than BRIDGE_DEPTH_MAX. */
+int bridge_scrub_home(json_object *o, const char *home, const char *file, const char *path,
+		      struct bridge_result *r, unsigned depth);
+/* @o[@k], NULL when @o is NULL or has no @k. */
+json_object *bridge_obj_get(json_object *o, const char *k);
+/* @o[@k] when it is a string, else NULL. */
+const char *bridge_str_get(json_object *o, const char *k);
+/* @o[@k] = @v. */
+int bridge_set_str(json_object *o, const char *k, const char *v);
+int bridge_set_bool(json_object *o, const char *k, bool v);
+/* @o[@k] as an object, created when absent or not an object; NULL on -ENOMEM. */
+json_object *bridge_obj_child(json_object *o, const char *k);
+/* Is @name set (and not empty) on the host? */
+bool bridge_host_has(const struct bridge_ctx *c, const char *name);
+/* Adds an endpoint the sandbox must reach (once per host:port, at most BRIDGE_ENDPOINTS_MAX).
+ * Return: 0. */
+int bridge_add_endpoint(struct bridge_result *r, const char *host, uint16_t port, bool loopback, bool tls,
+			const char *origin);
+/* Rewrites the URL in @o[@k] (loopback -> host.aisb.internal). An unusable URL is dropped with a
+ * note. Return: 1 rewritten (*@ep, when non-NULL, gets the endpoint), 0 no URL or dropped,
+ * -ENOMEM. */
+int bridge_rewrite_url(json_object *o, const char *k, const char *origin, struct bridge_result *r,
+		       struct bridge_endpoint *ep);
 
 /* The rewrites, one per row of the harness table (agents/harness.h). @in[i] is the parsed host
  * file of the row's files[i] (NULL: absent; @in itself may be NULL: no file at all) — pi:

@@ -32,7 +32,7 @@ void bridge_result_done(struct bridge_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static _printf_(2, 3) int note(struct bridge_result *r, const char *fmt, ...)
+_printf_(2, 3) int bridge_note(struct bridge_result *r, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -46,7 +46,7 @@ static _printf_(2, 3) int note(struct bridge_result *r, const char *fmt, ...)
 	return strv_push_take(&r->notes, s) < 0 ? -ENOMEM : 0;
 }
 
-static int pass_var(struct bridge_result *r, const char *name)
+int bridge_pass_var(struct bridge_result *r, const char *name)
 {
 	if (strv_contains(r->pass, name))
 		return 0;
@@ -55,14 +55,14 @@ static int pass_var(struct bridge_result *r, const char *name)
 
 /* A variable that holds the model key (not a header's value): passed, and kept outside with
  * --key-via-gate. */
-static int key_var(struct bridge_result *r, const char *name)
+int bridge_key_var(struct bridge_result *r, const char *name)
 {
 	if (!strv_contains(r->keys, name) && strv_push(&r->keys, name) < 0)
 		return -ENOMEM;
-	return pass_var(r, name);
+	return bridge_pass_var(r, name);
 }
 
-static int set_var(struct bridge_result *r, const char *name, const char *value)
+int bridge_set_var(struct bridge_result *r, const char *name, const char *value)
 {
 	char *s;
 	if (asprintf(&s, "%s=%s", name, value) < 0)
@@ -72,7 +72,7 @@ static int set_var(struct bridge_result *r, const char *name, const char *value)
 
 /* Takes @doc and @force (may be NULL); @force is overlaid on @doc here and again after every
  * merge. */
-static int add_file(struct bridge_result *r, const char *rel, enum bridge_format fmt, json_object *doc,
+int bridge_add_file(struct bridge_result *r, const char *rel, enum bridge_format fmt, json_object *doc,
 		    json_object *force)
 {
 	if (r->n_files >= BRIDGE_FILES_MAX || (force && bridge_overlay(doc, force) < 0)) {
@@ -120,7 +120,7 @@ char *bridge_json_format(json_object *doc)
 	return out;
 }
 
-static json_object *copy(json_object *o)
+json_object *bridge_copy(json_object *o)
 {
 	json_object *c = NULL;
 	if (!o)
@@ -140,7 +140,7 @@ int bridge_overlay(json_object *dst, json_object *force)
 				return -ENOMEM;
 			continue;
 		}
-		v = copy(f);
+		v = bridge_copy(f);
 		if (!v || json_object_object_add(dst, k, v) < 0) {
 			json_object_put(v);
 			return -ENOMEM;
@@ -159,7 +159,7 @@ json_object *bridge_merge(json_object *base, json_object *cur, json_object *host
 	json_object *out;
 
 	if (!cur)
-		return copy(host);
+		return bridge_copy(host);
 	out = json_object_new_object();
 	if (!out)
 		return NULL;
@@ -174,9 +174,9 @@ json_object *bridge_merge(json_object *base, json_object *cur, json_object *host
 		if (json_object_is_type(c, json_type_object) && h && json_object_is_type(h, json_type_object))
 			v = bridge_merge(b && json_object_is_type(b, json_type_object) ? b : NULL, c, h);
 		else if (b && same(c, b))
-			v = h ? copy(h) : NULL; /* untouched: follows the host, or goes with it */
+			v = h ? bridge_copy(h) : NULL; /* untouched: follows the host, or goes with it */
 		else
-			v = copy(c);            /* the sandbox changed or invented it */
+			v = bridge_copy(c);            /* the sandbox changed or invented it */
 		if (v && json_object_object_add(out, k, v) < 0) {
 			json_object_put(v);
 			goto oom;
@@ -191,7 +191,7 @@ json_object *bridge_merge(json_object *base, json_object *cur, json_object *host
 				continue;
 			if (base && json_object_object_get_ex(base, hk, &b) && same(b, h))
 				continue; /* the sandbox deleted it and the host did not change it */
-			v = copy(h);
+			v = bridge_copy(h);
 			if (!v || json_object_object_add(out, hk, v) < 0) {
 				json_object_put(v);
 				goto oom;
@@ -302,7 +302,7 @@ bool bridge_thinking_valid(const char *level)
 
 /* Removes every string below @o that points into the host's home, with a note naming the key.
  * Arrays lose the element. */
-static int scrub_home(json_object *o, const char *home, const char *file, const char *path,
+int bridge_scrub_home(json_object *o, const char *home, const char *file, const char *path,
 		      struct bridge_result *r, unsigned depth)
 {
 	int k;
@@ -316,12 +316,12 @@ static int scrub_home(json_object *o, const char *home, const char *file, const 
 			snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
 			if (json_object_is_type(v, json_type_string) &&
 			    bridge_value_in_home(json_object_get_string(v), home)) {
-				if (strv_push(&drop, key) < 0 || note(r, "%s: dropped '%s' (it points into your home, "
+				if (strv_push(&drop, key) < 0 || bridge_note(r, "%s: dropped '%s' (it points into your home, "
 								      "which the sandbox cannot see)", file, sub) < 0) {
 					strv_free(drop);
 					return -ENOMEM;
 				}
-			} else if ((k = scrub_home(v, home, file, sub, r, depth + 1)) < 0) {
+			} else if ((k = bridge_scrub_home(v, home, file, sub, r, depth + 1)) < 0) {
 				strv_free(drop);
 				return k;
 			}
@@ -337,17 +337,17 @@ static int scrub_home(json_object *o, const char *home, const char *file, const 
 			if (json_object_is_type(v, json_type_string) &&
 			    bridge_value_in_home(json_object_get_string(v), home)) {
 				json_object_array_del_idx(o, i, 1);
-				if (note(r, "%s: dropped '%s' (it points into your home, which the sandbox cannot "
+				if (bridge_note(r, "%s: dropped '%s' (it points into your home, which the sandbox cannot "
 					 "see)", file, sub) < 0)
 					return -ENOMEM;
-			} else if ((k = scrub_home(v, home, file, sub, r, depth + 1)) < 0)
+			} else if ((k = bridge_scrub_home(v, home, file, sub, r, depth + 1)) < 0)
 				return k;
 		}
 	}
 	return 0;
 }
 
-static json_object *obj_get(json_object *o, const char *k)
+json_object *bridge_obj_get(json_object *o, const char *k)
 {
 	json_object *v = NULL;
 	if (o && json_object_object_get_ex(o, k, &v))
@@ -355,13 +355,13 @@ static json_object *obj_get(json_object *o, const char *k)
 	return NULL;
 }
 
-static const char *str_get(json_object *o, const char *k)
+const char *bridge_str_get(json_object *o, const char *k)
 {
-	json_object *v = obj_get(o, k);
+	json_object *v = bridge_obj_get(o, k);
 	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-static int set_str(json_object *o, const char *k, const char *v)
+int bridge_set_str(json_object *o, const char *k, const char *v)
 {
 	json_object *s = json_object_new_string(v);
 	if (!s || json_object_object_add(o, k, s) < 0) {
@@ -371,7 +371,7 @@ static int set_str(json_object *o, const char *k, const char *v)
 	return 0;
 }
 
-static int set_bool(json_object *o, const char *k, bool v)
+int bridge_set_bool(json_object *o, const char *k, bool v)
 {
 	json_object *s = json_object_new_boolean(v);
 	if (!s || json_object_object_add(o, k, s) < 0) {
@@ -382,9 +382,9 @@ static int set_bool(json_object *o, const char *k, bool v)
 }
 
 /* @o[@k] as an object, created when absent or not an object. */
-static json_object *obj_child(json_object *o, const char *k)
+json_object *bridge_obj_child(json_object *o, const char *k)
 {
-	json_object *v = obj_get(o, k);
+	json_object *v = bridge_obj_get(o, k);
 	if (v && json_object_is_type(v, json_type_object))
 		return v;
 	v = json_object_new_object();
@@ -396,13 +396,13 @@ static json_object *obj_child(json_object *o, const char *k)
 }
 
 /* Is @name set (and not empty) on the host? */
-static bool host_has(const struct bridge_ctx *c, const char *name)
+bool bridge_host_has(const struct bridge_ctx *c, const char *name)
 {
 	const char *v = c->get(name);
 	return v && *v;
 }
 
-static int add_endpoint(struct bridge_result *r, const char *host, uint16_t port, bool loopback, bool tls,
+int bridge_add_endpoint(struct bridge_result *r, const char *host, uint16_t port, bool loopback, bool tls,
 			const char *origin)
 {
 	for (size_t i = 0; i < r->n_ep; i++)
@@ -421,10 +421,10 @@ static int add_endpoint(struct bridge_result *r, const char *host, uint16_t port
 
 /* Rewrites the URL in @o[@k] (loopback -> host.aisb.internal). An unusable URL is dropped with a
  * note. On success with @ep non-NULL, *@ep gets the endpoint. */
-static int rewrite_url(json_object *o, const char *k, const char *origin, struct bridge_result *r,
+int bridge_rewrite_url(json_object *o, const char *k, const char *origin, struct bridge_result *r,
 		       struct bridge_endpoint *ep)
 {
-	const char *url = str_get(o, k);
+	const char *url = bridge_str_get(o, k);
 	_cleanup_free_ char *nu = NULL;
 	char host[256];
 	uint16_t port;
@@ -433,16 +433,16 @@ static int rewrite_url(json_object *o, const char *k, const char *origin, struct
 
 	if (!url)
 		return 0;
-	/* read before set_str(), which frees the string @url points into */
+	/* read before bridge_set_str(), which frees the string @url points into */
 	tls = strncasecmp(url, "https://", 8) == 0;
 	e = bridge_url_endpoint(url, host, sizeof(host), &port, &lo, &nu);
 	if (e == -ENOMEM)
 		return e;
 	if (e < 0) {
 		json_object_object_del(o, k);
-		return note(r, "%s: dropped '%s' (not an http(s) URL without user info)", origin, k);
+		return bridge_note(r, "%s: dropped '%s' (not an http(s) URL without user info)", origin, k);
 	}
-	if (set_str(o, k, nu) < 0)
+	if (bridge_set_str(o, k, nu) < 0)
 		return -ENOMEM;
 	if (ep) {
 		snprintf(ep->host, sizeof(ep->host), "%s", host);
@@ -462,7 +462,7 @@ static enum key_kind classify(const char *v, const struct bridge_ctx *c)
 {
 	if (v[0] == '!')
 		return KEY_COMMAND;
-	if (plan_env_name_valid(v) && host_has(c, v))
+	if (plan_env_name_valid(v) && bridge_host_has(c, v))
 		return KEY_ENV;
 	return KEY_LITERAL;
 }
@@ -471,7 +471,7 @@ static enum key_kind classify(const char *v, const struct bridge_ctx *c)
  * dropped (it may be a credential, and only names may reach the sandbox home). */
 static int pi_headers(json_object *o, const char *origin, const struct bridge_ctx *c, struct bridge_result *r)
 {
-	json_object *h = obj_get(o, "headers");
+	json_object *h = bridge_obj_get(o, "headers");
 	char **drop = NULL;
 	int e = 0;
 
@@ -486,12 +486,12 @@ static int pi_headers(json_object *o, const char *origin, const struct bridge_ct
 		enum key_kind kk = *s ? classify(s, c) : KEY_LITERAL;
 
 		if (kk == KEY_ENV) {
-			if ((e = pass_var(r, s)) < 0)
+			if ((e = bridge_pass_var(r, s)) < 0)
 				break;
 			continue;
 		}
 		if ((e = strv_push(&drop, name)) < 0 ||
-		    (e = note(r, "%s: dropped header '%s' (%s); name an environment variable as its value instead",
+		    (e = bridge_note(r, "%s: dropped header '%s' (%s); name an environment variable as its value instead",
 			      origin, name, kk == KEY_COMMAND ? "a '!command': aisb never runs host commands"
 							      : "a literal value may be a credential")) < 0)
 			break;
@@ -516,7 +516,7 @@ int bridge_pi(json_object *const *in, const struct bridge_ctx *c, struct bridge_
 {
 	json_object *models_in = in ? in[0] : NULL, *settings_in = in ? in[1] : NULL;
 	static const char mfile[] = "~/.pi/agent/models.json", sfile[] = "~/.pi/agent/settings.json";
-	json_object *models = copy(models_in), *settings = settings_in ? copy(settings_in) : json_object_new_object();
+	json_object *models = bridge_copy(models_in), *settings = settings_in ? bridge_copy(settings_in) : json_object_new_object();
 	struct bridge_endpoint def = { .port = 0 };
 	json_object *force = NULL;
 	const char *dp;
@@ -524,12 +524,12 @@ int bridge_pi(json_object *const *in, const struct bridge_ctx *c, struct bridge_
 
 	if ((models_in && !models) || !settings)
 		goto out;
-	if ((e = scrub_home(settings, c->host_home, sfile, "", r, 0)) < 0)
+	if ((e = bridge_scrub_home(settings, c->host_home, sfile, "", r, 0)) < 0)
 		goto out;
-	dp = str_get(settings, "defaultProvider");
+	dp = bridge_str_get(settings, "defaultProvider");
 	if (models) {
-		json_object *provs = obj_get(models, "providers");
-		if ((e = scrub_home(models, c->host_home, mfile, "", r, 0)) < 0)
+		json_object *provs = bridge_obj_get(models, "providers");
+		if ((e = bridge_scrub_home(models, c->host_home, mfile, "", r, 0)) < 0)
 			goto out;
 		if (provs && json_object_is_type(provs, json_type_object)) {
 			json_object_object_foreach(provs, name, pv) {
@@ -541,16 +541,16 @@ int bridge_pi(json_object *const *in, const struct bridge_ctx *c, struct bridge_
 				if (!json_object_is_type(pv, json_type_object))
 					continue;
 				snprintf(origin, sizeof(origin), "%s provider '%.60s'", mfile, name);
-				key = str_get(pv, "apiKey");
+				key = bridge_str_get(pv, "apiKey");
 				if (key) {
 					enum key_kind kk = classify(key, c);
 					if (kk == KEY_ENV) {
-						if ((e = key_var(r, key)) < 0)
+						if ((e = bridge_key_var(r, key)) < 0)
 							goto out;
 					} else {
-						if ((e = set_str(pv, "apiKey", c->token_env)) < 0)
+						if ((e = bridge_set_str(pv, "apiKey", c->token_env)) < 0)
 							goto out;
-						if (kk == KEY_COMMAND && (e = note(r, "%s: its apiKey '!command' is not run "
+						if (kk == KEY_COMMAND && (e = bridge_note(r, "%s: its apiKey '!command' is not run "
 										   "(aisb never runs host commands); "
 										   "the sandbox reads the key from $%s",
 										   origin, c->token_env)) < 0)
@@ -562,19 +562,19 @@ int bridge_pi(json_object *const *in, const struct bridge_ctx *c, struct bridge_
 						}
 					}
 				}
-				if ((e = pi_headers(pv, origin, c, r)) < 0 || (e = rewrite_url(pv, "baseUrl", origin, r, &ep)) < 0)
+				if ((e = pi_headers(pv, origin, c, r)) < 0 || (e = bridge_rewrite_url(pv, "baseUrl", origin, r, &ep)) < 0)
 					goto out;
-				ms = obj_get(pv, "models");
+				ms = bridge_obj_get(pv, "models");
 				for (size_t i = 0; ms && json_object_is_type(ms, json_type_array) &&
 						   i < json_object_array_length(ms); i++) {
 					json_object *m = json_object_array_get_idx(ms, i);
 					if (!json_object_is_type(m, json_type_object))
 						continue;
 					if ((e = pi_headers(m, origin, c, r)) < 0 ||
-					    (e = rewrite_url(m, "baseUrl", origin, r, NULL)) < 0)
+					    (e = bridge_rewrite_url(m, "baseUrl", origin, r, NULL)) < 0)
 						goto out;
 				}
-				ms = obj_get(pv, "modelOverrides");
+				ms = bridge_obj_get(pv, "modelOverrides");
 				if (ms && json_object_is_type(ms, json_type_object)) {
 					json_object_object_foreach(ms, mid, m) {
 						(void)mid;
@@ -586,7 +586,7 @@ int bridge_pi(json_object *const *in, const struct bridge_ctx *c, struct bridge_
 				if (ep.port) {
 					if (dp && streq(dp, name))
 						def = ep;
-					else if ((e = add_endpoint(r, ep.host, ep.port, ep.loopback, ep.tls, ep.origin)) < 0)
+					else if ((e = bridge_add_endpoint(r, ep.host, ep.port, ep.loopback, ep.tls, ep.origin)) < 0)
 						goto out;
 				}
 			}
@@ -596,30 +596,30 @@ int bridge_pi(json_object *const *in, const struct bridge_ctx *c, struct bridge_
 	 * provider models.json points somewhere. */
 	if (def.port) {
 		r->n_ep = 0;
-		add_endpoint(r, def.host, def.port, def.loopback, def.tls, def.origin);
+		bridge_add_endpoint(r, def.host, def.port, def.loopback, def.tls, def.origin);
 	} else if (dp) {
 		for (size_t i = 0; i < ELEMENTSOF(pi_builtin); i++)
 			if (streq(dp, pi_builtin[i].name)) {
 				char origin[160];
 				snprintf(origin, sizeof(origin), "%s defaultProvider '%s'", sfile, dp);
 				r->n_ep = 0;
-				add_endpoint(r, pi_builtin[i].host, 443, false, true, origin);
+				bridge_add_endpoint(r, pi_builtin[i].host, 443, false, true, origin);
 				/* its key: by name from the host (auth.json, where a login keeps it, is never read) */
-				if (host_has(c, pi_builtin[i].env) && (e = key_var(r, pi_builtin[i].env)) < 0)
+				if (bridge_host_has(c, pi_builtin[i].env) && (e = bridge_key_var(r, pi_builtin[i].env)) < 0)
 					goto out;
 			}
 	}
 	if (c->thinking) {
 		/* the thinking level is policy: written over the sandbox's choice on every run */
 		if (!(force = json_object_new_object()) ||
-		    set_str(force, "defaultThinkingLevel", c->thinking) < 0) {
+		    bridge_set_str(force, "defaultThinkingLevel", c->thinking) < 0) {
 			e = -ENOMEM;
 			goto out;
 		}
 	}
-	if (models && (e = add_file(r, ".pi/agent/models.json", BRIDGE_JSON, TAKE_PTR(models), NULL)) < 0)
+	if (models && (e = bridge_add_file(r, ".pi/agent/models.json", BRIDGE_JSON, TAKE_PTR(models), NULL)) < 0)
 		goto out;
-	e = add_file(r, ".pi/agent/settings.json", BRIDGE_JSON, TAKE_PTR(settings), TAKE_PTR(force));
+	e = bridge_add_file(r, ".pi/agent/settings.json", BRIDGE_JSON, TAKE_PTR(settings), TAKE_PTR(force));
 out:
 	json_object_put(models);
 	json_object_put(settings);
@@ -633,7 +633,7 @@ int bridge_codex(json_object *const *files, const struct bridge_ctx *c, struct b
 {
 	static const char file[] = "~/.codex/config.toml";
 	json_object *in = files ? files[0] : NULL;
-	json_object *doc = in ? copy(in) : json_object_new_object();
+	json_object *doc = in ? bridge_copy(in) : json_object_new_object();
 	json_object *provs, *mcp, *prov = NULL, *force = NULL;
 	const char *active;
 	char origin[160];
@@ -641,12 +641,12 @@ int bridge_codex(json_object *const *files, const struct bridge_ctx *c, struct b
 
 	if (!doc)
 		return -ENOMEM;
-	if ((e = scrub_home(doc, c->host_home, file, "", r, 0)) < 0)
+	if ((e = bridge_scrub_home(doc, c->host_home, file, "", r, 0)) < 0)
 		goto out;
-	active = str_get(doc, "model_provider");
+	active = bridge_str_get(doc, "model_provider");
 	if (!active)
 		active = "openai";
-	provs = obj_get(doc, "model_providers");
+	provs = bridge_obj_get(doc, "model_providers");
 	if (provs && json_object_is_type(provs, json_type_object)) {
 		json_object_object_foreach(provs, name, pv) {
 			json_object *eh;
@@ -655,46 +655,46 @@ int bridge_codex(json_object *const *files, const struct bridge_ctx *c, struct b
 			if (!json_object_is_type(pv, json_type_object))
 				continue;
 			snprintf(origin, sizeof(origin), "%s model_providers.%.60s", file, name);
-			if (obj_get(pv, "experimental_bearer_token")) {
+			if (bridge_obj_get(pv, "experimental_bearer_token")) {
 				json_object_object_del(pv, "experimental_bearer_token");
-				if ((e = note(r, "%s: dropped experimental_bearer_token (only variable names reach the "
+				if ((e = bridge_note(r, "%s: dropped experimental_bearer_token (only variable names reach the "
 					      "sandbox: use env_key)", origin)) < 0)
 					goto out;
 			}
-			if (obj_get(pv, "http_headers")) {
+			if (bridge_obj_get(pv, "http_headers")) {
 				json_object_object_del(pv, "http_headers");
-				if ((e = note(r, "%s: dropped http_headers (literal values may be credentials: use "
+				if ((e = bridge_note(r, "%s: dropped http_headers (literal values may be credentials: use "
 					      "env_http_headers)", origin)) < 0)
 					goto out;
 			}
-			eh = obj_get(pv, "env_http_headers");
+			eh = bridge_obj_get(pv, "env_http_headers");
 			if (eh && json_object_is_type(eh, json_type_object)) {
 				json_object_object_foreach(eh, hn, hv) {
 					(void)hn;
 					const char *var = json_object_is_type(hv, json_type_string) ? json_object_get_string(hv) : NULL;
-					if (var && plan_env_name_valid(var) && host_has(c, var) && (e = pass_var(r, var)) < 0)
+					if (var && plan_env_name_valid(var) && bridge_host_has(c, var) && (e = bridge_pass_var(r, var)) < 0)
 						goto out;
 				}
 			}
-			if ((e = rewrite_url(pv, "base_url", origin, r, &ep)) < 0)
+			if ((e = bridge_rewrite_url(pv, "base_url", origin, r, &ep)) < 0)
 				goto out;
 			if (streq(name, active)) {
 				prov = pv;
 				if (ep.port)
-					add_endpoint(r, ep.host, ep.port, ep.loopback, ep.tls, ep.origin);
+					bridge_add_endpoint(r, ep.host, ep.port, ep.loopback, ep.tls, ep.origin);
 			}
 		}
 	}
 	snprintf(origin, sizeof(origin), "%s model_provider '%.60s'", file, active);
 	if (prov) {
-		const char *key = str_get(prov, "env_key");
+		const char *key = bridge_str_get(prov, "env_key");
 		if (key) {
 			if (!plan_env_name_valid(key)) {
 				json_object_object_del(prov, "env_key");
-				if ((e = note(r, "%s: dropped env_key (not a variable name)", origin)) < 0)
+				if ((e = bridge_note(r, "%s: dropped env_key (not a variable name)", origin)) < 0)
 					goto out;
-			} else if (host_has(c, key)) {
-				if ((e = key_var(r, key)) < 0)
+			} else if (bridge_host_has(c, key)) {
+				if ((e = bridge_key_var(r, key)) < 0)
 					goto out;
 			} else {
 				/* codex cannot reach its model without it: refused by bridge_resolve() */
@@ -704,25 +704,25 @@ int bridge_codex(json_object *const *files, const struct bridge_ctx *c, struct b
 					r->token_origin = NULL;
 					goto out;
 				}
-				if ((e = key_var(r, key)) < 0)
+				if ((e = bridge_key_var(r, key)) < 0)
 					goto out;
 			}
 		}
 	} else if (streq(active, "openai")) {
-		add_endpoint(r, "api.openai.com", 443, false, true, origin);
-		if (host_has(c, "OPENAI_API_KEY")) {
-			if ((e = key_var(r, "OPENAI_API_KEY")) < 0)
+		bridge_add_endpoint(r, "api.openai.com", 443, false, true, origin);
+		if (bridge_host_has(c, "OPENAI_API_KEY")) {
+			if ((e = bridge_key_var(r, "OPENAI_API_KEY")) < 0)
 				goto out;
-		} else if ((e = note(r, "codex: OPENAI_API_KEY is not set and aisb never copies ~/.codex/auth.json: "
+		} else if ((e = bridge_note(r, "codex: OPENAI_API_KEY is not set and aisb never copies ~/.codex/auth.json: "
 				     "export OPENAI_API_KEY, or log in inside the sandbox")) < 0)
 			goto out;
 	}
-	mcp = obj_get(doc, "mcp_servers");
+	mcp = bridge_obj_get(doc, "mcp_servers");
 	if (mcp && json_object_is_type(mcp, json_type_object)) {
 		json_object_object_foreach(mcp, sn, sv) {
-			if (json_object_is_type(sv, json_type_object) && obj_get(sv, "env")) {
+			if (json_object_is_type(sv, json_type_object) && bridge_obj_get(sv, "env")) {
 				json_object_object_del(sv, "env");
-				if ((e = note(r, "%s mcp_servers.%.60s: dropped env (literal values may be credentials: "
+				if ((e = bridge_note(r, "%s mcp_servers.%.60s: dropped env (literal values may be credentials: "
 					      "use env_vars and --env NAME)", file, sn)) < 0)
 					goto out;
 			}
@@ -731,22 +731,22 @@ int bridge_codex(json_object *const *files, const struct bridge_ctx *c, struct b
 	/* The host's trust entries name host paths; inside, only the project's own counts. */
 	json_object_object_del(doc, "projects");
 	/* aisb is the sandbox: codex's own (bwrap, user namespaces) cannot nest inside it. */
-	if (!(force = json_object_new_object()) || set_str(force, "sandbox_mode", "danger-full-access") < 0) {
+	if (!(force = json_object_new_object()) || bridge_set_str(force, "sandbox_mode", "danger-full-access") < 0) {
 		e = -ENOMEM;
 		goto out;
 	}
 	if (c->project_dst) {
-		json_object *projects = obj_child(force, "projects"), *pr;
-		if (!projects || !(pr = obj_child(projects, c->project_dst)) ||
-		    set_str(pr, "trust_level", "trusted") < 0) {
+		json_object *projects = bridge_obj_child(force, "projects"), *pr;
+		if (!projects || !(pr = bridge_obj_child(projects, c->project_dst)) ||
+		    bridge_set_str(pr, "trust_level", "trusted") < 0) {
 			e = -ENOMEM;
 			goto out;
 		}
 	}
-	if ((e = note(r, "codex: runs without its own sandbox (sandbox_mode = \"danger-full-access\"): aisb "
+	if ((e = bridge_note(r, "codex: runs without its own sandbox (sandbox_mode = \"danger-full-access\"): aisb "
 		      "is the sandbox, and codex's cannot nest inside it")) < 0)
 		goto out;
-	e = add_file(r, ".codex/config.toml", BRIDGE_TOML, TAKE_PTR(doc), TAKE_PTR(force));
+	e = bridge_add_file(r, ".codex/config.toml", BRIDGE_TOML, TAKE_PTR(doc), TAKE_PTR(force));
 out:
 	json_object_put(doc);
 	json_object_put(force);
@@ -778,7 +778,7 @@ int bridge_claude(json_object *const *in, const struct bridge_ctx *c, struct bri
 {
 	json_object *state_in = in ? in[0] : NULL, *settings_in = in ? in[1] : NULL;
 	static const char sfile[] = "~/.claude/settings.json";
-	json_object *settings = settings_in ? copy(settings_in) : json_object_new_object();
+	json_object *settings = settings_in ? bridge_copy(settings_in) : json_object_new_object();
 	json_object *state = json_object_new_object(), *env, *perm;
 	json_object *sforce = json_object_new_object(), *tforce = json_object_new_object(), *fenv;
 	struct bridge_endpoint ep = { .port = 0 };
@@ -788,23 +788,23 @@ int bridge_claude(json_object *const *in, const struct bridge_ctx *c, struct bri
 
 	if (!settings || !state || !sforce || !tforce)
 		goto out;
-	if ((e = scrub_home(settings, c->host_home, sfile, "", r, 0)) < 0)
+	if ((e = bridge_scrub_home(settings, c->host_home, sfile, "", r, 0)) < 0)
 		goto out;
 	for (size_t i = 0; i < ELEMENTSOF(claude_cred_helpers); i++)
-		if (obj_get(settings, claude_cred_helpers[i])) {
+		if (bridge_obj_get(settings, claude_cred_helpers[i])) {
 			json_object_object_del(settings, claude_cred_helpers[i]);
-			if ((e = note(r, "%s: dropped %s (a host command that produces credentials is never run)",
+			if ((e = bridge_note(r, "%s: dropped %s (a host command that produces credentials is never run)",
 				      sfile, claude_cred_helpers[i])) < 0)
 				goto out;
 		}
-	if (!(env = obj_child(settings, "env")))
+	if (!(env = bridge_obj_child(settings, "env")))
 		goto out;
 	{
 		char **drop = NULL;
 		json_object_object_foreach(env, name, v) {
 			if (!json_object_is_type(v, json_type_string) || (credential_name(name) && !streq(name, "ANTHROPIC_BASE_URL"))) {
 				if (strv_push(&drop, name) < 0 ||
-				    note(r, "%s: dropped env.%s (values of credentials stay on the host: export it, "
+				    bridge_note(r, "%s: dropped env.%s (values of credentials stay on the host: export it, "
 					 "aisb passes ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN by name)", sfile, name) < 0) {
 					strv_free(drop);
 					goto out;
@@ -816,7 +816,7 @@ int bridge_claude(json_object *const *in, const struct bridge_ctx *c, struct bri
 		strv_free(drop);
 	}
 	/* The endpoint: settings' env overrides the process environment in claude. */
-	base = str_get(env, "ANTHROPIC_BASE_URL");
+	base = bridge_str_get(env, "ANTHROPIC_BASE_URL");
 	if (base)
 		snprintf(origin, sizeof(origin), "%s env.ANTHROPIC_BASE_URL", sfile);
 	else if ((base = c->get("ANTHROPIC_BASE_URL")) && *base)
@@ -825,89 +825,89 @@ int bridge_claude(json_object *const *in, const struct bridge_ctx *c, struct bri
 		base = NULL;
 	if (base) {
 		_cleanup_free_ char *nu = NULL;
-		/* read before set_str(), which frees the string @base may point into */
+		/* read before bridge_set_str(), which frees the string @base may point into */
 		bool tls = strncasecmp(base, "https://", 8) == 0;
 		int k = bridge_url_endpoint(base, ep.host, sizeof(ep.host), &ep.port, &ep.loopback, &nu);
 		if (k == -ENOMEM)
 			goto out;
 		if (k < 0) {
 			json_object_object_del(env, "ANTHROPIC_BASE_URL");
-			if ((e = note(r, "%s: not bridged (not an http(s) URL without user info)", origin)) < 0)
+			if ((e = bridge_note(r, "%s: not bridged (not an http(s) URL without user info)", origin)) < 0)
 				goto out;
 		} else {
-			if (obj_get(env, "ANTHROPIC_BASE_URL") && (e = set_str(env, "ANTHROPIC_BASE_URL", nu)) < 0)
+			if (bridge_obj_get(env, "ANTHROPIC_BASE_URL") && (e = bridge_set_str(env, "ANTHROPIC_BASE_URL", nu)) < 0)
 				goto out;
-			if ((e = set_var(r, "ANTHROPIC_BASE_URL", nu)) < 0)
+			if ((e = bridge_set_var(r, "ANTHROPIC_BASE_URL", nu)) < 0)
 				goto out;
-			add_endpoint(r, ep.host, ep.port, ep.loopback, tls, origin);
+			bridge_add_endpoint(r, ep.host, ep.port, ep.loopback, tls, origin);
 		}
 	} else
-		add_endpoint(r, "api.anthropic.com", 443, false, true, "claude's default endpoint");
+		bridge_add_endpoint(r, "api.anthropic.com", 443, false, true, "claude's default endpoint");
 	/* The key reaches claude through apiKeyHelper, under another name: claude asks before it
 	 * uses an ANTHROPIC_API_KEY from the environment, and its answer stores the key's tail in
 	 * .claude.json (measured with 2.1.332). The helper runs inside the sandbox. */
-	if (host_has(c, "ANTHROPIC_API_KEY")) {
+	if (bridge_host_has(c, "ANTHROPIC_API_KEY")) {
 		if (strv_push(&r->alias, CLAUDE_KEY_VAR "=ANTHROPIC_API_KEY") < 0 ||
 		    strv_push(&r->keys, CLAUDE_KEY_VAR) < 0 ||
-		    set_str(settings, "apiKeyHelper", "printenv " CLAUDE_KEY_VAR) < 0) {
+		    bridge_set_str(settings, "apiKeyHelper", "printenv " CLAUDE_KEY_VAR) < 0) {
 			e = -ENOMEM;
 			goto out;
 		}
 	}
-	if (host_has(c, "ANTHROPIC_AUTH_TOKEN") && (e = key_var(r, "ANTHROPIC_AUTH_TOKEN")) < 0)
+	if (bridge_host_has(c, "ANTHROPIC_AUTH_TOKEN") && (e = bridge_key_var(r, "ANTHROPIC_AUTH_TOKEN")) < 0)
 		goto out;
 	/* Only the model endpoint is allowed: no telemetry or update checks that would be denied. */
-	if (!(fenv = obj_child(sforce, "env")) ||
-	    set_str(fenv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1") < 0 ||
-	    set_str(fenv, "DISABLE_AUTOUPDATER", "1") < 0) {
+	if (!(fenv = bridge_obj_child(sforce, "env")) ||
+	    bridge_set_str(fenv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1") < 0 ||
+	    bridge_set_str(fenv, "DISABLE_AUTOUPDATER", "1") < 0) {
 		e = -ENOMEM;
 		goto out;
 	}
 	/* aisb is the sandbox: the permission prompts guard what aisb already confines. The host's own
 	 * choice of mode wins. */
-	if (!(perm = obj_child(settings, "permissions")))
+	if (!(perm = bridge_obj_child(settings, "permissions")))
 		goto out;
-	if (!str_get(perm, "defaultMode")) {
+	if (!bridge_str_get(perm, "defaultMode")) {
 		/* disableAutoMode: without it 2.1.332 offers to switch to auto mode on every start */
-		if ((e = set_str(perm, "defaultMode", "bypassPermissions")) < 0 ||
-		    (!str_get(perm, "disableAutoMode") && (e = set_str(perm, "disableAutoMode", "disable")) < 0) ||
-		    (e = note(r, "claude: runs with permissions.defaultMode \"bypassPermissions\": aisb is the "
+		if ((e = bridge_set_str(perm, "defaultMode", "bypassPermissions")) < 0 ||
+		    (!bridge_str_get(perm, "disableAutoMode") && (e = bridge_set_str(perm, "disableAutoMode", "disable")) < 0) ||
+		    (e = bridge_note(r, "claude: runs with permissions.defaultMode \"bypassPermissions\": aisb is the "
 			      "sandbox (set permissions.defaultMode in %s to choose another)", sfile)) < 0)
 			goto out;
 	}
-	if ((e = set_bool(sforce, "skipDangerousModePermissionPrompt", true)) < 0)
+	if ((e = bridge_set_bool(sforce, "skipDangerousModePermissionPrompt", true)) < 0)
 		goto out;
 
 	/* ~/.claude.json: preferences only, and the screens that need Anthropic's servers done. */
 	for (size_t i = 0; state_in && i < ELEMENTSOF(claude_state_keys); i++) {
-		json_object *v = obj_get(state_in, claude_state_keys[i]);
+		json_object *v = bridge_obj_get(state_in, claude_state_keys[i]);
 		if (v && !json_object_is_type(v, json_type_object) && !json_object_is_type(v, json_type_array) &&
 		    !(json_object_is_type(v, json_type_string) && bridge_value_in_home(json_object_get_string(v), c->host_home))) {
-			json_object *cv = copy(v);
+			json_object *cv = bridge_copy(v);
 			if (!cv || json_object_object_add(state, claude_state_keys[i], cv) < 0) {
 				json_object_put(cv);
 				goto out;
 			}
 		}
 	}
-	if ((e = set_bool(tforce, "hasCompletedOnboarding", true)) < 0 ||
-	    (e = set_bool(tforce, "bypassPermissionsModeAccepted", true)) < 0)
+	if ((e = bridge_set_bool(tforce, "hasCompletedOnboarding", true)) < 0 ||
+	    (e = bridge_set_bool(tforce, "bypassPermissionsModeAccepted", true)) < 0)
 		goto out;
 	if (c->project_dst) {
-		json_object *projects = obj_child(tforce, "projects"), *pr;
-		if (!projects || !(pr = obj_child(projects, c->project_dst)) ||
-		    set_bool(pr, "hasTrustDialogAccepted", true) < 0 ||
-		    set_bool(pr, "hasCompletedProjectOnboarding", true) < 0) {
+		json_object *projects = bridge_obj_child(tforce, "projects"), *pr;
+		if (!projects || !(pr = bridge_obj_child(projects, c->project_dst)) ||
+		    bridge_set_bool(pr, "hasTrustDialogAccepted", true) < 0 ||
+		    bridge_set_bool(pr, "hasCompletedProjectOnboarding", true) < 0) {
 			e = -ENOMEM;
 			goto out;
 		}
 	}
 	/* One directory holds both files (CLAUDE_CONFIG_DIR), so an ephemeral home binds one tree. */
-	if ((e = set_var(r, "CLAUDE_CONFIG_DIR", SANDBOX_HOME "/.claude")) < 0)
+	if ((e = bridge_set_var(r, "CLAUDE_CONFIG_DIR", SANDBOX_HOME "/.claude")) < 0)
 		goto out;
-	if ((e = add_file(r, ".claude/.claude.json", BRIDGE_JSON, TAKE_PTR(state), TAKE_PTR(tforce))) < 0)
+	if ((e = bridge_add_file(r, ".claude/.claude.json", BRIDGE_JSON, TAKE_PTR(state), TAKE_PTR(tforce))) < 0)
 		goto out;
-	e = add_file(r, ".claude/settings.json", BRIDGE_JSON, TAKE_PTR(settings), TAKE_PTR(sforce));
+	e = bridge_add_file(r, ".claude/settings.json", BRIDGE_JSON, TAKE_PTR(settings), TAKE_PTR(sforce));
 out:
 	json_object_put(settings);
 	json_object_put(state);
