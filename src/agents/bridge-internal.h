@@ -66,7 +66,7 @@ struct bridge_ctx {
 
 void bridge_result_done(struct bridge_result *r);
 
-/* ---- pure helpers (bridge-rewrite.c) ----------------------------------------------------- */
+/* ---- pure helpers (bridge-common.c) ------------------------------------------------------ */
 
 /* Parses JSON text, bounded in depth. NULL when it is not a JSON object. Does not log. */
 json_object *bridge_json_parse(const char *text, size_t len);
@@ -100,7 +100,7 @@ int bridge_url_endpoint(const char *url, char *host, size_t host_size, uint16_t 
 /* Does @v point into @home (or start with "~/")? */
 bool bridge_value_in_home(const char *v, const char *home);
 
-/* ---- the bridges' shared helpers (bridge-rewrite.c): what every bridge does to @r and to
+/* ---- the bridges' shared helpers (bridge-common.c): what every bridge does to @r and to
  * the json-c trees. Return -ENOMEM (or -E2BIG: more than BRIDGE_FILES_MAX files) unless said
  * otherwise. None logs: notes go into @r and are announced by bridge_resolve(). */
 
@@ -145,6 +145,9 @@ int bridge_add_endpoint(struct bridge_result *r, const char *host, uint16_t port
 int bridge_rewrite_url(json_object *o, const char *k, const char *origin, struct bridge_result *r,
 		       struct bridge_endpoint *ep);
 
+/* ---- the bridges, one per row of the harness table (agents/harness.h), one file each:
+ * bridge-pi.c, bridge-codex.c, bridge-claude.c. */
+
 /* The rewrites, one per row of the harness table (agents/harness.h). @in[i] is the parsed host
  * file of the row's files[i] (NULL: absent; @in itself may be NULL: no file at all) — pi:
  * models.json, settings.json; codex: config.toml; claude: ~/.claude.json, ~/.claude/settings.json.
@@ -154,7 +157,7 @@ int bridge_pi(json_object *const *in, const struct bridge_ctx *c, struct bridge_
 int bridge_codex(json_object *const *in, const struct bridge_ctx *c, struct bridge_result *r);
 int bridge_claude(json_object *const *in, const struct bridge_ctx *c, struct bridge_result *r);
 
-/* Is @level one of pi's thinking levels? */
+/* Is @level one of pi's thinking levels? (bridge-pi.c) */
 bool bridge_thinking_valid(const char *level);
 #define BRIDGE_THINKING_LEVELS "off minimal low medium high xhigh"
 

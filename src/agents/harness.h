@@ -7,7 +7,7 @@
  * become one token variable (pi's --pi-token-env), its own subcommands (so that a podman word that
  * is one of them goes to the harness, cli/args.c), and the programs it fetches from the internet
  * when they are missing. The CLI, the bridge and autophase read the table; none of them lists the
- * names. Adding a harness: its bridge function (bridge-rewrite.c) and one row.
+ * names. Adding a harness: its bridge function (its own file, bridge-NAME.c) and one row.
  */
 #ifndef AISB_AGENTS_HARNESS_H
 #define AISB_AGENTS_HARNESS_H

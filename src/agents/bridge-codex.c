@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* bridge-codex.c — codex's bridge: ~/.codex/config.toml rewritten for the sandbox
+ * (agents/harness.h) */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/bridge-internal.h"
+#include "core/plan.h"
+#include "util/util.h"
+
+int bridge_codex(json_object *const *files, const struct bridge_ctx *c, struct bridge_result *r)
+{
+	static const char file[] = "~/.codex/config.toml";
+	json_object *in = files ? files[0] : NULL;
+	json_object *doc = in ? bridge_copy(in) : json_object_new_object();
+	json_object *provs, *mcp, *prov = NULL, *force = NULL;
+	const char *active;
+	char origin[160];
+	int e = -ENOMEM;
+
+	if (!doc)
+		return -ENOMEM;
+	if ((e = bridge_scrub_home(doc, c->host_home, file, "", r, 0)) < 0)
+		goto out;
+	active = bridge_str_get(doc, "model_provider");
+	if (!active)
+		active = "openai";
+	provs = bridge_obj_get(doc, "model_providers");
+	if (provs && json_object_is_type(provs, json_type_object)) {
+		json_object_object_foreach(provs, name, pv) {
+			json_object *eh;
+			struct bridge_endpoint ep = { .port = 0 };
+
+			if (!json_object_is_type(pv, json_type_object))
+				continue;
+			snprintf(origin, sizeof(origin), "%s model_providers.%.60s", file, name);
+			if (bridge_obj_get(pv, "experimental_bearer_token")) {
+				json_object_object_del(pv, "experimental_bearer_token");
+				if ((e = bridge_note(r, "%s: dropped experimental_bearer_token (only variable names reach the "
+					      "sandbox: use env_key)", origin)) < 0)
+					goto out;
+			}
+			if (bridge_obj_get(pv, "http_headers")) {
+				json_object_object_del(pv, "http_headers");
+				if ((e = bridge_note(r, "%s: dropped http_headers (literal values may be credentials: use "
+					      "env_http_headers)", origin)) < 0)
+					goto out;
+			}
+			eh = bridge_obj_get(pv, "env_http_headers");
+			if (eh && json_object_is_type(eh, json_type_object)) {
+				json_object_object_foreach(eh, hn, hv) {
+					(void)hn;
+					const char *var = json_object_is_type(hv, json_type_string) ? json_object_get_string(hv) : NULL;
+					if (var && plan_env_name_valid(var) && bridge_host_has(c, var) && (e = bridge_pass_var(r, var)) < 0)
+						goto out;
+				}
+			}
+			if ((e = bridge_rewrite_url(pv, "base_url", origin, r, &ep)) < 0)
+				goto out;
+			if (streq(name, active)) {
+				prov = pv;
+				if (ep.port)
+					bridge_add_endpoint(r, ep.host, ep.port, ep.loopback, ep.tls, ep.origin);
+			}
+		}
+	}
+	snprintf(origin, sizeof(origin), "%s model_provider '%.60s'", file, active);
+	if (prov) {
+		const char *key = bridge_str_get(prov, "env_key");
+		if (key) {
+			if (!plan_env_name_valid(key)) {
+				json_object_object_del(prov, "env_key");
+				if ((e = bridge_note(r, "%s: dropped env_key (not a variable name)", origin)) < 0)
+					goto out;
+			} else if (bridge_host_has(c, key)) {
+				if ((e = bridge_key_var(r, key)) < 0)
+					goto out;
+			} else {
+				/* codex cannot reach its model without it: refused by bridge_resolve() */
+				r->need_token = true;
+				free(r->token_origin);
+				if (asprintf(&r->token_origin, "%s (its env_key %s)", origin, key) < 0) {
+					r->token_origin = NULL;
+					goto out;
+				}
+				if ((e = bridge_key_var(r, key)) < 0)
+					goto out;
+			}
+		}
+	} else if (streq(active, "openai")) {
+		bridge_add_endpoint(r, "api.openai.com", 443, false, true, origin);
+		if (bridge_host_has(c, "OPENAI_API_KEY")) {
+			if ((e = bridge_key_var(r, "OPENAI_API_KEY")) < 0)
+				goto out;
+		} else if ((e = bridge_note(r, "codex: OPENAI_API_KEY is not set and aisb never copies ~/.codex/auth.json: "
+				     "export OPENAI_API_KEY, or log in inside the sandbox")) < 0)
+			goto out;
+	}
+	mcp = bridge_obj_get(doc, "mcp_servers");
+	if (mcp && json_object_is_type(mcp, json_type_object)) {
+		json_object_object_foreach(mcp, sn, sv) {
+			if (json_object_is_type(sv, json_type_object) && bridge_obj_get(sv, "env")) {
+				json_object_object_del(sv, "env");
+				if ((e = bridge_note(r, "%s mcp_servers.%.60s: dropped env (literal values may be credentials: "
+					      "use env_vars and --env NAME)", file, sn)) < 0)
+					goto out;
+			}
+		}
+	}
+	/* The host's trust entries name host paths; inside, only the project's own counts. */
+	json_object_object_del(doc, "projects");
+	/* aisb is the sandbox: codex's own (bwrap, user namespaces) cannot nest inside it. */
+	if (!(force = json_object_new_object()) || bridge_set_str(force, "sandbox_mode", "danger-full-access") < 0) {
+		e = -ENOMEM;
+		goto out;
+	}
+	if (c->project_dst) {
+		json_object *projects = bridge_obj_child(force, "projects"), *pr;
+		if (!projects || !(pr = bridge_obj_child(projects, c->project_dst)) ||
+		    bridge_set_str(pr, "trust_level", "trusted") < 0) {
+			e = -ENOMEM;
+			goto out;
+		}
+	}
+	if ((e = bridge_note(r, "codex: runs without its own sandbox (sandbox_mode = \"danger-full-access\"): aisb "
+		      "is the sandbox, and codex's cannot nest inside it")) < 0)
+		goto out;
+	e = bridge_add_file(r, ".codex/config.toml", BRIDGE_TOML, TAKE_PTR(doc), TAKE_PTR(force));
+out:
+	json_object_put(doc);
+	json_object_put(force);
+	return e < 0 ? e : 0;
+}
