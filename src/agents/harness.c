@@ -11,7 +11,6 @@ static const struct harness harnesses[] = {
 	{
 		.name = "pi",
 		.no_config_flag = "--no-pi-config",
-		.no_config = offsetof(struct aisb_settings, no_pi_config),
 		.files = { { ".pi/agent/models.json", BRIDGE_JSON }, { ".pi/agent/settings.json", BRIDGE_JSON } },
 		.bridge = bridge_pi,
 		.token_env = true,
@@ -26,7 +25,6 @@ static const struct harness harnesses[] = {
 	{
 		.name = "codex",
 		.no_config_flag = "--no-codex-config",
-		.no_config = offsetof(struct aisb_settings, no_codex_config),
 		.files = { { ".codex/config.toml", BRIDGE_TOML } },
 		.bridge = bridge_codex,
 		/* codex --help (0.171 as installed here) */
@@ -37,7 +35,6 @@ static const struct harness harnesses[] = {
 	{
 		.name = "claude",
 		.no_config_flag = "--no-claude-config",
-		.no_config = offsetof(struct aisb_settings, no_claude_config),
 		.files = { { ".claude.json", BRIDGE_JSON }, { ".claude/settings.json", BRIDGE_JSON } },
 		.bridge = bridge_claude,
 		/* claude --help (2.1 as installed here) */
@@ -45,6 +42,14 @@ static const struct harness harnesses[] = {
 			       "respawn rm setup-token stop ultrareview update ",
 	},
 };
+
+_Static_assert(ELEMENTSOF(harnesses) <= PLAN_HARNESSES_MAX,
+	       "struct aisb_settings has a switch for PLAN_HARNESSES_MAX harnesses (core/plan.h)");
+
+size_t harness_index(const struct harness *h)
+{
+	return (size_t)(h - harnesses);
+}
 
 const struct harness *harness_findn(const char *name, size_t n)
 {
@@ -97,5 +102,5 @@ bool harness_has_subcommand(const struct harness *h, const char *word)
 
 bool harness_config_off(const struct harness *h, const struct aisb_settings *s)
 {
-	return *(const bool *)((const char *)s + h->no_config);
+	return s->no_harness_config[harness_index(h)];
 }

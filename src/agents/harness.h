@@ -7,7 +7,9 @@
  * become one token variable (pi's --pi-token-env), its own subcommands (so that a podman word that
  * is one of them goes to the harness, cli/args.c), and the programs it fetches from the internet
  * when they are missing. The CLI, the bridge and autophase read the table; none of them lists the
- * names. Adding a harness: its bridge function (its own file, bridge-NAME.c) and one row.
+ * names, and the CLI makes each row's switch into a flag (cli/args.c). Adding a harness: its
+ * bridge in its own file (bridge-NAME.c) and one row; the exact list is in docs/agents.md
+ * ("Adding a harness").
  */
 #ifndef AISB_AGENTS_HARNESS_H
 #define AISB_AGENTS_HARNESS_H
@@ -32,8 +34,10 @@ struct harness_file {
 
 struct harness {
 	const char *name;         /* "pi": --harness, the command, --key-via-gate */
+	/* the switch that turns the bridge off: an aisb flag, config key and AISB_ variable made
+	 * from this one word (no-pi-config, AISB_NO_PI_CONFIG; cli/args.c), which sets
+	 * no_harness_config[] of struct aisb_settings */
 	const char *no_config_flag; /* "--no-pi-config" */
-	size_t no_config;         /* offsetof() the bool of that flag in struct aisb_settings */
 	struct harness_file files[HARNESS_FILES_MAX]; /* what its bridge reads ({NULL} ends) */
 	/* the config bridge: @in[i] is files[i] parsed, NULL when absent (bridge-internal.h) */
 	int (*bridge)(struct json_object *const *in, const struct bridge_ctx *c, struct bridge_result *r);
@@ -51,6 +55,8 @@ const struct harness *harness_findn(const char *name, size_t n);
 
 /* The i-th row, NULL past the end. */
 const struct harness *harness_at(size_t i);
+/* The row number of @h (a row of the table): harness_at(harness_index(h)) == h. */
+size_t harness_index(const struct harness *h);
 
 /* The names for a message: "pi, codex or claude" with @last the final conjunction ("or", "and"),
  * or with @last NULL space-separated ("pi codex claude"). A static buffer; does not log. */
@@ -59,7 +65,7 @@ const char *harness_names(const char *last);
 /* Is @word (a first argument word) one of @h's own subcommands? */
 bool harness_has_subcommand(const struct harness *h, const char *word);
 
-/* Whether the bridge of @h is turned off in @s (its --no-*-config flag). */
+/* Whether the bridge of @h is turned off in @s (its --no-*-config switch). */
 bool harness_config_off(const struct harness *h, const struct aisb_settings *s);
 
 #endif

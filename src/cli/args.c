@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* args.c — option table, flag parser, config file and AISB_* environment */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -57,9 +58,7 @@ enum opt_id {
 	OPT_NO_PI_TOKEN_ENV,
 	OPT_KEY_VIA_GATE,
 	OPT_THINKING,
-	OPT_NO_PI_CONFIG,
-	OPT_NO_CODEX_CONFIG,
-	OPT_NO_CLAUDE_CONFIG,
+	OPT_NO_HARNESS_CONFIG, /* one per harness, from its row (agents/harness.h) */
 	OPT_WORKSPACE,        /* clone workspaces (workspace/workspace.h) */
 	OPT_UNTRACKED,
 	OPT_TARGET,
@@ -90,8 +89,8 @@ struct opt_def {
 	const char *help;
 };
 
-/* The one table of options. Defaults live in args_defaults(). */
-static const struct opt_def opts[] = {
+/* The one table of options (read through opt_table()). Defaults live in args_defaults(). */
+static const struct opt_def opt_rows[] = {
 	{ "net", "net", OPT_VALUE, OPT_NET, "MODE", "network: none, allow, full" },
 	{ "allow", "allow", OPT_LIST, OPT_ALLOW, "ENTRY", "allow a destination (name, *.name, name:port, IP, CIDR)" },
 	{ "allow-file", "allow_file", OPT_LIST, OPT_ALLOW_FILE, "FILE", "allow entries from FILE, one per line" },
@@ -105,7 +104,7 @@ static const struct opt_def opts[] = {
 	{ "tls-verify", NULL, OPT_BOOL, OPT_TLS_VERIFY, NULL, "--tls-verify=false: --image's registry without TLS checks (as pull)" },
 	{ "cert-dir", NULL, OPT_VALUE, OPT_CERT_DIR, "DIR", "trust DIR/*.crt for --image's registry (as pull)" },
 	{ "authfile", NULL, OPT_LIST, OPT_AUTHFILE, "FILE", "registry credentials for --image, tried first (as pull)" },
-	{ "harness", "harness", OPT_VALUE, OPT_HARNESS, "NAME", "pi, codex, claude or shell (default pi)" },
+	{ "harness", "harness", OPT_VALUE, OPT_HARNESS, "NAME", "the harness (%H) or shell (default pi)" },
 	{ "workdir", "workdir", OPT_VALUE, OPT_WORKDIR, "PATH", "where the project appears inside (default auto)" },
 	{ "no-cwd", "no_cwd", OPT_BOOL, OPT_NO_CWD, NULL, "do not mount the current directory" },
 	{ "read-only", "read_only", OPT_BOOL, OPT_READ_ONLY, NULL, "mount the project read-only" },
@@ -125,11 +124,10 @@ static const struct opt_def opts[] = {
 	{ "accept-unenforced-limits", "accept_unenforced_limits", OPT_BOOL, OPT_ACCEPT_UNENFORCED_LIMITS, NULL, "do not warn when the default limits cannot be enforced here" },
 	{ "pi-token-env", "pi_token_env", OPT_VALUE, OPT_PI_TOKEN_ENV, "NAME", "pi's provider keys become $NAME (default AI_API_TOKEN), passed by name" },
 	{ "no-pi-token-env", "no_pi_token_env", OPT_BOOL, OPT_NO_PI_TOKEN_ENV, NULL, "pass no key variable to pi (an endpoint without a key)" },
-	{ "key-via-gate", "key_via_gate", OPT_LIST, OPT_KEY_VIA_GATE, "HARNESS", "HARNESS (pi, codex, claude) gets a placeholder key; the gate adds the real one for its http:// endpoint" },
+	{ "key-via-gate", "key_via_gate", OPT_LIST, OPT_KEY_VIA_GATE, "HARNESS", "HARNESS (%H) gets a placeholder key; the gate adds the real one for its http:// endpoint" },
 	{ "thinking", "thinking", OPT_VALUE, OPT_THINKING, "LEVEL|host", "pi's thinking level (off minimal low medium high xhigh; default xhigh)" },
-	{ "no-pi-config", "no_pi_config", OPT_BOOL, OPT_NO_PI_CONFIG, NULL, "do not bridge ~/.pi/agent into the sandbox home" },
-	{ "no-codex-config", "no_codex_config", OPT_BOOL, OPT_NO_CODEX_CONFIG, NULL, "do not bridge ~/.codex/config.toml" },
-	{ "no-claude-config", "no_claude_config", OPT_BOOL, OPT_NO_CLAUDE_CONFIG, NULL, "do not bridge ~/.claude.json and ~/.claude/settings.json" },
+	/* here: each harness's --no-NAME-config, made from its row (opt_table()) */
+	{ NULL, NULL, OPT_BOOL, OPT_NO_HARNESS_CONFIG, NULL, NULL },
 	{ "workspace", "workspace", OPT_VALUE, OPT_WORKSPACE, "bind|clone", "clone: the sandbox works on its own clone; new commits come back as a branch" },
 	{ "untracked", "untracked", OPT_VALUE, OPT_UNTRACKED, "none|copy", "clone: copy the untracked, not ignored files in too (never imported)" },
 	{ "target", "target", OPT_VALUE, OPT_TARGET, "BRANCH|current", "clone: import as BRANCH (default aisb/<session>); current fast-forwards the checked-out branch" },
@@ -150,6 +148,67 @@ static const struct opt_def opts[] = {
 	{ "version", NULL, OPT_BOOL, OPT_VERSION, NULL, "print aisb's version, then the harness's" },
 	{ "harness-args", NULL, OPT_BOOL, OPT_HARNESS_ARGS, NULL, "the rest goes to the harness, even --help" },
 };
+
+/* The table the parser, the config file, the environment, completion and --help read: opt_rows[]
+ * with its OPT_NO_HARNESS_CONFIG row replaced by one switch per row of the harness table
+ * (agents/harness.h), so that adding a harness adds its flag. A switch's flag is the row's
+ * no_config_flag ("--no-pi-config"), its config key and AISB_ variable the same with '_'
+ * (no_pi_config, AISB_NO_PI_CONFIG), its help the row's host files. */
+static struct {
+	struct opt_def all[ELEMENTSOF(opt_rows) - 1 + PLAN_HARNESSES_MAX];
+	char key[PLAN_HARNESSES_MAX][64];
+	char help[PLAN_HARNESSES_MAX][256];
+	size_t n;
+} table;
+
+/* Appends @h's switch to the table. A row without a --no-NAME-config switch gets none (and
+ * fails tests/unit/test-harness-flags). */
+static void table_add_switch(size_t k, const struct harness *h)
+{
+	const char *flag = h->no_config_flag;
+	char *key = table.key[k], *help = table.help[k];
+	size_t o;
+
+	if (!flag || strncmp(flag, "--no-", 5) != 0 || strlen(flag) >= sizeof(table.key[k]))
+		return;
+	flag += 2;
+	for (size_t i = 0; flag[i]; i++)
+		key[i] = flag[i] == '-' ? '_' : flag[i];
+	key[strlen(flag)] = '\0';
+	o = (size_t)snprintf(help, sizeof(table.help[k]), "do not bridge");
+	for (size_t i = 0; i < HARNESS_FILES_MAX && h->files[i].rel && o < sizeof(table.help[k]); i++)
+		o += (size_t)snprintf(help + o, sizeof(table.help[k]) - o, "%s ~/%s", i ? " and" : "", h->files[i].rel);
+	if (o < sizeof(table.help[k]))
+		snprintf(help + o, sizeof(table.help[k]) - o, " into the sandbox home");
+	table.all[table.n++] = (struct opt_def){ flag, key, OPT_BOOL, OPT_NO_HARNESS_CONFIG, NULL, help };
+}
+
+/* The row number of the harness whose switch @o is. */
+static size_t switch_harness(const struct opt_def *o)
+{
+	size_t k;
+
+	for (k = 0; harness_at(k); k++)
+		if (harness_at(k)->no_config_flag && streq(harness_at(k)->no_config_flag + 2, o->flag))
+			break;
+	assert(harness_at(k)); /* opt_table() made @o from a row */
+	return k;
+}
+
+static const struct opt_def *opt_table(size_t *n)
+{
+	if (!table.n)
+		for (size_t i = 0; i < ELEMENTSOF(opt_rows); i++) {
+			if (opt_rows[i].id != OPT_NO_HARNESS_CONFIG) {
+				table.all[table.n++] = opt_rows[i];
+				continue;
+			}
+			for (size_t k = 0; harness_at(k); k++)
+				table_add_switch(k, harness_at(k));
+		}
+	*n = table.n;
+	return table.all;
+}
 
 static int set_str(char **dst, const char *v)
 {
@@ -172,9 +231,9 @@ static int parse_bool(const char *v, bool *out)
 	return 0;
 }
 
-static bool *bool_slot(struct aisb_settings *s, enum opt_id id)
+static bool *bool_slot(struct aisb_settings *s, const struct opt_def *o)
 {
-	switch (id) {
+	switch (o->id) {
 	case OPT_NO_CWD: return &s->no_cwd;
 	case OPT_READ_ONLY: return &s->read_only;
 	case OPT_WRITABLE_GIT: return &s->writable_git;
@@ -188,9 +247,7 @@ static bool *bool_slot(struct aisb_settings *s, enum opt_id id)
 	case OPT_EPHEMERAL: return &s->ephemeral;
 	case OPT_ACCEPT_UNENFORCED_LIMITS: return &s->accept_unenforced_limits;
 	case OPT_NO_PI_TOKEN_ENV: return &s->no_pi_token_env;
-	case OPT_NO_PI_CONFIG: return &s->no_pi_config;
-	case OPT_NO_CODEX_CONFIG: return &s->no_codex_config;
-	case OPT_NO_CLAUDE_CONFIG: return &s->no_claude_config;
+	case OPT_NO_HARNESS_CONFIG: return &s->no_harness_config[switch_harness(o)];
 	case OPT_IMPORT_UNCOMMITTED: return &s->import_uncommitted;
 	case OPT_REVIEW: return &s->review;
 	case OPT_SHELL: return &s->shell;
@@ -261,7 +318,7 @@ static int apply(struct aisb_settings *s, const struct opt_def *o, const char *v
 			s->verbose += b;
 			return 0;
 		}
-		*bool_slot(s, o->id) = b;
+		*bool_slot(s, o) = b;
 		return 0;
 	}
 	case OPT_VALUE:
@@ -325,17 +382,23 @@ int args_defaults(struct aisb_settings *s)
 
 static const struct opt_def *find_key(const char *key)
 {
-	for (size_t i = 0; i < ELEMENTSOF(opts); i++)
-		if (opts[i].key && streq(opts[i].key, key))
-			return &opts[i];
+	size_t n;
+	const struct opt_def *t = opt_table(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (t[i].key && streq(t[i].key, key))
+			return &t[i];
 	return NULL;
 }
 
 static const struct opt_def *find_flag(const char *flag, size_t len)
 {
-	for (size_t i = 0; i < ELEMENTSOF(opts); i++)
-		if (strlen(opts[i].flag) == len && strncmp(opts[i].flag, flag, len) == 0)
-			return &opts[i];
+	size_t n;
+	const struct opt_def *t = opt_table(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (strlen(t[i].flag) == len && strncmp(t[i].flag, flag, len) == 0)
+			return &t[i];
 	return NULL;
 }
 
@@ -451,7 +514,10 @@ int args_apply_project(struct aisb_settings *s, const char *text, const char *or
 
 int args_apply_env(struct aisb_settings *s, env_getter get)
 {
-	for (size_t i = 0; i < ELEMENTSOF(opts); i++) {
+	size_t n;
+	const struct opt_def *opts = opt_table(&n);
+
+	for (size_t i = 0; i < n; i++) {
 		char name[64], what[80];
 		const char *v;
 		size_t j;
@@ -680,8 +746,29 @@ int args_load_project(struct aisb_settings *s, int argc, char **argv, const char
 	return 0;
 }
 
+/* @o's help line, with "%H" replaced by the harnesses' names ("pi, codex, claude"). A static
+ * buffer. Does not log. */
+static const char *opt_help(const struct opt_def *o)
+{
+	static char buf[512];
+	const char *m = strstr(o->help, "%H");
+	size_t n;
+
+	if (!m)
+		return o->help;
+	n = (size_t)snprintf(buf, sizeof(buf), "%.*s", (int)(m - o->help), o->help);
+	for (size_t i = 0; harness_at(i) && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? ", " : "", harness_at(i)->name);
+	if (n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - n, "%s", m + 2);
+	return buf;
+}
+
 void args_print_help(const char *prog)
 {
+	size_t n;
+	const struct opt_def *opts = opt_table(&n);
+
 	printf("usage: %s [run] [SANDBOX FLAGS] [HARNESS ARGS...]\n"
 	       "       %s [run] [SANDBOX FLAGS] -- COMMAND [ARGS...]\n\n"
 	       "Runs a harness (pi by default) or COMMAND against the current directory with only\n"
@@ -689,11 +776,11 @@ void args_print_help(const char *prog)
 	       "Sandbox flags are read until the first argument that is not one; the rest goes to\n"
 	       "the harness. '--' replaces the harness with COMMAND.\n\nFlags:\n",
 	       prog, prog);
-	for (size_t i = 0; i < ELEMENTSOF(opts); i++) {
+	for (size_t i = 0; i < n; i++) {
 		char left[64];
 		snprintf(left, sizeof(left), "--%s%s%s", opts[i].flag, opts[i].arg ? " " : "",
 			 opts[i].arg ? opts[i].arg : "");
-		printf("  %-34s %s\n", left, opts[i].help);
+		printf("  %-34s %s\n", left, opt_help(&opts[i]));
 	}
 	printf("\nConfig: $XDG_CONFIG_HOME/aisb/config ('key = value', keys as flags with '_');\n"
 	       "environment AISB_<KEY> overrides it; flags override both.\n"
@@ -741,7 +828,10 @@ static enum cli_value opt_value(const struct opt_def *o, const char **choices)
 
 bool args_flag(size_t i, struct cli_flag *out)
 {
-	if (i >= ELEMENTSOF(opts))
+	size_t n;
+	const struct opt_def *opts = opt_table(&n);
+
+	if (i >= n)
 		return false;
 	*out = (struct cli_flag){ .name = opts[i].flag };
 	out->value = opt_value(&opts[i], &out->choices);

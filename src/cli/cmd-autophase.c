@@ -74,7 +74,7 @@ static void usage(void)
 	       "Delivery is refused (78) when gitguard quarantined files a unit planted for git or the\n"
 	       "hooks or config of .git changed since before the first unit (--trust-git-changes accepts\n"
 	       "both), when .agents/validate.sh or the launcher file changed, or HEAD left the branch.\n"
-	       "A launcher whose program is pi, codex or claude runs as the harness (config bridged).\n"
+	       "A launcher whose program is one of aisb's harnesses runs as the harness (config bridged).\n"
 	       "An agent that exits non-zero is rerun up to --retries times (2), after --backoff seconds\n"
 	       "(30, doubled each time); a failed validation gets up to --fix-rounds (2) rounds of the\n"
 	       "agent with the fix prompt (the failure and validate.sh's output) and the gate again.\n"

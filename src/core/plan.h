@@ -28,6 +28,10 @@ enum rootfs_kind { ROOTFS_HOST, ROOTFS_IMAGE, ROOTFS_KIND_MAX };
 /* Where a setting came from; used for error messages and tests of precedence. */
 enum setting_source { SRC_DEFAULT, SRC_CONFIG, SRC_PROJECT, SRC_ENV, SRC_FLAG, SRC_MAX };
 
+/* The rows the harness table (agents/harness.h) may have: the size of the settings' per-harness
+ * switches. harness.c asserts its table fits. */
+#define PLAN_HARNESSES_MAX 8
+
 struct aisb_settings {
 	enum net_mode net;
 	char *rootfs;         /* "host" */
@@ -68,7 +72,8 @@ struct aisb_settings {
 	bool no_pi_token_env;
 	char **key_via_gate;  /* harnesses whose key stays outside: the gate adds it (net/gate.h) */
 	char *thinking;       /* pi's level, "host", or NULL: xhigh */
-	bool no_pi_config, no_codex_config, no_claude_config;
+	/* [i]: the bridge of harness_at(i) is off, by its row's switch (--no-pi-config, ...) */
+	bool no_harness_config[PLAN_HARNESSES_MAX];
 	char *workspace;      /* "bind" (NULL) or "clone" (workspace/workspace.h) */
 	char *untracked;      /* clone: "none" (NULL) or "copy" */
 	char *target;         /* clone: where commits are imported: NULL (aisb/<id>), current, BRANCH */

@@ -12,13 +12,25 @@ subcommands() { "$AISB" __complete '' | grep -v '^-'; }
 # flags_of SUB: the long and short flags of SUB's table, one per line
 flags_of() { "$AISB" __complete "$1" -; }
 
-# undocumented PAGE FLAG...: prints the flags PAGE has no term for
+# harnesses: the names of the harness table's rows (src/agents/harness.c), as --harness offers them
+harnesses() { "$AISB" __complete --harness '' | grep -vx shell; }
+
+# undocumented PAGE FLAG...: prints the flags PAGE has no term for. A harness's switch
+# (--no-NAME-config, one per row of the harness table, made from the row) is documented by the
+# page's one generic term *--no-*_HARNESS_*-config*, so that adding a harness touches no page.
 undocumented() {
-	local page=$1 f
+	local page=$1 f h
 	shift
 	for f in "$@"; do
 		# scdoc renders *--flag* as \fB--flag\fR
-		grep -qF "\\fB$f\\fR" "$page" || echo "$f"
+		grep -qF "\\fB$f\\fR" "$page" && continue
+		h=${f#--no-}
+		h=${h%-config}
+		if [ "$f" = "--no-$h-config" ] && harnesses | grep -qx -- "$h" &&
+			grep -qF '\fB--no-\fR\fIHARNESS\fR\fB-config\fR' "$page"; then
+			continue
+		fi
+		echo "$f"
 	done
 }
 
@@ -70,4 +82,22 @@ undocumented() {
 	grep -vF '\fB--keep\fR' "$AISB_BUILDDIR/man/aisb-run.1" >"$page"
 	mapfile -t flags < <(flags_of run)
 	[ "$(undocumented "$page" "${flags[@]}")" = "--keep" ]
+}
+
+@test "man: every harness's switch is in run's table, and the generic term covers only those (control)" {
+	local page=$BATS_TEST_TMPDIR/aisb-run.1 h want=()
+	mapfile -t hs < <(harnesses)
+	[ "${#hs[@]}" -ge 3 ]
+	for h in "${hs[@]}"; do
+		flags_of run | grep -qx -- "--no-$h-config"
+		want+=("--no-$h-config")
+	done
+	# the term covers the table's harnesses, not a name outside it, nor a flag of another shape
+	[ -z "$(undocumented "$AISB_BUILDDIR/man/aisb-run.1" --no-pi-config)" ]
+	[ "$(undocumented "$AISB_BUILDDIR/man/aisb-run.1" --no-gemini-config --no-shell-config)" = \
+		"$(printf '%s\n' --no-gemini-config --no-shell-config)" ]
+	# without the term (and the page's own mentions of a switch), every harness's switch is undocumented
+	grep -vF '\fB--no-\fR\fIHARNESS\fR\fB-config\fR' "$AISB_BUILDDIR/man/aisb-run.1" |
+		sed 's/\\fB--no-[a-z]*-config\\fR//g' >"$page"
+	[ "$(undocumented "$page" "${want[@]}")" = "$(printf '%s\n' "${want[@]}")" ]
 }

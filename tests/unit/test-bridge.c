@@ -542,11 +542,12 @@ static void test_resolve_refusal(void **state)
  * every row complete (a bridge, a switch, at least one host file, and the bridge runs on no file). */
 static void test_harness_table(void **state)
 {
-	struct aisb_settings st = { .no_codex_config = true };
+	struct aisb_settings st = { .net = NET_ALLOW };
 	const struct harness *h;
 	size_t n = 0;
 
 	(void)state;
+	st.no_harness_config[harness_index(harness_find("codex"))] = true;
 	assert_non_null(harness_find("pi"));
 	assert_string_equal(harness_find("codex")->name, "codex");
 	assert_null(harness_find("shell"));
@@ -575,6 +576,7 @@ static void test_harness_table(void **state)
 		assert_non_null(h->files[0].rel);
 		assert_true(strncmp(h->no_config_flag, "--no-", 5) == 0);
 		assert_ptr_equal(harness_find(h->name), h);
+		assert_int_equal(harness_index(h), n);
 		assert_true(!h->fetches == !h->fetches_hint);
 		assert_int_equal(h->bridge(NULL, &c, &r), 0);
 		bridge_result_done(&r);
