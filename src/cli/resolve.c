@@ -454,7 +454,6 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	r = netplan_resolve(s, &p->netp);
 	if (r != 0)
 		return r;
-	p->net = p->netp->mode;
 	p->rootfs = s->image ? ROOTFS_IMAGE : ROOTFS_HOST;
 	/* Only a kept session's upper is on disk: one thrown away at exit is a bounded tmpfs in the
 	 * sandbox's own mount namespace (mount_upper_size(); docs/images.md: its mkdir/rmdir on the
@@ -678,7 +677,7 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 
 void plan_print_policy(const struct aisb_plan *p, FILE *f)
 {
-	fprintf(f, "net=%s\n", net_mode_to_string(p->net));
+	fprintf(f, "net=%s\n", net_mode_to_string(netplan_mode(p->netp)));
 	netplan_print_policy(p->netp, f);
 	if (p->rootfs == ROOTFS_IMAGE)
 		fprintf(f, "rootfs=image\nimage=%s\n", p->image_ref);

@@ -88,7 +88,7 @@ static void workspace_json(const struct workspace_plan *w, json_object *o)
 	json_object_object_add(o, "workspace", ws);
 }
 
-char *plan_to_json(const struct aisb_plan *p)
+char *plan_to_json(const struct aisb_plan *p, enum net_mode net)
 {
 	json_object *o = json_object_new_object(), *a, *env, *m;
 	char *out;
@@ -103,7 +103,7 @@ char *plan_to_json(const struct aisb_plan *p)
 	/* read back by `aisb clean` when the generated /etc files are outside the session dir */
 	if (p->etc_dir)
 		json_object_object_add(o, "etc_dir", json_object_new_string(p->etc_dir));
-	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(p->net)));
+	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(net)));
 	json_object_object_add(o, "rootfs", json_object_new_string(p->rootfs == ROOTFS_IMAGE ? "image" : "host"));
 	if (p->image_ref)
 		json_object_object_add(o, "image", json_object_new_string(p->image_ref));

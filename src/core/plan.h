@@ -150,7 +150,8 @@ struct aisb_plan {
 	struct plan_env *env;
 	size_t n_env;
 
-	enum net_mode net;
+	/* the network part, its mode included: netplan_mode() (net/netplan.h) is the one home of
+	 * the mode, which the plan does not copy */
 	struct net_plan *netp;  /* policy, ruleset, pasta needs (net/netplan.h) */
 
 	bool allow_ptrace;
@@ -232,7 +233,9 @@ int plan_project_dst(const char *cwd, const char *workdir, char **dst, bool *rel
  * Does not log. */
 char *plan_host_home(env_getter get);
 
-/* The plan as JSON text (for the session dir), without secret values. Caller frees. Does not log. */
-char *plan_to_json(const struct aisb_plan *p);
+/* The plan as JSON text (for the session dir), without secret values; @net is its network mode
+ * (netplan_mode(): the net part, which the core cannot read, keeps it). Caller frees. Does not
+ * log. */
+char *plan_to_json(const struct aisb_plan *p, enum net_mode net);
 
 #endif

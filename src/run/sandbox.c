@@ -347,8 +347,9 @@ static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *
 				   .uid = geteuid(), .gid = getegid(), .reserved = reserved,
 				   .n_reserved = netplan_has_gate(p->netp) ? GATE_PORTS_N : 0,
 				   /* full mode: IPv6 wherever the host has it, and the host's resolver */
-				   .ipv6 = p->netp->mode == NET_FULL || allow_has_family(&p->netp->policy.allow, AF_INET6),
-				   .dns_forward = p->netp->mode == NET_FULL };
+				   .ipv6 = netplan_mode(p->netp) == NET_FULL ||
+					   allow_has_family(&p->netp->policy.allow, AF_INET6),
+				   .dns_forward = netplan_mode(p->netp) == NET_FULL };
 	_cleanup_close_ int log_fd = -1;
 	int r;
 
@@ -722,7 +723,7 @@ static int admit_stage(const struct aisb_plan *p)
 		return log_error("the command would get %zu environment variables, more than the limit of %d "
 				 "(pass fewer --env/--env-file entries)", p->n_env, SANDBOX_ENV_MAX),
 		       AISB_EXIT_POLICY;
-	if (p->net == NET_FULL)
+	if (netplan_mode(p->netp) == NET_FULL)
 		log_warn("--net full: the sandbox gets UNFILTERED network access through pasta; nothing is "
 			 "allowlisted or logged (use --net allow with --allow entries instead)");
 	return 0;

@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "net/netplan.h"
 #include "net/pasta.h"
 #include "run/session.h"
 #include "util/log.h"
@@ -44,8 +45,8 @@ static int write_etc(int dirfd, const struct aisb_plan *p)
 		return r;
 	/* Allow mode points this at the gate's DNS stub (issue 3); in none mode there is no resolver;
 	 * full mode at the address pasta forwards to the host's own resolver (issue 12). */
-	n = snprintf(buf, sizeof(buf), p->net == NET_NONE ? "# aisb: --net none, no resolver\n"
-				       : p->net == NET_FULL ? "# aisb: --net full, the host's resolver through pasta\n"
+	n = snprintf(buf, sizeof(buf), netplan_mode(p->netp) == NET_NONE ? "# aisb: --net none, no resolver\n"
+				       : netplan_mode(p->netp) == NET_FULL ? "# aisb: --net full, the host's resolver through pasta\n"
 							      "nameserver " PASTA_DNS_FORWARD "\noptions edns0\n"
 							    : "nameserver 127.0.0.53\noptions edns0\n");
 	return write_file_at(dirfd, "resolv.conf", buf, (size_t)n, 0644);
@@ -195,7 +196,7 @@ static int fill_session_dir(struct aisb_plan *p, int dfd, bool in_run)
 
 	if ((r = create_etc(p, dfd, in_run)) < 0)
 		return r;
-	if (!(json = plan_to_json(p)))
+	if (!(json = plan_to_json(p, netplan_mode(p->netp))))
 		return -ENOMEM;
 	if ((r = write_file_at(dfd, "plan.json", json, strlen(json), 0600)) < 0)
 		return r;
@@ -452,7 +453,7 @@ int session_finish(const struct aisb_plan *p, int exit_code, long long start_use
 	json_object_object_add(o, "end", json_object_new_int64(now.tv_sec));
 	json_object_object_add(o, "command", a);
 	json_object_object_add(o, "project", p->project_src ? json_object_new_string(p->project_src) : NULL);
-	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(p->net)));
+	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(netplan_mode(p->netp))));
 	json_object_object_add(o, "exit", json_object_new_int(exit_code));
 	if (git_quarantined)
 		json_object_object_add(o, "git_quarantined", json_object_new_int64((int64_t)git_quarantined));

@@ -15,6 +15,7 @@
 
 #include "cli/args.h"
 #include "cli/resolve.h"
+#include "net/netplan.h"
 #include "util/util.h"
 
 #define CANARY "canary-7f3e9a1c-value"
@@ -238,7 +239,7 @@ static void test_redaction(void **state)
 	assert_null(strstr(buf, CANARY));
 	assert_non_null(strstr(buf, "TOKEN=<redacted>"));
 	assert_non_null(strstr(buf, "env=OTHER"));
-	json = plan_to_json(&p);
+	json = plan_to_json(&p, netplan_mode(p.netp));
 	assert_null(strstr(json, CANARY));
 	assert_non_null(strstr(json, "\"TOKEN\""));
 	free(json);
@@ -265,7 +266,7 @@ static void test_refusals(void **state)
 	/* the default allow mode with nothing allowed runs as none */
 	s.net_source = SRC_DEFAULT;
 	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
-	assert_int_equal(p.net, NET_NONE);
+	assert_int_equal(netplan_mode(p.netp), NET_NONE);
 	plan_free(&p);
 	/* an invalid entry is 78 */
 	strv_push(&s.allows, "exa mple.com");
@@ -295,6 +296,51 @@ static void test_refusals(void **state)
 	assert_string_equal(p.argv[0], "pi");
 	plan_free(&p);
 	settings_free(&s);
+	fake_env = NULL;
+}
+
+/* The network mode has one home, the net plan (netplan_mode()): every mode --net can name comes
+ * back from it as resolved, the default allow mode with nothing to allow as none, and a plan
+ * without a net part (one built by hand, as the mount tests do) reads as none. */
+static void test_net_mode_one_home(void **state)
+{
+	static const char *const env[] = { "HOME=/home/x", NULL };
+	static const struct { enum net_mode in; enum setting_source src; const char *allow; enum net_mode out; } t[] = {
+		{ NET_NONE, SRC_FLAG, NULL, NET_NONE },
+		{ NET_FULL, SRC_FLAG, NULL, NET_FULL },
+		{ NET_ALLOW, SRC_FLAG, "example.com", NET_ALLOW },
+		{ NET_ALLOW, SRC_DEFAULT, NULL, NET_NONE },
+	};
+	char *buf = NULL;
+	size_t len = 0;
+
+	assert_int_equal(netplan_mode(NULL), NET_NONE);
+	fake_env = env;
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		struct aisb_settings s;
+		struct aisb_plan p = { 0 };
+		char want[32];
+		FILE *f;
+
+		args_defaults(&s);
+		s.no_cwd = true;
+		s.net = t[i].in;
+		s.net_source = t[i].src;
+		if (t[i].allow)
+			strv_push(&s.allows, t[i].allow);
+		assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+		assert_int_equal(netplan_mode(p.netp), t[i].out);
+		/* --print-policy's first line reads it from there too */
+		f = open_memstream(&buf, &len);
+		plan_print_policy(&p, f);
+		fclose(f);
+		snprintf(want, sizeof(want), "net=%s\n", net_mode_to_string(t[i].out));
+		assert_true(strncmp(buf, want, strlen(want)) == 0);
+		free(buf);
+		buf = NULL;
+		plan_free(&p);
+		settings_free(&s);
+	}
 	fake_env = NULL;
 }
 
@@ -415,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_env_file),
 		cmocka_unit_test(test_redaction),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_net_mode_one_home),
 		cmocka_unit_test(test_command),
 		cmocka_unit_test(test_image_upper),
 		cmocka_unit_test(test_harness_from_and_home),
