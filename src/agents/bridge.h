@@ -24,7 +24,8 @@ struct bridge_plan;
 
 /**
  * bridge_resolve() - bridge the host config of the harness @p will run
- * @p: the resolved plan (after image_attach(): its command is final); gets the token and key
+ * @p: the plan being resolved: the last stage of plan_resolve() (cli/resolve.h), its only
+ *     caller, after the image's config made the command final; gets the token and key
  *     variables (secret), the sandbox variables the bridge sets, and p->bridge
  * @s: settings (harness, --pi-token-env, --thinking, --no-*-config)
  * @get: host environment

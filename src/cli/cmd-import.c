@@ -61,7 +61,7 @@ int cli_workspace_export(const struct workspace_export *e)
 		settings_free(&s);
 		return AISB_EXIT_FAILED;
 	}
-	r = plan_resolve(&p, &s, export_get);
+	r = plan_resolve(&p, &s, export_get, NULL);
 	settings_free(&s);
 	if (r != 0) {
 		plan_free(&p);

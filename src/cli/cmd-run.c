@@ -91,7 +91,7 @@ static int print_versions(struct aisb_settings *s, char **argv)
 	s->image = NULL;
 	if (strv_push(&s->command, s->harness) < 0 || strv_push(&s->command, "--version") < 0)
 		return AISB_EXIT_FAILED;
-	r = plan_resolve(&p, s, hostenv_get);
+	r = plan_resolve(&p, s, hostenv_get, NULL);
 	if (r == 0 && p.limits_mode == LIMITS_SCOPE) {
 		/* the same re-run in a systemd scope as any run; nothing printed yet */
 		plan_free(&p);
@@ -147,22 +147,11 @@ int cmd_run(int argc, char **argv)
 		const char *t = hostenv_get("AISB_TEST_NO_IDMAP");
 		mount_masks_prefetch(!(t && streq(t, "1")));
 	}
-	r = plan_resolve(&p, &s, hostenv_get);
+	/* the whole plan, the image's config and the harness's bridged config included: nothing
+	 * amends it after this (cli/resolve.h) */
+	r = plan_resolve(&p, &s, hostenv_get, &image_lock);
 	if (r != 0)
 		goto out;
-	if (p.rootfs == ROOTFS_IMAGE) {
-		r = image_attach(&p, &s, s.dry_run || s.print_policy || s.print_ruleset, &image_lock);
-		if (r != 0)
-			goto out;
-	}
-	/* The harness's host config, rewritten for the sandbox home; refuses a harness whose model
-	 * endpoint is not allowed. After image_attach(): an image's Cmd may replace the harness. */
-	{
-		_cleanup_free_ char *home = plan_host_home(hostenv_get);
-		r = home ? bridge_resolve(&p, &s, hostenv_get, home) : 0;
-		if (r != 0)
-			goto out;
-	}
 	/* a git check that a killed aisb left pending runs before this run starts (issue 21) */
 	(void)sessions_pending_checks(s.dry_run || s.print_policy || s.print_ruleset);
 	if (s.dry_run || s.print_policy || s.print_ruleset) {

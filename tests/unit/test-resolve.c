@@ -229,9 +229,10 @@ static void test_redaction(void **state)
 	fake_env = env;
 	args_defaults(&s);
 	s.no_cwd = true;
+	strv_push(&s.command, "true"); /* a `--` command: the bridge has nothing to do */
 	strv_push(&s.envs, "TOKEN");
 	strv_push(&s.envs, "OTHER=" CANARY);
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	f = open_memstream(&buf, &len);
 	plan_print(&p, f);
 	plan_print_policy(&p, f);
@@ -261,37 +262,44 @@ static void test_refusals(void **state)
 	/* an explicit --net allow with an empty allowlist allows nothing: 78 */
 	s.net = NET_ALLOW;
 	s.net_source = SRC_FLAG;
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
-	/* the default allow mode with nothing allowed runs as none */
+	/* the default allow mode with nothing allowed runs as none (a `--` command: a harness's
+	 * bridge would refuse a model endpoint nothing allows, test-bridge.c) */
 	s.net_source = SRC_DEFAULT;
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	strv_push(&s.command, "true");
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	assert_int_equal(netplan_mode(p.netp), NET_NONE);
 	plan_free(&p);
+	strv_free(s.command);
+	s.command = NULL;
 	/* an invalid entry is 78 */
 	strv_push(&s.allows, "exa mple.com");
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	strv_free(s.allows);
 	s.allows = NULL;
 	s.net = NET_NONE;
 	s.memory = strdup("lots"); /* invalid on every host; enforcement is tested in test-cgroup */
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	free(s.memory);
 	s.memory = NULL;
 	strv_push(&s.mounts, "/proc");
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	strv_free(s.mounts);
 	s.mounts = NULL;
 	strv_push(&s.mounts, "/srv:/usr/local");
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	strv_free(s.mounts);
 	s.mounts = NULL;
-	/* control: the same plan without the bad parts resolves */
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	/* control: the same plan without the bad parts resolves (offline, the user's choice: the
+	 * harness's bridge then needs no allowed endpoint) */
+	s.net = NET_NONE;
+	s.net_source = SRC_FLAG;
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	assert_string_equal(p.cwd, "/home/sandbox");
 	assert_string_equal(p.argv[0], "pi");
 	plan_free(&p);
@@ -324,11 +332,12 @@ static void test_net_mode_one_home(void **state)
 
 		args_defaults(&s);
 		s.no_cwd = true;
+		strv_push(&s.command, "true"); /* a `--` command: the bridge has nothing to do */
 		s.net = t[i].in;
 		s.net_source = t[i].src;
 		if (t[i].allow)
 			strv_push(&s.allows, t[i].allow);
-		assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+		assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 		assert_int_equal(netplan_mode(p.netp), t[i].out);
 		/* --print-policy's first line reads it from there too */
 		f = open_memstream(&buf, &len);
@@ -349,12 +358,12 @@ static void test_command(void **state)
 	static const char *const env[] = { "HOME=/home/x", NULL };
 	struct aisb_settings s;
 	struct aisb_plan p = { 0 };
-	const char *argv[] = { "aisb", "--harness", "codex", "--no-cwd", "exec", "x", NULL };
+	const char *argv[] = { "aisb", "--harness", "codex", "--net", "none", "--no-cwd", "exec", "x", NULL };
 
 	fake_env = env;
 	args_defaults(&s);
-	assert_int_equal(args_parse_flags(&s, 6, (char **)argv), 0);
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(args_parse_flags(&s, 8, (char **)argv), 0);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	assert_int_equal(strv_length(p.argv), 3);
 	assert_string_equal(p.argv[0], "codex");
 	assert_string_equal(p.argv[1], "exec");
@@ -382,9 +391,11 @@ static void test_image_upper(void **state)
 		args_defaults(&s);
 		s.no_cwd = true;
 		s.image = strdup("oci:/nonexistent/layout:v1");
+		s.net = NET_NONE; /* the harness's bridge needs no allowed endpoint offline */
+		s.net_source = SRC_FLAG;
 		s.keep = t[i].keep;
 		s.ephemeral = t[i].ephemeral;
-		assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+		assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 		assert_int_equal(p.image_ephemeral, t[i].tmpfs);
 		assert_int_equal(p.image_upper_max, 0);
 		plan_free(&p);
@@ -393,12 +404,14 @@ static void test_image_upper(void **state)
 	args_defaults(&s);
 	s.no_cwd = true;
 	s.image = strdup("oci:/nonexistent/layout:v1");
+	s.net = NET_NONE;
+	s.net_source = SRC_FLAG;
 	fake_env = env_hook;
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	assert_int_equal(p.image_upper_max, 4 << 20);
 	plan_free(&p);
 	fake_env = env_bad;
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	settings_free(&s);
 	fake_env = NULL;
@@ -424,7 +437,7 @@ static void test_harness_from_and_home(void **state)
 	s.net = NET_NONE;
 	s.home = strdup("work");
 	strv_push(&s.harness_from, dir);
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	assert_string_equal(p.home_src, "/home/x/.st/aisb/homes/work");
 	assert_int_equal(p.n_mounts, 1);
 	assert_string_equal(p.mounts[0].src, dir);
@@ -442,7 +455,7 @@ static void test_harness_from_and_home(void **state)
 	strv_free(s.harness_from);
 	s.harness_from = NULL;
 	strv_push(&s.harness_from, "/");
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	settings_free(&s);
 	fake_env = NULL;
