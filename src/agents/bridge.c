@@ -563,7 +563,7 @@ static int apply_file(int root, int basefd, const struct bridge_file *f)
 	return 0;
 }
 
-int bridge_apply(const struct aisb_plan *p)
+int bridge_apply(const struct aisb_plan *p, const struct aisb_session *ss)
 {
 	struct bridge_plan *b = p->bridge;
 	_cleanup_free_ char *rootpath = NULL, *basepath = NULL;
@@ -572,20 +572,20 @@ int bridge_apply(const struct aisb_plan *p)
 
 	if (!b || !b->res.n_files)
 		return 0;
-	if (p->home_src) {
-		const char *hn = strrchr(p->home_src, '/');
+	if (ss->home_src) {
+		const char *hn = strrchr(ss->home_src, '/');
 		/* The copies of what aisb wrote live beside the homes, out of the sandbox's reach. */
-		if (asprintf(&basepath, "%s/bridge/%s", p->state_dir, hn ? hn + 1 : "default") < 0)
+		if (asprintf(&basepath, "%s/bridge/%s", ss->state_dir, hn ? hn + 1 : "default") < 0)
 			return -ENOMEM;
 		if ((r = mkdir_p(basepath, 0700)) < 0)
 			return log_error_errno(r, "cannot create '%s': %m", basepath);
 		basefd = open(basepath, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		root = open(p->home_src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		root = open(ss->home_src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (basefd < 0 || root < 0)
-			return log_error_errno(-errno, "cannot open the sandbox home '%s': %m", p->home_src);
+			return log_error_errno(-errno, "cannot open the sandbox home '%s': %m", ss->home_src);
 	} else {
 		/* Ephemeral home: the files go to the session dir, bound into the tmpfs home. */
-		if (!(rootpath = path_join(p->session_dir, "bridge-home")))
+		if (!(rootpath = path_join(ss->dir, "bridge-home")))
 			return -ENOMEM;
 		if (mkdir(rootpath, 0700) < 0 && errno != EEXIST)
 			return log_error_errno(-errno, "cannot create '%s': %m", rootpath);
@@ -597,7 +597,7 @@ int bridge_apply(const struct aisb_plan *p)
 		const struct bridge_file *f = &b->res.files[i];
 		if ((r = apply_file(root, basefd, f)) < 0)
 			return r;
-		if (!p->home_src) {
+		if (!ss->home_src) {
 			_cleanup_free_ char *top = strndup(f->rel, strcspn(f->rel, "/"));
 			if (!top)
 				return -ENOMEM;

@@ -40,7 +40,8 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 
 /**
  * bridge_apply() - write the bridged files into the sandbox home
- * @p: the plan after session_create() (canonical state dir, home and session dir)
+ * @p: the plan
+ * @ss: its session (session_create(): canonical state dir, home and session dir)
  *
  * Persistent home: each file is merged per key against the copy of what aisb wrote last (kept
  * under the state dir, out of the sandbox's reach) and replaced atomically, without following
@@ -48,7 +49,7 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
  * which the mount plan binds into the tmpfs home (bridge_home_binds()).
  * Return: 0 or -errno. Logs on failure.
  */
-int bridge_apply(const struct aisb_plan *p);
+int bridge_apply(const struct aisb_plan *p, const struct aisb_session *ss);
 
 /* The directories (relative to the home, e.g. ".pi") bridge_apply() wrote under
  * <session dir>/bridge-home for an ephemeral home; NULL-terminated, NULL when none. */

@@ -77,7 +77,12 @@ int cli_workspace_export(const struct workspace_export *e)
 		(void)dup2(null_fd, 1);
 		close(null_fd);
 	}
-	r = sandbox_run(&p);
+	{
+		struct aisb_session ss = { 0 };
+
+		r = sandbox_run(&p, &ss);
+		session_done(&ss);
+	}
 	if (saved_in >= 0) {
 		(void)dup2(saved_in, 0);
 		close(saved_in);

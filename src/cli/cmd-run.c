@@ -6,12 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agents/bridge.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/harness.h"
 #include "cli/hostenv.h"
-#include "cli/image-run.h"
 #include "cli/import.h"
 #include "cli/resolve.h"
 #include "cli/sessions.h"
@@ -20,6 +18,7 @@
 #include "ns/mounts.h"
 #include "net/netplan.h"
 #include "run/sandbox.h"
+#include "run/session.h"
 #include "util/util.h"
 #include "util/log.h"
 
@@ -104,9 +103,12 @@ static int print_versions(struct aisb_settings *s, char **argv)
 	else if (r == 0 && !harness_visible(&p))
 		printf("%s: not found where the sandbox looks (see 'aisb --help', Finding the harness)\n", s->harness);
 	else if (r == 0) {
+		struct aisb_session ss = { 0 };
+
 		printf("%s (inside the sandbox): ", s->harness);
 		fflush(stdout);
-		r = sandbox_run(&p);
+		r = sandbox_run(&p, &ss);
+		session_done(&ss);
 	}
 	plan_free(&p);
 	return r;
@@ -117,6 +119,7 @@ int cmd_run(int argc, char **argv)
 	_cleanup_free_ char *config = hostenv_config_path();
 	struct aisb_settings s;
 	struct aisb_plan p;
+	struct aisb_session ss = { 0 }; /* what the run makes (run/session.h) */
 	_cleanup_close_ int image_lock = -1; /* keeps gc/rmi off the image's rootfs while we run */
 	int r;
 
@@ -176,12 +179,14 @@ int cmd_run(int argc, char **argv)
 	if (p.netp && p.netp->defaulted_to_none && !s.quiet)
 		log_info("network: loopback only (no --allow entry); add --allow HOST to reach a host, or --net "
 			 "none to keep this and silence the notice");
-	r = sandbox_run(&p);
+	r = sandbox_run(&p, &ss);
 	/* --workspace clone: the new commits come back, validated (workspace/workspace.h); a
 	 * refused import fails a command that succeeded (125), its own failure code stands */
-	if (p.workspace && p.workspace->dir && workspace_finish(&p, cli_workspace_export, hostenv_get, cli_import_confirm) < 0 && r == 0)
+	if (p.workspace && ss.workspace_dir &&
+	    workspace_finish(&p, &ss, cli_workspace_export, hostenv_get, cli_import_confirm) < 0 && r == 0)
 		r = AISB_EXIT_FAILED;
 out:
+	session_done(&ss);
 	plan_free(&p);
 	settings_free(&s);
 	return r;

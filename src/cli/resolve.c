@@ -816,9 +816,6 @@ void plan_free(struct aisb_plan *p)
 	free(p->env);
 	strv_free(p->argv);
 	free(p->state_dir);
-	free(p->session_id);
-	free(p->session_dir);
 	free(p->run_dir);
-	free(p->etc_dir);
 	memset(p, 0, sizeof(*p));
 }

@@ -240,7 +240,7 @@ static void test_redaction(void **state)
 	assert_null(strstr(buf, CANARY));
 	assert_non_null(strstr(buf, "TOKEN=<redacted>"));
 	assert_non_null(strstr(buf, "env=OTHER"));
-	json = plan_to_json(&p, netplan_mode(p.netp));
+	json = plan_to_json(&p, netplan_mode(p.netp), NULL);
 	assert_null(strstr(json, CANARY));
 	assert_non_null(strstr(json, "\"TOKEN\""));
 	free(json);
@@ -351,6 +351,36 @@ static void test_net_mode_one_home(void **state)
 		settings_free(&s);
 	}
 	fake_env = NULL;
+}
+
+/* What a run makes is its session's, not the plan's (core/session.h): plan.json takes the id, the
+ * etc dir and the canonical home from the session it is written for, and plan_project_src() is
+ * the session's clone when there is one, else the plan's project. */
+static void test_session_is_not_the_plan(void **state)
+{
+	struct aisb_plan p = { .project_src = (char *)"/home/a/proj", .home_src = (char *)"/link/aisb/homes/default",
+			       .cwd = (char *)"/home/a/proj" };
+	struct aisb_session ss = { .id = (char *)"0123456789ab", .etc_dir = (char *)"/run/aisb/0123456789ab",
+				   .home_src = (char *)"/real/aisb/homes/default" };
+	char *json;
+
+	(void)state;
+	assert_string_equal(plan_project_src(&p, NULL), "/home/a/proj");
+	assert_string_equal(plan_project_src(&p, &ss), "/home/a/proj");
+	ss.project_src = (char *)"/real/aisb/workspaces/0123456789ab/repo";
+	assert_string_equal(plan_project_src(&p, &ss), ss.project_src);
+	json = plan_to_json(&p, NET_NONE, &ss);
+	assert_non_null(strstr(json, "\"session\":\"0123456789ab\""));
+	assert_non_null(strstr(json, "\"etc_dir\":\"/run/aisb/0123456789ab\""));
+	assert_non_null(strstr(json, "\"home\":\"/real/aisb/homes/default\""));
+	assert_non_null(strstr(json, "\"project\":\"/home/a/proj\"")); /* the plan's: what was asked */
+	free(json);
+	/* no session yet: the plan's own home, no id */
+	json = plan_to_json(&p, NET_NONE, NULL);
+	assert_non_null(strstr(json, "\"session\":\"\""));
+	assert_null(strstr(json, "etc_dir"));
+	assert_non_null(strstr(json, "\"home\":\"/link/aisb/homes/default\""));
+	free(json);
 }
 
 static void test_command(void **state)
@@ -475,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_redaction),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_net_mode_one_home),
+		cmocka_unit_test(test_session_is_not_the_plan),
 		cmocka_unit_test(test_command),
 		cmocka_unit_test(test_image_upper),
 		cmocka_unit_test(test_harness_from_and_home),
