@@ -377,6 +377,24 @@ static int set_variables(struct aisb_plan *p, const struct bridge_plan *b, bool 
 	return 0;
 }
 
+/* An ephemeral home (a tmpfs) gets the bridged files from <session dir>/bridge-home, where
+ * bridge_apply() writes them: the top directories of their paths, each bound once, are decided
+ * here (bridge_home_binds()), so that applying the bridge writes nothing into the plan. Return:
+ * 0 or 125. Does not log. */
+static int plan_binds(const struct aisb_plan *p, struct bridge_plan *b)
+{
+	if (p->home_src)
+		return 0;
+	for (size_t i = 0; i < b->res.n_files; i++) {
+		_cleanup_free_ char *top = strndup(b->res.files[i].rel, strcspn(b->res.files[i].rel, "/"));
+		if (!top)
+			return AISB_EXIT_FAILED;
+		if (!strv_contains(b->binds, top) && strv_push(&b->binds, top) < 0)
+			return AISB_EXIT_FAILED;
+	}
+	return 0;
+}
+
 int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get, const char *host_home)
 {
 	struct bridge_ctx c = { .host_home = host_home, .get = get, .project_dst = p->project_dst ? p->project_dst : NULL };
@@ -412,7 +430,7 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 	if (via_gate && (r = key_mode_check(p, h, &b->res)) != 0)
 		return r;
 	b->key_via_gate = via_gate;
-	if ((r = set_variables(p, b, via_gate, get)) != 0)
+	if ((r = set_variables(p, b, via_gate, get)) != 0 || (r = plan_binds(p, b)) != 0)
 		return r;
 	if (via_gate && b->res.keys && *b->res.keys) {
 		char line[1024];
@@ -565,7 +583,7 @@ static int apply_file(int root, int basefd, const struct bridge_file *f)
 
 int bridge_apply(const struct aisb_plan *p, const struct aisb_session *ss)
 {
-	struct bridge_plan *b = p->bridge;
+	const struct bridge_plan *b = p->bridge;
 	_cleanup_free_ char *rootpath = NULL, *basepath = NULL;
 	_cleanup_close_ int root = -1, basefd = -1;
 	int r;
@@ -597,13 +615,6 @@ int bridge_apply(const struct aisb_plan *p, const struct aisb_session *ss)
 		const struct bridge_file *f = &b->res.files[i];
 		if ((r = apply_file(root, basefd, f)) < 0)
 			return r;
-		if (!ss->home_src) {
-			_cleanup_free_ char *top = strndup(f->rel, strcspn(f->rel, "/"));
-			if (!top)
-				return -ENOMEM;
-			if (!strv_contains(b->binds, top) && strv_push(&b->binds, top) < 0)
-				return -ENOMEM;
-		}
 	}
 	return 0;
 }

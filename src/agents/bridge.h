@@ -51,8 +51,9 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
  */
 int bridge_apply(const struct aisb_plan *p, const struct aisb_session *ss);
 
-/* The directories (relative to the home, e.g. ".pi") bridge_apply() wrote under
- * <session dir>/bridge-home for an ephemeral home; NULL-terminated, NULL when none. */
+/* The directories (relative to the home, e.g. ".pi") under <session dir>/bridge-home that an
+ * ephemeral home binds: decided by bridge_resolve(), written there by bridge_apply();
+ * NULL-terminated, NULL when none. */
 const char *const *bridge_home_binds(const struct bridge_plan *b);
 
 /* One --dry-run line per bridged harness. Does not log. */
