@@ -594,8 +594,8 @@ static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, in
  * ns/seccomp.h.) Mustn't: let init go on when a map or the cgroup could not be set. Return: 0;
  * -1 (kill init, 125); or an exit code (kill init with it: 77 for a withheld /dev/net/tun).
  * Logs on failure. */
-static int start_stage(const struct aisb_plan *p, const struct aisb_session *ss, pid_t pid, struct limits_run *lr, struct pasta *pasta,
-		       int sync_fd, const struct sync_go *go)
+static int start_stage(const struct aisb_plan *p, const struct aisb_session *ss, pid_t pid, struct limits_run *lr,
+		       struct pasta *pasta, int sync_fd, const struct sync_go *go)
 {
 	int r;
 
@@ -872,7 +872,8 @@ static void teardown_stage(struct run *r)
 
 int sandbox_run(const struct aisb_plan *p, struct aisb_session *ss)
 {
-	struct run r = { .p = p, .ss = ss, .verdict_fd = p->guard_verdict_fd, .term = { .fd = -1 }, .go = { .magic = SYNC_MAGIC },
+	struct run r = { .p = p, .ss = ss, .verdict_fd = p->guard_verdict_fd, .term = { .fd = -1 },
+			 .go = { .magic = SYNC_MAGIC },
 			 .lr = { .watchdog = -1, .watchdog_fd = -1 }, .sync_fds = { -1, -1 }, .err_fds = { -1, -1 },
 			 .sfd = -1, .master = -1, .ws_fd = -1, .out_fd = -1, .gate_fds = { -1, -1, -1, -1 },
 			 .pasta = { .pid = -1 }, .pid = -1 };
