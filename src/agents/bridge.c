@@ -279,92 +279,82 @@ static void key_line(const struct bridge_plan *b, char *out, size_t size)
 		 b->harness, names, n > 1 ? "hold" : "holds", eps);
 }
 
-int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get, const char *host_home)
+/* The bridge's own settings, checked whether or not there is anything to bridge: --thinking
+ * and --pi-token-env. Return: 0 or 78. Logs on failure. */
+static int settings_check(const struct aisb_settings *s)
 {
-	struct bridge_ctx c = { .host_home = host_home, .get = get, .project_dst = p->project_dst ? p->project_dst : NULL };
-	_cleanup_close_ int homefd = -1;
-	struct bridge_plan *b;
-	const struct harness *hd = harness_find(s->harness);
-	const char *h = s->harness;
-	bool enabled, via_gate;
-	int r;
-
 	if (s->thinking && !streq(s->thinking, "host") && !bridge_thinking_valid(s->thinking))
 		return log_error("--thinking '%s' is not a thinking level: use one of %s, or host (keep the "
 				 "host's setting)", s->thinking, BRIDGE_THINKING_LEVELS), AISB_EXIT_POLICY;
 	if (s->pi_token_env && !plan_env_name_valid(s->pi_token_env))
 		return log_error("--pi-token-env '%s' is not a variable name", s->pi_token_env), AISB_EXIT_POLICY;
-	if (s->command || s->shell || !hd)
+	return 0;
+}
+
+/* Reads the harness @hd's host files below @host_home (no home: nothing to read, the defaults
+ * are bridged) and bridges them into @b->res. Return: 0 or an exit code. Logs on failure. */
+static int read_and_bridge(const struct harness *hd, const struct bridge_ctx *c, const char *host_home,
+			   struct bridge_plan *b)
+{
+	_cleanup_close_ int homefd = open(host_home, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	json_object *in[HARNESS_FILES_MAX] = { NULL };
+	int rc = 0, r;
+
+	if (homefd < 0 && errno != ENOENT)
+		return log_error_errno(-errno, "cannot open your home '%s': %m", host_home), AISB_EXIT_FAILED;
+	for (size_t i = 0; homefd >= 0 && i < HARNESS_FILES_MAX && hd->files[i].rel && rc == 0; i++)
+		rc = host_file(homefd, hd->files[i].rel, hd->files[i].fmt, hd->no_config_flag, &in[i]);
+	r = rc == 0 ? hd->bridge(in, c, &b->res) : 0;
+	for (size_t i = 0; i < HARNESS_FILES_MAX; i++)
+		json_object_put(in[i]);
+	if (rc != 0)
+		return rc;
+	if (r < 0)
+		return log_error_errno(r, "cannot bridge the %s config: %m", b->harness), AISB_EXIT_FAILED;
+	return 0;
+}
+
+/* The key variables: passed by name; one that the config needs but the host lacks is a
+ * refusal, never a harness that cannot reach its model. Adds the one found to @b's pass and
+ * keys lists. Return: 0 or an exit code. Logs on failure. */
+static int token_check(const struct harness *hd, const struct bridge_ctx *c, const struct aisb_settings *s,
+		       env_getter get, struct bridge_plan *b)
+{
+	const char *name = hd->token_env ? c->token_env : NULL, *h = b->harness;
+	const char *v;
+
+	if (!b->res.need_token)
 		return 0;
-	if (!p->argv || !p->argv[0] || !streq(p->argv[0], h))
-		return 0; /* an image's Entrypoint/Cmd runs instead of the harness */
-	if ((r = key_mode(s, h, &via_gate)) != 0)
-		return r;
-	enabled = !harness_config_off(hd, s);
-
-	b = calloc(1, sizeof(*b));
-	if (!b || !(b->harness = strdup(h))) {
-		free(b);
-		return AISB_EXIT_FAILED;
-	}
-	p->bridge = b;
-	c.token_env = s->pi_token_env ? s->pi_token_env : DEFAULT_TOKEN_ENV;
-	c.thinking = s->thinking ? (streq(s->thinking, "host") ? NULL : s->thinking) : DEFAULT_THINKING;
-
-	if (enabled) {
-		json_object *in[HARNESS_FILES_MAX] = { NULL };
-		int rc = 0;
-
-		homefd = open(host_home, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (homefd < 0 && errno != ENOENT)
-			return log_error_errno(-errno, "cannot open your home '%s': %m", host_home), AISB_EXIT_FAILED;
-		/* no home, no host config: nothing to read, the defaults are bridged */
-		for (size_t i = 0; homefd >= 0 && i < HARNESS_FILES_MAX && hd->files[i].rel && rc == 0; i++)
-			rc = host_file(homefd, hd->files[i].rel, hd->files[i].fmt, hd->no_config_flag, &in[i]);
-		r = rc == 0 ? hd->bridge(in, &c, &b->res) : 0;
-		for (size_t i = 0; i < HARNESS_FILES_MAX; i++)
-			json_object_put(in[i]);
-		if (rc != 0)
-			return rc;
-		if (r < 0)
-			return log_error_errno(r, "cannot bridge the %s config: %m", h), AISB_EXIT_FAILED;
-	}
-
-	r = check_endpoints(p, h, &b->res, enabled);
-	if (r != 0)
-		return r;
-
-	/* The key variables: passed by name; one that the config needs but the host lacks is a
-	 * refusal, never a harness that cannot reach its model. */
-	if (b->res.need_token) {
-		const char *name = hd->token_env ? c.token_env : NULL;
-		const char *v;
-
-		if (!name)
-			for (size_t i = 0; b->res.pass && b->res.pass[i] && !name; i++)
-				if (!((v = get(b->res.pass[i])) && *v))
-					name = b->res.pass[i];
-		if (hd->token_env && s->no_pi_token_env)
-			name = NULL;
-		if (name && !((v = get(name)) && *v)) {
-			if (hd->token_env)
-				return log_error("pi: %s: inside the sandbox its key comes from $%s (a literal or "
-						 "'!command' key never reaches the sandbox), and %s is not set: export "
-						 "%s=<your key> (or --pi-token-env NAME for another variable, "
-						 "--no-pi-token-env for an endpoint without a key)",
-						 b->res.token_origin ? b->res.token_origin : "models.json", name, name, name),
-				       AISB_EXIT_POLICY;
-			return log_error("%s: %s needs $%s, which is not set: export %s=<your key>", h,
-					 b->res.token_origin ? b->res.token_origin : "the config", name, name),
+	if (!name)
+		for (size_t i = 0; b->res.pass && b->res.pass[i] && !name; i++)
+			if (!((v = get(b->res.pass[i])) && *v))
+				name = b->res.pass[i];
+	if (hd->token_env && s->no_pi_token_env)
+		name = NULL;
+	if (name && !((v = get(name)) && *v)) {
+		if (hd->token_env)
+			return log_error("pi: %s: inside the sandbox its key comes from $%s (a literal or "
+					 "'!command' key never reaches the sandbox), and %s is not set: export "
+					 "%s=<your key> (or --pi-token-env NAME for another variable, "
+					 "--no-pi-token-env for an endpoint without a key)",
+					 b->res.token_origin ? b->res.token_origin : "models.json", name, name, name),
 			       AISB_EXIT_POLICY;
-		}
-		if (name && (strv_push(&b->res.pass, name) < 0 ||
-			     (!strv_contains(b->res.keys, name) && strv_push(&b->res.keys, name) < 0)))
-			return AISB_EXIT_FAILED;
+		return log_error("%s: %s needs $%s, which is not set: export %s=<your key>", h,
+				 b->res.token_origin ? b->res.token_origin : "the config", name, name),
+		       AISB_EXIT_POLICY;
 	}
-	if (via_gate && (r = key_mode_check(p, h, &b->res)) != 0)
-		return r;
-	b->key_via_gate = via_gate;
+	if (name && (strv_push(&b->res.pass, name) < 0 ||
+		     (!strv_contains(b->res.keys, name) && strv_push(&b->res.keys, name) < 0)))
+		return AISB_EXIT_FAILED;
+	return 0;
+}
+
+/* The sandbox's variables of the bridge: the passed keys (or their placeholders, set_key()),
+ * the aliases, and the fixed ones the bridge sets. Return: 0 or an exit code. Logs on failure. */
+static int set_variables(struct aisb_plan *p, const struct bridge_plan *b, bool via_gate, env_getter get)
+{
+	int r;
+
 	for (size_t i = 0; b->res.pass && b->res.pass[i]; i++) {
 		const char *v = get(b->res.pass[i]);
 		if (v && *v && (r = set_key(p, &b->res, via_gate, b->res.pass[i], v)) != 0)
@@ -384,6 +374,64 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 		if (!name || plan_set_env(p, name, b->res.set[i] + strlen(name) + 1, false) < 0)
 			return AISB_EXIT_FAILED;
 	}
+	return 0;
+}
+
+/* An ephemeral home (a tmpfs) gets the bridged files from <session dir>/bridge-home, where
+ * bridge_apply() writes them: the top directories of their paths, each bound once, are decided
+ * here (bridge_home_binds()), so that applying the bridge writes nothing into the plan. Return:
+ * 0 or 125. Does not log. */
+static int plan_binds(const struct aisb_plan *p, struct bridge_plan *b)
+{
+	if (p->home_src)
+		return 0;
+	for (size_t i = 0; i < b->res.n_files; i++) {
+		_cleanup_free_ char *top = strndup(b->res.files[i].rel, strcspn(b->res.files[i].rel, "/"));
+		if (!top)
+			return AISB_EXIT_FAILED;
+		if (!strv_contains(b->binds, top) && strv_push(&b->binds, top) < 0)
+			return AISB_EXIT_FAILED;
+	}
+	return 0;
+}
+
+int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get, const char *host_home)
+{
+	struct bridge_ctx c = { .host_home = host_home, .get = get, .project_dst = p->project_dst ? p->project_dst : NULL };
+	struct bridge_plan *b;
+	const struct harness *hd = harness_find(s->harness);
+	const char *h = s->harness;
+	bool enabled, via_gate;
+	int r;
+
+	if ((r = settings_check(s)) != 0)
+		return r;
+	if (s->command || s->shell || !hd)
+		return 0;
+	if (!p->argv || !p->argv[0] || !streq(p->argv[0], h))
+		return 0; /* an image's Entrypoint/Cmd runs instead of the harness */
+	if ((r = key_mode(s, h, &via_gate)) != 0)
+		return r;
+	enabled = !harness_config_off(hd, s);
+
+	b = calloc(1, sizeof(*b));
+	if (!b || !(b->harness = strdup(h))) {
+		free(b);
+		return AISB_EXIT_FAILED;
+	}
+	p->bridge = b;
+	c.token_env = s->pi_token_env ? s->pi_token_env : DEFAULT_TOKEN_ENV;
+	c.thinking = s->thinking ? (streq(s->thinking, "host") ? NULL : s->thinking) : DEFAULT_THINKING;
+
+	if (enabled && (r = read_and_bridge(hd, &c, host_home, b)) != 0)
+		return r;
+	if ((r = check_endpoints(p, h, &b->res, enabled)) != 0 || (r = token_check(hd, &c, s, get, b)) != 0)
+		return r;
+	if (via_gate && (r = key_mode_check(p, h, &b->res)) != 0)
+		return r;
+	b->key_via_gate = via_gate;
+	if ((r = set_variables(p, b, via_gate, get)) != 0 || (r = plan_binds(p, b)) != 0)
+		return r;
 	if (via_gate && b->res.keys && *b->res.keys) {
 		char line[1024];
 
@@ -533,29 +581,29 @@ static int apply_file(int root, int basefd, const struct bridge_file *f)
 	return 0;
 }
 
-int bridge_apply(const struct aisb_plan *p)
+int bridge_apply(const struct aisb_plan *p, const struct aisb_session *ss)
 {
-	struct bridge_plan *b = p->bridge;
+	const struct bridge_plan *b = p->bridge;
 	_cleanup_free_ char *rootpath = NULL, *basepath = NULL;
 	_cleanup_close_ int root = -1, basefd = -1;
 	int r;
 
 	if (!b || !b->res.n_files)
 		return 0;
-	if (p->home_src) {
-		const char *hn = strrchr(p->home_src, '/');
+	if (ss->home_src) {
+		const char *hn = strrchr(ss->home_src, '/');
 		/* The copies of what aisb wrote live beside the homes, out of the sandbox's reach. */
-		if (asprintf(&basepath, "%s/bridge/%s", p->state_dir, hn ? hn + 1 : "default") < 0)
+		if (asprintf(&basepath, "%s/bridge/%s", ss->state_dir, hn ? hn + 1 : "default") < 0)
 			return -ENOMEM;
 		if ((r = mkdir_p(basepath, 0700)) < 0)
 			return log_error_errno(r, "cannot create '%s': %m", basepath);
 		basefd = open(basepath, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		root = open(p->home_src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		root = open(ss->home_src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (basefd < 0 || root < 0)
-			return log_error_errno(-errno, "cannot open the sandbox home '%s': %m", p->home_src);
+			return log_error_errno(-errno, "cannot open the sandbox home '%s': %m", ss->home_src);
 	} else {
 		/* Ephemeral home: the files go to the session dir, bound into the tmpfs home. */
-		if (!(rootpath = path_join(p->session_dir, "bridge-home")))
+		if (!(rootpath = path_join(ss->dir, "bridge-home")))
 			return -ENOMEM;
 		if (mkdir(rootpath, 0700) < 0 && errno != EEXIST)
 			return log_error_errno(-errno, "cannot create '%s': %m", rootpath);
@@ -567,13 +615,6 @@ int bridge_apply(const struct aisb_plan *p)
 		const struct bridge_file *f = &b->res.files[i];
 		if ((r = apply_file(root, basefd, f)) < 0)
 			return r;
-		if (!p->home_src) {
-			_cleanup_free_ char *top = strndup(f->rel, strcspn(f->rel, "/"));
-			if (!top)
-				return -ENOMEM;
-			if (!strv_contains(b->binds, top) && strv_push(&b->binds, top) < 0)
-				return -ENOMEM;
-		}
 	}
 	return 0;
 }

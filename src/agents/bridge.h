@@ -24,7 +24,8 @@ struct bridge_plan;
 
 /**
  * bridge_resolve() - bridge the host config of the harness @p will run
- * @p: the resolved plan (after image_attach(): its command is final); gets the token and key
+ * @p: the plan being resolved: the last stage of plan_resolve() (cli/resolve.h), its only
+ *     caller, after the image's config made the command final; gets the token and key
  *     variables (secret), the sandbox variables the bridge sets, and p->bridge
  * @s: settings (harness, --pi-token-env, --thinking, --no-*-config)
  * @get: host environment
@@ -39,7 +40,8 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 
 /**
  * bridge_apply() - write the bridged files into the sandbox home
- * @p: the plan after session_create() (canonical state dir, home and session dir)
+ * @p: the plan
+ * @ss: its session (session_create(): canonical state dir, home and session dir)
  *
  * Persistent home: each file is merged per key against the copy of what aisb wrote last (kept
  * under the state dir, out of the sandbox's reach) and replaced atomically, without following
@@ -47,10 +49,11 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
  * which the mount plan binds into the tmpfs home (bridge_home_binds()).
  * Return: 0 or -errno. Logs on failure.
  */
-int bridge_apply(const struct aisb_plan *p);
+int bridge_apply(const struct aisb_plan *p, const struct aisb_session *ss);
 
-/* The directories (relative to the home, e.g. ".pi") bridge_apply() wrote under
- * <session dir>/bridge-home for an ephemeral home; NULL-terminated, NULL when none. */
+/* The directories (relative to the home, e.g. ".pi") under <session dir>/bridge-home that an
+ * ephemeral home binds: decided by bridge_resolve(), written there by bridge_apply();
+ * NULL-terminated, NULL when none. */
 const char *const *bridge_home_binds(const struct bridge_plan *b);
 
 /* One --dry-run line per bridged harness. Does not log. */

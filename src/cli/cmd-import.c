@@ -61,7 +61,7 @@ int cli_workspace_export(const struct workspace_export *e)
 		settings_free(&s);
 		return AISB_EXIT_FAILED;
 	}
-	r = plan_resolve(&p, &s, export_get);
+	r = plan_resolve(&p, &s, export_get, NULL);
 	settings_free(&s);
 	if (r != 0) {
 		plan_free(&p);
@@ -77,7 +77,12 @@ int cli_workspace_export(const struct workspace_export *e)
 		(void)dup2(null_fd, 1);
 		close(null_fd);
 	}
-	r = sandbox_run(&p);
+	{
+		struct aisb_session ss = { 0 };
+
+		r = sandbox_run(&p, &ss);
+		session_done(&ss);
+	}
 	if (saved_in >= 0) {
 		(void)dup2(saved_in, 0);
 		close(saved_in);

@@ -6,12 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agents/bridge.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/harness.h"
 #include "cli/hostenv.h"
-#include "cli/image-run.h"
 #include "cli/import.h"
 #include "cli/resolve.h"
 #include "cli/sessions.h"
@@ -20,6 +18,7 @@
 #include "ns/mounts.h"
 #include "net/netplan.h"
 #include "run/sandbox.h"
+#include "run/session.h"
 #include "util/util.h"
 #include "util/log.h"
 
@@ -91,7 +90,7 @@ static int print_versions(struct aisb_settings *s, char **argv)
 	s->image = NULL;
 	if (strv_push(&s->command, s->harness) < 0 || strv_push(&s->command, "--version") < 0)
 		return AISB_EXIT_FAILED;
-	r = plan_resolve(&p, s, hostenv_get);
+	r = plan_resolve(&p, s, hostenv_get, NULL);
 	if (r == 0 && p.limits_mode == LIMITS_SCOPE) {
 		/* the same re-run in a systemd scope as any run; nothing printed yet */
 		plan_free(&p);
@@ -104,9 +103,12 @@ static int print_versions(struct aisb_settings *s, char **argv)
 	else if (r == 0 && !harness_visible(&p))
 		printf("%s: not found where the sandbox looks (see 'aisb --help', Finding the harness)\n", s->harness);
 	else if (r == 0) {
+		struct aisb_session ss = { 0 };
+
 		printf("%s (inside the sandbox): ", s->harness);
 		fflush(stdout);
-		r = sandbox_run(&p);
+		r = sandbox_run(&p, &ss);
+		session_done(&ss);
 	}
 	plan_free(&p);
 	return r;
@@ -117,6 +119,7 @@ int cmd_run(int argc, char **argv)
 	_cleanup_free_ char *config = hostenv_config_path();
 	struct aisb_settings s;
 	struct aisb_plan p;
+	struct aisb_session ss = { 0 }; /* what the run makes (run/session.h) */
 	_cleanup_close_ int image_lock = -1; /* keeps gc/rmi off the image's rootfs while we run */
 	int r;
 
@@ -147,22 +150,11 @@ int cmd_run(int argc, char **argv)
 		const char *t = hostenv_get("AISB_TEST_NO_IDMAP");
 		mount_masks_prefetch(!(t && streq(t, "1")));
 	}
-	r = plan_resolve(&p, &s, hostenv_get);
+	/* the whole plan, the image's config and the harness's bridged config included: nothing
+	 * amends it after this (cli/resolve.h) */
+	r = plan_resolve(&p, &s, hostenv_get, &image_lock);
 	if (r != 0)
 		goto out;
-	if (p.rootfs == ROOTFS_IMAGE) {
-		r = image_attach(&p, &s, s.dry_run || s.print_policy || s.print_ruleset, &image_lock);
-		if (r != 0)
-			goto out;
-	}
-	/* The harness's host config, rewritten for the sandbox home; refuses a harness whose model
-	 * endpoint is not allowed. After image_attach(): an image's Cmd may replace the harness. */
-	{
-		_cleanup_free_ char *home = plan_host_home(hostenv_get);
-		r = home ? bridge_resolve(&p, &s, hostenv_get, home) : 0;
-		if (r != 0)
-			goto out;
-	}
 	/* a git check that a killed aisb left pending runs before this run starts (issue 21) */
 	(void)sessions_pending_checks(s.dry_run || s.print_policy || s.print_ruleset);
 	if (s.dry_run || s.print_policy || s.print_ruleset) {
@@ -187,12 +179,14 @@ int cmd_run(int argc, char **argv)
 	if (p.netp && p.netp->defaulted_to_none && !s.quiet)
 		log_info("network: loopback only (no --allow entry); add --allow HOST to reach a host, or --net "
 			 "none to keep this and silence the notice");
-	r = sandbox_run(&p);
+	r = sandbox_run(&p, &ss);
 	/* --workspace clone: the new commits come back, validated (workspace/workspace.h); a
 	 * refused import fails a command that succeeded (125), its own failure code stands */
-	if (p.workspace && p.workspace->dir && workspace_finish(&p, cli_workspace_export, hostenv_get, cli_import_confirm) < 0 && r == 0)
+	if (p.workspace && ss.workspace_dir &&
+	    workspace_finish(&p, &ss, cli_workspace_export, hostenv_get, cli_import_confirm) < 0 && r == 0)
 		r = AISB_EXIT_FAILED;
 out:
+	session_done(&ss);
 	plan_free(&p);
 	settings_free(&s);
 	return r;

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/hostenv.h"
 #include "cli/image-run.h"
 #include "cli/regflags.h"
 #include "rootfs/image.h"
@@ -113,14 +112,17 @@ static int image_registry_flags(struct image_opts *o, const struct aisb_settings
 	return regflags_apply(&o->reg, &f);
 }
 
-int image_attach(struct aisb_plan *p, const struct aisb_settings *s, bool preview, int *lock_fd)
+int image_attach(struct aisb_plan *p, const struct aisb_settings *s, env_getter get, bool preview, int *lock_fd)
 {
 	struct image_opts o;
 	struct oci_image_config cfg = { 0 };
 	int r;
 
-	*lock_fd = -1;
-	if (image_opts_init(&o, hostenv_get) < 0 || image_registry_flags(&o, s) < 0) {
+	if (lock_fd)
+		*lock_fd = -1;
+	if (!lock_fd)
+		preview = true; /* nobody would hold the lock: nothing is pulled (cli/image-run.h) */
+	if (image_opts_init(&o, get) < 0 || image_registry_flags(&o, s) < 0) {
 		image_opts_done(&o);
 		return AISB_EXIT_POLICY;
 	}

@@ -20,9 +20,11 @@
  * Does not log. */
 int image_apply_config(struct aisb_plan *p, const struct aisb_settings *s, const struct oci_image_config *cfg);
 
-/* Makes @p->image_ref's rootfs available (pulling it unless @preview, when only the store is
- * read) and applies its config. *lock_fd receives a shared lock on the rootfs to hold for the
- * session (or -1). Return: 0 or an exit code (78 bad reference or policy, 125). Logs on failure. */
-int image_attach(struct aisb_plan *p, const struct aisb_settings *s, bool preview, int *lock_fd);
+/* A stage of plan_resolve() (cli/resolve.h), its only caller: makes @p->image_ref's rootfs
+ * available (pulling it unless @preview or @lock_fd is NULL, when only the store is read; @get is
+ * the environment the store and registry settings come from) and applies its config. *@lock_fd
+ * receives a shared lock on the rootfs to hold for the session (or -1). Return: 0 or an exit
+ * code (78 bad reference or policy, 125). Logs on failure. */
+int image_attach(struct aisb_plan *p, const struct aisb_settings *s, env_getter get, bool preview, int *lock_fd);
 
 #endif

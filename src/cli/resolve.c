@@ -15,6 +15,7 @@
 #include "agents/bridge.h"
 #include "cli/harness.h"
 #include "cli/home.h"
+#include "cli/image-run.h"
 #include "cli/resolve.h"
 #include "ns/limits.h"
 #include "ns/scrub.h"
@@ -421,12 +422,10 @@ static void root_remap_probe(struct aisb_plan *p, env_getter get)
 	image_opts_done(&io);
 }
 
-int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get)
+/* Stage: the fixed part, from the settings alone: who the sandbox is inside, and the switches
+ * the plan copies. Mustn't: read the host beyond the caller's ids. */
+static void identity_stage(struct aisb_plan *p, const struct aisb_settings *s)
 {
-	_cleanup_free_ char *home = NULL, *cwd = NULL;
-	const char *xdg_runtime = get("XDG_RUNTIME_DIR");
-	int r;
-
 	memset(p, 0, sizeof(*p));
 	p->host_uid = getuid();
 	p->host_gid = getgid();
@@ -439,11 +438,45 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	p->tty_passthrough = s->tty_passthrough;
 	p->writable_git = s->writable_git;
 	p->container_proc = s->container_proc;
+}
 
-	/* Features of later issues are refused loudly rather than ignored. */
+/* The test hooks (documented as such in docs/images.md), not user settings: force the
+ * no-overlay fallback so that it is tested on kernels where overlay works; lower the tmpfs
+ * upper's bound so that filling it is tested without writing gigabytes; lower the egress log's
+ * bound (docs/networking.md), so that a flood reaches it fast. And aisb autophase's internal
+ * verdict fd. Return: 0 or 78. Logs on failure. */
+static int test_hooks_stage(struct aisb_plan *p, const struct aisb_settings *s, env_getter get)
+{
+	const char *t = get("AISB_TEST_NO_OVERLAY");
+
+	p->image_no_overlay = s->image && t && streq(t, "1");
+	/* internal, set by aisb autophase for its units (pipeline/autophase.c): where the git
+	 * check's verdict goes; an fd that is not open is ignored, and then autophase, which
+	 * reads no verdict, refuses to deliver */
+	t = get("AISB_GUARD_VERDICT_FD");
+	if (t) {
+		unsigned long long fd;
+		if (parse_u64(t, &fd) == 0 && fd > 2 && fd < 1024 && fcntl((int)fd, F_SETFD, FD_CLOEXEC) == 0)
+			p->guard_verdict_fd = (int)fd;
+	}
+	t = get("AISB_TEST_UPPER_SIZE");
+	if (s->image && t && cgroup_parse_size(t, &p->image_upper_max) < 0)
+		return log_error("AISB_TEST_UPPER_SIZE '%s' is not a size", t), AISB_EXIT_POLICY;
+	t = get("AISB_TEST_EGRESS_LOG_MAX");
+	if (t && cgroup_parse_size(t, &p->netp->egress_log_max) < 0)
+		return log_error("AISB_TEST_EGRESS_LOG_MAX '%s' is not a size", t), AISB_EXIT_POLICY;
+	return 0;
+}
+
+/* Stage: network and rootfs. Should: check the --image reference's syntax (the store is
+ * consulted, and the image pulled, by image_stage()), resolve the net part (net/netplan.h) and
+ * choose where an image's upper goes. Mustn't: create anything. Return: 0 or an exit code.
+ * Logs on failure. */
+static int net_rootfs_stage(struct aisb_plan *p, const struct aisb_settings *s, env_getter get)
+{
+	int r;
+
 	if (s->image) {
-		/* Only the syntax here (resolution creates nothing); the store is consulted, and the
-		 * image pulled when needed, by image_attach() before the sandbox starts. */
 		struct oci_ref ref;
 		if (oci_ref_parse(s->image, &ref) < 0)
 			return log_error("--image '%s' is not an image reference (e.g. debian:12, "
@@ -454,7 +487,6 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	r = netplan_resolve(s, &p->netp);
 	if (r != 0)
 		return r;
-	p->net = p->netp->mode;
 	p->rootfs = s->image ? ROOTFS_IMAGE : ROOTFS_HOST;
 	/* Only a kept session's upper is on disk: one thrown away at exit is a bounded tmpfs in the
 	 * sandbox's own mount namespace (mount_upper_size(); docs/images.md: its mkdir/rmdir on the
@@ -466,37 +498,23 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	 * --ephemeral keeps the tmpfs upper (docs/images.md). */
 	if (s->image && !s->ephemeral && !s->keep && !mount_tmpfs_has_user_xattr())
 		p->image_ephemeral = false;
-	/* Test hooks (documented as such in docs/images.md), not user settings: force the
-	 * no-overlay fallback so that it is tested on kernels where overlay works; lower the tmpfs
-	 * upper's bound so that filling it is tested without writing gigabytes. */
-	{
-		const char *t = get("AISB_TEST_NO_OVERLAY");
-		p->image_no_overlay = s->image && t && streq(t, "1");
-		/* internal, set by aisb autophase for its units (pipeline/autophase.c): where the git
-		 * check's verdict goes; an fd that is not open is ignored, and then autophase, which
-		 * reads no verdict, refuses to deliver */
-		t = get("AISB_GUARD_VERDICT_FD");
-		if (t) {
-			unsigned long long fd;
-			if (parse_u64(t, &fd) == 0 && fd > 2 && fd < 1024 && fcntl((int)fd, F_SETFD, FD_CLOEXEC) == 0)
-				p->guard_verdict_fd = (int)fd;
-		}
-		t = get("AISB_TEST_UPPER_SIZE");
-		if (s->image && t && cgroup_parse_size(t, &p->image_upper_max) < 0)
-			return log_error("AISB_TEST_UPPER_SIZE '%s' is not a size", t), AISB_EXIT_POLICY;
-		/* lower the egress log's bound (docs/networking.md), so that a flood reaches it fast */
-		t = get("AISB_TEST_EGRESS_LOG_MAX");
-		if (t && cgroup_parse_size(t, &p->netp->egress_log_max) < 0)
-			return log_error("AISB_TEST_EGRESS_LOG_MAX '%s' is not a size", t), AISB_EXIT_POLICY;
-	}
+	r = test_hooks_stage(p, s, get);
+	if (r != 0)
+		return r;
 	if (s->image && !(p->image_ref = strdup(s->image)))
 		return log_error("out of memory"), AISB_EXIT_FAILED;
+	return 0;
+}
 
-	home = homedir_home(get, NULL);
-	if (!home)
-		return log_error("cannot find your home directory (set HOME)"), AISB_EXIT_FAILED;
+/* Stage: the project. Should: take the current directory unless --no-cwd, refusing one that
+ * is or holds the home or must never be exposed, place it inside, and with --workspace clone
+ * plan the clone (workspace/workspace.h). Return: 0 or an exit code. Logs on failure. */
+static int project_stage(struct aisb_plan *p, const struct aisb_settings *s, env_getter get, const char *home,
+			 const char *xdg_runtime)
+{
+	_cleanup_free_ char *cwd = NULL;
+	int r;
 
-	/* The project. */
 	if (!s->no_cwd) {
 		cwd = getcwd(NULL, 0);
 		if (!cwd)
@@ -522,18 +540,26 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		return AISB_EXIT_FAILED;
 	/* --workspace clone: the project becomes a clone made at run time (workspace/workspace.h);
 	 * without a project (--no-cwd, `aisb --version`) there is nothing to clone */
-	if (s->no_cwd) {
-		/* nothing */
-	} else if (s->workspace && streq(s->workspace, "clone")) {
-		r = workspace_resolve(p, s->untracked, s->target, s->import_uncommitted, s->review, get);
-		if (r != 0)
-			return r;
-	} else if (s->untracked || s->target || s->import_uncommitted || s->review)
+	if (s->no_cwd)
+		return 0;
+	if (s->workspace && streq(s->workspace, "clone"))
+		return workspace_resolve(p, s->untracked, s->target, s->import_uncommitted, s->review, get);
+	if (s->untracked || s->target || s->import_uncommitted || s->review)
 		return log_error("--untracked, --target, --import-uncommitted and --review need --workspace clone"),
 		       AISB_EXIT_POLICY;
+	return 0;
+}
 
-	/* State and home: the rule every command shares (util/homedir.h); a dir the environment
-	 * does not let aisb use is configuration, 78, as for the image store (cli/sessions.h). */
+/* Stage: state, home and agents. Should: find the state dir and the run dir (the rule every
+ * command shares, util/homedir.h; a dir the environment does not let aisb use is configuration,
+ * 78, as for the image store, cli/sessions.h), name the persistent home, and take ~/.agents
+ * (or --agents-dir) unless --no-agents. Mustn't: create any of them. Return: 0 or an exit code.
+ * Logs on failure. */
+static int state_stage(struct aisb_plan *p, const struct aisb_settings *s, env_getter get, const char *home,
+		       const char *xdg_runtime)
+{
+	int r;
+
 	if (homedir_aisb_usable(get, HOMEDIR_STATE, &p->state_dir) < 0)
 		return AISB_EXIT_POLICY;
 	/* the session's throw-away files (NULL: the session dir) */
@@ -546,7 +572,6 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		if (asprintf(&rel, "homes/%s", p->home_name) < 0 || !(p->home_src = path_join(p->state_dir, rel)))
 			return AISB_EXIT_FAILED;
 	}
-
 	if (!s->no_agents) {
 		_cleanup_free_ char *agents = s->agents_dir ? strdup(s->agents_dir) : path_join(home, ".agents");
 		struct stat st;
@@ -561,6 +586,18 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 		} else if (s->agents_dir)
 			return log_error("--agents-dir '%s' is not a directory", agents), AISB_EXIT_POLICY;
 	}
+	return 0;
+}
+
+/* Stage: mounts, identity and limits. Should: check every --mount and --harness-from; decide
+ * the kernel ids (issue 22: the caller's, or for a root caller an unprivileged host id with its
+ * bind sources idmapped, ns/mounts.h), before the limits, which depend on it; then the limits
+ * (issue 5: enforce with cgroup v2, re-run in a systemd scope, refuse (78) or degrade the
+ * defaults with one warning). Return: 0 or an exit code. Logs on failure. */
+static int mounts_limits_stage(struct aisb_plan *p, const struct aisb_settings *s, env_getter get, const char *home,
+			       const char *xdg_runtime)
+{
+	int r;
 
 	for (size_t i = 0; s->mounts && s->mounts[i]; i++)
 		if (add_mount(p, s->mounts[i], xdg_runtime) < 0)
@@ -568,41 +605,76 @@ int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter 
 	for (size_t i = 0; s->harness_from && s->harness_from[i]; i++)
 		if ((r = add_harness_from(p, s->harness_from[i], home, xdg_runtime)) != 0)
 			return r;
-
-	/* Identity (issue 22): the caller's ids, or for a root caller an unprivileged host id with
-	 * its bind sources idmapped (ns/mounts.h), decided before the limits, which depend on it */
 	p->run_uid = p->host_uid;
 	p->run_gid = p->host_gid;
 	if (plan_root_remap_wanted(get))
 		root_remap_probe(p, get);
-
-	/* Limits (issue 5): enforce with cgroup v2, re-run in a systemd scope, refuse (78) or
-	 * degrade the defaults with one warning. */
 	p->limits_quiet = s->accept_unenforced_limits;
 	/* A preview shows the plan (limits_describe() says "NOT enforced" in it) and starts nothing:
 	 * the run-time warning is for runs only (issue 12). */
 	if (s->dry_run || s->print_policy || s->print_ruleset)
 		p->limits_quiet = true;
-	r = limits_resolve(p, s->memory, s->pids, s->cpus, get, "");
-	if (r != 0)
-		return r;
+	return limits_resolve(p, s->memory, s->pids, s->cpus, get, "");
+}
 
-	r = plan_build_env(p, s, get);
+/* Stage: environment and command. Should: build the environment (plan_build_env(), the gate's
+ * proxy variables in allow mode, the --harness-from bins first on PATH) and the argv. Return: 0
+ * or an exit code. Logs on failure. */
+static int env_command_stage(struct aisb_plan *p, const struct aisb_settings *s, env_getter get)
+{
+	int r = plan_build_env(p, s, get);
+
 	if (r == -ENOMEM)
 		return AISB_EXIT_FAILED;
 	if (r < 0)
 		return AISB_EXIT_POLICY;
 	if (netplan_has_gate(p->netp) && plan_add_proxy_env(p) < 0)
 		return AISB_EXIT_FAILED;
-
 	if (p->harness_path && prepend_path(p) < 0)
 		return AISB_EXIT_FAILED;
-
 	if (resolve_command(p, s) < 0)
 		return AISB_EXIT_FAILED;
+	return 0;
+}
+
+/* Is @s a preview (--dry-run, --print-policy, --print-ruleset), which starts and writes nothing? */
+static bool is_preview(const struct aisb_settings *s)
+{
+	return s->dry_run || s->print_policy || s->print_ruleset;
+}
+
+int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get, int *image_lock)
+{
+	_cleanup_free_ char *home = NULL;
+	const char *xdg_runtime = get("XDG_RUNTIME_DIR");
+	int r;
+
+	if (image_lock)
+		*image_lock = -1;
+	identity_stage(p, s);
+	r = net_rootfs_stage(p, s, get);
+	if (r != 0)
+		return r;
+	home = homedir_home(get, NULL);
+	if (!home)
+		return log_error("cannot find your home directory (set HOME)"), AISB_EXIT_FAILED;
+	if ((r = project_stage(p, s, get, home, xdg_runtime)) != 0 ||
+	    (r = state_stage(p, s, get, home, xdg_runtime)) != 0 ||
+	    (r = mounts_limits_stage(p, s, get, home, xdg_runtime)) != 0 || (r = env_command_stage(p, s, get)) != 0)
+		return r;
 	/* A harness under the user's home is invisible on the host rootfs: say where it is and how
 	 * to run it, before anything starts (cli/harness.h). */
-	return harness_check(p, get, home, !(s->dry_run || s->print_policy || s->print_ruleset || s->version || s->quiet));
+	r = harness_check(p, get, home, !(is_preview(s) || s->version || s->quiet));
+	if (r != 0)
+		return r;
+	/* The image (cli/image-run.h): its rootfs, pulled unless this is a preview or nobody holds
+	 * the lock, and its config, which may replace the command. */
+	if (p->rootfs == ROOTFS_IMAGE && (r = image_attach(p, s, get, is_preview(s), image_lock)) != 0)
+		return r;
+	/* The harness's host config, rewritten for the sandbox home; refuses a harness whose model
+	 * endpoint is not allowed (agents/bridge.h). After the image: its Cmd may replace the
+	 * harness. `aisb --version` runs the harness without its config. */
+	return s->version ? 0 : bridge_resolve(p, s, get, home);
 }
 
 static void print_argv(FILE *f, char *const *argv)
@@ -678,7 +750,7 @@ void plan_print(const struct aisb_plan *p, FILE *f)
 
 void plan_print_policy(const struct aisb_plan *p, FILE *f)
 {
-	fprintf(f, "net=%s\n", net_mode_to_string(p->net));
+	fprintf(f, "net=%s\n", net_mode_to_string(netplan_mode(p->netp)));
 	netplan_print_policy(p->netp, f);
 	if (p->rootfs == ROOTFS_IMAGE)
 		fprintf(f, "rootfs=image\nimage=%s\n", p->image_ref);
@@ -744,9 +816,6 @@ void plan_free(struct aisb_plan *p)
 	free(p->env);
 	strv_free(p->argv);
 	free(p->state_dir);
-	free(p->session_id);
-	free(p->session_dir);
 	free(p->run_dir);
-	free(p->etc_dir);
 	memset(p, 0, sizeof(*p));
 }

@@ -30,13 +30,29 @@ int plan_parse_mount_spec(const char *spec, char **src, char **dst, bool *ro);
  * is -EINVAL (exit 78). Messages name variables and files, never values. Logs on failure. */
 int plan_build_env(struct aisb_plan *p, const struct aisb_settings *s, env_getter get);
 
-/* Resolves @s into @p, reading the host (cwd, home, state dir). Creates nothing.
- * Return: 0 or an exit code (78, 125). Logs on failure. */
 /* Whether a root caller's sandbox may run as USERNS_ROOT_RUN_ID (ns/mounts.h,
  * mount_remap_possible()); AISB_TEST_NO_IDMAP=1, a test hook, says no. Does not log. */
 bool plan_root_remap_wanted(env_getter get);
 
-int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get);
+/**
+ * plan_resolve() - the one resolver: settings to plan
+ * @p: filled; nothing writes it afterwards (every module below takes a const plan, and what a
+ *     run produces lives in the run's own structs: docs/architecture.md, "The plan")
+ * @s: the settings (defaults < config < environment < flags)
+ * @get: the host environment
+ * @image_lock: for --image, receives a shared lock on the rootfs to hold for the run (or -1);
+ *              NULL for a resolution that runs nothing: then, as for a preview, the image is
+ *              never pulled, only read from the store
+ *
+ * Named stages, in order: identity, network and rootfs, project (and --workspace clone), state
+ * and home, mounts with identity and limits, environment and command, the harness check, the
+ * image (image_attach(): rootfs and config) and the harness config bridge (bridge_resolve(),
+ * not for --version). Reads the host; creates nothing, except that a run (not a preview) pulls
+ * an --image the store lacks.
+ * Return: 0 or an exit code (78, 125, 127: the harness is not where the sandbox looks). Logs on
+ * failure.
+ */
+int plan_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_getter get, int *image_lock);
 
 /* Frees a plan plan_resolve() made, the parts other modules resolved into it included (net,
  * bridge, workspace), wiping env values first; zeroes @p. Does not log. */

@@ -88,7 +88,7 @@ static void workspace_json(const struct workspace_plan *w, json_object *o)
 	json_object_object_add(o, "workspace", ws);
 }
 
-char *plan_to_json(const struct aisb_plan *p)
+char *plan_to_json(const struct aisb_plan *p, enum net_mode net, const struct aisb_session *ss)
 {
 	json_object *o = json_object_new_object(), *a, *env, *m;
 	char *out;
@@ -99,11 +99,11 @@ char *plan_to_json(const struct aisb_plan *p)
 	for (size_t i = 0; p->argv && p->argv[i]; i++)
 		json_object_array_add(a, json_object_new_string(p->argv[i]));
 	json_object_object_add(o, "command", a);
-	json_object_object_add(o, "session", json_object_new_string(p->session_id ? p->session_id : ""));
+	json_object_object_add(o, "session", json_object_new_string(ss && ss->id ? ss->id : ""));
 	/* read back by `aisb clean` when the generated /etc files are outside the session dir */
-	if (p->etc_dir)
-		json_object_object_add(o, "etc_dir", json_object_new_string(p->etc_dir));
-	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(p->net)));
+	if (ss && ss->etc_dir)
+		json_object_object_add(o, "etc_dir", json_object_new_string(ss->etc_dir));
+	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(net)));
 	json_object_object_add(o, "rootfs", json_object_new_string(p->rootfs == ROOTFS_IMAGE ? "image" : "host"));
 	if (p->image_ref)
 		json_object_object_add(o, "image", json_object_new_string(p->image_ref));
@@ -116,7 +116,10 @@ char *plan_to_json(const struct aisb_plan *p)
 	json_object_object_add(o, "container_proc", json_object_new_boolean(p->container_proc));
 	json_object_object_add(o, "cwd", json_object_new_string(p->cwd));
 	workspace_json(p->workspace, o);
-	json_object_object_add(o, "home", json_object_new_string(p->home_src ? p->home_src : "ephemeral"));
+	{
+		const char *home = ss ? ss->home_src : p->home_src; /* the session's: canonical */
+		json_object_object_add(o, "home", json_object_new_string(home ? home : "ephemeral"));
+	}
 	json_object_object_add(o, "host_uid", json_object_new_int((int)p->host_uid));
 	json_object_object_add(o, "run_uid", json_object_new_int64((int64_t)p->run_uid));
 	m = json_object_new_array();

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "core/plan-limits.h"
+#include "core/session.h"
 
 enum net_mode { NET_NONE, NET_ALLOW, NET_FULL, NET_MODE_MAX };
 
@@ -155,7 +156,8 @@ struct aisb_plan {
 	struct plan_env *env;
 	size_t n_env;
 
-	enum net_mode net;
+	/* the network part, its mode included: netplan_mode() (net/netplan.h) is the one home of
+	 * the mode, which the plan does not copy */
 	struct net_plan *netp;  /* policy, ruleset, pasta needs (net/netplan.h) */
 
 	bool allow_ptrace;
@@ -176,17 +178,24 @@ struct aisb_plan {
 	char limits_why[320];  /* why cgroups cannot enforce (degraded mode) */
 
 	/* state */
-	char *state_dir;       /* $XDG_STATE_HOME/aisb */
-	char *session_id;
-	char *session_dir;
+	char *state_dir;       /* $XDG_STATE_HOME/aisb, as the environment names it (the session's
+				* copy is canonical: core/session.h) */
 	char *run_dir;         /* a tmpfs for the session's throw-away files: $XDG_RUNTIME_DIR/aisb,
 				* else /dev/shm/aisb-UID; NULL: none (run/session.h) */
-	char *etc_dir;         /* where session_create() wrote the generated /etc files */
 	int guard_verdict_fd;  /* > 2: aisb autophase's pipe for the git check's verdict (internal
 				* AISB_GUARD_VERDICT_FD; written at the end, nothing when the check never ran) */
-	/* the run's results are not the plan's: they live in run/sandbox.c's struct run and go to
-	 * sessions.log through session_finish() */
+	/* The plan is a value: plan_resolve() writes it, every later stage takes it const. What a
+	 * run makes is not the plan's: the session (id, dirs, the clone) is a struct aisb_session
+	 * (core/session.h), the rest of the results (exit code, quarantine counts) live in
+	 * run/sandbox.c's struct run and go to sessions.log through session_finish(). */
 };
+
+/* The project tree the sandbox gets: the clone its session made (--workspace clone,
+ * core/session.h) or else the plan's project; NULL without one (--no-cwd). Does not log. */
+static inline const char *plan_project_src(const struct aisb_plan *p, const struct aisb_session *ss)
+{
+	return ss && ss->project_src ? ss->project_src : p->project_src;
+}
 
 /* Frees what @s holds and zeroes it. Does not log. (A plan is freed by the resolver that made
  * it, which frees the net, bridge and workspace parts too: plan_free(), cli/resolve.h.) */
@@ -207,7 +216,6 @@ struct workspace_plan {
 	bool untracked_copy;    /* --untracked copy */
 	bool import_uncommitted;/* --import-uncommitted */
 	bool review;            /* --review: the end-of-run import asks before it publishes */
-	char *dir;              /* <state>/workspaces/<session>, once prepared */
 	env_getter get;         /* the host environment the plan was resolved with */
 };
 
@@ -237,7 +245,9 @@ int plan_project_dst(const char *cwd, const char *workdir, char **dst, bool *rel
  * Does not log. */
 char *plan_host_home(env_getter get);
 
-/* The plan as JSON text (for the session dir), without secret values. Caller frees. Does not log. */
-char *plan_to_json(const struct aisb_plan *p);
+/* The plan as JSON text (for the session dir), without secret values; @net is its network mode
+ * (netplan_mode(): the net part, which the core cannot read, keeps it); @ss the session it is
+ * written for (its id, etc dir and canonical home), or NULL. Caller frees. Does not log. */
+char *plan_to_json(const struct aisb_plan *p, enum net_mode net, const struct aisb_session *ss);
 
 #endif

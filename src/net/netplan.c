@@ -142,7 +142,7 @@ static int netplan_allow_mode(const struct aisb_settings *s, struct net_plan *n,
 
 /* Stage: the mode. Should: refuse flags the mode ignores, decide whether pasta is needed and
  * find it. Return: 0 or the exit code (78 said, 125 out of memory). */
-static int netplan_mode(const struct aisb_settings *s, struct net_plan *n)
+static int netplan_mode_stage(const struct aisb_settings *s, struct net_plan *n)
 {
 	bool any_net_flag = s->add_hosts || s->publish || s->allow_host_ports || s->proxy;
 	int r = 0, k;
@@ -209,7 +209,7 @@ int netplan_resolve(const struct aisb_settings *s, struct net_plan **out)
 	n->mode = s->net;
 	r = netplan_entries(s, n);
 	if (r == 0)
-		r = netplan_mode(s, n);
+		r = netplan_mode_stage(s, n);
 	if (r == 0 && n->mode == NET_ALLOW)
 		r = netplan_ruleset(n);
 	if (r != 0) {
@@ -258,6 +258,11 @@ int netplan_add_key(struct net_plan *n, const char *host, uint16_t port, const c
 	snprintf(k->placeholder, sizeof(k->placeholder), "%s", placeholder);
 	n->n_keys++;
 	return 0;
+}
+
+enum net_mode netplan_mode(const struct net_plan *n)
+{
+	return n ? n->mode : NET_NONE;
 }
 
 bool netplan_has_gate(const struct net_plan *n)

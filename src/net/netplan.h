@@ -44,6 +44,11 @@ void netplan_print_policy(const struct net_plan *n, FILE *f);
 void netplan_print_ruleset(const struct net_plan *n, FILE *f);
 bool netplan_has_gate(const struct net_plan *n);
 
+/* The network mode @n was resolved to (--net, or none when the default allow mode had nothing
+ * to allow): the one place a run's mode is stored; the plan keeps no copy (core/plan.h), so
+ * every reader outside src/net asks here. NET_NONE for NULL (no network part). Does not log. */
+enum net_mode netplan_mode(const struct net_plan *n);
+
 /* --key-via-gate: the gate puts @value in place of @placeholder in requests to @host:@port (the
  * model endpoint as the policy names it). @value is copied and kept only in this plan's memory,
  * which the gate's process inherits: never printed, never written. Return: 0, -E2BIG (more than

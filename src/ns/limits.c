@@ -227,15 +227,15 @@ _Noreturn static void watchdog_main(int rfd, struct cgroup *cg)
 	_exit(0);
 }
 
-static int record_leaf(const struct aisb_plan *p, const struct cgroup *cg)
+static int record_leaf(const struct aisb_session *ss, const struct cgroup *cg)
 {
 	_cleanup_close_ int dfd = -1;
 	_cleanup_free_ char *line = NULL;
 	const char *leaf = cg->leaf + strlen(cg->root);
 
-	if (!p->session_dir)
+	if (!ss->dir)
 		return 0;
-	dfd = open(p->session_dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	dfd = open(ss->dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (dfd < 0)
 		return -errno;
 	if (asprintf(&line, "%s\n", leaf) < 0)
@@ -243,7 +243,7 @@ static int record_leaf(const struct aisb_plan *p, const struct cgroup *cg)
 	return write_file_at(dfd, "cgroup", line, strlen(line), 0600);
 }
 
-int limits_setup(const struct aisb_plan *p, struct limits_run *lr)
+int limits_setup(const struct aisb_plan *p, const struct aisb_session *ss, struct limits_run *lr)
 {
 	char why[512];
 	int fds[2], r;
@@ -254,7 +254,7 @@ int limits_setup(const struct aisb_plan *p, struct limits_run *lr)
 	lr->watchdog_fd = -1;
 	if (p->limits_mode != LIMITS_CGROUP)
 		return 0;
-	r = cgroup_create("", p->session_id ? p->session_id : "run", &p->limits, &lr->cg, why, sizeof(why));
+	r = cgroup_create("", ss->id ? ss->id : "run", &p->limits, &lr->cg, why, sizeof(why));
 	if (r == -EOPNOTSUPP) {
 		/* The probe at plan time said yes; something changed since. */
 		log_error("cannot enforce the resource limits: %s (run 'aisb doctor')", why);
@@ -262,7 +262,7 @@ int limits_setup(const struct aisb_plan *p, struct limits_run *lr)
 	}
 	if (r < 0)
 		return AISB_EXIT_FAILED;
-	(void)record_leaf(p, &lr->cg);
+	(void)record_leaf(ss, &lr->cg);
 
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		r = -errno;
@@ -312,7 +312,7 @@ static void watchdog_stop(struct limits_run *lr)
 	}
 }
 
-int limits_finish(const struct aisb_plan *p, struct limits_run *lr, int code)
+int limits_finish(const struct aisb_plan *p, const struct aisb_session *ss, struct limits_run *lr, int code)
 {
 	struct cgroup_stats st;
 	char msg[256];
@@ -335,8 +335,8 @@ int limits_finish(const struct aisb_plan *p, struct limits_run *lr, int code)
 	watchdog_stop(lr);
 	(void)cgroup_destroy(&lr->cg);
 	cgroup_done(&lr->cg);
-	if (p->session_dir) {
-		_cleanup_free_ char *f = path_join(p->session_dir, "cgroup");
+	if (ss->dir) {
+		_cleanup_free_ char *f = path_join(ss->dir, "cgroup");
 		if (f)
 			(void)unlink(f);
 	}

@@ -59,9 +59,9 @@ struct limits_run {
 };
 
 /* Supervisor, after the session dir exists and before clone: creates the session leaf (when the
- * plan enforces with cgroups), records its path in the session dir ("cgroup") and starts the
- * watchdog. Return: 0 or an exit code. Logs on failure. */
-int limits_setup(const struct aisb_plan *p, struct limits_run *lr);
+ * plan enforces with cgroups), records its path in the session dir of @ss ("cgroup") and starts
+ * the watchdog. Return: 0 or an exit code. Logs on failure. */
+int limits_setup(const struct aisb_plan *p, const struct aisb_session *ss, struct limits_run *lr);
 
 /* Supervisor, after clone and before init may fork the workload: moves @pid into the leaf.
  * Return: 0 or -errno. Logs on failure. */
@@ -70,7 +70,7 @@ int limits_attach(struct limits_run *lr, pid_t pid);
 /* Supervisor, after init was reaped: reads the leaf's counters, reports an OOM kill ("killed:
  * out of memory (limit 512 MiB)", exit 137) and forks refused at pids.max, stops the watchdog,
  * removes the leaf. Return: the exit code to use. Logs. */
-int limits_finish(const struct aisb_plan *p, struct limits_run *lr, int code);
+int limits_finish(const struct aisb_plan *p, const struct aisb_session *ss, struct limits_run *lr, int code);
 
 /* In the sandbox's init, before it forks the workload: applies the degraded rlimits when the
  * plan says so. Return: 0 or -errno. Does not log. */

@@ -106,7 +106,7 @@ static int git_facts(const struct aisb_plan *p, int pfd, struct mount_host_facts
 		 * hooks run on the host later. */
 		return log_error("'%s/.git' is a symlink, which the sandbox could replace with a "
 				 "repository of its own; run from the real repository, or pass "
-				 "--writable-git", p->project_src);
+				 "--writable-git", f->project_src);
 	}
 	if (gfd < 0 || fstat(gfd, &st) < 0)
 		return 0;
@@ -120,7 +120,7 @@ static int git_facts(const struct aisb_plan *p, int pfd, struct mount_host_facts
 	{
 		_cleanup_close_ int dfd = openat_nofollow(pfd, ".git", O_RDONLY | O_DIRECTORY, 0);
 		if (dfd < 0)
-			return log_error_errno(dfd, "cannot open '%s/.git': %m", p->project_src);
+			return log_error_errno(dfd, "cannot open '%s/.git': %m", f->project_src);
 		/* An absent hooks dir would let the sandbox create one: make the (empty) directory
 		 * that the read-only bind will cover. */
 		if (faccessat(dfd, "hooks", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
@@ -143,10 +143,10 @@ static int git_facts(const struct aisb_plan *p, int pfd, struct mount_host_facts
 	}
 	if (!p->writable_git && !f->git_hooks)
 		return log_error("'%s/.git/hooks' is not a directory and cannot be made "
-				 "read-only; fix it or pass --writable-git", p->project_src);
+				 "read-only; fix it or pass --writable-git", f->project_src);
 	if (!p->writable_git && !f->git_config)
 		return log_error("'%s/.git/config' is not a regular file and cannot be made "
-				 "read-only; fix it or pass --writable-git", p->project_src);
+				 "read-only; fix it or pass --writable-git", f->project_src);
 	return 0;
 }
 
@@ -188,7 +188,7 @@ bool mount_tmpfs_has_user_xattr(void)
 	       fsetxattr(fd, "user.aisb.probe", "1", 1, 0) == 0;
 }
 
-int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
+int mount_host_facts(const struct aisb_plan *p, const struct aisb_session *ss, struct mount_host_facts *f)
 {
 	int r;
 
@@ -196,17 +196,21 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 	/* an image root shows none of the host's system directories (13 calls saved) */
 	if (p->rootfs != ROOTFS_IMAGE && host_system_facts(f) < 0)
 		return -ENOMEM;
-	if (p->etc_dir && !(f->session_etc = strdup(p->etc_dir)))
+	if (ss->etc_dir && !(f->session_etc = strdup(ss->etc_dir)))
+		return -ENOMEM;
+	if ((plan_project_src(p, ss) && !(f->project_src = strdup(plan_project_src(p, ss)))) ||
+	    (ss->home_src && !(f->home_src = strdup(ss->home_src))) ||
+	    (ss->dir && !(f->bridge_home = path_join(ss->dir, "bridge-home"))))
 		return -ENOMEM;
 	if (p->rootfs == ROOTFS_IMAGE && p->image_ephemeral) {
 		struct sysinfo si;
 		if (sysinfo(&si) == 0)
 			f->ram_bytes = (uint64_t)si.totalram * (si.mem_unit ? si.mem_unit : 1);
 	}
-	if (p->rootfs == ROOTFS_IMAGE && p->session_dir && !p->image_ephemeral) {
-		_cleanup_free_ char *ov = path_join(p->session_dir, "overlay");
-		f->overlay_upper = path_join(p->session_dir, "overlay/upper");
-		f->overlay_work = path_join(p->session_dir, "overlay/work");
+	if (p->rootfs == ROOTFS_IMAGE && ss->dir && !p->image_ephemeral) {
+		_cleanup_free_ char *ov = path_join(ss->dir, "overlay");
+		f->overlay_upper = path_join(ss->dir, "overlay/upper");
+		f->overlay_work = path_join(ss->dir, "overlay/work");
 		if (!ov || !f->overlay_upper || !f->overlay_work)
 			return -ENOMEM;
 		if ((mkdir(ov, 0700) < 0 && errno != EEXIST) || (mkdir(f->overlay_upper, 0755) < 0 && errno != EEXIST) ||
@@ -218,10 +222,10 @@ int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f)
 	if (p->run_uid == 0 && p->rootfs != ROOTFS_IMAGE && mount_root_masks(f) < 0)
 		return -EPERM;
 
-	if (p->project_src) {
-		_cleanup_close_ int pfd = open(p->project_src, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (f->project_src) {
+		_cleanup_close_ int pfd = open(f->project_src, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (pfd < 0)
-			return log_error_errno(-errno, "cannot open the project '%s': %m", p->project_src);
+			return log_error_errno(-errno, "cannot open the project '%s': %m", f->project_src);
 		r = git_facts(p, pfd, f);
 		if (r < 0)
 			return r;
@@ -234,6 +238,9 @@ void mount_host_facts_free(struct mount_host_facts *f)
 	for (size_t i = 0; i < ELEMENTSOF(f->lib_link); i++)
 		free(f->lib_link[i]);
 	free(f->session_etc);
+	free(f->home_src);
+	free(f->bridge_home);
+	free(f->project_src);
 	free(f->overlay_upper);
 	free(f->overlay_work);
 	strv_free(f->masked_files);

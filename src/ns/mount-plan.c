@@ -62,10 +62,11 @@ static int addf(struct mount_plan *mp, enum mount_op_kind k, unsigned flags, con
 }
 
 /* A bind of <project>/.git/@rel onto itself. */
-static int add_git(struct mount_plan *mp, const struct aisb_plan *p, const char *rel, unsigned flags)
+static int add_git(struct mount_plan *mp, const struct aisb_plan *p, const struct mount_host_facts *f,
+		   const char *rel, unsigned flags)
 {
 	_cleanup_free_ char *src = NULL, *dst = NULL;
-	if (asprintf(&src, "%s/.git/%s", p->project_src, rel) < 0 || asprintf(&dst, "%s/.git/%s", p->project_dst, rel) < 0)
+	if (asprintf(&src, "%s/.git/%s", f->project_src, rel) < 0 || asprintf(&dst, "%s/.git/%s", p->project_dst, rel) < 0)
 		return -ENOMEM;
 	return add(mp, MOP_BIND, src, dst, NULL, flags);
 }
@@ -220,7 +221,8 @@ static int plan_kernel_fs(struct mount_plan *mp, const char *shm, unsigned proc_
 /* Home: persistent under the state dir, or a tmpfs with the bridged harness config (@bb, the
  * directories under <session dir>/bridge-home: mount_plan_build()'s @home_binds); ~/.agents
  * read-only on top. Pure. */
-static int plan_home(struct mount_plan *mp, const struct aisb_plan *p, const char *const *bb)
+static int plan_home(struct mount_plan *mp, const struct aisb_plan *p, const struct mount_host_facts *f,
+		     const char *const *bb)
 {
 	char buf[64];
 	int r;
@@ -228,14 +230,18 @@ static int plan_home(struct mount_plan *mp, const struct aisb_plan *p, const cha
 	if ((r = add(mp, MOP_MKDIR, NULL, "/home", NULL, 0)) < 0)
 		return r;
 	if (p->home_src) {
-		r = add(mp, MOP_BIND, p->home_src, p->home, NULL, 0);
+		/* the session's canonical copy (core/session.h); a plan that wants a persistent
+		 * home and got none from the session is refused, never run on a tmpfs */
+		if (!f->home_src)
+			return -EINVAL;
+		r = add(mp, MOP_BIND, f->home_src, p->home, NULL, 0);
 	} else {
 		snprintf(buf, sizeof(buf), "mode=0700,uid=%u,gid=%u", (unsigned)p->uid, (unsigned)p->gid);
 		r = add(mp, MOP_TMPFS, NULL, p->home, buf, 0);
 		/* the bridged harness config (agents/bridge.h), written to the session dir */
-		for (size_t i = 0; r >= 0 && bb && bb[i]; i++) {
+		for (size_t i = 0; r >= 0 && bb && bb[i] && f->bridge_home; i++) {
 			_cleanup_free_ char *bsrc = NULL, *bdst = NULL;
-			if (asprintf(&bsrc, "%s/bridge-home/%s", p->session_dir, bb[i]) < 0 ||
+			if (asprintf(&bsrc, "%s/%s", f->bridge_home, bb[i]) < 0 ||
 			    asprintf(&bdst, "%s/%s", p->home, bb[i]) < 0)
 				return -ENOMEM;
 			r = add(mp, MOP_BIND, bsrc, bdst, NULL, 0);
@@ -253,30 +259,30 @@ static int plan_project(struct mount_plan *mp, const struct aisb_plan *p, const 
 	unsigned ro = p->project_ro ? MOP_F_RO : 0;
 	int r;
 
-	if (!p->project_src)
+	if (!f->project_src)
 		return 0;
-	r = add(mp, MOP_BIND, p->project_src, p->project_dst, NULL, ro);
+	r = add(mp, MOP_BIND, f->project_src, p->project_dst, NULL, ro);
 	if (r < 0 || p->writable_git)
 		return r;
 	if (f->git == GIT_FILE)
-		return addf(mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git", p->project_src, "%s/.git",
+		return addf(mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git", f->project_src, "%s/.git",
 			    p->project_dst);
 	if (f->git != GIT_DIR)
 		return 0;
-	r = addf(mp, MOP_BIND, ro, NULL, "%s/.git", p->project_src, "%s/.git", p->project_dst);
+	r = addf(mp, MOP_BIND, ro, NULL, "%s/.git", f->project_src, "%s/.git", p->project_dst);
 	if (r >= 0 && f->git_hooks)
-		r = addf(mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/hooks", p->project_src, "%s/.git/hooks",
+		r = addf(mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/hooks", f->project_src, "%s/.git/hooks",
 			 p->project_dst);
 	if (r >= 0 && f->git_config)
-		r = addf(mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git/config", p->project_src,
+		r = addf(mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/.git/config", f->project_src,
 			 "%s/.git/config", p->project_dst);
 	if (r >= 0 && f->git_modules)
-		r = addf(mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/modules", p->project_src, "%s/.git/modules",
+		r = addf(mp, MOP_BIND, MOP_F_RO, NULL, "%s/.git/modules", f->project_src, "%s/.git/modules",
 			 p->project_dst);
 	for (size_t i = 0; r >= 0 && f->git_pin_dirs && f->git_pin_dirs[i]; i++)
-		r = add_git(mp, p, f->git_pin_dirs[i], ro);
+		r = add_git(mp, p, f, f->git_pin_dirs[i], ro);
 	for (size_t i = 0; r >= 0 && f->git_pin_files && f->git_pin_files[i]; i++)
-		r = add_git(mp, p, f->git_pin_files[i], MOP_F_RO | MOP_F_FILE);
+		r = add_git(mp, p, f, f->git_pin_files[i], MOP_F_RO | MOP_F_FILE);
 	return r;
 }
 
@@ -317,7 +323,7 @@ int mount_plan_build(const struct aisb_plan *p, const struct mount_host_facts *f
 	if (r >= 0 && (r = add(&mp, MOP_TMPFS, NULL, "/tmp", tmp, 0)) >= 0)
 		r = add(&mp, MOP_TMPFS, NULL, "/run", run, 0);
 	if (r >= 0)
-		r = plan_home(&mp, p, home_binds);
+		r = plan_home(&mp, p, f, home_binds);
 	if (r >= 0)
 		r = plan_project(&mp, p, f);
 	for (size_t i = 0; r >= 0 && i < p->n_mounts; i++)

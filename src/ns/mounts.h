@@ -100,6 +100,10 @@ struct mount_host_facts {
 	 * themselves. NULL-terminated, NULL when none. */
 	char **git_pin_files, **git_pin_dirs;
 	char *session_etc;         /* <session dir>/etc: generated passwd group hosts resolv.conf */
+	/* the session's (core/session.h): the persistent home, canonical and created (NULL:
+	 * ephemeral), and <session dir>/bridge-home, where an ephemeral home's bridged files are */
+	char *home_src, *bridge_home;
+	char *project_src;         /* the tree bound as the project: plan_project_src() (core/plan.h) */
 	bool resolv_is_link;       /* host /etc/resolv.conf is a symlink */
 	/* For a root caller (inside 1000 maps to host 0, so owner permission bits apply): entries
 	 * under the host's /etc that are not world-readable (shadow, ssh host keys, ssl/private),
@@ -117,9 +121,10 @@ struct mount_host_facts {
 	uint64_t ram_bytes;        /* the host's RAM (sysinfo), for the tmpfs upper's bound; 0 unknown */
 };
 
-/* Reads the facts for @p from the host. Creates <project>/.git/hooks when .git is a directory
- * without it, so that the read-only bind has something to cover. Logs on failure. */
-int mount_host_facts(const struct aisb_plan *p, struct mount_host_facts *f);
+/* Reads the facts for @p from the host and the session @ss made (its etc dir, home and overlay
+ * dirs). Creates <project>/.git/hooks when .git is a directory without it, so that the
+ * read-only bind has something to cover. Logs on failure. */
+int mount_host_facts(const struct aisb_plan *p, const struct aisb_session *ss, struct mount_host_facts *f);
 
 /* Whether this kernel's tmpfs keeps user.* xattrs (Linux 6.6+), which an overlay upper on tmpfs
  * needs with userxattr: without them the overlay mounts, but removing a directory of the image

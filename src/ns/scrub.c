@@ -436,30 +436,30 @@ static size_t report_tree(const char *what, const char *root, const struct scrub
 static int mark_fd = -1;
 static char *mark_path;
 
-static char *marks_dir(const struct aisb_plan *p)
+static char *marks_dir(const struct aisb_plan *p, const struct aisb_session *ss)
 {
 	char *d = NULL;
 
-	if (!p->state_dir || !p->home_name || !p->home_src)
+	if (!ss->state_dir || !p->home_name || !ss->home_src)
 		return NULL;
-	return asprintf(&d, "%s/scrub/%s", p->state_dir, p->home_name) < 0 ? NULL : d;
+	return asprintf(&d, "%s/scrub/%s", ss->state_dir, p->home_name) < 0 ? NULL : d;
 }
 
-int scrub_begin(const struct aisb_plan *p, const struct timespec *since)
+int scrub_begin(const struct aisb_plan *p, const struct aisb_session *ss, const struct timespec *since)
 {
 	struct scrub_needle nd[SCRUB_MAX_NEEDLES];
-	_cleanup_free_ char *dir = marks_dir(p);
+	_cleanup_free_ char *dir = marks_dir(p, ss);
 	char line[64];
 	size_t n_short;
 	int fd, r;
 
-	if (!dir || !p->session_id || !scrub_needles(p, nd, &n_short))
+	if (!dir || !ss->id || !scrub_needles(p, nd, &n_short))
 		return 0;
 	r = mkdir_p(dir, 0700);
 	if (r < 0)
 		return log_error_errno(r, "cannot create '%s' (the record of a pending check for passed-in values): %m",
 				       dir);
-	mark_path = path_join(dir, p->session_id);
+	mark_path = path_join(dir, ss->id);
 	if (!mark_path)
 		return log_error_errno(-ENOMEM, "out of memory");
 	fd = open(mark_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -537,9 +537,9 @@ static void marks_done(const char *dir, char **stale, bool complete)
 	mark_path = NULL;
 }
 
-size_t scrub_session(const struct aisb_plan *p, const struct timespec *since)
+size_t scrub_session(const struct aisb_plan *p, const struct aisb_session *ss, const struct timespec *since)
 {
-	_cleanup_free_ char *dir = marks_dir(p);
+	_cleanup_free_ char *dir = marks_dir(p, ss);
 	_cleanup_strv_free_ char **stale = NULL;
 	struct timespec home_since = *since;
 	bool complete = true;
@@ -551,9 +551,9 @@ size_t scrub_session(const struct aisb_plan *p, const struct timespec *since)
 		const struct timespec *since;
 	} trees[] = {
 		/* only what this session changed: the rest of a shared home is older sessions' */
-		{ "the sandbox home", p->home_src, &home_since },
+		{ "the sandbox home", ss->home_src, &home_since },
 		/* the session's own: all of it (egress log, a kept upper, an ephemeral home's files) */
-		{ "the session dir", p->session_dir, NULL },
+		{ "the session dir", ss->dir, NULL },
 		{ "the session's quarantine", NULL, NULL },
 	};
 
@@ -565,9 +565,9 @@ size_t scrub_session(const struct aisb_plan *p, const struct timespec *since)
 	if (dir && stale_marks(dir, &home_since, &stale))
 		log_warn("%zu earlier session%s on the home '%s' ended without %s check for passed-in values (killed, "
 			 "or failed before it): the files changed since %s started are checked for this run's values",
-			 strv_length(stale), strv_length(stale) == 1 ? "" : "s", p->home_src,
+			 strv_length(stale), strv_length(stale) == 1 ? "" : "s", ss->home_src,
 			 strv_length(stale) == 1 ? "its" : "their", strv_length(stale) == 1 ? "it" : "the first");
-	if (p->state_dir && p->session_id && asprintf(&quarantine, "%s/quarantine/%s", p->state_dir, p->session_id) < 0)
+	if (ss->state_dir && ss->id && asprintf(&quarantine, "%s/quarantine/%s", ss->state_dir, ss->id) < 0)
 		quarantine = NULL;
 	for (size_t i = 0; i < ELEMENTSOF(trees); i++) {
 		const char *root = i == 2 ? quarantine : trees[i].root;

@@ -94,7 +94,7 @@ void scrub_report_free(struct scrub_report *rep);
  * unlocked, and the next session on the home checks the files changed since that start (for the
  * values it passes itself: aisb keeps no value on disk). Return: 0 or -errno (the run must not
  * start). Logs on failure. */
-int scrub_begin(const struct aisb_plan *p, const struct timespec *since);
+int scrub_begin(const struct aisb_plan *p, const struct aisb_session *ss, const struct timespec *since);
 
 /* Supervisor, after the workload is gone (init reaped): scrubs the persistent home (files
  * changed since @since), the session dir and the session's quarantine for @p's secret values,
@@ -102,7 +102,7 @@ int scrub_begin(const struct aisb_plan *p, const struct timespec *since);
  * The home's check reaches back to the start of an earlier session whose record was left
  * unlocked (scrub_begin()); a complete check removes those records and its own. Return: the
  * number of files changed. Logs. */
-size_t scrub_session(const struct aisb_plan *p, const struct timespec *since);
+size_t scrub_session(const struct aisb_plan *p, const struct aisb_session *ss, const struct timespec *since);
 
 /* Renders the --dry-run line ("after the session: the home's changed files ... for $A, $B").
  * Does not log. */

@@ -328,9 +328,9 @@ static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, 
 
 /* ---- network (issue 3) ------------------------------------------------------------------- */
 
-static int open_session_file(const struct aisb_plan *p, const char *name)
+static int open_session_file(const struct aisb_session *ss, const char *name)
 {
-	_cleanup_free_ char *path = path_join(p->session_dir, name);
+	_cleanup_free_ char *path = path_join(ss->dir, name);
 
 	if (!path)
 		return -ENOMEM;
@@ -339,7 +339,7 @@ static int open_session_file(const struct aisb_plan *p, const char *name)
 
 /* Stage: pasta. Should: attach pasta to the sandbox's netns before init goes on, and wait until it
  * configured it. Mustn't: forward anything of the host's loopback (-T none -U none, --no-map-gw). */
-static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *out)
+static int start_pasta(const struct aisb_plan *p, const struct aisb_session *ss, pid_t init_pid, struct pasta *out)
 {
 	struct pasta_opts o;
 	uint16_t reserved[GATE_PORTS_N];
@@ -347,8 +347,9 @@ static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *
 				   .uid = geteuid(), .gid = getegid(), .reserved = reserved,
 				   .n_reserved = netplan_has_gate(p->netp) ? GATE_PORTS_N : 0,
 				   /* full mode: IPv6 wherever the host has it, and the host's resolver */
-				   .ipv6 = p->netp->mode == NET_FULL || allow_has_family(&p->netp->policy.allow, AF_INET6),
-				   .dns_forward = p->netp->mode == NET_FULL };
+				   .ipv6 = netplan_mode(p->netp) == NET_FULL ||
+					   allow_has_family(&p->netp->policy.allow, AF_INET6),
+				   .dns_forward = netplan_mode(p->netp) == NET_FULL };
 	_cleanup_close_ int log_fd = -1;
 	int r;
 
@@ -360,21 +361,21 @@ static int start_pasta(const struct aisb_plan *p, pid_t init_pid, struct pasta *
 	if (spec.dns_forward && !o.dns_forward)
 		log_warn("--net full: this pasta has no --dns-forward; the sandbox has no name resolution "
 			    "(install a newer '%s' package)", PASTA_PACKAGE);
-	log_fd = open_session_file(p, "pasta.log");
+	log_fd = open_session_file(ss, "pasta.log");
 	return pasta_start(p->netp->pasta_path, &o, &spec, log_fd, out);
 }
 
 /* The gate, made while init builds the sandbox; its listeners come with init's ready message
  * (gate_listen()), its process and egress log (@log_path, in the session dir) with the first
  * connection (run_loop()). */
-static int start_gate(const struct aisb_plan *p, char **log_path, struct gate **out)
+static int start_gate(const struct aisb_plan *p, const struct aisb_session *ss, char **log_path, struct gate **out)
 {
 	static char hint[96]; /* outlives the gate: one sandbox per supervisor */
 
-	*log_path = path_join(p->session_dir, "egress.jsonl");
+	*log_path = path_join(ss->dir, "egress.jsonl");
 	if (!*log_path)
 		return log_error_errno(-ENOMEM, "out of memory");
-	snprintf(hint, sizeof(hint), "aisb logs %s", p->session_id);
+	snprintf(hint, sizeof(hint), "aisb logs %s", ss->id);
 	return netplan_gate_new(p->netp, -1, *log_path, hint, out);
 }
 
@@ -400,14 +401,14 @@ static char **pinned_below(const struct mount_plan *mp, const char *root)
  * into <state>/quarantine/<session>/ (with --writable-git they are only named). Empty when there
  * is nothing to check (a clone workspace is the sandbox's own: no host git runs there,
  * workspace.h). Return: 0 or -ENOMEM. Does not log. */
-static int guard_job(const struct aisb_plan *p, const struct mount_plan *mp, const struct timespec *since,
-		     struct gitguard_job *j)
+static int guard_job(const struct aisb_plan *p, const struct aisb_session *ss, const struct mount_plan *mp,
+		     const struct timespec *since, struct gitguard_job *j)
 {
 	_cleanup_free_ char *qbase = NULL;
 
 	*j = (struct gitguard_job){ .since = *since, .owner = getpid(), .pidns = gitguard_pidns() };
 	(void)proc_start_time(getpid(), &j->owner_start);
-	if (!(j->id = strdup(p->session_id)) || asprintf(&qbase, "%s/quarantine/%s", p->state_dir, p->session_id) < 0)
+	if (!(j->id = strdup(ss->id)) || asprintf(&qbase, "%s/quarantine/%s", ss->state_dir, ss->id) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i <= p->n_mounts; i++) {
 		_cleanup_free_ char *q = NULL;
@@ -478,14 +479,14 @@ int sandbox_exit_code(int st)
  * libmnl/libnftnl here when init will install the nftables ruleset: after pivot_root a library
  * would come from the sandbox's root (util/dl.h). Mustn't: create anything of the sandbox yet.
  * Return: 0 or the exit code. Logs on failure. */
-static int prepare_stage(struct aisb_plan *p, struct limits_run *lr, struct mount_host_facts *facts,
-			 struct mount_plan *mp)
+static int prepare_stage(const struct aisb_plan *p, const struct aisb_session *ss, struct limits_run *lr,
+			 struct mount_host_facts *facts, struct mount_plan *mp)
 {
-	int r = limits_setup(p, lr);
+	int r = limits_setup(p, ss, lr);
 
 	if (r != 0)
 		return r;
-	r = mount_host_facts(p, facts);
+	r = mount_host_facts(p, ss, facts);
 	if (r >= 0)
 		r = mount_plan_build(p, facts, bridge_home_binds(p->bridge), mp);
 	if (r < 0)
@@ -593,8 +594,8 @@ static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, in
  * ns/seccomp.h.) Mustn't: let init go on when a map or the cgroup could not be set. Return: 0;
  * -1 (kill init, 125); or an exit code (kill init with it: 77 for a withheld /dev/net/tun).
  * Logs on failure. */
-static int start_stage(const struct aisb_plan *p, pid_t pid, struct limits_run *lr, struct pasta *pasta,
-		       int sync_fd, const struct sync_go *go)
+static int start_stage(const struct aisb_plan *p, const struct aisb_session *ss, pid_t pid, struct limits_run *lr,
+		       struct pasta *pasta, int sync_fd, const struct sync_go *go)
 {
 	int r;
 
@@ -603,7 +604,7 @@ static int start_stage(const struct aisb_plan *p, pid_t pid, struct limits_run *
 		return r < 0 ? -1 : r; /* 77: the platform refuses the map (ns/refusal.h) */
 	if (limits_attach(lr, pid) < 0)
 		return -1;
-	if (p->netp && p->netp->pasta && (r = start_pasta(p, pid, pasta)) < 0)
+	if (p->netp && p->netp->pasta && (r = start_pasta(p, ss, pid, pasta)) < 0)
 		/* the platform withholds /dev/net/tun (a container's default): a refusal, like a
 		 * masked /proc, with the engine's option in pasta_start()'s message */
 		return r == -ENODEV ? AISB_EXIT_ENFORCE : -1;
@@ -643,7 +644,9 @@ static void release_channels(int sync_fds[2], int err_fds[2], int sfd, const sig
 
 /* What one run holds between its stages: sandbox_run() owns it, the stages fill it in. */
 struct run {
-	struct aisb_plan *p;
+	const struct aisb_plan *p;          /* read-only: the plan is a value (core/plan.h) */
+	struct aisb_session *ss;            /* what this run made: session_create() fills it */
+	int verdict_fd;                     /* the plan's guard_verdict_fd, until git_guard() closes it */
 	struct mount_host_facts facts;
 	struct mount_plan mp;
 	struct limits_run lr;
@@ -675,13 +678,13 @@ static int pending_stage(struct run *r)
 	_cleanup_free_ char *dir = NULL;
 	int e;
 
-	if (guard_job(r->p, &r->mp, &r->since, &r->job) < 0)
+	if (guard_job(r->p, r->ss, &r->mp, &r->since, &r->job) < 0)
 		return log_error("out of memory"), AISB_EXIT_FAILED;
 	r->job.init = r->pid;
 	(void)proc_start_time(r->pid, &r->job.init_start);
 	if (!r->job.n)
 		return 0;
-	if (!(dir = path_join(r->p->state_dir, "pending")))
+	if (!(dir = path_join(r->ss->state_dir, "pending")))
 		return log_error("out of memory"), AISB_EXIT_FAILED;
 	e = gitguard_job_record(&r->job, dir);
 	if (e < 0)
@@ -696,7 +699,7 @@ static int pending_stage(struct run *r)
  * then the record goes; aisb autophase gets the verdict. Logs (the findings). */
 static void git_guard(struct run *r)
 {
-	_cleanup_free_ char *dir = path_join(r->p->state_dir, "pending");
+	_cleanup_free_ char *dir = path_join(r->ss->state_dir, "pending");
 	struct gitguard_verdict v = { 0 };
 
 	if (r->cloned && r->job.n)
@@ -704,11 +707,11 @@ static void git_guard(struct run *r)
 	r->git_quarantined += v.found;
 	if (r->recorded && dir)
 		(void)gitguard_job_forget(&r->job, dir);
-	if (r->p->guard_verdict_fd > 2) {
-		(void)dprintf(r->p->guard_verdict_fd, "found=%zu unjudged=%zu failed=%zu incomplete=%d\n", v.found,
-			      v.unjudged, v.failed, v.incomplete ? 1 : 0);
-		close(r->p->guard_verdict_fd);
-		r->p->guard_verdict_fd = 0;
+	if (r->verdict_fd > 2) {
+		(void)dprintf(r->verdict_fd, "found=%zu unjudged=%zu failed=%zu incomplete=%d\n", v.found, v.unjudged,
+			      v.failed, v.incomplete ? 1 : 0);
+		close(r->verdict_fd);
+		r->verdict_fd = 0;
 	}
 }
 
@@ -722,7 +725,7 @@ static int admit_stage(const struct aisb_plan *p)
 		return log_error("the command would get %zu environment variables, more than the limit of %d "
 				 "(pass fewer --env/--env-file entries)", p->n_env, SANDBOX_ENV_MAX),
 		       AISB_EXIT_POLICY;
-	if (p->net == NET_FULL)
+	if (netplan_mode(p->netp) == NET_FULL)
 		log_warn("--net full: the sandbox gets UNFILTERED network access through pasta; nothing is "
 			 "allowlisted or logged (use --net allow with --allow entries instead)");
 	return 0;
@@ -734,14 +737,14 @@ static int admit_stage(const struct aisb_plan *p)
  * Mustn't: create anything of the sandbox yet. Return: 0 or the exit code. Logs on failure. */
 static int session_stage(struct run *r)
 {
-	if (r->p->workspace && workspace_prepare(r->p) < 0)
+	if (r->p->workspace && workspace_prepare(r->p, r->ss) < 0)
 		return AISB_EXIT_FAILED;
-	if (bridge_apply(r->p) < 0)
+	if (bridge_apply(r->p, r->ss) < 0)
 		return AISB_EXIT_FAILED;
 	/* the check for passed-in values is pending from here on (ns/scrub.h) */
-	if (scrub_begin(r->p, &r->since) < 0)
+	if (scrub_begin(r->p, r->ss, &r->since) < 0)
 		return AISB_EXIT_FAILED;
-	return prepare_stage(r->p, &r->lr, &r->facts, &r->mp);
+	return prepare_stage(r->p, r->ss, &r->lr, &r->facts, &r->mp);
 }
 
 /* Stage: init ready. Should: take init's ready message with the pty master and the gate's
@@ -794,10 +797,10 @@ static int launch_stage(struct run *r)
 	struct stage_report rep;
 	int e;
 
-	e = start_stage(r->p, r->pid, &r->lr, &r->pasta, r->sync_fds[0], &r->go);
+	e = start_stage(r->p, r->ss, r->pid, &r->lr, &r->pasta, r->sync_fds[0], &r->go);
 	if (e != 0)
 		return e < 0 ? AISB_EXIT_FAILED : e;
-	if (r->p->netp && netplan_has_gate(r->p->netp) && start_gate(r->p, &r->egress_path, &r->gate) < 0)
+	if (r->p->netp && netplan_has_gate(r->p->netp) && start_gate(r->p, r->ss, &r->egress_path, &r->gate) < 0)
 		return AISB_EXIT_FAILED;
 	e = ready_stage(r);
 	if (e != 0)
@@ -864,12 +867,13 @@ static void teardown_stage(struct run *r)
 	/* the values passed in, wherever the session wrote them (ns/scrub.h): after the git guard,
 	 * so that its quarantine is covered too */
 	if (r->cloned)
-		(void)scrub_session(r->p, &r->since);
+		(void)scrub_session(r->p, r->ss, &r->since);
 }
 
-int sandbox_run(struct aisb_plan *p)
+int sandbox_run(const struct aisb_plan *p, struct aisb_session *ss)
 {
-	struct run r = { .p = p, .term = { .fd = -1 }, .go = { .magic = SYNC_MAGIC },
+	struct run r = { .p = p, .ss = ss, .verdict_fd = p->guard_verdict_fd, .term = { .fd = -1 },
+			 .go = { .magic = SYNC_MAGIC },
 			 .lr = { .watchdog = -1, .watchdog_fd = -1 }, .sync_fds = { -1, -1 }, .err_fds = { -1, -1 },
 			 .sfd = -1, .master = -1, .ws_fd = -1, .out_fd = -1, .gate_fds = { -1, -1, -1, -1 },
 			 .pasta = { .pid = -1 }, .pid = -1 };
@@ -881,7 +885,7 @@ int sandbox_run(struct aisb_plan *p)
 	code = admit_stage(p);
 	if (code != 0)
 		return code;
-	if (session_create(p) < 0)
+	if (session_create(p, ss) < 0)
 		return AISB_EXIT_FAILED;
 	code = session_stage(&r);
 	if (code != 0)
@@ -909,7 +913,7 @@ int sandbox_run(struct aisb_plan *p)
 	r.sync_fds[1] = -1;
 	close(r.err_fds[1]);
 	r.err_fds[1] = -1;
-	(void)session_set_init_pid(p, r.pid);
+	(void)session_set_init_pid(ss, r.pid);
 
 	/* recorded while init still waits for its maps: nothing of the sandbox has run yet */
 	code = pending_stage(&r);
@@ -923,11 +927,11 @@ int sandbox_run(struct aisb_plan *p)
 restore_mask:
 	release_channels(r.sync_fds, r.err_fds, r.sfd, &r.oldmask);
 finish:
-	code = limits_finish(p, &r.lr, code);
+	code = limits_finish(p, ss, &r.lr, code);
 	mount_plan_free(&r.mp);
 	mount_host_facts_free(&r.facts);
 	free(r.egress_path);
 	gitguard_job_free(&r.job);
-	session_finish(p, code, start, r.git_quarantined);
+	session_finish(p, ss, code, start, r.git_quarantined);
 	return code;
 }

@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "net/netplan.h"
 #include "net/pasta.h"
 #include "run/session.h"
 #include "util/log.h"
@@ -44,8 +45,8 @@ static int write_etc(int dirfd, const struct aisb_plan *p)
 		return r;
 	/* Allow mode points this at the gate's DNS stub (issue 3); in none mode there is no resolver;
 	 * full mode at the address pasta forwards to the host's own resolver (issue 12). */
-	n = snprintf(buf, sizeof(buf), p->net == NET_NONE ? "# aisb: --net none, no resolver\n"
-				       : p->net == NET_FULL ? "# aisb: --net full, the host's resolver through pasta\n"
+	n = snprintf(buf, sizeof(buf), netplan_mode(p->netp) == NET_NONE ? "# aisb: --net none, no resolver\n"
+				       : netplan_mode(p->netp) == NET_FULL ? "# aisb: --net full, the host's resolver through pasta\n"
 							      "nameserver " PASTA_DNS_FORWARD "\noptions edns0\n"
 							    : "nameserver 127.0.0.53\noptions edns0\n");
 	return write_file_at(dirfd, "resolv.conf", buf, (size_t)n, 0644);
@@ -104,11 +105,11 @@ static int make_dir_at(int dfd, const char *name)
  * someone else made first, or a symlink, is not used: the run goes on with the session dir, as
  * tmux does with its socket dir). Return: the fd, or -errno (the caller falls back to the
  * session dir). Does not log. */
-static int open_run_etc(const struct aisb_plan *p)
+static int open_run_etc(const struct aisb_plan *p, const struct aisb_session *ss)
 {
 	_cleanup_close_ int rfd = session_run_dir_open(p->run_dir, true);
 
-	return rfd < 0 ? rfd : make_dir_at(rfd, p->session_id);
+	return rfd < 0 ? rfd : make_dir_at(rfd, ss->id);
 }
 
 /* Stage: the generated /etc files. Should: put them on a tmpfs (open_run_etc()) when there is a
@@ -116,15 +117,15 @@ static int open_run_etc(const struct aisb_plan *p)
  * the inode bitmap and skips recently deleted inodes; perf: a third of aisb's CPU per start went
  * there on a state dir with many sessions behind it, docs/measurements.md), else in
  * <session dir>/etc as before; a session dir that is itself in the run dir holds them. Fills
- * p->etc_dir. Mustn't: follow a symlink, or use a directory someone else could write. Return: 0
+ * ss->etc_dir. Mustn't: follow a symlink, or use a directory someone else could write. Return: 0
  * or -errno. Does not log. */
-static int create_etc(struct aisb_plan *p, int session_fd, bool session_in_run)
+static int create_etc(const struct aisb_plan *p, struct aisb_session *ss, int session_fd, bool session_in_run)
 {
-	_cleanup_close_ int fd = session_in_run ? -ENOENT : open_run_etc(p);
+	_cleanup_close_ int fd = session_in_run ? -ENOENT : open_run_etc(p, ss);
 	int r;
 
 	if (fd >= 0) {
-		if (!(p->etc_dir = path_join(p->run_dir, p->session_id)))
+		if (!(ss->etc_dir = path_join(p->run_dir, ss->id)))
 			return -ENOMEM;
 		r = write_etc(fd, p);
 		if (r >= 0)
@@ -132,12 +133,12 @@ static int create_etc(struct aisb_plan *p, int session_fd, bool session_in_run)
 		/* a full tmpfs (a container's 64 MiB /dev/shm): nothing half-written stays behind, and
 		 * the run goes on with the session dir, as when the run dir cannot be used at all */
 		log_debug_errno(r, "cannot write the generated /etc files to '%s': %m; using the session dir",
-				p->etc_dir);
-		(void)rm_rf(p->etc_dir);
-		free(p->etc_dir);
-		p->etc_dir = NULL;
+				ss->etc_dir);
+		(void)rm_rf(ss->etc_dir);
+		free(ss->etc_dir);
+		ss->etc_dir = NULL;
 	}
-	if (!(p->etc_dir = path_join(p->session_dir, "etc")))
+	if (!(ss->etc_dir = path_join(ss->dir, "etc")))
 		return -ENOMEM;
 	{
 		_cleanup_close_ int efd = make_dir_at(session_fd, "etc");
@@ -156,10 +157,10 @@ char *session_run_dir(env_getter get)
 }
 
 /* Removes the generated /etc files when they are outside the session dir. Does not log. */
-static void remove_run_etc(const struct aisb_plan *p)
+static void remove_run_etc(const struct aisb_session *ss)
 {
-	if (p->etc_dir && p->session_dir && !path_startswith(p->etc_dir, p->session_dir))
-		(void)rm_rf(p->etc_dir);
+	if (ss->etc_dir && ss->dir && !path_startswith(ss->etc_dir, ss->dir))
+		(void)rm_rf(ss->etc_dir);
 }
 
 bool session_fits_run_dir(const struct aisb_plan *p)
@@ -168,7 +169,7 @@ bool session_fits_run_dir(const struct aisb_plan *p)
 }
 
 /* Makes <run dir>/sessions/<id>. Return: an O_PATH fd of it, or -errno. Does not log. */
-static int make_run_session_dir(const struct aisb_plan *p)
+static int make_run_session_dir(const struct aisb_plan *p, const struct aisb_session *ss)
 {
 	_cleanup_close_ int rfd = session_run_dir_open(p->run_dir, true), sfd = -1;
 
@@ -181,21 +182,21 @@ static int make_run_session_dir(const struct aisb_plan *p)
 		return -errno;
 	if (!dir_is_safe(sfd, true))
 		return -EPERM;
-	return make_dir_at(sfd, p->session_id);
+	return make_dir_at(sfd, ss->id);
 }
 
 /* Writes the session's files into @dfd: the generated /etc files, plan.json, supervisor.
  * Return: 0 or -errno. Does not log. */
-static int fill_session_dir(struct aisb_plan *p, int dfd, bool in_run)
+static int fill_session_dir(const struct aisb_plan *p, struct aisb_session *ss, int dfd, bool in_run)
 {
 	_cleanup_free_ char *json = NULL;
 	unsigned long long st = 0;
 	char buf[64];
 	int r, n;
 
-	if ((r = create_etc(p, dfd, in_run)) < 0)
+	if ((r = create_etc(p, ss, dfd, in_run)) < 0)
 		return r;
-	if (!(json = plan_to_json(p)))
+	if (!(json = plan_to_json(p, netplan_mode(p->netp), ss)))
 		return -ENOMEM;
 	if ((r = write_file_at(dfd, "plan.json", json, strlen(json), 0600)) < 0)
 		return r;
@@ -205,14 +206,14 @@ static int fill_session_dir(struct aisb_plan *p, int dfd, bool in_run)
 }
 
 /* Removes what make_*session_dir() and fill_session_dir() made. Does not log. */
-static void drop_session_dir(struct aisb_plan *p)
+static void drop_session_dir(struct aisb_session *ss)
 {
-	remove_run_etc(p);
-	free(p->etc_dir);
-	p->etc_dir = NULL;
-	(void)rm_rf(p->session_dir);
-	free(p->session_dir);
-	p->session_dir = NULL;
+	remove_run_etc(ss);
+	free(ss->etc_dir);
+	ss->etc_dir = NULL;
+	(void)rm_rf(ss->dir);
+	free(ss->dir);
+	ss->dir = NULL;
 }
 
 /* Stage: the session dir. Should: make it in the run dir (<run dir>/sessions/<id>, a tmpfs of
@@ -221,48 +222,48 @@ static void drop_session_dir(struct aisb_plan *p)
  * leaves nothing behind and the state dir is used. Why: each file made and removed on the disk
  * per start cost wall time there (ext4 searches its inode bitmap for every new inode; unlinking
  * a file on a filesystem mounted with "discard" waits for the discard: `perf sched` showed the
- * supervisor in blkdev_issue_discard at exit, docs/measurements.md). Fills p->session_dir.
+ * supervisor in blkdev_issue_discard at exit, docs/measurements.md). Fills ss->dir.
  * Mustn't: follow a symlink, or use a directory someone else could write. Return: 0 or -errno.
  * Logs on failure. */
-static int session_dir_stage(struct aisb_plan *p, const char *sessions)
+static int session_dir_stage(const struct aisb_plan *p, struct aisb_session *ss, const char *sessions)
 {
 	int r;
 
 	if (session_fits_run_dir(p)) {
 		_cleanup_close_ int dfd = -1;
 
-		if (asprintf(&p->session_dir, "%s/sessions/%s", p->run_dir, p->session_id) < 0) {
-			p->session_dir = NULL;
+		if (asprintf(&ss->dir, "%s/sessions/%s", p->run_dir, ss->id) < 0) {
+			ss->dir = NULL;
 			return log_error_errno(-ENOMEM, "cannot create the session dir: %m");
 		}
-		dfd = make_run_session_dir(p);
-		r = dfd < 0 ? dfd : fill_session_dir(p, dfd, true);
+		dfd = make_run_session_dir(p, ss);
+		r = dfd < 0 ? dfd : fill_session_dir(p, ss, dfd, true);
 		if (r >= 0)
 			return 0;
-		log_debug_errno(r, "cannot use the run dir for session dir '%s': %m; using the state dir", p->session_dir);
+		log_debug_errno(r, "cannot use the run dir for session dir '%s': %m; using the state dir", ss->dir);
 		if (dfd >= 0)
-			drop_session_dir(p);
-		free(p->session_dir);
-		p->session_dir = NULL;
+			drop_session_dir(ss);
+		free(ss->dir);
+		ss->dir = NULL;
 	}
-	if (!(p->session_dir = path_join(sessions, p->session_id)))
+	if (!(ss->dir = path_join(sessions, ss->id)))
 		return log_error_errno(-ENOMEM, "cannot create the session dir: %m");
 	{
 		_cleanup_close_ int dfd = -1;
 
-		if (mkdir(p->session_dir, 0700) < 0)
-			return log_error_errno(-errno, "cannot create session dir '%s': %m", p->session_dir);
-		dfd = open(p->session_dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		r = dfd < 0 ? -errno : fill_session_dir(p, dfd, false);
+		if (mkdir(ss->dir, 0700) < 0)
+			return log_error_errno(-errno, "cannot create session dir '%s': %m", ss->dir);
+		dfd = open(ss->dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		r = dfd < 0 ? -errno : fill_session_dir(p, ss, dfd, false);
 	}
 	if (r < 0) {
-		log_error_errno(r, "cannot write session dir '%s': %m", p->session_dir);
-		drop_session_dir(p);
+		log_error_errno(r, "cannot write session dir '%s': %m", ss->dir);
+		drop_session_dir(ss);
 	}
 	return r;
 }
 
-int session_create(struct aisb_plan *p)
+int session_create(const struct aisb_plan *p, struct aisb_session *ss)
 {
 	_cleanup_free_ char *sessions = path_join(p->state_dir, "sessions");
 	char id[25];
@@ -275,39 +276,43 @@ int session_create(struct aisb_plan *p)
 		return log_error_errno(r, "cannot create state dir '%s': %m (set XDG_STATE_HOME to a writable "
 				       "directory)", sessions);
 	/* Sources are opened without following any symlink: use canonical paths from here on. */
-	{
-		char *real = realpath(p->state_dir, NULL);
-		if (!real)
-			return log_error_errno(-errno, "cannot resolve state dir '%s': %m", p->state_dir);
-		free(p->state_dir);
-		p->state_dir = real;
-		free(sessions);
-		sessions = path_join(p->state_dir, "sessions");
-		if (!sessions)
-			return -ENOMEM;
-	}
+	if (!(ss->state_dir = realpath(p->state_dir, NULL)))
+		return log_error_errno(-errno, "cannot resolve state dir '%s': %m", p->state_dir);
+	free(sessions);
+	if (!(sessions = path_join(ss->state_dir, "sessions")))
+		return -ENOMEM;
 	if (p->home_src) {
 		_cleanup_free_ char *rel = NULL;
-		free(p->home_src);
-		p->home_src = asprintf(&rel, "homes/%s", p->home_name ? p->home_name : "default") < 0 ? NULL
-			      : path_join(p->state_dir, rel);
-		if (!p->home_src)
+		ss->home_src = asprintf(&rel, "homes/%s", p->home_name ? p->home_name : "default") < 0 ? NULL
+			       : path_join(ss->state_dir, rel);
+		if (!ss->home_src)
 			return -ENOMEM;
-		r = mkdir_p(p->home_src, 0700);
+		r = mkdir_p(ss->home_src, 0700);
 		if (r < 0)
-			return log_error_errno(r, "cannot create the sandbox home '%s': %m", p->home_src);
+			return log_error_errno(r, "cannot create the sandbox home '%s': %m", ss->home_src);
 	}
 	r = random_hex(id, 6);
 	if (r < 0)
 		return log_error_errno(r, "cannot get random bytes: %m");
-	if (!(p->session_id = strdup(id)))
+	if (!(ss->id = strdup(id)))
 		return log_error_errno(-ENOMEM, "cannot create the session dir: %m");
-	return session_dir_stage(p, sessions);
+	return session_dir_stage(p, ss, sessions);
 }
 
-int session_set_init_pid(const struct aisb_plan *p, pid_t pid)
+void session_done(struct aisb_session *ss)
 {
-	_cleanup_close_ int dfd = open(p->session_dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	free(ss->id);
+	free(ss->dir);
+	free(ss->etc_dir);
+	free(ss->state_dir);
+	free(ss->home_src);
+	free(ss->workspace_dir);
+	memset(ss, 0, sizeof(*ss));
+}
+
+int session_set_init_pid(const struct aisb_session *ss, pid_t pid)
+{
+	_cleanup_close_ int dfd = open(ss->dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "%d\n", (int)pid);
 	if (dfd < 0)
@@ -409,9 +414,9 @@ static int copy_log(const char *from, int dfd, const char *name)
 /* Moves the session's egress log to egress/<id>.jsonl, so that the denial summary's "aisb logs
  * ID" still works once the session dir is gone; only the last SESSION_EGRESS_KEEP stay. Logs on
  * failure (a warning: the run itself is over). */
-static void keep_egress_log(const struct aisb_plan *p)
+static void keep_egress_log(const struct aisb_session *ss)
 {
-	_cleanup_free_ char *from = path_join(p->session_dir, "egress.jsonl"), *dir = path_join(p->state_dir, "egress");
+	_cleanup_free_ char *from = path_join(ss->dir, "egress.jsonl"), *dir = path_join(ss->state_dir, "egress");
 	_cleanup_close_ int dfd = -1;
 	char name[80];
 	struct stat st;
@@ -423,7 +428,7 @@ static void keep_egress_log(const struct aisb_plan *p)
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (dfd < 0)
 		goto fail;
-	snprintf(name, sizeof(name), "%s.jsonl", p->session_id);
+	snprintf(name, sizeof(name), "%s.jsonl", ss->id);
 	/* a session dir in the run dir is on another filesystem: copy (session.h) */
 	if (renameat(AT_FDCWD, from, dfd, name) < 0 && (errno != EXDEV || copy_log(from, dfd, name) < 0))
 		goto fail;
@@ -433,9 +438,10 @@ fail:
 	log_warn_errno(-errno, "cannot keep the egress log in '%s': %m", dir);
 }
 
-int session_finish(const struct aisb_plan *p, int exit_code, long long start_usec, size_t git_quarantined)
+int session_finish(const struct aisb_plan *p, const struct aisb_session *ss, int exit_code, long long start_usec,
+		   size_t git_quarantined)
 {
-	_cleanup_free_ char *logpath = path_join(p->state_dir, "sessions.log");
+	_cleanup_free_ char *logpath = path_join(ss->state_dir, "sessions.log");
 	_cleanup_close_ int fd = -1;
 	struct timespec now;
 	json_object *o, *a;
@@ -447,12 +453,12 @@ int session_finish(const struct aisb_plan *p, int exit_code, long long start_use
 	a = json_object_new_array();
 	for (size_t i = 0; p->argv && p->argv[i]; i++)
 		json_object_array_add(a, json_object_new_string(p->argv[i]));
-	json_object_object_add(o, "id", json_object_new_string(p->session_id));
+	json_object_object_add(o, "id", json_object_new_string(ss->id));
 	json_object_object_add(o, "start", json_object_new_int64(start_usec / 1000000));
 	json_object_object_add(o, "end", json_object_new_int64(now.tv_sec));
 	json_object_object_add(o, "command", a);
-	json_object_object_add(o, "project", p->project_src ? json_object_new_string(p->project_src) : NULL);
-	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(p->net)));
+	json_object_object_add(o, "project", plan_project_src(p, ss) ? json_object_new_string(plan_project_src(p, ss)) : NULL);
+	json_object_object_add(o, "net", json_object_new_string(net_mode_to_string(netplan_mode(p->netp))));
 	json_object_object_add(o, "exit", json_object_new_int(exit_code));
 	if (git_quarantined)
 		json_object_object_add(o, "git_quarantined", json_object_new_int64((int64_t)git_quarantined));
@@ -467,13 +473,13 @@ int session_finish(const struct aisb_plan *p, int exit_code, long long start_use
 	}
 	json_object_put(o);
 	/* the run dir's copy goes even for a kept session: nothing reads it after the run */
-	remove_run_etc(p);
-	if (!p->keep && p->session_dir) {
-		keep_egress_log(p);
-		r = rm_rf(p->session_dir);
+	remove_run_etc(ss);
+	if (!p->keep && ss->dir) {
+		keep_egress_log(ss);
+		r = rm_rf(ss->dir);
 		if (r < 0)
-			log_warn_errno(r, "cannot remove session dir '%s': %m", p->session_dir);
+			log_warn_errno(r, "cannot remove session dir '%s': %m", ss->dir);
 	} else if (p->keep)
-		log_info("session kept: %s", p->session_dir);
+		log_info("session kept: %s", ss->dir);
 	return r;
 }

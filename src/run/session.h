@@ -38,6 +38,7 @@
 #include <sys/types.h>
 
 #include "core/plan.h"
+#include "core/session.h"
 
 #define SESSION_EGRESS_KEEP 20
 /* The kept egress logs' bound in all: each is bounded by the gate (GATE_LOG_MAX, 64 MiB by
@@ -62,15 +63,21 @@ int session_run_dir_open(const char *run_dir, bool create);
 bool session_fits_run_dir(const struct aisb_plan *p);
 
 /* Creates the session dir (0700; in the run dir or the state dir, see above) with plan.json,
- * supervisor and the generated etc files; fills p->session_id, p->session_dir and p->etc_dir.
- * Logs on failure. */
-int session_create(struct aisb_plan *p);
+ * supervisor and the generated etc files, and the persistent home when @p has one; fills @ss
+ * (zeroed by the caller): the session's id, dir and etc dir, and the canonical state dir and home
+ * every later stage uses. @p is not written: what a run makes is the session's (core/session.h).
+ * The caller frees @ss with session_done(), also on failure. Logs on failure. */
+int session_create(const struct aisb_plan *p, struct aisb_session *ss);
+
+/* Frees what @ss holds and zeroes it. Removes nothing on disk. Does not log. */
+void session_done(struct aisb_session *ss);
 
 /* Records the init pid. Does not log. */
-int session_set_init_pid(const struct aisb_plan *p, pid_t pid);
+int session_set_init_pid(const struct aisb_session *ss, pid_t pid);
 
 /* Appends the sessions.log line (with the run's results: @exit_code, @git_quarantined files
  * gitguard moved) and removes the session dir unless p->keep. Logs on failure. */
-int session_finish(const struct aisb_plan *p, int exit_code, long long start_usec, size_t git_quarantined);
+int session_finish(const struct aisb_plan *p, const struct aisb_session *ss, int exit_code, long long start_usec,
+		   size_t git_quarantined);
 
 #endif

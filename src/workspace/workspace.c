@@ -116,7 +116,6 @@ void workspace_plan_free(struct workspace_plan *w)
 	free(w->branch);
 	free(w->object_format);
 	free(w->target);
-	free(w->dir);
 	free(w);
 }
 
@@ -378,10 +377,10 @@ static long long copy_one(int src_dfd, int dst_dfd, const char *rel)
  * excludes file and <top>/.aisbignore do not exclude, copied into the clone and listed in
  * <ws>/untracked and the clone's info/exclude (so an honest `git add -A` leaves them out; the
  * import leaves them out regardless). Logs on failure. */
-static int copy_untracked(const struct gitrun *g, const struct workspace_plan *w, const char *repo)
+static int copy_untracked(const struct gitrun *g, const struct workspace_plan *w, const char *dir, const char *repo)
 {
 	_cleanup_free_ char *aisbignore = path_join(w->top, ".aisbignore"), *exclude_from = NULL;
-	_cleanup_free_ char *excl_path = path_join(repo, ".git/info/exclude"), *list = path_join(w->dir, "untracked");
+	_cleanup_free_ char *excl_path = path_join(repo, ".git/info/exclude"), *list = path_join(dir, "untracked");
 	_cleanup_close_ int sfd = -1, dfd = -1, efd = -1, lfd = -1;
 	const char *args[8] = { "ls-files", "-z", "--others", "--exclude-standard", NULL };
 	struct gitrun_call c = { .dir = w->top, .args = args, .in_fd = -1 };
@@ -464,20 +463,20 @@ static bool uses_alternates(const struct gitrun *g, const char *top)
 	return stat(path, &st) == 0 && st.st_size > 0;
 }
 
-int workspace_prepare(struct aisb_plan *p)
+int workspace_prepare(const struct aisb_plan *p, struct aisb_session *ss)
 {
-	struct workspace_plan *w = p->workspace;
-	_cleanup_free_ char *wsroot = path_join(p->state_dir, "workspaces"), *repo = NULL, *ref = NULL;
+	const struct workspace_plan *w = p->workspace;
+	_cleanup_free_ char *wsroot = path_join(ss->state_dir, "workspaces"), *repo = NULL, *ref = NULL;
 	_cleanup_free_ char *now = NULL, *fmt = NULL;
 	const char *branch = w->branch ? w->branch : "aisb-work";
 	json_object *m;
 	struct gitrun g;
 	int r;
 
-	if (!wsroot || !(w->dir = path_join(wsroot, p->session_id)) || !(repo = path_join(w->dir, "repo")))
+	if (!wsroot || !(ss->workspace_dir = path_join(wsroot, ss->id)) || !(repo = path_join(ss->workspace_dir, "repo")))
 		return -ENOMEM;
-	if ((r = mkdir_p(wsroot, 0700)) < 0 || (mkdir(w->dir, 0700) < 0 && (r = -errno)))
-		return log_error_errno(r, "cannot create the workspace '%s': %m", w->dir);
+	if ((r = mkdir_p(wsroot, 0700)) < 0 || (mkdir(ss->workspace_dir, 0700) < 0 && (r = -errno)))
+		return log_error_errno(r, "cannot create the workspace '%s': %m", ss->workspace_dir);
 	if (gitrun_init(&g, w->top, w->untracked_copy ? GITRUN_EXCLUDES : 0, w->get) < 0)
 		return -EINVAL;
 	if (asprintf(&ref, "+HEAD:refs/heads/%s", branch) < 0 || asprintf(&fmt, "--object-format=%s", w->object_format) < 0 ||
@@ -526,16 +525,16 @@ int workspace_prepare(struct aisb_plan *p)
 	if (r >= 0)
 		r = gitrun_ok(&g, repo, "--workspace clone", "config", "user.email", SANDBOX_IDENT_EMAIL, (char *)NULL);
 	if (r >= 0 && w->untracked_copy)
-		r = copy_untracked(&g, w, repo);
+		r = copy_untracked(&g, w, ss->workspace_dir, repo);
 	gitrun_done(&g);
 	if (r < 0) {
 		/* nothing of it was used yet: no half-made workspace stays behind */
-		(void)rm_rf(w->dir);
+		(void)rm_rf(ss->workspace_dir);
 		return r;
 	}
 
 	m = json_object_new_object();
-	mset(m, "session", p->session_id);
+	mset(m, "session", ss->id);
 	mset(m, "project", w->top);
 	mset(m, "rel", w->rel);
 	mset(m, "base", w->base);
@@ -556,12 +555,11 @@ int workspace_prepare(struct aisb_plan *p)
 	}
 	json_object_object_add(m, "created", json_object_new_int64((int64_t)time(NULL)));
 	mset(m, "state", "running");
-	r = meta_save(w->dir, m);
+	r = meta_save(ss->workspace_dir, m);
 	json_object_put(m);
 	if (r < 0)
-		return log_error_errno(r, "cannot write '%s/workspace.json': %m", w->dir);
-	free(p->project_src);
-	p->project_src = TAKE_PTR(repo);
+		return log_error_errno(r, "cannot write '%s/workspace.json': %m", ss->workspace_dir);
+	ss->project_src = TAKE_PTR(repo); /* the project the sandbox gets: plan_project_src() */
 	return 0;
 }
 
@@ -1463,7 +1461,8 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 	return r;
 }
 
-int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_getter get, int (*confirm)(void))
+int workspace_finish(const struct aisb_plan *p, const struct aisb_session *ss, workspace_exporter ex, env_getter get,
+		     int (*confirm)(void))
 {
 	const struct workspace_plan *w = p->workspace;
 	struct scrub_needle nd[SCRUB_MAX_NEEDLES];
@@ -1471,25 +1470,25 @@ int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_gette
 	json_object *m;
 	int r;
 
-	if (!w || !w->dir)
+	if (!w || !ss->workspace_dir)
 		return 0;
 	if (w->review)
 		n_nd = scrub_needles(p, nd, &n_short);
-	r = workspace_import(p->state_dir, p->session_id,
+	r = workspace_import(ss->state_dir, ss->id,
 			     &(struct workspace_import_opts){ .uncommitted = w->import_uncommitted, .review = w->review,
 							      .confirm = confirm, .needles = nd, .n_needles = n_nd },
 			     ex, get);
 	if (r < 0 && r != -ECANCELED)
 		return r;
-	m = meta_load(w->dir);
+	m = meta_load(ss->workspace_dir);
 	if (m && streq(mstr(m, "state") ? mstr(m, "state") : "", "imported") &&
 	    !json_object_get_boolean(json_object_object_get(m, "dirty")) && !p->keep) {
-		r = rm_rf(w->dir);
+		r = rm_rf(ss->workspace_dir);
 		if (r < 0)
-			log_warn_errno(r, "cannot remove the workspace '%s': %m", w->dir);
+			log_warn_errno(r, "cannot remove the workspace '%s': %m", ss->workspace_dir);
 	} else
 		log_info("workspace kept: %s (aisb inspect %s; aisb clean removes it once imported, or with --discard)",
-			 w->dir, p->session_id);
+			 ss->workspace_dir, ss->id);
 	json_object_put(m);
 	return 0;
 }

@@ -88,12 +88,14 @@ int workspace_resolve(struct aisb_plan *p, const char *untracked, const char *ta
 
 /**
  * workspace_prepare() - make the clone before the sandbox is built
- * @p: the plan, with its session id; p->project_src becomes the clone
+ * @p: the plan (not written)
+ * @ss: its session (id, canonical state dir); gets the workspace dir and, as ss->project_src,
+ *      the clone the sandbox gets as its project (plan_project_src(), core/plan.h)
  *
  * Clones the project's HEAD with hardened git, checks it is still the base, copies the
  * untracked files when asked, records workspace.json. Logs on failure. Return: 0 or -errno.
  */
-int workspace_prepare(struct aisb_plan *p);
+int workspace_prepare(const struct aisb_plan *p, struct aisb_session *ss);
 
 struct scrub_needle;
 
@@ -131,6 +133,7 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 /**
  * workspace_finish() - after a clone run: import, then remove the workspace when nothing is left
  * @p: the plan of the run
+ * @ss: the session it ran as (workspace_prepare() filled its workspace dir)
  * @ex, @get: as for workspace_import()
  * @confirm: asks on the terminal, for --review (see workspace_import_opts)
  *
@@ -138,7 +141,8 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
  * behind, or with --keep. Logs. Return: 0 (also when declined at the review), or -errno when
  * something was not imported.
  */
-int workspace_finish(const struct aisb_plan *p, workspace_exporter ex, env_getter get, int (*confirm)(void));
+int workspace_finish(const struct aisb_plan *p, const struct aisb_session *ss, workspace_exporter ex, env_getter get,
+		     int (*confirm)(void));
 
 /* `aisb ps`: one line per workspace (id, state, base, pending commits, target, project), after
  * a header; nothing when there are none. @live tells whether a session is live. Does not log. */

@@ -501,7 +501,8 @@ static void test_json_bounds(void **state)
 	}
 }
 
-/* The refusal at the plan level: a harness with the default network and nothing allowed. */
+/* The refusal at the plan level: a harness with the default network and nothing allowed. The
+ * bridge is a stage of plan_resolve(), the one resolver, so the refusal is its answer. */
 static void test_resolve_refusal(void **state)
 {
 	static const char *const env[] = { "HOME=/nonexistent-home-for-test", NULL };
@@ -512,26 +513,22 @@ static void test_resolve_refusal(void **state)
 	log_set_quiet(true);
 	args_defaults(&s);
 	s.no_cwd = true;
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
-	assert_int_equal(bridge_resolve(&p, &s, fake_get, "/nonexistent-home-for-test"), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	/* control: --net none is the user's choice; a '--' command is never bridged */
 	s.net = NET_NONE;
 	s.net_source = SRC_FLAG;
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
-	assert_int_equal(bridge_resolve(&p, &s, fake_get, "/nonexistent-home-for-test"), 0);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	plan_free(&p);
 	s.net = NET_ALLOW;
 	s.net_source = SRC_DEFAULT;
 	strv_push(&s.command, "true");
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
-	assert_int_equal(bridge_resolve(&p, &s, fake_get, "/nonexistent-home-for-test"), 0);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	assert_null(p.bridge);
 	plan_free(&p);
 	/* a bad --thinking is refused listing the levels */
 	s.thinking = strdup("ultra");
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
-	assert_int_equal(bridge_resolve(&p, &s, fake_get, "/nonexistent-home-for-test"), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	settings_free(&s);
 	log_set_quiet(false);

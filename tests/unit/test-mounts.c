@@ -35,6 +35,10 @@ static void base_facts(struct mount_host_facts *f)
 	f->lib_link[2] = strdup("usr/lib");  /* lib */
 	f->has_opt = false;
 	f->session_etc = strdup("/state/sessions/abc/etc");
+	/* what mount_host_facts() takes from the session (core/session.h) for base_plan()'s plan */
+	f->project_src = strdup("/home/alice/proj");
+	f->home_src = strdup("/home/alice/.local/state/aisb/homes/default");
+	f->bridge_home = strdup("/state/sessions/abc/bridge-home");
 }
 
 static const struct mount_op *must(const struct mount_plan *mp, const char *dst, enum mount_op_kind k)
@@ -203,6 +207,10 @@ static void test_home_agents_mounts(void **state)
 	p.home_src = NULL;
 	free(p.project_src);
 	p.project_src = NULL;
+	free(f.home_src);
+	f.home_src = NULL;
+	free(f.project_src);
+	f.project_src = NULL;
 	assert_int_equal(mount_plan_build(&p, &f, NULL, &mp), 0);
 	assert_non_null(strstr(must(&mp, "/home/sandbox", MOP_TMPFS)->data, "uid=1000"));
 	assert_null(mount_plan_find(&mp, "/home/alice/proj"));

@@ -15,6 +15,7 @@
 
 #include "cli/args.h"
 #include "cli/resolve.h"
+#include "net/netplan.h"
 #include "util/util.h"
 
 #define CANARY "canary-7f3e9a1c-value"
@@ -228,9 +229,10 @@ static void test_redaction(void **state)
 	fake_env = env;
 	args_defaults(&s);
 	s.no_cwd = true;
+	strv_push(&s.command, "true"); /* a `--` command: the bridge has nothing to do */
 	strv_push(&s.envs, "TOKEN");
 	strv_push(&s.envs, "OTHER=" CANARY);
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	f = open_memstream(&buf, &len);
 	plan_print(&p, f);
 	plan_print_policy(&p, f);
@@ -238,7 +240,7 @@ static void test_redaction(void **state)
 	assert_null(strstr(buf, CANARY));
 	assert_non_null(strstr(buf, "TOKEN=<redacted>"));
 	assert_non_null(strstr(buf, "env=OTHER"));
-	json = plan_to_json(&p);
+	json = plan_to_json(&p, netplan_mode(p.netp), NULL);
 	assert_null(strstr(json, CANARY));
 	assert_non_null(strstr(json, "\"TOKEN\""));
 	free(json);
@@ -260,37 +262,44 @@ static void test_refusals(void **state)
 	/* an explicit --net allow with an empty allowlist allows nothing: 78 */
 	s.net = NET_ALLOW;
 	s.net_source = SRC_FLAG;
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
-	/* the default allow mode with nothing allowed runs as none */
+	/* the default allow mode with nothing allowed runs as none (a `--` command: a harness's
+	 * bridge would refuse a model endpoint nothing allows, test-bridge.c) */
 	s.net_source = SRC_DEFAULT;
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
-	assert_int_equal(p.net, NET_NONE);
+	strv_push(&s.command, "true");
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
+	assert_int_equal(netplan_mode(p.netp), NET_NONE);
 	plan_free(&p);
+	strv_free(s.command);
+	s.command = NULL;
 	/* an invalid entry is 78 */
 	strv_push(&s.allows, "exa mple.com");
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	strv_free(s.allows);
 	s.allows = NULL;
 	s.net = NET_NONE;
 	s.memory = strdup("lots"); /* invalid on every host; enforcement is tested in test-cgroup */
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	free(s.memory);
 	s.memory = NULL;
 	strv_push(&s.mounts, "/proc");
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	strv_free(s.mounts);
 	s.mounts = NULL;
 	strv_push(&s.mounts, "/srv:/usr/local");
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	strv_free(s.mounts);
 	s.mounts = NULL;
-	/* control: the same plan without the bad parts resolves */
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	/* control: the same plan without the bad parts resolves (offline, the user's choice: the
+	 * harness's bridge then needs no allowed endpoint) */
+	s.net = NET_NONE;
+	s.net_source = SRC_FLAG;
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	assert_string_equal(p.cwd, "/home/sandbox");
 	assert_string_equal(p.argv[0], "pi");
 	plan_free(&p);
@@ -298,17 +307,93 @@ static void test_refusals(void **state)
 	fake_env = NULL;
 }
 
+/* The network mode has one home, the net plan (netplan_mode()): every mode --net can name comes
+ * back from it as resolved, the default allow mode with nothing to allow as none, and a plan
+ * without a net part (one built by hand, as the mount tests do) reads as none. */
+static void test_net_mode_one_home(void **state)
+{
+	static const char *const env[] = { "HOME=/home/x", NULL };
+	static const struct { enum net_mode in; enum setting_source src; const char *allow; enum net_mode out; } t[] = {
+		{ NET_NONE, SRC_FLAG, NULL, NET_NONE },
+		{ NET_FULL, SRC_FLAG, NULL, NET_FULL },
+		{ NET_ALLOW, SRC_FLAG, "example.com", NET_ALLOW },
+		{ NET_ALLOW, SRC_DEFAULT, NULL, NET_NONE },
+	};
+	char *buf = NULL;
+	size_t len = 0;
+
+	assert_int_equal(netplan_mode(NULL), NET_NONE);
+	fake_env = env;
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		struct aisb_settings s;
+		struct aisb_plan p = { 0 };
+		char want[32];
+		FILE *f;
+
+		args_defaults(&s);
+		s.no_cwd = true;
+		strv_push(&s.command, "true"); /* a `--` command: the bridge has nothing to do */
+		s.net = t[i].in;
+		s.net_source = t[i].src;
+		if (t[i].allow)
+			strv_push(&s.allows, t[i].allow);
+		assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
+		assert_int_equal(netplan_mode(p.netp), t[i].out);
+		/* --print-policy's first line reads it from there too */
+		f = open_memstream(&buf, &len);
+		plan_print_policy(&p, f);
+		fclose(f);
+		snprintf(want, sizeof(want), "net=%s\n", net_mode_to_string(t[i].out));
+		assert_true(strncmp(buf, want, strlen(want)) == 0);
+		free(buf);
+		buf = NULL;
+		plan_free(&p);
+		settings_free(&s);
+	}
+	fake_env = NULL;
+}
+
+/* What a run makes is its session's, not the plan's (core/session.h): plan.json takes the id, the
+ * etc dir and the canonical home from the session it is written for, and plan_project_src() is
+ * the session's clone when there is one, else the plan's project. */
+static void test_session_is_not_the_plan(void **state)
+{
+	struct aisb_plan p = { .project_src = (char *)"/home/a/proj", .home_src = (char *)"/link/aisb/homes/default",
+			       .cwd = (char *)"/home/a/proj" };
+	struct aisb_session ss = { .id = (char *)"0123456789ab", .etc_dir = (char *)"/run/aisb/0123456789ab",
+				   .home_src = (char *)"/real/aisb/homes/default" };
+	char *json;
+
+	(void)state;
+	assert_string_equal(plan_project_src(&p, NULL), "/home/a/proj");
+	assert_string_equal(plan_project_src(&p, &ss), "/home/a/proj");
+	ss.project_src = (char *)"/real/aisb/workspaces/0123456789ab/repo";
+	assert_string_equal(plan_project_src(&p, &ss), ss.project_src);
+	json = plan_to_json(&p, NET_NONE, &ss);
+	assert_non_null(strstr(json, "\"session\":\"0123456789ab\""));
+	assert_non_null(strstr(json, "\"etc_dir\":\"/run/aisb/0123456789ab\""));
+	assert_non_null(strstr(json, "\"home\":\"/real/aisb/homes/default\""));
+	assert_non_null(strstr(json, "\"project\":\"/home/a/proj\"")); /* the plan's: what was asked */
+	free(json);
+	/* no session yet: the plan's own home, no id */
+	json = plan_to_json(&p, NET_NONE, NULL);
+	assert_non_null(strstr(json, "\"session\":\"\""));
+	assert_null(strstr(json, "etc_dir"));
+	assert_non_null(strstr(json, "\"home\":\"/link/aisb/homes/default\""));
+	free(json);
+}
+
 static void test_command(void **state)
 {
 	static const char *const env[] = { "HOME=/home/x", NULL };
 	struct aisb_settings s;
 	struct aisb_plan p = { 0 };
-	const char *argv[] = { "aisb", "--harness", "codex", "--no-cwd", "exec", "x", NULL };
+	const char *argv[] = { "aisb", "--harness", "codex", "--net", "none", "--no-cwd", "exec", "x", NULL };
 
 	fake_env = env;
 	args_defaults(&s);
-	assert_int_equal(args_parse_flags(&s, 6, (char **)argv), 0);
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(args_parse_flags(&s, 8, (char **)argv), 0);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	assert_int_equal(strv_length(p.argv), 3);
 	assert_string_equal(p.argv[0], "codex");
 	assert_string_equal(p.argv[1], "exec");
@@ -336,9 +421,11 @@ static void test_image_upper(void **state)
 		args_defaults(&s);
 		s.no_cwd = true;
 		s.image = strdup("oci:/nonexistent/layout:v1");
+		s.net = NET_NONE; /* the harness's bridge needs no allowed endpoint offline */
+		s.net_source = SRC_FLAG;
 		s.keep = t[i].keep;
 		s.ephemeral = t[i].ephemeral;
-		assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+		assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 		assert_int_equal(p.image_ephemeral, t[i].tmpfs);
 		assert_int_equal(p.image_upper_max, 0);
 		plan_free(&p);
@@ -347,12 +434,14 @@ static void test_image_upper(void **state)
 	args_defaults(&s);
 	s.no_cwd = true;
 	s.image = strdup("oci:/nonexistent/layout:v1");
+	s.net = NET_NONE;
+	s.net_source = SRC_FLAG;
 	fake_env = env_hook;
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	assert_int_equal(p.image_upper_max, 4 << 20);
 	plan_free(&p);
 	fake_env = env_bad;
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	settings_free(&s);
 	fake_env = NULL;
@@ -378,7 +467,7 @@ static void test_harness_from_and_home(void **state)
 	s.net = NET_NONE;
 	s.home = strdup("work");
 	strv_push(&s.harness_from, dir);
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 0);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 0);
 	assert_string_equal(p.home_src, "/home/x/.st/aisb/homes/work");
 	assert_int_equal(p.n_mounts, 1);
 	assert_string_equal(p.mounts[0].src, dir);
@@ -396,7 +485,7 @@ static void test_harness_from_and_home(void **state)
 	strv_free(s.harness_from);
 	s.harness_from = NULL;
 	strv_push(&s.harness_from, "/");
-	assert_int_equal(plan_resolve(&p, &s, fake_get), 78);
+	assert_int_equal(plan_resolve(&p, &s, fake_get, NULL), 78);
 	plan_free(&p);
 	settings_free(&s);
 	fake_env = NULL;
@@ -415,6 +504,8 @@ int main(void)
 		cmocka_unit_test(test_env_file),
 		cmocka_unit_test(test_redaction),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_net_mode_one_home),
+		cmocka_unit_test(test_session_is_not_the_plan),
 		cmocka_unit_test(test_command),
 		cmocka_unit_test(test_image_upper),
 		cmocka_unit_test(test_harness_from_and_home),
