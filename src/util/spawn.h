@@ -40,7 +40,13 @@ struct spawn_opts {
 	bool new_pgid;               /* setpgid(0, 0) (ignored with new_session) */
 	bool close_others;           /* every fd >= 3 that is not a @to is closed at exec */
 	unsigned alarm_s;            /* SIGALRM after this many seconds (0: none): a bound on a probe */
+	int pdeathsig;               /* PR_SET_PDEATHSIG: sent when the caller's forking thread ends (0: none) */
+	unsigned long long sig_default; /* SPAWN_SIG(n) bits: back to SIG_DFL (ones the caller ignores) */
+	bool reset_sigmask;          /* an empty signal mask (not the caller's blocked set) */
+	char *const *env_set;        /* NAME=VALUE, set over envp or the caller's environment */
 };
+
+#define SPAWN_SIG(s) (1ULL << (s)) /* a bit of spawn_opts.sig_default, for signals 1-63 */
 
 /**
  * spawn() - start a program
