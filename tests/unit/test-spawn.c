@@ -147,12 +147,24 @@ static void test_env_set(void **state)
 	unsetenv("AISB_SPAWN_A");
 }
 
-/* The disposition of SIGINT and SIGPIPE and the blocked set, as the child's /proc status says. */
+/* The mask in @out's line "@field:\tHEX" (of /proc/PID/status). */
+static unsigned long long status_mask(const char *out, const char *field)
+{
+	const char *l = strstr(out, field);
+
+	assert_non_null(l);
+	return strtoull(l + strlen(field) + 2, NULL, 16);
+}
+
+/* The disposition of SIGINT and SIGPIPE and the blocked set, as the child's /proc status says
+ * (bits only: a test driver may ignore or block other signals already). */
 static void test_signals(void **state)
 {
 	/* grep itself, not under sh: dash empties the mask it starts with */
 	char *grep[] = { (char *)"/bin/grep", (char *)"-E", (char *)"^Sig(Blk|Ign)", (char *)"/proc/self/status", NULL };
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_pipe;
+	const unsigned long long usr1 = 1ULL << (SIGUSR1 - 1), intr = 1ULL << (SIGINT - 1),
+				 pipe = 1ULL << (SIGPIPE - 1);
 	sigset_t block, old_mask;
 	char out[256];
 
@@ -164,13 +176,13 @@ static void test_signals(void **state)
 	assert_int_equal(sigprocmask(SIG_BLOCK, &block, &old_mask), 0);
 	/* control: ignored and blocked signals survive exec (grep's own status is read) */
 	assert_int_equal(sh_out(NULL, (struct spawn_opts){ .argv = grep }, out, sizeof(out)), 0);
-	assert_non_null(strstr(out, "SigBlk:\t0000000000000200\n")); /* SIGUSR1 = 10 */
-	assert_non_null(strstr(out, "SigIgn:\t0000000000001002\n")); /* SIGINT = 2, SIGPIPE = 13 */
+	assert_true(status_mask(out, "SigBlk") & usr1);
+	assert_true((status_mask(out, "SigIgn") & (intr | pipe)) == (intr | pipe));
 	/* SIGINT back to the default, SIGPIPE still ignored; the mask emptied */
 	assert_int_equal(sh_out(NULL, (struct spawn_opts){ .argv = grep, .sig_default = SPAWN_SIG(SIGINT),
 						      .reset_sigmask = true }, out, sizeof(out)), 0);
-	assert_non_null(strstr(out, "SigBlk:\t0000000000000000\n"));
-	assert_non_null(strstr(out, "SigIgn:\t0000000000001000\n"));
+	assert_int_equal(status_mask(out, "SigBlk"), 0);
+	assert_true((status_mask(out, "SigIgn") & (intr | pipe)) == pipe);
 	assert_int_equal(sigprocmask(SIG_SETMASK, &old_mask, NULL), 0);
 	assert_int_equal(sigaction(SIGINT, &old_int, NULL), 0);
 	assert_int_equal(sigaction(SIGPIPE, &old_pipe, NULL), 0);
