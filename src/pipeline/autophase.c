@@ -1886,6 +1886,132 @@ static int run_library(struct ap *a)
 	return r ? r : st;
 }
 
+/* Stage: open. Should: set up git, open the repository, list the phases (@ignored: files of
+ * the phase dir that are not phases), find the delivered ones and the push URL. Return: 0 or an
+ * exit code. Logs on failure. */
+static int ap_open(struct ap *a, const struct gitrun_user *u, char ***ignored)
+{
+	int r = gitrun_setup(&a->g, u) < 0 ? AISB_EXIT_FAILED : 0;
+
+	if (r == 0)
+		r = open_repo(a);
+	if (r == 0)
+		r = list_phases(a, &a->phases, ignored);
+	if (r == 0) {
+		a->n = strv_length(a->phases);
+		r = scan_delivered(a);
+	}
+	if (r == 0)
+		r = resolve_push_url(a);
+	if (r == 0)
+		warn_host_gate(a);
+	return r;
+}
+
+/* --status: the report; a missing launcher or gate is reported, not fatal; each is looked at on
+ * its own. */
+static void ap_status(struct ap *a, char **ignored)
+{
+	(void)find_pipeline(a);
+	(void)find_gate(a, true);
+	print_report(a, false);
+	for (size_t k = 0; ignored && ignored[k]; k++)
+		printf("ignored:   %s/%s (not NN-name.md)\n", AUTOPHASE_DIR, ignored[k]);
+}
+
+/* Stage: prepare. Should: find the launcher and the gate, take the driver's lock (@lock; not
+ * for a dry run), the identity, check the work tree is clean, snapshot it and run the preflight
+ * of the first pending phase. Return: 0 or an exit code. Logs on failure. */
+static int ap_prepare(struct ap *a, int *lock)
+{
+	int r = find_pipeline(a);
+
+	if (r == 0)
+		r = find_gate(a, false);
+	if (r == 0 && !a->o->dry_run) {
+		*lock = take_lock(a);
+		r = *lock < 0 ? -*lock : 0;
+	}
+	if (r == 0)
+		r = find_identity(a);
+	if (r == 0)
+		r = check_clean(a);
+	if (r == 0)
+		r = take_snapshot(a, &a->snap);
+	if (r == 0)
+		r = preflight(a, first_pending(a));
+	return r;
+}
+
+/* One phase, @i: what was delivered before it pushed (when asked), its unit run, its guards
+ * checked, its commit made (*@delivered counts it) and pushed. Return: 0, or the exit code that
+ * stops the pipeline. Logs. */
+static int run_phase(struct ap *a, size_t i, size_t *delivered)
+{
+	_cleanup_free_ char *subject = NULL, *ptext = NULL;
+	size_t plen = 0;
+	int r;
+
+	if (a->o->push_remote && *delivered > 0) {
+		_cleanup_free_ char *what = NULL;
+		if (asprintf(&what, "before phase %s", a->phases[i]) < 0)
+			return AISB_EXIT_FAILED;
+		(void)push_tip(a, what);
+	}
+	if (read_phase(a, a->phases[i], &ptext, &plen) < 0 || !(subject = autophase_title(a->phases[i], ptext, plen)))
+		return AISB_EXIT_FAILED;
+	r = run_unit(a, a->phases[i], ptext, plen);
+	if (r == 0)
+		r = check_guards(a, a->phases[i]);
+	if (r == 0)
+		r = commit_phase(a, a->phases[i], subject);
+	if (r != 0)
+		return r;
+	(*delivered)++;
+	if (a->o->push_remote) {
+		_cleanup_free_ char *what = NULL;
+		if (asprintf(&what, "phase %s", a->phases[i]) < 0)
+			return AISB_EXIT_FAILED;
+		(void)push_tip(a, what);
+	}
+	return 0;
+}
+
+/* Stage: the pipeline, phase after phase until one fails or none is pending. The four push
+ * points (the seed's): what an earlier run could not deliver, before the first unit; after each
+ * phase's commit; again before the next phase starts when that failed; at the end. A failed
+ * push does not stop the pipeline (the commit is delivered locally); the run's exit is 1 when
+ * the end's push failed. Return: 0 or an exit code. Logs. */
+static int run_phases(struct ap *a)
+{
+	const struct autophase_options *o = a->o;
+	bool earlier = any_delivered(a); /* the branch held delivered phases before this run */
+	size_t delivered = 0, i;
+	int r;
+
+	if (o->push_remote && earlier)
+		(void)push_tip(a, "autophase: before the first unit, what an earlier run may not have pushed");
+	for (;;) {
+		r = next_phase(a, &i);
+		if (r != 0 || i >= a->n)
+			break;
+		if ((r = run_phase(a, i, &delivered)) != 0)
+			break;
+	}
+	/* at the end, whatever stopped the pipeline (a delivered commit must not stay local because
+	 * a later phase failed), but not after ^C */
+	if (o->push_remote && a->push_url && (earlier || delivered > 0) && r < 128) {
+		/* the last phase's own push just failed on this commit: the end is that push's answer */
+		int p = a->tried && streq(a->tried, a->tip) && !(a->pushed && streq(a->pushed, a->tip)) ? 1
+			: push_tip(a, "autophase: at the end");
+		if (r == 0)
+			r = p;
+	}
+	if (r == 0)
+		log_info("autophase: %zu phase%s delivered, %zu in all", delivered, delivered == 1 ? "" : "s", a->n);
+	return r;
+}
+
 int autophase_main(const struct autophase_options *o)
 {
 	const struct gitrun_user u = { .home = o->home, .xdg_config = o->xdg_config_home, .env_name = o->env_name,
@@ -1894,119 +2020,22 @@ int autophase_main(const struct autophase_options *o)
 	struct ap a = { .o = o, .capture_fd = -1 };
 	_cleanup_strv_free_ char **ignored = NULL;
 	_cleanup_close_ int lock = -1;
-	_cleanup_free_ char *subject = NULL, *ptext = NULL;
-	size_t delivered = 0, i, plen = 0;
-	bool earlier = false; /* the branch held delivered phases before this run */
-	int r;
+	int r = ap_open(&a, &u, &ignored);
 
-	r = gitrun_setup(&a.g, &u) < 0 ? AISB_EXIT_FAILED : 0;
-	if (r == 0)
-		r = open_repo(&a);
-	if (r == 0)
-		r = list_phases(&a, &a.phases, &ignored);
-	if (r == 0) {
-		a.n = strv_length(a.phases);
-		r = scan_delivered(&a);
-	}
-	if (r == 0)
-		r = resolve_push_url(&a);
-	if (r == 0)
-		warn_host_gate(&a);
-	if (r == 0 && o->push_only) {
+	if (r == 0 && o->push_only)
 		/* push_phase of a library (run_library()): the branch's tip, the same guarded push */
 		r = o->push_remote ? push_tip(&a, "push_phase") : 0;
-		goto out;
-	}
-	if (r == 0 && o->status) {
-		/* a missing launcher or gate is reported, not fatal; each is looked at on its own */
-		(void)find_pipeline(&a);
-		(void)find_gate(&a, true);
-		print_report(&a, false);
-		for (size_t k = 0; ignored && ignored[k]; k++)
-			printf("ignored:   %s/%s (not NN-name.md)\n", AUTOPHASE_DIR, ignored[k]);
-		goto out;
-	}
-	if (r == 0)
-		r = find_pipeline(&a);
-	if (r == 0)
-		r = find_gate(&a, false);
-	if (r == 0 && !o->dry_run) {
-		lock = take_lock(&a);
-		r = lock < 0 ? -lock : 0;
-	}
-	if (r == 0)
-		r = find_identity(&a);
-	if (r == 0)
-		r = check_clean(&a);
-	if (r == 0)
-		r = take_snapshot(&a, &a.snap);
-	if (r == 0)
-		r = preflight(&a, first_pending(&a));
-	if (r != 0 || o->dry_run) {
-		if (r == 0)
+	else if (r == 0 && o->status)
+		ap_status(&a, ignored);
+	else if (r == 0 && (r = ap_prepare(&a, &lock)) == 0) {
+		if (o->dry_run)
 			print_report(&a, true);
-		goto out;
+		else if (o->library)
+			/* the library schedules; every unit and delivery is still the driver's */
+			r = run_library(&a);
+		else
+			r = run_phases(&a);
 	}
-	if (o->library) {
-		/* the library schedules; every unit and delivery is still the driver's */
-		r = run_library(&a);
-		goto out;
-	}
-	/* the four push points (the seed's): what an earlier run could not deliver, before the
-	 * first unit; after each phase's commit; again before the next phase starts when that
-	 * failed; at the end. A failed push does not stop the pipeline (the commit is delivered
-	 * locally); the run's exit is 1 when the end's push failed. */
-	earlier = any_delivered(&a);
-	if (o->push_remote && earlier)
-		(void)push_tip(&a, "autophase: before the first unit, what an earlier run may not have pushed");
-	for (;;) {
-		r = next_phase(&a, &i);
-		if (r != 0 || i >= a.n)
-			break;
-		if (o->push_remote && delivered > 0) {
-			_cleanup_free_ char *what = NULL;
-			if (asprintf(&what, "before phase %s", a.phases[i]) < 0) {
-				r = AISB_EXIT_FAILED;
-				break;
-			}
-			(void)push_tip(&a, what);
-		}
-		free(subject);
-		free(ptext);
-		if (read_phase(&a, a.phases[i], &ptext, &plen) < 0 ||
-		    !(subject = autophase_title(a.phases[i], ptext, plen))) {
-			r = AISB_EXIT_FAILED;
-			break;
-		}
-		r = run_unit(&a, a.phases[i], ptext, plen);
-		if (r == 0)
-			r = check_guards(&a, a.phases[i]);
-		if (r == 0)
-			r = commit_phase(&a, a.phases[i], subject);
-		if (r != 0)
-			break;
-		delivered++;
-		if (o->push_remote) {
-			_cleanup_free_ char *what = NULL;
-			if (asprintf(&what, "phase %s", a.phases[i]) < 0) {
-				r = AISB_EXIT_FAILED;
-				break;
-			}
-			(void)push_tip(&a, what);
-		}
-	}
-	/* at the end, whatever stopped the pipeline (a delivered commit must not stay local because
-	 * a later phase failed), but not after ^C */
-	if (o->push_remote && a.push_url && (earlier || delivered > 0) && r < 128) {
-		/* the last phase's own push just failed on this commit: the end is that push's answer */
-		int p = a.tried && streq(a.tried, a.tip) && !(a.pushed && streq(a.pushed, a.tip)) ? 1
-			: push_tip(&a, "autophase: at the end");
-		if (r == 0)
-			r = p;
-	}
-	if (r == 0)
-		log_info("autophase: %zu phase%s delivered, %zu in all", delivered, delivered == 1 ? "" : "s", a.n);
-out:
 	ap_free(&a);
 	return r;
 }
