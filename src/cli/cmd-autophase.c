@@ -137,7 +137,9 @@ static char *push_path(const char *path)
  * Return: 0 or AISB_EXIT_USAGE (said). */
 static int parse_count(const struct cli_flag *f, const char *val, struct autophase_options *o)
 {
-	unsigned *dst = cli_flag_is(f, "retries") ? &o->retries : cli_flag_is(f, "backoff") ? &o->backoff : &o->fix_rounds;
+	unsigned *dst = cli_flag_is(f, "retries")   ? &o->retries
+			: cli_flag_is(f, "backoff") ? &o->backoff
+						    : &o->fix_rounds;
 	unsigned max = cli_flag_is(f, "backoff") ? 3600 : 20;
 	char *end = NULL;
 	unsigned long v;

@@ -362,8 +362,9 @@ static int probe_rc(const char *rc, const char *name, const char **kind, bool *f
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
 	{
-		char *const argv[] = { (char *)"bash", (char *)"--norc", (char *)"--noprofile", (char *)"-i", (char *)"-c",
-				       (char *)probe_script, (char *)"aisb-probe", (char *)rc, (char *)name, NULL };
+		char *const argv[] = { (char *)"bash", (char *)"--norc", (char *)"--noprofile", (char *)"-i",
+				       (char *)"-c", (char *)probe_script, (char *)"aisb-probe", (char *)rc, (char *)name,
+				       NULL };
 		const struct spawn_fd fds[] = { { SPAWN_DEVNULL, 0 }, { p[1], 1 }, { SPAWN_DEVNULL, 2 } };
 		int r = spawn(&(struct spawn_opts){ .path = BASH, .argv = argv, .fds = fds, .n_fds = ELEMENTSOF(fds),
 						    .new_session = true },
@@ -887,7 +888,8 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 	int st = 0;
 	pid_t pid;
 
-	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 || asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
+	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 ||
+	    asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
 	    asprintf(&e3, "AISB_PHASE_ROUND=%u", a->round) < 0)
 		return AISB_EXIT_FAILED;
 	bool harness = flags & RUN_HARNESS, host = a->lsrc == AUTOPHASE_LAUNCHER_HOST, host_bash = host && a->hl_rc;
@@ -959,6 +961,7 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 		if (r < 0) {
 			sigaction(SIGINT, &old_int, NULL);
 			sigaction(SIGQUIT, &old_quit, NULL);
+			*verdict = (struct unit_verdict){ 0 }; /* the check never ran */
 			return start_failed(r, "a unit");
 		}
 	}
@@ -1119,7 +1122,8 @@ static int run_gate_on_host(struct ap *a, const char *phase, char *const *vcmd)
 				 "must not be edited by what it gates); restore it (git checkout -- %s) and rerun", phase,
 				 AUTOPHASE_VALIDATE, AUTOPHASE_VALIDATE),
 		       AISB_EXIT_POLICY;
-	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 || asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
+	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 ||
+	    asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
 	    asprintf(&e3, "AISB_PHASE_ROUND=%u", a->round) < 0)
 		return AISB_EXIT_FAILED;
 	fflush(NULL);
