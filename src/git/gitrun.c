@@ -173,7 +173,7 @@ static int buf_add(char **b, size_t *len, size_t *cap, const char *s, size_t n, 
 		*over = true;
 		n = *len < max ? max - *len : 0;
 	}
-	if (*len + n + 1 > *cap) {
+	if (!*b || *len + n + 1 > *cap) {
 		size_t c = (*cap ? *cap * 2 : 4096);
 		while (c < *len + n + 1)
 			c *= 2;
@@ -426,7 +426,7 @@ int gitrun_call(const struct gitrun *g, struct gitrun_call *c)
 	_cleanup_strv_free_ char **argv = NULL, **env = NULL;
 	struct call_io io = { .in = { -1, -1 }, .out = { -1, -1 }, .err = { -1, -1 } };
 	int st, r;
-	pid_t pid;
+	pid_t pid = -1;
 
 	c->out = NULL;
 	c->out_len = 0;
