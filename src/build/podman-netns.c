@@ -20,6 +20,7 @@
 #include "net/netplan.h"
 #include "ns/userns.h"
 #include "util/log.h"
+#include "util/spawn.h"
 #include "util/util.h"
 
 /* podman unshare's first start of the pause process took ~0.4 s here; a hung podman is bounded */
@@ -83,22 +84,17 @@ static int podman_userns_fd(const char *exe, char *why, size_t n)
 		close(in[1]);
 		return snprintf(why, n, "pipe: %s", strerror(e)), -e;
 	}
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		if (dup2(in[0], STDIN_FILENO) < 0 || dup2(out[1], STDOUT_FILENO) < 0)
-			_exit(125);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	if (pid < 0) {
-		int e = errno;
-		close(in[1]);
-		close(out[0]);
-		return snprintf(why, n, "fork: %s", strerror(e)), -e;
+	{
+		const struct spawn_fd fds[] = { { in[0], STDIN_FILENO }, { out[1], STDOUT_FILENO } };
+		int r = spawn(&(struct spawn_opts){ .argv = argv, .fds = fds, .n_fds = ELEMENTSOF(fds) }, &pid);
+
+		close(in[0]);
+		close(out[1]);
+		if (r < 0) {
+			close(in[1]);
+			close(out[0]);
+			return snprintf(why, n, "cannot start '%s unshare': %s", exe, strerror(-r)), r;
+		}
 	}
 	pid_in = read_pid_line(out[0]);
 	if (pid_in < 0) {

@@ -133,25 +133,40 @@ static char *push_path(const char *path)
 	return NULL;
 }
 
-int cmd_autophase(int argc, char **argv)
+/* --retries, --backoff, --fix-rounds: a number from 0 to 20 (3600 for --backoff) into @o.
+ * Return: 0 or AISB_EXIT_USAGE (said). */
+static int parse_count(const struct cli_flag *f, const char *val, struct autophase_options *o)
 {
-	_cleanup_strv_free_ char **push_env = NULL;
-	_cleanup_free_ char *config = hostenv_config_path(), *cfg_launcher = NULL, *home = NULL;
-	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
-	struct autophase_options o = { .self = "/proc/self/exe", .retries = 2, .backoff = 30, .fix_rounds = 2 };
+	unsigned *dst = cli_flag_is(f, "retries")   ? &o->retries
+			: cli_flag_is(f, "backoff") ? &o->backoff
+						    : &o->fix_rounds;
+	unsigned max = cli_flag_is(f, "backoff") ? 3600 : 20;
+	char *end = NULL;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (errno || !*val || *end || val[0] == '-' || v > max)
+		return log_error("autophase: --%s takes a number from 0 to %u", f->name, max), AISB_EXIT_USAGE;
+	*dst = (unsigned)v;
+	return 0;
+}
+
+/* The command line into @o (run's flags for the units after "--" in o->run_flags); --help
+ * prints the usage and sets @help. Return: 0 or AISB_EXIT_USAGE (said). */
+static int parse_args(int argc, char **argv, struct autophase_options *o, bool *help)
+{
 	struct cli_args args;
 	const struct cli_flag *f;
 	const char *val;
-	char *const *run_flags = NULL;
 	enum cli_arg kind;
-	int r;
 
 	cli_args_init(&args, "autophase", argc, argv);
 	while ((kind = cli_args_next(&args, &f, &val)) != CLI_ARG_END) {
 		if (kind == CLI_ARG_BAD)
 			return AISB_EXIT_USAGE;
 		if (kind == CLI_ARG_WORD && args.words_only) { /* after "--": run's flags for the units */
-			run_flags = args.argv + args.i - 1;
+			o->run_flags = args.argv + args.i - 1;
 			break;
 		}
 		if (kind == CLI_ARG_WORD)
@@ -159,56 +174,103 @@ int cmd_autophase(int argc, char **argv)
 			       AISB_EXIT_USAGE;
 		if (cli_flag_is(f, "help")) {
 			usage();
+			*help = true;
 			return 0;
 		} else if (cli_flag_is(f, "status"))
-			o.status = true;
+			o->status = true;
 		else if (cli_flag_is(f, "dry-run"))
-			o.dry_run = true;
+			o->dry_run = true;
 		else if (cli_flag_is(f, "push-only"))
-			o.push_only = true;
+			o->push_only = true;
 		else if (cli_flag_is(f, "trust-git-changes"))
-			o.trust_git_changes = true;
+			o->trust_git_changes = true;
 		else if (cli_flag_is(f, "retries") || cli_flag_is(f, "backoff") || cli_flag_is(f, "fix-rounds")) {
-			unsigned *dst = cli_flag_is(f, "retries") ? &o.retries : cli_flag_is(f, "backoff") ? &o.backoff
-				      : &o.fix_rounds;
-			unsigned max = cli_flag_is(f, "backoff") ? 3600 : 20;
-			char *end = NULL;
-			unsigned long v;
-
-			errno = 0;
-			v = strtoul(val, &end, 10);
-			if (errno || !*val || *end || val[0] == '-' || v > max)
-				return log_error("autophase: --%s takes a number from 0 to %u", f->name, max), AISB_EXIT_USAGE;
-			*dst = (unsigned)v;
+			if (parse_count(f, val, o) != 0)
+				return AISB_EXIT_USAGE;
 		} else if (cli_flag_is(f, "validate-in")) {
 			if (!streq(val, "sandbox") && !streq(val, "host"))
 				return log_error("autophase: --validate-in takes 'sandbox' or 'host'"), AISB_EXIT_USAGE;
-			o.validate_on_host = streq(val, "host");
+			o->validate_on_host = streq(val, "host");
 		} else if (cli_flag_is(f, "launcher") || cli_flag_is(f, "push") || cli_flag_is(f, "push-branch") ||
 			   cli_flag_is(f, "pi-cmd") || cli_flag_is(f, "library")) {
 			if (!*val)
 				return log_error("autophase: --%s needs a value", f->name), AISB_EXIT_USAGE;
-			*(cli_flag_is(f, "launcher") ? &o.launcher : cli_flag_is(f, "pi-cmd") ? &o.pi_cmd
-			  : cli_flag_is(f, "library") ? &o.library : cli_flag_is(f, "push") ? &o.push_remote
-			  : &o.push_branch) = val;
+			*(cli_flag_is(f, "launcher") ? &o->launcher : cli_flag_is(f, "pi-cmd") ? &o->pi_cmd
+			  : cli_flag_is(f, "library") ? &o->library : cli_flag_is(f, "push") ? &o->push_remote
+			  : &o->push_branch) = val;
 		} else
 			return cli_flag_unhandled("autophase", f);
 	}
-	if (o.status && o.dry_run)
+	return 0;
+}
+
+/* The flags that exclude or need each other, and the push values as git arguments. Return: 0
+ * or AISB_EXIT_USAGE (said). */
+static int check_args(const struct autophase_options *o)
+{
+	if (o->status && o->dry_run)
 		return log_error("autophase: --status and --dry-run exclude each other"), AISB_EXIT_USAGE;
 	/* both end up as git arguments: never an option */
-	if ((o.push_remote && o.push_remote[0] == '-') || (o.push_branch && (o.push_branch[0] == '-' ||
-									   strpbrk(o.push_branch, ": \t~^?*[\\"))))
+	if ((o->push_remote && o->push_remote[0] == '-') ||
+	    (o->push_branch && (o->push_branch[0] == '-' || strpbrk(o->push_branch, ": \t~^?*[\\"))))
 		return log_error("autophase: invalid --push or --push-branch value (a remote, and a branch name)"),
 		       AISB_EXIT_USAGE;
-	if (o.push_only && (!o.push_remote || o.status || o.dry_run || o.library))
+	if (o->push_only && (!o->push_remote || o->status || o->dry_run || o->library))
 		return log_error("autophase: --push-only needs --push REMOTE and excludes --status, --dry-run and --library"),
 		       AISB_EXIT_USAGE;
-	if (o.push_branch && !o.push_remote)
+	if (o->push_branch && !o->push_remote)
 		return log_error("autophase: --push-branch needs --push REMOTE"), AISB_EXIT_USAGE;
-	o.run_flags = run_flags;
-	if (check_run_flags(o.run_flags) < 0)
+	if (check_run_flags(o->run_flags) < 0)
 		return AISB_EXIT_USAGE;
+	return 0;
+}
+
+/* What the driver reads of the caller's environment into @o: the PATH, the host launcher
+ * (AISB_AP_PI_CMD, unless --pi-cmd), ssh's agent, git's identity, and for a push that reads
+ * the user's git config the named variables of push_env_names (@push_env, owned by the caller).
+ * Return: 0 or an exit code (said). */
+static int host_options(struct autophase_options *o, char ***push_env)
+{
+	char *p;
+
+	o->xdg_config_home = hostenv_get("XDG_CONFIG_HOME");
+	o->path = hostenv_get("PATH");
+	if (!o->pi_cmd && hostenv_get("AISB_AP_PI_CMD") && *hostenv_get("AISB_AP_PI_CMD"))
+		o->pi_cmd = hostenv_get("AISB_AP_PI_CMD");
+	if (o->pi_cmd && o->launcher)
+		return log_error("autophase: --launcher (a command inside the sandbox) and a host launcher (--pi-cmd or "
+				 "AISB_AP_PI_CMD) exclude each other"),
+		       AISB_EXIT_USAGE;
+	o->ssh_auth_sock = hostenv_get("SSH_AUTH_SOCK");
+	o->env_name = hostenv_get("GIT_AUTHOR_NAME");
+	o->env_email = hostenv_get("GIT_AUTHOR_EMAIL");
+	p = push_path(hostenv_get("PATH"));
+	if (p && strv_push_take(push_env, p) < 0)
+		return AISB_EXIT_FAILED;
+	for (size_t k = 0; k < ELEMENTSOF(push_env_names); k++) {
+		const char *v = hostenv_get(push_env_names[k]);
+		_cleanup_free_ char *e = NULL;
+		if (v && (asprintf(&e, "%s=%s", push_env_names[k], v) < 0 || strv_push(push_env, e) < 0))
+			return AISB_EXIT_FAILED;
+	}
+	o->push_env = (const char *const *)*push_env;
+	return 0;
+}
+
+int cmd_autophase(int argc, char **argv)
+{
+	_cleanup_strv_free_ char **push_env = NULL;
+	_cleanup_free_ char *config = hostenv_config_path(), *cfg_launcher = NULL, *home = NULL;
+	_cleanup_free_ char *state = sessions_state_dir(hostenv_get);
+	struct autophase_options o = { .self = "/proc/self/exe", .retries = 2, .backoff = 30, .fix_rounds = 2 };
+	bool help = false;
+	int r;
+
+	r = parse_args(argc, argv, &o, &help);
+	if (r != 0 || help)
+		return r;
+	if ((r = check_args(&o)) != 0)
+		return r;
 	r = config_launcher(config, &cfg_launcher);
 	if (r != 0)
 		return r;
@@ -217,28 +279,7 @@ int cmd_autophase(int argc, char **argv)
 	o.state_dir = state;
 	o.config_path = config;
 	o.home = home;
-	o.xdg_config_home = hostenv_get("XDG_CONFIG_HOME");
-	o.path = hostenv_get("PATH");
-	if (!o.pi_cmd && hostenv_get("AISB_AP_PI_CMD") && *hostenv_get("AISB_AP_PI_CMD"))
-		o.pi_cmd = hostenv_get("AISB_AP_PI_CMD");
-	if (o.pi_cmd && o.launcher)
-		return log_error("autophase: --launcher (a command inside the sandbox) and a host launcher (--pi-cmd or "
-				 "AISB_AP_PI_CMD) exclude each other"),
-		       AISB_EXIT_USAGE;
-	o.ssh_auth_sock = hostenv_get("SSH_AUTH_SOCK");
-	o.env_name = hostenv_get("GIT_AUTHOR_NAME");
-	o.env_email = hostenv_get("GIT_AUTHOR_EMAIL");
-	{
-		char *p = push_path(hostenv_get("PATH"));
-		if (p && strv_push_take(&push_env, p) < 0)
-			return AISB_EXIT_FAILED;
-		for (size_t k = 0; k < ELEMENTSOF(push_env_names); k++) {
-			const char *v = hostenv_get(push_env_names[k]);
-			_cleanup_free_ char *e = NULL;
-			if (v && (asprintf(&e, "%s=%s", push_env_names[k], v) < 0 || strv_push(&push_env, e) < 0))
-				return AISB_EXIT_FAILED;
-		}
-		o.push_env = (const char *const *)push_env;
-	}
+	if ((r = host_options(&o, &push_env)) != 0)
+		return r;
 	return autophase_main(&o);
 }

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/args.h"
@@ -22,6 +21,7 @@
 #include "util/container.h"
 #include "util/dl.h"
 #include "util/log.h"
+#include "util/spawn.h"
 #include "util/util.h"
 
 /* Runs `aisb run --no-cwd --ephemeral-home EXTRA... -- CMD...` and reports one line. Return: 1 when
@@ -30,7 +30,7 @@ static int deep_run(const char *self, const char *name, const char *what, char *
 {
 	char *argv[32];
 	size_t n = 0;
-	int fds[2], st;
+	int fds[2], st, r;
 	char out[4096];
 	size_t len = 0;
 	pid_t pid;
@@ -50,20 +50,17 @@ static int deep_run(const char *self, const char *name, const char *what, char *
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return 1;
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return 1;
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (null >= 0)
-			dup2(null, 0);
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		alarm(60);
-		execv(self, argv);
-		_exit(127);
+	{
+		const struct spawn_fd io[] = { { SPAWN_DEVNULL, 0 }, { fds[1], 1 }, { fds[1], 2 } };
+
+		r = spawn(&(struct spawn_opts){ .argv = argv, .fds = io, .n_fds = ELEMENTSOF(io), .alarm_s = 60 }, &pid);
 	}
 	close(fds[1]);
+	if (r < 0) {
+		close(fds[0]);
+		printf("FAIL %-10s %s: cannot start '%s': %s\n", name, what, self, strerror(-r));
+		return 1;
+	}
 	for (;;) {
 		ssize_t k = read(fds[0], out + len, sizeof(out) - 1 - len);
 		if (k < 0 && errno == EINTR)
@@ -76,9 +73,8 @@ static int deep_run(const char *self, const char *name, const char *what, char *
 	}
 	out[len] = 0;
 	close(fds[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+	st = spawn_wait(pid);
+	if (st == 0) {
 		printf("ok   %-10s %s\n", name, what);
 		return 0;
 	}
@@ -87,8 +83,7 @@ static int deep_run(const char *self, const char *name, const char *what, char *
 		while ((nl = strchr(last, '\n')) && nl[1])
 			last = nl + 1;
 		last[strcspn(last, "\n")] = 0;
-		printf("FAIL %-10s %s: exit %d%s%s\n", name, what, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
-		       *last ? ": " : "", last);
+		printf("FAIL %-10s %s: exit %d%s%s\n", name, what, st, *last ? ": " : "", last);
 	}
 	return 1;
 }
@@ -134,34 +129,29 @@ static int deep_caps(const char *self, bool cproc)
 			       (char *)"--", (char *)"sleep", (char *)"30", NULL };
 	char text[2048] = "";
 	pid_t pid, w;
-	int r = -ESRCH, st;
+	int r;
 
 	if (dl_open(&dl_libcap) < 0) {
 		printf("warn %-10s the capability read-back needs libcap: %s (apt-get install %s)\n", "caps",
 		       dl_libcap.error, dl_libcap.package);
 		return 0;
 	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return 1;
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		alarm(60);
-		execv(self, argv);
-		_exit(127);
+	{
+		const struct spawn_fd null[] = { { SPAWN_DEVNULL, 0 }, { SPAWN_DEVNULL, 1 }, { SPAWN_DEVNULL, 2 } };
+
+		r = spawn(&(struct spawn_opts){ .argv = argv, .fds = null, .n_fds = ELEMENTSOF(null), .alarm_s = 60 },
+			  &pid);
 	}
+	if (r < 0) {
+		printf("FAIL %-10s cannot start '%s': %s\n", "caps", self, strerror(-r));
+		return 1;
+	}
+	r = -ESRCH;
 	w = wait_workload(pid, "sleep");
 	if (w)
 		r = capview_pid(w, text, sizeof(text));
 	(void)kill(pid, SIGTERM);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	(void)spawn_wait(pid);
 	if (r == 1) {
 		printf("ok   %-10s read back from outside (libcap): %s\n", "caps", text);
 		return 0;

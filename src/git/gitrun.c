@@ -10,13 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "git/gitguard.h"
 #include "git/gitrun.h"
 #include "util/log.h"
+#include "util/spawn.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -174,7 +173,7 @@ static int buf_add(char **b, size_t *len, size_t *cap, const char *s, size_t n, 
 		*over = true;
 		n = *len < max ? max - *len : 0;
 	}
-	if (*len + n + 1 > *cap) {
+	if (!*b || *len + n + 1 > *cap) {
 		size_t c = (*cap ? *cap * 2 : 4096);
 		while (c < *len + n + 1)
 			c *= 2;
@@ -300,126 +299,159 @@ static int build_argv(const struct gitrun *g, const struct gitrun_call *c, char 
 	return 0;
 }
 
+/* The caller's and the child's ends of one call's pipes, and what came back on them. */
+struct call_io {
+	int in[2], out[2], err[2];
+	char *errb;
+	size_t out_cap, err_len, err_cap, in_off;
+	bool over, err_over;
+};
+
+static void call_io_close(struct call_io *io)
+{
+	for (int i = 0; i < 2; i++) {
+		if (io->in[i] >= 0)
+			close(io->in[i]);
+		if (io->out[i] >= 0)
+			close(io->out[i]);
+		if (io->err[i] >= 0)
+			close(io->err[i]);
+		io->in[i] = io->out[i] = io->err[i] = -1;
+	}
+}
+
+/* Starts git: stdin from @c->in_fd or a pipe, stdout and stderr to pipes, nothing else open,
+ * argv and no shell, an empty signal mask and SIGINT, SIGQUIT, SIGPIPE at their defaults (the
+ * caller may block or ignore them). Return: 0 or -errno. Does not log. */
+static int call_start(char **argv, char **env, const struct gitrun_call *c, struct call_io *io, pid_t *pid)
+{
+	int r;
+
+	if ((c->in_fd < 0 && pipe2(io->in, O_CLOEXEC) < 0) || pipe2(io->out, O_CLOEXEC) < 0 ||
+	    pipe2(io->err, O_CLOEXEC) < 0)
+		return -errno;
+	{
+		const struct spawn_fd fds[] = { { c->in_fd >= 0 ? c->in_fd : io->in[0], 0 }, { io->out[1], 1 },
+						{ io->err[1], 2 } };
+		const struct spawn_opts o = {
+			.argv = argv,
+			.envp = env,
+			.fds = fds,
+			.n_fds = ELEMENTSOF(fds),
+			.close_others = true,
+			.reset_sigmask = true,
+			.sig_default = SPAWN_SIG(SIGINT) | SPAWN_SIG(SIGQUIT) | SPAWN_SIG(SIGPIPE),
+		};
+
+		if ((r = spawn(&o, pid)) < 0)
+			return r;
+	}
+	if (io->in[0] >= 0)
+		close(io->in[0]);
+	close(io->out[1]);
+	close(io->err[1]);
+	io->in[0] = io->out[1] = io->err[1] = -1;
+	if (io->in[1] >= 0 && (!c->in || !c->in_len)) {
+		close(io->in[1]);
+		io->in[1] = -1;
+	}
+	if (io->in[1] >= 0)
+		fcntl(io->in[1], F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+/* stdin can take more: the next part of @c->in; the pipe is closed when all is written or it
+ * failed. */
+static void call_feed(struct gitrun_call *c, struct call_io *io)
+{
+	ssize_t k = write(io->in[1], c->in + io->in_off, c->in_len - io->in_off);
+
+	if (k > 0)
+		io->in_off += (size_t)k;
+	if ((k < 0 && errno != EAGAIN && errno != EINTR) || io->in_off == c->in_len) {
+		close(io->in[1]);
+		io->in[1] = -1;
+	}
+}
+
+/* stdout (@is_err false) or stderr has data: stdout read into @c->out (bounded by
+ * GITRUN_OUT_MAX, io->over past it), stderr into io->errb (its head kept); the pipe is closed at
+ * its end or on a failure. */
+static void call_drain(struct gitrun_call *c, struct call_io *io, bool is_err)
+{
+	int *fd = is_err ? &io->err[0] : &io->out[0];
+	char buf[65536];
+	ssize_t k = read(*fd, buf, sizeof(buf));
+
+	if (k > 0 && is_err)
+		(void)buf_add(&io->errb, &io->err_len, &io->err_cap, buf, (size_t)k, GITRUN_ERR_MAX - 1, &io->err_over);
+	else if (k > 0) {
+		if (buf_add(&c->out, &c->out_len, &io->out_cap, buf, (size_t)k, GITRUN_OUT_MAX, &io->over) < 0)
+			io->over = true;
+	} else if (k == 0 || (errno != EINTR && errno != EAGAIN)) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* Until git closed stdout and stderr: feeds it @c->in and collects both (poll, no threads). */
+static void call_pump(struct gitrun_call *c, struct call_io *io)
+{
+	while (io->out[0] >= 0 || io->err[0] >= 0) {
+		struct pollfd pf[3];
+		int n = 0, o = -1, ie = -1, ii = -1;
+
+		if (io->out[0] >= 0)
+			pf[o = n++] = (struct pollfd){ io->out[0], POLLIN, 0 };
+		if (io->err[0] >= 0)
+			pf[ie = n++] = (struct pollfd){ io->err[0], POLLIN, 0 };
+		if (io->in[1] >= 0)
+			pf[ii = n++] = (struct pollfd){ io->in[1], POLLOUT, 0 };
+		if (poll(pf, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (ii >= 0 && pf[ii].revents)
+			call_feed(c, io);
+		if (o >= 0 && pf[o].revents)
+			call_drain(c, io, false);
+		if (ie >= 0 && pf[ie].revents)
+			call_drain(c, io, true);
+	}
+}
+
 int gitrun_call(const struct gitrun *g, struct gitrun_call *c)
 {
 	_cleanup_strv_free_ char **argv = NULL, **env = NULL;
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
-	size_t out_cap = 0, err_len = 0, err_cap = 0, in_off = 0;
-	_cleanup_free_ char *errb = NULL;
-	bool over = false, err_over = false;
+	struct call_io io = { .in = { -1, -1 }, .out = { -1, -1 }, .err = { -1, -1 } };
 	int st, r;
-	pid_t pid;
+	pid_t pid = -1;
 
 	c->out = NULL;
 	c->out_len = 0;
 	c->err[0] = 0;
 	if ((r = build_argv(g, c, &argv)) < 0 || (r = build_env(g, c, &env)) < 0)
 		return r;
-	if ((c->in_fd < 0 && pipe2(in, O_CLOEXEC) < 0) || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-		r = -errno;
-		goto fail_pipes;
+	if ((r = call_start(argv, env, c, &io, &pid)) < 0) {
+		call_io_close(&io);
+		return r;
 	}
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		goto fail_pipes;
+	call_pump(c, &io);
+	call_io_close(&io);
+	st = spawn_wait(pid);
+	if (st < 0) {
+		free(io.errb);
+		return st;
 	}
-	if (pid == 0) {
-		/* the child: stdin, stdout, stderr from the pipes; nothing else open; argv, no shell */
-		if (dup2(c->in_fd >= 0 ? c->in_fd : in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
-			_exit(127);
-		sigset_t none;
-		(void)syscall(SYS_close_range, 3U, ~0U, 0U);
-		sigemptyset(&none);
-		(void)sigprocmask(SIG_SETMASK, &none, NULL);
-		(void)signal(SIGINT, SIG_DFL);
-		(void)signal(SIGQUIT, SIG_DFL);
-		(void)signal(SIGPIPE, SIG_DFL);
-		execve(argv[0], argv, env);
-		_exit(127);
-	}
-	if (in[0] >= 0)
-		close(in[0]);
-	close(out[1]);
-	close(err[1]);
-	in[0] = out[1] = err[1] = -1;
-	if (in[1] >= 0 && (!c->in || !c->in_len)) {
-		close(in[1]);
-		in[1] = -1;
-	}
-	if (in[1] >= 0)
-		fcntl(in[1], F_SETFL, O_NONBLOCK);
-	while (out[0] >= 0 || err[0] >= 0) {
-		struct pollfd pf[3];
-		int n = 0, io = -1, ie = -1, ii = -1;
-		char buf[65536];
-		ssize_t k;
-
-		if (out[0] >= 0)
-			pf[io = n++] = (struct pollfd){ out[0], POLLIN, 0 };
-		if (err[0] >= 0)
-			pf[ie = n++] = (struct pollfd){ err[0], POLLIN, 0 };
-		if (in[1] >= 0)
-			pf[ii = n++] = (struct pollfd){ in[1], POLLOUT, 0 };
-		if (poll(pf, (nfds_t)n, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (ii >= 0 && pf[ii].revents) {
-			k = write(in[1], c->in + in_off, c->in_len - in_off);
-			if (k > 0)
-				in_off += (size_t)k;
-			if ((k < 0 && errno != EAGAIN && errno != EINTR) || in_off == c->in_len) {
-				close(in[1]);
-				in[1] = -1;
-			}
-		}
-		if (io >= 0 && pf[io].revents) {
-			k = read(out[0], buf, sizeof(buf));
-			if (k > 0) {
-				if (buf_add(&c->out, &c->out_len, &out_cap, buf, (size_t)k, GITRUN_OUT_MAX, &over) < 0)
-					over = true;
-			} else if (k == 0 || (errno != EINTR && errno != EAGAIN)) {
-				close(out[0]);
-				out[0] = -1;
-			}
-		}
-		if (ie >= 0 && pf[ie].revents) {
-			k = read(err[0], buf, sizeof(buf));
-			if (k > 0)
-				(void)buf_add(&errb, &err_len, &err_cap, buf, (size_t)k, GITRUN_ERR_MAX - 1, &err_over);
-			else if (k == 0 || (errno != EINTR && errno != EAGAIN)) {
-				close(err[0]);
-				err[0] = -1;
-			}
-		}
-	}
-	if (in[1] >= 0)
-		close(in[1]);
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (errb)
-		snprintf(c->err, sizeof(c->err), "%s", errb);
-	if (!c->out && buf_add(&c->out, &c->out_len, &out_cap, "", 0, 1, &over) < 0)
+	if (io.errb)
+		snprintf(c->err, sizeof(c->err), "%s", io.errb);
+	free(io.errb);
+	if (!c->out && buf_add(&c->out, &c->out_len, &io.out_cap, "", 0, 1, &io.over) < 0)
 		return -ENOMEM;
-	if (over)
+	if (io.over)
 		return -E2BIG;
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-
-fail_pipes:
-	for (int i = 0; i < 2; i++) {
-		if (in[i] >= 0)
-			close(in[i]);
-		if (out[i] >= 0)
-			close(out[i]);
-		if (err[i] >= 0)
-			close(err[i]);
-	}
-	return r;
+	return st;
 }
 
 void gitrun_call_done(struct gitrun_call *c)

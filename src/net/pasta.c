@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -333,21 +332,17 @@ int pasta_start(const char *path, const struct pasta_opts *o, const struct pasta
 		return log_error_errno(r, "refusing to forward a host port to one of the gate's own ports");
 	if (r < 0)
 		return log_error_errno(r, "out of memory");
-	pid = fork();
-	if (pid < 0)
-		return log_error_errno(-errno, "cannot fork pasta: %m");
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		if (null >= 0)
-			dup2(null, 0);
-		dup2(log_fd >= 0 ? log_fd : null, 1);
-		dup2(log_fd >= 0 ? log_fd : null, 2);
+	{
+		const int log = log_fd >= 0 ? log_fd : SPAWN_DEVNULL;
+		const struct spawn_fd fds[] = { { SPAWN_DEVNULL, 0 }, { log, 1 }, { log, 2 } };
 		/* pasta must not outlive a killed supervisor either (forked before any gate thread, so
 		 * the parent that dies is the supervisor's main thread) */
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execv(path, argv);
-		_exit(127);
+		const struct spawn_opts so = {
+			.path = path, .argv = argv, .fds = fds, .n_fds = ELEMENTSOF(fds), .pdeathsig = SIGKILL
+		};
+
+		if ((r = spawn(&so, &pid)) < 0)
+			return log_error_errno(r, "cannot start pasta '%s': %m", path);
 	}
 	out->pid = pid;
 	clock_gettime(CLOCK_MONOTONIC, &start);

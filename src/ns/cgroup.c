@@ -562,21 +562,15 @@ void cgroup_done(struct cgroup *cg)
 	memset(cg, 0, sizeof(*cg));
 }
 
-int cgroup_create(const char *root, const char *id, const struct cgroup_limits *l,
-		  struct cgroup *cg, char *why, size_t why_len)
+/* Stage: probe. Should: find the own cgroup under @root, record it in @cg and check in @c that
+ * it can give the controllers @want. Mustn't: change anything. Return: 0, -EOPNOTSUPP (@why
+ * says why), -errno. Logs on failure (but -EOPNOTSUPP). */
+static int create_probe(const char *root, unsigned want, struct cgroup *cg, struct cgroup_check *c, char *why,
+			size_t why_len)
 {
 	struct cgroup_place pl;
-	struct cgroup_check c;
-	_cleanup_free_ char *name = NULL, *supname = NULL;
-	unsigned want = cgroup_limits_wanted(l);
-	char buf[64];
-	int r;
+	int r = cgroup_place_find(root, &pl);
 
-	memset(cg, 0, sizeof(*cg));
-	if (why_len)
-		why[0] = 0;
-	cg->limits = *l;
-	r = cgroup_place_find(root, &pl);
 	if (r == -ENOENT) {
 		snprintf(why, why_len, "no cgroup v2 hierarchy is mounted, or the own cgroup is not "
 			 "visible in it");
@@ -590,97 +584,116 @@ int cgroup_create(const char *root, const char *id, const struct cgroup_limits *
 		cgroup_place_done(&pl);
 		return -ENOMEM;
 	}
-	r = cgroup_check_dir(root, pl.dir, getpid(), &c);
+	r = cgroup_check_dir(root, pl.dir, getpid(), c);
 	if (r < 0) {
 		snprintf(why, why_len, "the own cgroup '%s' cannot be read (%s)", pl.dir, strerror(-r));
 		cgroup_place_done(&pl);
 		return -EOPNOTSUPP;
 	}
-	if (!cgroup_check_usable(&c, want, why, why_len)) {
+	if (!cgroup_check_usable(c, want, why, why_len)) {
 		size_t k = strlen(why);
-		snprintf(why + k, why_len - k, " (cgroup2 at '%s' offers: '%s')", pl.mount, c.offered);
+		snprintf(why + k, why_len - k, " (cgroup2 at '%s' offers: '%s')", pl.mount, c->offered);
 		cgroup_place_done(&pl);
 		return -EOPNOTSUPP;
 	}
 	cgroup_place_done(&pl);
+	return 0;
+}
 
-	if (asprintf(&name, "aisb-%s", id) < 0 || asprintf(&supname, "aisb-%s.sup", id) < 0)
-		return -ENOMEM;
+/* Stage: delegate. Should: enable the controllers of @want the own cgroup lacks in its
+ * subtree_control, first moving this process into @supname when it is not the root (a cgroup
+ * with processes accepts no controllers). Mustn't: move anything but this (single-threaded)
+ * process. Return: 0 or -errno; what it did is in @cg for cgroup_destroy(). Logs on failure. */
+static int create_delegate(struct cgroup *cg, const struct cgroup_check *c, unsigned want, const char *supname)
+{
+	int r;
 
-	if ((c.enabled & want) != want && !c.is_root) {
-		/* Stage: move ourselves out of the way. Should: leave the own cgroup without
-		 * processes so its subtree_control accepts controllers. Mustn't: move anything but
-		 * this (single-threaded) process. */
+	if ((c->enabled & want) != want && !c->is_root) {
 		cg->sup = path_join(cg->parent, supname);
 		if (!cg->sup)
 			return -ENOMEM;
-		if (mkdir(cg->sup, 0755) < 0 && errno != EEXIST) {
-			r = log_error_errno(-errno, "cannot create cgroup '%s': %m", cg->sup);
-			goto fail;
-		}
+		if (mkdir(cg->sup, 0755) < 0 && errno != EEXIST)
+			return log_error_errno(-errno, "cannot create cgroup '%s': %m", cg->sup);
 		r = write_pid(cg->sup, getpid());
-		if (r < 0) {
-			log_error_errno(r, "cannot move the supervisor into cgroup '%s': %m", cg->sup);
-			goto fail;
-		}
+		if (r < 0)
+			return log_error_errno(r, "cannot move the supervisor into cgroup '%s': %m", cg->sup);
 	}
-	if ((c.enabled & want) != want) {
-		unsigned add = want & ~c.enabled;
+	if ((c->enabled & want) != want) {
+		unsigned add = want & ~c->enabled;
 		r = enable_ctl(cg->parent, add);
-		if (r < 0) {
-			log_error_errno(r, "cannot enable controllers in '%s/cgroup.subtree_control': %m",
-					cg->parent);
-			goto fail;
-		}
+		if (r < 0)
+			return log_error_errno(r, "cannot enable controllers in '%s/cgroup.subtree_control': %m",
+					       cg->parent);
 		cg->enabled_by_us = add;
 	}
+	return 0;
+}
+
+/* Stage: leaf. Should: create the sandbox's cgroup @name and write the limits of @want into it.
+ * Return: 0 or -errno; the leaf is in @cg for cgroup_destroy(). Logs on failure. */
+static int create_leaf(struct cgroup *cg, const char *name, const struct cgroup_limits *l, unsigned want)
+{
+	char buf[64];
+	int r;
 
 	cg->leaf = path_join(cg->parent, name);
-	if (!cg->leaf) {
-		r = -ENOMEM;
-		goto fail;
-	}
+	if (!cg->leaf)
+		return -ENOMEM;
 	if (mkdir(cg->leaf, 0755) < 0) {
 		r = log_error_errno(-errno, "cannot create cgroup '%s': %m", cg->leaf);
 		free(cg->leaf);
 		cg->leaf = NULL;
-		goto fail;
+		return r;
 	}
 	if (want & CGROUP_MEMORY) {
 		r = write_u64_or_max(cg->leaf, "memory.max", l->memory_max);
-		if (r < 0) {
-			log_error_errno(r, "cannot write '%s/memory.max': %m", cg->leaf);
-			goto fail;
-		}
+		if (r < 0)
+			return log_error_errno(r, "cannot write '%s/memory.max': %m", cg->leaf);
 		/* Without this the limit is RAM + all of swap. Missing without swap accounting:
 		 * then there is no swap to escape into. */
 		r = write_ctl(cg->leaf, "memory.swap.max", "0\n");
-		if (r < 0 && r != -ENOENT) {
-			log_error_errno(r, "cannot write '%s/memory.swap.max': %m", cg->leaf);
-			goto fail;
-		}
+		if (r < 0 && r != -ENOENT)
+			return log_error_errno(r, "cannot write '%s/memory.swap.max': %m", cg->leaf);
 		/* memory.oom.group stays 0: the kernel kills the biggest process (usually the
 		 * culprit) and an agent harness survives a test that blew the limit. */
 	}
 	if (want & CGROUP_PIDS) {
 		r = write_u64_or_max(cg->leaf, "pids.max", l->pids_max);
-		if (r < 0) {
-			log_error_errno(r, "cannot write '%s/pids.max': %m", cg->leaf);
-			goto fail;
-		}
+		if (r < 0)
+			return log_error_errno(r, "cannot write '%s/pids.max': %m", cg->leaf);
 	}
 	if (want & CGROUP_CPU) {
 		cgroup_format_cpu_max(l->cpu_quota_us, buf, sizeof(buf));
 		r = write_ctl(cg->leaf, "cpu.max", buf);
-		if (r < 0) {
-			log_error_errno(r, "cannot write '%s/cpu.max': %m", cg->leaf);
-			goto fail;
-		}
+		if (r < 0)
+			return log_error_errno(r, "cannot write '%s/cpu.max': %m", cg->leaf);
 	}
 	return 0;
-fail:
-	(void)cgroup_destroy(cg);
-	return r < 0 ? r : -EIO;
+}
+
+int cgroup_create(const char *root, const char *id, const struct cgroup_limits *l,
+		  struct cgroup *cg, char *why, size_t why_len)
+{
+	struct cgroup_check c;
+	_cleanup_free_ char *name = NULL, *supname = NULL;
+	unsigned want = cgroup_limits_wanted(l);
+	int r;
+
+	memset(cg, 0, sizeof(*cg));
+	if (why_len)
+		why[0] = 0;
+	cg->limits = *l;
+	r = create_probe(root, want, cg, &c, why, why_len);
+	if (r < 0)
+		return r;
+	if (asprintf(&name, "aisb-%s", id) < 0 || asprintf(&supname, "aisb-%s.sup", id) < 0)
+		return -ENOMEM;
+	r = create_delegate(cg, &c, want, supname);
+	if (r >= 0)
+		r = create_leaf(cg, name, l, want);
+	if (r < 0)
+		(void)cgroup_destroy(cg);
+	return r;
 }
 
 int cgroup_attach(const struct cgroup *cg, pid_t pid)

@@ -22,6 +22,7 @@
 #include "pipeline/autophase-internal.h"
 #include "pipeline/autophase.h"
 #include "util/log.h"
+#include "util/spawn.h"
 #include "util/util.h"
 
 #define MAX_GIT_ARGS 32
@@ -338,13 +339,21 @@ static const char unit_script[] =
 	"eval \"$n\"' \"$@\"'\n";
 #define BASH "/bin/bash"
 
+/* A child spawn() could not start (@r): logged, and the exit code the forks it replaced gave:
+ * 126 when the program cannot be executed, 125 for a step before (chdir, dup2). */
+static int start_failed(int r, const char *what)
+{
+	log_error_errno(r, "autophase: cannot start %s: %m", what);
+	return r == -ENOENT || r == -EACCES || r == -ENOEXEC ? AISB_EXIT_NOEXEC : AISB_EXIT_FAILED;
+}
+
 /* Sources @rc in a throwaway interactive bash (setsid: no controlling terminal; stdin, stderr
  * /dev/null; killed after AUTOPHASE_PROBE_SECONDS) and asks what @name is there. Never calls it.
  * Return: 1 found (@kind, @forwards set), 0 not defined there, -errno. Does not log. */
 static int probe_rc(const char *rc, const char *name, const char **kind, bool *forwards)
 {
 	_cleanup_free_ char *out = malloc(AUTOPHASE_PROBE_MAX + 1);
-	int p[2], st = 0;
+	int p[2];
 	size_t len = 0;
 	pid_t pid;
 
@@ -352,21 +361,22 @@ static int probe_rc(const char *rc, const char *name, const char **kind, bool *f
 		return -ENOMEM;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		int r = -errno;
-		close(p[0]);
+	{
+		char *const argv[] = { (char *)"bash", (char *)"--norc", (char *)"--noprofile", (char *)"-i",
+				       (char *)"-c", (char *)probe_script, (char *)"aisb-probe", (char *)rc, (char *)name,
+				       NULL };
+		const struct spawn_fd fds[] = { { SPAWN_DEVNULL, 0 }, { p[1], 1 }, { SPAWN_DEVNULL, 2 } };
+		int r = spawn(&(struct spawn_opts){ .path = BASH, .argv = argv, .fds = fds, .n_fds = ELEMENTSOF(fds),
+						    .new_session = true },
+			      &pid);
+
 		close(p[1]);
-		return r;
+		if (r < 0) {
+			close(p[0]);
+			/* a bash that cannot be run defines nothing (the fork this replaced: exit 127) */
+			return r == -ENOENT || r == -EACCES || r == -ENOEXEC ? 0 : r;
+		}
 	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (setsid() < 0 || null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0 || dup2(null, 2) < 0)
-			_exit(127);
-		execl(BASH, "bash", "--norc", "--noprofile", "-i", "-c", probe_script, "aisb-probe", rc, name, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
 	for (int waited = 0;;) {
 		struct pollfd pf = { .fd = p[0], .events = POLLIN };
 		int n = poll(&pf, 1, 1000);
@@ -389,8 +399,7 @@ static int probe_rc(const char *rc, const char *name, const char **kind, bool *f
 	}
 	close(p[0]);
 	kill(-pid, SIGKILL); /* whatever the rc file left running in its session */
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	(void)spawn_wait(pid);
 	out[len] = 0;
 	/* the rc file's own output went to /dev/null; the answer is the first line (a background job
 	 * the file started and that prints first makes it "not found", never a wrong definition) */
@@ -879,7 +888,8 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 	int st = 0;
 	pid_t pid;
 
-	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 || asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
+	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 ||
+	    asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
 	    asprintf(&e3, "AISB_PHASE_ROUND=%u", a->round) < 0)
 		return AISB_EXIT_FAILED;
 	bool harness = flags & RUN_HARNESS, host = a->lsrc == AUTOPHASE_LAUNCHER_HOST, host_bash = host && a->hl_rc;
@@ -929,46 +939,40 @@ static int run_sandbox(struct ap *a, const char *phase, char *const *cmd, int in
 	 * die half-way, sees its exit status instead */
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
-	pid = fork();
-	if (pid < 0) {
-		int r = -errno;
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
-		return log_error_errno(r, "autophase: cannot start a unit: %m"), AISB_EXIT_FAILED;
-	}
-	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		if (dup2(in_fd, 0) < 0 || chdir(a->top) < 0)
-			_exit(AISB_EXIT_FAILED);
-		if (flags & RUN_DRY) {
-			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-			if (null < 0 || dup2(null, 1) < 0)
-				_exit(AISB_EXIT_FAILED);
-		}
-		if (a->capture_fd >= 0 && (dup2(a->capture_fd, 1) < 0 || dup2(a->capture_fd, 2) < 0))
-			_exit(AISB_EXIT_FAILED);
+	{
+		/* fd 3, without O_CLOEXEC, named to aisb by AISB_GUARD_VERDICT_FD (cli/resolve.c); with
+		 * bash -i: stderr starts on /dev/null (unit_script restores it from fd 4) */
+		int out = a->capture_fd >= 0 ? a->capture_fd : (flags & RUN_DRY) ? SPAWN_DEVNULL : 1;
+		int err = a->capture_fd >= 0 ? a->capture_fd : 2;
+		struct spawn_fd fds[5] = { { in_fd, 0 }, { out, 1 }, { vw, 3 } };
+		size_t n = 3;
+		char *const verdict_env[] = { (char *)"AISB_GUARD_VERDICT_FD=3", NULL };
+		int r;
+
 		if (host_bash) {
-			/* bash -i starts with stderr on /dev/null (unit_script restores it from fd 4) */
-			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-			if (null < 0 || dup2(2, 4) < 0 || dup2(null, 2) < 0)
-				_exit(AISB_EXIT_FAILED);
+			fds[n++] = (struct spawn_fd){ err, 4 };
+			fds[n++] = (struct spawn_fd){ SPAWN_DEVNULL, 2 };
+		} else
+			fds[n++] = (struct spawn_fd){ err, 2 };
+		r = spawn(&(struct spawn_opts){ .path = host ? argv[0] : a->o->self, .argv = argv, .fds = fds, .n_fds = n,
+						.cwd = a->top, .sig_default = SPAWN_SIG(SIGINT) | SPAWN_SIG(SIGQUIT),
+						.env_set = verdict_env },
+			  &pid);
+		if (r < 0) {
+			sigaction(SIGINT, &old_int, NULL);
+			sigaction(SIGQUIT, &old_quit, NULL);
+			*verdict = (struct unit_verdict){ 0 }; /* the check never ran */
+			return start_failed(r, "a unit");
 		}
-		/* fd 3, without O_CLOEXEC, named to aisb by AISB_GUARD_VERDICT_FD (cli/resolve.c) */
-		if ((vw == 3 ? fcntl(3, F_SETFD, 0) : dup2(vw, 3)) < 0 || setenv("AISB_GUARD_VERDICT_FD", "3", 1) < 0)
-			_exit(AISB_EXIT_FAILED);
-		execv(host ? argv[0] : a->o->self, argv);
-		_exit(AISB_EXIT_NOEXEC);
 	}
 	/* only the unit holds the write end now: EOF once it and its helpers are gone */
 	close(TAKE_FD(vw));
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	st = spawn_wait(pid);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	*verdict = (struct unit_verdict){ 0 };
 	parse_verdict(vr, verdict);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return st;
 }
 
 /* One driver per repository: a flock on <state>/autophase/<dev>-<ino of the common dir>.lock,
@@ -1111,7 +1115,6 @@ static bool gate_unchanged(const struct ap *a)
 static int run_gate_on_host(struct ap *a, const char *phase, char *const *vcmd)
 {
 	_cleanup_free_ char *e1 = NULL, *e2 = NULL, *e3 = NULL;
-	int st = 0;
 	pid_t pid;
 
 	if (!gate_unchanged(a))
@@ -1119,25 +1122,22 @@ static int run_gate_on_host(struct ap *a, const char *phase, char *const *vcmd)
 				 "must not be edited by what it gates); restore it (git checkout -- %s) and rerun", phase,
 				 AUTOPHASE_VALIDATE, AUTOPHASE_VALIDATE),
 		       AISB_EXIT_POLICY;
-	if (asprintf(&e1, "%s", phase) < 0 || asprintf(&e2, "%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
-	    asprintf(&e3, "%u", a->round) < 0)
+	if (asprintf(&e1, "AISB_PHASE=%s", phase) < 0 ||
+	    asprintf(&e2, "AISB_PHASE_FILE=%s/%s.md", AUTOPHASE_DIR, phase) < 0 ||
+	    asprintf(&e3, "AISB_PHASE_ROUND=%u", a->round) < 0)
 		return AISB_EXIT_FAILED;
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return log_error_errno(-errno, "autophase: cannot start %s: %m", AUTOPHASE_VALIDATE), AISB_EXIT_FAILED;
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (null < 0 || dup2(null, 0) < 0 || dup2(a->capture_fd, 1) < 0 || dup2(a->capture_fd, 2) < 0 ||
-		    chdir(a->top) < 0 || setenv("AISB_PHASE", e1, 1) < 0 || setenv("AISB_PHASE_FILE", e2, 1) < 0 ||
-		    setenv("AISB_PHASE_ROUND", e3, 1) < 0)
-			_exit(AISB_EXIT_FAILED);
-		execv(vcmd[0], vcmd);
-		_exit(AISB_EXIT_NOEXEC);
+	{
+		char *const env[] = { e1, e2, e3, NULL };
+		const struct spawn_fd fds[] = { { SPAWN_DEVNULL, 0 }, { a->capture_fd, 1 }, { a->capture_fd, 2 } };
+		int r = spawn(&(struct spawn_opts){ .argv = vcmd, .fds = fds, .n_fds = ELEMENTSOF(fds), .cwd = a->top,
+						    .env_set = env },
+			      &pid);
+
+		if (r < 0)
+			return start_failed(r, AUTOPHASE_VALIDATE);
 	}
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return spawn_wait(pid);
 }
 
 /* The gate of one round in its own sandbox, its output (stdout and stderr) captured, shown on
@@ -1812,6 +1812,32 @@ static int lib_serve(struct ap *a, int req, int rep, pid_t pid, bool *refused)
 	return r;
 }
 
+/* Starts the library's bash in the top of the work tree: the request pipe's write end and the
+ * reply pipe's read end at LIB_REQ_FD and LIB_REP_FD (the only fds that reach it beyond 0-2:
+ * the copies are not close-on-exec), library_git_env set over the driver's environment.
+ * Return: 0 or -errno. Does not log. */
+static int lib_spawn(const struct ap *a, const char *lib, const int req[2], const int rep[2], pid_t *pid)
+{
+	char *const argv[] = { (char *)"bash", (char *)"-c", (char *)library_script, (char *)"aisb-library",
+			       (char *)lib, NULL };
+	const struct spawn_fd fds[] = { { req[1], atoi(LIB_REQ_FD) }, { rep[0], atoi(LIB_REP_FD) } };
+	char *env[ELEMENTSOF(library_git_env) + 1] = { NULL };
+	int r = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(library_git_env) && r >= 0; i++)
+		if (asprintf(&env[i], "%s=%s", library_git_env[i][0], library_git_env[i][1]) < 0) {
+			env[i] = NULL;
+			r = -ENOMEM;
+		}
+	if (r >= 0)
+		r = spawn(&(struct spawn_opts){ .path = BASH, .argv = argv, .fds = fds, .n_fds = ELEMENTSOF(fds),
+						.cwd = a->top, .env_set = env },
+			  pid);
+	for (size_t i = 0; i < ELEMENTSOF(library_git_env); i++)
+		free(env[i]);
+	return r;
+}
+
 static int run_library(struct ap *a)
 {
 	const struct autophase_options *o = a->o;
@@ -1833,29 +1859,19 @@ static int run_library(struct ap *a)
 	log_info("autophase: running the pipeline library '%s' (pi, first_prompt, fix_prompt, run_validation and "
 		 "push_phase shadowed by aisb)", o->library);
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		close(req[0]), close(req[1]), close(rep[0]), close(rep[1]);
-		return log_error_errno(r, "autophase: cannot start bash: %m"), AISB_EXIT_FAILED;
-	}
-	if (pid == 0) {
-		/* dup2 clears O_CLOEXEC on the copies: only these two reach bash */
-		if (chdir(a->top) < 0 || dup2(req[1], atoi(LIB_REQ_FD)) < 0 || dup2(rep[0], atoi(LIB_REP_FD)) < 0)
-			_exit(AISB_EXIT_FAILED);
-		for (size_t i = 0; i < ELEMENTSOF(library_git_env); i++)
-			if (setenv(library_git_env[i][0], library_git_env[i][1], 1) < 0)
-				_exit(AISB_EXIT_FAILED);
-		execl(BASH, "bash", "-c", library_script, "aisb-library", lib, (char *)NULL);
-		_exit(AISB_EXIT_NOEXEC);
-	}
+	r = lib_spawn(a, lib, req, rep, &pid);
 	close(req[1]);
 	close(rep[0]);
-	r = lib_serve(a, req[0], rep[1], pid, &refused);
-	close(rep[1]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (r < 0) {
+		/* as a bash that exits at once: nothing to deliver, the branch restored */
+		close(req[0]), close(rep[1]);
+		st = start_failed(r, "bash");
+		r = 0;
+	} else {
+		r = lib_serve(a, req[0], rep[1], pid, &refused);
+		close(rep[1]);
+		st = spawn_wait(pid);
+	}
 	if (!refused && st == 0) {
 		/* commits the library made after its last push_phase: delivered like one */
 		_cleanup_free_ char *now = NULL;
@@ -1874,6 +1890,132 @@ static int run_library(struct ap *a)
 	return r ? r : st;
 }
 
+/* Stage: open. Should: set up git, open the repository, list the phases (@ignored: files of
+ * the phase dir that are not phases), find the delivered ones and the push URL. Return: 0 or an
+ * exit code. Logs on failure. */
+static int ap_open(struct ap *a, const struct gitrun_user *u, char ***ignored)
+{
+	int r = gitrun_setup(&a->g, u) < 0 ? AISB_EXIT_FAILED : 0;
+
+	if (r == 0)
+		r = open_repo(a);
+	if (r == 0)
+		r = list_phases(a, &a->phases, ignored);
+	if (r == 0) {
+		a->n = strv_length(a->phases);
+		r = scan_delivered(a);
+	}
+	if (r == 0)
+		r = resolve_push_url(a);
+	if (r == 0)
+		warn_host_gate(a);
+	return r;
+}
+
+/* --status: the report; a missing launcher or gate is reported, not fatal; each is looked at on
+ * its own. */
+static void ap_status(struct ap *a, char **ignored)
+{
+	(void)find_pipeline(a);
+	(void)find_gate(a, true);
+	print_report(a, false);
+	for (size_t k = 0; ignored && ignored[k]; k++)
+		printf("ignored:   %s/%s (not NN-name.md)\n", AUTOPHASE_DIR, ignored[k]);
+}
+
+/* Stage: prepare. Should: find the launcher and the gate, take the driver's lock (@lock; not
+ * for a dry run), the identity, check the work tree is clean, snapshot it and run the preflight
+ * of the first pending phase. Return: 0 or an exit code. Logs on failure. */
+static int ap_prepare(struct ap *a, int *lock)
+{
+	int r = find_pipeline(a);
+
+	if (r == 0)
+		r = find_gate(a, false);
+	if (r == 0 && !a->o->dry_run) {
+		*lock = take_lock(a);
+		r = *lock < 0 ? -*lock : 0;
+	}
+	if (r == 0)
+		r = find_identity(a);
+	if (r == 0)
+		r = check_clean(a);
+	if (r == 0)
+		r = take_snapshot(a, &a->snap);
+	if (r == 0)
+		r = preflight(a, first_pending(a));
+	return r;
+}
+
+/* One phase, @i: what was delivered before it pushed (when asked), its unit run, its guards
+ * checked, its commit made (*@delivered counts it) and pushed. Return: 0, or the exit code that
+ * stops the pipeline. Logs. */
+static int run_phase(struct ap *a, size_t i, size_t *delivered)
+{
+	_cleanup_free_ char *subject = NULL, *ptext = NULL;
+	size_t plen = 0;
+	int r;
+
+	if (a->o->push_remote && *delivered > 0) {
+		_cleanup_free_ char *what = NULL;
+		if (asprintf(&what, "before phase %s", a->phases[i]) < 0)
+			return AISB_EXIT_FAILED;
+		(void)push_tip(a, what);
+	}
+	if (read_phase(a, a->phases[i], &ptext, &plen) < 0 || !(subject = autophase_title(a->phases[i], ptext, plen)))
+		return AISB_EXIT_FAILED;
+	r = run_unit(a, a->phases[i], ptext, plen);
+	if (r == 0)
+		r = check_guards(a, a->phases[i]);
+	if (r == 0)
+		r = commit_phase(a, a->phases[i], subject);
+	if (r != 0)
+		return r;
+	(*delivered)++;
+	if (a->o->push_remote) {
+		_cleanup_free_ char *what = NULL;
+		if (asprintf(&what, "phase %s", a->phases[i]) < 0)
+			return AISB_EXIT_FAILED;
+		(void)push_tip(a, what);
+	}
+	return 0;
+}
+
+/* Stage: the pipeline, phase after phase until one fails or none is pending. The four push
+ * points (the seed's): what an earlier run could not deliver, before the first unit; after each
+ * phase's commit; again before the next phase starts when that failed; at the end. A failed
+ * push does not stop the pipeline (the commit is delivered locally); the run's exit is 1 when
+ * the end's push failed. Return: 0 or an exit code. Logs. */
+static int run_phases(struct ap *a)
+{
+	const struct autophase_options *o = a->o;
+	bool earlier = any_delivered(a); /* the branch held delivered phases before this run */
+	size_t delivered = 0, i;
+	int r;
+
+	if (o->push_remote && earlier)
+		(void)push_tip(a, "autophase: before the first unit, what an earlier run may not have pushed");
+	for (;;) {
+		r = next_phase(a, &i);
+		if (r != 0 || i >= a->n)
+			break;
+		if ((r = run_phase(a, i, &delivered)) != 0)
+			break;
+	}
+	/* at the end, whatever stopped the pipeline (a delivered commit must not stay local because
+	 * a later phase failed), but not after ^C */
+	if (o->push_remote && a->push_url && (earlier || delivered > 0) && r < 128) {
+		/* the last phase's own push just failed on this commit: the end is that push's answer */
+		int p = a->tried && streq(a->tried, a->tip) && !(a->pushed && streq(a->pushed, a->tip)) ? 1
+			: push_tip(a, "autophase: at the end");
+		if (r == 0)
+			r = p;
+	}
+	if (r == 0)
+		log_info("autophase: %zu phase%s delivered, %zu in all", delivered, delivered == 1 ? "" : "s", a->n);
+	return r;
+}
+
 int autophase_main(const struct autophase_options *o)
 {
 	const struct gitrun_user u = { .home = o->home, .xdg_config = o->xdg_config_home, .env_name = o->env_name,
@@ -1882,119 +2024,22 @@ int autophase_main(const struct autophase_options *o)
 	struct ap a = { .o = o, .capture_fd = -1 };
 	_cleanup_strv_free_ char **ignored = NULL;
 	_cleanup_close_ int lock = -1;
-	_cleanup_free_ char *subject = NULL, *ptext = NULL;
-	size_t delivered = 0, i, plen = 0;
-	bool earlier = false; /* the branch held delivered phases before this run */
-	int r;
+	int r = ap_open(&a, &u, &ignored);
 
-	r = gitrun_setup(&a.g, &u) < 0 ? AISB_EXIT_FAILED : 0;
-	if (r == 0)
-		r = open_repo(&a);
-	if (r == 0)
-		r = list_phases(&a, &a.phases, &ignored);
-	if (r == 0) {
-		a.n = strv_length(a.phases);
-		r = scan_delivered(&a);
-	}
-	if (r == 0)
-		r = resolve_push_url(&a);
-	if (r == 0)
-		warn_host_gate(&a);
-	if (r == 0 && o->push_only) {
+	if (r == 0 && o->push_only)
 		/* push_phase of a library (run_library()): the branch's tip, the same guarded push */
 		r = o->push_remote ? push_tip(&a, "push_phase") : 0;
-		goto out;
-	}
-	if (r == 0 && o->status) {
-		/* a missing launcher or gate is reported, not fatal; each is looked at on its own */
-		(void)find_pipeline(&a);
-		(void)find_gate(&a, true);
-		print_report(&a, false);
-		for (size_t k = 0; ignored && ignored[k]; k++)
-			printf("ignored:   %s/%s (not NN-name.md)\n", AUTOPHASE_DIR, ignored[k]);
-		goto out;
-	}
-	if (r == 0)
-		r = find_pipeline(&a);
-	if (r == 0)
-		r = find_gate(&a, false);
-	if (r == 0 && !o->dry_run) {
-		lock = take_lock(&a);
-		r = lock < 0 ? -lock : 0;
-	}
-	if (r == 0)
-		r = find_identity(&a);
-	if (r == 0)
-		r = check_clean(&a);
-	if (r == 0)
-		r = take_snapshot(&a, &a.snap);
-	if (r == 0)
-		r = preflight(&a, first_pending(&a));
-	if (r != 0 || o->dry_run) {
-		if (r == 0)
+	else if (r == 0 && o->status)
+		ap_status(&a, ignored);
+	else if (r == 0 && (r = ap_prepare(&a, &lock)) == 0) {
+		if (o->dry_run)
 			print_report(&a, true);
-		goto out;
+		else if (o->library)
+			/* the library schedules; every unit and delivery is still the driver's */
+			r = run_library(&a);
+		else
+			r = run_phases(&a);
 	}
-	if (o->library) {
-		/* the library schedules; every unit and delivery is still the driver's */
-		r = run_library(&a);
-		goto out;
-	}
-	/* the four push points (the seed's): what an earlier run could not deliver, before the
-	 * first unit; after each phase's commit; again before the next phase starts when that
-	 * failed; at the end. A failed push does not stop the pipeline (the commit is delivered
-	 * locally); the run's exit is 1 when the end's push failed. */
-	earlier = any_delivered(&a);
-	if (o->push_remote && earlier)
-		(void)push_tip(&a, "autophase: before the first unit, what an earlier run may not have pushed");
-	for (;;) {
-		r = next_phase(&a, &i);
-		if (r != 0 || i >= a.n)
-			break;
-		if (o->push_remote && delivered > 0) {
-			_cleanup_free_ char *what = NULL;
-			if (asprintf(&what, "before phase %s", a.phases[i]) < 0) {
-				r = AISB_EXIT_FAILED;
-				break;
-			}
-			(void)push_tip(&a, what);
-		}
-		free(subject);
-		free(ptext);
-		if (read_phase(&a, a.phases[i], &ptext, &plen) < 0 ||
-		    !(subject = autophase_title(a.phases[i], ptext, plen))) {
-			r = AISB_EXIT_FAILED;
-			break;
-		}
-		r = run_unit(&a, a.phases[i], ptext, plen);
-		if (r == 0)
-			r = check_guards(&a, a.phases[i]);
-		if (r == 0)
-			r = commit_phase(&a, a.phases[i], subject);
-		if (r != 0)
-			break;
-		delivered++;
-		if (o->push_remote) {
-			_cleanup_free_ char *what = NULL;
-			if (asprintf(&what, "phase %s", a.phases[i]) < 0) {
-				r = AISB_EXIT_FAILED;
-				break;
-			}
-			(void)push_tip(&a, what);
-		}
-	}
-	/* at the end, whatever stopped the pipeline (a delivered commit must not stay local because
-	 * a later phase failed), but not after ^C */
-	if (o->push_remote && a.push_url && (earlier || delivered > 0) && r < 128) {
-		/* the last phase's own push just failed on this commit: the end is that push's answer */
-		int p = a.tried && streq(a.tried, a.tip) && !(a.pushed && streq(a.pushed, a.tip)) ? 1
-			: push_tip(&a, "autophase: at the end");
-		if (r == 0)
-			r = p;
-	}
-	if (r == 0)
-		log_info("autophase: %zu phase%s delivered, %zu in all", delivered, delivered == 1 ? "" : "s", a.n);
-out:
 	ap_free(&a);
 	return r;
 }

@@ -347,25 +347,12 @@ _Noreturn static void pid1_loop(pid_t child)
 	}
 }
 
-_Noreturn void init_main(const struct init_args *a)
+/* Stage: identity. Should: make the sandbox the OOM killer's pick, take the sandbox's ids when
+ * the caller is root, and name the host. Mustn't: outlive the supervisor across the change of
+ * ids (it clears the parent-death signal, which is set again). Exits through stage_fail() on
+ * failure. */
+static void identity_stage(const struct init_args *a)
 {
-	struct sync_go go;
-	struct sync_ready ready = { .magic = SYNC_MAGIC };
-	struct seccomp_prog filter;
-	char err[STAGE_MSG_MAX] = "";
-	bool fell_back = false;
-	char slave[128];
-	int master = -1, r;
-	int gate_fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 }, fds[1 + NETPLAN_GATE_FDS];
-	size_t nfds = 0;
-	pid_t child;
-
-	/* A killed supervisor takes the whole sandbox with it: PID 1 dying kills the pid namespace. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "init: PR_SET_PDEATHSIG failed");
-	if (read_full(a->sync_fd, &go, sizeof(go)) != sizeof(go) || go.magic != SYNC_MAGIC)
-		_exit(AISB_EXIT_FAILED); /* supervisor gone before the maps were written */
-
 	/* The OOM killer takes the sandbox, not its supervisor, which still has to check what the
 	 * sandbox wrote for git (issue 21): raising one's own score needs no privilege, and the
 	 * workload inherits it. A workload may lower it back to 0 (the floor of an unprivileged
@@ -406,6 +393,14 @@ _Noreturn void init_main(const struct init_args *a)
 	 * sandbox then keeps the container's name, as build RUN steps do. */
 	if (sethostname("aisb", 4) < 0)
 		log_debug_errno(-errno, "init: the hostname stays the container's (sethostname: %m)");
+}
+
+/* Stages: mounts, then network. Exit through stage_fail() on failure. */
+static void tree_net_stage(const struct init_args *a, int gate_fds[NETPLAN_GATE_FDS])
+{
+	char err[STAGE_MSG_MAX] = "";
+	bool fell_back = false;
+	int r;
 
 	/* Stage: mounts. Should: build the whole tree from the plan and pivot. Mustn't: resolve a
 	 * user-controlled path by name twice, or leave the old root reachable. */
@@ -423,6 +418,14 @@ _Noreturn void init_main(const struct init_args *a)
 	r = netplan_netns_stage(a->plan->netp, gate_fds, err, sizeof(err));
 	if (r != 0)
 		stage_fail(a->err_fd, r, 0, "init: %s", err);
+}
+
+/* Stage: bounds. Should: bound the sandbox's processes where no cgroup does, and cover the
+ * sandbox's /proc. Mustn't: let the workload start with either missing (77). Exits through
+ * stage_fail() on failure. */
+static void bounds_stage(const struct init_args *a)
+{
+	int r;
 
 	/* issue 22: kernel uid 0 is exempt from RLIMIT_NPROC; its bound is this pid namespace's
 	 * pid_max, written while /proc/sys is still writable */
@@ -442,9 +445,16 @@ _Noreturn void init_main(const struct init_args *a)
 			stage_fail(a->err_fd, AISB_EXIT_ENFORCE, -r, "init: cannot cover '%s' in the sandbox's /proc "
 				   "(user.max_user_namespaces=0 and the read-only /proc/sys, /proc/irq, ...)", failed);
 	}
+}
 
-	if (a->tty_mask)
-		master = pty_stage(a, &go.ws, slave, sizeof(slave));
+/* Stage: workload. Should: set the rlimits, and start the workload with the seccomp filter and
+ * the pty's @slave (NULL: none) and @master. Return: its pid; exits through stage_fail() on
+ * failure. */
+static pid_t workload_stage(const struct init_args *a, char *slave, int master)
+{
+	static struct seccomp_prog filter; /* read by the workload: lives as long as init, as w */
+	pid_t child;
+	int r;
 
 	/* issue 5: without a delegated cgroup, default limits degrade to rlimits (RLIMIT_NPROC is
 	 * counted per user namespace since 5.14, so this bounds the sandbox's own processes). */
@@ -459,7 +469,7 @@ _Noreturn void init_main(const struct init_args *a)
 		/* init's own memory, never freed: init exits with the sandbox */
 		static struct workload_args w;
 
-		w = (struct workload_args){ .a = a, .slave = a->tty_mask ? slave : NULL, .filter = &filter,
+		w = (struct workload_args){ .a = a, .slave = slave, .filter = &filter,
 					    .master = master };
 		if (workload_prepare(a->plan, w.slave, &w) < 0)
 			stage_fail(a->err_fd, AISB_EXIT_FAILED, ENOMEM, "init: cannot prepare the workload");
@@ -467,7 +477,16 @@ _Noreturn void init_main(const struct init_args *a)
 	}
 	if (child < 0)
 		stage_fail(a->err_fd, AISB_EXIT_FAILED, -child, "init: cannot start the workload");
-	close(a->err_fd);
+	return child;
+}
+
+/* Stage: ready. Should: send the supervisor the workload's pid, the pty's master and the gate's
+ * listeners, and close init's copies. Exits on failure (the supervisor sees the socket close). */
+static void ready_stage(const struct init_args *a, pid_t child, int master, const int gate_fds[NETPLAN_GATE_FDS])
+{
+	struct sync_ready ready = { .magic = SYNC_MAGIC };
+	int fds[1 + NETPLAN_GATE_FDS];
+	size_t nfds = 0;
 
 	ready.workload_pid = child;
 	if (master >= 0)
@@ -483,6 +502,28 @@ _Noreturn void init_main(const struct init_args *a)
 	/* only the supervisor's gate holds the listeners from here on */
 	for (size_t i = 0; i < nfds; i++)
 		close(fds[i]);
+}
 
+_Noreturn void init_main(const struct init_args *a)
+{
+	struct sync_go go;
+	char slave[128];
+	int master = -1;
+	int gate_fds[NETPLAN_GATE_FDS] = { -1, -1, -1, -1 };
+	pid_t child;
+
+	/* A killed supervisor takes the whole sandbox with it: PID 1 dying kills the pid namespace. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		stage_fail(a->err_fd, AISB_EXIT_FAILED, errno, "init: PR_SET_PDEATHSIG failed");
+	if (read_full(a->sync_fd, &go, sizeof(go)) != sizeof(go) || go.magic != SYNC_MAGIC)
+		_exit(AISB_EXIT_FAILED); /* supervisor gone before the maps were written */
+	identity_stage(a);
+	tree_net_stage(a, gate_fds);
+	bounds_stage(a);
+	if (a->tty_mask)
+		master = pty_stage(a, &go.ws, slave, sizeof(slave));
+	child = workload_stage(a, a->tty_mask ? slave : NULL, master);
+	close(a->err_fd);
+	ready_stage(a, child, master, gate_fds);
 	pid1_loop(child);
 }

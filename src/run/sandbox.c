@@ -193,137 +193,179 @@ static long long mono_usec(void)
 	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* What run_loop() relays and watches, and this round's slots in its poll set (-1: not polled). */
+struct relay {
+	pid_t init_pid;
+	int sfd, master, in_fd, out_fd, ws_fd;
+	struct gate *gate;
+	struct ttyfilter *tf;
+	bool gate_idle; /* started at its first connection or query */
+	bool in_open, master_open, exited;
+	struct buf to_master, to_out;
+	long long hup_at; /* the terminal hung up then (usec): see hangup() */
+	int status;
+	int i_sig, i_in, i_m, i_out, i_gate;
+};
+
+/* The poll set of one round in @pf (room for 5). Return: its size. */
+static int relay_fds(struct relay *rl, struct pollfd *pf)
+{
+	int n = 0;
+
+	rl->i_in = rl->i_m = rl->i_out = rl->i_gate = -1;
+	pf[n] = (struct pollfd){ rl->sfd, POLLIN, 0 };
+	rl->i_sig = n++;
+	if (rl->in_open && rl->to_master.len < sizeof(rl->to_master.data)) {
+		pf[n] = (struct pollfd){ rl->in_fd, POLLIN, 0 };
+		rl->i_in = n++;
+	}
+	if (rl->master_open) {
+		short ev = 0;
+		if (rl->to_out.len + TTYFILTER_HOLD_MAX < sizeof(rl->to_out.data))
+			ev |= POLLIN;
+		if (rl->to_master.len)
+			ev |= POLLOUT;
+		/* with nothing to move, leave it out: a POLLHUP would spin the loop */
+		if (ev) {
+			pf[n] = (struct pollfd){ rl->master, ev, 0 };
+			rl->i_m = n++;
+		}
+	}
+	if (rl->to_out.len) {
+		pf[n] = (struct pollfd){ rl->out_fd, POLLOUT, 0 };
+		rl->i_out = n++;
+	}
+	if (rl->gate_idle && !rl->exited) {
+		pf[n] = (struct pollfd){ gate_wake_fd(rl->gate), POLLIN, 0 };
+		rl->i_gate = n++;
+	}
+	return n;
+}
+
+/* Polls @pf; kills a sandbox that outlived its terminal by HANGUP_GRACE_MS. Return: 1 something
+ * is ready, 0 poll again, -1 stop relaying. */
+static int relay_wait(struct relay *rl, struct pollfd *pf, int n)
+{
+	int timeout = -1, k;
+
+	if (rl->exited)
+		/* init is gone: flush what the pty still holds, without blocking forever on a
+		 * terminal that stopped reading */
+		return poll(pf, (nfds_t)n, 2000) <= 0 ? -1 : 1;
+	if (rl->hup_at > 0) {
+		long long left = rl->hup_at + HANGUP_GRACE_MS * 1000LL - mono_usec();
+		timeout = left > 0 ? (int)(left / 1000) + 1 : 0;
+	}
+	k = poll(pf, (nfds_t)n, timeout);
+	if (k < 0 && errno == EINTR)
+		return 0;
+	if (k < 0)
+		return -1;
+	if (k == 0 && rl->hup_at > 0) {
+		/* the sandbox outlived its terminal: ended, so that its git check runs */
+		kill(rl->init_pid, SIGKILL);
+		rl->hup_at = -1;
+		return 0;
+	}
+	return 1;
+}
+
+/* One signal from the signalfd: SIGCHLD reaps (init's status kept, a gate that failed to
+ * confine itself ends the sandbox), SIGWINCH resizes the pty, the others go to init. */
+static void relay_signal(struct relay *rl)
+{
+	struct signalfd_siginfo si;
+
+	if (read(rl->sfd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if (si.ssi_signo == SIGCHLD) {
+		pid_t w;
+		int st;
+		/* we are a subreaper: reap helpers too, remember init */
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			if (w == rl->init_pid) {
+				rl->status = st;
+				rl->exited = true;
+			} else if (gate_reaped(rl->gate, w, st) < 0 && !rl->exited) {
+				/* the gate could not confine itself: 77 */
+				kill(rl->init_pid, SIGKILL);
+			}
+	} else if (si.ssi_signo == SIGWINCH) {
+		struct winsize ws;
+		if (rl->master_open && rl->ws_fd >= 0 && ioctl(rl->ws_fd, TIOCGWINSZ, &ws) == 0)
+			(void)ioctl(rl->master, TIOCSWINSZ, &ws);
+	} else if (!rl->exited) {
+		kill(rl->init_pid, (int)si.ssi_signo);
+		if (si.ssi_signo == SIGHUP && rl->in_fd >= 0 && !rl->hup_at)
+			rl->hup_at = mono_usec();
+	}
+}
+
+/* The gate's first wake-up starts it; then the bytes move: terminal to pty, pty (filtered) to
+ * the terminal. An EOF on the terminal is its hangup. */
+static void relay_move(struct relay *rl, const struct pollfd *pf)
+{
+	if (rl->i_gate >= 0 && (pf[rl->i_gate].revents & POLLIN)) {
+		rl->gate_idle = false;
+		/* logged; without its gate the sandbox could only hang on the network */
+		if (gate_start(rl->gate) < 0)
+			kill(rl->init_pid, SIGKILL);
+	}
+	if (rl->i_in >= 0 && (pf[rl->i_in].revents & (POLLIN | POLLHUP | POLLERR)))
+		if (fill(rl->in_fd, &rl->to_master) < 0) {
+			rl->in_open = false;
+			/* EOF or EIO on the host terminal: it hung up (in raw mode ^D is a byte) */
+			if (!rl->exited && !rl->hup_at) {
+				kill(rl->init_pid, SIGHUP);
+				rl->hup_at = mono_usec();
+			}
+		}
+	if (rl->i_m >= 0 && (pf[rl->i_m].revents & POLLOUT))
+		if (drain(rl->master, &rl->to_master) < 0)
+			rl->to_master.len = 0;
+	if (rl->i_m >= 0 && (pf[rl->i_m].revents & (POLLIN | POLLHUP | POLLERR)))
+		if (fill_filtered(rl->master, &rl->to_out, rl->tf) < 0)
+			rl->master_open = false;
+	if (rl->i_out >= 0 && (pf[rl->i_out].revents & (POLLOUT | POLLERR | POLLHUP)))
+		if (drain(rl->out_fd, &rl->to_out) < 0)
+			rl->to_out.len = 0;
+	if (!rl->master_open && rl->to_out.len)
+		while (rl->to_out.len && drain(rl->out_fd, &rl->to_out) == 0 && rl->to_out.len)
+			;
+}
+
 /* Relays the pty (when @master >= 0; its output through @tf) and forwards signals until init
  * exits. Return: init's wait status. Does not log. */
 static int run_loop(pid_t init_pid, int sfd, int master, int in_fd, int out_fd, int ws_fd, struct gate *gate,
 		    struct ttyfilter *tf)
 {
-	bool gate_idle = gate != NULL; /* started at its first connection or query */
-	struct buf to_master = { .len = 0 }, to_out = { .len = 0 };
-	bool in_open = in_fd >= 0, master_open = master >= 0;
-	long long hup_at = 0; /* the terminal hung up then (usec): see hangup() */
-	int status = 0;
-	bool exited = false;
-
+	struct relay rl = { .init_pid = init_pid, .sfd = sfd, .master = master, .in_fd = in_fd, .out_fd = out_fd,
+			    .ws_fd = ws_fd, .gate = gate, .tf = tf, .gate_idle = gate != NULL,
+			    .in_open = in_fd >= 0, .master_open = master >= 0 };
 	if (master >= 0)
 		fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
 	/* After init exits, keep going until the pty is drained (read gives EIO once the last
 	 * slave fd is gone) and relayed: the writer may finish long before we catch up (measured:
 	 * under CPU load `seq 200000` lost its tail in 13 of 20 runs when this stopped as soon as
 	 * the out buffer was empty). */
-	while (!exited || master_open || to_out.len) {
+	while (!rl.exited || rl.master_open || rl.to_out.len) {
 		struct pollfd pf[5];
-		int n = 0, i_sig, i_in = -1, i_m = -1, i_out = -1, i_gate = -1;
+		int n = relay_fds(&rl, pf), w = relay_wait(&rl, pf, n);
 
-		pf[n] = (struct pollfd){ sfd, POLLIN, 0 };
-		i_sig = n++;
-		if (in_open && to_master.len < sizeof(to_master.data)) {
-			pf[n] = (struct pollfd){ in_fd, POLLIN, 0 };
-			i_in = n++;
-		}
-		if (master_open) {
-			short ev = 0;
-			if (to_out.len + TTYFILTER_HOLD_MAX < sizeof(to_out.data))
-				ev |= POLLIN;
-			if (to_master.len)
-				ev |= POLLOUT;
-			/* with nothing to move, leave it out: a POLLHUP would spin the loop */
-			if (ev) {
-				pf[n] = (struct pollfd){ master, ev, 0 };
-				i_m = n++;
-			}
-		}
-		if (to_out.len) {
-			pf[n] = (struct pollfd){ out_fd, POLLOUT, 0 };
-			i_out = n++;
-		}
-		if (gate_idle && !exited) {
-			pf[n] = (struct pollfd){ gate_wake_fd(gate), POLLIN, 0 };
-			i_gate = n++;
-		}
-		if (exited) {
-			/* init is gone: flush what the pty still holds, without blocking forever on a
-			 * terminal that stopped reading */
-			if (poll(pf, (nfds_t)n, 2000) <= 0)
-				break;
-		} else {
-			int timeout = -1, k;
-			if (hup_at > 0) {
-				long long left = hup_at + HANGUP_GRACE_MS * 1000LL - mono_usec();
-				timeout = left > 0 ? (int)(left / 1000) + 1 : 0;
-			}
-			k = poll(pf, (nfds_t)n, timeout);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k < 0)
-				break;
-			if (k == 0 && hup_at > 0) {
-				/* the sandbox outlived its terminal: ended, so that its git check runs */
-				kill(init_pid, SIGKILL);
-				hup_at = -1;
-				continue;
-			}
-		}
-		if (pf[i_sig].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGCHLD) {
-					pid_t w;
-					int st;
-					/* we are a subreaper: reap helpers too, remember init */
-					while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-						if (w == init_pid) {
-							status = st;
-							exited = true;
-						} else if (gate_reaped(gate, w, st) < 0 && !exited) {
-							/* the gate could not confine itself: 77 */
-							kill(init_pid, SIGKILL);
-						}
-				} else if (si.ssi_signo == SIGWINCH) {
-					struct winsize ws;
-					if (master_open && ws_fd >= 0 && ioctl(ws_fd, TIOCGWINSZ, &ws) == 0)
-						(void)ioctl(master, TIOCSWINSZ, &ws);
-				} else if (!exited) {
-					kill(init_pid, (int)si.ssi_signo);
-					if (si.ssi_signo == SIGHUP && in_fd >= 0 && !hup_at)
-						hup_at = mono_usec();
-				}
-			}
-		}
-		if (i_gate >= 0 && (pf[i_gate].revents & POLLIN)) {
-			gate_idle = false;
-			/* logged; without its gate the sandbox could only hang on the network */
-			if (gate_start(gate) < 0)
-				kill(init_pid, SIGKILL);
-		}
-		if (i_in >= 0 && (pf[i_in].revents & (POLLIN | POLLHUP | POLLERR)))
-			if (fill(in_fd, &to_master) < 0) {
-				in_open = false;
-				/* EOF or EIO on the host terminal: it hung up (in raw mode ^D is a byte) */
-				if (!exited && !hup_at) {
-					kill(init_pid, SIGHUP);
-					hup_at = mono_usec();
-				}
-			}
-		if (i_m >= 0 && (pf[i_m].revents & POLLOUT))
-			if (drain(master, &to_master) < 0)
-				to_master.len = 0;
-		if (i_m >= 0 && (pf[i_m].revents & (POLLIN | POLLHUP | POLLERR)))
-			if (fill_filtered(master, &to_out, tf) < 0)
-				master_open = false;
-		if (i_out >= 0 && (pf[i_out].revents & (POLLOUT | POLLERR | POLLHUP)))
-			if (drain(out_fd, &to_out) < 0)
-				to_out.len = 0;
-		if (!master_open && to_out.len)
-			while (to_out.len && drain(out_fd, &to_out) == 0 && to_out.len)
-				;
+		if (w < 0)
+			break;
+		if (w == 0)
+			continue;
+		if (pf[rl.i_sig].revents & POLLIN)
+			relay_signal(&rl);
+		relay_move(&rl, pf);
 	}
-	if (!exited) {
+	if (!rl.exited) {
 		kill(init_pid, SIGKILL);
-		while (waitpid(init_pid, &status, 0) < 0 && errno == EINTR)
+		while (waitpid(init_pid, &rl.status, 0) < 0 && errno == EINTR)
 			;
 	}
-	return status;
+	return rl.status;
 }
 
 /* ---- network (issue 3) ------------------------------------------------------------------- */

@@ -2,9 +2,13 @@
 /* spawn.c — fork + exec with an options struct, and a wait that retries EINTR (see spawn.h) */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <linux/close_range.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -15,10 +19,26 @@
 /* The child's side, between fork() and exec: async-signal-safe calls only (the caller may have
  * threads). @errfd is the error pipe, moved out of the targets' way. Returns the errno of the
  * step that failed; does not return when the exec worked. */
-static int child_exec(const struct spawn_opts *o, int *errfd)
+static int child_exec(const struct spawn_opts *o, char *const *envp, int *errfd)
 {
 	int high[SPAWN_FDS_MAX], min = 3, fd;
 
+	if (o->pdeathsig && prctl(PR_SET_PDEATHSIG, o->pdeathsig) < 0)
+		return errno;
+	if (o->sig_default) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+		for (int s = 1; s < 64; s++)
+			if ((o->sig_default & SPAWN_SIG(s)) && sigaction(s, &dfl, NULL) < 0)
+				return errno;
+	}
+	if (o->reset_sigmask) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+			return errno;
+	}
 	if (o->new_session ? setsid() < 0 : o->new_pgid && setpgid(0, 0) < 0)
 		return errno;
 	if (o->cwd && chdir(o->cwd) < 0)
@@ -53,23 +73,64 @@ static int child_exec(const struct spawn_opts *o, int *errfd)
 			return errno;
 	if (o->alarm_s)
 		alarm(o->alarm_s);
-	if (o->envp)
-		execve(o->path ?: o->argv[0], o->argv, o->envp);
+	if (envp)
+		execve(o->path ?: o->argv[0], o->argv, envp);
 	else
 		execv(o->path ?: o->argv[0], o->argv);
 	return errno;
 }
 
+/* Whether NAME=VALUE entries @a and @b set the same name. Pure. */
+static bool same_name(const char *a, const char *b)
+{
+	size_t n = strcspn(a, "=");
+
+	return strncmp(a, b, n) == 0 && b[n] == '=';
+}
+
+/* @base with each entry of @set in place of the one of the same name, or after the others: an
+ * array of pointers into both (no string is copied), built before fork() because the child may
+ * not allocate. Return: malloc'd, or NULL (ENOMEM). */
+static char **env_merge(char *const *base, char *const *set)
+{
+	size_t nb = 0, ns = 0, n = 0;
+	char **v;
+
+	while (base && base[nb])
+		nb++;
+	while (set[ns])
+		ns++;
+	v = calloc(nb + ns + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < nb; i++) {
+		bool replaced = false;
+
+		for (size_t j = 0; j < ns && !replaced; j++)
+			replaced = same_name(set[j], base[i]);
+		if (!replaced)
+			v[n++] = base[i];
+	}
+	for (size_t j = 0; j < ns; j++)
+		v[n++] = set[j];
+	return v;
+}
+
 int spawn(const struct spawn_opts *o, pid_t *pid)
 {
+	char **merged = NULL;
 	int ep[2], e = 0, r;
 	ssize_t n;
 	pid_t p;
 
 	if (o->n_fds > SPAWN_FDS_MAX)
 		return -E2BIG;
-	if (pipe2(ep, O_CLOEXEC) < 0)
+	if (o->env_set && !(merged = env_merge(o->envp ?: environ, o->env_set)))
+		return -ENOMEM;
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		free(merged);
 		return -errno;
+	}
 	fflush(stdout);
 	fflush(stderr);
 	p = fork();
@@ -77,14 +138,16 @@ int spawn(const struct spawn_opts *o, pid_t *pid)
 		r = -errno;
 		close(ep[0]);
 		close(ep[1]);
+		free(merged);
 		return r;
 	}
 	if (p == 0) {
 		close(ep[0]);
-		e = child_exec(o, &ep[1]);
+		e = child_exec(o, merged ?: o->envp, &ep[1]);
 		(void)!write(ep[1], &e, sizeof(e));
 		_exit(127);
 	}
+	free(merged);
 	close(ep[1]);
 	/* end of file: the exec closed the pipe; an int: the errno of the step that failed */
 	do

@@ -6,13 +6,24 @@
  * the exec itself) comes back to the caller as -errno through a close-on-exec pipe, not as an
  * exit status of 127 that reads like the program's own.
  *
- * Callers: build/podman.c (run), net/pasta.c (run_capture), cli/doctor.c (run_text). Fork sites
- * that exec and could move here, not moved yet: cli/cmd-doctor.c (2, with alarm()),
- * git/gitrun.c (resets the signal mask and dispositions), net/pasta.c pasta_start
- * (PR_SET_PDEATHSIG), pipeline/autophase.c (4: setsid, setenv, signal dispositions). The other
- * fork() calls run code of aisb in the child, not a program, and stay forks: rootfs/store.c
- * (links the base tree), ns/limits.c (watchdog), ns/refusal.c and cli/doctor.c (probes),
- * net/gate.c (gate, resolver), build/native.c (steps), run/init.c (the workload, CLONE_VFORK).
+ * Callers: build/podman.c, build/podman-netns.c (podman unshare), cli/cmd-doctor.c (2, with
+ * alarm_s), cli/doctor.c (run_text), git/gitrun.c (reset_sigmask, sig_default), net/pasta.c
+ * (run_capture; pasta_start with pdeathsig), pipeline/autophase.c (4: the probe with
+ * new_session, the unit, the host gate and the library with cwd and env_set).
+ *
+ * The fork() calls left run aisb's own code in the child, not a program, and stay forks:
+ *   build/native.c native_probe: probe_child() tries a user namespace and an overlay mount
+ *   build/native.c run_in_child: a build step's function (fakeroot, the step's namespaces)
+ *   build/native.c run_entry: PID 1 of the RUN step's pid namespace (run_pid1())
+ *   build/native.c step_user: user_child() resolves USER in the image's passwd and group files
+ *   build/podman-netns.c podman_netns_open: the netns holder (joins podman's userns, the gate's stage)
+ *   cli/doctor.c probe: a probe function that may unshare freely
+ *   cli/doctor.c probe_proc: PID 1 of a new pid namespace mounting /proc
+ *   net/gate.c start_resolver, gate_start: the gate's resolver and the gate, confined in the child
+ *   ns/limits.c limits_setup: the cgroup watchdog (watchdog_main())
+ *   ns/refusal.c refusal_denied_syscalls: probe_child() tries the calls a seccomp profile may deny
+ *   rootfs/store.c store_tree_begin: link_tree() links the base image's tree
+ *   run/init.c spawn_workload: the workload (clone CLONE_VM|CLONE_VFORK; fork() under ASan)
  */
 #pragma once
 
@@ -40,7 +51,13 @@ struct spawn_opts {
 	bool new_pgid;               /* setpgid(0, 0) (ignored with new_session) */
 	bool close_others;           /* every fd >= 3 that is not a @to is closed at exec */
 	unsigned alarm_s;            /* SIGALRM after this many seconds (0: none): a bound on a probe */
+	int pdeathsig;               /* PR_SET_PDEATHSIG: sent when the caller's forking thread ends (0: none) */
+	unsigned long long sig_default; /* SPAWN_SIG(n) bits: back to SIG_DFL (ones the caller ignores) */
+	bool reset_sigmask;          /* an empty signal mask (not the caller's blocked set) */
+	char *const *env_set;        /* NAME=VALUE, set over envp or the caller's environment */
 };
+
+#define SPAWN_SIG(s) (1ULL << (s)) /* a bit of spawn_opts.sig_default, for signals 1-63 */
 
 /**
  * spawn() - start a program

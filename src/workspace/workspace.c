@@ -1304,100 +1304,171 @@ static int review_decide(struct import *im, const struct workspace_import_opts *
 	return -EPERM;
 }
 
+/* Stage: open. Should: load @dir's workspace.json into @im and take its lock (@wslock) against
+ * a second import of the same workspace. Return: 0, -ENOENT (no workspace), -EINVAL, -EBUSY.
+ * Logs on failure (but -ENOENT). */
+static int import_open(struct import *im, const char *dir, int *wslock)
+{
+	_cleanup_free_ char *lp = NULL;
+
+	im->dir = dir;
+	im->m = meta_load(dir);
+	if (!im->m)
+		return -ENOENT;
+	im->top = mstr(im->m, "project");
+	im->base = im->orig_base = mstr(im->m, "base");
+	if (!im->top || !im->base || !gitrun_is_oid(im->base))
+		return log_error("workspace '%s' has no usable workspace.json", dir), -EINVAL;
+	lp = path_join(dir, "workspace.json");
+	*wslock = lp ? open(lp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+	if (*wslock < 0 || flock(*wslock, LOCK_EX | LOCK_NB) < 0)
+		return log_error("workspace '%s' is being imported by another aisb", im->id), -EBUSY;
+	return 0;
+}
+
+/* The branch the import publishes: --target, else the one recorded, else aisb/ID (in @buf);
+ * "current" is the branch checked out. Return: 0, -EINVAL (said), -ENOMEM. */
+static int import_target(const struct import *im, const struct workspace_import_opts *o, const char **target,
+			 char **buf)
+{
+	*target = o->target ? o->target : mstr(im->m, "target");
+	if (*target && !streq(*target, "current") && !ws_branch_name_valid(*target))
+		return log_error("invalid --target '%s'", *target), -EINVAL;
+	if (!*target) {
+		if (asprintf(buf, "aisb/%s", im->id) < 0)
+			return -ENOMEM;
+		*target = *buf;
+	}
+	return 0;
+}
+
+/* Stage 1: the export. Should: run the export sandbox @ex into a fresh im->out, with the
+ * commits rebased onto the host branch's tip when it moved and that is asked (always for
+ * --target current: it can only fast-forward), record whether it left uncommitted work
+ * (@dirty), and open the bundle it wrote. Mustn't: trust anything of the export but a regular
+ * file as the bundle. @bfd: the bundle's fd, or -1 when there are no new commits. Return: 0, or
+ * -errno (-EPERM a refusal, recorded). Logs on failure. */
+static int import_export(struct import *im, const struct workspace_import_opts *o, const char *target,
+			 workspace_exporter ex, bool *dirty, int *bfd)
+{
+	_cleanup_free_ char *repo = path_join(im->dir, "repo"), *onto_dir = NULL;
+	bool checkpoint = o->uncommitted || json_object_get_boolean(json_object_object_get(im->m, "import_uncommitted"));
+	int r;
+
+	im->out = path_join(im->dir, "export");
+	if (!repo || !im->out)
+		return -ENOMEM;
+	(void)rm_rf(im->out);
+	if (mkdir(im->out, 0700) < 0)
+		return log_error_errno(-errno, "cannot create '%s': %m", im->out);
+	if ((o->rebase || streq(target, "current")) && (r = rebase_prepare(im, o->rebase, &onto_dir)) < 0)
+		return r;
+	r = ex(&(struct workspace_export){ .repo = repo, .out = im->out, .base = im->base, .checkpoint = checkpoint,
+					   .script = workspace_export_script, .onto = *im->onto ? im->onto : NULL,
+					   .onto_dir = onto_dir });
+	if (onto_dir)
+		(void)rm_rf(onto_dir);
+	if ((r == WORKSPACE_EXPORT_CONFLICT || r == WORKSPACE_EXPORT_NOT_A_LINE) && *im->onto)
+		return refuse_conflict(im, r == WORKSPACE_EXPORT_NOT_A_LINE);
+	if (r != 0)
+		return refuse(im, "the export sandbox failed (exit %d; its log: %s/log)", r, im->out);
+	*dirty = export_dirty(im->out);
+	json_object_object_add(im->m, "dirty", json_object_new_boolean(*dirty));
+	*bfd = open_out_file(im->out, "export.bundle");
+	if (*bfd < 0 && *bfd != -ENOENT)
+		return refuse(im, "the export left something other than a regular file as its bundle");
+	if (*bfd < 0)
+		*bfd = -1;
+	return 0;
+}
+
+/* Stages 2-4: validate in the quarantine, rebuild, publish; on the branch's new tip when the
+ * commits were rebased (the bundle's prerequisite, the parent of the first rebuilt commit, what
+ * --target current fast-forwards from). @lock receives the worktree's lock. Return: 0 or -errno
+ * (-EPERM refused, -ECANCELED declined at the review). Logs on failure. */
+static int import_publish(struct import *im, const char *state, const struct workspace_import_opts *o,
+			  const char *target, int bfd, int *lock)
+{
+	int r;
+
+	if (*im->onto)
+		im->base = im->onto;
+	mset(im->m, "rebased_onto", *im->onto ? im->onto : NULL);
+	r = quarantine_create(im);
+	if (r >= 0)
+		r = import_bundle(im, bfd);
+	if (r >= 0)
+		r = import_validate(im);
+	if (r >= 0) {
+		json_object_object_add(im->m, "pending", json_object_new_int(im->n));
+		r = import_rebuild(im);
+	}
+	if (r >= 0 && o->review && (r = review_print(im, target, o)) >= 0)
+		r = review_decide(im, o);
+	if (r >= 0 && (*lock = worktree_lock(im, state)) < 0)
+		r = *lock;
+	if (r >= 0) {
+		/* the rebuilt objects into the project's store: fetched from the quarantine, where only
+		 * aisb's commits and the sandbox's checked trees are reachable from refs/aisb/new */
+		r = gitrun_ok(&im->g, im->top, "import: fetching the rebuilt commits", "fetch", "-q", "--no-tags",
+			      "--no-write-fetch-head", "--no-recurse-submodules", im->q, "refs/aisb/new", (char *)NULL);
+	}
+	if (r >= 0)
+		r = streq(target, "current") ? publish_current(im) : publish_branch(im, target);
+	return r;
+}
+
+/* Records the outcome @r in workspace.json (imported, or refused: a declined or unconfirmed
+ * review keeps the state "review") and says what was imported. Logs. */
+static void import_record(struct import *im, const struct workspace_import_opts *o, const char *target, bool dirty,
+			  int r)
+{
+	const char *branch = streq(target, "current") ? mstr(im->m, "branch") : target;
+
+	if (r < 0) {
+		if (r != -EPERM && r != -ECANCELED) {
+			mset(im->m, "state", "refused");
+			(void)meta_save(im->dir, im->m);
+		}
+		return;
+	}
+	mset(im->m, "state", "imported");
+	mset(im->m, "imported_tip", im->new);
+	json_object_object_add(im->m, "imported_commits", json_object_new_int(im->n));
+	json_object_object_add(im->m, "pending", json_object_new_int(0));
+	mset(im->m, "message", NULL);
+	(void)meta_save(im->dir, im->m);
+	(void)rm_rf(im->q);
+	if (!o->quiet)
+		log_info("imported %d commit(s) of session %s as %s (%.12s..%.12s, rebuilt with your identity%s%s); "
+			 "review: git log %.12s..%s", im->n, im->id, branch, im->base, im->new,
+			 *im->onto ? ", rebased onto the moved branch " : "", *im->onto ? mstr(im->m, "branch") : "",
+			 im->base, branch);
+	if (dirty && !o->quiet)
+		log_info("session %s left uncommitted work in its workspace: aisb import %s --import-uncommitted "
+			 "takes it as a checkpoint commit", im->id, im->id);
+}
+
 int workspace_import(const char *state, const char *id, const struct workspace_import_opts *o,
 		     workspace_exporter ex, env_getter get)
 {
 	struct import im = { .id = id };
-	_cleanup_free_ char *dir = ws_path(state, id, NULL), *repo = NULL, *target_buf = NULL, *onto_dir = NULL;
+	_cleanup_free_ char *dir = ws_path(state, id, NULL), *target_buf = NULL;
 	_cleanup_close_ int bfd = -1, lock = -1, wslock = -1;
-	const char *target;
-	bool checkpoint, dirty;
+	const char *target = NULL;
+	bool dirty = false;
 	int r;
 
 	if (!dir)
 		return -ENOMEM;
-	im.dir = dir;
-	im.m = meta_load(dir);
-	if (!im.m)
-		return -ENOENT;
-	im.top = mstr(im.m, "project");
-	im.base = im.orig_base = mstr(im.m, "base");
-	if (!im.top || !im.base || !gitrun_is_oid(im.base)) {
-		json_object_put(im.m);
-		return log_error("workspace '%s' has no usable workspace.json", dir), -EINVAL;
-	}
-	{
-		_cleanup_free_ char *lp = path_join(dir, "workspace.json");
-		wslock = lp ? open(lp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-		if (wslock < 0 || flock(wslock, LOCK_EX | LOCK_NB) < 0) {
-			json_object_put(im.m);
-			return log_error("workspace '%s' is being imported by another aisb", id), -EBUSY;
-		}
-	}
-	target = o->target ? o->target : mstr(im.m, "target");
-	if (target && !streq(target, "current") && !ws_branch_name_valid(target)) {
-		import_done(&im);
-		return log_error("invalid --target '%s'", target), -EINVAL;
-	}
-	if (!target) {
-		if (asprintf(&target_buf, "aisb/%s", id) < 0) {
-			import_done(&im);
-			return -ENOMEM;
-		}
-		target = target_buf;
-	}
-	checkpoint = o->uncommitted || json_object_get_boolean(json_object_object_get(im.m, "import_uncommitted"));
-	if (gitrun_init(&im.g, im.top, GITRUN_IDENT, get) < 0) {
-		import_done(&im);
-		return -EINVAL;
-	}
-
-	/* 1. the export, in a sandbox */
-	repo = path_join(dir, "repo");
-	im.out = path_join(dir, "export");
-	if (!repo || !im.out) {
-		import_done(&im);
-		return -ENOMEM;
-	}
-	(void)rm_rf(im.out);
-	if (mkdir(im.out, 0700) < 0) {
-		r = log_error_errno(-errno, "cannot create '%s': %m", im.out);
-		import_done(&im);
-		return r;
-	}
-	/* the host branch moved: rebased onto its tip in the export (--target current always: it can
-	 * only fast-forward) */
-	if (o->rebase || streq(target, "current")) {
-		r = rebase_prepare(&im, o->rebase, &onto_dir);
-		if (r < 0) {
-			import_done(&im);
-			return r;
-		}
-	}
-	r = ex(&(struct workspace_export){ .repo = repo, .out = im.out, .base = im.base, .checkpoint = checkpoint,
-					   .script = workspace_export_script, .onto = *im.onto ? im.onto : NULL,
-					   .onto_dir = onto_dir });
-	if (onto_dir)
-		(void)rm_rf(onto_dir);
-	if ((r == WORKSPACE_EXPORT_CONFLICT || r == WORKSPACE_EXPORT_NOT_A_LINE) && *im.onto) {
-		r = refuse_conflict(&im, r == WORKSPACE_EXPORT_NOT_A_LINE);
-		import_done(&im);
-		return r;
-	}
-	if (r != 0) {
-		r = refuse(&im, "the export sandbox failed (exit %d; its log: %s/log)", r, im.out);
-		import_done(&im);
-		return r;
-	}
-	dirty = export_dirty(im.out);
-	json_object_object_add(im.m, "dirty", json_object_new_boolean(dirty));
-	bfd = open_out_file(im.out, "export.bundle");
-	if (bfd < 0 && bfd != -ENOENT) {
-		r = refuse(&im, "the export left something other than a regular file as its bundle");
-		import_done(&im);
-		return r;
-	}
-	if (bfd < 0) {
+	r = import_open(&im, dir, &wslock);
+	if (r >= 0)
+		r = import_target(&im, o, &target, &target_buf);
+	if (r >= 0 && gitrun_init(&im.g, im.top, GITRUN_IDENT, get) < 0)
+		r = -EINVAL;
+	if (r >= 0)
+		r = import_export(&im, o, target, ex, &dirty, &bfd);
+	if (r >= 0 && bfd < 0) {
 		/* no new commits */
 		json_object_object_add(im.m, "pending", json_object_new_int(0));
 		mset(im.m, "state", dirty ? "uncommitted" : "imported");
@@ -1409,54 +1480,12 @@ int workspace_import(const char *state, const char *id, const struct workspace_i
 		import_done(&im);
 		return 0;
 	}
-
-	/* 2. validate in the quarantine, 3. rebuild, 4. publish: on the branch's new tip when the
-	 * commits were rebased (the bundle's prerequisite, the parent of the first rebuilt commit,
-	 * what --target current fast-forwards from) */
-	if (*im.onto)
-		im.base = im.onto;
-	mset(im.m, "rebased_onto", *im.onto ? im.onto : NULL);
-	r = quarantine_create(&im);
-	if (r >= 0)
-		r = import_bundle(&im, bfd);
-	if (r >= 0)
-		r = import_validate(&im);
-	if (r >= 0) {
-		json_object_object_add(im.m, "pending", json_object_new_int(im.n));
-		r = import_rebuild(&im);
+	if (r < 0) {
+		import_done(&im);
+		return r;
 	}
-	if (r >= 0 && o->review && (r = review_print(&im, target, o)) >= 0)
-		r = review_decide(&im, o);
-	if (r >= 0 && (lock = worktree_lock(&im, state)) < 0)
-		r = lock;
-	if (r >= 0) {
-		/* the rebuilt objects into the project's store: fetched from the quarantine, where only
-		 * aisb's commits and the sandbox's checked trees are reachable from refs/aisb/new */
-		r = gitrun_ok(&im.g, im.top, "import: fetching the rebuilt commits", "fetch", "-q", "--no-tags",
-			      "--no-write-fetch-head", "--no-recurse-submodules", im.q, "refs/aisb/new", (char *)NULL);
-	}
-	if (r >= 0)
-		r = streq(target, "current") ? publish_current(&im) : publish_branch(&im, target);
-	if (r >= 0) {
-		mset(im.m, "state", "imported");
-		mset(im.m, "imported_tip", im.new);
-		json_object_object_add(im.m, "imported_commits", json_object_new_int(im.n));
-		json_object_object_add(im.m, "pending", json_object_new_int(0));
-		mset(im.m, "message", NULL);
-		(void)meta_save(dir, im.m);
-		(void)rm_rf(im.q);
-		if (!o->quiet)
-			log_info("imported %d commit(s) of session %s as %s (%.12s..%.12s, rebuilt with your identity%s%s); "
-				 "review: git log %.12s..%s", im.n, id,
-				 streq(target, "current") ? mstr(im.m, "branch") : target, im.base, im.new,
-				 *im.onto ? ", rebased onto the moved branch " : "", *im.onto ? mstr(im.m, "branch") : "", im.base, streq(target, "current") ? mstr(im.m, "branch") : target);
-		if (dirty && !o->quiet)
-			log_info("session %s left uncommitted work in its workspace: aisb import %s --import-uncommitted "
-				 "takes it as a checkpoint commit", id, id);
-	} else if (r != -EPERM && r != -ECANCELED) {
-		mset(im.m, "state", "refused");
-		(void)meta_save(dir, im.m);
-	}
+	r = import_publish(&im, state, o, target, bfd, &lock);
+	import_record(&im, o, target, dirty, r);
 	import_done(&im);
 	return r;
 }

@@ -39,6 +39,25 @@ wait_for_file() {
 	return 1
 }
 
+# wait_for_workload COMM: up to 10 s until this test's sandbox's workload (the child of its init,
+# whose host pid is in sessions/<id>/init) is COMM, blocked (state S) and without children: it
+# waits for something, e.g. in read() on its terminal, and is no longer starting up. A time
+# (`sleep 0.3` after `ready`) stood in for this state until issue 25.
+wait_for_workload() {
+	local _ f init w comm st
+	for _ in $(seq 100); do
+		for f in "$(run_dir)"/sessions/*/init "$XDG_STATE_HOME"/aisb/sessions/*/init; do
+			read -r init 2>/dev/null <"$f" || continue
+			while read -r w comm st; do
+				[ "$comm" = "$1" ] && [ "${st:0:1}" = S ] && [ -z "$(ps -o pid= --ppid "$w")" ] && return 0
+			done < <(ps -o pid=,comm=,stat= --ppid "$init")
+		done
+		sleep 0.1
+	done
+	echo "timed out waiting for the sandbox's workload to be a blocked '$1'"
+	return 1
+}
+
 @test "pty: under script the command gets the sandbox's own pty, and its exit code comes back" {
 	require_feature "script(1)" command -v script
 	run in_script "$(aisb_cmd) -- sh -c 'tty; test -t 0 && test -t 1 && test -t 2 && echo TTY-OK; ls /dev/pts; exit 7'"
@@ -74,7 +93,10 @@ wait_for_file() {
 @test "pty: input reaches the command once it runs" {
 	require_feature "script(1)" command -v script
 	# Type only after the command started (see the typeahead test for input sent earlier).
-	run sh -c "{ while [ ! -e ready ]; do sleep 0.05; done; sleep 0.3; printf 'hello\n'; } |
+	# the typing side (bash, given this file's wait) types once the shell inside sits in read():
+	# `ready` only says that it got as far as touch
+	export -f wait_for_workload run_dir
+	run bash -c "{ while [ ! -e ready ]; do sleep 0.05; done; wait_for_workload sh || exit 1; printf 'hello\n'; } |
 		script -qec \"$(aisb_cmd) -- sh -c 'touch ready; read x; echo got:\\\$x'\" /dev/null"
 	output=${output//$'\r'/}
 	[[ "$output" == *"got:hello"* ]]
@@ -127,6 +149,7 @@ tmux_start() {
 #!/bin/sh
 cd '$PROJ' || exit 1
 export XDG_STATE_HOME='$XDG_STATE_HOME' XDG_CONFIG_HOME='$XDG_CONFIG_HOME' XDG_CACHE_HOME='$XDG_CACHE_HOME'
+export XDG_RUNTIME_DIR='$XDG_RUNTIME_DIR'
 export TERM=xterm PS1='host\$ '
 exec bash --norc --noprofile -i
 EOF
@@ -161,7 +184,7 @@ wait_for_content() {
 	# lost (a CI run at load 4 never got them to the host shell)
 	tmux_run "$(aisb_cmd) -- sh -c 'touch ready; exec bash --norc --noprofile'; echo \$? > $WORK/rc; stty -g > $WORK/after"
 	wait_for_file ready
-	sleep 0.3
+	wait_for_workload bash # its prompt, reading the terminal
 	tmux_run "stty size > size1"
 	wait_for_content size1 "30 100"
 	# the host terminal is in raw mode while the sandbox runs
@@ -210,7 +233,7 @@ wait_for_content() {
 	tmux_start
 	tmux_run "$(aisb_cmd) -- sh -c 'touch ready; exec sleep 60'; echo \$? > $WORK/rc"
 	wait_for_file ready
-	sleep 0.3
+	wait_for_workload sleep
 	tmx send-keys -t e2e C-c
 	wait_for_content "$WORK/rc" 130
 }
@@ -282,7 +305,13 @@ TTY_PROBE='printf "A\033]52;c;%s\007B\033]2;spoofed-title\033\\\\C\033]8;;https:
 	tmx set -g allow-passthrough off 2>/dev/null || true
 	tmux_run "$(aisb_cmd) -- sh -c '$TTY_PROBE; touch done1'"
 	wait_for_file done1
-	sleep 0.3
+	# tmux has parsed the whole probe once its last part, the colour, is on the screen: only
+	# then does an empty paste buffer say that the OSC 52 before it set nothing
+	local _
+	for _ in $(seq 100); do
+		tmx capture-pane -p -e -t e2e | grep -q $'\e\\[31mred' && break
+		sleep 0.1
+	done
 	run tmx show-buffer
 	[[ "$output" != *pwned-canary* ]]
 	[ "$(tmx display -p -t e2e '#{pane_title}')" != spoofed-title ]
@@ -291,7 +320,6 @@ TTY_PROBE='printf "A\033]52;c;%s\007B\033]2;spoofed-title\033\\\\C\033]8;;https:
 	# control: the same probe with the escape hatch sets both
 	tmux_run "$(aisb_cmd) --tty-passthrough -- sh -c '$TTY_PROBE; touch done2'"
 	wait_for_file done2
-	local _
 	for _ in $(seq 30); do
 		tmx show-buffer 2>/dev/null | grep -q pwned-canary && break
 		sleep 0.1
