@@ -5,7 +5,10 @@
 # lib/key-mock.py, on the host's 127.0.0.1 reached with --allow-host-port), nowhere else.
 # A fake pi (a shell script through --harness-from) sends the requests with curl by every path
 # the gate has: plain proxy, CONNECT tunnel, transparent; the real pi CLI runs last. Every
-# refusal is paired with the request that passes.
+# refusal is paired with the request that passes. The real CLIs run last, against
+# lib/mock-model.py: over http://, and over https:// where the tlsgate terminates TLS
+# (docs/key-via-gate-tls.md) and the mock's certificate comes from a throwaway CA
+# (lib/test-ca.sh) that only aisb's caller trusts, by SSL_CERT_FILE.
 # Inner commands are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
 load lib/common
@@ -54,12 +57,12 @@ mock() {
 	: >"$WORK/$1.jsonl"
 }
 
-# pi_config PORT: ~/.pi/agent with the model endpoint http://127.0.0.1:PORT and a literal key
-# (the bridge makes it $AI_API_TOKEN).
+# pi_config PORT [ORIGIN]: ~/.pi/agent with the model endpoint ORIGIN/v1 (http://127.0.0.1:PORT
+# by default) and a literal key (the bridge makes it $AI_API_TOKEN).
 pi_config() {
 	mkdir -p "$HOME/.pi/agent"
 	cat >"$HOME/.pi/agent/models.json" <<EOF
-{"providers":{"mock":{"baseUrl":"http://127.0.0.1:$1/v1","api":"openai-completions","apiKey":"literal",
+{"providers":{"mock":{"baseUrl":"${2:-http://127.0.0.1:$1}/v1","api":"openai-completions","apiKey":"literal",
   "models":[{"id":"mock-model"}]}}}
 EOF
 	echo '{"defaultProvider":"mock","defaultModel":"mock-model"}' >"$HOME/.pi/agent/settings.json"
@@ -381,4 +384,69 @@ assert_real_keyed() {
 	# the tool ran; its two streamed model requests (the tool call, then the answer) carried the
 	# real key; pi's own files in the persistent home (sessions, settings) hold no trace of it
 	assert_real_keyed
+}
+
+# tls_model_mock: lib/mock-model.py over TLS, its certificate for host.aisb.internal from a
+# throwaway CA, expecting the canary; sets MPORT_TLS and CA_TLS (the CA's certificate, which
+# aisb's caller trusts by SSL_CERT_FILE: the tlsgate verifies the endpoint against it; inside,
+# only the session's own CA is trusted, and only for the endpoint's name).
+tls_model_mock() {
+	"$LIB/test-ca.sh" "$WORK/ca" model host.aisb.internal
+	CA_TLS=$WORK/ca/ca.pem
+	serve "$WORK/tls.port" "$PY" "$LIB/mock-model.py" --port-file "$WORK/tls.port" --log "$WORK/real.jsonl" \
+		--command 'echo "ran:$(id -u)" > agent-proof.txt' --expect-token "$CANARY" \
+		--tls-cert "$WORK/ca/model.pem" --tls-key "$WORK/ca/model.key"
+	MPORT_TLS=$(cat "$WORK/tls.port")
+}
+
+# assert_tls_keyed: assert_real_keyed, and every request reached the mock over TLS, by the
+# tlsgate: its hello offered http/1.1 alone (the tlsgate's, whatever the CLI offered) for
+# host.aisb.internal, and the egress record says the connection was terminated and keyed.
+assert_tls_keyed() {
+	assert_real_keyed
+	[ "$(grep -c '"auth_ok"' "$WORK/real.jsonl")" -eq "$(grep -c '"tls": true, "alpn": "http/1.1"' "$WORK/real.jsonl")" ]
+	grep -q '"event": "tls", "sni": "host.aisb.internal", "alpn_offered": \["http/1.1"\], "alpn": "http/1.1"' \
+		"$WORK/real.jsonl"
+	! grep '"event": "tls"' "$WORK/real.jsonl" | grep -v '"alpn_offered": \["http/1.1"\]' || false
+	grep '"tls":"terminated"' "$(session_dir)/egress.jsonl" | grep -q '"key":"added"'
+	no_trace "$CANARY" "$HOME" "$WORK/ca"
+}
+
+@test "keygate: the real pi CLI with an https:// endpoint: the tlsgate terminates TLS, the model gets the real key; the key is nowhere in the home or aisb's state" {
+	require_feature "pi from npm (.ci/run installs it)" command -v pi
+	tls_model_mock
+	pi_config "$MPORT_TLS" "https://host.aisb.internal:$MPORT_TLS"
+	AI_API_TOKEN=$CANARY SSL_CERT_FILE=$CA_TLS run -0 timeout 120 "$AISB" --allow-host-port "$MPORT_TLS" \
+		--key-via-gate pi --keep -p "write the proof file" </dev/null
+	echo "$output"
+	[[ "$output" == *'$AI_API_TOKEN holds a placeholder inside (--key-via-gate)'* ]]
+	assert_tls_keyed
+}
+
+@test "keygate: the real codex CLI with an https:// endpoint (localhost in its config): it trusts the session CA by SSL_CERT_FILE, offers h2 and gets http/1.1; the model gets the real key, nowhere in its home or aisb's state" {
+	require_feature "codex from npm (.ci/run installs it)" command -v codex
+	tls_model_mock
+	git -C "$PROJ" init -q
+	mkdir -p "$HOME/.codex"
+	printf '%s\n' 'model = "mock-model"' 'model_provider = "mock"' '' '[model_providers.mock]' 'name = "Mock"' \
+		"base_url = \"https://localhost:$MPORT_TLS/v1\"" 'env_key = "MOCK_KEY"' 'wire_api = "responses"' \
+		>"$HOME/.codex/config.toml"
+	MOCK_KEY=$CANARY SSL_CERT_FILE=$CA_TLS run -0 timeout 120 "$AISB" --harness codex --allow-host-port "$MPORT_TLS" \
+		--key-via-gate codex --keep exec "write the proof file" </dev/null
+	echo "$output"
+	[[ "$output" == *'$MOCK_KEY holds a placeholder inside'* ]]
+	# codex's own hello offers h2 (docs/key-via-gate-tls.md, question 5): none reached the mock
+	! grep -q '"alpn_offered": \["h2"' "$WORK/real.jsonl" || false
+	assert_tls_keyed
+}
+
+@test "keygate: the real claude CLI with an https:// endpoint (ANTHROPIC_BASE_URL on 127.0.0.1): the tlsgate terminates TLS, x-api-key gets the real key; it is nowhere in its home or aisb's state" {
+	require_feature "claude from npm (.ci/run installs it)" command -v claude
+	tls_model_mock
+	ANTHROPIC_BASE_URL="https://127.0.0.1:$MPORT_TLS" ANTHROPIC_API_KEY=$CANARY SSL_CERT_FILE=$CA_TLS run -0 \
+		timeout 120 "$AISB" --harness claude --allow-host-port "$MPORT_TLS" --key-via-gate claude --keep \
+		-p "write the proof file" </dev/null
+	echo "$output"
+	[[ "$output" == *'$AISB_ANTHROPIC_API_KEY holds a placeholder inside'* ]]
+	assert_tls_keyed
 }
