@@ -12,6 +12,7 @@
 # Inner commands are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
 load lib/common
+load lib/model
 bats_require_minimum_version 1.5.0
 
 LIB=${AISB_E2E_DIR:-$BATS_TEST_DIRNAME}/lib
@@ -32,6 +33,7 @@ setup() {
 teardown() {
 	local p
 	for p in "${MOCK_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	model_stop
 	common_teardown
 }
 
@@ -59,14 +61,7 @@ mock() {
 
 # pi_config PORT [ORIGIN]: ~/.pi/agent with the model endpoint ORIGIN/v1 (http://127.0.0.1:PORT
 # by default) and a literal key (the bridge makes it $AI_API_TOKEN).
-pi_config() {
-	mkdir -p "$HOME/.pi/agent"
-	cat >"$HOME/.pi/agent/models.json" <<EOF
-{"providers":{"mock":{"baseUrl":"${2:-http://127.0.0.1:$1}/v1","api":"openai-completions","apiKey":"literal",
-  "models":[{"id":"mock-model"}]}}}
-EOF
-	echo '{"defaultProvider":"mock","defaultModel":"mock-model"}' >"$HOME/.pi/agent/settings.json"
-}
+pi_config() { model_pi_config "${2:-http://127.0.0.1:$1}" literal; }
 
 # fake_pi BODY: a `pi` under $WORK/fake/bin that runs BODY (sh) inside the sandbox.
 fake_pi() {
@@ -331,11 +326,10 @@ echo "none:$(curl -sS -o /dev/null -w "%{http_code}" "$m/none")"'
 	[[ "$output" == *"token=unset"* ]]
 }
 
-# model_mock: lib/mock-model.py (the scripted model of agents.bats) expecting the canary; sets
-# MPORT_REAL.
+# model_mock: lib/mock-model.py (the scripted model of agents.bats, lib/model.bash) expecting
+# the canary; sets MPORT_REAL.
 model_mock() {
-	serve "$WORK/real.port" "$PY" "$LIB/mock-model.py" --port-file "$WORK/real.port" --log "$WORK/real.jsonl" \
-		--command 'echo "ran:$(id -u)" > agent-proof.txt' --expect-token "$CANARY"
+	model_start real "$CANARY" --command 'echo "ran:$(id -u)" > agent-proof.txt'
 	MPORT_REAL=$(cat "$WORK/real.port")
 }
 
@@ -356,10 +350,7 @@ assert_real_keyed() {
 	require_feature "codex and claude from npm (.ci/run installs them)" sh -c 'command -v codex && command -v claude'
 	model_mock
 	git -C "$PROJ" init -q # codex exec wants a git repository
-	mkdir -p "$HOME/.codex"
-	printf '%s\n' 'model = "mock-model"' 'model_provider = "mock"' '' '[model_providers.mock]' 'name = "Mock"' \
-		"base_url = \"http://127.0.0.1:$MPORT_REAL/v1\"" 'env_key = "MOCK_KEY"' 'wire_api = "responses"' \
-		>"$HOME/.codex/config.toml"
+	model_codex_config "http://127.0.0.1:$MPORT_REAL" MOCK_KEY
 	MOCK_KEY=$CANARY run -0 timeout 120 "$AISB" --harness codex --allow-host-port "$MPORT_REAL" --key-via-gate codex \
 		--keep exec "write the proof file" </dev/null
 	echo "$output"
@@ -393,10 +384,9 @@ assert_real_keyed() {
 tls_model_mock() {
 	"$LIB/test-ca.sh" "$WORK/ca" model host.aisb.internal
 	CA_TLS=$WORK/ca/ca.pem
-	serve "$WORK/tls.port" "$PY" "$LIB/mock-model.py" --port-file "$WORK/tls.port" --log "$WORK/real.jsonl" \
-		--command 'echo "ran:$(id -u)" > agent-proof.txt' --expect-token "$CANARY" \
+	model_start real "$CANARY" --command 'echo "ran:$(id -u)" > agent-proof.txt' \
 		--tls-cert "$WORK/ca/model.pem" --tls-key "$WORK/ca/model.key"
-	MPORT_TLS=$(cat "$WORK/tls.port")
+	MPORT_TLS=$(cat "$WORK/real.port")
 }
 
 # assert_tls_keyed: assert_real_keyed, and every request reached the mock over TLS, by the
@@ -427,10 +417,7 @@ assert_tls_keyed() {
 	require_feature "codex from npm (.ci/run installs it)" command -v codex
 	tls_model_mock
 	git -C "$PROJ" init -q
-	mkdir -p "$HOME/.codex"
-	printf '%s\n' 'model = "mock-model"' 'model_provider = "mock"' '' '[model_providers.mock]' 'name = "Mock"' \
-		"base_url = \"https://localhost:$MPORT_TLS/v1\"" 'env_key = "MOCK_KEY"' 'wire_api = "responses"' \
-		>"$HOME/.codex/config.toml"
+	model_codex_config "https://localhost:$MPORT_TLS" MOCK_KEY
 	MOCK_KEY=$CANARY SSL_CERT_FILE=$CA_TLS run -0 timeout 120 "$AISB" --harness codex --allow-host-port "$MPORT_TLS" \
 		--key-via-gate codex --keep exec "write the proof file" </dev/null
 	echo "$output"
