@@ -210,7 +210,7 @@ static int spawn(struct session *s, const char *cert_file)
 	if (cert_file)
 		setenv("SSL_CERT_FILE", cert_file, 1);
 	else
-		setenv("SSL_CERT_FILE", "/nonexistent-test-tlsgate", 1); /* only the host's roots: none */
+		unsetenv("SSL_CERT_FILE"); /* the host's roots, which do not hold the fixture's */
 	r = tlsgate_spawn(&cfg, &s->pid, &s->ctl, &s->pem, why, sizeof(why));
 	unsetenv("SSL_CERT_FILE");
 	if (r < 0) {
@@ -268,7 +268,10 @@ static void conn_start(struct conn *c, struct session *s, const struct fixture_c
 	ssize_t k;
 	int fl;
 
+	SSL_CTX *ctx = c->ctx;
+
 	memset(c, 0, sizeof(*c));
+	c->ctx = ctx;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->cs), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->us), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->pc), 0);
@@ -310,6 +313,7 @@ static void conn_end(struct conn *c)
 	close(c->up.go[1]);
 	SSL_free(c->ssl);
 	SSL_CTX_free(c->ctx);
+	c->ctx = NULL;
 }
 
 static int event_wait(struct session *s, struct tlsgate_event *ev)
@@ -342,7 +346,7 @@ static const char request[] = "POST /v1/messages HTTP/1.1\r\nHost: model.test\r\
 static void test_round_trip(void **state)
 {
 	struct session s;
-	struct conn c;
+	struct conn c = { 0 };
 	struct tlsgate_event ev;
 	unsigned char got[512];
 	size_t n;
@@ -367,10 +371,264 @@ static void test_round_trip(void **state)
 	session_end(&s);
 }
 
+
+static int status_field(pid_t pid, const char *field, char *out, size_t size)
+{
+	char path[64], line[256];
+	FILE *f;
+	int r = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, field, strlen(field)) == 0 && line[strlen(field)] == ':') {
+			char *v = line + strlen(field) + 1;
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = '\0';
+			snprintf(out, size, "%s", v);
+			r = 0;
+		}
+	fclose(f);
+	return r;
+}
+
+/* After spawn: the filter is loaded, no_new_privs set, no capability, not dumpable (/proc says
+ * so by the owner of its files: root); then it is gone once the control socket closes
+ * (session_end). */
+static void test_confined(void **state)
+{
+	struct session s;
+	char v[64];
+
+	(void)state;
+	assert_int_equal(spawn(&s, upstream_ok.path), 0);
+	assert_int_equal(status_field(s.pid, "Seccomp", v, sizeof(v)), 0);
+	assert_string_equal(v, "2");
+	assert_int_equal(status_field(s.pid, "NoNewPrivs", v, sizeof(v)), 0);
+	assert_string_equal(v, "1");
+	assert_int_equal(status_field(s.pid, "CapEff", v, sizeof(v)), 0);
+	assert_string_equal(v, "0000000000000000");
+	assert_int_equal(status_field(s.pid, "Name", v, sizeof(v)), 0);
+	assert_string_equal(v, "aisb-tlsgate");
+	session_end(&s);
+}
+
+/* The CA: CA:true pathlen 0, nameConstraints permitting exactly model.test, valid about 24 h;
+ * the leaf the client was shown: SAN model.test, serverAuth, signed by it. */
+static void test_ca_cert(void **state)
+{
+	struct session s;
+	struct conn c = { 0 };
+	struct tlsgate_event ev;
+	BASIC_CONSTRAINTS *bc;
+	NAME_CONSTRAINTS *nc;
+	GENERAL_SUBTREE *t;
+	X509 *leaf;
+	int days, secs;
+
+	(void)state;
+	assert_int_equal(spawn(&s, upstream_ok.path), 0);
+	bc = X509_get_ext_d2i(s.ca, NID_basic_constraints, NULL, NULL);
+	assert_non_null(bc);
+	assert_true(bc->ca);
+	assert_non_null(bc->pathlen);
+	assert_int_equal(ASN1_INTEGER_get(bc->pathlen), 0);
+	BASIC_CONSTRAINTS_free(bc);
+	nc = X509_get_ext_d2i(s.ca, NID_name_constraints, NULL, NULL);
+	assert_non_null(nc);
+	assert_int_equal(sk_GENERAL_SUBTREE_num(nc->permittedSubtrees), 1);
+	assert_null(nc->excludedSubtrees);
+	t = sk_GENERAL_SUBTREE_value(nc->permittedSubtrees, 0);
+	assert_int_equal(t->base->type, GEN_DNS);
+	assert_string_equal((const char *)ASN1_STRING_get0_data(t->base->d.dNSName), NAME);
+	NAME_CONSTRAINTS_free(nc);
+	assert_true(X509_get_extension_flags(s.ca) & EXFLAG_CA);
+	assert_int_equal(ASN1_TIME_diff(&days, &secs, X509_get0_notBefore(s.ca), X509_get0_notAfter(s.ca)), 1);
+	assert_int_equal(days * 86400 + secs, 86400 + 60);
+	/* the leaf */
+	conn_start(&c, &s, &upstream_ok, NAME, UP_ECHO_HEAD);
+	assert_int_equal(SSL_connect(c.ssl), 1);
+	assert_int_equal(event_wait(&s, &ev), 1);
+	leaf = SSL_get1_peer_certificate(c.ssl);
+	assert_non_null(leaf);
+	assert_int_equal(X509_check_host(leaf, NAME, 0, 0, NULL), 1);
+	assert_int_equal(X509_check_host(leaf, "other.test", 0, 0, NULL), 0);
+	assert_true(X509_get_extended_key_usage(leaf) == XKU_SSL_SERVER);
+	assert_int_equal(X509_check_issued(s.ca, leaf), X509_V_OK);
+	X509_free(leaf);
+	SSL_shutdown(c.ssl);
+	conn_end(&c);
+	session_end(&s);
+}
+
+/* 4 MiB from upstream, byte for byte. */
+static void test_bulk(void **state)
+{
+	const size_t size = 4u << 20;
+	unsigned char *got = malloc(size + 1), *want = malloc(size);
+	struct session s;
+	struct conn c = { 0 };
+	struct tlsgate_event ev;
+
+	(void)state;
+	assert_non_null(got);
+	assert_non_null(want);
+	fill_pattern(want, size, 0);
+	assert_int_equal(spawn(&s, upstream_ok.path), 0);
+	conn_start(&c, &s, &upstream_ok, NAME, UP_BULK);
+	assert_int_equal(SSL_connect(c.ssl), 1);
+	assert_int_equal(event_wait(&s, &ev), 1);
+	assert_int_equal(ev.status, 0);
+	assert_int_equal(SSL_write(c.ssl, request, (int)strlen(request)), (int)strlen(request));
+	assert_int_equal(read_all(c.ssl, got, size + 1), size);
+	assert_memory_equal(got, want, size);
+	conn_end(&c);
+	session_end(&s);
+	free(got);
+	free(want);
+}
+
+/* The first part of an answer arrives while upstream still holds the connection open. */
+static void test_streaming(void **state)
+{
+	struct session s;
+	struct conn c = { 0 };
+	struct tlsgate_event ev;
+	unsigned char got[16];
+
+	(void)state;
+	assert_int_equal(spawn(&s, upstream_ok.path), 0);
+	conn_start(&c, &s, &upstream_ok, NAME, UP_STREAM);
+	assert_int_equal(SSL_connect(c.ssl), 1);
+	assert_int_equal(event_wait(&s, &ev), 1);
+	assert_int_equal(SSL_write(c.ssl, request, (int)strlen(request)), (int)strlen(request));
+	assert_int_equal(read_all(c.ssl, got, 5), 5);
+	assert_memory_equal(got, "part1", 5);
+	assert_int_equal(write(c.up.go[1], "g", 1), 1); /* only now may upstream go on */
+	assert_int_equal(read_all(c.ssl, got, sizeof(got)), 5);
+	assert_memory_equal(got, "part2", 5);
+	conn_end(&c);
+	session_end(&s);
+}
+
+/* A client whose SNI is another name is refused with an event; control: the endpoint's name. */
+static void test_sni_other_refused(void **state)
+{
+	struct session s;
+	struct conn c = { 0 };
+	struct tlsgate_event ev;
+
+	(void)state;
+	assert_int_equal(spawn(&s, upstream_ok.path), 0);
+	conn_start(&c, &s, &upstream_ok, "evil.test", UP_ECHO_HEAD);
+	assert_int_not_equal(SSL_connect(c.ssl), 1);
+	assert_int_equal(event_wait(&s, &ev), 1);
+	assert_int_equal(ev.status, -EPERM);
+	assert_string_equal(ev.reason, "client SNI 'evil.test' is not model.test");
+	shutdown(c.cs[0], SHUT_RDWR);
+	conn_end(&c);
+	/* control */
+	conn_start(&c, &s, &upstream_ok, NAME, UP_ECHO_HEAD);
+	assert_int_equal(SSL_connect(c.ssl), 1);
+	assert_int_equal(event_wait(&s, &ev), 1);
+	assert_int_equal(ev.status, 0);
+	SSL_shutdown(c.ssl);
+	conn_end(&c);
+	session_end(&s);
+}
+
+/* upstream presents a certificate for another name (trusted otherwise): refused, the reason in
+ * the event, the client's handshake fails; control: the right name. */
+static void upstream_refused(const char *cert_file, const struct fixture_cert *cert, const char *reason)
+{
+	struct session s;
+	struct conn c = { 0 };
+	struct tlsgate_event ev;
+
+	assert_int_equal(spawn(&s, cert_file), 0);
+	conn_start(&c, &s, cert, NAME, UP_ECHO_HEAD);
+	assert_int_not_equal(SSL_connect(c.ssl), 1);
+	assert_int_equal(event_wait(&s, &ev), 1);
+	assert_int_equal(ev.status, -EACCES);
+	assert_string_equal(ev.reason, reason);
+	shutdown(c.cs[0], SHUT_RDWR);
+	conn_end(&c);
+	session_end(&s);
+}
+
+static void test_upstream_other_name(void **state)
+{
+	struct session s;
+	struct conn c = { 0 };
+	struct tlsgate_event ev;
+
+	(void)state;
+	upstream_refused(upstream_other.path, &upstream_other, "upstream certificate: hostname mismatch");
+	/* control */
+	assert_int_equal(spawn(&s, upstream_ok.path), 0);
+	conn_start(&c, &s, &upstream_ok, NAME, UP_ECHO_HEAD);
+	assert_int_equal(SSL_connect(c.ssl), 1);
+	assert_int_equal(event_wait(&s, &ev), 1);
+	assert_int_equal(ev.status, 0);
+	SSL_shutdown(c.ssl);
+	conn_end(&c);
+	session_end(&s);
+}
+
+/* No SSL_CERT_FILE: only the host's roots, which do not vouch for the fixture (control: the
+ * round trip, with it). */
+static void test_upstream_untrusted(void **state)
+{
+	(void)state;
+	upstream_refused(NULL, &upstream_ok, "upstream certificate: self-signed certificate");
+}
+
+/* A client offering only h2 gets no ALPN (the handshake works; it must speak HTTP/1.1);
+ * control: one offering h2 and http/1.1 gets http/1.1. */
+static void alpn_case(const char *offer, size_t len, const char *want)
+{
+	struct session s;
+	struct conn c = { 0 };
+	struct tlsgate_event ev;
+	const unsigned char *sel = NULL;
+	unsigned sel_len = 0;
+
+	assert_int_equal(spawn(&s, upstream_ok.path), 0);
+	c.ctx = client_ctx(&s, offer, len);
+	conn_start(&c, &s, &upstream_ok, NAME, UP_ECHO_HEAD);
+	assert_int_equal(SSL_connect(c.ssl), 1);
+	assert_int_equal(event_wait(&s, &ev), 1);
+	assert_int_equal(ev.status, 0);
+	SSL_get0_alpn_selected(c.ssl, &sel, &sel_len);
+	assert_int_equal(sel_len, strlen(want));
+	if (sel_len)
+		assert_memory_equal(sel, want, sel_len);
+	SSL_shutdown(c.ssl);
+	conn_end(&c);
+	session_end(&s);
+}
+
+static void test_alpn(void **state)
+{
+	(void)state;
+	alpn_case("\x02h2", 3, "");
+	alpn_case("\x02h2\x08http/1.1", 12, "http/1.1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_confined),
+		cmocka_unit_test(test_ca_cert),
+		cmocka_unit_test(test_bulk),
+		cmocka_unit_test(test_streaming),
+		cmocka_unit_test(test_sni_other_refused),
+		cmocka_unit_test(test_upstream_other_name),
+		cmocka_unit_test(test_upstream_untrusted),
+		cmocka_unit_test(test_alpn),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
