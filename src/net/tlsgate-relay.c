@@ -279,8 +279,9 @@ static int handshake_reason(struct conn *c, bool upstream, char *out, size_t n)
 		snprintf(out, n, "%s closed the connection during the TLS handshake", side);
 		return -ECONNRESET;
 	}
-	snprintf(out, n, "%s handshake: %s", side, e ? ERR_reason_error_string(e) : "failed");
-	if (!strchr(out, ':') || !e || !ERR_reason_error_string(e))
+	if (e && ERR_reason_error_string(e))
+		snprintf(out, n, "%s handshake: %s", side, ERR_reason_error_string(e));
+	else
 		snprintf(out, n, "%s handshake failed", side);
 	return -EPROTO;
 }

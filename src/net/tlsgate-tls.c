@@ -21,6 +21,7 @@
 #include <openssl/x509v3.h>
 
 #include "net/tlsgate-internal.h"
+#include "util/dl.h"
 #include "util/hostenv.h"
 #include "util/macro.h"
 
@@ -396,10 +397,18 @@ static char *pem_of(X509 *x)
 	return out;
 }
 
-/* libssl and its providers: the configuration file and the default provider now, while files
- * can still be opened. */
+/* libssl and its providers: the libraries (dlopen: util/dl-ssl.c), the configuration file and
+ * the default provider now, while files can still be opened. */
 static int ssl_load(char *why, size_t why_len)
 {
+	static struct dl_lib *const libs[] = { &dl_libcrypto, &dl_libx509, &dl_libssl };
+
+	for (size_t i = 0; i < ELEMENTSOF(libs); i++)
+		if (dl_open(libs[i]) < 0) {
+			snprintf(why, why_len, "tlsgate: cannot load %s: %s (install %s)", libs[i]->soname,
+				 libs[i]->error, libs[i]->package);
+			return -ELIBACC;
+		}
 	if (OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL) != 1 || !OSSL_PROVIDER_load(NULL, "default")) {
 		why_ssl(why, why_len, "cannot initialise libssl");
 		return -ELIBACC;
