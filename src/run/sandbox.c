@@ -27,6 +27,7 @@
 #include "net/gate.h"
 #include "net/netplan.h"
 #include "net/pasta.h"
+#include "net/tlsgate.h"
 #include "ns/mounts.h"
 #include "ns/refusal.h"
 #include "ns/scrub.h"
@@ -378,6 +379,46 @@ static int start_gate(const struct aisb_plan *p, char **log_path, struct gate **
 	return netplan_gate_new(p->netp, -1, *log_path, hint, out);
 }
 
+/* Stage: the tlsgate (--key-via-gate with an https:// endpoint), on the host before the
+ * sandbox exists. Should: fork it (tlsgate_spawn(): it makes the session CA and one leaf per
+ * endpoint name, frees the CA key and confines itself), write the CA certificate and the bundle
+ * for the sandbox (session_write_tls()), and keep its pid and control socket for the gate
+ * (gate_tls()). Mustn't: let the sandbox start without it when a key needs it (77), or write
+ * anything but the public certificate. Return: 0 or the exit code. Logs on failure. */
+static int tls_stage(const struct aisb_plan *p, pid_t *pid, int *ctl_fd)
+{
+	struct tlsgate_config cfg = { .n_names = 0 };
+	_cleanup_free_ char *pem = NULL;
+	char why[TLSGATE_REASON_MAX + 64] = "";
+	int e;
+
+	if (!netplan_has_tls(p->netp))
+		return 0;
+	cfg.n_names = netplan_tls_names(p->netp, cfg.names);
+	fflush(NULL);
+	e = tlsgate_spawn(&cfg, pid, ctl_fd, &pem, why, sizeof(why));
+	if (e < 0)
+		return log_error("--key-via-gate: cannot start the TLS terminator for the https:// model endpoint: %s",
+				 why[0] ? why : strerror(-e)), AISB_EXIT_ENFORCE;
+	if (!pem || session_write_tls(p, pem, p->netp->tls_roots) < 0)
+		return AISB_EXIT_FAILED; /* the caller stops it (tls_reap()) */
+	return 0;
+}
+
+/* Kills and reaps a tlsgate that no gate took (a run that failed before the gate existed). */
+static void tls_reap(pid_t *pid, int *ctl_fd)
+{
+	if (*ctl_fd >= 0)
+		close(*ctl_fd);
+	*ctl_fd = -1;
+	if (*pid <= 0)
+		return;
+	kill(*pid, SIGKILL);
+	while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	*pid = -1;
+}
+
 /* The root-relative paths of the read-only binds below @root (the .git pins): the sandbox could
  * not write them, so gitguard does not judge them. */
 static char **pinned_below(const struct mount_plan *mp, const char *root)
@@ -656,6 +697,8 @@ struct run {
 	char *egress_path;
 	struct pasta pasta;
 	struct gate *gate;
+	pid_t tls_pid;                      /* the tlsgate, until the gate takes it (gate_tls()) */
+	int tls_fd;
 	unsigned tty_mask;
 	struct timespec since;              /* gitguard judges what changed after it */
 	struct gitguard_job job;            /* this run's git check, recorded before the clone */
@@ -730,10 +773,13 @@ static int admit_stage(const struct aisb_plan *p)
 
 /* Stage: the session's content, on the host. Should: make a --workspace clone now that the
  * session has its id, write the harness's bridged config into the home (agents/bridge.h)
- * before the tree is planned (an ephemeral home binds what it wrote), then prepare_stage().
+ * before the tree is planned (an ephemeral home binds what it wrote), start the tlsgate when a
+ * key needs it (tls_stage()), then prepare_stage().
  * Mustn't: create anything of the sandbox yet. Return: 0 or the exit code. Logs on failure. */
 static int session_stage(struct run *r)
 {
+	int e;
+
 	if (r->p->workspace && workspace_prepare(r->p) < 0)
 		return AISB_EXIT_FAILED;
 	if (bridge_apply(r->p) < 0)
@@ -741,6 +787,9 @@ static int session_stage(struct run *r)
 	/* the check for passed-in values is pending from here on (ns/scrub.h) */
 	if (scrub_begin(r->p, &r->since) < 0)
 		return AISB_EXIT_FAILED;
+	e = tls_stage(r->p, &r->tls_pid, &r->tls_fd);
+	if (e != 0)
+		return e;
 	return prepare_stage(r->p, &r->lr, &r->facts, &r->mp);
 }
 
@@ -799,6 +848,14 @@ static int launch_stage(struct run *r)
 		return e < 0 ? AISB_EXIT_FAILED : e;
 	if (r->p->netp && netplan_has_gate(r->p->netp) && start_gate(r->p, &r->egress_path, &r->gate) < 0)
 		return AISB_EXIT_FAILED;
+	/* the gate owns the tlsgate from here on: its process gets the control socket, and
+	 * gate_reaped()/gate_stop() reap the tlsgate with the gate's other helpers */
+	if (r->tls_pid > 0 && r->gate) {
+		e = gate_tls(r->gate, r->tls_pid, TAKE_FD(r->tls_fd));
+		r->tls_pid = -1;
+		if (e < 0)
+			return AISB_EXIT_FAILED;
+	}
 	e = ready_stage(r);
 	if (e != 0)
 		return e;
@@ -872,7 +929,7 @@ int sandbox_run(struct aisb_plan *p)
 	struct run r = { .p = p, .term = { .fd = -1 }, .go = { .magic = SYNC_MAGIC },
 			 .lr = { .watchdog = -1, .watchdog_fd = -1 }, .sync_fds = { -1, -1 }, .err_fds = { -1, -1 },
 			 .sfd = -1, .master = -1, .ws_fd = -1, .out_fd = -1, .gate_fds = { -1, -1, -1, -1 },
-			 .pasta = { .pid = -1 }, .pid = -1 };
+			 .pasta = { .pid = -1 }, .pid = -1, .tls_pid = -1, .tls_fd = -1 };
 	long long start = now_usec();
 	struct init_args ia;
 	int code;
@@ -923,6 +980,7 @@ int sandbox_run(struct aisb_plan *p)
 restore_mask:
 	release_channels(r.sync_fds, r.err_fds, r.sfd, &r.oldmask);
 finish:
+	tls_reap(&r.tls_pid, &r.tls_fd);
 	code = limits_finish(p, &r.lr, code);
 	mount_plan_free(&r.mp);
 	mount_host_facts_free(&r.facts);

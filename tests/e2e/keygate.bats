@@ -295,7 +295,156 @@ echo "none:$(curl -sS -o /dev/null -w "%{http_code}" "$m/none")"'
 	[[ "$output" != *"$CANARY"* ]]
 }
 
-@test "keygate: --key-via-gate is refused (78) where the gate cannot add the key: an https:// endpoint, --net full or none, an unknown harness; a -- command is not a harness" {
+# tls_mock NAME LEAF [TOKEN]: lib/key-mock.py over HTTPS with the certificate $WORK/ca/LEAF.pem
+# (lib/test-ca.sh: a throwaway CA, $WORK/ca/ca.pem), like mock NAME.
+tls_mock() {
+	serve "$WORK/$1.port" "$PY" "$LIB/key-mock.py" --port-file "$WORK/$1.port" --log "$WORK/$1.jsonl" \
+		--expect-token "${3:-}" --tls-cert "$WORK/ca/$2.pem" --tls-key "$WORK/ca/$2.key"
+	: >"$WORK/$1.jsonl"
+}
+
+# pi_tls_config PORT: ~/.pi/agent with the model endpoint https://127.0.0.1:PORT (the bridge
+# makes it host.aisb.internal, the name the mock's certificate is for).
+pi_tls_config() {
+	pi_config "$1"
+	sed -i 's,"http://127.0.0.1,"https://127.0.0.1,' "$HOME/.pi/agent/models.json"
+}
+
+# The requests over https:// through both gate paths that TLS takes (CONNECT, transparent), a
+# chunked stream and a Content-Length answer each; then the search for the key inside, as in
+# REQUESTS, and the session CA inside; then it waits for $PWD/go (the test looks at the host
+# meanwhile), at most 30 s.
+TLS_REQUESTS='u="https://host.aisb.internal:$MPORT/v1"
+echo "token=$AI_API_TOKEN"
+curl -fsS -H "Authorization: Bearer $AI_API_TOKEN" "$u/tunnel" && echo
+curl -fsS -H "x-api-key: $AI_API_TOKEN" -d hello "$u/tunnel/stream" && echo
+curl -fsS --noproxy "*" -H "x-api-key: $AI_API_TOKEN" -d @/etc/services "$u/transparent" && echo
+curl -fsS --noproxy "*" -H "Authorization: Bearer $AI_API_TOKEN" "$u/transparent/stream" && echo
+echo "ca-certs=$(grep -c "BEGIN CERTIFICATE" "$NODE_EXTRA_CA_CERTS") bundle-has-ca=$(grep -cFf "$NODE_EXTRA_CA_CERTS" "$SSL_CERT_FILE")"
+if grep -rq "PRIVATE KEY" /run/aisb; then echo FOUND-private-key; fi
+printf %s "$NA$NB" >/tmp/needle
+if grep -lFf /tmp/needle /proc/[0-9]*/environ 2>/dev/null; then echo FOUND-environ; fi
+if grep -rlFf /tmp/needle "$HOME" "$PWD" /run/aisb 2>/dev/null; then echo FOUND-files; fi
+echo searched
+i=0; while [ ! -e "$PWD/go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done'
+
+# tlsgate_of_session: the pid of the live session's tlsgate (a child of its supervisor), once the
+# session is there (at most 30 s).
+tlsgate_of_session() {
+	local i sup
+	for i in $(seq 600); do
+		sup=$(cat "$(run_dir)"/sessions/*/supervisor "$XDG_STATE_HOME"/aisb/sessions/*/supervisor 2>/dev/null | awk 'NR == 1 {print $1}')
+		[ -n "$sup" ] && ps -o pid=,comm= --ppid "$sup" | awk '$2 == "aisb-tlsgate" {print $1; f = 1} END {exit !f}' && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "keygate: an https:// endpoint: the tlsgate terminates the sandbox's TLS with a session CA it trusts, the endpoint gets the real key over TLS by both paths, streaming or not; the key is nowhere inside or in aisb's state; no CA key on disk; the tlsgate is gone after the session" {
+	require_feature openssl command -v openssl
+	sh "$LIB/test-ca.sh" "$WORK/ca" model host.aisb.internal
+	tls_mock model model "$CANARY"
+	PORT_model=$(cat "$WORK/model.port")
+	pi_tls_config "$PORT_model"
+	fake_pi "$TLS_REQUESTS"
+	local half=$((${#CANARY} / 2)) tpid d
+	# the mock's CA is the caller's trust store: the tlsgate verifies the endpoint against it
+	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY timeout 60 "$AISB" --harness-from "$WORK/fake" \
+		--allow-host-port "$PORT_model" --key-via-gate pi --env MPORT="$PORT_model" --env NA="${CANARY:0:half}" \
+		--env NB="${CANARY:half}" --keep -p x </dev/null >"$WORK/out" 2>&1 3>&- &
+	MOCK_PIDS+=($!)
+	tpid=$(tlsgate_of_session)
+	[ -n "$tpid" ]
+	# while it runs: the run dir holds the CA's certificate, never a key
+	find "$(run_dir)" -name "session-ca.pem" | grep -q .
+	! grep -rl "PRIVATE KEY" "$(run_dir)" "$XDG_STATE_HOME" || false
+	touch "$PROJ/go"
+	wait "${MOCK_PIDS[-1]}"
+	cat "$WORK/out"
+	output=$(cat "$WORK/out")
+	[[ "$output" == *"token=aisb-placeholder-"* ]]
+	[[ "$output" == *'{"ok": true, "path": "/v1/tunnel"}'* && "$output" == *'{"ok": true, "path": "/v1/transparent"}'* ]]
+	[ "$(grep -c '^data: part2$' <<<"$output")" -eq 2 ]
+	[[ "$output" == *"ca-certs=1 bundle-has-ca="[1-9]* ]]
+	[[ "$output" == *searched* && "$output" != *FOUND* ]]
+	# the endpoint got the real key, over TLS, every time, and never a placeholder
+	assert_keyed "$WORK/model.jsonl" 4
+	[ "$(grep -c '"tls": true' "$WORK/model.jsonl")" -eq 4 ]
+	d=$(session_dir)
+	[ "$(grep -c '"key":"added".*"tls":"terminated"' "$d/egress.jsonl")" -eq 4 ]
+	no_trace "$CANARY" "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" "$XDG_CACHE_HOME" "$PROJ" "$(run_dir)"
+	[[ "$output" != *"$CANARY"* ]]
+	# after it: the tlsgate is gone, and no key file anywhere aisb writes
+	! kill -0 "$tpid" 2>/dev/null || false
+	! grep -rl "PRIVATE KEY" "$(run_dir)" "$XDG_STATE_HOME" || false
+	# the preview names the termination and the upstream trust store (a path)
+	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" \
+		--allow-host-port "$PORT_model" --key-via-gate pi --dry-run -p x
+	[[ "$output" == *"tls:        host.aisb.internal:$PORT_model terminated by aisb's tlsgate"*"upstream verified against $WORK/ca/ca.pem"* ]]
+	[[ "$output" == *"env:        SSL_CERT_FILE=/run/aisb/ca-bundle.pem"* && "$output" != *"$CANARY"* ]]
+	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" \
+		--allow-host-port "$PORT_model" --key-via-gate pi --print-policy -p x
+	[[ "$output" == *"key_tls=host.aisb.internal:$PORT_model"* && "$output" == *"tls_upstream_trust=$WORK/ca/ca.pem"* ]]
+}
+
+@test "keygate: an https:// endpoint whose certificate is for another name is refused by the tlsgate, the reason in the egress log, no request (no key) reaches it; control: the right name passes; another https host stays an opaque tunnel" {
+	require_feature openssl command -v openssl
+	sh "$LIB/test-ca.sh" "$WORK/ca" wrong other.test
+	sh "$LIB/test-ca.sh" "$WORK/ca" model host.aisb.internal
+	tls_mock bad wrong "$CANARY"
+	PORT_bad=$(cat "$WORK/bad.port")
+	pi_tls_config "$PORT_bad"
+	fake_pi 'u="https://host.aisb.internal:$MPORT/v1"
+echo "tunnel:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "$u/tunnel")"
+echo "transparent:$(curl -sS --noproxy "*" -o /dev/null -w "%{http_code}" -H "x-api-key: $AI_API_TOKEN" "$u/transparent")"'
+	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" \
+		--allow-host-port "$PORT_bad" --key-via-gate pi --env MPORT="$PORT_bad" --keep -p x </dev/null
+	echo "$output"
+	[[ "$output" == *"tunnel:000"* && "$output" == *"transparent:000"* ]]
+	# the tlsgate refused the certificate: no request reached the endpoint
+	! grep -q '"path"' "$WORK/bad.jsonl" || false
+	local d
+	d=$(session_dir)
+	cat "$d/egress.jsonl"
+	[ "$(grep -c '"tls":"terminated".*' "$d/egress.jsonl")" -eq 2 ]
+	[ "$(grep -c '"reason":"upstream certificate' "$d/egress.jsonl")" -eq 2 ]
+	! grep -q '"key":"added"' "$d/egress.jsonl" || false
+	[[ "$output" != *"$CANARY"* ]]
+	rm -rf "$XDG_STATE_HOME/aisb/sessions"
+
+	# control: the same with the endpoint's certificate for its name; and another https host
+	# allowed (a mock with a certificate of the same CA, which the bundle inside holds: the
+	# caller's SSL_CERT_FILE is its first part) is an opaque tunnel: the gate neither terminates
+	# nor keys it, the placeholder arrives as sent, and the client sees the host's own
+	# certificate, which the session CA alone does not verify (the endpoint's leaf it does)
+	tls_mock model model "$CANARY"
+	PORT_model=$(cat "$WORK/model.port")
+	tls_mock other model
+	PORT_other=$(cat "$WORK/other.port")
+	pi_tls_config "$PORT_model"
+	fake_pi 'u="https://host.aisb.internal:$MPORT/v1"; o="https://host.aisb.internal:$OPORT"
+echo "tunnel:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "$u/tunnel")"
+echo "session-ca:$(curl -sS --cacert "$NODE_EXTRA_CA_CERTS" -o /dev/null -w "%{http_code}" "$u/session-ca")"
+echo "other:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "$o/other")"
+echo "other-session-ca:$(curl -sS --cacert "$NODE_EXTRA_CA_CERTS" -o /dev/null -w "%{http_code}" "$o/other2")"'
+	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" \
+		--allow-host-port "$PORT_model" --allow-host-port "$PORT_other" --key-via-gate pi --env MPORT="$PORT_model" \
+		--env OPORT="$PORT_other" --keep -p x </dev/null
+	echo "$output"
+	[[ "$output" == *"tunnel:200"* && "$output" == *"session-ca:200"* && "$output" == *"other:200"* ]]
+	[[ "$output" == *"other-session-ca:000"* ]]
+	[ "$(grep -c '"bearer_ok": true' "$WORK/model.jsonl")" -eq 1 ]
+	grep -q '"path": "/other", "bearer_ok": false, "x_api_key_ok": false, "auth_sent": true, "placeholder_seen": true' "$WORK/other.jsonl"
+	! grep -q '"/other2"' "$WORK/other.jsonl" || false
+	d=$(session_dir)
+	cat "$d/egress.jsonl"
+	[ "$(grep -c '"tls":"terminated"' "$d/egress.jsonl")" -eq 2 ]
+	grep -q "\"port\":$PORT_other,.*\"decision\":\"allow\"" "$d/egress.jsonl"
+	! grep "\"port\":$PORT_other," "$d/egress.jsonl" | grep -q '"tls"' || false
+	[[ "$output" != *"$CANARY"* ]]
+}
+
+@test "keygate: --key-via-gate is refused (78) where the gate cannot add the key: an https:// endpoint without a readable upstream trust store, --net full or none, an unknown harness; a -- command is not a harness" {
 	mock model "$CANARY"
 	PORT_model=$(cat "$WORK/model.port")
 	fake_pi 'echo "token=$AI_API_TOKEN"'
@@ -303,9 +452,21 @@ echo "none:$(curl -sS -o /dev/null -w "%{http_code}" "$m/none")"'
 	echo '{"providers":{"gw":{"baseUrl":"https://gw.test/v1","api":"openai-completions","apiKey":"literal","models":[{"id":"m"}]}}}' \
 		>"$HOME/.pi/agent/models.json"
 	echo '{"defaultProvider":"gw","defaultModel":"m"}' >"$HOME/.pi/agent/settings.json"
-	AI_API_TOKEN=$CANARY run -78 "$AISB" --harness-from "$WORK/fake" --allow gw.test --key-via-gate pi -p x </dev/null
-	[[ "$output" == *"--key-via-gate works for http:// model endpoints only so far"* && "$output" == *"gw.test:443"* ]]
-	# control: without the mode the same run starts
+	# an https:// endpoint is terminated by the tlsgate, which verifies it against the host's
+	# trust store: one that cannot be read is refused, naming it
+	SSL_CERT_FILE=$WORK/no-such.pem AI_API_TOKEN=$CANARY run -78 "$AISB" --harness-from "$WORK/fake" --allow gw.test \
+		--key-via-gate pi -p x </dev/null
+	[[ "$output" == *"gw.test:443"*"is https://"*"\$SSL_CERT_FILE cannot be read: '$WORK/no-such.pem'"* ]]
+	[[ "$output" != *"$CANARY"* ]]
+	# control: with a readable one the same run starts, the sandbox holding a placeholder and
+	# the trust variables naming the session CA
+	fake_pi 'echo "token=$AI_API_TOKEN ca=$NODE_EXTRA_CA_CERTS bundle=$SSL_CERT_FILE"; grep -c "BEGIN CERTIFICATE" "$NODE_EXTRA_CA_CERTS"'
+	AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" --allow gw.test --key-via-gate pi -p x </dev/null
+	echo "$output"
+	[[ "$output" == *"token=aisb-placeholder-"*" ca=/run/aisb/session-ca.pem bundle=/run/aisb/ca-bundle.pem"* ]]
+	[[ "$(tail -1 <<<"$output")" == 1 ]]
+	# control: without the mode the same run starts with the key
+	fake_pi 'echo "token=$AI_API_TOKEN"'
 	AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" --allow gw.test -p x </dev/null
 	[[ "$output" == *"token=$CANARY"* ]]
 	pi_config "$PORT_model"
