@@ -624,7 +624,7 @@ static int channel_stage(sigset_t *mask, sigset_t *oldmask, int *sfd, int sync_f
  * stack, like fork, so the child is PID 1 of the new pid namespace) and run init_main() there with only its
  * ends of the channels. Mustn't: return in the child. Return: init's pid, or -1 with *@code set
  * (77 when the kernel or a container engine refuses user namespaces). Logs on failure. */
-static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, int sfd, int *code)
+static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, int sfd, int tls_fd, int *code)
 {
 	char msg[512], fix[512];
 	enum container_engine e;
@@ -637,6 +637,8 @@ static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, in
 		close(sync_fd);
 		close(err_fd);
 		close(sfd);
+		if (tls_fd >= 0)
+			close(tls_fd); /* the tlsgate's control socket is the gate's alone */
 		init_main(ia);
 	}
 	if (pid > 0)
@@ -810,13 +812,17 @@ static int admit_stage(const struct aisb_plan *p)
 
 /* Stage: the session's content, on the host. Should: make a --workspace clone now that the
  * session has its id, write the harness's bridged config into the home (agents/bridge.h)
- * before the tree is planned (an ephemeral home binds what it wrote), start the tlsgate when a
- * key needs it (tls_stage()), then prepare_stage().
+ * before the tree is planned (an ephemeral home binds what it wrote), then prepare_stage(); the
+ * tlsgate before all of it, when a key needs it (tls_stage()).
  * Mustn't: create anything of the sandbox yet. Return: 0 or the exit code. Logs on failure. */
 static int session_stage(struct run *r)
 {
-	int e;
+	int e = tls_stage(r->p, &r->tls_pid, &r->tls_fd);
 
+	/* first: a tlsgate that cannot start stops the run before anything of it is made (a
+	 * clone, the bridged config, the pending check for passed-in values) */
+	if (e != 0)
+		return e;
 	if (r->p->workspace && workspace_prepare(r->p) < 0)
 		return AISB_EXIT_FAILED;
 	if (bridge_apply(r->p) < 0)
@@ -824,9 +830,6 @@ static int session_stage(struct run *r)
 	/* the check for passed-in values is pending from here on (ns/scrub.h) */
 	if (scrub_begin(r->p, &r->since) < 0)
 		return AISB_EXIT_FAILED;
-	e = tls_stage(r->p, &r->tls_pid, &r->tls_fd);
-	if (e != 0)
-		return e;
 	return prepare_stage(r->p, &r->lr, &r->facts, &r->mp);
 }
 
@@ -995,7 +998,7 @@ int sandbox_run(struct aisb_plan *p)
 	}
 	ia = (struct init_args){ .plan = p, .mounts = &r.mp, .sync_fd = r.sync_fds[1], .err_fd = r.err_fds[1],
 				 .tty_mask = r.tty_mask, .oldmask = r.oldmask };
-	r.pid = clone_stage(&ia, r.sync_fds[0], r.err_fds[0], r.sfd, &code);
+	r.pid = clone_stage(&ia, r.sync_fds[0], r.err_fds[0], r.sfd, r.tls_fd, &code);
 	if (r.pid < 0)
 		goto restore_mask;
 	r.cloned = true;
