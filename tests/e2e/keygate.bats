@@ -455,6 +455,40 @@ echo "plain:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer 
 	[[ "$output" != *"$CANARY"* ]]
 }
 
+@test "keygate: an https:// endpoint on port 443 of a named host (a test network of its own): the gate checks the ClientHello's name first, then the tlsgate terminates it; the endpoint gets the real key by CONNECT and transparent" {
+	require_feature openssl command -v openssl
+	require_feature "unshare -Urnm" unshare -Urnm true
+	require_feature ip command -v ip
+	chmod 755 "$WORK"
+	sh "$LIB/test-ca.sh" "$WORK/ca" api api.test
+	pi_config 443 "https://api.test"
+	fake_pi 'u="https://api.test/v1"
+echo "tunnel:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "$u/tunnel")"
+echo "transparent:$(curl -sS --noproxy "*" -o /dev/null -w "%{http_code}" -H "x-api-key: $AI_API_TOKEN" "$u/transparent")"
+echo "sni:$(curl -sS -k -o /dev/null -w "%{http_code}" --connect-to other.test:443:api.test:443 -H "Authorization: Bearer $AI_API_TOKEN" https://other.test/v1/sni)"'
+	cat >"$WORK/net.sh" <<EOS
+peer "$PY" "$LIB/key-mock.py" --bind 192.0.2.1 --port 443 --port-file "$WORK/api.port" --log "$WORK/api.jsonl" \
+	--expect-token "$CANARY" --tls-cert "$WORK/ca/api.pem" --tls-key "$WORK/ca/api.key" >/dev/null 2>&1 3>&- &
+for i in \$(seq 200); do [ -s "$WORK/api.port" ] && break; sleep 0.05; done
+SSL_CERT_FILE="$WORK/ca/ca.pem" AI_API_TOKEN="$CANARY" timeout 60 "$AISB" --harness-from "$WORK/fake" \
+	--add-host api.test=192.0.2.1 --allow api.test --key-via-gate pi --keep -p x </dev/null
+EOS
+	run unshare -Urnm --fork "$LIB/testnet.sh" "$WORK/net.sh"
+	echo "$output"
+	[[ "$output" == *"tunnel:200"* && "$output" == *"transparent:200"* ]]
+	# a tunnel to the endpoint whose ClientHello names another host is refused by the gate's SNI
+	# check before anything is handed over or dialled (the control: the tunnel above)
+	[[ "$output" == *"sni:000"* ]]
+	assert_keyed "$WORK/api.jsonl" 2
+	[ "$(grep -c '"tls": true' "$WORK/api.jsonl")" -eq 2 ]
+	local d
+	d=$(session_dir)
+	cat "$d/egress.jsonl"
+	[ "$(grep -c '"host":"api.test","port":443,.*"key":"added","tls":"terminated"' "$d/egress.jsonl")" -eq 2 ]
+	grep -q '"decision":"deny".*"reason":"TLS server name '"'"'other.test'"'"' differs from the checked host api.test"' "$d/egress.jsonl"
+	[[ "$output" != *"$CANARY"* ]]
+}
+
 @test "keygate: --key-via-gate is refused (78) where the gate cannot add the key: an https:// endpoint without a readable upstream trust store or named by an IP address (77: a trust store without a certificate stops the tlsgate), --net full or none, an unknown harness; a -- command is not a harness" {
 	mock model "$CANARY"
 	PORT_model=$(cat "$WORK/model.port")
