@@ -42,7 +42,7 @@ struct tls_end {
 	bool tls_done;       /* close_notify (or the client's EOF): nothing more to decrypt */
 	bool close_sent;     /* SSL_shutdown() queued our close_notify */
 	bool wr_shut;        /* ... and it was sent, then shutdown(SHUT_WR) */
-	uint32_t ev;         /* registered epoll events */
+	uint32_t ev;         /* registered epoll events (0: not in the set) */
 };
 
 /* One plaintext socket to the gate and the decrypted bytes waiting to be written to it. */
@@ -50,7 +50,7 @@ struct plain_end {
 	int fd;
 	bool eof;            /* the gate shut its side: close_notify to the TLS end */
 	bool wr_shut;
-	uint32_t ev;
+	uint32_t ev;         /* as tls_end's */
 	size_t off, len;
 	unsigned char buf[BUF_CAP];
 };
@@ -169,7 +169,10 @@ static int plain_flush(const struct tls_end *e, struct plain_end *p)
 	ssize_t k;
 
 	if (p->off == p->len) {
-		p->off = p->len = 0;
+		if (p->len) {
+			p->off = p->len = 0;
+			return 1; /* room again: SSL_read() can go on (else a full buffer stalled it) */
+		}
 		if (!e->tls_done || p->wr_shut)
 			return 0;
 		p->wr_shut = true;
@@ -324,8 +327,12 @@ static void watch(const struct relay *r, const struct conn *c, int fd, uint32_t 
 
 	if (*have == want)
 		return;
+	/* an fd that waits for nothing leaves the set: epoll reports EPOLLHUP and EPOLLERR whatever
+	 * the mask, and a socket both of whose halves ended would wake the loop forever (measured:
+	 * a busy loop once upstream and the gate's plaintext socket had both closed while the
+	 * client's side went on) */
+	(void)epoll_ctl(r->ep, !*have ? EPOLL_CTL_ADD : !want ? EPOLL_CTL_DEL : EPOLL_CTL_MOD, fd, &ev);
 	*have = want;
-	(void)epoll_ctl(r->ep, EPOLL_CTL_MOD, fd, &ev);
 }
 
 /* Registers what each of the connection's fds waits for (see the file's comment). */
@@ -408,11 +415,11 @@ static int conn_setup(struct relay *r, struct conn *c, const struct tlsgate_leaf
 	SSL_set_connect_state(c->up.ssl);
 	if (pre_len && BIO_write(c->cl.rb, pre, (int)pre_len) != (int)pre_len)
 		return -ENOMEM;
+	/* in the epoll set from the first conn_watch() on, while they wait for something */
 	for (unsigned i = 0; i < ELEMENTSOF(fds); i++) {
-		struct epoll_event ev = { .events = 0, .data.u64 = ((uint64_t)c->slot << 2) | i };
 		int fl = fcntl(fds[i], F_GETFL);
 
-		if (fl < 0 || fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) < 0 || epoll_ctl(r->ep, EPOLL_CTL_ADD, fds[i], &ev) < 0)
+		if (fl < 0 || fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) < 0)
 			return -errno;
 	}
 	return 0;
