@@ -13,6 +13,7 @@
 #include "agents/bridge.h"
 #include "agents/bridge-internal.h"
 #include "agents/harness.h"
+#include "net/addr.h"
 #include "net/netplan.h"
 #include "net/policy.h"
 #include "net/tlsgate.h"
@@ -199,8 +200,17 @@ static int key_mode_check(const struct aisb_plan *p, const char *h, const struct
 		return log_error("%s: --key-via-gate needs the model endpoint, and aisb knows none (is the %s "
 				 "config bridged?)", h, h), AISB_EXIT_POLICY;
 	for (size_t i = 0; i < r->n_ep; i++) {
+		struct net_addr a;
+
 		if (!r->ep[i].tls)
 			continue;
+		/* a client sends no SNI for an address (RFC 6066 3), and the tlsgate serves a leaf for
+		 * a name: measured, pi and curl to https://IP send none (docs/key-via-gate-tls.md, 5) */
+		if (addr_parse(r->ep[i].host, &a) == 0)
+			return log_error("%s: --key-via-gate: %s:%u (%s) is https:// to an IP address, which a TLS client "
+					 "names to no one (no SNI): name the endpoint by a host name (--add-host "
+					 "NAME=%s and NAME in the URL)", h, r->ep[i].host, (unsigned)r->ep[i].port,
+					 r->ep[i].origin, r->ep[i].host), AISB_EXIT_POLICY;
 		e = netplan_tls_trust(p->netp, get);
 		if (e == -ENOMEM)
 			return AISB_EXIT_FAILED;

@@ -767,6 +767,18 @@ static const struct gate_key *key_for(const struct gate_config *cfg, const char 
 	return NULL;
 }
 
+/* Refuses @c, which carries a placeholder where the gate adds no key: "the model key's
+ * placeholder in @what to HOST:PORT, @why". Return: false (the connection is gone). */
+static bool placeholder_refused(struct conn *c, const char *what, const char *why)
+{
+	char reason[ALLOW_NAME_MAX + 192];
+
+	snprintf(reason, sizeof(reason), "the model key's placeholder in %s to %s:%u, %s", what, c->d.host,
+		 (unsigned)c->d.port, why);
+	deny(c, reason, NULL);
+	return false;
+}
+
 /* Stage: the model key (--key-via-gate) of a plain request whose destination is decided.
  * Should: put the real key in place of its placeholder in the auth headers of a request to that
  * key's endpoint (http_put_key()); refuse a head that carries a placeholder to any other
@@ -787,27 +799,15 @@ static bool key_apply(struct conn *c)
 
 		if (!memmem(c->fwd, c->fwd_head, k->placeholder, strlen(k->placeholder)))
 			continue;
-		if (!key_for(cfg, k->placeholder, c->d.host, c->d.port)) {
-			char reason[ALLOW_NAME_MAX + 160];
-
-			snprintf(reason, sizeof(reason), "the model key's placeholder in a request to %s:%u, which is not "
-				 "its model endpoint (the gate adds the key for that endpoint only)", c->d.host,
-				 (unsigned)c->d.port);
-			deny(c, reason, NULL);
-			return false;
-		}
+		if (!key_for(cfg, k->placeholder, c->d.host, c->d.port))
+			return placeholder_refused(c, "a request", "which is not its model endpoint (the gate adds the key "
+						   "for that endpoint only)");
 		if (k->port != c->d.port || strcasecmp(k->host, c->d.host) != 0)
 			continue; /* the same placeholder's entry for this endpoint comes in its turn */
-		if (k->tls) {
-			/* http://H:443/ through the proxy: the key would cross the network in clear */
-			char reason[ALLOW_NAME_MAX + 160];
-
-			snprintf(reason, sizeof(reason), "the model key's placeholder in a plain http:// request to %s:%u, "
-				 "an https:// endpoint (the gate adds the key inside TLS only)", c->d.host,
-				 (unsigned)c->d.port);
-			deny(c, reason, NULL);
-			return false;
-		}
+		/* http://H:443/ through the proxy: the key would cross the network in clear */
+		if (k->tls)
+			return placeholder_refused(c, "a plain http:// request", "an https:// endpoint (the gate adds "
+						   "the key inside TLS only)");
 		r = http_put_key(c->fwd, c->fwd_head, k->placeholder, k->value, &out, &out_len);
 		if (r < 0) {
 			fail(c, 503, "out of memory");

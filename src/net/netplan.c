@@ -233,6 +233,7 @@ void netplan_free(struct net_plan *n)
 	}
 	policy_free(&n->policy);
 	free(n->tls_roots);
+	free(n->tls_roots_dir);
 	free(n->publish);
 	free(n->upstream);
 	free(n->pasta_path);
@@ -278,20 +279,22 @@ int netplan_add_key(struct net_plan *n, const char *host, uint16_t port, const c
 
 int netplan_tls_trust(struct net_plan *n, env_getter get)
 {
-	const char *f = get("SSL_CERT_FILE");
+	const char *f = get("SSL_CERT_FILE"), *d = get("SSL_CERT_DIR");
 
 	if (n->tls_roots)
 		return 0;
-	/* what OpenSSL's X509_STORE_set_default_paths() in the tlsgate reads: $SSL_CERT_FILE when
-	 * set, else the library's default file (Debian: /usr/lib/ssl/cert.pem, a link to
-	 * /etc/ssl/certs/ca-certificates.crt) */
+	/* what the tlsgate loads (net/tlsgate-tls.c): $SSL_CERT_FILE when set, else OpenSSL's
+	 * default file (Debian: /usr/lib/ssl/cert.pem, a link to /etc/ssl/certs/ca-certificates.crt),
+	 * and the files in $SSL_CERT_DIR when set */
 	if (!f || !*f) {
-		if (dl_load(&dl_libcrypto) < 0)
+		if (dl_load(&dl_libx509) < 0)
 			return -ELIBACC;
 		f = X509_get_default_cert_file();
 	}
 	if (!f || !*f || access(f, R_OK) < 0)
 		return -ENOENT;
+	if (d && *d && !(n->tls_roots_dir = strdup(d)))
+		return -ENOMEM;
 	return (n->tls_roots = strdup(f)) ? 0 : -ENOMEM;
 }
 
@@ -341,11 +344,14 @@ static void print_tls(const struct net_plan *n, FILE *f, bool policy)
 			fprintf(f, "key_tls=%s:%u\n", n->keys[i].host, n->keys[i].port);
 		else
 			fprintf(f, "tls:        %s:%u terminated by aisb's tlsgate (the sandbox trusts a session CA "
-				   "for it, %s); upstream verified against %s\n", n->keys[i].host, n->keys[i].port,
-				PLAN_TLS_CA, n->tls_roots ? n->tls_roots : "(none)");
+				   "for it, %s); upstream verified against %s%s%s\n", n->keys[i].host, n->keys[i].port,
+				PLAN_TLS_CA, n->tls_roots ? n->tls_roots : "(none)",
+				n->tls_roots_dir ? " and the certificates in $SSL_CERT_DIR " : "",
+				n->tls_roots_dir ? n->tls_roots_dir : "");
 	}
 	if (policy && n->tls_roots && netplan_has_tls(n))
-		fprintf(f, "tls_upstream_trust=%s\n", n->tls_roots);
+		fprintf(f, "tls_upstream_trust=%s%s%s\n", n->tls_roots, n->tls_roots_dir ? ":" : "",
+			n->tls_roots_dir ? n->tls_roots_dir : "");
 }
 
 void netplan_print(const struct net_plan *n, FILE *f)

@@ -38,6 +38,7 @@ struct net_plan {
 	char *tls_roots;              /* a key for an https:// endpoint: the host's roots the tlsgate
 				       * verifies it against, as a file (the caller's $SSL_CERT_FILE, or
 				       * OpenSSL's default file), also the bundle's part inside */
+	char *tls_roots_dir;          /* ... and the caller's $SSL_CERT_DIR, which it loads too */
 };
 
 int netplan_resolve(const struct aisb_settings *s, struct net_plan **out);
@@ -57,9 +58,10 @@ bool netplan_has_gate(const struct net_plan *n);
 int netplan_add_key(struct net_plan *n, const char *host, uint16_t port, const char *placeholder, const char *value,
 		    bool tls);
 
-/* The upstream trust of the https:// endpoints (n->tls_roots): @get's $SSL_CERT_FILE (a private
- * CA, a company's proxy root), else OpenSSL's default file, the same the tlsgate loads. Return: 0,
- * -ENOENT (no readable file), -ELIBACC (no libcrypto to ask), -ENOMEM. Does not log. */
+/* The upstream trust of the https:// endpoints (n->tls_roots, n->tls_roots_dir): @get's
+ * $SSL_CERT_FILE (a private CA, a company's proxy root), else OpenSSL's default file, and
+ * $SSL_CERT_DIR: what the tlsgate loads. Return: 0, -ENOENT (no readable file), -ELIBACC (no
+ * libcrypto to ask), -ENOMEM. Does not log. */
 int netplan_tls_trust(struct net_plan *n, env_getter get);
 
 /* Whether a key of @n is for an https:// endpoint (the session then spawns the tlsgate). */

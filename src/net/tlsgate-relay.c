@@ -311,10 +311,11 @@ static int conn_handshake(struct relay *r, struct conn *c)
 	return -ECANCELED; /* freed */
 }
 
+/* Done once the gate has ended both of its streams and our close_notify went out on each TLS
+ * end: it writes nothing more to either side, so nothing it could still read matters. */
 static bool conn_finished(const struct conn *c)
 {
-	/* the gate ended both of its streams, or every direction has ended */
-	return (c->cl.wr_shut && c->up.wr_shut) || (c->cl.wr_shut && c->up.wr_shut && c->pc.wr_shut && c->pu.wr_shut);
+	return c->cl.wr_shut && c->up.wr_shut;
 }
 
 static void watch(const struct relay *r, const struct conn *c, int fd, uint32_t *have, uint32_t want, unsigned which)
@@ -507,9 +508,11 @@ int tlsgate_serve(struct tlsgate_tls *tls, int ep, int ctl, unsigned max_conns)
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = EV_CTL }, evs[64];
 	int k = 0;
 
-	r.conns = calloc(max_conns, sizeof(*r.conns));
-	if (!r.conns || epoll_ctl(ep, EPOLL_CTL_ADD, ctl, &ev) < 0)
+	r.conns = calloc(max_conns, sizeof(struct conn *));
+	if (!r.conns || epoll_ctl(ep, EPOLL_CTL_ADD, ctl, &ev) < 0) {
+		free(r.conns);
 		return -ENOMEM;
+	}
 	while (k >= 0) {
 		int n = epoll_wait(ep, evs, ELEMENTSOF(evs), relay_expire(&r));
 
@@ -525,5 +528,10 @@ int tlsgate_serve(struct tlsgate_tls *tls, int ep, int ctl, unsigned max_conns)
 				conn_pump(&r, c);
 		}
 	}
+	/* the gate is gone: every connection with it */
+	for (unsigned i = 0; i < max_conns; i++)
+		if (r.conns[i])
+			conn_free(&r, r.conns[i]);
+	free(r.conns);
 	return 0;
 }

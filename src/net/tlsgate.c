@@ -41,11 +41,12 @@ static int undumpable(void)
 static unsigned conns_max(void)
 {
 	struct rlimit rl;
-	rlim_t n = TLSGATE_CONNS_MAX;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (rl.rlim_cur - 16) / 4 < n)
-		n = rl.rlim_cur > 20 ? (rl.rlim_cur - 16) / 4 : 1;
-	return (unsigned)n;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= 16 + 4 * (rlim_t)TLSGATE_CONNS_MAX)
+		return TLSGATE_CONNS_MAX;
+	/* 16 for its own (control socket, epoll, 0-2) and slack */
+	return rl.rlim_cur >= 20 ? (unsigned)((rl.rlim_cur - 16) / 4) : 1;
 }
 
 static void hello_send(int sock, int status, const char *why, const char *pem)

@@ -305,10 +305,7 @@ tls_mock() {
 
 # pi_tls_config PORT: ~/.pi/agent with the model endpoint https://127.0.0.1:PORT (the bridge
 # makes it host.aisb.internal, the name the mock's certificate is for).
-pi_tls_config() {
-	pi_config "$1"
-	sed -i 's,"http://127.0.0.1,"https://127.0.0.1,' "$HOME/.pi/agent/models.json"
-}
+pi_tls_config() { pi_config "$1" "https://127.0.0.1:$1"; }
 
 # The requests over https:// through both gate paths that TLS takes (CONNECT, transparent), a
 # chunked stream and a Content-Length answer each; then the search for the key inside, as in
@@ -328,19 +325,19 @@ if grep -rlFf /tmp/needle "$HOME" "$PWD" /run/aisb 2>/dev/null; then echo FOUND-
 echo searched
 i=0; while [ ! -e "$PWD/go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done'
 
-# tlsgate_of_session: the pid of the live session's tlsgate (a child of its supervisor), once the
-# session is there (at most 30 s).
-tlsgate_of_session() {
+# child_of_session COMM: the pid of the live session's child process COMM (aisb-tlsgate,
+# aisb-gate: a child of its supervisor), once there (at most 30 s).
+child_of_session() {
 	local i sup
 	for i in $(seq 600); do
 		sup=$(cat "$(run_dir)"/sessions/*/supervisor "$XDG_STATE_HOME"/aisb/sessions/*/supervisor 2>/dev/null | awk 'NR == 1 {print $1}')
-		[ -n "$sup" ] && ps -o pid=,comm= --ppid "$sup" | awk '$2 == "aisb-tlsgate" {print $1; f = 1} END {exit !f}' && return 0
+		[ -n "$sup" ] && ps -o pid=,comm= --ppid "$sup" | awk -v c="$1" '$2 == c {print $1; f = 1} END {exit !f}' && return 0
 		sleep 0.05
 	done
 	return 1
 }
 
-@test "keygate: an https:// endpoint: the tlsgate terminates the sandbox's TLS with a session CA it trusts, the endpoint gets the real key over TLS by both paths, streaming or not; the key is nowhere inside or in aisb's state; no CA key on disk; the tlsgate is gone after the session" {
+@test "keygate: an https:// endpoint: the tlsgate terminates the sandbox's TLS with a session CA it trusts, the endpoint gets the real key over TLS by both paths, streaming or not; the key is nowhere inside, in aisb's state or in the tlsgate's memory; no CA key on disk; the tlsgate is gone after the session" {
 	require_feature openssl command -v openssl
 	sh "$LIB/test-ca.sh" "$WORK/ca" model host.aisb.internal
 	tls_mock model model "$CANARY"
@@ -353,11 +350,18 @@ tlsgate_of_session() {
 		--allow-host-port "$PORT_model" --key-via-gate pi --env MPORT="$PORT_model" --env NA="${CANARY:0:half}" \
 		--env NB="${CANARY:half}" --keep -p x </dev/null >"$WORK/out" 2>&1 3>&- &
 	MOCK_PIDS+=($!)
-	tpid=$(tlsgate_of_session)
+	tpid=$(child_of_session aisb-tlsgate)
 	[ -n "$tpid" ]
 	# while it runs: the run dir holds the CA's certificate, never a key
 	find "$(run_dir)" -name "session-ca.pem" | grep -q .
 	! grep -rl "PRIVATE KEY" "$(run_dir)" "$XDG_STATE_HOME" || false
+	# the tlsgate, which parses the sandbox's TLS, holds no copy of the key (its copy of the
+	# supervisor's memory lost it at its fork); control: the gate, which adds it, does. Its
+	# memory is readable by root only (it is not dumpable)
+	if is_root; then
+		[ "$("$PY" "$LIB/mem-count.py" "$tpid" "$CANARY")" -eq 0 ]
+		[ "$("$PY" "$LIB/mem-count.py" "$(child_of_session aisb-gate)" "$CANARY")" -ge 1 ]
+	fi
 	touch "$PROJ/go"
 	wait "${MOCK_PIDS[-1]}"
 	cat "$WORK/out"
@@ -426,25 +430,32 @@ echo "transparent:$(curl -sS --noproxy "*" -o /dev/null -w "%{http_code}" -H "x-
 echo "tunnel:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "$u/tunnel")"
 echo "session-ca:$(curl -sS --cacert "$NODE_EXTRA_CA_CERTS" -o /dev/null -w "%{http_code}" "$u/session-ca")"
 echo "other:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "$o/other")"
-echo "other-session-ca:$(curl -sS --cacert "$NODE_EXTRA_CA_CERTS" -o /dev/null -w "%{http_code}" "$o/other2")"'
+echo "other-session-ca:$(curl -sS --cacert "$NODE_EXTRA_CA_CERTS" -o /dev/null -w "%{http_code}" "$o/other2")"
+echo "plain:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "http://host.aisb.internal:$MPORT/plain")"'
 	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" \
 		--allow-host-port "$PORT_model" --allow-host-port "$PORT_other" --key-via-gate pi --env MPORT="$PORT_model" \
 		--env OPORT="$PORT_other" --keep -p x </dev/null
 	echo "$output"
 	[[ "$output" == *"tunnel:200"* && "$output" == *"session-ca:200"* && "$output" == *"other:200"* ]]
 	[[ "$output" == *"other-session-ca:000"* ]]
+	# a plain http:// request through the proxy that carries the placeholder to the https://
+	# endpoint is refused before any dial: the key would cross the network in clear
+	[[ "$output" == *"plain:403"* ]]
 	[ "$(grep -c '"bearer_ok": true' "$WORK/model.jsonl")" -eq 1 ]
 	grep -q '"path": "/other", "bearer_ok": false, "x_api_key_ok": false, "auth_sent": true, "placeholder_seen": true' "$WORK/other.jsonl"
 	! grep -q '"/other2"' "$WORK/other.jsonl" || false
 	d=$(session_dir)
 	cat "$d/egress.jsonl"
 	[ "$(grep -c '"tls":"terminated"' "$d/egress.jsonl")" -eq 2 ]
+	grep -q '"kind":"http".*"decision":"deny".*a plain http:// request to host.aisb.internal:'"$PORT_model"', an https:// endpoint' \
+		"$d/egress.jsonl"
+	! grep -q '"/plain"' "$WORK/model.jsonl" || false
 	grep -q "\"port\":$PORT_other,.*\"decision\":\"allow\"" "$d/egress.jsonl"
 	! grep "\"port\":$PORT_other," "$d/egress.jsonl" | grep -q '"tls"' || false
 	[[ "$output" != *"$CANARY"* ]]
 }
 
-@test "keygate: --key-via-gate is refused (78) where the gate cannot add the key: an https:// endpoint without a readable upstream trust store, --net full or none, an unknown harness; a -- command is not a harness" {
+@test "keygate: --key-via-gate is refused (78) where the gate cannot add the key: an https:// endpoint without a readable upstream trust store or named by an IP address (77: a trust store without a certificate stops the tlsgate), --net full or none, an unknown harness; a -- command is not a harness" {
 	mock model "$CANARY"
 	PORT_model=$(cat "$WORK/model.port")
 	fake_pi 'echo "token=$AI_API_TOKEN"'
@@ -458,13 +469,31 @@ echo "other-session-ca:$(curl -sS --cacert "$NODE_EXTRA_CA_CERTS" -o /dev/null -
 		--key-via-gate pi -p x </dev/null
 	[[ "$output" == *"gw.test:443"*"is https://"*"\$SSL_CERT_FILE cannot be read: '$WORK/no-such.pem'"* ]]
 	[[ "$output" != *"$CANARY"* ]]
+	# ... and one named by an IP address, for which a client sends no server name (the control:
+	# the named endpoint below starts)
+	sed 's,https://gw.test,https://192.0.2.7,' "$HOME/.pi/agent/models.json" >"$WORK/ip.json"
+	cp "$HOME/.pi/agent/models.json" "$WORK/named.json"
+	cp "$WORK/ip.json" "$HOME/.pi/agent/models.json"
+	AI_API_TOKEN=$CANARY run -78 "$AISB" --harness-from "$WORK/fake" --allow 192.0.2.7:443 --key-via-gate pi \
+		-p x </dev/null
+	[[ "$output" == *"192.0.2.7:443"*"is https:// to an IP address"*"--add-host NAME=192.0.2.7"* ]]
+	cp "$WORK/named.json" "$HOME/.pi/agent/models.json"
+	# a trust file with no certificate in it: the tlsgate cannot start, so neither does the
+	# sandbox (77, its reason)
+	: >"$WORK/empty.pem"
+	SSL_CERT_FILE=$WORK/empty.pem AI_API_TOKEN=$CANARY run -77 env -u SSL_CERT_DIR "$AISB" --harness-from "$WORK/fake" \
+		--allow gw.test --key-via-gate pi -p x </dev/null
+	[[ "$output" == *"cannot start the TLS terminator for the https:// model endpoint: no upstream trust store: cannot read certificates from '$WORK/empty.pem'"* ]]
+	[[ "$output" != *"token="* && "$output" != *"$CANARY"* ]]
 	# control: with a readable one the same run starts, the sandbox holding a placeholder and
 	# the trust variables naming the session CA
 	fake_pi 'echo "token=$AI_API_TOKEN ca=$NODE_EXTRA_CA_CERTS bundle=$SSL_CERT_FILE"; grep -c "BEGIN CERTIFICATE" "$NODE_EXTRA_CA_CERTS"'
 	AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" --allow gw.test --key-via-gate pi -p x </dev/null
 	echo "$output"
 	[[ "$output" == *"token=aisb-placeholder-"*" ca=/run/aisb/session-ca.pem bundle=/run/aisb/ca-bundle.pem"* ]]
-	[[ "$(tail -1 <<<"$output")" == 1 ]]
+	grep -qx 1 <<<"$output"
+	# the refused runs stopped before anything of theirs was made: no check left pending
+	[[ "$output" != *"ended without its check"* ]]
 	# control: without the mode the same run starts with the key
 	fake_pi 'echo "token=$AI_API_TOKEN"'
 	AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" --allow gw.test -p x </dev/null

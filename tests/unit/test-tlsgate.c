@@ -706,7 +706,9 @@ static void test_flood_bounded(void **state)
 	rss = vm_rss_kib(s.pid);
 	print_message("flood: the pipeline took %zu KiB, the tlsgate's RSS %ld KiB\n", sent >> 10, rss);
 	assert_true(sent < (16u << 20));
-	assert_true(rss < 32 * 1024);
+#if !defined(__SANITIZE_ADDRESS__)
+	assert_true(rss < 32 * 1024); /* ASan's shadow memory and quarantine make RSS meaningless */
+#endif
 	/* control: the gate reads now; the flood's bytes all reach plain_client */
 	c.relay.sink = true;
 	relay_start(&c);
