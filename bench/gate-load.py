@@ -21,7 +21,7 @@
 #                           same over TLS, verified for $BENCH_SNI (else HOST) against the CA file
 #                           $BENCH_CA, else the default store ($SSL_CERT_FILE: inside a keyed
 #                           sandbox, the session's bundle); hbulk's clock starts after the
-#                           handshake, httfb's includes it
+#                           handshake, httfb's includes it; TCP_NODELAY unless BENCH_NODELAY=0
 # MODE connect tunnels through aisb's gate (127.0.0.1:3128 in the sandbox); squid through the
 # proxy in $BENCH_PROXY (HOST:PORT, a squid on the host); srt through the proxy srt puts in
 # $HTTPS_PROXY/$https_proxy inside its sandbox. All three send the same CONNECT request.
@@ -134,6 +134,10 @@ def hdial(mode, host, port):
     if not mode.endswith("-tls"):
         return dial(mode, host, port)
     s = dial(mode[:-4], host, port)
+    # TCP_NODELAY as curl, node's http and reqwest set it (BENCH_NODELAY=0: not): TLS writes its
+    # Finished and the request apart, and Nagle holds the request until the Finished is acked
+    if os.environ.get("BENCH_NODELAY", "1") != "0":
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     ctx = ssl.create_default_context(cafile=os.environ.get("BENCH_CA") or None)
     ctx.set_alpn_protocols(["http/1.1"])
     return ctx.wrap_socket(s, server_hostname=os.environ.get("BENCH_SNI") or host)

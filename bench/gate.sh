@@ -16,6 +16,8 @@
 #   KEYED=0                               skip the injecting path's table (--key-via-gate)
 #   ONLY=keyed                            the injecting path's table only
 #   TLS=0                                 skip its TLS columns (https_*, keyed_tls_connect)
+#   BENCH_NODELAY=0                       its TLS clients without TCP_NODELAY (curl, node, reqwest
+#                                         set it): shows the delayed-ACK stall of a terminated TLS
 # The injecting path (--key-via-gate, issue 27): HTTP requests (GET /bulk: BYTES; GET /: time to
 # the answer's first byte) through a CONNECT tunnel to a model endpoint on the host's loopback
 # (--allow-host-port, a fake pi as the harness so that the bridge names the endpoint), as a plain
@@ -161,6 +163,7 @@ keyed_section() {
 		[ "$h" = https ] && kenv+=(SSL_CERT_FILE="$work/bench-ca.pem")
 		# the plain tunnel's client verifies the server itself
 		[ "$label" = https_connect ] && kv+=(--env BENCH_CA=bench-ca.pem)
+		[ -n "${BENCH_NODELAY:-}" ] && kv+=(--env BENCH_NODELAY)
 		kcmd=("${pin_relay[@]}" "$aisb" --harness-from "$kfake" --allow-host-port "$kp" "${kv[@]}" --ephemeral-home
 			--env BENCH_ARGS="$*" --env BYTES -p x)
 	}
