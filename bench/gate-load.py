@@ -13,14 +13,19 @@
 #   serve-http PORT       : an HTTP/1.1 server: GET /bulk is answered with BYTES zeros
 #                           (Content-Length), any other request with "ok"; one request per
 #                           connection (the injecting path's columns, --key-via-gate)
+#   serve-http PORT CERT KEY: the same over TLS (PEM files; ALPN http/1.1 only)
 #   hbulk LABEL MODE HOST PORT, httfb LABEL MODE HOST PORT N: bulk and ttfb as HTTP requests
 #                           (GET /bulk, GET /), printed as LABEL, the key in $AI_API_TOKEN sent
 #                           as "Authorization: Bearer" (a --key-via-gate placeholder or a key);
-#                           the first byte is the answer's
+#                           the first byte is the answer's. MODE direct-tls or connect-tls: the
+#                           same over TLS, verified for $BENCH_SNI (else HOST) against the CA file
+#                           $BENCH_CA, else the default store ($SSL_CERT_FILE: inside a keyed
+#                           sandbox, the session's bundle); hbulk's clock starts after the
+#                           handshake, httfb's includes it; TCP_NODELAY unless BENCH_NODELAY=0
 # MODE connect tunnels through aisb's gate (127.0.0.1:3128 in the sandbox); squid through the
 # proxy in $BENCH_PROXY (HOST:PORT, a squid on the host); srt through the proxy srt puts in
 # $HTTPS_PROXY/$https_proxy inside its sandbox. All three send the same CONNECT request.
-import asyncio, base64, fcntl, os, resource, socket, statistics, sys, time, urllib.parse
+import asyncio, base64, fcntl, os, resource, socket, ssl, statistics, sys, time, urllib.parse
 
 BYTES = int(os.environ.get("BYTES", str(1 << 30)))
 PROXY = ("127.0.0.1", 3128)
@@ -99,7 +104,12 @@ async def serve(port):
         await srv.serve_forever()
 
 
-async def serve_http(port):
+async def serve_http(port, cert=None, key=None):
+    ctx = None
+    if cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        ctx.set_alpn_protocols(["http/1.1"])
 
     async def handle(r, w):
         try:
@@ -114,9 +124,37 @@ async def serve_http(port):
             pass
         w.close()
 
-    srv = await asyncio.start_server(handle, "127.0.0.1", port, backlog=4096)
+    srv = await asyncio.start_server(handle, "127.0.0.1", port, backlog=4096, ssl=ctx)
     async with srv:
         await srv.serve_forever()
+
+
+def hdial(mode, host, port):
+    """dial() for the HTTP clients: MODE with a -tls suffix adds TLS over the connection."""
+    if not mode.endswith("-tls"):
+        return dial(mode, host, port)
+    s = dial(mode[:-4], host, port)
+    # TCP_NODELAY as curl, node's http and reqwest set it (BENCH_NODELAY=0: not): TLS writes its
+    # Finished and the request apart, and Nagle holds the request until the Finished is acked
+    if os.environ.get("BENCH_NODELAY", "1") != "0":
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    ctx = ssl.create_default_context(cafile=os.environ.get("BENCH_CA") or None)
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx.wrap_socket(s, server_hostname=os.environ.get("BENCH_SNI") or host)
+
+
+def recv_all(s, buf):
+    """Bytes read from @s into @buf until EOF (a TLS peer's close without close_notify too)."""
+    got = 0
+    while True:
+        try:
+            n = s.recv_into(buf)
+        except (ssl.SSLEOFError, ssl.SSLZeroReturnError):
+            break
+        if not n:
+            break
+        got += n
+    return got
 
 
 def http_request(path, host, port):
@@ -125,16 +163,10 @@ def http_request(path, host, port):
 
 
 def hbulk(label, mode, host, port):
-    s = dial(mode, host, port)
+    s = hdial(mode, host, port)
     t = time.time()
     s.sendall(http_request(b"/bulk", host, port))
-    buf = bytearray(1 << 20)
-    got = 0
-    while True:
-        n = s.recv_into(buf)
-        if not n:
-            break
-        got += n
+    got = recv_all(s, bytearray(1 << 20))
     dt = time.time() - t
     ru = resource.getrusage(resource.RUSAGE_SELF)
     print("%s %.3f s %.0f MiB/s (%d bytes) client_cpu %.3f s" % (label, dt, got / dt / (1 << 20), got,
@@ -145,7 +177,7 @@ def httfb(label, mode, host, port, n):
     xs = []
     for _ in range(n):
         t = time.perf_counter()
-        s = dial(mode, host, port)
+        s = hdial(mode, host, port)
         s.sendall(http_request(b"/", host, port))
         s.recv(1)
         xs.append((time.perf_counter() - t) * 1000)
@@ -236,7 +268,7 @@ if __name__ == "__main__":
     elif cmd == "ttfb":
         ttfb(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "serve-http":
-        asyncio.run(serve_http(int(sys.argv[2])))
+        asyncio.run(serve_http(int(sys.argv[2]), *sys.argv[3:5]))
     elif cmd == "hbulk":
         hbulk(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
     elif cmd == "httfb":

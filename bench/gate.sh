@@ -15,12 +15,18 @@
 #   AISB_BEFORE=OTHER_BINARY              its CONNECT and transparent columns too (A/B, interleaved)
 #   KEYED=0                               skip the injecting path's table (--key-via-gate)
 #   ONLY=keyed                            the injecting path's table only
+#   TLS=0                                 skip its TLS columns (https_*, keyed_tls_connect)
+#   BENCH_NODELAY=0                       its TLS clients without TCP_NODELAY (curl, node, reqwest
+#                                         set it): shows the delayed-ACK stall of a terminated TLS
 # The injecting path (--key-via-gate, issue 27): HTTP requests (GET /bulk: BYTES; GET /: time to
 # the answer's first byte) through a CONNECT tunnel to a model endpoint on the host's loopback
 # (--allow-host-port, a fake pi as the harness so that the bridge names the endpoint), as a plain
 # tunnel (http_connect: the gate splices) and keyed (keyed_connect: the gate reads each request
 # head, puts the key in, and reads every answer byte through the key masker, net/keymask.c),
-# next to the same requests without the sandbox (http_direct).
+# next to the same requests without the sandbox (http_direct). Its TLS columns: the same over
+# TLS to an https:// endpoint, direct (https_direct), through a plain CONNECT tunnel with TLS end
+# to end (https_connect), and keyed with the tlsgate terminating TLS (keyed_tls_connect, issue 27:
+# docs/key-via-gate-tls.md); the server's certificate comes from a throwaway CA.
 # The peers run when installed (they are not in contrib/packages.txt: CI does not run benches):
 #   squid: apt-get install squid          (run here as `squid -N` with a config in the work dir)
 #   srt:   apt-get install bubblewrap socat ripgrep && npm install -g @anthropic-ai/sandbox-runtime
@@ -93,43 +99,88 @@ hz=$(getconf CLK_TCK)
 secs() { awk -v t="$1" -v hz="$hz" 'BEGIN {printf "%.2f", t / hz}'; }
 
 # ---- the injecting path (--key-via-gate) ----
+# kpath M: kmode, khost, kp, kplain for the injecting path's column M: the gate-load.py mode, the
+# host and port it dials, and the column its xplain compares with (the same bytes as a plain
+# CONNECT tunnel: http_connect for http://, https_connect for TLS end to end)
+kpath() {
+	case $1 in
+	http_direct) kmode=direct khost=127.0.0.1 kp=$kport kplain=http_connect ;;
+	http_connect | keyed_connect) kmode=connect khost=host.aisb.internal kp=$kport kplain=http_connect ;;
+	https_direct) kmode=direct-tls khost=127.0.0.1 kp=$ktport kplain=https_connect ;;
+	*) kmode=connect-tls khost=host.aisb.internal kp=$ktport kplain=https_connect ;;
+	esac
+}
 keyed_section() {
-	local kport kfake="$work/kfake" m out apid relay pmed
-	# the host home the bridge reads (pi's config): outside the project (the work dir)
+	local kfake="$work/kfake" m out apid relay kmodes=(http_direct http_connect keyed_connect) h
+	# the host homes the bridge reads (pi's config): outside the project (the work dir); one for
+	# the http:// endpoint, one for the https:// endpoint
 	khome=$(mktemp -d /tmp/aisb-gate-bench-home.XXXXXX)
 	kport=$(freeport)
 	python3 "$work/gate-load.py" serve-http "$kport" &
 	pids+=("$!")
 	waitport "$kport"
-	mkdir -p "$khome/.pi/agent" "$kfake/bin"
-	printf '{"providers":{"bench":{"baseUrl":"http://127.0.0.1:%s/v1","api":"openai-completions","apiKey":"literal","models":[{"id":"m"}]}}}\n' \
-		"$kport" >"$khome/.pi/agent/models.json"
-	echo '{"defaultProvider":"bench","defaultModel":"m"}' >"$khome/.pi/agent/settings.json"
+	mkdir -p "$khome/http/.pi/agent" "$khome/https/.pi/agent" "$kfake/bin"
+	# The TLS columns (issue 27, the https:// part): the same requests over TLS to a server whose
+	# certificate comes from a throwaway CA (tests/e2e/lib/test-ca.sh, kept outside the project):
+	# https_direct trusts it by BENCH_CA; https_connect is TLS end to end through a plain CONNECT
+	# tunnel (the gate splices; the client trusts the CA by BENCH_CA inside); keyed_tls_connect is
+	# --key-via-gate with the https:// endpoint: the tlsgate terminates the sandbox's TLS (the
+	# client trusts the session CA by the SSL_CERT_FILE aisb sets inside) and makes its own TLS
+	# connection to the server, verified against the CA by aisb's caller's SSL_CERT_FILE.
+	ktport=
+	if [ "${TLS:-1}" != 0 ] && command -v openssl >/dev/null &&
+		"$here/../tests/e2e/lib/test-ca.sh" "$khome/ca" bench host.aisb.internal; then
+		cp "$khome/ca/ca.pem" "$work/bench-ca.pem"
+		ktport=$(freeport)
+		python3 "$work/gate-load.py" serve-http "$ktport" "$khome/ca/bench.pem" "$khome/ca/bench.key" &
+		pids+=("$!")
+		waitport "$ktport"
+		kmodes+=(https_direct https_connect keyed_tls_connect)
+	else
+		echo "bench: no openssl (or TLS=0): the TLS columns of the injecting path are skipped" >&2
+	fi
+	for h in http https; do
+		[ "$h" = https ] && [ -z "$ktport" ] && continue
+		printf '{"providers":{"bench":{"baseUrl":"%s://%s/v1","api":"openai-completions","apiKey":"literal","models":[{"id":"m"}]}}}\n' \
+			"$h" "$([ "$h" = http ] && echo "127.0.0.1:$kport" || echo "host.aisb.internal:$ktport")" \
+			>"$khome/$h/.pi/agent/models.json"
+		echo '{"defaultProvider":"bench","defaultModel":"m"}' >"$khome/$h/.pi/agent/settings.json"
+	done
 	# shellcheck disable=SC2016 # expanded by the fake pi's shell, inside
 	printf '#!/bin/sh\n# shellcheck disable=SC2086\nexec python3 gate-load.py $BENCH_ARGS\n' >"$kfake/bin/pi"
 	chmod 755 "$kfake" "$kfake/bin" "$kfake/bin/pi"
 	# kcmd_for LABEL ARGS...: kcmd=(the aisb command that runs gate-load.py ARGS as the fake pi;
-	# keyed for keyed_*), run with kenv=(the host environment it needs) as a simple command, so
-	# that $! of a background run is the supervisor
+	# keyed for keyed_*) and kenv=(the host environment it needs), run as a simple command
+	# (env "${kenv[@]}" "${kcmd[@]}"), so that $! of a background run is the supervisor
 	kcmd_for() {
-		local label=$1 kv=()
+		local label=$1 kv=() h=http
 		shift
 		[ "${label#keyed_}" != "$label" ] && kv=(--key-via-gate pi)
-		kcmd=("${pin_relay[@]}" "$aisb" --harness-from "$kfake" --allow-host-port "$kport" "${kv[@]}" --ephemeral-home
+		kpath "$label"
+		[ "$kp" = "$ktport" ] && h=https
+		kenv=(HOME="$khome/$h" AI_API_TOKEN=sk-bench-0123456789abcdefghij)
+		# the tlsgate's upstream trust: the bench CA (OpenSSL's default paths read SSL_CERT_FILE)
+		[ "$h" = https ] && kenv+=(SSL_CERT_FILE="$work/bench-ca.pem")
+		# the plain tunnel's client verifies the server itself
+		[ "$label" = https_connect ] && kv+=(--env BENCH_CA=bench-ca.pem)
+		[ -n "${BENCH_NODELAY:-}" ] && kv+=(--env BENCH_NODELAY)
+		kcmd=("${pin_relay[@]}" "$aisb" --harness-from "$kfake" --allow-host-port "$kp" "${kv[@]}" --ephemeral-home
 			--env BENCH_ARGS="$*" --env BYTES -p x)
 	}
-	kenv=(HOME="$khome" AI_API_TOKEN=sk-bench-0123456789abcdefghij)
 	kb() { kcmd_for "$@"; env "${kenv[@]}" "${kcmd[@]}" </dev/null; }
+	# the host-side client of the direct columns
+	kdirect() { env BENCH_CA=bench-ca.pem BENCH_SNI=host.aisb.internal "${pin_cli[@]}" "${hload[@]}" "$@"; }
 	: >"$work/kbulk"
 	: >"$work/kttfb"
 	echo "== the injecting path (--key-via-gate): $BYTES bytes of HTTP answer, $repeat interleaved rounds; time to first byte, $n requests a round"
 	for _ in $(seq "$repeat"); do
-		for m in http_direct http_connect keyed_connect; do
+		for m in "${kmodes[@]}"; do
 			relay=0
-			if [ "$m" = http_direct ]; then
-				out=$("${pin_cli[@]}" "${hload[@]}" hbulk "$m" direct 127.0.0.1 "$kport")
+			kpath "$m"
+			if [ "${m%_direct}" != "$m" ]; then
+				out=$(kdirect hbulk "$m" "$kmode" "$khost" "$kp")
 			else
-				kcmd_for "$m" hbulk "$m" connect host.aisb.internal "$kport"
+				kcmd_for "$m" hbulk "$m" "$kmode" "$khost" "$kp"
 				env "${kenv[@]}" "${kcmd[@]}" </dev/null >"$work/out" 2>"$work/err" &
 				apid=$! # env and taskset exec: the supervisor's pid
 				cur_aisb=$aisb
@@ -140,28 +191,30 @@ keyed_section() {
 			fi
 			echo "$out relay_cpu $(secs "$relay") s" | tee -a "$work/kbulk"
 		done
-		for m in http_direct http_connect keyed_connect; do
-			if [ "$m" = http_direct ]; then
-				"${hload[@]}" httfb "$m" direct 127.0.0.1 "$kport" "$n"
+		for m in "${kmodes[@]}"; do
+			kpath "$m"
+			if [ "${m%_direct}" != "$m" ]; then
+				kdirect httfb "$m" "$kmode" "$khost" "$kp" "$n"
 			else
-				kb "$m" httfb "$m" connect host.aisb.internal "$kport" "$n" 2>/dev/null | grep "^$m "
+				kb "$m" httfb "$m" "$kmode" "$khost" "$kp" "$n" 2>/dev/null | grep "^$m "
 			fi | tee -a "$work/kttfb"
 		done
 	done
 	med() { sort -n | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print "-"}'; }
-	pmed=$(awk '$1 == "http_connect" {print $4}' "$work/kbulk" | med)
-	printf '%-16s %9s %8s %10s %10s %10s\n' path MiB/s xplain relay_cpu ttfb_ms ttfb_p90
-	for m in http_direct http_connect keyed_connect; do
-		local x c t q
+	printf '%-18s %9s %8s %10s %10s %10s\n' path MiB/s xplain relay_cpu ttfb_ms ttfb_p90
+	for m in "${kmodes[@]}"; do
+		local x c t q pmed
+		kpath "$m"
+		pmed=$(awk -v m="$kplain" '$1 == m {print $4}' "$work/kbulk" | med)
 		x=$(awk -v m="$m" '$1 == m {print $4}' "$work/kbulk" | med)
 		c=$(awk -v m="$m" '$1 == m {for (i = 1; i < NF; i++) if ($i == "relay_cpu") print $(i + 1)}' "$work/kbulk" | med)
-		[ "$m" = http_direct ] && c=-
+		[ "${m%_direct}" != "$m" ] && c=-
 		t=$(awk -v m="$m" '$1 == m {print $4}' "$work/kttfb" | med)
 		q=$(awk -v m="$m" '$1 == m {print $7}' "$work/kttfb" | med)
 		awk -v m="$m" -v x="$x" -v p="$pmed" -v c="$c" -v t="$t" -v q="$q" \
-			'BEGIN {printf "%-16s %9.0f %8.2f %10s %10s %10s\n", m, x, (p + 0) ? x / p : 0, c, t, q}'
+			'BEGIN {printf "%-18s %9.0f %8.2f %10s %10s %10s\n", m, x, (p + 0) ? x / p : 0, c, t, q}'
 	done
-	echo "(user $(id -un), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg))"
+	echo "(xplain: vs http_connect for http://, vs https_connect for TLS; user $(id -un), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg))"
 }
 floor=
 if command -v cc >/dev/null && cc -O2 -pthread -o "$work/relay-floor" "$here/relay-floor.c" 2>/dev/null; then

@@ -13,8 +13,10 @@
 #include "agents/bridge.h"
 #include "agents/bridge-internal.h"
 #include "agents/harness.h"
+#include "net/addr.h"
 #include "net/netplan.h"
 #include "net/policy.h"
+#include "net/tlsgate.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -184,9 +186,12 @@ static int key_mode(const struct aisb_settings *s, const char *h, bool *on)
 }
 
 /* Can the gate add @h's key? Only where it reads the request: an http:// endpoint through the
- * gate (the https:// part is a plan: docs/key-via-gate-tls.md). Return: 0 or 78. Logs on failure. */
-static int key_mode_check(const struct aisb_plan *p, const char *h, const struct bridge_result *r)
+ * gate, or an https:// one that the tlsgate terminates (docs/key-via-gate-tls.md), whose
+ * upstream trust store is then resolved (netplan_tls_trust()). Return: 0 or 78. Logs on failure. */
+static int key_mode_check(const struct aisb_plan *p, const char *h, const struct bridge_result *r, env_getter get)
 {
+	int e;
+
 	if (p->netp->mode != NET_ALLOW || p->netp->defaulted_to_none)
 		return log_error("%s: --key-via-gate needs the gate (--net allow with its model endpoint allowed): "
 				 "with --net %s no request passes through it", h,
@@ -194,12 +199,51 @@ static int key_mode_check(const struct aisb_plan *p, const char *h, const struct
 	if (!r->n_ep)
 		return log_error("%s: --key-via-gate needs the model endpoint, and aisb knows none (is the %s "
 				 "config bridged?)", h, h), AISB_EXIT_POLICY;
-	for (size_t i = 0; i < r->n_ep; i++)
-		if (r->ep[i].tls)
-			return log_error("%s: --key-via-gate works for http:// model endpoints only so far (a loopback "
-					 "gateway with --allow-host-port), and %s:%u (%s) is https://: the gate cannot "
-					 "read the request inside TLS", h, r->ep[i].host, (unsigned)r->ep[i].port,
-					 r->ep[i].origin), AISB_EXIT_POLICY;
+	for (size_t i = 0; i < r->n_ep; i++) {
+		struct net_addr a;
+
+		if (!r->ep[i].tls)
+			continue;
+		/* a client sends no SNI for an address (RFC 6066 3), and the tlsgate serves a leaf for
+		 * a name: measured, pi and curl to https://IP send none (docs/key-via-gate-tls.md, 5) */
+		if (addr_parse(r->ep[i].host, &a) == 0)
+			return log_error("%s: --key-via-gate: %s:%u (%s) is https:// to an IP address, which a TLS client "
+					 "names to no one (no SNI): name the endpoint by a host name (--add-host "
+					 "NAME=%s and NAME in the URL)", h, r->ep[i].host, (unsigned)r->ep[i].port,
+					 r->ep[i].origin, r->ep[i].host), AISB_EXIT_POLICY;
+		e = netplan_tls_trust(p->netp, get);
+		if (e == -ENOMEM)
+			return AISB_EXIT_FAILED;
+		if (e < 0) {
+			const char *f = get("SSL_CERT_FILE");
+
+			return log_error("%s: --key-via-gate: %s:%u (%s) is https://, and the gate verifies it against "
+					 "the host's trust store, but %s%s%s: set SSL_CERT_FILE to a readable PEM file "
+					 "of the roots to trust", h, r->ep[i].host, (unsigned)r->ep[i].port,
+					 r->ep[i].origin, e == -ELIBACC ? "libcrypto cannot be loaded to name it" :
+					 f && *f ? "$SSL_CERT_FILE cannot be read: '" : "OpenSSL's default file cannot be read",
+					 e != -ELIBACC && f && *f ? f : "", e != -ELIBACC && f && *f ? "'" : ""),
+			       AISB_EXIT_POLICY;
+		}
+	}
+	return 0;
+}
+
+/* The trust of the sandbox for the session CA the tlsgate signs its https:// endpoints' leaves
+ * with: the CA and a bundle of it and the host's roots (run/session.c writes them, the mount
+ * plan binds them read-only), named by the variables that node, OpenSSL, curl and Python's
+ * requests read. Set in the plan's environment, never taken from the host's. Return: 0 or 125. */
+static int set_tls_trust(struct aisb_plan *p)
+{
+	static const char *const vars[][2] = {
+		{ "NODE_EXTRA_CA_CERTS", PLAN_TLS_CA }, { "SSL_CERT_FILE", PLAN_TLS_BUNDLE },
+		{ "CURL_CA_BUNDLE", PLAN_TLS_BUNDLE }, { "REQUESTS_CA_BUNDLE", PLAN_TLS_BUNDLE },
+	};
+
+	p->tls_ca = true;
+	for (size_t i = 0; i < ELEMENTSOF(vars); i++)
+		if (plan_set_env(p, vars[i][0], vars[i][1], false) < 0)
+			return AISB_EXIT_FAILED;
 	return 0;
 }
 
@@ -221,15 +265,15 @@ static int set_key(struct aisb_plan *p, const struct bridge_result *r, bool via_
 		struct policy_decision d;
 
 		policy_check(&p->netp->policy, r->ep[i].host, r->ep[i].port, &d);
-		e = netplan_add_key(p->netp, d.host, d.port, ph, value);
+		e = netplan_add_key(p->netp, d.host, d.port, ph, value, r->ep[i].tls);
 		if (e == -EINVAL)
 			return log_error("--key-via-gate: the value of $%s cannot go into a request header (empty, "
 					 "longer than %d bytes, or a control character)", inside, GATE_KEY_VALUE_MAX),
 			       AISB_EXIT_POLICY;
 		if (e == -E2BIG)
-			return log_error("--key-via-gate: more than %d keys and endpoints", GATE_KEYS_MAX),
-			       AISB_EXIT_POLICY;
-		if (e < 0)
+			return log_error("--key-via-gate: more than %d keys and endpoints, or %d https:// endpoint "
+					 "names", GATE_KEYS_MAX, TLSGATE_NAMES_MAX), AISB_EXIT_POLICY;
+		if (e < 0 || (r->ep[i].tls && set_tls_trust(p) != 0))
 			return AISB_EXIT_FAILED;
 	}
 	if (plan_set_env(p, inside, ph, true) < 0)
@@ -427,7 +471,7 @@ int bridge_resolve(struct aisb_plan *p, const struct aisb_settings *s, env_gette
 		return r;
 	if ((r = check_endpoints(p, h, &b->res, enabled)) != 0 || (r = token_check(hd, &c, s, get, b)) != 0)
 		return r;
-	if (via_gate && (r = key_mode_check(p, h, &b->res)) != 0)
+	if (via_gate && (r = key_mode_check(p, h, &b->res, get)) != 0)
 		return r;
 	b->key_via_gate = via_gate;
 	if ((r = set_variables(p, b, via_gate, get)) != 0 || (r = plan_binds(p, b)) != 0)

@@ -159,6 +159,9 @@ struct aisb_plan {
 	/* the network part, its mode included: netplan_mode() (net/netplan.h) is the one home of
 	 * the mode, which the plan does not copy */
 	struct net_plan *netp;  /* policy, ruleset, pasta needs (net/netplan.h) */
+	bool tls_ca;           /* --key-via-gate with an https:// endpoint: the session CA and the
+				* bundle (run/session.h) are bound read-only at PLAN_TLS_CA and
+				* PLAN_TLS_BUNDLE, and the trust variables name them */
 
 	bool allow_ptrace;
 	bool keep;
@@ -229,6 +232,15 @@ bool plan_env_name_valid(const char *name);
 /* Sets @name in the sandbox environment (replacing it); @secret values are never printed.
  * Return: 0 or -ENOMEM. Does not log. */
 int plan_set_env(struct aisb_plan *p, const char *name, const char *value, bool secret);
+
+/* Where the sandbox finds the session CA of --key-via-gate's https:// endpoints (its certificate
+ * only, PEM) and the bundle of the host's roots and it (for $SSL_CERT_FILE, which replaces the
+ * default roots); both read-only, in the sandbox's own /run. The session writes them under these
+ * names next to its generated /etc files (p->etc_dir). */
+#define PLAN_TLS_CA "/run/aisb/session-ca.pem"
+#define PLAN_TLS_BUNDLE "/run/aisb/ca-bundle.pem"
+#define PLAN_TLS_CA_NAME "session-ca.pem"
+#define PLAN_TLS_BUNDLE_NAME "ca-bundle.pem"
 
 /* The sandbox's home inside; it and every path that looks like it are reserved. */
 #define PLAN_SANDBOX_HOME "/home/sandbox"

@@ -148,24 +148,24 @@ static int confine_fds(int *keep, size_t n_keep, const char *name)
  * with no room (nr_inodes=1, size=0) pivoted to and the host's tree detached. Works as an
  * ordinary user and as root (measured: ~0.1 ms unshare + ~0.15 ms mount/pivot here). Mustn't:
  * keep a path, a cwd or an fd into the host's tree; share mount events with the host. */
-static int confine_fs(void)
+static int confine_fs(const char *name)
 {
 	const char *dir = "/tmp";
 	int r = userns_unshare(CLONE_NEWNS);
 
 	if (r < 0)
-		return log_error_errno(r, "gate: cannot create its user and mount namespace: %m "
-				       "(run 'aisb doctor')");
+		return log_error_errno(r, "%s: cannot create its user and mount namespace: %m "
+				       "(run 'aisb doctor')", name);
 	if (mount("", "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return log_error_errno(-errno, "gate: cannot make its mounts private: %m");
+		return log_error_errno(-errno, "%s: cannot make its mounts private: %m", name);
 	if (access(dir, F_OK) < 0)
 		dir = "/proc"; /* a host without /tmp; /proc exists wherever aisb runs */
 	if (mount("aisb-gate", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
 		  "size=0,nr_inodes=1,mode=0555") < 0)
-		return log_error_errno(-errno, "gate: cannot mount its empty root: %m");
+		return log_error_errno(-errno, "%s: cannot mount its empty root: %m", name);
 	if (chdir(dir) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
 	    chdir("/") < 0)
-		return log_error_errno(-errno, "gate: cannot pivot into its empty root: %m");
+		return log_error_errno(-errno, "%s: cannot pivot into its empty root: %m", name);
 	return 0;
 }
 
@@ -206,7 +206,7 @@ static int set_limit(int res, rlim_t v, const char *what)
  * queues, and the fd limit fixed at the level gate_new() sized the connection cap to. Mustn't:
  * leave a limit it could raise again (soft = hard), nor loosen one the caller ran aisb with (a
  * tighter inherited limit is kept: util/rlimit.h). */
-static int confine_rlimits(uint64_t fsize)
+static int confine_rlimits(rlim_t fsize)
 {
 	struct rlimit rl;
 
@@ -214,7 +214,7 @@ static int confine_rlimits(uint64_t fsize)
 		return log_error_errno(-errno, "gate: cannot read RLIMIT_NOFILE: %m");
 	if (set_limit(RLIMIT_NOFILE, rl.rlim_cur, "RLIMIT_NOFILE") < 0 ||
 	    set_limit(RLIMIT_NPROC, 0, "RLIMIT_NPROC") < 0 || set_limit(RLIMIT_CORE, 0, "RLIMIT_CORE") < 0 ||
-	    set_limit(RLIMIT_FSIZE, fsize && fsize < GATE_FSIZE_MAX ? (rlim_t)fsize : GATE_FSIZE_MAX, "RLIMIT_FSIZE") < 0 ||
+	    set_limit(RLIMIT_FSIZE, fsize, "RLIMIT_FSIZE") < 0 ||
 	    set_limit(RLIMIT_MEMLOCK, 0, "RLIMIT_MEMLOCK") < 0 || set_limit(RLIMIT_MSGQUEUE, 0, "RLIMIT_MSGQUEUE") < 0)
 		return -EPERM;
 #ifndef GATE_SANITIZED
@@ -230,12 +230,14 @@ int gate_seccomp_compile(struct seccomp_prog *out)
 	return 0;
 }
 
-int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_t n_keep, uint64_t fsize)
+/* The stages of gate_confine() for a process called @name (its log lines) and @comm. */
+static int confine_process(const char *name, const char *comm, pid_t parent, const struct seccomp_prog *prog,
+			   int *keep, size_t n_keep, rlim_t fsize)
 {
-	int r = confine_ids("gate");
+	int r = confine_ids(name);
 
 	if (r >= 0)
-		r = confine_parent(parent, GATE_PROC_NAME);
+		r = confine_parent(parent, comm);
 	if (r < 0)
 		return r;
 	confine_signals();
@@ -243,24 +245,36 @@ int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_
 	 * later */
 	tzset();
 	/* the fds last: until then a failure is still said on the supervisor's stderr */
-	r = confine_fs();
+	r = confine_fs(name);
 	if (r >= 0)
-		r = confine_caps("gate");
+		r = confine_caps(name);
 	if (r >= 0)
 		r = confine_rlimits(fsize);
 	if (r >= 0)
-		r = confine_fds(keep, n_keep, "gate");
+		r = confine_fds(keep, n_keep, name);
 	if (r < 0)
 		return r;
-	/* Stage: seccomp. Should: set no_new_privs and load the allowlist (gate_seccomp_rules[], one
-	 * table: what gate_seccomp_compile() made of it) as the very last step.
-	 * Mustn't: log afterwards (its stderr is a dead pipe; the egress log and the summary are
-	 * its only outputs). */
+	/* Stage: seccomp. Should: set no_new_privs and load the allowlist (one table: the gate's
+	 * gate_seccomp_rules[], the tlsgate's tlsgate_seccomp_rules[], compiled when aisb was built)
+	 * as the very last step. Mustn't: log afterwards (its stderr is a dead pipe; the gate's
+	 * egress log and summary, the tlsgate's events, are their only outputs). */
 	r = seccomp_policy_load(prog);
 	if (r < 0)
-		return log_error_errno(r, "gate: cannot load its seccomp filter: %m");
+		return log_error_errno(r, "%s: cannot load its seccomp filter: %m", name);
 	log_set_quiet(true);
 	return 0;
+}
+
+int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_t n_keep, uint64_t fsize)
+{
+	return confine_process("gate", GATE_PROC_NAME, parent, prog, keep, n_keep,
+			       fsize && fsize < GATE_FSIZE_MAX ? (rlim_t)fsize : GATE_FSIZE_MAX);
+}
+
+int tlsgate_confine(pid_t parent, int *keep, size_t n_keep)
+{
+	/* it writes no file at all: RLIMIT_FSIZE 0 */
+	return confine_process("tlsgate", "aisb-tlsgate", parent, &seccomp_prebuilt_tlsgate, keep, n_keep, 0);
 }
 
 int resolver_confine(pid_t parent, int *keep)

@@ -54,6 +54,12 @@ extern const struct seccomp_rule resolver_seccomp_rules[];
 extern const size_t resolver_seccomp_rules_n;
 extern const struct seccomp_prog seccomp_prebuilt_resolver;
 
+/* The tlsgate's allowlist (src/net/tlsgate-rules.c, why each call), compiled as the gate's is
+ * (default action: kill); tlsgate_confine() loads it last. */
+extern const struct seccomp_rule tlsgate_seccomp_rules[];
+extern const size_t tlsgate_seccomp_rules_n;
+extern const struct seccomp_prog seccomp_prebuilt_tlsgate;
+
 /**
  * gate_seccomp_compile() - the gate's filter: seccomp_prebuilt_gate
  * @out: the program (seccomp_prog_free() is harmless on it)
@@ -76,6 +82,18 @@ int gate_seccomp_compile(struct seccomp_prog *out);
  * been read yet); afterwards the log is silenced.
  */
 int gate_confine(pid_t parent, const struct seccomp_prog *prog, int *keep, size_t n_keep, uint64_t fsize);
+
+/**
+ * tlsgate_confine() - confine the freshly forked tlsgate (net/tlsgate.h), as gate_confine() does
+ * @parent: the supervisor's pid, taken before the fork
+ * @keep: the fds it goes on using (its control socket, its epoll fd); every other fd is closed
+ * @n_keep: how many
+ *
+ * The same stages as gate_confine(), with RLIMIT_FSIZE 0 (it writes no file) and the tlsgate's
+ * allowlist (tlsgate_seccomp_rules[]) loaded last. Return: 0 or -errno. Logs on failure;
+ * afterwards the log is silenced.
+ */
+int tlsgate_confine(pid_t parent, int *keep, size_t n_keep);
 
 /**
  * resolver_confine() - drop what the resolver helper does not need

@@ -44,6 +44,12 @@ const struct seccomp_rule gate_seccomp_rules[] = {
 	ALLOW("connect"),
 	/* the relay: splice through pipes */
 	ALLOW("splice"), ALLOW("pipe2"),
+	/* --key-via-gate, https://: a keyed connection goes to the tlsgate (tls_handoff()), its
+	 * two TCP sockets and the far ends of two plaintext socketpairs passed with SCM_RIGHTS on
+	 * the control socket (sendmsg); the pairs are AF_UNIX stream sockets only, connected to
+	 * each other and nothing else. Events come back with recv (recvfrom, above). */
+	ALLOW2("socketpair", SC_CMP_EQ, 0, 0, AF_UNIX, SC_CMP_MASKED_EQ, 1, 0xf, SOCK_STREAM),
+	ALLOW("sendmsg"),
 	/* malloc; no executable mapping (mmap without PROT_EXEC only; no mprotect at all) */
 	ALLOW1("mmap", SC_CMP_MASKED_EQ, 2, PROT_EXEC, 0), ALLOW("munmap"), ALLOW("mremap"), ALLOW("brk"),
 	/* time for deadlines and log lines */

@@ -28,6 +28,7 @@
 #include "net/keymask.h"
 #include "net/resolver.h"
 #include "net/sni.h"
+#include "net/tlsgate.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -62,7 +63,7 @@
 #define SUMMARY_MAX 4096       /* the summary line the gate hands the supervisor at exit */
 #define STOP_WAIT_MS 3000      /* for the gate's summary after the stop message */
 
-enum htype { H_PROXY, H_TRANS, H_DNS_UDP, H_DNS_TCP, H_STOP, H_RESOLVED, H_CLIENT, H_UPSTREAM };
+enum htype { H_PROXY, H_TRANS, H_DNS_UDP, H_DNS_TCP, H_STOP, H_RESOLVED, H_TLS, H_CLIENT, H_UPSTREAM };
 enum ckind { K_PROXY, K_TRANS, K_DNS_TCP };
 enum cstate { CS_HEAD, CS_RESOLVE, CS_CONNECT, CS_UPHEAD, CS_SNI, CS_RELAY, CS_DNS };
 
@@ -117,6 +118,12 @@ struct conn {
 	bool key_added;         /* --key-via-gate: the model key is in the head (key_apply()) */
 	bool keyed;             /* a tunnel or transparent connection to a key's endpoint: the client's
 				 * bytes are read as requests, one after another (key_pump()) */
+	bool tls_key;           /* keyed, and the endpoint is https://: handed to the tlsgate once
+				 * dialled (tls_handoff()) */
+	bool tls;               /* handed over: cfd and ufd are the plaintext socketpairs */
+	bool tls_heard;         /* the tlsgate's event for it came (tls_events()) */
+	char *tls_reason;       /* the tlsgate's failure, for the record; NULL: none */
+	uint64_t id;            /* the tlsgate's events name it so */
 	bool in_body;           /* keyed: the body of the last head is still coming */
 	struct keymask_stream ks; /* keyed answers: a tail that may begin a key (mask_out()); its
 				 * buffer allocated when first needed, as 1,000 tunnels must stay small */
@@ -194,7 +201,10 @@ struct gate {
 	struct conn *conns;
 	struct conn *dead;      /* closed in this batch: events may still point at them */
 	unsigned n_conns;
-	struct handle h[6];     /* enum htype order up to H_RESOLVED */
+	struct handle h[7];     /* enum htype order up to H_TLS */
+	int tls_fd;             /* the tlsgate's control socket (net/tlsgate.h), -1: none or gone */
+	pid_t tls_pid;          /* supervisor side: the tlsgate, -1 when none or reaped */
+	uint64_t next_conn;     /* the last connection's id */
 	bool has_upstream;
 	bool own_log_fd;        /* opened from cfg.log_path: closed by gate_free() */
 	struct net_addr up_addr;
@@ -277,6 +287,7 @@ struct record {
 	uint64_t repeated;      /* an aggregate of repeated denials (struct agg); 0: not one */
 	uint64_t dropped;       /* the last note: records not written */
 	bool key_added;         /* the gate put the model key into the request (never the value) */
+	bool tls;               /* the tlsgate terminated its TLS (--key-via-gate, https://) */
 };
 
 /* Formats @r as one JSON line of at most LOG_LINE_MAX bytes: the time and keys (~200 bytes),
@@ -314,6 +325,8 @@ static size_t record_format(const struct record *r, char *line)
 			      (unsigned long long)r->bytes_out, (unsigned long long)r->bytes_in, r->dur_ms);
 	if (r->key_added)
 		n += (size_t)snprintf(line + n, size - n, ",\"key\":\"added\"");
+	if (r->tls)
+		n += (size_t)snprintf(line + n, size - n, ",\"tls\":\"terminated\"");
 	if (r->repeated)
 		n += (size_t)snprintf(line + n, size - n, ",\"repeated\":%llu", (unsigned long long)r->repeated);
 	if (r->dropped)
@@ -537,6 +550,8 @@ static void conn_free(struct conn *c)
 	free(c->fwd);
 	free(c->uhead);
 	free(c->rhead);
+	free(c->tls_reason);
+	c->tls_reason = NULL;
 	keymask_stream_done(&c->ks);
 	c->in = c->to_u.p = c->to_c.p = c->fwd = c->uhead = c->rhead = NULL;
 	if (c->prev)
@@ -576,6 +591,7 @@ static struct conn *conn_new(struct gate *g, enum ckind kind, int cfd)
 	c->hc = (struct handle){ H_CLIENT, c };
 	c->hu = (struct handle){ H_UPSTREAM, c };
 	c->t_start = now_ms();
+	c->id = ++g->next_conn;
 	c->kind_name = kind == K_PROXY ? "proxy" : kind == K_TRANS ? "transparent" : "dns";
 	c->next = g->conns;
 	if (g->conns)
@@ -614,14 +630,22 @@ static void conn_record(const struct conn *c, bool allowed, const char *reason, 
 			      .method = c->kind == K_PROXY ? c->method : NULL, .host = c->d.host, .port = c->d.port,
 			      .addr = c->has_dialed ? &c->dialed : NULL, .allowed = allowed, .rule = c->d.rule,
 			      .reason = reason, .bytes_out = c->bytes_out, .bytes_in = c->bytes_in,
-			      .dur_ms = now_ms() - c->t_start, .key_added = c->key_added };
+			      .dur_ms = now_ms() - c->t_start, .key_added = c->key_added, .tls = c->tls };
+	if (c->tls_reason)
+		r->reason = c->tls_reason; /* what failed is the TLS, whatever the close looked like */
 }
+
+static void tls_events(struct gate *g, bool act);
 
 /* The connection's record: from the room it holds if it was allowed (log_hold()). */
 static void log_conn(struct conn *c, bool allowed, const char *reason)
 {
 	struct record r;
 
+	/* the tlsgate says why before it closes the connection's plaintext ends, so its event
+	 * may wait unread behind the close that brought us here */
+	if (c->tls && !c->tls_heard)
+		tls_events(c->g, false);
 	conn_record(c, allowed, reason, &r);
 	egress_log(c->g, &r, c->log_held ? LOG_HELD : LOG_SHARED);
 	c->log_held = false;
@@ -743,6 +767,18 @@ static const struct gate_key *key_for(const struct gate_config *cfg, const char 
 	return NULL;
 }
 
+/* Refuses @c, which carries a placeholder where the gate adds no key: "the model key's
+ * placeholder in @what to HOST:PORT, @why". Return: false (the connection is gone). */
+static bool placeholder_refused(struct conn *c, const char *what, const char *why)
+{
+	char reason[ALLOW_NAME_MAX + 192];
+
+	snprintf(reason, sizeof(reason), "the model key's placeholder in %s to %s:%u, %s", what, c->d.host,
+		 (unsigned)c->d.port, why);
+	deny(c, reason, NULL);
+	return false;
+}
+
 /* Stage: the model key (--key-via-gate) of a plain request whose destination is decided.
  * Should: put the real key in place of its placeholder in the auth headers of a request to that
  * key's endpoint (http_put_key()); refuse a head that carries a placeholder to any other
@@ -763,17 +799,15 @@ static bool key_apply(struct conn *c)
 
 		if (!memmem(c->fwd, c->fwd_head, k->placeholder, strlen(k->placeholder)))
 			continue;
-		if (!key_for(cfg, k->placeholder, c->d.host, c->d.port)) {
-			char reason[ALLOW_NAME_MAX + 160];
-
-			snprintf(reason, sizeof(reason), "the model key's placeholder in a request to %s:%u, which is not "
-				 "its model endpoint (the gate adds the key for that endpoint only)", c->d.host,
-				 (unsigned)c->d.port);
-			deny(c, reason, NULL);
-			return false;
-		}
+		if (!key_for(cfg, k->placeholder, c->d.host, c->d.port))
+			return placeholder_refused(c, "a request", "which is not its model endpoint (the gate adds the key "
+						   "for that endpoint only)");
 		if (k->port != c->d.port || strcasecmp(k->host, c->d.host) != 0)
 			continue; /* the same placeholder's entry for this endpoint comes in its turn */
+		/* http://H:443/ through the proxy: the key would cross the network in clear */
+		if (k->tls)
+			return placeholder_refused(c, "a plain http:// request", "an https:// endpoint (the gate adds "
+						   "the key inside TLS only)");
 		r = http_put_key(c->fwd, c->fwd_head, k->placeholder, k->value, &out, &out_len);
 		if (r < 0) {
 			fail(c, 503, "out of memory");
@@ -801,17 +835,20 @@ static bool key_apply(struct conn *c)
 	return true;
 }
 
-/* Whether @host:@port is the endpoint of a --key-via-gate key. */
-static bool endpoint_keyed(const struct gate_config *cfg, const char *host, uint16_t port)
+/* The first --key-via-gate key whose endpoint is @host:@port, or NULL (an endpoint's keys are
+ * all https:// or all http://: its URL says which). */
+static const struct gate_key *endpoint_key(const struct gate_config *cfg, const char *host, uint16_t port)
 {
 	for (size_t i = 0; i < cfg->n_keys; i++)
 		if (cfg->keys[i].port == port && strcasecmp(cfg->keys[i].host, host) == 0)
-			return true;
-	return false;
+			return &cfg->keys[i];
+	return NULL;
 }
 
 static void decided(struct conn *c)
 {
+	const struct gate_key *ek;
+
 	if (c->d.step == POLICY_DENY) {
 		deny(c, c->d.reason, c->d.suggest);
 		return;
@@ -830,8 +867,12 @@ static void decided(struct conn *c)
 		return;
 	c->check_sni = c->d.port == 443 && !c->d.is_literal && !c->d.host_internal;
 	/* An http:// model endpoint reached through a CONNECT tunnel (undici, pi's HTTP client,
-	 * tunnels http:// too) or the transparent listener: its requests are read one by one. */
-	c->keyed = !c->framed && !c->check_sni && c->g->cfg.n_keys && endpoint_keyed(&c->g->cfg, c->d.host, c->d.port);
+	 * tunnels http:// too) or the transparent listener: its requests are read one by one. An
+	 * https:// one too, once the tlsgate decrypts it (tls_handoff()); its ClientHello's name is
+	 * checked here first, as for any host on 443. */
+	ek = !c->framed && c->g->cfg.n_keys ? endpoint_key(&c->g->cfg, c->d.host, c->d.port) : NULL;
+	c->keyed = ek != NULL && (!c->check_sni || ek->tls);
+	c->tls_key = c->keyed && ek->tls;
 	if (!c->check_sni)
 		return start_dial(c);
 	/* The ClientHello is read and its SNI checked before anything is dialled: a refused name
@@ -1024,6 +1065,8 @@ static void start_dial(struct conn *c)
 	}
 }
 
+static void tls_handoff(struct conn *c);
+
 static void connected(struct conn *c)
 {
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
@@ -1031,6 +1074,8 @@ static void connected(struct conn *c)
 	if (c->connect_req && !c->answered && buf_append(&c->to_c, ok, sizeof(ok) - 1) < 0)
 		return fail(c, 503, "out of memory");
 	c->answered = c->connect_req;
+	if (c->tls_key)
+		return tls_handoff(c);
 	if (c->uhead) {
 		/* bytes the upstream sent after its answer head belong to the client */
 		char *end = strstr(c->uhead, "\r\n\r\n");
@@ -1138,6 +1183,111 @@ static void on_upstream_head(struct conn *c)
 	free(c->to_u.p);
 	c->to_u = (struct buf){ 0 };
 	connected(c);
+}
+
+/* ---- the tlsgate (--key-via-gate, https://; net/tlsgate.h) --------------------------------- */
+
+/* Stops watching @fd of @c (before the fd is handed away: the tlsgate's copy would keep the
+ * epoll registration, and its events would name @c after @c is freed). */
+static void unwatch(struct conn *c, int fd, bool *registered)
+{
+	if (*registered)
+		(void)epoll_ctl(c->g->ep, EPOLL_CTL_DEL, fd, NULL);
+	*registered = false;
+}
+
+/* Stage: the hand-over of a keyed connection to an https:// endpoint, dialled (and its 200
+ * queued, for a CONNECT). Should: send the 200, then give the tlsgate the client's and the
+ * server's sockets with the client bytes already read (the ClientHello the SNI check read, or
+ * what came with the CONNECT) and the far ends of two new socketpairs, and go on with the near
+ * ends as this connection's client and server: the keyed relay reads the decrypted requests and
+ * answers exactly as it does for http:// (key_pump(), mask_pump()). Mustn't: keep a copy of
+ * either TCP socket, or send a byte of the client's to the server itself. */
+static void tls_handoff(struct conn *c)
+{
+	const char *end = c->uhead ? strstr(c->uhead, "\r\n\r\n") : NULL;
+	int pc[2] = { -1, -1 }, pu[2] = { -1, -1 }, r;
+
+	/* a TLS server speaks after the ClientHello: bytes after the upstream proxy's answer are
+	 * not TLS from it */
+	if (end && (size_t)(end + 4 - c->uhead) < c->uhead_len)
+		return fail(c, 502, "the upstream proxy sent bytes before the TLS handshake");
+	if (c->g->tls_fd < 0)
+		return fail(c, 502, "the TLS terminator of the model endpoint is gone");
+	if (c->in_len > TLSGATE_PRE_MAX)
+		return fail(c, 502, "the TLS ClientHello is too large to hand over");
+	r = buf_flush(c->cfd, &c->to_c);
+	if (r <= 0)
+		return fail(c, 502, "the client did not take the tunnel's answer");
+	c->to_c.len = c->to_c.off = 0;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pc) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pu) < 0) {
+		for (int i = 0; i < 2; i++)
+			if (pc[i] >= 0)
+				close(pc[i]);
+		return fail(c, 503, "out of sockets");
+	}
+	unwatch(c, c->cfd, &c->c_registered);
+	unwatch(c, c->ufd, &c->u_registered);
+	c->ev_c = c->ev_u = 0;
+	r = tlsgate_handoff(c->g->tls_fd, c->id, c->d.host, c->in, c->in_len, c->cfd, c->ufd, pc[1], pu[1]);
+	close(pc[1]);
+	close(pu[1]);
+	if (r < 0) {
+		close(pc[0]);
+		close(pu[0]);
+		return fail(c, 502, "the TLS terminator of the model endpoint did not take the connection");
+	}
+	close(c->cfd);
+	close(c->ufd);
+	c->cfd = pc[0];
+	c->ufd = pu[0];
+	c->tls = true;
+	c->in_len = 0;
+	in_release(c);
+	c->st = CS_RELAY;
+	relay(c, false, false);
+}
+
+/* The tlsgate is gone (crashed or killed): connections handed to it see their plaintext ends
+ * close; new ones are refused (tls_handoff()). */
+static void tls_gone(struct gate *g)
+{
+	(void)epoll_ctl(g->ep, EPOLL_CTL_DEL, g->tls_fd, NULL);
+	close(g->tls_fd);
+	g->tls_fd = -1;
+}
+
+/* The tlsgate's events: a failed handshake (the upstream certificate did not verify, the SNI was
+ * not the endpoint) becomes the connection's record's reason; @act: also end the connection
+ * now (from the loop; log_conn() only collects the reason of the one it is writing). */
+static void tls_events(struct gate *g, bool act)
+{
+	for (int i = 0; i < 64 && g->tls_fd >= 0; i++) {
+		struct tlsgate_event ev;
+		struct conn *c = g->conns;
+		int r = tlsgate_event_read(g->tls_fd, &ev);
+
+		if (r == 0)
+			return;
+		if (r < 0)
+			return tls_gone(g);
+		while (c && !(c->tls && c->id == ev.id))
+			c = c->next;
+		if (!c)
+			continue;
+		c->tls_heard = true;
+		if (ev.status == 0)
+			continue;
+		if (!c->tls_reason) {
+			ev.reason[sizeof(ev.reason) - 1] = '\0';
+			c->tls_reason = strdup(ev.reason[0] ? ev.reason : "the TLS handshake failed");
+		}
+		if (act) {
+			log_conn(c, true, NULL);
+			conn_free(c);
+		}
+	}
 }
 
 /* ---- client input before the relay -------------------------------------------------------- */
@@ -2209,6 +2359,9 @@ static _Noreturn void gate_loop(struct gate *g)
 			case H_RESOLVED:
 				on_resolved(g);
 				break;
+			case H_TLS:
+				tls_events(g, true);
+				break;
 			case H_PROXY:
 			case H_TRANS:
 			case H_DNS_TCP:
@@ -2250,7 +2403,7 @@ static int watch(struct gate *g, size_t i, int fd)
 static _Noreturn void gate_child(struct gate *g, pid_t parent, const struct seccomp_prog *prog)
 {
 	int keep[] = { g->cfg.proxy_fd, g->cfg.transparent_fd, g->cfg.dns_udp_fd, g->cfg.dns_tcp_fd,
-		       g->cfg.log_fd, g->ctl_fd, g->res_fd, g->ep };
+		       g->cfg.log_fd, g->ctl_fd, g->res_fd, g->ep, g->tls_fd };
 
 	/* The aggregation table (~0.9 MiB, its pages touched only as slots are used), before the
 	 * filter: an allocation this large is an mmap, and under ASan also a madvise(2), which the
@@ -2273,7 +2426,9 @@ static _Noreturn void gate_child(struct gate *g, pid_t parent, const struct secc
 	g->cfg.proxy_fd = keep[0], g->cfg.transparent_fd = keep[1], g->cfg.dns_udp_fd = keep[2];
 	g->cfg.dns_tcp_fd = keep[3], g->cfg.log_fd = keep[4], g->ctl_fd = keep[5], g->res_fd = keep[6];
 	g->ep = keep[7];
-	if (watch(g, H_STOP, g->ctl_fd) < 0 || (g->res_fd >= 0 && watch(g, H_RESOLVED, g->res_fd) < 0))
+	g->tls_fd = keep[8];
+	if (watch(g, H_STOP, g->ctl_fd) < 0 || (g->res_fd >= 0 && watch(g, H_RESOLVED, g->res_fd) < 0) ||
+	    (g->tls_fd >= 0 && watch(g, H_TLS, g->tls_fd) < 0))
 		_exit(1);
 	gate_loop(g);
 }
@@ -2331,8 +2486,8 @@ int gate_new(const struct gate_config *c, struct gate **out)
 		return log_error_errno(-ENOMEM, "out of memory");
 	}
 	g->cfg = *c;
-	g->ep = g->ctl_fd = g->res_fd = -1;
-	g->pid = g->res_pid = -1;
+	g->ep = g->ctl_fd = g->res_fd = g->tls_fd = -1;
+	g->pid = g->res_pid = g->tls_pid = -1;
 	if (!g->cfg.head_timeout_ms)
 		g->cfg.head_timeout_ms = DEFAULT_HEAD_TIMEOUT_MS;
 	if (!g->cfg.connect_timeout_ms)
@@ -2507,6 +2662,10 @@ int gate_start(struct gate *g)
 	close_listeners(g);
 	close(g->ep);
 	g->ep = -1;
+	if (g->tls_fd >= 0) {
+		close(g->tls_fd); /* the gate's now: the tlsgate sees it close when the gate dies */
+		g->tls_fd = -1;
+	}
 	/* Without its resolver the gate answers 502 to names it must resolve (and says so). */
 	if (res[1] >= 0)
 		(void)start_resolver(g, self, res[1]);
@@ -2534,6 +2693,32 @@ out:
 int gate_wake_fd(const struct gate *g)
 {
 	return g->ep;
+}
+
+/**
+ * gate_tls() - give a gate not yet started the tlsgate of its https:// keys (net/tlsgate.h)
+ * @g: gate
+ * @pid: the tlsgate's process: the gate reaps it from here on (gate_reaped(), gate_stop())
+ * @ctl_fd: the gate's end of its control socket (tlsgate_spawn()); the gate owns it from here
+ *          on, also when this fails: its process takes it at gate_start()
+ *
+ * Return: 0, or -EINVAL (started, or given one already). Logs on failure.
+ */
+int gate_tls(struct gate *g, pid_t pid, int ctl_fd)
+{
+	if (g->started || g->tls_fd >= 0 || g->tls_pid > 0 || ctl_fd < 0) {
+		if (ctl_fd >= 0)
+			close(ctl_fd);
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+		return log_error_errno(-EINVAL, "gate: bad or repeated TLS terminator");
+	}
+	g->tls_pid = pid;
+	g->tls_fd = ctl_fd;
+	return 0;
 }
 
 /* The one line for a gate that died while the sandbox ran (design 6: fail closed, say so). */
@@ -2571,6 +2756,14 @@ int gate_reaped(struct gate *g, pid_t pid, int st)
 		return 0;
 	if (pid == g->res_pid) {
 		g->res_pid = -1;
+		return 0;
+	}
+	if (pid == g->tls_pid) {
+		g->tls_pid = -1;
+		if (!g->stopping)
+			log_error("network: the TLS terminator of --key-via-gate (pid %d) %s; the sandbox's https:// "
+				  "connections to its model endpoint fail from now on", (int)pid,
+				  WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS ? "was killed by its seccomp filter" : "died");
 		return 0;
 	}
 	if (pid != g->pid)
@@ -2658,6 +2851,7 @@ void gate_stop(struct gate *g)
 		g->pid = -1;
 	}
 	reap(&g->res_pid, true);
+	reap(&g->tls_pid, true);
 	if (g->ctl_fd >= 0) {
 		close(g->ctl_fd);
 		g->ctl_fd = -1;
@@ -2696,6 +2890,9 @@ void gate_free(struct gate *g)
 		return;
 	gate_stop(g);
 	reap(&g->res_pid, true);
+	reap(&g->tls_pid, true); /* a gate never started still owns its tlsgate */
+	if (g->tls_fd >= 0)
+		close(g->tls_fd);
 	while (g->conns)
 		conn_free(g->conns);
 	reap_dead(g);

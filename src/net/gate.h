@@ -55,6 +55,8 @@ struct gate_key {
 	uint16_t port;
 	char placeholder[GATE_PLACEHOLDER_SIZE];
 	char *value;                     /* the real key (the plan's memory; never printed) */
+	bool tls;                        /* an https:// endpoint: the tlsgate terminates the sandbox's
+					  * TLS and makes its own to the endpoint (gate_tls()) */
 };
 
 /* The gate's own ports inside the sandbox, with what listens there: never publishable. */
@@ -89,6 +91,7 @@ struct gate;
 int gate_new(const struct gate_config *c, struct gate **out);
 int gate_start(struct gate *g);
 int gate_wake_fd(const struct gate *g);
+int gate_tls(struct gate *g, pid_t pid, int ctl_fd);
 int gate_listen(struct gate *g, int proxy_fd, int transparent_fd, int dns_udp_fd, int dns_tcp_fd);
 int gate_reaped(struct gate *g, pid_t pid, int st);
 bool gate_refused(const struct gate *g);

@@ -14,12 +14,15 @@
 #include <unistd.h>
 
 #include <libmnl/libmnl.h>
+#include <openssl/x509.h>
 #include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
 
 #include "net/gate.h"
 #include "net/http.h"
 #include "net/netplan.h"
+#include "net/tlsgate.h"
+#include "util/dl.h"
 #include "util/fdpass.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -229,6 +232,8 @@ void netplan_free(struct net_plan *n)
 		free(n->keys[i].value);
 	}
 	policy_free(&n->policy);
+	free(n->tls_roots);
+	free(n->tls_roots_dir);
 	free(n->publish);
 	free(n->upstream);
 	free(n->pasta_path);
@@ -236,8 +241,10 @@ void netplan_free(struct net_plan *n)
 	free(n);
 }
 
-int netplan_add_key(struct net_plan *n, const char *host, uint16_t port, const char *placeholder, const char *value)
+int netplan_add_key(struct net_plan *n, const char *host, uint16_t port, const char *placeholder, const char *value,
+		    bool tls)
 {
+	const char *names[TLSGATE_NAMES_MAX];
 	size_t vl = strlen(value);
 	struct gate_key *k;
 
@@ -250,11 +257,21 @@ int netplan_add_key(struct net_plan *n, const char *host, uint16_t port, const c
 	for (size_t i = 0; i < vl; i++)
 		if ((unsigned char)value[i] < 0x20 || (unsigned char)value[i] >= 0x7f)
 			return -EINVAL;
+	/* the tlsgate makes one leaf certificate per name, at its start */
+	if (tls && netplan_tls_names(n, names) == TLSGATE_NAMES_MAX) {
+		bool known = false;
+
+		for (size_t i = 0; i < TLSGATE_NAMES_MAX; i++)
+			known |= strcasecmp(names[i], host) == 0;
+		if (!known)
+			return -E2BIG;
+	}
 	k = &n->keys[n->n_keys];
 	if (!(k->value = strdup(value)))
 		return -ENOMEM;
 	snprintf(k->host, sizeof(k->host), "%s", host);
 	k->port = port;
+	k->tls = tls;
 	snprintf(k->placeholder, sizeof(k->placeholder), "%s", placeholder);
 	n->n_keys++;
 	return 0;
@@ -265,9 +282,81 @@ enum net_mode netplan_mode(const struct net_plan *n)
 	return n ? n->mode : NET_NONE;
 }
 
+int netplan_tls_trust(struct net_plan *n, env_getter get)
+{
+	const char *f = get("SSL_CERT_FILE"), *d = get("SSL_CERT_DIR");
+
+	if (n->tls_roots)
+		return 0;
+	/* what the tlsgate loads (net/tlsgate-tls.c): $SSL_CERT_FILE when set, else OpenSSL's
+	 * default file (Debian: /usr/lib/ssl/cert.pem, a link to /etc/ssl/certs/ca-certificates.crt),
+	 * and the files in $SSL_CERT_DIR when set */
+	if (!f || !*f) {
+		if (dl_load(&dl_libx509) < 0)
+			return -ELIBACC;
+		f = X509_get_default_cert_file();
+	}
+	if (!f || !*f || access(f, R_OK) < 0)
+		return -ENOENT;
+	if (d && *d && !(n->tls_roots_dir = strdup(d)))
+		return -ENOMEM;
+	return (n->tls_roots = strdup(f)) ? 0 : -ENOMEM;
+}
+
+bool netplan_has_tls(const struct net_plan *n)
+{
+	for (size_t i = 0; n && i < n->n_keys; i++)
+		if (n->keys[i].tls)
+			return true;
+	return false;
+}
+
+size_t netplan_tls_names(const struct net_plan *n, const char **names)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n->n_keys && k < TLSGATE_NAMES_MAX; i++) {
+		bool seen = false;
+
+		if (!n->keys[i].tls)
+			continue;
+		for (size_t j = 0; j < k; j++)
+			seen |= strcasecmp(names[j], n->keys[i].host) == 0;
+		if (!seen)
+			names[k++] = n->keys[i].host;
+	}
+	return k;
+}
+
 bool netplan_has_gate(const struct net_plan *n)
 {
 	return n && n->mode == NET_ALLOW;
+}
+
+/* The https:// endpoints of --key-via-gate keys, each once: terminated by the tlsgate, and the
+ * file of the host's roots it verifies them against (a path, never the contents). */
+static void print_tls(const struct net_plan *n, FILE *f, bool policy)
+{
+	for (size_t i = 0; i < n->n_keys; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < i; j++)
+			seen |= n->keys[j].tls && n->keys[j].port == n->keys[i].port &&
+				strcasecmp(n->keys[j].host, n->keys[i].host) == 0;
+		if (!n->keys[i].tls || seen)
+			continue;
+		if (policy)
+			fprintf(f, "key_tls=%s:%u\n", n->keys[i].host, n->keys[i].port);
+		else
+			fprintf(f, "tls:        %s:%u terminated by aisb's tlsgate (the sandbox trusts a session CA "
+				   "for it, %s); upstream verified against %s%s%s\n", n->keys[i].host, n->keys[i].port,
+				PLAN_TLS_CA, n->tls_roots ? n->tls_roots : "(none)",
+				n->tls_roots_dir ? " and the certificates in $SSL_CERT_DIR " : "",
+				n->tls_roots_dir ? n->tls_roots_dir : "");
+	}
+	if (policy && n->tls_roots && netplan_has_tls(n))
+		fprintf(f, "tls_upstream_trust=%s%s%s\n", n->tls_roots, n->tls_roots_dir ? ":" : "",
+			n->tls_roots_dir ? n->tls_roots_dir : "");
 }
 
 void netplan_print(const struct net_plan *n, FILE *f)
@@ -305,6 +394,7 @@ void netplan_print(const struct net_plan *n, FILE *f)
 			n->publish[i].port);
 	if (n->upstream)
 		fprintf(f, "proxy:      every allowed connection through %s\n", n->upstream);
+	print_tls(n, f, false);
 }
 
 void netplan_print_policy(const struct net_plan *n, FILE *f)
@@ -330,6 +420,7 @@ void netplan_print_policy(const struct net_plan *n, FILE *f)
 		fprintf(f, "publish=%s:%u:%u\n", n->publish[i].addr, n->publish[i].host_port, n->publish[i].port);
 	if (n->upstream)
 		fprintf(f, "proxy=%s\n", n->upstream);
+	print_tls(n, f, true);
 	fprintf(f, "pasta=%s\n", n->pasta ? "true" : "false");
 }
 

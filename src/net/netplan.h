@@ -35,6 +35,10 @@ struct net_plan {
 	uint64_t egress_log_max;      /* the gate's egress log bound (0: GATE_LOG_MAX); a test hook */
 	struct gate_key keys[GATE_KEYS_MAX]; /* --key-via-gate: what the gate adds for which endpoint */
 	size_t n_keys;
+	char *tls_roots;              /* a key for an https:// endpoint: the host's roots the tlsgate
+				       * verifies it against, as a file (the caller's $SSL_CERT_FILE, or
+				       * OpenSSL's default file), also the bundle's part inside */
+	char *tls_roots_dir;          /* ... and the caller's $SSL_CERT_DIR, which it loads too */
 };
 
 int netplan_resolve(const struct aisb_settings *s, struct net_plan **out);
@@ -50,11 +54,27 @@ bool netplan_has_gate(const struct net_plan *n);
 enum net_mode netplan_mode(const struct net_plan *n);
 
 /* --key-via-gate: the gate puts @value in place of @placeholder in requests to @host:@port (the
- * model endpoint as the policy names it). @value is copied and kept only in this plan's memory,
- * which the gate's process inherits: never printed, never written. Return: 0, -E2BIG (more than
- * GATE_KEYS_MAX), -EINVAL (a value the head cannot carry: empty, too long, a control byte),
- * -ENOMEM. Does not log. */
-int netplan_add_key(struct net_plan *n, const char *host, uint16_t port, const char *placeholder, const char *value);
+ * model endpoint as the policy names it); @tls: it is https://, so the tlsgate terminates the
+ * sandbox's TLS to it (net/tlsgate.h; netplan_tls_trust() first). @value is copied and kept only
+ * in this plan's memory, which the gate's process inherits: never printed, never written.
+ * Return: 0, -E2BIG (more than GATE_KEYS_MAX, or more https:// names than TLSGATE_NAMES_MAX),
+ * -EINVAL (a value the head cannot carry: empty, too long, a control byte), -ENOMEM. Does not
+ * log. */
+int netplan_add_key(struct net_plan *n, const char *host, uint16_t port, const char *placeholder, const char *value,
+		    bool tls);
+
+/* The upstream trust of the https:// endpoints (n->tls_roots, n->tls_roots_dir): @get's
+ * $SSL_CERT_FILE (a private CA, a company's proxy root), else OpenSSL's default file, and
+ * $SSL_CERT_DIR: what the tlsgate loads. Return: 0, -ENOENT (no readable file), -ELIBACC (no
+ * libcrypto to ask), -ENOMEM. Does not log. */
+int netplan_tls_trust(struct net_plan *n, env_getter get);
+
+/* Whether a key of @n is for an https:// endpoint (the session then spawns the tlsgate). */
+bool netplan_has_tls(const struct net_plan *n);
+
+/* The https:// endpoints' names of @n's keys, each once, into @names (TLSGATE_NAMES_MAX; they
+ * point into @n). Return: how many. Does not log. */
+size_t netplan_tls_names(const struct net_plan *n, const char **names);
 
 /* Stage: network, inside a new netns while its user namespace's capabilities are held (init of
  * `aisb run`, the holder of a build's RUN step: one implementation for both). Should: bring lo

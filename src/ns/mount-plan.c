@@ -304,6 +304,14 @@ static int plan_etc_files(struct mount_plan *mp, const struct aisb_plan *p, cons
 			return -ENOMEM;
 		r = add(mp, MOP_BIND, src, buf, NULL, fl);
 	}
+	/* --key-via-gate's https:// endpoints: the session CA (a certificate, no key) and the
+	 * bundle, which run/session.c wrote next to the generated files */
+	if (r >= 0 && p->tls_ca && f->session_etc)
+		r = addf(mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/" PLAN_TLS_CA_NAME, f->session_etc,
+			 "%s", PLAN_TLS_CA);
+	if (r >= 0 && p->tls_ca && f->session_etc)
+		r = addf(mp, MOP_BIND, MOP_F_RO | MOP_F_FILE, NULL, "%s/" PLAN_TLS_BUNDLE_NAME, f->session_etc,
+			 "%s", PLAN_TLS_BUNDLE);
 	return r;
 }
 

@@ -6,6 +6,7 @@
 #include <grp.h>
 #include <linux/filter.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 #include "net/gate.h"
 #include "net/netplan.h"
 #include "net/pasta.h"
+#include "net/tlsgate.h"
 #include "ns/mounts.h"
 #include "ns/refusal.h"
 #include "ns/scrub.h"
@@ -421,6 +423,82 @@ static int start_gate(const struct aisb_plan *p, const struct aisb_session *ss, 
 	return netplan_gate_new(p->netp, -1, *log_path, hint, out);
 }
 
+/* The plan whose keys the tlsgate's copy of this process's memory must lose, set only while
+ * tlsgate_spawn() forks it (tls_wipe_child()). */
+static const struct net_plan *tls_wipe_plan;
+
+/* In the tlsgate, right after its fork (a pthread_atfork() child handler: tlsgate_spawn() forks,
+ * and the tlsgate needs no key): zero the model keys in its copy of the plan and every variable
+ * of its copy of the environment that holds one (the caller's $AI_API_TOKEN, ...). Measured
+ * before this: a scan of the tlsgate's memory found the key twice, in the heap (the plan's
+ * netplan keys) and on the stack (the environment); after it, nowhere (docs/threat-model.md).
+ * The tlsgate parses the sandbox's TLS: what is not in its memory, an exploit of it cannot read. */
+static void tls_wipe_child(void)
+{
+	const struct net_plan *n = tls_wipe_plan;
+
+	if (!n)
+		return;
+	for (char **e = environ; *e; e++) {
+		char *v = strchr(*e, '=');
+
+		for (size_t i = 0; v && i < n->n_keys; i++)
+			if (strstr(v + 1, n->keys[i].value)) {
+				explicit_bzero(v + 1, strlen(v + 1));
+				break;
+			}
+	}
+	for (size_t i = 0; i < n->n_keys; i++)
+		explicit_bzero(n->keys[i].value, strlen(n->keys[i].value));
+}
+
+/* Stage: the tlsgate (--key-via-gate with an https:// endpoint), on the host before the
+ * sandbox exists. Should: fork it (tlsgate_spawn(): it makes the session CA and one leaf per
+ * endpoint name, frees the CA key and confines itself), write the CA certificate and the bundle
+ * for the sandbox (session_write_tls()), and keep its pid and control socket for the gate
+ * (gate_tls()). Mustn't: let the sandbox start without it when a key needs it (77), write
+ * anything but the public certificate, or leave the model key in the tlsgate's memory
+ * (tls_wipe_child()). Return: 0 or the exit code. Logs on failure. */
+static int tls_stage(const struct aisb_plan *p, const struct aisb_session *ss, pid_t *pid, int *ctl_fd)
+{
+	static bool wipe_registered;
+	struct tlsgate_config cfg = { .n_names = 0 };
+	_cleanup_free_ char *pem = NULL;
+	char why[TLSGATE_REASON_MAX + 64] = "";
+	int e;
+
+	if (!netplan_has_tls(p->netp))
+		return 0;
+	cfg.n_names = netplan_tls_names(p->netp, cfg.names);
+	if (!wipe_registered && pthread_atfork(NULL, NULL, tls_wipe_child) != 0)
+		return log_error("--key-via-gate: cannot prepare the TLS terminator's start"), AISB_EXIT_FAILED;
+	wipe_registered = true;
+	fflush(NULL);
+	tls_wipe_plan = p->netp;
+	e = tlsgate_spawn(&cfg, pid, ctl_fd, &pem, why, sizeof(why));
+	tls_wipe_plan = NULL;
+	if (e < 0)
+		return log_error("--key-via-gate: cannot start the TLS terminator for the https:// model endpoint: %s",
+				 why[0] ? why : strerror(-e)), AISB_EXIT_ENFORCE;
+	if (!pem || session_write_tls(ss, pem, p->netp->tls_roots) < 0)
+		return AISB_EXIT_FAILED; /* the caller stops it (tls_reap()) */
+	return 0;
+}
+
+/* Kills and reaps a tlsgate that no gate took (a run that failed before the gate existed). */
+static void tls_reap(pid_t *pid, int *ctl_fd)
+{
+	if (*ctl_fd >= 0)
+		close(*ctl_fd);
+	*ctl_fd = -1;
+	if (*pid <= 0)
+		return;
+	kill(*pid, SIGKILL);
+	while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	*pid = -1;
+}
+
 /* The root-relative paths of the read-only binds below @root (the .git pins): the sandbox could
  * not write them, so gitguard does not judge them. */
 static char **pinned_below(const struct mount_plan *mp, const char *root)
@@ -589,7 +667,7 @@ static int channel_stage(sigset_t *mask, sigset_t *oldmask, int *sfd, int sync_f
  * stack, like fork, so the child is PID 1 of the new pid namespace) and run init_main() there with only its
  * ends of the channels. Mustn't: return in the child. Return: init's pid, or -1 with *@code set
  * (77 when the kernel or a container engine refuses user namespaces). Logs on failure. */
-static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, int sfd, int *code)
+static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, int sfd, int tls_fd, int *code)
 {
 	char msg[512], fix[512];
 	enum container_engine e;
@@ -602,6 +680,8 @@ static pid_t clone_stage(const struct init_args *ia, int sync_fd, int err_fd, in
 		close(sync_fd);
 		close(err_fd);
 		close(sfd);
+		if (tls_fd >= 0)
+			close(tls_fd); /* the tlsgate's control socket is the gate's alone */
 		init_main(ia);
 	}
 	if (pid > 0)
@@ -701,6 +781,8 @@ struct run {
 	char *egress_path;
 	struct pasta pasta;
 	struct gate *gate;
+	pid_t tls_pid;                      /* the tlsgate, until the gate takes it (gate_tls()) */
+	int tls_fd;
 	unsigned tty_mask;
 	struct timespec since;              /* gitguard judges what changed after it */
 	struct gitguard_job job;            /* this run's git check, recorded before the clone */
@@ -775,10 +857,17 @@ static int admit_stage(const struct aisb_plan *p)
 
 /* Stage: the session's content, on the host. Should: make a --workspace clone now that the
  * session has its id, write the harness's bridged config into the home (agents/bridge.h)
- * before the tree is planned (an ephemeral home binds what it wrote), then prepare_stage().
+ * before the tree is planned (an ephemeral home binds what it wrote), then prepare_stage(); the
+ * tlsgate before all of it, when a key needs it (tls_stage()).
  * Mustn't: create anything of the sandbox yet. Return: 0 or the exit code. Logs on failure. */
 static int session_stage(struct run *r)
 {
+	int e = tls_stage(r->p, r->ss, &r->tls_pid, &r->tls_fd);
+
+	/* first: a tlsgate that cannot start stops the run before anything of it is made (a
+	 * clone, the bridged config, the pending check for passed-in values) */
+	if (e != 0)
+		return e;
 	if (r->p->workspace && workspace_prepare(r->p, r->ss) < 0)
 		return AISB_EXIT_FAILED;
 	if (bridge_apply(r->p, r->ss) < 0)
@@ -844,6 +933,14 @@ static int launch_stage(struct run *r)
 		return e < 0 ? AISB_EXIT_FAILED : e;
 	if (r->p->netp && netplan_has_gate(r->p->netp) && start_gate(r->p, r->ss, &r->egress_path, &r->gate) < 0)
 		return AISB_EXIT_FAILED;
+	/* the gate owns the tlsgate from here on: its process gets the control socket, and
+	 * gate_reaped()/gate_stop() reap the tlsgate with the gate's other helpers */
+	if (r->tls_pid > 0 && r->gate) {
+		e = gate_tls(r->gate, r->tls_pid, TAKE_FD(r->tls_fd));
+		r->tls_pid = -1;
+		if (e < 0)
+			return AISB_EXIT_FAILED;
+	}
 	e = ready_stage(r);
 	if (e != 0)
 		return e;
@@ -918,7 +1015,7 @@ int sandbox_run(const struct aisb_plan *p, struct aisb_session *ss)
 			 .go = { .magic = SYNC_MAGIC },
 			 .lr = { .watchdog = -1, .watchdog_fd = -1 }, .sync_fds = { -1, -1 }, .err_fds = { -1, -1 },
 			 .sfd = -1, .master = -1, .ws_fd = -1, .out_fd = -1, .gate_fds = { -1, -1, -1, -1 },
-			 .pasta = { .pid = -1 }, .pid = -1 };
+			 .pasta = { .pid = -1 }, .pid = -1, .tls_pid = -1, .tls_fd = -1 };
 	long long start = now_usec();
 	struct init_args ia;
 	int code;
@@ -947,7 +1044,7 @@ int sandbox_run(const struct aisb_plan *p, struct aisb_session *ss)
 	}
 	ia = (struct init_args){ .plan = p, .mounts = &r.mp, .sync_fd = r.sync_fds[1], .err_fd = r.err_fds[1],
 				 .tty_mask = r.tty_mask, .oldmask = r.oldmask };
-	r.pid = clone_stage(&ia, r.sync_fds[0], r.err_fds[0], r.sfd, &code);
+	r.pid = clone_stage(&ia, r.sync_fds[0], r.err_fds[0], r.sfd, r.tls_fd, &code);
 	if (r.pid < 0)
 		goto restore_mask;
 	r.cloned = true;
@@ -969,6 +1066,7 @@ int sandbox_run(const struct aisb_plan *p, struct aisb_session *ss)
 restore_mask:
 	release_channels(r.sync_fds, r.err_fds, r.sfd, &r.oldmask);
 finish:
+	tls_reap(&r.tls_pid, &r.tls_fd);
 	code = limits_finish(p, ss, &r.lr, code);
 	mount_plan_free(&r.mp);
 	mount_host_facts_free(&r.facts);

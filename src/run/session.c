@@ -299,6 +299,35 @@ int session_create(const struct aisb_plan *p, struct aisb_session *ss)
 	return session_dir_stage(p, ss, sessions);
 }
 
+/* The host's roots file for the bundle: a few hundred KiB (Debian's: 220 KiB, 146 roots) */
+#define TLS_ROOTS_MAX (16u << 20)
+
+int session_write_tls(const struct aisb_session *ss, const char *ca_pem, const char *roots)
+{
+	_cleanup_close_ int dfd = open(ss->etc_dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_free_ char *buf = NULL, *bundle = NULL;
+	size_t len = 0, cl = strlen(ca_pem);
+	int r;
+
+	if (dfd < 0)
+		return log_error_errno(-errno, "cannot open '%s' for the session CA: %m", ss->etc_dir);
+	/* the system's file, which OpenSSL reads through its links too (/usr/lib/ssl/cert.pem) */
+	r = read_file_at(AT_FDCWD, roots, TLS_ROOTS_MAX, &buf, &len);
+	if (r < 0)
+		return log_error_errno(r, "cannot read the host's trust store '%s' for the sandbox's CA bundle: %m",
+				       roots);
+	if (!(bundle = malloc(len + cl + 2)))
+		return log_error_errno(-ENOMEM, "out of memory");
+	memcpy(bundle, buf, len);
+	if (len && buf[len - 1] != '\n')
+		bundle[len++] = '\n';
+	memcpy(bundle + len, ca_pem, cl);
+	if ((r = write_file_at(dfd, PLAN_TLS_CA_NAME, ca_pem, cl, 0644)) < 0 ||
+	    (r = write_file_at(dfd, PLAN_TLS_BUNDLE_NAME, bundle, len + cl, 0644)) < 0)
+		return log_error_errno(r, "cannot write the session CA into '%s': %m", ss->etc_dir);
+	return 0;
+}
+
 void session_done(struct aisb_session *ss)
 {
 	free(ss->id);

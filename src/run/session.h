@@ -13,7 +13,10 @@
  *   cgroup        the session's cgroup leaf (limits)
  *   egress.jsonl  egress log (network modes with a gate)
  *   etc/          generated passwd, group, hosts, resolv.conf, when the session dir is in the
- *                 run dir, or when the run dir cannot be used at all
+ *                 run dir, or when the run dir cannot be used at all; with --key-via-gate for an
+ *                 https:// endpoint also session-ca.pem (the tlsgate's CA certificate, public:
+ *                 its key never leaves the tlsgate's memory) and ca-bundle.pem (the host's roots
+ *                 and that CA), both bound read-only into the sandbox (core/plan.h, PLAN_TLS_CA)
  * Under the run dir (session_run_dir(): $XDG_RUNTIME_DIR/aisb, else /dev/shm/aisb-UID; a tmpfs
  * of the caller's own, checked by session_run_dir_open() before every use, by readers too):
  *   sessions/<id>/              a session dir, as above
@@ -71,6 +74,11 @@ int session_create(const struct aisb_plan *p, struct aisb_session *ss);
 
 /* Frees what @ss holds and zeroes it. Removes nothing on disk. Does not log. */
 void session_done(struct aisb_session *ss);
+
+/* Writes the session CA's certificate @ca_pem and the bundle (the host's roots in the file
+ * @roots, then the CA) next to the generated /etc files (p->etc_dir, PLAN_TLS_CA_NAME and
+ * PLAN_TLS_BUNDLE_NAME, 0644: public). Return: 0 or -errno. Logs on failure. */
+int session_write_tls(const struct aisb_session *ss, const char *ca_pem, const char *roots);
 
 /* Records the init pid. Does not log. */
 int session_set_init_pid(const struct aisb_session *ss, pid_t pid);

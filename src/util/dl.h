@@ -46,6 +46,8 @@ struct dl_lib {
 
 /* The optional libraries, in the order `aisb doctor` reports them. */
 extern struct dl_lib dl_libcurl, dl_libarchive, dl_libcrypto, dl_libmnl, dl_libnftnl, dl_libcap;
+/* the tlsgate's only (net/tlsgate.h): libssl, and the part of libcrypto it needs besides hashing */
+extern struct dl_lib dl_libssl, dl_libx509;
 
 /**
  * dl_open() - load @lib and resolve all its symbols, once

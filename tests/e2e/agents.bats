@@ -7,6 +7,7 @@
 # Inner commands are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
 load lib/common
+load lib/model
 bats_require_minimum_version 1.5.0
 
 LIB=${AISB_E2E_DIR:-$BATS_TEST_DIRNAME}/lib
@@ -29,50 +30,24 @@ setup() {
 }
 
 teardown() {
-	[ -n "${MOCK_PID:-}" ] && kill "$MOCK_PID" 2>/dev/null
+	model_stop
 	[ -S "${TSOCK:-}" ] && tmux -S "$TSOCK" kill-server 2>/dev/null
 	common_teardown
 }
 
-# mock_start [TOKEN]: the model server on a free port of 127.0.0.1; sets PORT and MOCK_LOG.
+# mock_start [TOKEN]: the model server (lib/model.bash) on a free port of 127.0.0.1; sets PORT
+# and MOCK_LOG.
 mock_start() {
+	model_start mock "${1:-$TOKEN}" --command "$TOOL_CMD"
 	MOCK_LOG="$WORK/mock.jsonl"
-	"$PY" "$LIB/mock-model.py" --port-file "$WORK/port" --log "$MOCK_LOG" --command "$TOOL_CMD" \
-		--expect-token "${1:-$TOKEN}" &
-	MOCK_PID=$!
-	local _
-	for _ in $(seq 600); do    # python starts slowly on a loaded machine: 30 s at most
-		[ -s "$WORK/port" ] && break
-		sleep 0.05
-	done
-	PORT=$(cat "$WORK/port")
+	PORT=$(cat "$WORK/mock.port")
 	[ -n "$PORT" ]
 }
 
 # host_config_pi KEY: ~/.pi/agent pointing at the mock, with KEY as the provider's apiKey.
-host_config_pi() {
-	mkdir -p "$HOME/.pi/agent"
-	cat >"$HOME/.pi/agent/models.json" <<EOF
-{"providers":{"mock":{"baseUrl":"http://127.0.0.1:$PORT/v1","api":"openai-completions","apiKey":"$1",
-  "models":[{"id":"mock-model"}]}}}
-EOF
-	echo '{"defaultProvider":"mock","defaultModel":"mock-model","theme":"dark","quietStartup":false}' \
-		>"$HOME/.pi/agent/settings.json"
-}
+host_config_pi() { model_pi_config "http://127.0.0.1:$PORT" "$1" ',"theme":"dark","quietStartup":false'; }
 
-host_config_codex() {
-	mkdir -p "$HOME/.codex"
-	cat >"$HOME/.codex/config.toml" <<EOF
-model = "mock-model"
-model_provider = "mock"
-
-[model_providers.mock]
-name = "Mock"
-base_url = "http://127.0.0.1:$PORT/v1"
-env_key = "MOCK_KEY"
-wire_api = "responses"
-EOF
-}
+host_config_codex() { model_codex_config "http://127.0.0.1:$PORT" MOCK_KEY; }
 
 # assert_agent_ran: the tool call ran inside the sandbox and its file is the caller's on the host.
 assert_agent_ran() {

@@ -5,10 +5,14 @@
 # lib/key-mock.py, on the host's 127.0.0.1 reached with --allow-host-port), nowhere else.
 # A fake pi (a shell script through --harness-from) sends the requests with curl by every path
 # the gate has: plain proxy, CONNECT tunnel, transparent; the real pi CLI runs last. Every
-# refusal is paired with the request that passes.
+# refusal is paired with the request that passes. The real CLIs run last, against
+# lib/mock-model.py: over http://, and over https:// where the tlsgate terminates TLS
+# (docs/key-via-gate-tls.md) and the mock's certificate comes from a throwaway CA
+# (lib/test-ca.sh) that only aisb's caller trusts, by SSL_CERT_FILE.
 # Inner commands are single-quoted on purpose: they expand inside the sandbox.
 # shellcheck disable=SC2016
 load lib/common
+load lib/model
 bats_require_minimum_version 1.5.0
 
 LIB=${AISB_E2E_DIR:-$BATS_TEST_DIRNAME}/lib
@@ -29,6 +33,7 @@ setup() {
 teardown() {
 	local p
 	for p in "${MOCK_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	model_stop
 	common_teardown
 }
 
@@ -54,16 +59,9 @@ mock() {
 	: >"$WORK/$1.jsonl"
 }
 
-# pi_config PORT: ~/.pi/agent with the model endpoint http://127.0.0.1:PORT and a literal key
-# (the bridge makes it $AI_API_TOKEN).
-pi_config() {
-	mkdir -p "$HOME/.pi/agent"
-	cat >"$HOME/.pi/agent/models.json" <<EOF
-{"providers":{"mock":{"baseUrl":"http://127.0.0.1:$1/v1","api":"openai-completions","apiKey":"literal",
-  "models":[{"id":"mock-model"}]}}}
-EOF
-	echo '{"defaultProvider":"mock","defaultModel":"mock-model"}' >"$HOME/.pi/agent/settings.json"
-}
+# pi_config PORT [ORIGIN]: ~/.pi/agent with the model endpoint ORIGIN/v1 (http://127.0.0.1:PORT
+# by default) and a literal key (the bridge makes it $AI_API_TOKEN).
+pi_config() { model_pi_config "${2:-http://127.0.0.1:$1}" literal; }
 
 # fake_pi BODY: a `pi` under $WORK/fake/bin that runs BODY (sh) inside the sandbox.
 fake_pi() {
@@ -297,7 +295,201 @@ echo "none:$(curl -sS -o /dev/null -w "%{http_code}" "$m/none")"'
 	[[ "$output" != *"$CANARY"* ]]
 }
 
-@test "keygate: --key-via-gate is refused (78) where the gate cannot add the key: an https:// endpoint, --net full or none, an unknown harness; a -- command is not a harness" {
+# tls_mock NAME LEAF [TOKEN]: lib/key-mock.py over HTTPS with the certificate $WORK/ca/LEAF.pem
+# (lib/test-ca.sh: a throwaway CA, $WORK/ca/ca.pem), like mock NAME.
+tls_mock() {
+	serve "$WORK/$1.port" "$PY" "$LIB/key-mock.py" --port-file "$WORK/$1.port" --log "$WORK/$1.jsonl" \
+		--expect-token "${3:-}" --tls-cert "$WORK/ca/$2.pem" --tls-key "$WORK/ca/$2.key"
+	: >"$WORK/$1.jsonl"
+}
+
+# pi_tls_config PORT: ~/.pi/agent with the model endpoint https://127.0.0.1:PORT (the bridge
+# makes it host.aisb.internal, the name the mock's certificate is for).
+pi_tls_config() { pi_config "$1" "https://127.0.0.1:$1"; }
+
+# The requests over https:// through both gate paths that TLS takes (CONNECT, transparent), a
+# chunked stream and a Content-Length answer each; then the search for the key inside, as in
+# REQUESTS, and the session CA inside; then it waits for $PWD/go (the test looks at the host
+# meanwhile), at most 30 s.
+TLS_REQUESTS='u="https://host.aisb.internal:$MPORT/v1"
+echo "token=$AI_API_TOKEN"
+curl -fsS -H "Authorization: Bearer $AI_API_TOKEN" "$u/tunnel" && echo
+curl -fsS -H "x-api-key: $AI_API_TOKEN" -d hello "$u/tunnel/stream" && echo
+curl -fsS --noproxy "*" -H "x-api-key: $AI_API_TOKEN" -d @/etc/services "$u/transparent" && echo
+curl -fsS --noproxy "*" -H "Authorization: Bearer $AI_API_TOKEN" "$u/transparent/stream" && echo
+echo "ca-certs=$(grep -c "BEGIN CERTIFICATE" "$NODE_EXTRA_CA_CERTS") bundle-has-ca=$(grep -cFf "$NODE_EXTRA_CA_CERTS" "$SSL_CERT_FILE")"
+if grep -rq "PRIVATE KEY" /run/aisb; then echo FOUND-private-key; fi
+printf %s "$NA$NB" >/tmp/needle
+if grep -lFf /tmp/needle /proc/[0-9]*/environ 2>/dev/null; then echo FOUND-environ; fi
+if grep -rlFf /tmp/needle "$HOME" "$PWD" /run/aisb 2>/dev/null; then echo FOUND-files; fi
+echo searched
+i=0; while [ ! -e "$PWD/go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done'
+
+# child_of_session COMM: the pid of the live session's child process COMM (aisb-tlsgate,
+# aisb-gate: a child of its supervisor), once there (at most 30 s).
+child_of_session() {
+	local i sup
+	for i in $(seq 600); do
+		sup=$(cat "$(run_dir)"/sessions/*/supervisor "$XDG_STATE_HOME"/aisb/sessions/*/supervisor 2>/dev/null | awk 'NR == 1 {print $1}')
+		[ -n "$sup" ] && ps -o pid=,comm= --ppid "$sup" | awk -v c="$1" '$2 == c {print $1; f = 1} END {exit !f}' && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "keygate: an https:// endpoint: the tlsgate terminates the sandbox's TLS with a session CA it trusts, the endpoint gets the real key over TLS by both paths, streaming or not; the key is nowhere inside, in aisb's state or in the tlsgate's memory; no CA key on disk; the tlsgate is gone after the session" {
+	require_feature openssl command -v openssl
+	sh "$LIB/test-ca.sh" "$WORK/ca" model host.aisb.internal
+	tls_mock model model "$CANARY"
+	PORT_model=$(cat "$WORK/model.port")
+	pi_tls_config "$PORT_model"
+	fake_pi "$TLS_REQUESTS"
+	local half=$((${#CANARY} / 2)) tpid d
+	# the mock's CA is the caller's trust store: the tlsgate verifies the endpoint against it
+	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY timeout 60 "$AISB" --harness-from "$WORK/fake" \
+		--allow-host-port "$PORT_model" --key-via-gate pi --env MPORT="$PORT_model" --env NA="${CANARY:0:half}" \
+		--env NB="${CANARY:half}" --keep -p x </dev/null >"$WORK/out" 2>&1 3>&- &
+	MOCK_PIDS+=($!)
+	tpid=$(child_of_session aisb-tlsgate)
+	[ -n "$tpid" ]
+	# while it runs: the run dir holds the CA's certificate, never a key
+	find "$(run_dir)" -name "session-ca.pem" | grep -q .
+	! grep -rl "PRIVATE KEY" "$(run_dir)" "$XDG_STATE_HOME" || false
+	# the tlsgate, which parses the sandbox's TLS, holds no copy of the key (its copy of the
+	# supervisor's memory lost it at its fork); control: the gate, which adds it, does. Its
+	# memory is readable by root only (it is not dumpable)
+	if is_root; then
+		[ "$("$PY" "$LIB/mem-count.py" "$tpid" "$CANARY")" -eq 0 ]
+		[ "$("$PY" "$LIB/mem-count.py" "$(child_of_session aisb-gate)" "$CANARY")" -ge 1 ]
+	fi
+	touch "$PROJ/go"
+	wait "${MOCK_PIDS[-1]}"
+	cat "$WORK/out"
+	output=$(cat "$WORK/out")
+	[[ "$output" == *"token=aisb-placeholder-"* ]]
+	[[ "$output" == *'{"ok": true, "path": "/v1/tunnel"}'* && "$output" == *'{"ok": true, "path": "/v1/transparent"}'* ]]
+	[ "$(grep -c '^data: part2$' <<<"$output")" -eq 2 ]
+	[[ "$output" == *"ca-certs=1 bundle-has-ca="[1-9]* ]]
+	[[ "$output" == *searched* && "$output" != *FOUND* ]]
+	# the endpoint got the real key, over TLS, every time, and never a placeholder
+	assert_keyed "$WORK/model.jsonl" 4
+	[ "$(grep -c '"tls": true' "$WORK/model.jsonl")" -eq 4 ]
+	d=$(session_dir)
+	[ "$(grep -c '"key":"added".*"tls":"terminated"' "$d/egress.jsonl")" -eq 4 ]
+	no_trace "$CANARY" "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" "$XDG_CACHE_HOME" "$PROJ" "$(run_dir)"
+	[[ "$output" != *"$CANARY"* ]]
+	# after it: the tlsgate is gone, and no key file anywhere aisb writes
+	! kill -0 "$tpid" 2>/dev/null || false
+	! grep -rl "PRIVATE KEY" "$(run_dir)" "$XDG_STATE_HOME" || false
+	# the preview names the termination and the upstream trust store (a path)
+	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" \
+		--allow-host-port "$PORT_model" --key-via-gate pi --dry-run -p x
+	[[ "$output" == *"tls:        host.aisb.internal:$PORT_model terminated by aisb's tlsgate"*"upstream verified against $WORK/ca/ca.pem"* ]]
+	[[ "$output" == *"env:        SSL_CERT_FILE=/run/aisb/ca-bundle.pem"* && "$output" != *"$CANARY"* ]]
+	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" \
+		--allow-host-port "$PORT_model" --key-via-gate pi --print-policy -p x
+	[[ "$output" == *"key_tls=host.aisb.internal:$PORT_model"* && "$output" == *"tls_upstream_trust=$WORK/ca/ca.pem"* ]]
+}
+
+@test "keygate: an https:// endpoint whose certificate is for another name is refused by the tlsgate, the reason in the egress log, no request (no key) reaches it; control: the right name passes; another https host stays an opaque tunnel" {
+	require_feature openssl command -v openssl
+	sh "$LIB/test-ca.sh" "$WORK/ca" wrong other.test
+	sh "$LIB/test-ca.sh" "$WORK/ca" model host.aisb.internal
+	tls_mock bad wrong "$CANARY"
+	PORT_bad=$(cat "$WORK/bad.port")
+	pi_tls_config "$PORT_bad"
+	fake_pi 'u="https://host.aisb.internal:$MPORT/v1"
+echo "tunnel:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "$u/tunnel")"
+echo "transparent:$(curl -sS --noproxy "*" -o /dev/null -w "%{http_code}" -H "x-api-key: $AI_API_TOKEN" "$u/transparent")"'
+	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" \
+		--allow-host-port "$PORT_bad" --key-via-gate pi --env MPORT="$PORT_bad" --keep -p x </dev/null
+	echo "$output"
+	[[ "$output" == *"tunnel:000"* && "$output" == *"transparent:000"* ]]
+	# the tlsgate refused the certificate: no request reached the endpoint
+	! grep -q '"path"' "$WORK/bad.jsonl" || false
+	local d
+	d=$(session_dir)
+	cat "$d/egress.jsonl"
+	[ "$(grep -c '"tls":"terminated".*' "$d/egress.jsonl")" -eq 2 ]
+	[ "$(grep -c '"reason":"upstream certificate' "$d/egress.jsonl")" -eq 2 ]
+	! grep -q '"key":"added"' "$d/egress.jsonl" || false
+	[[ "$output" != *"$CANARY"* ]]
+	rm -rf "$XDG_STATE_HOME/aisb/sessions"
+
+	# control: the same with the endpoint's certificate for its name; and another https host
+	# allowed (a mock with a certificate of the same CA, which the bundle inside holds: the
+	# caller's SSL_CERT_FILE is its first part) is an opaque tunnel: the gate neither terminates
+	# nor keys it, the placeholder arrives as sent, and the client sees the host's own
+	# certificate, which the session CA alone does not verify (the endpoint's leaf it does)
+	tls_mock model model "$CANARY"
+	PORT_model=$(cat "$WORK/model.port")
+	tls_mock other model
+	PORT_other=$(cat "$WORK/other.port")
+	pi_tls_config "$PORT_model"
+	fake_pi 'u="https://host.aisb.internal:$MPORT/v1"; o="https://host.aisb.internal:$OPORT"
+echo "tunnel:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "$u/tunnel")"
+echo "session-ca:$(curl -sS --cacert "$NODE_EXTRA_CA_CERTS" -o /dev/null -w "%{http_code}" "$u/session-ca")"
+echo "other:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "$o/other")"
+echo "other-session-ca:$(curl -sS --cacert "$NODE_EXTRA_CA_CERTS" -o /dev/null -w "%{http_code}" "$o/other2")"
+echo "plain:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "http://host.aisb.internal:$MPORT/plain")"'
+	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY run -0 timeout 60 "$AISB" --harness-from "$WORK/fake" \
+		--allow-host-port "$PORT_model" --allow-host-port "$PORT_other" --key-via-gate pi --env MPORT="$PORT_model" \
+		--env OPORT="$PORT_other" --keep -p x </dev/null
+	echo "$output"
+	[[ "$output" == *"tunnel:200"* && "$output" == *"session-ca:200"* && "$output" == *"other:200"* ]]
+	[[ "$output" == *"other-session-ca:000"* ]]
+	# a plain http:// request through the proxy that carries the placeholder to the https://
+	# endpoint is refused before any dial: the key would cross the network in clear
+	[[ "$output" == *"plain:403"* ]]
+	[ "$(grep -c '"bearer_ok": true' "$WORK/model.jsonl")" -eq 1 ]
+	grep -q '"path": "/other", "bearer_ok": false, "x_api_key_ok": false, "auth_sent": true, "placeholder_seen": true' "$WORK/other.jsonl"
+	! grep -q '"/other2"' "$WORK/other.jsonl" || false
+	d=$(session_dir)
+	cat "$d/egress.jsonl"
+	[ "$(grep -c '"tls":"terminated"' "$d/egress.jsonl")" -eq 2 ]
+	grep -q '"kind":"http".*"decision":"deny".*a plain http:// request to host.aisb.internal:'"$PORT_model"', an https:// endpoint' \
+		"$d/egress.jsonl"
+	! grep -q '"/plain"' "$WORK/model.jsonl" || false
+	grep -q "\"port\":$PORT_other,.*\"decision\":\"allow\"" "$d/egress.jsonl"
+	! grep "\"port\":$PORT_other," "$d/egress.jsonl" | grep -q '"tls"' || false
+	[[ "$output" != *"$CANARY"* ]]
+}
+
+@test "keygate: an https:// endpoint on port 443 of a named host (a test network of its own): the gate checks the ClientHello's name first, then the tlsgate terminates it; the endpoint gets the real key by CONNECT and transparent" {
+	require_feature openssl command -v openssl
+	require_feature "unshare -Urnm" unshare -Urnm true
+	require_feature ip command -v ip
+	chmod 755 "$WORK"
+	sh "$LIB/test-ca.sh" "$WORK/ca" api api.test
+	pi_config 443 "https://api.test"
+	fake_pi 'u="https://api.test/v1"
+echo "tunnel:$(curl -sS -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $AI_API_TOKEN" "$u/tunnel")"
+echo "transparent:$(curl -sS --noproxy "*" -o /dev/null -w "%{http_code}" -H "x-api-key: $AI_API_TOKEN" "$u/transparent")"
+echo "sni:$(curl -sS -k -o /dev/null -w "%{http_code}" --connect-to other.test:443:api.test:443 -H "Authorization: Bearer $AI_API_TOKEN" https://other.test/v1/sni)"'
+	cat >"$WORK/net.sh" <<EOS
+peer "$PY" "$LIB/key-mock.py" --bind 192.0.2.1 --port 443 --port-file "$WORK/api.port" --log "$WORK/api.jsonl" \
+	--expect-token "$CANARY" --tls-cert "$WORK/ca/api.pem" --tls-key "$WORK/ca/api.key" >/dev/null 2>&1 3>&- &
+for i in \$(seq 200); do [ -s "$WORK/api.port" ] && break; sleep 0.05; done
+SSL_CERT_FILE="$WORK/ca/ca.pem" AI_API_TOKEN="$CANARY" timeout 60 "$AISB" --harness-from "$WORK/fake" \
+	--add-host api.test=192.0.2.1 --allow api.test --key-via-gate pi --keep -p x </dev/null
+EOS
+	run unshare -Urnm --fork "$LIB/testnet.sh" "$WORK/net.sh"
+	echo "$output"
+	[[ "$output" == *"tunnel:200"* && "$output" == *"transparent:200"* ]]
+	# a tunnel to the endpoint whose ClientHello names another host is refused by the gate's SNI
+	# check before anything is handed over or dialled (the control: the tunnel above)
+	[[ "$output" == *"sni:000"* ]]
+	assert_keyed "$WORK/api.jsonl" 2
+	[ "$(grep -c '"tls": true' "$WORK/api.jsonl")" -eq 2 ]
+	local d
+	d=$(session_dir)
+	cat "$d/egress.jsonl"
+	[ "$(grep -c '"host":"api.test","port":443,.*"key":"added","tls":"terminated"' "$d/egress.jsonl")" -eq 2 ]
+	grep -q '"decision":"deny".*"reason":"TLS server name '"'"'other.test'"'"' differs from the checked host api.test"' "$d/egress.jsonl"
+	[[ "$output" != *"$CANARY"* ]]
+}
+
+@test "keygate: --key-via-gate is refused (78) where the gate cannot add the key: an https:// endpoint without a readable upstream trust store or named by an IP address (77: a trust store without a certificate stops the tlsgate), --net full or none, an unknown harness; a -- command is not a harness" {
 	mock model "$CANARY"
 	PORT_model=$(cat "$WORK/model.port")
 	fake_pi 'echo "token=$AI_API_TOKEN"'
@@ -305,9 +497,39 @@ echo "none:$(curl -sS -o /dev/null -w "%{http_code}" "$m/none")"'
 	echo '{"providers":{"gw":{"baseUrl":"https://gw.test/v1","api":"openai-completions","apiKey":"literal","models":[{"id":"m"}]}}}' \
 		>"$HOME/.pi/agent/models.json"
 	echo '{"defaultProvider":"gw","defaultModel":"m"}' >"$HOME/.pi/agent/settings.json"
-	AI_API_TOKEN=$CANARY run -78 "$AISB" --harness-from "$WORK/fake" --allow gw.test --key-via-gate pi -p x </dev/null
-	[[ "$output" == *"--key-via-gate works for http:// model endpoints only so far"* && "$output" == *"gw.test:443"* ]]
-	# control: without the mode the same run starts
+	# an https:// endpoint is terminated by the tlsgate, which verifies it against the host's
+	# trust store: one that cannot be read is refused, naming it
+	SSL_CERT_FILE=$WORK/no-such.pem AI_API_TOKEN=$CANARY run -78 "$AISB" --harness-from "$WORK/fake" --allow gw.test \
+		--key-via-gate pi -p x </dev/null
+	[[ "$output" == *"gw.test:443"*"is https://"*"\$SSL_CERT_FILE cannot be read: '$WORK/no-such.pem'"* ]]
+	[[ "$output" != *"$CANARY"* ]]
+	# ... and one named by an IP address, for which a client sends no server name (the control:
+	# the named endpoint below starts)
+	sed 's,https://gw.test,https://192.0.2.7,' "$HOME/.pi/agent/models.json" >"$WORK/ip.json"
+	cp "$HOME/.pi/agent/models.json" "$WORK/named.json"
+	cp "$WORK/ip.json" "$HOME/.pi/agent/models.json"
+	AI_API_TOKEN=$CANARY run -78 "$AISB" --harness-from "$WORK/fake" --allow 192.0.2.7:443 --key-via-gate pi \
+		-p x </dev/null
+	[[ "$output" == *"192.0.2.7:443"*"is https:// to an IP address"*"--add-host NAME=192.0.2.7"* ]]
+	cp "$WORK/named.json" "$HOME/.pi/agent/models.json"
+	# a trust file with no certificate in it: the tlsgate cannot start, so neither does the
+	# sandbox (77, its reason)
+	: >"$WORK/empty.pem"
+	SSL_CERT_FILE=$WORK/empty.pem AI_API_TOKEN=$CANARY run -77 env -u SSL_CERT_DIR "$AISB" --harness-from "$WORK/fake" \
+		--allow gw.test --key-via-gate pi -p x </dev/null
+	[[ "$output" == *"cannot start the TLS terminator for the https:// model endpoint: no upstream trust store: cannot read certificates from '$WORK/empty.pem'"* ]]
+	[[ "$output" != *"token="* && "$output" != *"$CANARY"* ]]
+	# control: with a readable one the same run starts, the sandbox holding a placeholder and
+	# the trust variables naming the session CA
+	fake_pi 'echo "token=$AI_API_TOKEN ca=$NODE_EXTRA_CA_CERTS bundle=$SSL_CERT_FILE"; grep -c "BEGIN CERTIFICATE" "$NODE_EXTRA_CA_CERTS"'
+	AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" --allow gw.test --key-via-gate pi -p x </dev/null
+	echo "$output"
+	[[ "$output" == *"token=aisb-placeholder-"*" ca=/run/aisb/session-ca.pem bundle=/run/aisb/ca-bundle.pem"* ]]
+	grep -qx 1 <<<"$output"
+	# the refused runs stopped before anything of theirs was made: no check left pending
+	[[ "$output" != *"ended without its check"* ]]
+	# control: without the mode the same run starts with the key
+	fake_pi 'echo "token=$AI_API_TOKEN"'
 	AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" --allow gw.test -p x </dev/null
 	[[ "$output" == *"token=$CANARY"* ]]
 	pi_config "$PORT_model"
@@ -328,11 +550,10 @@ echo "none:$(curl -sS -o /dev/null -w "%{http_code}" "$m/none")"'
 	[[ "$output" == *"token=unset"* ]]
 }
 
-# model_mock: lib/mock-model.py (the scripted model of agents.bats) expecting the canary; sets
-# MPORT_REAL.
+# model_mock: lib/mock-model.py (the scripted model of agents.bats, lib/model.bash) expecting
+# the canary; sets MPORT_REAL.
 model_mock() {
-	serve "$WORK/real.port" "$PY" "$LIB/mock-model.py" --port-file "$WORK/real.port" --log "$WORK/real.jsonl" \
-		--command 'echo "ran:$(id -u)" > agent-proof.txt' --expect-token "$CANARY"
+	model_start real "$CANARY" --command 'echo "ran:$(id -u)" > agent-proof.txt'
 	MPORT_REAL=$(cat "$WORK/real.port")
 }
 
@@ -353,10 +574,7 @@ assert_real_keyed() {
 	require_feature "codex and claude from npm (.ci/run installs them)" sh -c 'command -v codex && command -v claude'
 	model_mock
 	git -C "$PROJ" init -q # codex exec wants a git repository
-	mkdir -p "$HOME/.codex"
-	printf '%s\n' 'model = "mock-model"' 'model_provider = "mock"' '' '[model_providers.mock]' 'name = "Mock"' \
-		"base_url = \"http://127.0.0.1:$MPORT_REAL/v1\"" 'env_key = "MOCK_KEY"' 'wire_api = "responses"' \
-		>"$HOME/.codex/config.toml"
+	model_codex_config "http://127.0.0.1:$MPORT_REAL" MOCK_KEY
 	MOCK_KEY=$CANARY run -0 timeout 120 "$AISB" --harness codex --allow-host-port "$MPORT_REAL" --key-via-gate codex \
 		--keep exec "write the proof file" </dev/null
 	echo "$output"
@@ -381,4 +599,65 @@ assert_real_keyed() {
 	# the tool ran; its two streamed model requests (the tool call, then the answer) carried the
 	# real key; pi's own files in the persistent home (sessions, settings) hold no trace of it
 	assert_real_keyed
+}
+
+# tls_model_mock: lib/mock-model.py over TLS, its certificate for host.aisb.internal from a
+# throwaway CA, expecting the canary; sets MPORT_TLS and CA_TLS (the CA's certificate, which
+# aisb's caller trusts by SSL_CERT_FILE: the tlsgate verifies the endpoint against it; inside,
+# only the session's own CA is trusted, and only for the endpoint's name).
+tls_model_mock() {
+	"$LIB/test-ca.sh" "$WORK/ca" model host.aisb.internal
+	CA_TLS=$WORK/ca/ca.pem
+	model_start real "$CANARY" --command 'echo "ran:$(id -u)" > agent-proof.txt' \
+		--tls-cert "$WORK/ca/model.pem" --tls-key "$WORK/ca/model.key"
+	MPORT_TLS=$(cat "$WORK/real.port")
+}
+
+# assert_tls_keyed: assert_real_keyed, and every request reached the mock over TLS, by the
+# tlsgate: its hello offered http/1.1 alone (the tlsgate's, whatever the CLI offered) for
+# host.aisb.internal, and the egress record says the connection was terminated and keyed.
+assert_tls_keyed() {
+	assert_real_keyed
+	[ "$(grep -c '"auth_ok"' "$WORK/real.jsonl")" -eq "$(grep -c '"tls": true, "alpn": "http/1.1"' "$WORK/real.jsonl")" ]
+	grep -q '"event": "tls", "sni": "host.aisb.internal", "alpn_offered": \["http/1.1"\], "alpn": "http/1.1"' \
+		"$WORK/real.jsonl"
+	! grep '"event": "tls"' "$WORK/real.jsonl" | grep -v '"alpn_offered": \["http/1.1"\]' || false
+	grep '"tls":"terminated"' "$(session_dir)/egress.jsonl" | grep -q '"key":"added"'
+	no_trace "$CANARY" "$HOME" "$WORK/ca"
+}
+
+@test "keygate: the real pi CLI with an https:// endpoint: the tlsgate terminates TLS, the model gets the real key; the key is nowhere in the home or aisb's state" {
+	require_feature "pi from npm (.ci/run installs it)" command -v pi
+	tls_model_mock
+	pi_config "$MPORT_TLS" "https://host.aisb.internal:$MPORT_TLS"
+	AI_API_TOKEN=$CANARY SSL_CERT_FILE=$CA_TLS run -0 timeout 120 "$AISB" --allow-host-port "$MPORT_TLS" \
+		--key-via-gate pi --keep -p "write the proof file" </dev/null
+	echo "$output"
+	[[ "$output" == *'$AI_API_TOKEN holds a placeholder inside (--key-via-gate)'* ]]
+	assert_tls_keyed
+}
+
+@test "keygate: the real codex CLI with an https:// endpoint (localhost in its config): it trusts the session CA by SSL_CERT_FILE, offers h2 and gets http/1.1; the model gets the real key, nowhere in its home or aisb's state" {
+	require_feature "codex from npm (.ci/run installs it)" command -v codex
+	tls_model_mock
+	git -C "$PROJ" init -q
+	model_codex_config "https://localhost:$MPORT_TLS" MOCK_KEY
+	MOCK_KEY=$CANARY SSL_CERT_FILE=$CA_TLS run -0 timeout 120 "$AISB" --harness codex --allow-host-port "$MPORT_TLS" \
+		--key-via-gate codex --keep exec "write the proof file" </dev/null
+	echo "$output"
+	[[ "$output" == *'$MOCK_KEY holds a placeholder inside'* ]]
+	# codex's own hello offers h2 (docs/key-via-gate-tls.md, question 5): none reached the mock
+	! grep -q '"alpn_offered": \["h2"' "$WORK/real.jsonl" || false
+	assert_tls_keyed
+}
+
+@test "keygate: the real claude CLI with an https:// endpoint (ANTHROPIC_BASE_URL on 127.0.0.1): the tlsgate terminates TLS, x-api-key gets the real key; it is nowhere in its home or aisb's state" {
+	require_feature "claude from npm (.ci/run installs it)" command -v claude
+	tls_model_mock
+	ANTHROPIC_BASE_URL="https://127.0.0.1:$MPORT_TLS" ANTHROPIC_API_KEY=$CANARY SSL_CERT_FILE=$CA_TLS run -0 \
+		timeout 120 "$AISB" --harness claude --allow-host-port "$MPORT_TLS" --key-via-gate claude --keep \
+		-p "write the proof file" </dev/null
+	echo "$output"
+	[[ "$output" == *'$AISB_ANTHROPIC_API_KEY holds a placeholder inside'* ]]
+	assert_tls_keyed
 }

@@ -14,7 +14,7 @@
 # libc; util's write_full() is a loop over write(2).
 
 # the objects linked into the gate's process and the supervisor's side of it
-OBJECTS=(src/net/gate.o src/net/keymask.o src/net/dns.o src/net/http.o src/net/sni.o src/net/policy.o src/net/addr.o src/net/allow.o)
+OBJECTS=(src/net/gate.o src/net/keymask.o src/net/dns.o src/net/http.o src/net/sni.o src/net/policy.o src/net/addr.o src/net/allow.o src/net/tlsgate-wire.o)
 
 # name: what it does under the gate's filter ("supervisor" = called only before the fork or in
 # the supervisor, never in the confined gate)
@@ -72,7 +72,7 @@ setsockopt: setsockopt
 shutdown: shutdown
 snprintf: no system call
 socket: socket (AF_INET/AF_INET6 stream only)
-socketpair: supervisor
+socketpair: socketpair (AF_UNIX stream only, allowed so: tls_handoff(), --key-via-gate https://; e2e keygate.bats), and the supervisor's
 splice: splice
 strchr: no system call
 strcasecmp: no system call (the locale's tables, loaded before the filter; e2e keygate.bats)

@@ -27,6 +27,7 @@
 
 #include "net/gate-confine.h"
 #include "ns/seccomp-internal.h"
+#include "util/fdpass.h"
 #include "util/util.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -41,11 +42,11 @@ static void test_table_is_exactly_this(void **state)
 	static const char *const expected[] = {
 		"accept4", "brk", "clock_gettime", "close", "connect", "epoll_ctl", "epoll_pwait",
 		"epoll_wait", "exit_group", "fcntl", "getsockopt", "mmap", "mremap", "munmap", "pipe2",
-		"recvfrom", "sendto", "setsockopt", "shutdown",
+		"recvfrom", "sendmsg", "sendto", "setsockopt", "shutdown",
 #if defined(__SANITIZE_ADDRESS__)
 		"sigaltstack", /* ASan's runtime only: see gate-confine.c */
 #endif
-		"socket", "splice", "write",
+		"socket", "socketpair", "splice", "write",
 	};
 	const char *names[64];
 	size_t n = 0;
@@ -65,13 +66,19 @@ static void test_table_is_exactly_this(void **state)
 	assert_int_equal(n, ELEMENTSOF(expected));
 	for (size_t i = 0; i < n; i++)
 		assert_string_equal(names[i], expected[i]);
-	/* socket is allowed only for AF_INET/AF_INET6 streams, mmap only without PROT_EXEC */
+	/* socket is allowed only for AF_INET/AF_INET6 streams, socketpair only for AF_UNIX streams
+	 * (the tlsgate's plaintext pairs), mmap only without PROT_EXEC */
 	for (size_t i = 0; i < gate_seccomp_rules_n; i++) {
 		const struct seccomp_rule *r = &gate_seccomp_rules[i];
 
 		if (streq(r->name, "socket")) {
 			assert_int_equal(r->cmp[0].op, SC_CMP_EQ);
 			assert_true(r->cmp[0].value == AF_INET || r->cmp[0].value == AF_INET6);
+			assert_int_equal(r->cmp[1].op, SC_CMP_MASKED_EQ);
+			assert_int_equal(r->cmp[1].value, SOCK_STREAM);
+		} else if (streq(r->name, "socketpair")) {
+			assert_int_equal(r->cmp[0].op, SC_CMP_EQ);
+			assert_int_equal(r->cmp[0].value, AF_UNIX);
 			assert_int_equal(r->cmp[1].op, SC_CMP_MASKED_EQ);
 			assert_int_equal(r->cmp[1].value, SOCK_STREAM);
 		} else if (streq(r->name, "mmap")) {
@@ -100,7 +107,7 @@ static void test_table_compiles(void **state)
 	seccomp_prog_free(&now);
 }
 
-enum probe { P_ALLOWED, P_OPEN, P_READ, P_UNIX_SOCKET, P_UDP_SOCKET, P_EXEC_MMAP, P_FORK, P_MAX };
+enum probe { P_ALLOWED, P_OPEN, P_READ, P_UNIX_SOCKET, P_UDP_SOCKET, P_EXEC_MMAP, P_FORK, P_DGRAM_PAIR, P_MAX };
 
 /* In the child, after the real gate_confine(): one probe. Return: the byte to report. */
 static char run_probe(enum probe p)
@@ -118,6 +125,13 @@ static char run_probe(enum probe p)
 			close(fd); /* a kernel without IPv6 says EAFNOSUPPORT: not a kill either */
 		if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0)
 			return 'b';
+		close(fds[0]);
+		close(fds[1]);
+		/* the hand-over to the tlsgate: a plaintext pair, and SCM_RIGHTS over a socket */
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) < 0)
+			return 'd';
+		if (fdpass_send(fds[0], "x", 1, &fds[1], 1) < 0)
+			return 'e';
 		close(fds[0]);
 		close(fds[1]);
 		m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -138,6 +152,8 @@ static char run_probe(enum probe p)
 		return m != MAP_FAILED ? 'o' : 'e';
 	case P_FORK:
 		return syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL) >= 0 ? 'o' : 'e';
+	case P_DGRAM_PAIR: /* only the stream pairs of the hand-over */
+		return socketpair(AF_UNIX, SOCK_DGRAM, 0, fds) >= 0 ? 'o' : 'e';
 	case P_MAX:
 		break;
 	}
@@ -292,11 +308,12 @@ static void test_confined_allowed_calls_work(void **state)
 	assert_int_equal(got, 'y');
 }
 
-/* Attacks: a file, read(2), a unix socket, a UDP socket, an executable mapping, a new process: each kills
- * the gate with SIGSYS before the call returns. */
+/* Attacks: a file, read(2), a unix socket, a UDP socket, an executable mapping, a new process, a
+ * datagram socketpair: each kills the gate with SIGSYS before the call returns. */
 static void test_confined_other_calls_kill(void **state)
 {
-	static const enum probe probes[] = { P_OPEN, P_READ, P_UNIX_SOCKET, P_UDP_SOCKET, P_EXEC_MMAP, P_FORK };
+	static const enum probe probes[] = { P_OPEN, P_READ, P_UNIX_SOCKET, P_UDP_SOCKET,
+					     P_EXEC_MMAP, P_FORK, P_DGRAM_PAIR };
 
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(probes); i++) {

@@ -27,6 +27,7 @@
 
 #include "net/gate.h"
 #include "net/netplan.h"
+#include "net/tlsgate.h"
 #include "userns-child.h"
 
 static int listen_on(int type, uint16_t *port)
@@ -791,6 +792,58 @@ static void test_confine_failure_refuses(void **state)
 	}
 }
 
+static const char *tls_env(const char *name)
+{
+	return streq(name, "SSL_CERT_FILE") ? "/dev/null" : NULL;
+}
+
+/* --key-via-gate with https:// endpoints in the plan: each name once for the tlsgate (at most
+ * TLSGATE_NAMES_MAX: a fifth is refused, one seen before is not), http:// keys not among them,
+ * and the preview names each terminated endpoint once with the upstream trust file. */
+static void test_netplan_tls_keys(void **state)
+{
+	char entry[] = "a.test", *allows[] = { entry, NULL };
+	struct aisb_settings s = { .net = NET_ALLOW, .net_source = SRC_FLAG, .allows = allows };
+	static const char *const hosts[] = { "a.test", "b.test", "c.test", "d.test" };
+	const char *names[TLSGATE_NAMES_MAX];
+	struct net_plan *np = NULL;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(netplan_resolve(&s, &np), 0);
+	assert_false(netplan_has_tls(np));
+	assert_int_equal(netplan_add_key(np, "plain.test", 80, "aisb-placeholder-1", "sk-1", false), 0);
+	assert_false(netplan_has_tls(np));
+	for (size_t i = 0; i < ELEMENTSOF(hosts); i++)
+		assert_int_equal(netplan_add_key(np, hosts[i], 443, "aisb-placeholder-2", "sk-2", true), 0);
+	/* a name the tlsgate has already (another port, another case): no new leaf */
+	assert_int_equal(netplan_add_key(np, "A.test", 8443, "aisb-placeholder-2", "sk-2", true), 0);
+	assert_int_equal(netplan_add_key(np, "e.test", 443, "aisb-placeholder-2", "sk-2", true), -E2BIG);
+	assert_true(netplan_has_tls(np));
+	assert_int_equal(netplan_tls_names(np, names), TLSGATE_NAMES_MAX);
+	for (size_t i = 0; i < ELEMENTSOF(hosts); i++)
+		assert_string_equal(names[i], hosts[i]);
+	assert_int_equal(netplan_tls_trust(np, tls_env), 0);
+	assert_string_equal(np->tls_roots, "/dev/null");
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	netplan_print(np, f);
+	netplan_print_policy(np, f);
+	fclose(f);
+	assert_non_null(strstr(out, "tls:        a.test:443 terminated by aisb's tlsgate"));
+	assert_non_null(strstr(out, "tls:        A.test:8443 terminated"));
+	assert_null(strstr(out, "plain.test:80 terminated"));
+	assert_non_null(strstr(out, "upstream verified against /dev/null\n"));
+	assert_non_null(strstr(out, "key_tls=d.test:443\n"));
+	assert_non_null(strstr(out, "tls_upstream_trust=/dev/null\n"));
+	assert_null(strstr(out, "sk-"));
+	assert_null(strstr(strstr(out, "tls:        a.test:443") + 1, "tls:        a.test:443"));
+	free(out);
+	netplan_free(np);
+}
+
 /* The gate as `aisb run` and a build's RUN step make it from the network plan
  * (netplan_gate_new()), given its listeners afterwards (gate_listen()): the plan's allowlist and
  * pins are what it enforces. Control: the allowed CONNECT is relayed (200); attack: another
@@ -1466,6 +1519,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_log_bound_flood, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_full_refuses_allowed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stress, setup, teardown),
+		cmocka_unit_test(test_netplan_tls_keys),
 		cmocka_unit_test_setup_teardown(test_timeouts_and_upstream, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

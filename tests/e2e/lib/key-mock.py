@@ -2,17 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/e2e/lib/key-mock.py — a model endpoint stand-in for the --key-via-gate tests (stdlib only).
 #
-# Listens on 127.0.0.1 (a free port, written to --port-file once bound). Every request is one
-# JSON line in --log: method, path, whether the bearer or x-api-key header equals --expect-token,
-# whether any header carried a placeholder (aisb-placeholder-...), and the body length. Values
-# are never logged. A path ending in /stream is answered with a chunked body of three chunks,
-# flushed one by one; any other path with a Content-Length body. A path with /echo quotes the
-# auth headers it got back (the header X-Echo and the body), as a careless gateway might; a path
-# with /echo64 quotes the key encoded: base64 (standard, URL-safe) of it after 0, 1 and 2 other
-# bytes, and percent-encoded, one "FORM:TEXT" line each.
+# Listens on 127.0.0.1 (or --bind ADDR), a free port (or --port N), written to --port-file once
+# bound. Every request is one JSON line in --log: method, path, whether the bearer or x-api-key
+# header equals --expect-token, whether any header carried a placeholder (aisb-placeholder-...),
+# and the body length. Values are never logged. A path ending in /stream is answered with a
+# chunked body of three chunks, flushed one by one; any other path with a Content-Length body. A
+# path with /echo quotes the auth headers it got back (the header X-Echo and the body), as a
+# careless gateway might; a path with /echo64 quotes the key encoded: base64 (standard, URL-safe)
+# of it after 0, 1 and 2 other bytes, and percent-encoded, one "FORM:TEXT" line each.
+# With --tls-cert/--tls-key (PEM) it serves HTTPS (TLS 1.2 minimum, ALPN http/1.1), its request
+# lines carrying "tls": true; a handshake that fails (a client that does not trust the
+# certificate, or refuses its name) is the line {"event": "tls", "error": ...}.
 import argparse
 import base64
 import json
+import os
+import ssl
 import urllib.parse
 import threading
 import time
@@ -54,6 +59,8 @@ class Handler(BaseHTTPRequestHandler):
             "accept_encoding": self.headers.get("Accept-Encoding"),
             "body": n,
         }
+        if ARGS.tls_cert:
+            entry["tls"] = True
         with LOCK, open(ARGS.log, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
         if "/echo64" in self.path:
@@ -113,17 +120,58 @@ class Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = handle_any
 
 
+def log_line(entry):
+    with LOCK, open(ARGS.log, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+class TLSServer(ThreadingHTTPServer):
+    """The handshake in the connection's thread; close_notify before the close."""
+    ctx = None
+
+    def finish_request(self, request, client_address):
+        request.settimeout(30)
+        try:
+            conn = self.ctx.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError) as e:
+            log_line({"event": "tls", "error": str(e)})
+            return
+        conn.settimeout(None)
+        try:
+            super().finish_request(conn, client_address)
+        finally:
+            try:
+                conn.settimeout(2)
+                conn.unwrap()
+            except (ssl.SSLError, OSError, ValueError):
+                pass
+            conn.close()
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--expect-token", default="")
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
+    ap.add_argument("--bind", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0)
     ARGS = ap.parse_args()
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    addr = (ARGS.bind, ARGS.port)
+    if ARGS.tls_cert:
+        srv = TLSServer(addr, Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(ARGS.tls_cert, ARGS.tls_key)
+        ctx.set_alpn_protocols(["http/1.1"])
+        srv.ctx = ctx
+    else:
+        srv = ThreadingHTTPServer(addr, Handler)
+    srv.daemon_threads = True
     with open(ARGS.port_file + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
-    import os
     os.rename(ARGS.port_file + ".tmp", ARGS.port_file)
     srv.serve_forever()
 

@@ -12,8 +12,20 @@
 # Listens on 127.0.0.1 only, on a free port, and writes the port to --port-file once it is bound.
 # Every request is one JSON line in --log: method, path, protocol, streaming, the tool it called
 # and whether the bearer/x-api-key matched --expect-token (the value itself is never logged).
+#
+# TLS mode (--tls-cert FILE --tls-key FILE, PEM): the same protocols over HTTPS, offering only
+# http/1.1 by ALPN (as aisb's tlsgate does). Each connection first logs one line
+# {"event": "tls", "sni", "alpn_offered" (the list in the client's hello, read from the raw
+# ClientHello before the handshake), "alpn" (what was negotiated, null if none), "version"} or
+# {"event": "tls", "error": ...} when the handshake failed (a client that does not trust the
+# certificate); its requests' lines carry "tls": true and "alpn".
 import argparse
 import json
+import os
+import select
+import socket
+import ssl
+import struct
 import sys
 import threading
 import time
@@ -148,9 +160,12 @@ class Handler(BaseHTTPRequestHandler):
             return
         stream = bool(body.get("stream"))
         tool = None if has_tool_result(body, proto) else pick_tool(body.get("tools"), proto)
-        log({"method": "POST", "path": path, "proto": proto, "stream": stream,
-             "tool": tool[0] if tool else None, "auth_ok": self.auth_ok(),
-             "model": body.get("model"), "time": time.time()})
+        entry = {"method": "POST", "path": path, "proto": proto, "stream": stream,
+                 "tool": tool[0] if tool else None, "auth_ok": self.auth_ok(),
+                 "model": body.get("model"), "time": time.time()}
+        if isinstance(self.request, ssl.SSLSocket):
+            entry.update(tls=True, alpn=self.request.selected_alpn_protocol())
+        log(entry)
         getattr(self, "answer_" + proto)(stream, tool)
 
     # ---- OpenAI chat-completions ------------------------------------------------------------
@@ -260,6 +275,81 @@ class Handler(BaseHTTPRequestHandler):
         self.event({"type": "message_stop"}, "message_stop")
 
 
+def hello_fields(data):
+    """(sni, [alpn offered]) from the raw bytes of a TLS ClientHello record; (None, None) when
+    @data is not one. Bounded by len(@data): a short or odd hello gives what was parsed."""
+    sni, alpn = None, None
+    try:
+        if data[0] != 0x16 or data[5] != 0x01:
+            return None, None
+        p = 5 + 4 + 2 + 32                      # record head, handshake head, version, random
+        p += 1 + data[p]                        # session id
+        p += 2 + struct.unpack_from("!H", data, p)[0]  # cipher suites
+        p += 1 + data[p]                        # compression methods
+        end = p + 2 + struct.unpack_from("!H", data, p)[0]
+        p += 2
+        while p + 4 <= min(end, len(data)):
+            etype, elen = struct.unpack_from("!HH", data, p)
+            ext = data[p + 4:p + 4 + elen]
+            p += 4 + elen
+            if etype == 0 and len(ext) >= 5:    # server_name: list len, type, name len, name
+                n = struct.unpack_from("!H", ext, 3)[0]
+                sni = ext[5:5 + n].decode(errors="replace")
+            elif etype == 16 and len(ext) >= 2:  # ALPN: list len, then (len, name)...
+                alpn, q = [], 2
+                while q < len(ext):
+                    alpn.append(ext[q + 1:q + 1 + ext[q]].decode(errors="replace"))
+                    q += 1 + ext[q]
+    except (IndexError, struct.error):
+        pass
+    return sni, alpn
+
+
+def peek_hello(sock, timeout=5.0):
+    """The client's first TLS record, peeked (left in the socket for the handshake)."""
+    deadline, data, need = time.time() + timeout, b"", 5
+    while time.time() < deadline:
+        if not select.select([sock], [], [], max(0.0, deadline - time.time()))[0]:
+            break
+        data = sock.recv(16384 + 5, socket.MSG_PEEK)
+        if not data:
+            break
+        if len(data) >= 5:
+            need = 5 + struct.unpack_from("!H", data, 3)[0]
+        if len(data) >= need:
+            break
+        time.sleep(0.01)  # the rest of the record is on its way; peek returns at once
+    return data
+
+
+class TLSServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer that does the TLS handshake in the connection's thread."""
+    ctx = None
+
+    def finish_request(self, request, client_address):
+        sni, offered = hello_fields(peek_hello(request))
+        request.settimeout(30)
+        try:
+            conn = self.ctx.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError) as e:
+            log({"event": "tls", "sni": sni, "alpn_offered": offered, "error": str(e)})
+            return
+        log({"event": "tls", "sni": sni, "alpn_offered": offered, "alpn": conn.selected_alpn_protocol(),
+             "version": conn.version()})
+        conn.settimeout(None)
+        try:
+            super().finish_request(conn, client_address)
+        finally:
+            # close_notify before the close: an answer that ends with the connection (the SSE
+            # streams, Connection: close) is complete only then for rustls and node clients
+            try:
+                conn.settimeout(2)
+                conn.unwrap()
+            except (ssl.SSLError, OSError, ValueError):
+                pass
+            conn.close()
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
@@ -269,12 +359,23 @@ def main():
     ap.add_argument("--final", default="MOCK-DONE")
     ap.add_argument("--model", default="mock-model")
     ap.add_argument("--expect-token")
+    ap.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate (chain)")
+    ap.add_argument("--tls-key", help="the certificate's PEM key")
     ARGS = ap.parse_args()
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if bool(ARGS.tls_cert) != bool(ARGS.tls_key):
+        ap.error("--tls-cert and --tls-key go together")
+    if ARGS.tls_cert:
+        srv = TLSServer(("127.0.0.1", 0), Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(ARGS.tls_cert, ARGS.tls_key)
+        ctx.set_alpn_protocols(["http/1.1"])
+        srv.ctx = ctx
+    else:
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     with open(ARGS.port_file + ".tmp", "w") as f:
         f.write("%d\n" % srv.server_address[1])
-    import os
     os.rename(ARGS.port_file + ".tmp", ARGS.port_file)
     try:
         srv.serve_forever()
