@@ -7,13 +7,14 @@
 # a content hash of the inputs), every pin's manifest digest, and stderr (the store's path
 # masked). Then --dry-run and
 # --print-containerfile output, and the status and stderr of refusals of build and push.
-# Prints one line per case and "equiv: N same, M different"; exit 1 when any differs.
+# Prints one line per case and "equiv: N same, M different"; exit 1 when any differs. KEEP=1
+# keeps the outputs.
 #   bench/build-equiv.sh /tmp/aisb-old build/aisb
 set -u
 old=$(realpath "$1") new=$(realpath "$2")
 here=$(cd "$(dirname "$0")" && pwd)
 w=$(mktemp -d /tmp/aisb-equiv.XXXXXX)
-[ -n "${KEEP:-}" ] && echo "equiv: keeping $w" || trap 'rm -rf "$w"' EXIT
+if [ -n "${KEEP:-}" ]; then echo "equiv: keeping $w"; else trap 'rm -rf "$w"' EXIT; fi
 same=0 diff=0
 
 "$here/../tests/e2e/lib/images/mk-busybox-oci.sh" "$w/bb" latest >/dev/null || { echo "equiv: no busybox layout" >&2; exit 2; }
@@ -37,6 +38,8 @@ WORKDIR /out
 RUN echo second >second
 CMD ["cat", "/out/who"]
 EOF
+
+printf 'FROM oci:%s/bb:latest\nVOLUME /x\n' "$w" >"$w/bad.cf"
 
 # run_in NAME TAG ENV... -- CMD ARGS...: CMD run by binary TAG (old, new) in its own fresh store and
 # state dir for case NAME, in $w, with ENV; stdout and stderr to $out/stdout and $out/stderr
@@ -110,6 +113,9 @@ case_out dry-run -- build --dry-run -f "$w/run.cf" --build-arg WHO=x --allow exa
 case_out dry-run-podman -- build --dry-run --builder podman -f "$w/copy.cf" "$w/ctx"
 case_out dry-run-default -- build --dry-run --default --install jq "$w/ctx"
 case_out print-cf -- build --print-containerfile --default --install jq "$w/ctx"
+case_out bad-recipe -- build -f "$w/bad.cf" "$w/ctx"
+case_out bad-recipe-print -- build --print-containerfile -f "$w/bad.cf" "$w/ctx"
+case_out bad-build-arg -- build -f "$w/run.cf" --build-arg NOPE=1 "$w/ctx"
 case_out unknown-flag -- build --no-such-flag
 case_out unknown-flag-value -- build --passwd=canary "$w/ctx"
 case_out missing-context -- build "$w/nonexistent"

@@ -17,7 +17,7 @@ struct net_plan;
 struct store;
 struct store_ref;
 
-/* The recipe's name in messages: the file, or "(built-in recipe)". */
+/* The recipe's name in messages: the file, or "(built-in recipe)". Does not log. */
 const char *build_recipe_name(const struct build_request *req);
 
 /* Logs a recipe error @err (from cf_parse()/cf_resolve(), @r) against @name, with its line.
@@ -37,6 +37,7 @@ struct ctx_state {
 	size_t n_copies;
 };
 
+/* Frees what @cs holds and zeroes it; a zeroed @cs is fine. Does not log. */
 void ctx_state_done(struct ctx_state *cs);
 
 /* Lists the context (only when a COPY needs it), checks every COPY source against it and, with

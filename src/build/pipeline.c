@@ -329,14 +329,14 @@ int build_run(const struct build_request *o)
 	if (r < 0)
 		return r == -EINVAL ? AISB_EXIT_POLICY : AISB_EXIT_FAILED;
 	r = cf_parse(text, len, &cf, &err);
+	if (r >= 0 && !o->print_containerfile)
+		r = cf_resolve(&cf, o->build_args, NULL, &rc, &err);
 	if (r < 0) {
 		r = build_report_recipe(build_recipe_name(o), r, &err);
 	} else if (o->print_containerfile) {
 		/* prints the recipe that would be built, checked first; touches nothing */
 		fwrite(text, 1, len, stdout);
 		r = fflush(stdout) == 0 ? 0 : AISB_EXIT_FAILED;
-	} else if ((r = cf_resolve(&cf, o->build_args, NULL, &rc, &err)) < 0) {
-		r = build_report_recipe(build_recipe_name(o), r, &err);
 	} else {
 		r = build_resolved(o, text, len, &cf, &rc);
 	}
