@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "build/pipeline.h"
+
 /* What a flag's value (or a positional word) is, for completion: only local state is offered
  * (cli/complete.h). */
 enum cli_value {
@@ -69,9 +71,7 @@ int cmd_autophase(int argc, char **argv);
  * code, or -ENOENT when @ref names no pulled image. Logs on failure. */
 int cli_inspect_image(const char *ref, bool json);
 
-/* The pin name of a build's cache entry: BUILD_CACHE_PREFIX + the build's 64-hex content hash
- * (cmd-build.c). `aisb images` and the completion leave these internal entries out. */
-#define BUILD_CACHE_PREFIX "localhost/aisb-build:"
+/* A build's internal cache entry (BUILD_CACHE_PREFIX, build/pipeline.h)? */
 static inline bool cli_is_build_cache(const char *name)
 {
 	return strncmp(name, BUILD_CACHE_PREFIX, sizeof(BUILD_CACHE_PREFIX) - 1) == 0;

@@ -37,7 +37,7 @@ int regflag_tls_verify(const char *value, bool *out);
  * (a bad --tls-verify value, an empty path), -ENOMEM. Logs on failure. */
 int regflag_apply(struct registry_opts *reg, enum regflag flag, const char *value);
 
-/* The flags of a command that applies them later (build, run): values point into argv or the
+/* The flags of a command that applies them later (run): values point into argv or the
  * settings; authfiles is owned (regflags_done). */
 struct regflags {
 	const char *tls_verify;

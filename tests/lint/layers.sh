@@ -22,8 +22,9 @@ set -u
 #   net git rootfs          modules over the primitives: the network (nft, gate, pasta), the
 #                           git check, the image store
 #   agents workspace        the harness bridges (over net), the workspace clone (over git, ns)
-#   build run pipeline      the orchestrators: `aisb build`'s native RUN steps, `aisb run`'s
-#                           supervisor/session/init, autophase
+#   build run pipeline      the orchestrators: `aisb build` after its flags (build_run(),
+#                           its native RUN steps), `aisb run`'s supervisor/session/init,
+#                           autophase
 #   cli gen     the subcommands, which build the plan and hand it on; the programs run when
 #               aisb is built (seccomp-gen compiles the tables of src/ns and src/net)
 LAYERS="
