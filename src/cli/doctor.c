@@ -805,13 +805,14 @@ void doctor_check_dirs(const struct doctor_env *e, struct doctor_result *r)
 	set(r, DOCTOR_OK, "dirs", msg, NULL);
 }
 
-/* The libraries aisb loads only when it pulls, unpacks or builds (util/dl.h): loading each one
- * here is the same dlopen() those commands do. A missing one is a warning, since `aisb run` on
- * the host rootfs does not need it. */
+/* The libraries aisb loads only when it pulls, unpacks or builds, or when the tlsgate starts
+ * (util/dl.h): loading each one here is the same dlopen() those commands do. A missing one is a
+ * warning, since `aisb run` on the host rootfs does not need it. Two tables of one library
+ * (libcrypto: the digests, and the tlsgate's X509 part) show it once. */
 void doctor_check_libs(const struct doctor_env *e, struct doctor_result *r)
 {
 	static struct dl_lib *const optional[] = { &dl_libcurl, &dl_libarchive, &dl_libcrypto, &dl_libmnl,
-						   &dl_libnftnl, &dl_libcap, NULL };
+						   &dl_libnftnl, &dl_libcap, &dl_libssl, &dl_libx509, NULL };
 	struct dl_lib *const *libs = e->libs ? e->libs : optional;
 	struct strbuf ok = { 0 }, bad = { 0 }, fix = { 0 };
 	bool missing = false;
@@ -819,7 +820,12 @@ void doctor_check_libs(const struct doctor_env *e, struct doctor_result *r)
 	(void)strbuf_puts(&fix, "apt-get install");
 	for (size_t i = 0; libs[i]; i++) {
 		if (dl_open(libs[i]) == 0) {
-			(void)strbuf_printf(&ok, "%s ", libs[i]->soname);
+			bool seen = false;
+
+			for (size_t j = 0; j < i; j++)
+				seen |= streq(libs[j]->soname, libs[i]->soname);
+			if (!seen)
+				(void)strbuf_printf(&ok, "%s ", libs[i]->soname);
 			continue;
 		}
 		missing = true;
@@ -827,7 +833,7 @@ void doctor_check_libs(const struct doctor_env *e, struct doctor_result *r)
 				    libs[i]->purpose);
 		(void)strbuf_printf(&fix, " %s", libs[i]->package);
 	}
-	(void)strbuf_puts(&ok, "load (pull, images, build, --net allow and the capability read-back can work)");
+	(void)strbuf_puts(&ok, "load (pull, images, build, --net allow, the tlsgate and the capability read-back can work)");
 	if (missing)
 		set(r, DOCTOR_WARN, "libs", bad.p ? bad.p : "a library is missing", fix.p);
 	else
