@@ -391,6 +391,59 @@ child_of_session() {
 	[[ "$output" == *"key_tls=host.aisb.internal:$PORT_model"* && "$output" == *"tls_upstream_trust=$WORK/ca/ca.pem"* ]]
 }
 
+# The https:// request of the fake pi, before and after the test kills the tlsgate: the first
+# ($PWD/first once answered), then, after $PWD/go (at most 30 s), the same request again.
+TLS_TWICE='u="https://host.aisb.internal:$MPORT/v1"
+curl -fsS -H "Authorization: Bearer $AI_API_TOKEN" "$u/before" && echo
+: >"$PWD/first"
+i=0; while [ ! -e "$PWD/go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+curl -fsS -H "Authorization: Bearer $AI_API_TOKEN" "$u/after"; echo "after-rc=$?"'
+
+@test "keygate: a tlsgate killed mid-session fails closed: the next https:// request to the endpoint is refused at the gate (502, the reason in the egress log), nothing reaches the endpoint unverified or unkeyed, and aisb names it; control: the same request before the kill gets through with the real key" {
+	require_feature openssl command -v openssl
+	sh "$LIB/test-ca.sh" "$WORK/ca" model host.aisb.internal
+	tls_mock model model "$CANARY"
+	PORT_model=$(cat "$WORK/model.port")
+	pi_tls_config "$PORT_model"
+	fake_pi "$TLS_TWICE"
+	local tpid i d
+	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY timeout 60 "$AISB" --harness-from "$WORK/fake" \
+		--allow-host-port "$PORT_model" --key-via-gate pi --env MPORT="$PORT_model" --keep -p x \
+		</dev/null >"$WORK/out" 2>&1 3>&- &
+	MOCK_PIDS+=($!)
+	tpid=$(child_of_session aisb-tlsgate)
+	[ -n "$tpid" ]
+	for i in $(seq 600); do [ -e "$PROJ/first" ] && break; sleep 0.05; done
+	[ -e "$PROJ/first" ]
+	kill -KILL "$tpid"
+	for i in $(seq 600); do kill -0 "$tpid" 2>/dev/null || break; sleep 0.05; done
+	! kill -0 "$tpid" 2>/dev/null || false
+	# the gate hears the tlsgate's control socket close before the next connection comes
+	for i in $(seq 600); do grep -q "TLS terminator of --key-via-gate (pid $tpid) died" "$WORK/out" && break; sleep 0.05; done
+	touch "$PROJ/go"
+	wait "${MOCK_PIDS[-1]}"
+	cat "$WORK/out"
+	output=$(cat "$WORK/out")
+	# control: before the kill the request passed, keyed; after it, curl failed at the gate
+	[[ "$output" == *'{"ok": true, "path": "/v1/before"}'* ]]
+	[[ "$output" != *'"path": "/v1/after"'* && "$output" =~ after-rc=[1-9] ]]
+	[[ "$output" == *"TLS terminator of --key-via-gate (pid $tpid) died"* ]]
+	# the requests the endpoint got: the first only (the gate had dialled for the second, and
+	# closed that connection before a byte of TLS: the mock logs a handshake EOF, no request)
+	cat "$WORK/model.jsonl"
+	grep -v '"event": "tls"' "$WORK/model.jsonl" >"$WORK/requests.jsonl" || true
+	assert_keyed "$WORK/requests.jsonl" 1
+	grep -q '/v1/before' "$WORK/model.jsonl"
+	! grep -q '/v1/after' "$WORK/model.jsonl" || false
+	d=$(session_dir)
+	[ "$(grep -c '"tls":"terminated"' "$d/egress.jsonl")" -eq 1 ]
+	# "is gone" once the gate has seen the control socket close; a connection that came in the
+	# same wake-up finds the socket dead at the hand-over: refused as well, with that reason
+	grep -qE 'the TLS terminator of the model endpoint (is gone|did not take the connection)' "$d/egress.jsonl"
+	no_trace "$CANARY" "$XDG_STATE_HOME" "$PROJ" "$(run_dir)"
+	[[ "$output" != *"$CANARY"* ]]
+}
+
 @test "keygate: an https:// endpoint whose certificate is for another name is refused by the tlsgate, the reason in the egress log, no request (no key) reaches it; control: the right name passes; another https host stays an opaque tunnel" {
 	require_feature openssl command -v openssl
 	sh "$LIB/test-ca.sh" "$WORK/ca" wrong other.test
