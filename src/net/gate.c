@@ -1187,6 +1187,8 @@ static void on_upstream_head(struct conn *c)
 
 /* ---- the tlsgate (--key-via-gate, https://; net/tlsgate.h) --------------------------------- */
 
+_Static_assert(TLSGATE_PRE_MAX >= SNI_RECORD_MAX, "the tlsgate takes every ClientHello the SNI check accepts");
+
 /* Stops watching @fd of @c (before the fd is handed away: the tlsgate's copy would keep the
  * epoll registration, and its events would name @c after @c is freed). */
 static void unwatch(struct conn *c, int fd, bool *registered)

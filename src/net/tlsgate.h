@@ -10,7 +10,8 @@
 #include <sys/types.h>
 
 #define TLSGATE_NAMES_MAX 4        /* endpoint names per session */
-#define TLSGATE_PRE_MAX   16384    /* client bytes the gate read before the handoff */
+#define TLSGATE_PRE_MAX   (5 + 16384) /* client bytes the gate read before the handoff: a whole
+                                       * TLS record, the largest ClientHello the SNI check reads */
 #define TLSGATE_REASON_MAX 160
 
 struct tlsgate_config {
