@@ -29,9 +29,14 @@ teardown() {
 # saved and fs uids and gids on the host; then the sandbox is stopped
 check_host_ids() {
 	timeout 20 sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' _ "$PROJ/ready" || { cat "$WORK/out"; return 1; }
-	local pid
-	pid=$(pgrep -f "^sleep $1\$" | head -1)
-	[ -n "$pid" ] || return 1
+	local pid i
+	# "ready" comes just before the exec of sleep: wait for the sleep itself (at most 20 s)
+	for i in $(seq 400); do
+		pid=$(pgrep -f "^sleep $1\$" | head -1)
+		[ -n "$pid" ] && break
+		sleep 0.05
+	done
+	[ -n "$pid" ] || { echo "no process 'sleep $1' after ready"; return 1; }
 	awk '$1 == "Uid:" || $1 == "Gid:"' "/proc/$pid/status"
 	[ "$(awk '$1 == "Uid:" {print $2 $3 $4 $5}' "/proc/$pid/status")" = "$RUN_ID$RUN_ID$RUN_ID$RUN_ID" ] || return 1
 	[ "$(awk '$1 == "Gid:" {print $2 $3 $4 $5}' "/proc/$pid/status")" = "$RUN_ID$RUN_ID$RUN_ID$RUN_ID" ] || return 1
