@@ -17,10 +17,10 @@ import argparse
 import base64
 import json
 import os
-import ssl
 import urllib.parse
 import threading
 import time
+import tlsserve
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
@@ -125,27 +125,10 @@ def log_line(entry):
         f.write(json.dumps(entry) + "\n")
 
 
-class TLSServer(ThreadingHTTPServer):
-    """The handshake in the connection's thread; close_notify before the close."""
-    ctx = None
-
-    def finish_request(self, request, client_address):
-        request.settimeout(30)
-        try:
-            conn = self.ctx.wrap_socket(request, server_side=True)
-        except (ssl.SSLError, OSError) as e:
-            log_line({"event": "tls", "error": str(e)})
-            return
-        conn.settimeout(None)
-        try:
-            super().finish_request(conn, client_address)
-        finally:
-            try:
-                conn.settimeout(2)
-                conn.unwrap()
-            except (ssl.SSLError, OSError, ValueError):
-                pass
-            conn.close()
+def tls_logged(_facts, conn, error):
+    """A failed handshake is a line of the log (no request came); a good one is not."""
+    if conn is None:
+        log_line({"event": "tls", "error": error})
 
 
 def main():
@@ -161,12 +144,7 @@ def main():
     ARGS = ap.parse_args()
     addr = (ARGS.bind, ARGS.port)
     if ARGS.tls_cert:
-        srv = TLSServer(addr, Handler)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(ARGS.tls_cert, ARGS.tls_key)
-        ctx.set_alpn_protocols(["http/1.1"])
-        srv.ctx = ctx
+        srv = tlsserve.server(addr, Handler, ARGS.tls_cert, ARGS.tls_key, tls_logged)
     else:
         srv = ThreadingHTTPServer(addr, Handler)
     srv.daemon_threads = True

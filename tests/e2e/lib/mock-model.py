@@ -29,6 +29,7 @@ import struct
 import sys
 import threading
 import time
+import tlsserve
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ARGS = None
@@ -322,32 +323,18 @@ def peek_hello(sock, timeout=5.0):
     return data
 
 
-class TLSServer(ThreadingHTTPServer):
-    """ThreadingHTTPServer that does the TLS handshake in the connection's thread."""
-    ctx = None
+def hello_facts(request):
+    """The SNI and the ALPN list the client offered, from its raw ClientHello."""
+    sni, offered = hello_fields(peek_hello(request))
+    return {"sni": sni, "alpn_offered": offered}
 
-    def finish_request(self, request, client_address):
-        sni, offered = hello_fields(peek_hello(request))
-        request.settimeout(30)
-        try:
-            conn = self.ctx.wrap_socket(request, server_side=True)
-        except (ssl.SSLError, OSError) as e:
-            log({"event": "tls", "sni": sni, "alpn_offered": offered, "error": str(e)})
-            return
-        log({"event": "tls", "sni": sni, "alpn_offered": offered, "alpn": conn.selected_alpn_protocol(),
-             "version": conn.version()})
-        conn.settimeout(None)
-        try:
-            super().finish_request(conn, client_address)
-        finally:
-            # close_notify before the close: an answer that ends with the connection (the SSE
-            # streams, Connection: close) is complete only then for rustls and node clients
-            try:
-                conn.settimeout(2)
-                conn.unwrap()
-            except (ssl.SSLError, OSError, ValueError):
-                pass
-            conn.close()
+
+def tls_logged(facts, conn, error):
+    """Every handshake is a line of the log: what the client offered, and what was agreed."""
+    if conn is None:
+        log({"event": "tls", **facts, "error": error})
+    else:
+        log({"event": "tls", **facts, "alpn": conn.selected_alpn_protocol(), "version": conn.version()})
 
 
 def main():
@@ -365,12 +352,7 @@ def main():
     if bool(ARGS.tls_cert) != bool(ARGS.tls_key):
         ap.error("--tls-cert and --tls-key go together")
     if ARGS.tls_cert:
-        srv = TLSServer(("127.0.0.1", 0), Handler)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(ARGS.tls_cert, ARGS.tls_key)
-        ctx.set_alpn_protocols(["http/1.1"])
-        srv.ctx = ctx
+        srv = tlsserve.server(("127.0.0.1", 0), Handler, ARGS.tls_cert, ARGS.tls_key, tls_logged, hello_facts)
     else:
         srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
