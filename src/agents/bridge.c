@@ -240,10 +240,20 @@ static int set_tls_trust(struct aisb_plan *p)
 		{ "CURL_CA_BUNDLE", PLAN_TLS_BUNDLE }, { "REQUESTS_CA_BUNDLE", PLAN_TLS_BUNDLE },
 	};
 
+	if (p->tls_ca)
+		return 0;
 	p->tls_ca = true;
-	for (size_t i = 0; i < ELEMENTSOF(vars); i++)
+	for (size_t i = 0; i < ELEMENTSOF(vars); i++) {
+		/* a variable the caller passed (--env, an env file) is replaced: the sandbox must trust
+		 * the tlsgate. Said by name, never with the value it had. */
+		for (size_t j = 0; j < p->n_env; j++)
+			if (streq(p->env[j].name, vars[i][0]))
+				log_info("--key-via-gate: %s inside names the session CA (%s), not the value you "
+					 "passed: the sandbox's TLS to the model endpoint ends at aisb's tlsgate",
+					 vars[i][0], vars[i][1]);
 		if (plan_set_env(p, vars[i][0], vars[i][1], false) < 0)
 			return AISB_EXIT_FAILED;
+	}
 	return 0;
 }
 

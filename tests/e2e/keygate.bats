@@ -386,6 +386,13 @@ child_of_session() {
 		--allow-host-port "$PORT_model" --key-via-gate pi --dry-run -p x
 	[[ "$output" == *"tls:        host.aisb.internal:$PORT_model terminated by aisb's tlsgate"*"upstream verified against $WORK/ca/ca.pem"* ]]
 	[[ "$output" == *"env:        SSL_CERT_FILE=/run/aisb/ca-bundle.pem"* && "$output" != *"$CANARY"* ]]
+	# a trust variable the caller passed is replaced, said by name and never with its value;
+	# control: without one passed, nothing is said
+	[[ "$output" != *"not the value you passed"* ]]
+	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" \
+		--allow-host-port "$PORT_model" --key-via-gate pi --env SSL_CERT_FILE="/$CANARY.pem" --dry-run -p x
+	[[ "$output" == *"SSL_CERT_FILE inside names the session CA (/run/aisb/ca-bundle.pem), not the value you passed"* ]]
+	[[ "$output" == *"env:        SSL_CERT_FILE=/run/aisb/ca-bundle.pem"* && "$output" != *"$CANARY"* ]]
 	SSL_CERT_FILE=$WORK/ca/ca.pem AI_API_TOKEN=$CANARY run -0 "$AISB" --harness-from "$WORK/fake" \
 		--allow-host-port "$PORT_model" --key-via-gate pi --print-policy -p x
 	[[ "$output" == *"key_tls=host.aisb.internal:$PORT_model"* && "$output" == *"tls_upstream_trust=$WORK/ca/ca.pem"* ]]
